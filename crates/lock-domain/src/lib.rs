@@ -1,0 +1,33 @@
+//! The pure rules of lockd: validated lock values, the acquire/renew/release decisions and the
+//! ports (repository, clock) that adapters implement. No I/O, no serde, no database, no HTTP.
+//!
+//! Time enters only as a `now` argument or through the [`Clock`] port, so every rule here is a
+//! pure function that a table-driven test can pin to the millisecond.
+
+mod clock;
+mod fencing_token;
+mod lock;
+mod owner;
+mod repository;
+mod resource_name;
+mod rules;
+mod ttl;
+mod validation;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use clock::{Clock, SystemClock};
+pub use fencing_token::FencingToken;
+pub use lock::{AcquireOutcome, Lock, ReleaseResult, RenewResult};
+pub use owner::Owner;
+pub use repository::{LockRepository, RepositoryError};
+pub use resource_name::ResourceName;
+pub use rules::{
+    decide_acquire, decide_release, decide_renew, is_expired, AcquireDecision, RenewDecision,
+};
+pub use ttl::{Ttl, DEFAULT_MAX_TTL_SECONDS};
+pub use validation::ValidationError;
+
+#[cfg(feature = "mock")]
+pub use repository::MockLockRepository;

@@ -1,0 +1,54 @@
+//! A granted lock and the outcomes of the operations on it.
+
+use chrono::{DateTime, Utc};
+
+use crate::{rules::is_expired, FencingToken, Owner, ResourceName};
+
+/// A lock as it is held: who holds which resource, since when, until when, and with which token.
+/// Timestamps have millisecond precision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lock {
+    pub resource: ResourceName,
+    pub owner: Owner,
+    pub acquired_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    pub fencing_token: FencingToken,
+}
+
+impl Lock {
+    /// Whether the lease still runs at `now` (it ends exactly at `expires_at`).
+    pub fn is_live_at(&self, now: DateTime<Utc>) -> bool {
+        !is_expired(self.expires_at, now)
+    }
+}
+
+/// The answer to an acquire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AcquireOutcome {
+    /// The caller holds the lock now (a new grant, or a same-owner re-acquire of its live lock).
+    Granted(Lock),
+    /// Another owner holds a live lock on the resource; nothing changed.
+    Held,
+}
+
+/// The answer to a release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReleaseResult {
+    /// The caller's live lock was deleted.
+    Released,
+    /// There is no live lock on the resource (never acquired, released, or expired).
+    NotFound,
+    /// A live lock exists but another owner holds it; nothing changed.
+    Forbidden,
+}
+
+/// The answer to a renew.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RenewResult {
+    /// The caller's live lock now expires at `now + ttl`; `acquired_at` and the token are kept.
+    Renewed(Lock),
+    /// There is no live lock on the resource: an expired lock belongs to nobody.
+    NotFound,
+    /// A live lock exists but another owner holds it; nothing changed.
+    Forbidden,
+}

@@ -1,0 +1,91 @@
+//! The identity of a lock holder, as the client names itself.
+
+use std::fmt;
+
+use crate::validation::{check_text, ValidationError};
+
+/// A validated owner: trimmed of leading and trailing Unicode whitespace, then 1..=255 bytes of
+/// UTF-8 without control characters. The trimmed form is what is stored and compared,
+/// case-sensitively.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Owner(String);
+
+impl Owner {
+    /// The longest owner accepted after trimming, in UTF-8 bytes.
+    pub const MAX_BYTES: usize = 255;
+
+    /// Trims and validates an owner.
+    ///
+    /// # Errors
+    /// [`ValidationError::Empty`] when nothing is left after trimming, [`ValidationError::TooLong`]
+    /// past [`Self::MAX_BYTES`], [`ValidationError::ControlCharacter`].
+    pub fn parse(raw: &str) -> Result<Self, ValidationError> {
+        let trimmed = raw.trim();
+        check_text(trimmed, Self::MAX_BYTES)?;
+        Ok(Self(trimmed.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl AsRef<str> for Owner {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Owner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_table() {
+        let at_limit = format!("  {}  ", "o".repeat(255));
+        let over_limit = "o".repeat(256);
+        let cases: Vec<(&str, Result<&str, &str>)> = vec![
+            ("worker-7", Ok("worker-7")),
+            ("  worker-7\t", Ok("worker-7")),
+            ("\u{2003}worker\u{3000}", Ok("worker")),
+            ("Worker 7", Ok("Worker 7")),
+            (&at_limit, Ok(at_limit.trim())),
+            ("", Err("empty")),
+            ("   ", Err("empty")),
+            ("\n\t\r", Err("empty")),
+            (&over_limit, Err("too_long")),
+            ("work\0er", Err("control_character")),
+            ("work\ner", Err("control_character")),
+            ("work\u{1b}er", Err("control_character")),
+        ];
+        for (raw, expected) in cases {
+            let got = Owner::parse(raw);
+            match expected {
+                Ok(want) => assert_eq!(got.as_ref().map(Owner::as_str), Ok(want), "input {raw:?}"),
+                Err(code) => assert_eq!(got.map_err(|e| e.code()), Err(code), "input {raw:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn owners_compare_case_sensitively() {
+        assert_ne!(
+            Owner::parse("Worker").unwrap(),
+            Owner::parse("worker").unwrap()
+        );
+        assert_eq!(
+            Owner::parse(" worker ").unwrap(),
+            Owner::parse("worker").unwrap()
+        );
+    }
+}

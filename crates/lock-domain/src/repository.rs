@@ -1,0 +1,95 @@
+//! The repository port: how the service stores locks, whatever the database.
+
+use async_trait::async_trait;
+use thiserror::Error;
+
+use crate::{AcquireOutcome, Lock, Owner, ReleaseResult, RenewResult, ResourceName, Ttl};
+
+/// Why a repository could not answer. Lock outcomes (held, forbidden, not found) are never
+/// errors: they are the `Ok` values of the operations.
+#[derive(Debug, Error)]
+pub enum RepositoryError {
+    /// The database cannot be reached or refuses work for now (connection refused, pool timeout,
+    /// disk full, read-only file). Retrying later may succeed; nothing was changed.
+    #[error("the lock database is unavailable")]
+    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// Anything else: a bug or corrupt data. Nothing is known to have changed.
+    #[error("the lock repository failed")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl RepositoryError {
+    pub fn unavailable(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Unavailable(source.into())
+    }
+
+    pub fn internal(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Internal(source.into())
+    }
+}
+
+/// Where locks live. Every implementation MUST be linearizable per resource: each operation takes
+/// effect atomically at one instant between its call and its return, across every process that
+/// shares the storage. In particular, of many concurrent acquires of a free or expired resource,
+/// exactly one is `Granted`.
+///
+/// "Live" means `now < expires_at`, with `now` taken from the implementation's clock.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait LockRepository: Send + Sync {
+    /// Acquires `resource` for `owner` for `ttl`.
+    ///
+    /// MUST return `Granted` with `acquired_at = now`, `expires_at = now + ttl` and a fencing
+    /// token larger than every token ever issued for `resource` when there is no live lock;
+    /// MUST return `Granted` with the same fencing token (re-granted from `now`) when `owner`
+    /// already holds the live lock; MUST return `Held` and change nothing when another owner
+    /// holds it.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails; then no grant was made.
+    async fn acquire(
+        &self,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<AcquireOutcome, RepositoryError>;
+
+    /// Returns the live lock on `resource`, or `None` when there is none (expired locks are none).
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails.
+    async fn status(&self, resource: ResourceName) -> Result<Option<Lock>, RepositoryError>;
+
+    /// Releases `owner`'s live lock on `resource`.
+    ///
+    /// MUST return `Released` only after deleting `owner`'s live lock, `Forbidden` when another
+    /// owner holds the live lock (nothing changes), `NotFound` when there is no live lock.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails; then nothing was released.
+    async fn release(
+        &self,
+        resource: ResourceName,
+        owner: Owner,
+    ) -> Result<ReleaseResult, RepositoryError>;
+
+    /// Extends `owner`'s live lock on `resource` to `now + ttl`.
+    ///
+    /// MUST return `Renewed` with `acquired_at` and the fencing token unchanged, `Forbidden` when
+    /// another owner holds the live lock, `NotFound` when there is no live lock.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails; then nothing was renewed.
+    async fn renew(
+        &self,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<RenewResult, RepositoryError>;
+
+    /// Checks that storage answers (for readiness probes).
+    ///
+    /// # Errors
+    /// [`RepositoryError::Unavailable`] when it does not.
+    async fn ping(&self) -> Result<(), RepositoryError>;
+}

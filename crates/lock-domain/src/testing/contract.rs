@@ -1,0 +1,457 @@
+//! The repository contract suite: every [`LockRepository`] must pass these, whatever its storage.
+//!
+//! Each case is a public async function over a [`Harness`]; [`repository_contract_suite!`]
+//! (crate root) turns all of them into `#[tokio::test]`s for one adapter. Durations are chosen so
+//! that a harness whose clock is real (a database server's) can advance by sleeping.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::future::join_all;
+
+use crate::{
+    AcquireOutcome, FencingToken, Lock, LockRepository, Owner, ReleaseResult, RenewResult,
+    ResourceName, Ttl,
+};
+
+/// One adapter's storage, as the suite sees it.
+#[async_trait]
+pub trait Harness: Send + Sync {
+    /// Opens a repository over this harness's storage. A second call opens another one over the
+    /// same storage, as a restarted (or second) server process would.
+    async fn open(&self) -> Arc<dyn LockRepository>;
+
+    /// Lets `by` pass on the clock the repository decides expiry with (a manual clock moves, a
+    /// real one is slept on).
+    async fn advance(&self, by: Duration);
+}
+
+/// The lease the expiry cases use; a real-clock harness sleeps past it.
+const SHORT: Duration = Duration::from_secs(1);
+/// Comfortably past [`SHORT`].
+const PAST_SHORT: Duration = Duration::from_millis(1_100);
+
+fn name(raw: &str) -> ResourceName {
+    ResourceName::parse(raw).expect("valid resource name")
+}
+
+fn owner(raw: &str) -> Owner {
+    Owner::parse(raw).expect("valid owner")
+}
+
+fn ttl(seconds: i64) -> Ttl {
+    Ttl::parse(seconds, 86_400).expect("valid ttl")
+}
+
+async fn granted(repo: &dyn LockRepository, resource: &str, who: &str, seconds: i64) -> Lock {
+    match repo.acquire(name(resource), owner(who), ttl(seconds)).await {
+        Ok(AcquireOutcome::Granted(lock)) => lock,
+        other => panic!("expected {who} to be granted {resource}, got {other:?}"),
+    }
+}
+
+async fn status(repo: &dyn LockRepository, resource: &str) -> Option<Lock> {
+    repo.status(name(resource)).await.expect("status answers")
+}
+
+pub async fn acquire_free_resource_is_granted(h: &dyn Harness) {
+    let repo = h.open().await;
+    let lock = granted(&*repo, "payment:42", "worker-7", 30).await;
+    assert_eq!(lock.resource.as_str(), "payment:42");
+    assert_eq!(lock.owner.as_str(), "worker-7");
+    assert_eq!(
+        lock.expires_at - lock.acquired_at,
+        chrono::TimeDelta::seconds(30)
+    );
+    assert!(lock.fencing_token.value() > 0);
+    assert_eq!(status(&*repo, "payment:42").await, Some(lock));
+}
+
+pub async fn acquire_held_by_another_owner_is_refused_and_changes_nothing(h: &dyn Harness) {
+    let repo = h.open().await;
+    let lock = granted(&*repo, "r", "alice", 30).await;
+    let outcome = repo
+        .acquire(name("r"), owner("bob"), ttl(60))
+        .await
+        .expect("acquire answers");
+    assert_eq!(outcome, AcquireOutcome::Held);
+    assert_eq!(status(&*repo, "r").await, Some(lock));
+}
+
+pub async fn same_owner_reacquire_regrants_from_now_and_keeps_the_token(h: &dyn Harness) {
+    let repo = h.open().await;
+    let first = granted(&*repo, "r", "alice", 30).await;
+    h.advance(Duration::from_millis(200)).await;
+    let second = granted(&*repo, "r", "alice", 60).await;
+    assert_eq!(second.fencing_token, first.fencing_token);
+    assert!(
+        second.acquired_at > first.acquired_at,
+        "{second:?} re-granted from now"
+    );
+    assert_eq!(
+        second.expires_at - second.acquired_at,
+        chrono::TimeDelta::seconds(60)
+    );
+    assert_eq!(status(&*repo, "r").await, Some(second));
+}
+
+pub async fn owners_and_names_are_case_sensitive_literal_data(h: &dyn Harness) {
+    let repo = h.open().await;
+    let hostile = "x'; DROP TABLE distributed_locks; --";
+    let a = granted(&*repo, hostile, "Alice", 30).await;
+    assert_eq!(a.resource.as_str(), hostile);
+    let outcome = repo
+        .acquire(name(hostile), owner("alice"), ttl(30))
+        .await
+        .expect("answers");
+    assert_eq!(
+        outcome,
+        AcquireOutcome::Held,
+        "owner comparison is case-sensitive"
+    );
+    let upper = granted(&*repo, "X'; DROP TABLE distributed_locks; --", "bob", 30).await;
+    assert_ne!(upper.fencing_token, a.fencing_token);
+    let unicode = granted(&*repo, "ресурс/日本語 %_\\", "bob", 30).await;
+    assert_eq!(status(&*repo, "ресурс/日本語 %_\\").await, Some(unicode));
+    assert_eq!(status(&*repo, hostile).await, Some(a));
+    assert_eq!(
+        status(&*repo, "x'; drop table distributed_locks; --").await,
+        None
+    );
+}
+
+pub async fn status_of_unknown_or_expired_lock_is_none(h: &dyn Harness) {
+    let repo = h.open().await;
+    assert_eq!(status(&*repo, "never").await, None);
+    granted(&*repo, "short", "alice", 1).await;
+    assert!(status(&*repo, "short").await.is_some());
+    h.advance(PAST_SHORT).await;
+    assert_eq!(status(&*repo, "short").await, None);
+}
+
+pub async fn expired_lock_is_taken_over_with_a_larger_token(h: &dyn Harness) {
+    let repo = h.open().await;
+    let old = granted(&*repo, "r", "alice", SHORT.as_secs() as i64).await;
+    h.advance(PAST_SHORT).await;
+    let new = granted(&*repo, "r", "bob", 30).await;
+    assert_eq!(new.owner.as_str(), "bob");
+    assert!(
+        new.fencing_token > old.fencing_token,
+        "{new:?} after {old:?}"
+    );
+    assert!(new.acquired_at > old.acquired_at);
+    let again = granted(&*repo, "other", "alice", 1).await;
+    h.advance(PAST_SHORT).await;
+    let same_owner = granted(&*repo, "other", "alice", 30).await;
+    assert!(
+        same_owner.fencing_token > again.fencing_token,
+        "a grant after expiry is a new grant, even for the same owner"
+    );
+}
+
+pub async fn release_by_the_owner_deletes_the_lock(h: &dyn Harness) {
+    let repo = h.open().await;
+    granted(&*repo, "r", "alice", 30).await;
+    let result = repo
+        .release(name("r"), owner("alice"))
+        .await
+        .expect("release answers");
+    assert_eq!(result, ReleaseResult::Released);
+    assert_eq!(status(&*repo, "r").await, None);
+    let again = repo
+        .release(name("r"), owner("alice"))
+        .await
+        .expect("release answers");
+    assert_eq!(again, ReleaseResult::NotFound);
+    granted(&*repo, "r", "bob", 30).await;
+}
+
+pub async fn release_by_another_owner_is_forbidden_and_changes_nothing(h: &dyn Harness) {
+    let repo = h.open().await;
+    let lock = granted(&*repo, "r", "alice", 30).await;
+    for intruder in ["bob", "Alice", "alice2"] {
+        let result = repo
+            .release(name("r"), owner(intruder))
+            .await
+            .expect("release answers");
+        assert_eq!(result, ReleaseResult::Forbidden, "{intruder}");
+    }
+    assert_eq!(status(&*repo, "r").await, Some(lock));
+}
+
+pub async fn release_of_unknown_or_expired_lock_is_not_found(h: &dyn Harness) {
+    let repo = h.open().await;
+    let result = repo
+        .release(name("never"), owner("alice"))
+        .await
+        .expect("answers");
+    assert_eq!(result, ReleaseResult::NotFound);
+    granted(&*repo, "r", "alice", 1).await;
+    h.advance(PAST_SHORT).await;
+    for who in ["alice", "bob"] {
+        let result = repo.release(name("r"), owner(who)).await.expect("answers");
+        assert_eq!(
+            result,
+            ReleaseResult::NotFound,
+            "{who} releasing an expired lock"
+        );
+    }
+}
+
+pub async fn renew_by_the_owner_moves_only_the_expiry(h: &dyn Harness) {
+    let repo = h.open().await;
+    let lock = granted(&*repo, "r", "alice", 30).await;
+    h.advance(Duration::from_millis(200)).await;
+    let renewed = match repo
+        .renew(name("r"), owner("alice"), ttl(120))
+        .await
+        .expect("answers")
+    {
+        RenewResult::Renewed(renewed) => renewed,
+        other => panic!("expected Renewed, got {other:?}"),
+    };
+    assert_eq!(renewed.acquired_at, lock.acquired_at);
+    assert_eq!(renewed.fencing_token, lock.fencing_token);
+    assert_eq!(renewed.owner, lock.owner);
+    assert!(renewed.expires_at >= lock.acquired_at + chrono::TimeDelta::milliseconds(120_200));
+    assert!(renewed.expires_at - renewed.acquired_at < chrono::TimeDelta::seconds(150));
+    assert_eq!(status(&*repo, "r").await, Some(renewed));
+}
+
+pub async fn renew_keeps_a_short_lease_alive_past_its_first_expiry(h: &dyn Harness) {
+    let repo = h.open().await;
+    let lock = granted(&*repo, "r", "alice", 1).await;
+    h.advance(Duration::from_millis(600)).await;
+    let renewed = repo
+        .renew(name("r"), owner("alice"), ttl(2))
+        .await
+        .expect("answers");
+    assert!(matches!(renewed, RenewResult::Renewed(_)), "{renewed:?}");
+    h.advance(Duration::from_millis(600)).await;
+    let live = status(&*repo, "r")
+        .await
+        .expect("still live after its first expiry");
+    assert_eq!(live.fencing_token, lock.fencing_token);
+}
+
+pub async fn renew_by_another_owner_is_forbidden_and_changes_nothing(h: &dyn Harness) {
+    let repo = h.open().await;
+    let lock = granted(&*repo, "r", "alice", 30).await;
+    let result = repo
+        .renew(name("r"), owner("bob"), ttl(600))
+        .await
+        .expect("answers");
+    assert_eq!(result, RenewResult::Forbidden);
+    assert_eq!(status(&*repo, "r").await, Some(lock));
+}
+
+pub async fn renew_of_unknown_or_expired_lock_is_not_found(h: &dyn Harness) {
+    let repo = h.open().await;
+    let result = repo
+        .renew(name("never"), owner("alice"), ttl(30))
+        .await
+        .expect("answers");
+    assert_eq!(result, RenewResult::NotFound);
+    granted(&*repo, "r", "alice", 1).await;
+    h.advance(PAST_SHORT).await;
+    let result = repo
+        .renew(name("r"), owner("alice"), ttl(30))
+        .await
+        .expect("answers");
+    assert_eq!(
+        result,
+        RenewResult::NotFound,
+        "an expired lock belongs to nobody"
+    );
+    assert_eq!(status(&*repo, "r").await, None);
+}
+
+pub async fn fencing_tokens_increase_across_release_expiry_and_reopening(h: &dyn Harness) {
+    let repo = h.open().await;
+    let mut tokens: Vec<FencingToken> = Vec::new();
+    tokens.push(granted(&*repo, "r", "alice", 30).await.fencing_token);
+    assert_eq!(
+        repo.release(name("r"), owner("alice"))
+            .await
+            .expect("answers"),
+        ReleaseResult::Released
+    );
+    tokens.push(granted(&*repo, "r", "alice", 1).await.fencing_token);
+    h.advance(PAST_SHORT).await;
+    tokens.push(granted(&*repo, "r", "bob", 30).await.fencing_token);
+    assert_eq!(
+        repo.release(name("r"), owner("bob"))
+            .await
+            .expect("answers"),
+        ReleaseResult::Released
+    );
+    drop(repo);
+
+    let reopened = h.open().await;
+    tokens.push(granted(&*reopened, "r", "carol", 30).await.fencing_token);
+    // A held lock survives reopening with its token.
+    let held = status(&*reopened, "r")
+        .await
+        .expect("still held after reopening");
+    assert_eq!(held.fencing_token, *tokens.last().expect("pushed"));
+    assert!(
+        tokens.windows(2).all(|w| w[0] < w[1]),
+        "tokens {tokens:?} strictly increase"
+    );
+}
+
+pub async fn concurrent_acquires_of_a_free_resource_have_exactly_one_winner(h: &dyn Harness) {
+    let repo = h.open().await;
+    let outcomes = join_all((0..32).map(|i| {
+        let repo = Arc::clone(&repo);
+        async move {
+            repo.acquire(name("contended"), owner(&format!("racer-{i}")), ttl(30))
+                .await
+        }
+    }))
+    .await;
+    assert_single_winner(outcomes, &*repo, "contended").await;
+}
+
+pub async fn concurrent_acquires_of_an_expired_resource_have_exactly_one_winner(h: &dyn Harness) {
+    let repo = h.open().await;
+    let old = granted(&*repo, "stale", "crashed-holder", 1).await;
+    h.advance(PAST_SHORT).await;
+    let outcomes = join_all((0..32).map(|i| {
+        let repo = Arc::clone(&repo);
+        async move {
+            repo.acquire(name("stale"), owner(&format!("racer-{i}")), ttl(30))
+                .await
+        }
+    }))
+    .await;
+    let winner = assert_single_winner(outcomes, &*repo, "stale").await;
+    assert!(winner.fencing_token > old.fencing_token);
+}
+
+async fn assert_single_winner(
+    outcomes: Vec<Result<AcquireOutcome, crate::RepositoryError>>,
+    repo: &dyn LockRepository,
+    resource: &str,
+) -> Lock {
+    let mut winners = Vec::new();
+    for outcome in outcomes {
+        match outcome {
+            Ok(AcquireOutcome::Granted(lock)) => winners.push(lock),
+            Ok(AcquireOutcome::Held) => {}
+            Err(error) => panic!("no acquire may fail under contention: {error:?}"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "exactly one winner, got {winners:?}");
+    let winner = winners.pop().expect("one winner");
+    assert_eq!(status(repo, resource).await, Some(winner.clone()));
+    winner
+}
+
+/// Many workers cycling acquire/release on one resource: never two holders at once, every grant a
+/// new, larger-than-ever token per resource, and no errors.
+pub async fn contended_acquire_release_cycles_never_overlap(h: &dyn Harness) {
+    let repo = h.open().await;
+    let held = Arc::new(AtomicBool::new(false));
+    let results = join_all((0..16).map(|worker| {
+        let repo = Arc::clone(&repo);
+        let held = Arc::clone(&held);
+        async move {
+            let me = owner(&format!("worker-{worker}"));
+            let mut tokens = Vec::new();
+            let mut grants = 0;
+            let mut attempts = 0;
+            while grants < 5 && attempts < 10_000 {
+                attempts += 1;
+                match repo
+                    .acquire(name("hot"), me.clone(), ttl(60))
+                    .await
+                    .expect("acquire answers")
+                {
+                    AcquireOutcome::Held => tokio_free_yield().await,
+                    AcquireOutcome::Granted(lock) => {
+                        assert!(!held.swap(true, Ordering::SeqCst), "two holders at once");
+                        tokens.push(lock.fencing_token);
+                        grants += 1;
+                        held.store(false, Ordering::SeqCst);
+                        let result = repo
+                            .release(name("hot"), me.clone())
+                            .await
+                            .expect("release answers");
+                        assert_eq!(result, ReleaseResult::Released);
+                    }
+                }
+            }
+            assert_eq!(grants, 5, "worker {worker} starved");
+            tokens
+        }
+    }))
+    .await;
+    let all: Vec<FencingToken> = results.into_iter().flatten().collect();
+    let distinct: HashSet<FencingToken> = all.iter().copied().collect();
+    assert_eq!(
+        distinct.len(),
+        all.len(),
+        "a fencing token was issued twice"
+    );
+}
+
+/// Yields to other futures without depending on a particular runtime.
+async fn tokio_free_yield() {
+    let mut yielded = false;
+    futures::future::poll_fn(|cx| {
+        if yielded {
+            std::task::Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+    .await
+}
+
+pub async fn ping_answers(h: &dyn Harness) {
+    h.open().await.ping().await.expect("ping answers");
+}
+
+/// Expands to one `#[tokio::test]` per contract case for the harness that `$harness` evaluates to
+/// (the expression may `.await`). The calling crate needs `tokio` with `macros` and
+/// `rt-multi-thread`.
+#[macro_export]
+macro_rules! repository_contract_suite {
+    ($harness:expr) => {
+        $crate::repository_contract_suite!(@cases $harness;
+            acquire_free_resource_is_granted,
+            acquire_held_by_another_owner_is_refused_and_changes_nothing,
+            same_owner_reacquire_regrants_from_now_and_keeps_the_token,
+            owners_and_names_are_case_sensitive_literal_data,
+            status_of_unknown_or_expired_lock_is_none,
+            expired_lock_is_taken_over_with_a_larger_token,
+            release_by_the_owner_deletes_the_lock,
+            release_by_another_owner_is_forbidden_and_changes_nothing,
+            release_of_unknown_or_expired_lock_is_not_found,
+            renew_by_the_owner_moves_only_the_expiry,
+            renew_keeps_a_short_lease_alive_past_its_first_expiry,
+            renew_by_another_owner_is_forbidden_and_changes_nothing,
+            renew_of_unknown_or_expired_lock_is_not_found,
+            fencing_tokens_increase_across_release_expiry_and_reopening,
+            concurrent_acquires_of_a_free_resource_have_exactly_one_winner,
+            concurrent_acquires_of_an_expired_resource_have_exactly_one_winner,
+            contended_acquire_release_cycles_never_overlap,
+            ping_answers
+        );
+    };
+    (@cases $harness:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() {
+                let harness = $harness;
+                $crate::testing::contract::$case(&harness).await;
+            }
+        )*
+    };
+}

@@ -1,0 +1,125 @@
+//! The reference repository: the domain rules applied to a map under one mutex.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+
+use crate::{
+    decide_acquire, decide_release, decide_renew, AcquireDecision, AcquireOutcome, Clock,
+    FencingToken, Lock, LockRepository, Owner, ReleaseResult, RenewDecision, RenewResult,
+    RepositoryError, ResourceName, Ttl,
+};
+
+#[derive(Debug, Default)]
+struct State {
+    locks: HashMap<ResourceName, Lock>,
+    last_token: i64,
+}
+
+/// A [`LockRepository`] in memory. Clones share the same locks, as two handles on one database
+/// would, so a test can "reopen" it.
+#[derive(Debug, Clone)]
+pub struct InMemoryLockRepository {
+    state: Arc<Mutex<State>>,
+    clock: Arc<dyn Clock>,
+}
+
+impl InMemoryLockRepository {
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        Self {
+            state: Arc::default(),
+            clock,
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[async_trait]
+impl LockRepository for InMemoryLockRepository {
+    async fn acquire(
+        &self,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<AcquireOutcome, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let current = state.locks.get(&resource);
+        let fencing_token = match decide_acquire(current, &owner, now) {
+            AcquireDecision::Deny => return Ok(AcquireOutcome::Held),
+            AcquireDecision::Extend => current.expect("extend implies a lock").fencing_token,
+            AcquireDecision::GrantNew => {
+                state.last_token += 1;
+                FencingToken::new(state.last_token)
+                    .map_err(|_| RepositoryError::internal("token overflow"))?
+            }
+        };
+        let lock = Lock {
+            resource: resource.clone(),
+            owner,
+            acquired_at: now,
+            expires_at: now + ttl.as_time_delta(),
+            fencing_token,
+        };
+        state.locks.insert(resource, lock.clone());
+        Ok(AcquireOutcome::Granted(lock))
+    }
+
+    async fn status(&self, resource: ResourceName) -> Result<Option<Lock>, RepositoryError> {
+        let now = self.clock.now();
+        Ok(self
+            .state()
+            .locks
+            .get(&resource)
+            .filter(|lock| lock.is_live_at(now))
+            .cloned())
+    }
+
+    async fn release(
+        &self,
+        resource: ResourceName,
+        owner: Owner,
+    ) -> Result<ReleaseResult, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let result = decide_release(state.locks.get(&resource), &owner, now);
+        if result == ReleaseResult::Released {
+            state.locks.remove(&resource);
+        }
+        Ok(result)
+    }
+
+    async fn renew(
+        &self,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<RenewResult, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        Ok(
+            match decide_renew(state.locks.get(&resource), &owner, now) {
+                RenewDecision::NotFound => RenewResult::NotFound,
+                RenewDecision::Forbidden => RenewResult::Forbidden,
+                RenewDecision::Renew => {
+                    let lock = state
+                        .locks
+                        .get_mut(&resource)
+                        .expect("renew implies a lock");
+                    lock.expires_at = now + ttl.as_time_delta();
+                    RenewResult::Renewed(lock.clone())
+                }
+            },
+        )
+    }
+
+    async fn ping(&self) -> Result<(), RepositoryError> {
+        Ok(())
+    }
+}
