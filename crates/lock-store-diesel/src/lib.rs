@@ -1,1 +1,21 @@
-//! placeholder
+//! The repository adapter of lockd: the `LockRepository` port over SQLite or PostgreSQL, with
+//! diesel, embedded migrations and an r2d2 pool.
+//!
+//! The backend is chosen by the URL scheme ([`DatabaseUrl`]). Pool, row model, error mapping and
+//! the async boundary are shared; each backend has its own statements (`sqlite`, `postgres`)
+//! because their clocks, placeholders and token sources differ. Blocking diesel calls run on
+//! tokio's blocking pool, never on the caller's async worker.
+
+mod connection;
+mod database_url;
+mod error;
+mod migrations;
+mod postgres;
+mod repository;
+mod row;
+mod schema;
+mod sqlite;
+
+pub use database_url::{DatabaseUrl, DatabaseUrlError};
+pub use error::StoreError;
+pub use repository::{DieselLockRepository, StoreConfig};

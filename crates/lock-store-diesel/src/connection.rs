@@ -1,0 +1,85 @@
+//! Pooled connections to either backend, and how each is set up when it opens.
+
+use std::time::Duration;
+
+use diesel::connection::SimpleConnection;
+use diesel::pg::PgConnection;
+use diesel::r2d2::R2D2Connection;
+use diesel::sqlite::SqliteConnection;
+use diesel::{Connection, ConnectionError, RunQueryDsl};
+
+use crate::DatabaseUrl;
+
+/// A connection to the configured backend. Backend-specific statements match on it.
+pub(crate) enum DbConnection {
+    Sqlite(SqliteConnection),
+    Postgres(PgConnection),
+}
+
+/// Why a connection could not be opened or set up.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ConnectError {
+    #[error(transparent)]
+    Connect(#[from] ConnectionError),
+    #[error("could not configure the connection")]
+    Setup(#[from] diesel::result::Error),
+}
+
+/// Opens connections for the r2d2 pool.
+#[derive(Debug)]
+pub(crate) struct ConnectionManager {
+    url: DatabaseUrl,
+    sqlite_busy_timeout: Duration,
+}
+
+impl ConnectionManager {
+    pub(crate) fn new(url: DatabaseUrl, sqlite_busy_timeout: Duration) -> Self {
+        Self {
+            url,
+            sqlite_busy_timeout,
+        }
+    }
+
+    /// Opens one connection, configured for lockd.
+    pub(crate) fn establish(&self) -> Result<DbConnection, ConnectError> {
+        match &self.url {
+            DatabaseUrl::Sqlite(path) => {
+                let path = path.to_string_lossy();
+                let mut conn = SqliteConnection::establish(&path)?;
+                // busy_timeout first, so that even the other pragmas wait for a writer of
+                // another process instead of failing with "database is locked".
+                let pragmas = format!(
+                    "PRAGMA busy_timeout = {}; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+                    self.sqlite_busy_timeout.as_millis()
+                );
+                conn.batch_execute(&pragmas)?;
+                Ok(DbConnection::Sqlite(conn))
+            }
+            DatabaseUrl::Postgres(url) => Ok(DbConnection::Postgres(PgConnection::establish(url)?)),
+        }
+    }
+}
+
+impl r2d2::ManageConnection for ConnectionManager {
+    type Connection = DbConnection;
+    type Error = ConnectError;
+
+    fn connect(&self) -> Result<DbConnection, ConnectError> {
+        self.establish()
+    }
+
+    fn is_valid(&self, conn: &mut DbConnection) -> Result<(), ConnectError> {
+        match conn {
+            DbConnection::Sqlite(c) => diesel::sql_query("SELECT 1").execute(c).map(drop)?,
+            DbConnection::Postgres(c) => diesel::sql_query("SELECT 1").execute(c).map(drop)?,
+        }
+        Ok(())
+    }
+
+    fn has_broken(&self, conn: &mut DbConnection) -> bool {
+        match conn {
+            DbConnection::Sqlite(c) => c.is_broken(),
+            DbConnection::Postgres(c) => c.is_broken(),
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! The store's errors: why it could not start, and how a failed query maps to the port's
+//! `RepositoryError` (unavailable, worth retrying, or internal).
+
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use lock_domain::RepositoryError;
+use thiserror::Error;
+
+/// Why the store could not be opened.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// The database could not be reached or opened (it may come up later).
+    #[error("cannot open the database {url}: {reason}")]
+    Unreachable { url: String, reason: String },
+    /// The schema could not be brought up to date.
+    #[error("cannot migrate the database {url}: {reason}")]
+    Migration { url: String, reason: String },
+    /// The SQLite file's directory does not exist: refusing to guess (a mistyped URL would
+    /// otherwise silently create an empty database somewhere else).
+    #[error("cannot open the SQLite database {path}: directory {dir} does not exist")]
+    MissingDirectory { path: String, dir: String },
+}
+
+impl StoreError {
+    /// Whether retrying the same open later may succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, StoreError::Unreachable { .. })
+    }
+}
+
+/// Maps a failed query: connection and storage-capacity problems are `Unavailable` (503, retry
+/// later); anything else is `Internal`.
+pub(crate) fn from_query(error: DieselError) -> RepositoryError {
+    if is_unavailable(&error) {
+        RepositoryError::unavailable(error)
+    } else {
+        RepositoryError::internal(error)
+    }
+}
+
+fn is_unavailable(error: &DieselError) -> bool {
+    match error {
+        DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, _)
+        | DieselError::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, _)
+        | DieselError::BrokenTransactionManager => true,
+        DieselError::DatabaseError(_, info) => {
+            let message = info.message().to_ascii_lowercase();
+            [
+                "database is locked",
+                "database is full",
+                "disk i/o error",
+                "readonly database",
+                "unable to open database",
+                "no space left",
+                "server closed the connection",
+                "terminating connection",
+                "could not connect",
+                "connection",
+                "the database system is",
+            ]
+            .iter()
+            .any(|needle| message.contains(needle))
+        }
+        _ => false,
+    }
+}
+
+/// A pool that could not hand out a connection in time: the database is unavailable.
+pub(crate) fn from_pool(error: r2d2::Error) -> RepositoryError {
+    RepositoryError::unavailable(error)
+}

@@ -1,0 +1,245 @@
+//! `DieselLockRepository`: the `LockRepository` port over the pooled connections.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use lock_domain::{
+    AcquireOutcome, Clock, Lock, LockRepository, Owner, ReleaseResult, RenewResult,
+    RepositoryError, ResourceName, Ttl,
+};
+
+use crate::connection::{ConnectionManager, DbConnection};
+use crate::error::{from_pool, from_query};
+use crate::row::LockRow;
+use crate::{migrations, postgres, sqlite, DatabaseUrl, StoreError};
+
+/// How to open the store.
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    pub url: DatabaseUrl,
+    /// Pooled connections; `None` picks the backend's default (SQLite 4, PostgreSQL 16).
+    pub pool_size: Option<u32>,
+    /// How long a request waits for a pooled connection before the database counts as
+    /// unavailable.
+    pub connection_timeout: Duration,
+    /// How long SQLite waits for another process's write lock before giving up.
+    pub sqlite_busy_timeout: Duration,
+}
+
+impl StoreConfig {
+    pub fn new(url: DatabaseUrl) -> Self {
+        Self {
+            url,
+            pool_size: None,
+            connection_timeout: Duration::from_secs(2),
+            sqlite_busy_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The outcome of a renew, as the backend statements report it.
+pub(crate) enum RenewRow {
+    Renewed(LockRow),
+    NotFound,
+    Forbidden,
+}
+
+/// The `LockRepository` over SQLite or PostgreSQL. Cheap to clone; clones share the pool.
+#[derive(Clone)]
+pub struct DieselLockRepository {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: r2d2::Pool<ConnectionManager>,
+    clock: Arc<dyn Clock>,
+    /// On SQLite, writers of this process queue here rather than in SQLite's busy handler,
+    /// which sleeps in coarse steps; other processes still meet the busy timeout.
+    sqlite_writer: Option<Mutex<()>>,
+}
+
+impl std::fmt::Debug for DieselLockRepository {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DieselLockRepository")
+            .field("state", &self.inner.pool.state())
+            .finish()
+    }
+}
+
+impl DieselLockRepository {
+    /// Opens the database, brings its schema up to date and builds the pool. Blocking: call it
+    /// before serving, or from a blocking thread. `clock` is the clock on SQLite; PostgreSQL
+    /// always uses its server's clock.
+    ///
+    /// # Errors
+    /// [`StoreError::Unreachable`] (worth retrying), [`StoreError::MissingDirectory`],
+    /// [`StoreError::Migration`].
+    pub fn open(config: &StoreConfig, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
+        let url = config.url.redacted();
+        if let DatabaseUrl::Sqlite(path) = &config.url {
+            let dir = match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+                _ => std::path::PathBuf::from("."),
+            };
+            if !dir.is_dir() {
+                return Err(StoreError::MissingDirectory {
+                    path: path.display().to_string(),
+                    dir: dir.display().to_string(),
+                });
+            }
+        }
+        let manager = ConnectionManager::new(config.url.clone(), config.sqlite_busy_timeout);
+        let mut first = manager.establish().map_err(|e| StoreError::Unreachable {
+            url: url.clone(),
+            reason: error_chain(&e),
+        })?;
+        migrations::run(&mut first).map_err(|e| StoreError::Migration {
+            url: url.clone(),
+            reason: error_chain(e.as_ref()),
+        })?;
+        drop(first);
+
+        let (is_sqlite, default_size) = match config.url {
+            DatabaseUrl::Sqlite(_) => (true, 4),
+            DatabaseUrl::Postgres(_) => (false, 16),
+        };
+        // PostgreSQL pools smaller than 2 stall; SQLite has one writer anyway.
+        let size = config.pool_size.unwrap_or(default_size).max(2);
+        let pool = r2d2::Pool::builder()
+            .max_size(size)
+            .min_idle(Some(size.min(2)))
+            .connection_timeout(config.connection_timeout)
+            .test_on_check_out(false)
+            .build(manager)
+            .map_err(|e| StoreError::Unreachable {
+                url,
+                reason: error_chain(&e),
+            })?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                pool,
+                clock,
+                sqlite_writer: is_sqlite.then(|| Mutex::new(())),
+            }),
+        })
+    }
+
+    /// Runs `op` on a pooled connection on tokio's blocking pool, with the clock read after any
+    /// writer queue so that timestamps follow commit order.
+    async fn run<T, F>(&self, writes: bool, op: F) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut DbConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || {
+            let _writer = match (&inner.sqlite_writer, writes) {
+                (Some(writer), true) => Some(writer.lock().unwrap_or_else(|p| p.into_inner())),
+                _ => None,
+            };
+            let mut conn = inner.pool.get().map_err(from_pool)?;
+            let now_ms = inner.clock.now().timestamp_millis();
+            op(&mut conn, now_ms)
+        })
+        .await
+        .map_err(RepositoryError::internal)?
+    }
+}
+
+#[async_trait]
+impl LockRepository for DieselLockRepository {
+    async fn acquire(
+        &self,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<AcquireOutcome, RepositoryError> {
+        self.run(true, move |conn, now_ms| {
+            let row = match conn {
+                DbConnection::Sqlite(c) => sqlite::acquire(c, &resource, &owner, ttl, now_ms),
+                DbConnection::Postgres(c) => postgres::acquire(c, &resource, &owner, ttl),
+            }
+            .map_err(from_query)?;
+            Ok(match row {
+                Some(row) => AcquireOutcome::Granted(Lock::try_from(row)?),
+                None => AcquireOutcome::Held,
+            })
+        })
+        .await
+    }
+
+    async fn status(&self, resource: ResourceName) -> Result<Option<Lock>, RepositoryError> {
+        self.run(false, move |conn, now_ms| {
+            match conn {
+                DbConnection::Sqlite(c) => sqlite::status(c, &resource, now_ms),
+                DbConnection::Postgres(c) => postgres::status(c, &resource),
+            }
+            .map_err(from_query)?
+            .map(Lock::try_from)
+            .transpose()
+        })
+        .await
+    }
+
+    async fn release(
+        &self,
+        resource: ResourceName,
+        owner: Owner,
+    ) -> Result<ReleaseResult, RepositoryError> {
+        self.run(true, move |conn, now_ms| {
+            match conn {
+                DbConnection::Sqlite(c) => sqlite::release(c, &resource, &owner, now_ms),
+                DbConnection::Postgres(c) => postgres::release(c, &resource, &owner),
+            }
+            .map_err(from_query)
+        })
+        .await
+    }
+
+    async fn renew(
+        &self,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<RenewResult, RepositoryError> {
+        self.run(true, move |conn, now_ms| {
+            let row = match conn {
+                DbConnection::Sqlite(c) => sqlite::renew(c, &resource, &owner, ttl, now_ms),
+                DbConnection::Postgres(c) => postgres::renew(c, &resource, &owner, ttl),
+            }
+            .map_err(from_query)?;
+            Ok(match row {
+                RenewRow::Renewed(row) => RenewResult::Renewed(Lock::try_from(row)?),
+                RenewRow::NotFound => RenewResult::NotFound,
+                RenewRow::Forbidden => RenewResult::Forbidden,
+            })
+        })
+        .await
+    }
+
+    async fn ping(&self) -> Result<(), RepositoryError> {
+        self.run(false, |conn, _| {
+            use diesel::RunQueryDsl;
+            match conn {
+                DbConnection::Sqlite(c) => diesel::sql_query("SELECT 1").execute(c),
+                DbConnection::Postgres(c) => diesel::sql_query("SELECT 1").execute(c),
+            }
+            .map(drop)
+            .map_err(from_query)
+        })
+        .await
+    }
+}
+
+/// An error and its sources on one line, for start-up messages.
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,44 @@
+//! A `distributed_locks` row and its conversion into the domain's `Lock`.
+
+use chrono::{DateTime, Utc};
+use diesel::QueryableByName;
+use lock_domain::{FencingToken, Lock, Owner, RepositoryError, ResourceName};
+
+use crate::schema::distributed_locks;
+
+/// A row as every lock statement returns it (`RETURNING` / `SELECT` of all five columns).
+#[derive(Debug, QueryableByName)]
+#[diesel(table_name = distributed_locks)]
+pub(crate) struct LockRow {
+    pub resource: String,
+    pub owner: String,
+    pub acquired_at_ms: i64,
+    pub expires_at_ms: i64,
+    pub fencing_token: i64,
+}
+
+/// A row whose values the domain would not accept: the data is corrupt, never the caller's fault.
+#[derive(Debug, thiserror::Error)]
+#[error("corrupt row for a lock: {0}")]
+struct CorruptRow(String);
+
+impl TryFrom<LockRow> for Lock {
+    type Error = RepositoryError;
+
+    fn try_from(row: LockRow) -> Result<Self, Self::Error> {
+        let corrupt = |what: String| RepositoryError::internal(CorruptRow(what));
+        Ok(Lock {
+            resource: ResourceName::parse(row.resource)
+                .map_err(|e| corrupt(format!("resource {e}")))?,
+            owner: Owner::parse(&row.owner).map_err(|e| corrupt(format!("owner {e}")))?,
+            acquired_at: millis(row.acquired_at_ms).ok_or_else(|| corrupt("acquired_at".into()))?,
+            expires_at: millis(row.expires_at_ms).ok_or_else(|| corrupt("expires_at".into()))?,
+            fencing_token: FencingToken::new(row.fencing_token)
+                .map_err(|value| corrupt(format!("fencing token {value}")))?,
+        })
+    }
+}
+
+fn millis(ms: i64) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp_millis(ms)
+}

@@ -1,0 +1,11 @@
+//! The diesel view of the tables (see `migrations/`).
+
+diesel::table! {
+    distributed_locks (resource) {
+        resource -> Text,
+        owner -> Text,
+        acquired_at_ms -> BigInt,
+        expires_at_ms -> BigInt,
+        fencing_token -> BigInt,
+    }
+}

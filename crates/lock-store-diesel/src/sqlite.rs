@@ -1,0 +1,120 @@
+//! The lock statements on SQLite. The process clock is the clock: `now_ms` comes from the
+//! repository's `Clock`. Every write runs in an IMMEDIATE transaction, which takes SQLite's write
+//! lock before reading, so a read-then-write can never fail on lock upgrade or act on a stale read.
+
+use diesel::sql_types::{BigInt, Text};
+use diesel::sqlite::SqliteConnection;
+use diesel::{OptionalExtension, QueryResult, RunQueryDsl};
+use lock_domain::{Owner, ReleaseResult, ResourceName, Ttl};
+
+use crate::repository::RenewRow;
+use crate::row::LockRow;
+
+/// The compare-and-set of an acquire, as one statement: insert the lock, or take over the existing
+/// row only when it has expired or belongs to the same owner. A new grant takes the next value of
+/// `fencing_counter`; the triggers of the schema move the counter inside this same statement.
+/// `RETURNING` yields no row when another owner holds a live lock.
+const ACQUIRE: &str = "\
+INSERT INTO distributed_locks (resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
+VALUES (?1, ?2, ?3, ?4, (SELECT last_token + 1 FROM fencing_counter WHERE id = 1))
+ON CONFLICT (resource) DO UPDATE SET
+    owner = excluded.owner,
+    acquired_at_ms = excluded.acquired_at_ms,
+    expires_at_ms = excluded.expires_at_ms,
+    fencing_token = CASE WHEN distributed_locks.expires_at_ms > excluded.acquired_at_ms
+                         THEN distributed_locks.fencing_token
+                         ELSE excluded.fencing_token END
+WHERE distributed_locks.expires_at_ms <= excluded.acquired_at_ms
+   OR distributed_locks.owner = excluded.owner
+RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
+
+const STATUS: &str = "\
+SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
+FROM distributed_locks WHERE resource = ?1 AND expires_at_ms > ?2";
+
+const RELEASE: &str = "\
+DELETE FROM distributed_locks WHERE resource = ?1 AND owner = ?2 AND expires_at_ms > ?3
+RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
+
+const RENEW: &str = "\
+UPDATE distributed_locks SET expires_at_ms = ?3
+WHERE resource = ?1 AND owner = ?2 AND expires_at_ms > ?4
+RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
+
+pub(crate) fn acquire(
+    conn: &mut SqliteConnection,
+    resource: &ResourceName,
+    owner: &Owner,
+    ttl: Ttl,
+    now_ms: i64,
+) -> QueryResult<Option<LockRow>> {
+    let expires_ms = now_ms + i64::from(ttl.seconds()) * 1_000;
+    conn.immediate_transaction(|conn| {
+        diesel::sql_query(ACQUIRE)
+            .bind::<Text, _>(resource.as_str())
+            .bind::<Text, _>(owner.as_str())
+            .bind::<BigInt, _>(now_ms)
+            .bind::<BigInt, _>(expires_ms)
+            .get_result::<LockRow>(conn)
+            .optional()
+    })
+}
+
+pub(crate) fn status(
+    conn: &mut SqliteConnection,
+    resource: &ResourceName,
+    now_ms: i64,
+) -> QueryResult<Option<LockRow>> {
+    diesel::sql_query(STATUS)
+        .bind::<Text, _>(resource.as_str())
+        .bind::<BigInt, _>(now_ms)
+        .get_result::<LockRow>(conn)
+        .optional()
+}
+
+pub(crate) fn release(
+    conn: &mut SqliteConnection,
+    resource: &ResourceName,
+    owner: &Owner,
+    now_ms: i64,
+) -> QueryResult<ReleaseResult> {
+    conn.immediate_transaction(|conn| {
+        let deleted = diesel::sql_query(RELEASE)
+            .bind::<Text, _>(resource.as_str())
+            .bind::<Text, _>(owner.as_str())
+            .bind::<BigInt, _>(now_ms)
+            .get_result::<LockRow>(conn)
+            .optional()?;
+        Ok(if deleted.is_some() {
+            ReleaseResult::Released
+        } else if status(conn, resource, now_ms)?.is_some() {
+            ReleaseResult::Forbidden
+        } else {
+            ReleaseResult::NotFound
+        })
+    })
+}
+
+pub(crate) fn renew(
+    conn: &mut SqliteConnection,
+    resource: &ResourceName,
+    owner: &Owner,
+    ttl: Ttl,
+    now_ms: i64,
+) -> QueryResult<RenewRow> {
+    let expires_ms = now_ms + i64::from(ttl.seconds()) * 1_000;
+    conn.immediate_transaction(|conn| {
+        let renewed = diesel::sql_query(RENEW)
+            .bind::<Text, _>(resource.as_str())
+            .bind::<Text, _>(owner.as_str())
+            .bind::<BigInt, _>(expires_ms)
+            .bind::<BigInt, _>(now_ms)
+            .get_result::<LockRow>(conn)
+            .optional()?;
+        Ok(match renewed {
+            Some(row) => RenewRow::Renewed(row),
+            None if status(conn, resource, now_ms)?.is_some() => RenewRow::Forbidden,
+            None => RenewRow::NotFound,
+        })
+    })
+}

@@ -1,0 +1,2 @@
+DROP SEQUENCE fencing_tokens;
+DROP TABLE distributed_locks;

@@ -1,0 +1,4 @@
+DROP TRIGGER distributed_locks_token_after_update;
+DROP TRIGGER distributed_locks_token_after_insert;
+DROP TABLE fencing_counter;
+DROP TABLE distributed_locks;
