@@ -1,1 +1,66 @@
-//! placeholder
+//! lockd's REST API on actix-web: the routes, the request and response bodies, one problem+json
+//! error type, the OpenAPI document and Swagger UI.
+//!
+//! The crate knows the domain's port (`Arc<dyn LockRepository>`), never a store: the composition
+//! root decides what sits behind it. Request bodies are parsed here into domain values, so the
+//! domain never sees JSON.
+
+mod api_doc;
+mod body;
+mod dto;
+mod locks;
+mod operations;
+mod problem;
+mod resource_path;
+
+use std::sync::Arc;
+
+use actix_web::web::{self, ServiceConfig};
+use lock_domain::{LockRepository, DEFAULT_MAX_TTL_SECONDS};
+
+pub use api_doc::{openapi_document, openapi_json};
+pub use problem::{ApiError, FieldError};
+
+/// The most bytes a request body may have: larger bodies answer 413.
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// Settings of the API that are not the repository.
+#[derive(Debug, Clone)]
+pub struct ApiSettings {
+    /// The largest `ttl_seconds` accepted on acquire and renew.
+    pub max_ttl_seconds: u32,
+}
+
+impl Default for ApiSettings {
+    fn default() -> Self {
+        Self {
+            max_ttl_seconds: DEFAULT_MAX_TTL_SECONDS,
+        }
+    }
+}
+
+/// What every handler shares.
+pub(crate) struct ApiState {
+    pub repo: Arc<dyn LockRepository>,
+    pub settings: ApiSettings,
+    pub openapi_json: String,
+}
+
+/// Registers every route of the API on an actix `App`:
+/// `App::new().configure(lock_http_actix::configure(repo, settings))`.
+pub fn configure(
+    repo: Arc<dyn LockRepository>,
+    settings: ApiSettings,
+) -> impl FnOnce(&mut ServiceConfig) {
+    let state = web::Data::new(ApiState {
+        repo,
+        settings,
+        openapi_json: openapi_json(),
+    });
+    move |cfg: &mut ServiceConfig| {
+        cfg.app_data(state);
+        locks::routes(cfg);
+        operations::routes(cfg);
+        cfg.default_service(web::to(problem::not_found_route));
+    }
+}

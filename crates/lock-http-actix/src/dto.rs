@@ -1,0 +1,116 @@
+//! The JSON bodies of the API, as served and as documented in the OpenAPI document.
+//!
+//! Responses are built from domain values here. Requests are documented here but parsed by
+//! `body` field by field (so every wrong field gets its own 422 entry); the two must agree, and
+//! the handler tests hold both to the contract.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use lock_domain::Lock;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// A live lock.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct LockView {
+    /// The locked resource name.
+    #[schema(example = "payment:42")]
+    pub resource: String,
+    /// The holder, as it named itself (trimmed).
+    #[schema(example = "worker-7")]
+    pub owner: String,
+    /// When this grant was made (RFC 3339, UTC, milliseconds).
+    #[schema(value_type = String, format = DateTime, example = "2026-11-29T21:32:27.123Z")]
+    pub acquired_at: String,
+    /// When the lease ends unless renewed (RFC 3339, UTC, milliseconds).
+    #[schema(value_type = String, format = DateTime, example = "2026-11-29T21:32:57.123Z")]
+    pub expires_at: String,
+    /// Strictly increases with every new grant of the resource; kept by renewals and same-owner
+    /// re-acquires. Pass it to downstream systems so they can reject a stale holder.
+    #[schema(minimum = 1, example = 17)]
+    pub fencing_token: i64,
+}
+
+pub(crate) fn timestamp(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+impl From<Lock> for LockView {
+    fn from(lock: Lock) -> Self {
+        Self {
+            resource: lock.resource.into_string(),
+            owner: lock.owner.into_string(),
+            acquired_at: timestamp(lock.acquired_at),
+            expires_at: timestamp(lock.expires_at),
+            fencing_token: lock.fencing_token.value(),
+        }
+    }
+}
+
+/// The answer to an acquire: granted with the lock, or not (someone else holds it).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub(crate) enum AcquireResponse {
+    Granted(AcquireGranted),
+    Held(AcquireHeld),
+}
+
+/// The caller holds the lock.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct AcquireGranted {
+    /// Always `true` here.
+    #[schema(example = true)]
+    pub acquired: bool,
+    pub lock: LockView,
+}
+
+/// Another owner holds a live lock on the resource: retry later. Not an error.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct AcquireHeld {
+    /// Always `false` here.
+    #[schema(example = false)]
+    pub acquired: bool,
+    /// The resource that is held.
+    #[schema(example = "payment:42")]
+    pub resource: String,
+}
+
+/// Acquire a lock. Unknown fields are ignored.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)] // documents the body that `body::LockFields` parses
+pub(crate) struct AcquireRequest {
+    /// Who is acquiring: trimmed of surrounding whitespace, 1 to 255 bytes, no control
+    /// characters. Compared case-sensitively.
+    #[schema(min_length = 1, max_length = 255, example = "worker-7")]
+    pub owner: String,
+    /// The lease length in whole seconds, 1 to the server's maximum (86400 by default).
+    #[schema(minimum = 1, maximum = 86400, example = 30)]
+    pub ttl_seconds: i64,
+}
+
+/// Renew a lock you hold. Unknown fields are ignored.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)] // documents the body that `body::LockFields` parses
+pub(crate) struct RenewRequest {
+    /// The owner that holds the lock.
+    #[schema(min_length = 1, max_length = 255, example = "worker-7")]
+    pub owner: String,
+    /// The new lease length from now, in whole seconds, 1 to the server's maximum.
+    #[schema(minimum = 1, maximum = 86400, example = 30)]
+    pub ttl_seconds: i64,
+}
+
+/// Release a lock you hold. The owner may instead be given as `?owner=` without a body.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)] // documents the body that `body::LockFields` parses
+pub(crate) struct ReleaseRequest {
+    /// The owner that holds the lock.
+    #[schema(min_length = 1, max_length = 255, example = "worker-7")]
+    pub owner: String,
+}
+
+/// Liveness or readiness.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct HealthStatus {
+    #[schema(example = "ok")]
+    pub status: &'static str,
+}

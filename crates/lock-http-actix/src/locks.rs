@@ -1,0 +1,308 @@
+//! The `/locks/{resource}` routes: acquire, status, release and renew.
+
+use actix_web::web::{self, ServiceConfig};
+use actix_web::{HttpRequest, HttpResponse};
+use lock_domain::{AcquireOutcome, Owner, ReleaseResult, RenewResult, ResourceName};
+use percent_encoding::percent_decode;
+
+use crate::body::{declares_body, owner_field, parse_object, read_json_body, ttl_field};
+use crate::dto::{AcquireGranted, AcquireHeld, AcquireResponse, LockView};
+use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
+use crate::resource_path::resource_of;
+use crate::ApiState;
+
+pub(crate) fn routes(cfg: &mut ServiceConfig) {
+    cfg.service(
+        web::resource("/locks/{resource}/renew")
+            .route(web::post().to(renew))
+            .default_service(web::to(method_not_allowed("POST"))),
+    )
+    .service(
+        web::resource("/locks/{resource}")
+            .route(web::post().to(acquire))
+            .route(web::get().to(status))
+            .route(web::delete().to(release))
+            .default_service(web::to(method_not_allowed("GET, POST, DELETE"))),
+    );
+}
+
+/// The values of two inputs, or a 422 listing every invalid one.
+fn valid2<A, B>(a: Result<A, FieldError>, b: Result<B, FieldError>) -> Result<(A, B), ProblemKind> {
+    match (a, b) {
+        (Ok(a), Ok(b)) => Ok((a, b)),
+        (a, b) => Err(ProblemKind::Validation(
+            a.err().into_iter().chain(b.err()).collect(),
+        )),
+    }
+}
+
+/// The values of three inputs, or a 422 listing every invalid one.
+fn valid3<A, B, C>(
+    a: Result<A, FieldError>,
+    b: Result<B, FieldError>,
+    c: Result<C, FieldError>,
+) -> Result<(A, B, C), ProblemKind> {
+    match (a, b, c) {
+        (Ok(a), Ok(b), Ok(c)) => Ok((a, b, c)),
+        (a, b, c) => Err(ProblemKind::Validation(
+            a.err().into_iter().chain(b.err()).chain(c.err()).collect(),
+        )),
+    }
+}
+
+fn json(body: &impl serde::Serialize) -> HttpResponse {
+    HttpResponse::Ok().json(body)
+}
+
+fn no_lock(resource: &ResourceName) -> ProblemKind {
+    ProblemKind::NotFound(format!("no live lock on resource {:?}", resource.as_str()))
+}
+
+fn not_yours(resource: &ResourceName) -> ProblemKind {
+    ProblemKind::Forbidden(format!(
+        "the lock on resource {:?} is held by another owner",
+        resource.as_str()
+    ))
+}
+
+/// Acquire a lock.
+///
+/// Grants the lock when the resource is free, its lock has expired, or the caller already holds
+/// it (then the lease restarts from now and the fencing token is kept). When another owner holds
+/// a live lock the answer is still 200, with `acquired: false`: retry later.
+#[utoipa::path(
+    post,
+    path = "/locks/{resource}",
+    operation_id = "acquireLock",
+    tag = "locks",
+    params(("resource" = String, Path, description = "The resource name: 1 to 255 bytes of UTF-8 once percent-decoded, no control characters (`%2F` is a `/`, `+` is a plus).", example = "payment:42")),
+    request_body(content = crate::dto::AcquireRequest, content_type = "application/json"),
+    responses(
+        (status = 200, description = "Granted (`acquired: true` with the lock) or held by another owner (`acquired: false`).", body = AcquireResponse),
+        (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid resource, owner or ttl_seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The lock database is unavailable; retry after `Retry-After` seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
+    )
+)]
+pub(crate) async fn acquire(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    async {
+        let body = read_json_body(&req, payload).await?;
+        let fields = parse_object(&body)?;
+        let (resource, owner, ttl) = valid3(
+            resource_of(&req),
+            owner_field(fields.owner),
+            ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
+        )?;
+        let response = match state.repo.acquire(resource.clone(), owner, ttl).await? {
+            AcquireOutcome::Granted(lock) => AcquireResponse::Granted(AcquireGranted {
+                acquired: true,
+                lock: lock.into(),
+            }),
+            AcquireOutcome::Held => AcquireResponse::Held(AcquireHeld {
+                acquired: false,
+                resource: resource.into_string(),
+            }),
+        };
+        Ok(json(&response))
+    }
+    .await
+    .map_err(|kind: ProblemKind| kind.at(&req))
+}
+
+/// Get a lock's status.
+///
+/// Returns the live lock on the resource. A lock whose lease has ended is gone: 404.
+#[utoipa::path(
+    get,
+    path = "/locks/{resource}",
+    operation_id = "getLock",
+    tag = "locks",
+    params(("resource" = String, Path, description = "The resource name (see acquireLock).", example = "payment:42")),
+    responses(
+        (status = 200, description = "The live lock.", body = LockView),
+        (status = 404, description = "No live lock on this resource (never acquired, released or expired).", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid resource name.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
+    )
+)]
+pub(crate) async fn status(
+    req: HttpRequest,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    async {
+        let resource = resource_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
+        match state.repo.status(resource.clone()).await? {
+            Some(lock) => Ok(json(&LockView::from(lock))),
+            None => Err(no_lock(&resource)),
+        }
+    }
+    .await
+    .map_err(|kind: ProblemKind| kind.at(&req))
+}
+
+/// Release a lock.
+///
+/// Deletes the caller's live lock. The owner comes from the JSON body or, when there is no body,
+/// from the `owner` query parameter (if both are given they must agree).
+#[utoipa::path(
+    delete,
+    path = "/locks/{resource}",
+    operation_id = "releaseLock",
+    tag = "locks",
+    params(
+        ("resource" = String, Path, description = "The resource name (see acquireLock).", example = "payment:42"),
+        ("owner" = Option<String>, Query, description = "The owner, when the request has no body.", example = "worker-7"),
+    ),
+    request_body(content = Option<crate::dto::ReleaseRequest>, content_type = "application/json"),
+    responses(
+        (status = 204, description = "Released."),
+        (status = 400, description = "The body is not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Another owner holds the lock; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No live lock on this resource.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid resource or owner, no owner, or body and query disagree.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
+    )
+)]
+pub(crate) async fn release(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    async {
+        let body_owner = if declares_body(&req) {
+            let body = read_json_body(&req, payload).await?;
+            if body.iter().all(u8::is_ascii_whitespace) {
+                None
+            } else {
+                parse_object(&body)?.owner.map(|raw| owner_field(Some(raw)))
+            }
+        } else {
+            None
+        };
+        let query_owner = query_owner(req.query_string());
+        let (resource, owner) =
+            valid2(resource_of(&req), reconcile_owner(body_owner, query_owner))?;
+        match state.repo.release(resource.clone(), owner).await? {
+            ReleaseResult::Released => Ok(HttpResponse::NoContent().finish()),
+            ReleaseResult::NotFound => Err(no_lock(&resource)),
+            ReleaseResult::Forbidden => Err(not_yours(&resource)),
+        }
+    }
+    .await
+    .map_err(|kind: ProblemKind| kind.at(&req))
+}
+
+/// The `owner` query parameter(s), form-decoded (`+` is a space); `None` when absent.
+fn query_owner(query: &str) -> Option<Result<Owner, FieldError>> {
+    let mut found: Option<Result<Owner, FieldError>> = None;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if form_decode(key).as_deref() != Ok("owner") {
+            continue;
+        }
+        let parsed = form_decode(value)
+            .map_err(|_| {
+                FieldError::new(
+                    "owner",
+                    "invalid_utf8",
+                    "owner must be valid UTF-8 once percent-decoded",
+                )
+            })
+            .and_then(|text| {
+                Owner::parse(&text)
+                    .map_err(|e| FieldError::new("owner", e.code(), format!("owner {e}")))
+            });
+        found = Some(match (found, parsed) {
+            (None, parsed) => parsed,
+            (Some(Ok(first)), Ok(next)) if first == next => Ok(first),
+            (Some(Err(e)), _) | (_, Err(e)) => Err(e),
+            (Some(Ok(_)), Ok(_)) => Err(FieldError::new(
+                "owner",
+                "conflict",
+                "owner is given twice with different values",
+            )),
+        });
+    }
+    found
+}
+
+fn form_decode(raw: &str) -> Result<String, std::str::Utf8Error> {
+    let spaced = raw.replace('+', " ");
+    percent_decode(spaced.as_bytes())
+        .decode_utf8()
+        .map(|s| s.into_owned())
+}
+
+fn reconcile_owner(
+    body: Option<Result<Owner, FieldError>>,
+    query: Option<Result<Owner, FieldError>>,
+) -> Result<Owner, FieldError> {
+    match (body, query) {
+        (None, None) => Err(FieldError::new(
+            "owner",
+            "required",
+            "owner is required: in the JSON body, or as ?owner= when there is no body",
+        )),
+        (Some(one), None) | (None, Some(one)) => one,
+        (Some(Err(e)), _) | (_, Some(Err(e))) => Err(e),
+        (Some(Ok(body)), Some(Ok(query))) if body == query => Ok(body),
+        (Some(Ok(_)), Some(Ok(_))) => Err(FieldError::new(
+            "owner",
+            "conflict",
+            "the owner in the body and the owner in the query disagree",
+        )),
+    }
+}
+
+/// Renew a lock.
+///
+/// Extends the caller's live lock to now + `ttl_seconds`, keeping `acquired_at` and the fencing
+/// token. An expired lock belongs to nobody: acquire it again instead.
+#[utoipa::path(
+    post,
+    path = "/locks/{resource}/renew",
+    operation_id = "renewLock",
+    tag = "locks",
+    params(("resource" = String, Path, description = "The resource name (see acquireLock).", example = "payment:42")),
+    request_body(content = crate::dto::RenewRequest, content_type = "application/json"),
+    responses(
+        (status = 200, description = "Renewed: the lock with its new `expires_at`.", body = LockView),
+        (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Another owner holds the lock; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No live lock on this resource.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid resource, owner or ttl_seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
+    )
+)]
+pub(crate) async fn renew(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    async {
+        let body = read_json_body(&req, payload).await?;
+        let fields = parse_object(&body)?;
+        let (resource, owner, ttl) = valid3(
+            resource_of(&req),
+            owner_field(fields.owner),
+            ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
+        )?;
+        match state.repo.renew(resource.clone(), owner, ttl).await? {
+            RenewResult::Renewed(lock) => Ok(json(&LockView::from(lock))),
+            RenewResult::NotFound => Err(no_lock(&resource)),
+            RenewResult::Forbidden => Err(not_yours(&resource)),
+        }
+    }
+    .await
+    .map_err(|kind: ProblemKind| kind.at(&req))
+}

@@ -1,0 +1,85 @@
+//! Operations routes: liveness, readiness, the OpenAPI document and Swagger UI.
+
+use actix_web::http::header;
+use actix_web::web::{self, ServiceConfig};
+use actix_web::{HttpRequest, HttpResponse};
+use utoipa_swagger_ui::{Config, SwaggerUi};
+
+use crate::dto::HealthStatus;
+use crate::problem::{method_not_allowed, ApiError, ProblemKind};
+use crate::ApiState;
+
+pub(crate) fn routes(cfg: &mut ServiceConfig) {
+    cfg.service(
+        web::resource("/healthz")
+            .route(web::get().to(healthz))
+            .default_service(web::to(method_not_allowed("GET"))),
+    )
+    .service(
+        web::resource("/readyz")
+            .route(web::get().to(readyz))
+            .default_service(web::to(method_not_allowed("GET"))),
+    )
+    .service(
+        web::resource("/openapi.json")
+            .route(web::get().to(openapi))
+            .default_service(web::to(method_not_allowed("GET"))),
+    )
+    .service(web::redirect("/swagger-ui", "/swagger-ui/"))
+    // Swagger UI's files are compiled into the binary (the `vendored` feature); it loads the
+    // document from our own /openapi.json route.
+    .service(SwaggerUi::new("/swagger-ui/{_:.*}").config(Config::new(["/openapi.json"])));
+}
+
+/// Liveness: 200 while the process serves requests.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    operation_id = "healthz",
+    tag = "operations",
+    responses((status = 200, description = "The process is alive.", body = HealthStatus))
+)]
+pub(crate) async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(HealthStatus { status: "ok" })
+}
+
+/// Readiness: 200 when the lock database answers, else 503.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    operation_id = "readyz",
+    tag = "operations",
+    responses(
+        (status = 200, description = "The lock database answers.", body = HealthStatus),
+        (status = 503, description = "The lock database does not answer.", body = crate::problem::Problem, content_type = "application/problem+json"),
+    )
+)]
+pub(crate) async fn readyz(
+    req: HttpRequest,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    match state.repo.ping().await {
+        Ok(()) => Ok(HttpResponse::Ok().json(HealthStatus { status: "ready" })),
+        Err(error) => Err(ProblemKind::Unavailable(match error {
+            lock_domain::RepositoryError::Internal(source) => {
+                lock_domain::RepositoryError::Unavailable(source)
+            }
+            unavailable => unavailable,
+        })
+        .at(&req)),
+    }
+}
+
+/// This API's OpenAPI 3.1 document (the same as `openapi/openapi.json`).
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    operation_id = "openapiDocument",
+    tag = "operations",
+    responses((status = 200, description = "The OpenAPI document.", content_type = "application/json"))
+)]
+pub(crate) async fn openapi(state: web::Data<ApiState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, "application/json"))
+        .body(state.openapi_json.clone())
+}

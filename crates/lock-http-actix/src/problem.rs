@@ -1,0 +1,231 @@
+//! The one error type of the HTTP layer: every 4xx and 5xx answer, rendered as RFC 9457
+//! `application/problem+json`.
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{HttpRequest, HttpResponse, ResponseError};
+use lock_domain::RepositoryError;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// One invalid input of a 422 answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct FieldError {
+    /// The input: `resource` (the path segment), `owner`, `ttl_seconds`.
+    #[schema(example = "ttl_seconds")]
+    pub field: String,
+    /// A stable machine-readable code: `required`, `invalid_type`, `invalid_utf8`, `empty`,
+    /// `too_long`, `control_character`, `out_of_range` or `conflict`.
+    #[schema(example = "out_of_range")]
+    pub code: String,
+    /// What is wrong, for people.
+    #[schema(example = "must be between 1 and 86400, got 0")]
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: &str, code: &str, message: impl Into<String>) -> Self {
+        Self {
+            field: field.to_owned(),
+            code: code.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// An RFC 9457 problem details object, as every error answer carries it.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct Problem {
+    /// A URI reference identifying the kind of problem; it ends in the problem's slug.
+    #[schema(example = "/problems/not-found")]
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// A short summary of the kind of problem.
+    #[schema(example = "Not Found")]
+    pub title: String,
+    /// The HTTP status code of this answer.
+    #[schema(example = 404)]
+    pub status: u16,
+    /// What happened in this occurrence.
+    #[schema(example = "no live lock on resource \"payment:42\"")]
+    pub detail: String,
+    /// The request path.
+    #[schema(example = "/locks/payment:42")]
+    pub instance: String,
+    /// The invalid inputs (422 only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<FieldError>>,
+}
+
+/// What went wrong, before it is tied to a request path.
+#[derive(Debug)]
+pub(crate) enum ProblemKind {
+    BadRequest(String),
+    Forbidden(String),
+    NotFound(String),
+    MethodNotAllowed(&'static str),
+    PayloadTooLarge,
+    UnsupportedMediaType(String),
+    Validation(Vec<FieldError>),
+    Unavailable(RepositoryError),
+    Internal(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl ProblemKind {
+    /// Ties the problem to the request it answers.
+    pub fn at(self, req: &HttpRequest) -> ApiError {
+        ApiError {
+            kind: self,
+            instance: req.path().to_owned(),
+        }
+    }
+}
+
+impl From<RepositoryError> for ProblemKind {
+    fn from(error: RepositoryError) -> Self {
+        match error {
+            RepositoryError::Unavailable(_) => ProblemKind::Unavailable(error),
+            RepositoryError::Internal(_) => ProblemKind::Internal(Box::new(error)),
+        }
+    }
+}
+
+/// An error answer of the API. Internal causes are logged, never shown to the client.
+#[derive(Debug)]
+pub struct ApiError {
+    kind: ProblemKind,
+    instance: String,
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at {}", self.slug(), self.instance)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl ApiError {
+    fn slug(&self) -> &'static str {
+        match self.kind {
+            ProblemKind::BadRequest(_) => "bad-request",
+            ProblemKind::Forbidden(_) => "forbidden",
+            ProblemKind::NotFound(_) => "not-found",
+            ProblemKind::MethodNotAllowed(_) => "method-not-allowed",
+            ProblemKind::PayloadTooLarge => "payload-too-large",
+            ProblemKind::UnsupportedMediaType(_) => "unsupported-media-type",
+            ProblemKind::Validation(_) => "validation-failed",
+            ProblemKind::Unavailable(_) => "service-unavailable",
+            ProblemKind::Internal(_) => "internal",
+        }
+    }
+
+    fn detail(&self) -> String {
+        match &self.kind {
+            ProblemKind::BadRequest(detail)
+            | ProblemKind::Forbidden(detail)
+            | ProblemKind::NotFound(detail)
+            | ProblemKind::UnsupportedMediaType(detail) => detail.clone(),
+            ProblemKind::MethodNotAllowed(allow) => format!("this path allows {allow}"),
+            ProblemKind::PayloadTooLarge => {
+                format!(
+                    "request bodies are limited to {} bytes",
+                    crate::MAX_BODY_BYTES
+                )
+            }
+            ProblemKind::Validation(errors) => {
+                let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+                format!("invalid input: {}", fields.join(", "))
+            }
+            ProblemKind::Unavailable(_) => {
+                "the lock database is unavailable; retry later".to_owned()
+            }
+            ProblemKind::Internal(_) => {
+                "the server failed to answer; nothing is known to have changed".to_owned()
+            }
+        }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self.kind {
+            ProblemKind::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ProblemKind::Forbidden(_) => StatusCode::FORBIDDEN,
+            ProblemKind::NotFound(_) => StatusCode::NOT_FOUND,
+            ProblemKind::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ProblemKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ProblemKind::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ProblemKind::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ProblemKind::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ProblemKind::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let status = self.status_code();
+        match &self.kind {
+            ProblemKind::Internal(cause) => {
+                tracing::error!(instance = %self.instance, cause = %cause_chain(cause.as_ref()), "request failed");
+            }
+            ProblemKind::Unavailable(cause) => {
+                tracing::warn!(instance = %self.instance, cause = %cause_chain(cause), "database unavailable");
+            }
+            _ => {}
+        }
+        let problem = Problem {
+            kind: format!("/problems/{}", self.slug()),
+            title: status.canonical_reason().unwrap_or("Error").to_owned(),
+            status: status.as_u16(),
+            detail: self.detail(),
+            instance: self.instance.clone(),
+            errors: match &self.kind {
+                ProblemKind::Validation(errors) => Some(errors.clone()),
+                _ => None,
+            },
+        };
+        let mut response = HttpResponse::build(status);
+        response.insert_header((header::CONTENT_TYPE, "application/problem+json"));
+        match &self.kind {
+            ProblemKind::MethodNotAllowed(allow) => {
+                response.insert_header((header::ALLOW, *allow));
+            }
+            ProblemKind::Unavailable(_) => {
+                response.insert_header((header::RETRY_AFTER, "1"));
+            }
+            _ => {}
+        }
+        let body = serde_json::to_vec(&problem).unwrap_or_else(|_| b"{}".to_vec());
+        response.body(body)
+    }
+}
+
+fn cause_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// The default service: no route has this path.
+pub(crate) async fn not_found_route(req: HttpRequest) -> HttpResponse {
+    ProblemKind::NotFound(format!("no route for {} {}", req.method(), req.path()))
+        .at(&req)
+        .error_response()
+}
+
+/// A resource's default service: the path exists, the method does not.
+pub(crate) fn method_not_allowed(
+    allow: &'static str,
+) -> impl Fn(HttpRequest) -> std::future::Ready<HttpResponse> + Clone + 'static {
+    move |req: HttpRequest| {
+        std::future::ready(
+            ProblemKind::MethodNotAllowed(allow)
+                .at(&req)
+                .error_response(),
+        )
+    }
+}

@@ -1,0 +1,120 @@
+//! The composition root: opens the store, wires it behind the HTTP API and runs the server.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix_web::dev::Server;
+use actix_web::{App, HttpServer};
+use lock_domain::{LockRepository, SystemClock};
+use lock_http_actix::ApiSettings;
+use lock_store_diesel::{DieselLockRepository, StoreConfig, StoreError};
+
+use crate::cli::ServeArgs;
+
+/// Why lockd could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the database was still unreachable after {seconds} s: {last}")]
+    StoreTimeout { seconds: u64, last: StoreError },
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the store could not be opened: {0}")]
+    Join(#[from] tokio::task::JoinError),
+    #[error("the server failed: {0}")]
+    Serve(#[source] std::io::Error),
+}
+
+/// A bound, ready-to-run lockd.
+pub struct Application {
+    server: Server,
+    addr: SocketAddr,
+}
+
+impl Application {
+    /// Opens the database (retrying an unreachable one for the start-up timeout), runs the
+    /// migrations and binds the listener.
+    ///
+    /// # Errors
+    /// [`StartupError`] when the database cannot be opened or the address cannot be bound.
+    pub async fn build(args: &ServeArgs) -> Result<Self, StartupError> {
+        let repo: Arc<dyn LockRepository> = Arc::new(open_store(args).await?);
+        let listener = TcpListener::bind(args.bind).map_err(|source| StartupError::Bind {
+            addr: args.bind,
+            source,
+        })?;
+        let addr = listener.local_addr().map_err(|source| StartupError::Bind {
+            addr: args.bind,
+            source,
+        })?;
+        let settings = ApiSettings {
+            max_ttl_seconds: args.max_ttl_seconds,
+        };
+        let mut server = HttpServer::new(move || {
+            App::new().configure(lock_http_actix::configure(
+                Arc::clone(&repo),
+                settings.clone(),
+            ))
+        })
+        .shutdown_timeout(args.shutdown_grace().as_secs())
+        .listen(listener)
+        .map_err(|source| StartupError::Bind {
+            addr: args.bind,
+            source,
+        })?;
+        if let Some(workers) = args.workers {
+            server = server.workers(workers as usize);
+        }
+        Ok(Self {
+            server: server.run(),
+            addr,
+        })
+    }
+
+    /// The address the server listens on (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serves until SIGTERM or Ctrl-C, then stops accepting, lets in-flight requests finish
+    /// (up to the shutdown grace period) and returns.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}
+
+async fn open_store(args: &ServeArgs) -> Result<DieselLockRepository, StartupError> {
+    let mut config = StoreConfig::new(args.database_url.clone());
+    config.pool_size = args.pool_size;
+    config.connection_timeout = args.pool_timeout();
+    let deadline = Instant::now() + args.startup_timeout();
+    let mut delay = Duration::from_millis(100);
+    loop {
+        let attempt_config = config.clone();
+        let opened = tokio::task::spawn_blocking(move || {
+            DieselLockRepository::open(&attempt_config, Arc::new(SystemClock))
+        })
+        .await?;
+        match opened {
+            Ok(repo) => return Ok(repo),
+            Err(error) if error.is_transient() && Instant::now() + delay < deadline => {
+                tracing::warn!(%error, retry_in_ms = delay.as_millis() as u64, "database unreachable, retrying");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(2));
+            }
+            Err(error) if error.is_transient() => {
+                return Err(StartupError::StoreTimeout {
+                    seconds: args.startup_timeout_seconds,
+                    last: error,
+                })
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
+}

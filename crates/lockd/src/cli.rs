@@ -1,0 +1,142 @@
+//! The command line: `lockd [serve] [OPTIONS]` and `lockd openapi`, every option with an
+//! environment variable fallback.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use lock_store_diesel::DatabaseUrl;
+
+/// lockd: a distributed lock service with leases, owner checks and fencing tokens.
+#[derive(Debug, Parser)]
+#[command(name = "lockd", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Options of `serve`, which runs when no command is given.
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the REST API (the default).
+    Serve(ServeArgs),
+    /// Print the OpenAPI document of the REST API to standard output.
+    Openapi,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object a line.
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, env = "LOCKD_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: SocketAddr,
+
+    /// Database: sqlite://PATH (created if missing; sqlite:///abs/path for an absolute path) or
+    /// postgres://USER@HOST:PORT/DB.
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://lockd.db")]
+    pub database_url: DatabaseUrl,
+
+    /// Largest ttl_seconds accepted on acquire and renew.
+    #[arg(long, env = "LOCKD_MAX_TTL_SECONDS", default_value_t = lock_domain::DEFAULT_MAX_TTL_SECONDS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_ttl_seconds: u32,
+
+    /// Database connections in the pool [default: 4 for SQLite, 16 for PostgreSQL].
+    #[arg(long, env = "LOCKD_POOL_SIZE", value_parser = clap::value_parser!(u32).range(2..=1024))]
+    pub pool_size: Option<u32>,
+
+    /// Seconds a request waits for a database connection before answering 503.
+    #[arg(long, env = "LOCKD_POOL_TIMEOUT_SECONDS", default_value_t = 2,
+          value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub pool_timeout_seconds: u64,
+
+    /// Seconds to keep retrying an unreachable database at start-up before exiting non-zero.
+    #[arg(long, env = "LOCKD_STARTUP_TIMEOUT_SECONDS", default_value_t = 30)]
+    pub startup_timeout_seconds: u64,
+
+    /// Seconds that in-flight requests get to finish after SIGTERM or Ctrl-C.
+    #[arg(long, env = "LOCKD_SHUTDOWN_GRACE_SECONDS", default_value_t = 30)]
+    pub shutdown_grace_seconds: u64,
+
+    /// HTTP worker threads [default: the number of CPUs].
+    #[arg(long, env = "LOCKD_WORKERS", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub workers: Option<u32>,
+
+    /// Log filter, as in RUST_LOG (e.g. `info`, `lockd=debug`).
+    #[arg(long, env = "LOCKD_LOG", default_value = "info")]
+    pub log: String,
+
+    /// Log line format.
+    #[arg(long, env = "LOCKD_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+impl ServeArgs {
+    pub fn pool_timeout(&self) -> Duration {
+        Duration::from_secs(self.pool_timeout_seconds)
+    }
+
+    pub fn startup_timeout(&self) -> Duration {
+        Duration::from_secs(self.startup_timeout_seconds)
+    }
+
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_secs(self.shutdown_grace_seconds)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("lockd").chain(args.iter().copied()))
+    }
+
+    fn serve_args(cli: Cli) -> ServeArgs {
+        match cli.command {
+            Some(Command::Serve(args)) => args,
+            None => cli.serve,
+            Some(other) => panic!("not serve: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn serve_is_optional_and_flags_follow_it() {
+        let bare =
+            serve_args(parse(&["--bind", "127.0.0.1:0", "--max-ttl-seconds", "60"]).unwrap());
+        let sub = serve_args(
+            parse(&["serve", "--bind", "127.0.0.1:0", "--max-ttl-seconds", "60"]).unwrap(),
+        );
+        assert_eq!(bare.bind, sub.bind);
+        assert_eq!(bare.max_ttl_seconds, 60);
+        assert_eq!(sub.max_ttl_seconds, 60);
+    }
+
+    #[test]
+    fn defaults_match_the_readme() {
+        let args = serve_args(parse(&[]).unwrap());
+        assert_eq!(args.bind.to_string(), "127.0.0.1:8080");
+        assert_eq!(args.max_ttl_seconds, 86_400);
+        assert_eq!(args.pool_timeout_seconds, 2);
+        assert_eq!(args.shutdown_grace_seconds, 30);
+        assert_eq!(args.pool_size, None);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        assert!(parse(&["--database-url", "mysql://x/y"]).is_err());
+        assert!(parse(&["--max-ttl-seconds", "0"]).is_err());
+        assert!(parse(&["--bind", "localhost"]).is_err());
+        assert!(parse(&["--pool-size", "1"]).is_err());
+    }
+}
