@@ -1,0 +1,102 @@
+//! The process: start-up, crash (kill -9) and restart, SIGTERM, and refusing bad configuration.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::server::{lockd_binary, TestDb, TestServer};
+
+#[test]
+fn kill_9_and_restart_keeps_held_locks_and_their_tokens() {
+    let db = TestDb::sqlite();
+    let server = TestServer::start(&db, &[]);
+    let held: Vec<_> = (0..8)
+        .map(|i| server.acquire(&format!("job:{i}"), &format!("worker-{i}"), 300).granted().clone())
+        .collect();
+    let released = server.acquire("released", "w", 300).token();
+    assert_eq!(server.release("released", "w").status, 204);
+    let max_before = held
+        .iter()
+        .map(|l| l["fencing_token"].as_i64().expect("token"))
+        .chain([released])
+        .max()
+        .expect("tokens");
+    server.kill9();
+
+    let restarted = TestServer::start(&db, &[]);
+    for lock in &held {
+        let resource = lock["resource"].as_str().expect("resource");
+        assert_eq!(&restarted.status(resource).body, lock, "{resource} survived the crash unchanged");
+        assert_eq!(restarted.acquire(resource, "thief", 30).body["acquired"], false);
+    }
+    restarted.status("released").assert_problem(404, "not-found");
+    let after = restarted.acquire("released", "w", 30).token();
+    assert!(after > max_before, "tokens after the restart ({after}) exceed every earlier one ({max_before})");
+    let fresh = restarted.acquire("brand-new", "w", 30).token();
+    assert!(fresh > max_before);
+}
+
+#[test]
+fn sigterm_exits_zero() {
+    let db = TestDb::sqlite();
+    let server = TestServer::start(&db, &["--shutdown-grace-seconds", "5"]);
+    server.acquire("r", "o", 30).granted();
+    let status = server.terminate(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+#[test]
+fn an_unsupported_database_url_is_a_start_up_error() {
+    let output = Command::new(lockd_binary())
+        .args(["--bind", "127.0.0.1:0", "--database-url", "mysql://root@localhost/x"])
+        .env_remove("DATABASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run lockd");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("unsupported database URL scheme"), "{stderr}");
+}
+
+#[test]
+fn a_sqlite_path_in_a_missing_directory_is_refused_not_created() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let missing = dir.path().join("typo").join("locks.db");
+    let output = Command::new(lockd_binary())
+        .args(["--bind", "127.0.0.1:0", "--database-url", &format!("sqlite://{}", missing.display())])
+        .env_remove("DATABASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run lockd");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("does not exist"), "{stderr}");
+    assert!(!missing.exists() && !missing.parent().expect("parent").exists());
+}
+
+#[test]
+fn the_default_database_is_lockd_db_in_the_working_directory() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut child = Command::new(lockd_binary())
+        .args(["--bind", "127.0.0.1:0"])
+        .env_remove("DATABASE_URL")
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn lockd");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut line = String::new();
+    let mut reader = std::io::BufReader::new(stderr);
+    loop {
+        line.clear();
+        let read = std::io::BufRead::read_line(&mut reader, &mut line).expect("read stderr");
+        assert!(read > 0, "lockd exited before listening");
+        if line.starts_with("listening on http://127.0.0.1:") {
+            break;
+        }
+    }
+    assert!(dir.path().join("lockd.db").exists());
+    child.kill().expect("kill");
+    child.wait().expect("reap");
+}
