@@ -1,0 +1,47 @@
+# lockd: every developer and CI command. `make help` lists them.
+
+CARGO ?= cargo
+# Crates the domain must never depend on (hexagonal rule: the domain knows no I/O, HTTP or JSON).
+DOMAIN_FORBIDDEN := diesel actix-web actix-http serde serde_json r2d2 libsqlite3-sys pq-sys tokio
+
+.PHONY: help run test lint fmt openapi deps-check ci
+
+help:
+	@echo "make run         serve on 127.0.0.1:8080 with ./lockd.db (release build)"
+	@echo "make test        every test: unit, contract, handler and end-to-end"
+	@echo "make lint        cargo fmt --check and clippy -D warnings"
+	@echo "make fmt         format the code"
+	@echo "make openapi     regenerate openapi/openapi.json from the code"
+	@echo "make deps-check  prove lock-domain depends on no framework or database crate"
+	@echo "make ci          what .ci/run runs"
+
+run:
+	$(CARGO) run --release
+
+test:
+	$(CARGO) test --workspace --all-features --locked
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --all-features --locked -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+openapi:
+	$(CARGO) run --quiet --locked -p lockd -- openapi > openapi/openapi.json
+	@echo "wrote openapi/openapi.json"
+
+# Lists the normal (non-dev) dependency tree of lock-domain with every feature on and fails if a
+# forbidden crate appears. The second check proves the listing works: the store does have diesel.
+deps-check:
+	@tree=$$($(CARGO) tree --locked -p lock-domain -e normal --all-features --prefix none | awk '{print $$1}' | sort -u); \
+	test -n "$$tree" || { echo "deps-check: empty dependency listing"; exit 1; }; \
+	for crate in $(DOMAIN_FORBIDDEN); do \
+	  if echo "$$tree" | grep -qx "$$crate"; then echo "deps-check: lock-domain depends on $$crate"; exit 1; fi; \
+	done; \
+	$(CARGO) tree --locked -p lock-store-diesel -e normal --prefix none | awk '{print $$1}' | grep -qx diesel \
+	  || { echo "deps-check: the listing is broken (lock-store-diesel shows no diesel)"; exit 1; }; \
+	echo "deps-check: lock-domain depends on none of: $(DOMAIN_FORBIDDEN)"
+
+ci: lint deps-check test
