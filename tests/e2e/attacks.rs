@@ -12,8 +12,13 @@ use crate::server::{TestDb, TestServer};
 fn atk_01_release_by_another_owner_is_forbidden_and_changes_nothing() {
     let db = TestDb::sqlite();
     let server = TestServer::start(&db, &[]);
-    let lock = server.acquire("payment:42", "worker-7", 30).granted().clone();
-    server.release("payment:42", "intruder").assert_problem(403, "forbidden");
+    let lock = server
+        .acquire("payment:42", "worker-7", 30)
+        .granted()
+        .clone();
+    server
+        .release("payment:42", "intruder")
+        .assert_problem(403, "forbidden");
     server
         .send("DELETE", "/locks/payment:42?owner=intruder", None)
         .assert_problem(403, "forbidden");
@@ -26,9 +31,16 @@ fn atk_01_release_by_another_owner_is_forbidden_and_changes_nothing() {
 fn atk_02_renew_by_another_owner_is_forbidden_and_changes_nothing() {
     let db = TestDb::sqlite();
     let server = TestServer::start(&db, &[]);
-    let lock = server.acquire("payment:42", "worker-7", 30).granted().clone();
-    server.renew("payment:42", "intruder", 1).assert_problem(403, "forbidden");
-    server.renew("payment:42", "intruder", 86_400).assert_problem(403, "forbidden");
+    let lock = server
+        .acquire("payment:42", "worker-7", 30)
+        .granted()
+        .clone();
+    server
+        .renew("payment:42", "intruder", 1)
+        .assert_problem(403, "forbidden");
+    server
+        .renew("payment:42", "intruder", 86_400)
+        .assert_problem(403, "forbidden");
     assert_eq!(server.status("payment:42").body, lock);
 }
 
@@ -39,11 +51,19 @@ fn atk_03_owner_look_alikes_are_not_the_owner() {
     let server = TestServer::start(&db, &[]);
     let lock = server.acquire("r", "worker-7", 30).granted().clone();
     for look_alike in ["Worker-7", "WORKER-7", "worker-7 x", "worker_7"] {
-        server.release("r", look_alike).assert_problem(403, "forbidden");
-        assert_eq!(server.acquire("r", look_alike, 30).body["acquired"], false, "{look_alike}");
+        server
+            .release("r", look_alike)
+            .assert_problem(403, "forbidden");
+        assert_eq!(
+            server.acquire("r", look_alike, 30).body["acquired"],
+            false,
+            "{look_alike}"
+        );
     }
     for hidden in ["worker-7\u{0}", "worker\u{7}-7", "worker-7\u{1b}"] {
-        server.release("r", hidden).assert_problem(422, "validation-failed");
+        server
+            .release("r", hidden)
+            .assert_problem(422, "validation-failed");
     }
     assert_eq!(server.status("r").body, lock);
 }
@@ -55,7 +75,10 @@ fn atk_04_zero_and_negative_ttls_are_refused() {
     let server = TestServer::start(&db, &[]);
     for ttl in [0, -1, -86_400, i64::MIN] {
         let reply = server.acquire("r", "o", ttl);
-        assert_eq!(reply.error_codes(), vec![("ttl_seconds".to_owned(), "out_of_range".to_owned())]);
+        assert_eq!(
+            reply.error_codes(),
+            vec![("ttl_seconds".to_owned(), "out_of_range".to_owned())]
+        );
     }
     server.status("r").assert_problem(404, "not-found");
 }
@@ -65,9 +88,20 @@ fn atk_04_zero_and_negative_ttls_are_refused() {
 fn atk_05_huge_ttls_are_refused() {
     let db = TestDb::sqlite();
     let server = TestServer::start(&db, &[]);
-    for ttl in ["86401", "9223372036854775807", "9223372036854775808", "1e400", "99999999999999999999999"] {
+    for ttl in [
+        "86401",
+        "9223372036854775807",
+        "9223372036854775808",
+        "1e400",
+        "99999999999999999999999",
+    ] {
         let body = format!(r#"{{"owner": "o", "ttl_seconds": {ttl}}}"#);
-        let reply = server.send_raw("POST", "/locks/r", Some("application/json"), body.as_bytes());
+        let reply = server.send_raw(
+            "POST",
+            "/locks/r",
+            Some("application/json"),
+            body.as_bytes(),
+        );
         reply.assert_problem(422, "validation-failed");
         assert_eq!(reply.body["errors"][0]["field"], "ttl_seconds", "{ttl}");
     }
@@ -79,8 +113,20 @@ fn atk_05_huge_ttls_are_refused() {
 fn atk_06_ttls_of_the_wrong_type_are_refused() {
     let db = TestDb::sqlite();
     let server = TestServer::start(&db, &[]);
-    for ttl in [json!("3600"), json!(60.5), json!(60.0), json!(true), json!(null), json!([60]), json!({"s": 60})] {
-        let reply = server.send("POST", "/locks/r", Some(&json!({"owner": "o", "ttl_seconds": ttl})));
+    for ttl in [
+        json!("3600"),
+        json!(60.5),
+        json!(60.0),
+        json!(true),
+        json!(null),
+        json!([60]),
+        json!({"s": 60}),
+    ] {
+        let reply = server.send(
+            "POST",
+            "/locks/r",
+            Some(&json!({"owner": "o", "ttl_seconds": ttl})),
+        );
         reply.assert_problem(422, "validation-failed");
         assert_eq!(reply.body["errors"][0]["field"], "ttl_seconds", "{ttl}");
     }
@@ -106,9 +152,20 @@ fn atk_07_injection_looking_resource_names_are_literal_data() {
         assert_eq!(reply.granted()["resource"], name);
         assert_eq!(server.status(&encoded).body["resource"], name);
     }
-    assert_eq!(server.status("victim").body, victim, "other locks are untouched");
-    server.status("X'%3B%20DROP%20TABLE%20distributed_locks%3B%20--").assert_problem(404, "not-found");
-    assert_eq!(server.release(&percent_encode("victim' --"), "attacker").status, 204);
+    assert_eq!(
+        server.status("victim").body,
+        victim,
+        "other locks are untouched"
+    );
+    server
+        .status("X'%3B%20DROP%20TABLE%20distributed_locks%3B%20--")
+        .assert_problem(404, "not-found");
+    assert_eq!(
+        server
+            .release(&percent_encode("victim' --"), "attacker")
+            .status,
+        204
+    );
     assert_eq!(server.status("victim").body, victim);
 }
 
@@ -120,7 +177,9 @@ fn atk_08_injection_looking_owners_are_literal_data() {
     let lock = server.acquire("r", "worker-7", 30).granted().clone();
     for owner in ["' OR '1'='1", "worker-7' --", "x' OR owner <> '"] {
         server.release("r", owner).assert_problem(403, "forbidden");
-        server.renew("r", owner, 30).assert_problem(403, "forbidden");
+        server
+            .renew("r", owner, 30)
+            .assert_problem(403, "forbidden");
     }
     assert_eq!(server.status("r").body, lock);
     let odd = server.acquire("r2", "' OR '1'='1", 30);
@@ -157,9 +216,15 @@ fn atk_10_concurrent_acquires_have_exactly_one_winner() {
             })
         })
         .collect();
-    let replies: Vec<_> = handles.into_iter().map(|h| h.join().expect("racer")).collect();
+    let replies: Vec<_> = handles
+        .into_iter()
+        .map(|h| h.join().expect("racer"))
+        .collect();
     assert!(replies.iter().all(|r| r.status == 200), "{replies:?}");
-    let winners: Vec<_> = replies.iter().filter(|r| r.body["acquired"] == true).collect();
+    let winners: Vec<_> = replies
+        .iter()
+        .filter(|r| r.body["acquired"] == true)
+        .collect();
     assert_eq!(winners.len(), 1, "{replies:?}");
     assert_eq!(server.status("contended").body, winners[0].body["lock"]);
 }
@@ -173,10 +238,14 @@ fn atk_11_an_expired_lock_is_gone_and_fenced() {
     let old = server.acquire("r", "slow-worker", 1);
     std::thread::sleep(std::time::Duration::from_millis(1_100));
     server.status("r").assert_problem(404, "not-found");
-    server.renew("r", "slow-worker", 30).assert_problem(404, "not-found");
+    server
+        .renew("r", "slow-worker", 30)
+        .assert_problem(404, "not-found");
     let new = server.acquire("r", "fast-worker", 30);
     assert!(new.token() > old.token());
-    server.release("r", "slow-worker").assert_problem(403, "forbidden");
+    server
+        .release("r", "slow-worker")
+        .assert_problem(403, "forbidden");
     assert_eq!(server.status("r").body["owner"], "fast-worker");
 }
 
@@ -187,14 +256,29 @@ fn atk_12_a_10_kb_resource_name_is_refused() {
     let server = TestServer::start(&db, &[]);
     let name = "n".repeat(10 * 1024);
     let reply = server.acquire(&name, "o", 30);
-    assert_eq!(reply.error_codes(), vec![("resource".to_owned(), "too_long".to_owned())]);
-    server.status(&name).assert_problem(422, "validation-failed");
-    server.release(&name, "o").assert_problem(422, "validation-failed");
+    assert_eq!(
+        reply.error_codes(),
+        vec![("resource".to_owned(), "too_long".to_owned())]
+    );
+    server
+        .status(&name)
+        .assert_problem(422, "validation-failed");
+    server
+        .release(&name, "o")
+        .assert_problem(422, "validation-failed");
     let at_limit = "n".repeat(255);
     server.acquire(&at_limit, "o", 30).granted();
-    let body = format!(r#"{{"owner": "{}", "ttl_seconds": 30}}"#, "o".repeat(20_000));
+    let body = format!(
+        r#"{{"owner": "{}", "ttl_seconds": 30}}"#,
+        "o".repeat(20_000)
+    );
     server
-        .send_raw("POST", "/locks/r", Some("application/json"), body.as_bytes())
+        .send_raw(
+            "POST",
+            "/locks/r",
+            Some("application/json"),
+            body.as_bytes(),
+        )
         .assert_problem(413, "payload-too-large");
     assert_eq!(server.send("GET", "/healthz", None).status, 200);
 }
@@ -203,7 +287,9 @@ fn atk_12_a_10_kb_resource_name_is_refused() {
 fn percent_encode(raw: &str) -> String {
     raw.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()

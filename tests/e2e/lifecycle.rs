@@ -10,7 +10,12 @@ fn kill_9_and_restart_keeps_held_locks_and_their_tokens() {
     let db = TestDb::sqlite();
     let server = TestServer::start(&db, &[]);
     let held: Vec<_> = (0..8)
-        .map(|i| server.acquire(&format!("job:{i}"), &format!("worker-{i}"), 300).granted().clone())
+        .map(|i| {
+            server
+                .acquire(&format!("job:{i}"), &format!("worker-{i}"), 300)
+                .granted()
+                .clone()
+        })
         .collect();
     let released = server.acquire("released", "w", 300).token();
     assert_eq!(server.release("released", "w").status, 204);
@@ -25,12 +30,24 @@ fn kill_9_and_restart_keeps_held_locks_and_their_tokens() {
     let restarted = TestServer::start(&db, &[]);
     for lock in &held {
         let resource = lock["resource"].as_str().expect("resource");
-        assert_eq!(&restarted.status(resource).body, lock, "{resource} survived the crash unchanged");
-        assert_eq!(restarted.acquire(resource, "thief", 30).body["acquired"], false);
+        assert_eq!(
+            &restarted.status(resource).body,
+            lock,
+            "{resource} survived the crash unchanged"
+        );
+        assert_eq!(
+            restarted.acquire(resource, "thief", 30).body["acquired"],
+            false
+        );
     }
-    restarted.status("released").assert_problem(404, "not-found");
+    restarted
+        .status("released")
+        .assert_problem(404, "not-found");
     let after = restarted.acquire("released", "w", 30).token();
-    assert!(after > max_before, "tokens after the restart ({after}) exceed every earlier one ({max_before})");
+    assert!(
+        after > max_before,
+        "tokens after the restart ({after}) exceed every earlier one ({max_before})"
+    );
     let fresh = restarted.acquire("brand-new", "w", 30).token();
     assert!(fresh > max_before);
 }
@@ -47,14 +64,22 @@ fn sigterm_exits_zero() {
 #[test]
 fn an_unsupported_database_url_is_a_start_up_error() {
     let output = Command::new(lockd_binary())
-        .args(["--bind", "127.0.0.1:0", "--database-url", "mysql://root@localhost/x"])
+        .args([
+            "--bind",
+            "127.0.0.1:0",
+            "--database-url",
+            "mysql://root@localhost/x",
+        ])
         .env_remove("DATABASE_URL")
         .stdin(Stdio::null())
         .output()
         .expect("run lockd");
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("unsupported database URL scheme"), "{stderr}");
+    assert!(
+        stderr.contains("unsupported database URL scheme"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -62,7 +87,12 @@ fn a_sqlite_path_in_a_missing_directory_is_refused_not_created() {
     let dir = tempfile::tempdir().expect("temp dir");
     let missing = dir.path().join("typo").join("locks.db");
     let output = Command::new(lockd_binary())
-        .args(["--bind", "127.0.0.1:0", "--database-url", &format!("sqlite://{}", missing.display())])
+        .args([
+            "--bind",
+            "127.0.0.1:0",
+            "--database-url",
+            &format!("sqlite://{}", missing.display()),
+        ])
         .env_remove("DATABASE_URL")
         .stdin(Stdio::null())
         .output()

@@ -57,8 +57,12 @@ fn sixty_four_clients_on_eight_resources_never_overlap() {
                     // While we hold it, the server must say we hold it, with our token.
                     let status = server.status(&name);
                     requests += 1;
-                    if status.body["owner"] != owner.as_str() || status.body["fencing_token"] != token {
-                        failures.push(format!("while {owner} holds {name} with {token}: {status:?}"));
+                    if status.body["owner"] != owner.as_str()
+                        || status.body["fencing_token"] != token
+                    {
+                        failures.push(format!(
+                            "while {owner} holds {name} with {token}: {status:?}"
+                        ));
                     }
                     let releasing = Instant::now();
                     let released = server.release(&name, &owner);
@@ -88,7 +92,12 @@ fn sixty_four_clients_on_eight_resources_never_overlap() {
         denials += d;
         failures.extend(f);
     }
-    assert!(failures.is_empty(), "{} failures, first: {:?}", failures.len(), &failures[..failures.len().min(5)]);
+    assert!(
+        failures.is_empty(),
+        "{} failures, first: {:?}",
+        failures.len(),
+        &failures[..failures.len().min(5)]
+    );
 
     let mut by_resource: HashMap<usize, Vec<&Hold>> = HashMap::new();
     for hold in &holds {
@@ -97,7 +106,11 @@ fn sixty_four_clients_on_eight_resources_never_overlap() {
     for (resource, mut grants) in by_resource {
         grants.sort_by_key(|h| h.token);
         for pair in grants.windows(2) {
-            assert!(pair[0].token < pair[1].token, "token {} issued twice on res-{resource}", pair[0].token);
+            assert!(
+                pair[0].token < pair[1].token,
+                "token {} issued twice on res-{resource}",
+                pair[0].token
+            );
             // The next grant (by token) was answered only after the previous holder sent its
             // release: grants do not overlap, and tokens follow grant order.
             assert!(
@@ -114,7 +127,10 @@ fn sixty_four_clients_on_eight_resources_never_overlap() {
          {requests} requests ({:.0} req/s), 0 failures",
         requests as f64 / seconds as f64
     );
-    assert!(grants > 100, "too little progress to prove anything: {grants} grants");
+    assert!(
+        grants > 100,
+        "too little progress to prove anything: {grants} grants"
+    );
     let stderr = server.drain_stderr().join("\n");
     assert!(!stderr.contains("database is locked"), "{stderr}");
 }

@@ -39,7 +39,15 @@ impl TestServer {
     pub fn start(db: &TestDb, extra: &[&str]) -> Self {
         let mut command = Command::new(lockd_binary());
         command
-            .args(["serve", "--bind", "127.0.0.1:0", "--database-url", &db.url, "--log", "warn"])
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--database-url",
+                &db.url,
+                "--log",
+                "warn",
+            ])
             .args(extra)
             .env_remove("DATABASE_URL")
             .env_remove("RUST_LOG")
@@ -107,14 +115,21 @@ impl TestServer {
             if let Some(status) = self.child.try_wait().expect("wait lockd") {
                 return status;
             }
-            assert!(Instant::now() < deadline, "lockd did not exit within {within:?} of SIGTERM");
+            assert!(
+                Instant::now() < deadline,
+                "lockd did not exit within {within:?} of SIGTERM"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
 
     /// Everything lockd wrote to stderr since the last call (after start-up).
     pub fn drain_stderr(&self) -> Vec<String> {
-        self.stderr_lines.lock().expect("stderr lines").try_iter().collect()
+        self.stderr_lines
+            .lock()
+            .expect("stderr lines")
+            .try_iter()
+            .collect()
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -135,7 +150,13 @@ impl TestServer {
     }
 
     /// Sends a raw body with the given content type (or none).
-    pub fn send_raw(&self, method: &str, path: &str, content_type: Option<&str>, body: &[u8]) -> Reply {
+    pub fn send_raw(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Reply {
         let mut request = self.agent.request(method, &self.url(path));
         if let Some(content_type) = content_type {
             request = request.set("content-type", content_type);
@@ -195,7 +216,10 @@ impl From<Result<ureq::Response, ureq::Error>> for Reply {
             Err(error) => panic!("transport error: {error}"),
         };
         let status = response.status();
-        let content_type = response.header("content-type").unwrap_or_default().to_owned();
+        let content_type = response
+            .header("content-type")
+            .unwrap_or_default()
+            .to_owned();
         let headers = response
             .headers_names()
             .into_iter()
@@ -235,7 +259,9 @@ impl Reply {
     }
 
     pub fn token(&self) -> i64 {
-        self.granted()["fencing_token"].as_i64().expect("integer token")
+        self.granted()["fencing_token"]
+            .as_i64()
+            .expect("integer token")
     }
 
     /// Asserts a problem+json answer with this status and slug.
@@ -245,8 +271,16 @@ impl Reply {
         let kind = self.body["type"].as_str().unwrap_or_default();
         assert!(kind.ends_with(slug), "type {kind:?} should end in {slug}");
         assert_eq!(self.body["status"], status, "{self:?}");
-        assert!(self.body["title"].is_string() && self.body["detail"].is_string(), "{self:?}");
-        assert!(self.body["instance"].as_str().is_some_and(|i| i.starts_with('/')), "{self:?}");
+        assert!(
+            self.body["title"].is_string() && self.body["detail"].is_string(),
+            "{self:?}"
+        );
+        assert!(
+            self.body["instance"]
+                .as_str()
+                .is_some_and(|i| i.starts_with('/')),
+            "{self:?}"
+        );
     }
 
     /// The `code`s of a 422 answer's `errors`, by field.
@@ -293,5 +327,8 @@ fn chrono_like_parse(text: &str) -> i64 {
 #[test]
 fn timestamp_parser_agrees_with_known_instants() {
     assert_eq!(chrono_like_parse("1970-01-01T00:00:00.000Z"), 0);
-    assert_eq!(chrono_like_parse("2026-11-29T21:32:27.123Z"), 1_795_987_947_123);
+    assert_eq!(
+        chrono_like_parse("2026-11-29T21:32:27.123Z"),
+        1_795_987_947_123
+    );
 }

@@ -93,6 +93,9 @@ pub(crate) struct LockFields<'a> {
 /// # Errors
 /// 400 when it is empty, not UTF-8, not JSON, not an object, or repeats a known field.
 pub(crate) fn parse_object(body: &[u8]) -> Result<LockFields<'_>, ProblemKind> {
+    // serde_json skips unknown fields without decoding them: check the whole body first.
+    std::str::from_utf8(body)
+        .map_err(|e| ProblemKind::BadRequest(format!("the request body is not UTF-8: {e}")))?;
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     match first {
         None => Err(ProblemKind::BadRequest(
@@ -119,8 +122,13 @@ pub(crate) fn parse_object(body: &[u8]) -> Result<LockFields<'_>, ProblemKind> {
 pub(crate) fn owner_field(raw: Option<&RawValue>) -> Result<Owner, FieldError> {
     let raw = raw
         .ok_or_else(|| FieldError::new("owner", "required", "owner is required: a JSON string"))?;
-    let text: String = serde_json::from_str(raw.get())
-        .map_err(|_| FieldError::new("owner", "invalid_type", "owner must be a JSON string"))?;
+    let text: String = serde_json::from_str(raw.get()).map_err(|_| {
+        FieldError::new(
+            "owner",
+            "invalid_type",
+            "owner must be a JSON string of valid Unicode",
+        )
+    })?;
     Owner::parse(&text).map_err(|e| FieldError::new("owner", e.code(), format!("owner {e}")))
 }
 

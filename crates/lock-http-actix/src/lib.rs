@@ -15,6 +15,7 @@ mod resource_path;
 
 use std::sync::Arc;
 
+use actix_web::middleware::ErrorHandlers;
 use actix_web::web::{self, ServiceConfig};
 use lock_domain::{LockRepository, DEFAULT_MAX_TTL_SECONDS};
 
@@ -58,9 +59,14 @@ pub fn configure(
         openapi_json: openapi_json(),
     });
     move |cfg: &mut ServiceConfig| {
-        cfg.app_data(state);
-        locks::routes(cfg);
-        operations::routes(cfg);
-        cfg.default_service(web::to(problem::not_found_route));
+        cfg.app_data(state).service(
+            // One scope around every route, so that any error answer that did not come from
+            // `ApiError` (a missing Swagger UI file, an actix default) is still problem+json.
+            web::scope("")
+                .wrap(ErrorHandlers::new().default_handler(problem::into_problem_json))
+                .configure(locks::routes)
+                .configure(operations::routes)
+                .default_service(web::to(problem::not_found_route)),
+        );
     }
 }

@@ -1,7 +1,9 @@
 //! The one error type of the HTTP layer: every 4xx and 5xx answer, rendered as RFC 9457
 //! `application/problem+json`.
 
+use actix_web::dev::ServiceResponse;
 use actix_web::http::{header, StatusCode};
+use actix_web::middleware::ErrorHandlerResponse;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use lock_domain::RepositoryError;
 use serde::Serialize;
@@ -68,6 +70,8 @@ pub(crate) enum ProblemKind {
     Validation(Vec<FieldError>),
     Unavailable(RepositoryError),
     Internal(Box<dyn std::error::Error + Send + Sync>),
+    /// An error answer made elsewhere (actix, Swagger UI) with no problem body: keep its status.
+    Other(StatusCode),
 }
 
 impl ProblemKind {
@@ -116,6 +120,16 @@ impl ApiError {
             ProblemKind::Validation(_) => "validation-failed",
             ProblemKind::Unavailable(_) => "service-unavailable",
             ProblemKind::Internal(_) => "internal",
+            ProblemKind::Other(status) => match status.as_u16() {
+                400 => "bad-request",
+                404 => "not-found",
+                405 => "method-not-allowed",
+                413 => "payload-too-large",
+                415 => "unsupported-media-type",
+                503 => "service-unavailable",
+                _ if status.is_server_error() => "internal",
+                _ => "bad-request",
+            },
         }
     }
 
@@ -142,6 +156,7 @@ impl ApiError {
             ProblemKind::Internal(_) => {
                 "the server failed to answer; nothing is known to have changed".to_owned()
             }
+            ProblemKind::Other(status) => status.canonical_reason().unwrap_or("error").to_owned(),
         }
     }
 }
@@ -158,6 +173,7 @@ impl ResponseError for ApiError {
             ProblemKind::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ProblemKind::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ProblemKind::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ProblemKind::Other(status) => status,
         }
     }
 
@@ -197,6 +213,31 @@ impl ResponseError for ApiError {
         let body = serde_json::to_vec(&problem).unwrap_or_else(|_| b"{}".to_vec());
         response.body(body)
     }
+}
+
+/// Middleware hook: turns an error answer without a problem body into one, keeping its status
+/// and headers such as `Allow`. Answers that already are problem+json pass unchanged.
+pub(crate) fn into_problem_json<B>(
+    res: ServiceResponse<B>,
+) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    let is_problem = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/problem+json"));
+    if is_problem {
+        return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
+    }
+    let status = res.status();
+    let (req, original) = res.into_parts();
+    let mut problem = ProblemKind::Other(status).at(&req).error_response();
+    for (name, value) in original.headers() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            problem.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    Ok(ErrorHandlerResponse::Response(
+        ServiceResponse::new(req, problem).map_into_right_body(),
+    ))
 }
 
 fn cause_chain(error: &(dyn std::error::Error + 'static)) -> String {
