@@ -16,6 +16,9 @@ mod row;
 mod schema;
 mod sqlite;
 
+#[cfg(feature = "testing")]
+pub mod testing;
+
 pub use database_url::{DatabaseUrl, DatabaseUrlError};
 pub use error::StoreError;
 pub use repository::{DieselLockRepository, StoreConfig};

@@ -1,0 +1,45 @@
+//! The repository contract suite against PostgreSQL: a fresh database per test, created and
+//! dropped by the test. The server's clock decides expiry, so the harness advances by sleeping.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use lock_domain::testing::contract::Harness;
+use lock_domain::testing::ManualClock;
+use lock_domain::LockRepository;
+use lock_store_diesel::testing::TestDatabase;
+use lock_store_diesel::{DieselLockRepository, StoreConfig};
+
+struct PostgresHarness {
+    db: TestDatabase,
+}
+
+impl PostgresHarness {
+    fn new() -> Option<Self> {
+        TestDatabase::postgres().map(|db| Self { db })
+    }
+}
+
+#[async_trait]
+impl Harness for PostgresHarness {
+    async fn open(&self) -> Arc<dyn LockRepository> {
+        let config = StoreConfig::new(self.db.url().clone());
+        // A manual clock that never moves: PostgreSQL must not use it.
+        let clock = Arc::new(ManualClock::new());
+        let repo = tokio::task::spawn_blocking(move || DieselLockRepository::open(&config, clock))
+            .await
+            .expect("open task")
+            .expect("open the PostgreSQL store");
+        Arc::new(repo)
+    }
+
+    async fn advance(&self, by: Duration) {
+        tokio::time::sleep(by).await;
+    }
+}
+
+lock_domain::repository_contract_suite!(match PostgresHarness::new() {
+    Some(harness) => harness,
+    None => return,
+});
