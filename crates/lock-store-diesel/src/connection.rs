@@ -55,7 +55,13 @@ impl ConnectionManager {
                 conn.batch_execute(&pragmas)?;
                 Ok(DbConnection::Sqlite(conn))
             }
-            DatabaseUrl::Postgres(url) => Ok(DbConnection::Postgres(PgConnection::establish(url)?)),
+            DatabaseUrl::Postgres(url) => {
+                let mut conn = PgConnection::establish(url)?;
+                // Bounds every statement: no request waits on the database forever, and the
+                // sweeper's grace (60 s) stays far longer than any statement can run.
+                conn.batch_execute("SET statement_timeout = '10s'")?;
+                Ok(DbConnection::Postgres(conn))
+            }
         }
     }
 }

@@ -15,6 +15,7 @@ mod repository;
 mod row;
 mod schema;
 mod sqlite;
+mod sweeper;
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -22,3 +23,4 @@ pub mod testing;
 pub use database_url::{DatabaseUrl, DatabaseUrlError};
 pub use error::StoreError;
 pub use repository::{DieselLockRepository, StoreConfig};
+pub use sweeper::{run_sweeper, SWEEP_GRACE};

@@ -5,14 +5,18 @@
 //! Fencing tokens come from the `fencing_tokens` sequence. A release does not delete the row but
 //! ends its lease (`expires_at_ms = now`), so every later grant of the resource goes through the
 //! `DO UPDATE` branch and draws its token while it holds the row lock: grants of one resource are
-//! serialized by that lock and their tokens are drawn in the same order.
+//! serialized by that lock and their tokens are drawn in the same order. Only the first grant of
+//! a resource (or the first after the sweeper deleted its row) takes the token drawn in `VALUES`
+//! before the row exists; the sweeper deletes only rows expired for longer than its grace, far
+//! longer than `statement_timeout`, so no statement can still hold a token drawn before the last
+//! grant of a row it is about to recreate.
 
 use diesel::pg::PgConnection;
 use diesel::sql_types::{BigInt, Text};
-use diesel::{Connection, OptionalExtension, QueryResult, QueryableByName, RunQueryDsl};
-use lock_domain::{
-    decide_release, decide_renew, Lock, Owner, ReleaseResult, RenewDecision, ResourceName, Ttl,
-};
+use diesel::{OptionalExtension, QueryResult, RunQueryDsl};
+use lock_domain::{Owner, ReleaseResult, RepositoryError, ResourceName, Ttl};
+
+use crate::error::from_query;
 
 use crate::repository::RenewRow;
 use crate::row::LockRow;
@@ -39,23 +43,33 @@ SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
 FROM distributed_locks
 WHERE resource = $1 AND expires_at_ms > FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT";
 
-/// The current row, locked for the rest of the transaction, with the server's "now".
-const LOCK_ROW: &str = "\
-SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token,
-       FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS now_ms
-FROM distributed_locks WHERE resource = $1 FOR UPDATE";
+/// Ends the caller's live lease. The row stays (expired) so that the next grant draws its token
+/// under the row lock; the sweeper deletes it later.
+const RELEASE: &str = "\
+UPDATE distributed_locks AS l SET expires_at_ms = n.ms
+FROM (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms) AS n
+WHERE l.resource = $1 AND l.owner = $2 AND l.expires_at_ms > n.ms
+RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token";
 
-const SET_EXPIRY: &str = "\
-UPDATE distributed_locks SET expires_at_ms = $2 WHERE resource = $1
-RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
+const RENEW: &str = "\
+UPDATE distributed_locks AS l SET expires_at_ms = n.ms + $3
+FROM (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms) AS n
+WHERE l.resource = $1 AND l.owner = $2 AND l.expires_at_ms > n.ms
+RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token";
 
-#[derive(QueryableByName)]
-struct LockedRow {
-    #[diesel(embed)]
-    lock_row: LockRow,
-    #[diesel(sql_type = BigInt)]
-    now_ms: i64,
-}
+/// Deletes up to `$2` rows whose lease ended more than `$1` ms ago. Rows that a concurrent grant
+/// holds locked are skipped, and locked rows are re-checked against their newest version.
+const SWEEP: &str = "\
+DELETE FROM distributed_locks WHERE resource IN (
+    SELECT resource FROM distributed_locks
+    WHERE expires_at_ms <= FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT - $1
+    ORDER BY expires_at_ms
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED)";
+
+/// How often a release or renew re-runs after its conditional write matched nothing but the
+/// caller's own live lock appeared (it was granted to the caller concurrently).
+const MAX_ATTEMPTS: usize = 8;
 
 pub(crate) fn acquire(
     conn: &mut PgConnection,
@@ -81,70 +95,86 @@ pub(crate) fn status(
         .optional()
 }
 
-/// Locks the row and returns it as a domain lock with the server's now, or just the now.
-fn locked(
-    conn: &mut PgConnection,
-    resource: &ResourceName,
-) -> QueryResult<(Option<Lock>, chrono::DateTime<chrono::Utc>, i64)> {
-    let now_sql =
-        "SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS now_ms";
-    let row = diesel::sql_query(LOCK_ROW)
-        .bind::<Text, _>(resource.as_str())
-        .get_result::<LockedRow>(conn)
-        .optional()?;
-    let (lock, now_ms) = match row {
-        Some(LockedRow { lock_row, now_ms }) => (Lock::try_from(lock_row).ok(), now_ms),
-        None => {
-            #[derive(QueryableByName)]
-            struct Now {
-                #[diesel(sql_type = BigInt)]
-                now_ms: i64,
-            }
-            (
-                None,
-                diesel::sql_query(now_sql).get_result::<Now>(conn)?.now_ms,
-            )
-        }
-    };
-    let now = chrono::DateTime::from_timestamp_millis(now_ms).unwrap_or_default();
-    Ok((lock, now, now_ms))
+/// The caller's own lock kept appearing and disappearing under a release or renew.
+#[derive(Debug, thiserror::Error)]
+#[error("the lock kept changing during the request; retry")]
+struct KeptChanging;
+
+/// Who holds the live lock when a conditional write matched nothing.
+enum Miss {
+    NotFound,
+    Forbidden,
+    /// The caller's own lock is live now: run the write again.
+    Retry,
 }
 
+fn classify_miss(
+    conn: &mut PgConnection,
+    resource: &ResourceName,
+    owner: &Owner,
+) -> QueryResult<Miss> {
+    Ok(match status(conn, resource)? {
+        None => Miss::NotFound,
+        Some(row) if row.owner == owner.as_str() => Miss::Retry,
+        Some(_) => Miss::Forbidden,
+    })
+}
+
+/// Release as one conditional write; a read afterwards tells 403 from 404 when it matched nothing.
 pub(crate) fn release(
     conn: &mut PgConnection,
     resource: &ResourceName,
     owner: &Owner,
-) -> QueryResult<ReleaseResult> {
-    conn.transaction(|conn| {
-        let (lock, now, now_ms) = locked(conn, resource)?;
-        let result = decide_release(lock.as_ref(), owner, now);
-        if result == ReleaseResult::Released {
-            diesel::sql_query(SET_EXPIRY)
-                .bind::<Text, _>(resource.as_str())
-                .bind::<BigInt, _>(now_ms)
-                .execute(conn)?;
+) -> Result<ReleaseResult, RepositoryError> {
+    for _ in 0..MAX_ATTEMPTS {
+        let released = diesel::sql_query(RELEASE)
+            .bind::<Text, _>(resource.as_str())
+            .bind::<Text, _>(owner.as_str())
+            .get_result::<LockRow>(conn)
+            .optional()
+            .map_err(from_query)?;
+        if released.is_some() {
+            return Ok(ReleaseResult::Released);
         }
-        Ok(result)
-    })
+        match classify_miss(conn, resource, owner).map_err(from_query)? {
+            Miss::NotFound => return Ok(ReleaseResult::NotFound),
+            Miss::Forbidden => return Ok(ReleaseResult::Forbidden),
+            Miss::Retry => {}
+        }
+    }
+    Err(RepositoryError::unavailable(KeptChanging))
 }
 
+/// Renew as one conditional write; a read afterwards tells 403 from 404 when it matched nothing.
 pub(crate) fn renew(
     conn: &mut PgConnection,
     resource: &ResourceName,
     owner: &Owner,
     ttl: Ttl,
-) -> QueryResult<RenewRow> {
-    conn.transaction(|conn| {
-        let (lock, now, now_ms) = locked(conn, resource)?;
-        Ok(match decide_renew(lock.as_ref(), owner, now) {
-            RenewDecision::NotFound => RenewRow::NotFound,
-            RenewDecision::Forbidden => RenewRow::Forbidden,
-            RenewDecision::Renew => RenewRow::Renewed(
-                diesel::sql_query(SET_EXPIRY)
-                    .bind::<Text, _>(resource.as_str())
-                    .bind::<BigInt, _>(now_ms + i64::from(ttl.seconds()) * 1_000)
-                    .get_result::<LockRow>(conn)?,
-            ),
-        })
-    })
+) -> Result<RenewRow, RepositoryError> {
+    for _ in 0..MAX_ATTEMPTS {
+        let renewed = diesel::sql_query(RENEW)
+            .bind::<Text, _>(resource.as_str())
+            .bind::<Text, _>(owner.as_str())
+            .bind::<BigInt, _>(i64::from(ttl.seconds()) * 1_000)
+            .get_result::<LockRow>(conn)
+            .optional()
+            .map_err(from_query)?;
+        if let Some(row) = renewed {
+            return Ok(RenewRow::Renewed(row));
+        }
+        match classify_miss(conn, resource, owner).map_err(from_query)? {
+            Miss::NotFound => return Ok(RenewRow::NotFound),
+            Miss::Forbidden => return Ok(RenewRow::Forbidden),
+            Miss::Retry => {}
+        }
+    }
+    Err(RepositoryError::unavailable(KeptChanging))
+}
+
+pub(crate) fn sweep(conn: &mut PgConnection, grace_ms: i64, batch: i64) -> QueryResult<usize> {
+    diesel::sql_query(SWEEP)
+        .bind::<BigInt, _>(grace_ms)
+        .bind::<BigInt, _>(batch)
+        .execute(conn)
 }

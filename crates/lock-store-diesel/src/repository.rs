@@ -25,6 +25,9 @@ pub struct StoreConfig {
     pub connection_timeout: Duration,
     /// How long SQLite waits for another process's write lock before giving up.
     pub sqlite_busy_timeout: Duration,
+    /// How long after its expiry a row may be swept (default [`crate::SWEEP_GRACE`]). On
+    /// PostgreSQL it must stay well above the 10 s `statement_timeout`.
+    pub sweep_grace: Duration,
 }
 
 impl StoreConfig {
@@ -34,6 +37,7 @@ impl StoreConfig {
             pool_size: None,
             connection_timeout: Duration::from_secs(2),
             sqlite_busy_timeout: Duration::from_secs(5),
+            sweep_grace: crate::SWEEP_GRACE,
         }
     }
 }
@@ -54,6 +58,7 @@ pub struct DieselLockRepository {
 struct Inner {
     pool: r2d2::Pool<ConnectionManager>,
     clock: Arc<dyn Clock>,
+    sweep_grace: Duration,
     /// On SQLite, writers of this process queue here rather than in SQLite's busy handler,
     /// which sleeps in coarse steps; other processes still meet the busy timeout.
     sqlite_writer: Option<Mutex<()>>,
@@ -120,6 +125,7 @@ impl DieselLockRepository {
             inner: Arc::new(Inner {
                 pool,
                 clock,
+                sweep_grace: config.sweep_grace,
                 sqlite_writer: is_sqlite.then(|| Mutex::new(())),
             }),
         })
@@ -144,6 +150,26 @@ impl DieselLockRepository {
         })
         .await
         .map_err(RepositoryError::internal)?
+    }
+}
+
+impl DieselLockRepository {
+    /// Deletes at most `batch` rows whose lease ended more than the sweep grace ago and
+    /// returns how many it deleted. Live locks and recently ended ones are never touched; fencing
+    /// tokens do not depend on the rows, so they keep increasing across sweeps.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the database fails.
+    pub async fn sweep_expired(&self, batch: u32) -> Result<usize, RepositoryError> {
+        let grace_ms = self.inner.sweep_grace.as_millis() as i64;
+        self.run(true, move |conn, now_ms| {
+            match conn {
+                DbConnection::Sqlite(c) => sqlite::sweep(c, now_ms - grace_ms, i64::from(batch)),
+                DbConnection::Postgres(c) => postgres::sweep(c, grace_ms, i64::from(batch)),
+            }
+            .map_err(from_query)
+        })
+        .await
     }
 }
 
@@ -187,12 +213,11 @@ impl LockRepository for DieselLockRepository {
         resource: ResourceName,
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError> {
-        self.run(true, move |conn, now_ms| {
-            match conn {
-                DbConnection::Sqlite(c) => sqlite::release(c, &resource, &owner, now_ms),
-                DbConnection::Postgres(c) => postgres::release(c, &resource, &owner),
+        self.run(true, move |conn, now_ms| match conn {
+            DbConnection::Sqlite(c) => {
+                sqlite::release(c, &resource, &owner, now_ms).map_err(from_query)
             }
-            .map_err(from_query)
+            DbConnection::Postgres(c) => postgres::release(c, &resource, &owner),
         })
         .await
     }
@@ -205,10 +230,11 @@ impl LockRepository for DieselLockRepository {
     ) -> Result<RenewResult, RepositoryError> {
         self.run(true, move |conn, now_ms| {
             let row = match conn {
-                DbConnection::Sqlite(c) => sqlite::renew(c, &resource, &owner, ttl, now_ms),
+                DbConnection::Sqlite(c) => {
+                    sqlite::renew(c, &resource, &owner, ttl, now_ms).map_err(from_query)
+                }
                 DbConnection::Postgres(c) => postgres::renew(c, &resource, &owner, ttl),
-            }
-            .map_err(from_query)?;
+            }?;
             Ok(match row {
                 RenewRow::Renewed(row) => RenewResult::Renewed(Lock::try_from(row)?),
                 RenewRow::NotFound => RenewResult::NotFound,

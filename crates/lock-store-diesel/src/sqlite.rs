@@ -36,6 +36,11 @@ const RELEASE: &str = "\
 DELETE FROM distributed_locks WHERE resource = ?1 AND owner = ?2 AND expires_at_ms > ?3
 RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
 
+/// Deletes up to `?2` rows whose lease ended at or before `?1`.
+const SWEEP: &str = "\
+DELETE FROM distributed_locks WHERE resource IN (
+    SELECT resource FROM distributed_locks WHERE expires_at_ms <= ?1 ORDER BY expires_at_ms LIMIT ?2)";
+
 const RENEW: &str = "\
 UPDATE distributed_locks SET expires_at_ms = ?3
 WHERE resource = ?1 AND owner = ?2 AND expires_at_ms > ?4
@@ -116,5 +121,18 @@ pub(crate) fn renew(
             None if status(conn, resource, now_ms)?.is_some() => RenewRow::Forbidden,
             None => RenewRow::NotFound,
         })
+    })
+}
+
+pub(crate) fn sweep(
+    conn: &mut SqliteConnection,
+    expired_before_ms: i64,
+    batch: i64,
+) -> QueryResult<usize> {
+    conn.immediate_transaction(|conn| {
+        diesel::sql_query(SWEEP)
+            .bind::<BigInt, _>(expired_before_ms)
+            .bind::<BigInt, _>(batch)
+            .execute(conn)
     })
 }

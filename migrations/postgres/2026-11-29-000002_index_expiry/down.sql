@@ -1,0 +1,1 @@
+DROP INDEX distributed_locks_expires_at;
