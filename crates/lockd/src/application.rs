@@ -35,7 +35,11 @@ pub enum StartupError {
 pub struct Application {
     server: Server,
     addr: SocketAddr,
+    sweeper: actix_web::rt::task::JoinHandle<()>,
 }
+
+/// Rows deleted per sweep batch: bounded, so a sweep never holds the write lock for long.
+const SWEEP_BATCH: u32 = 1_000;
 
 impl Application {
     /// Opens the database (retrying an unreachable one for the start-up timeout), runs the
@@ -44,7 +48,13 @@ impl Application {
     /// # Errors
     /// [`StartupError`] when the database cannot be opened or the address cannot be bound.
     pub async fn build(args: &ServeArgs) -> Result<Self, StartupError> {
-        let repo: Arc<dyn LockRepository> = Arc::new(open_store(args).await?);
+        let store = open_store(args).await?;
+        let sweeper = actix_web::rt::spawn(lock_store_diesel::run_sweeper(
+            store.clone(),
+            Duration::from_secs(args.sweep_interval_seconds),
+            SWEEP_BATCH,
+        ));
+        let repo: Arc<dyn LockRepository> = Arc::new(store);
         let listener = TcpListener::bind(args.bind).map_err(|source| StartupError::Bind {
             addr: args.bind,
             source,
@@ -74,6 +84,7 @@ impl Application {
         Ok(Self {
             server: server.run(),
             addr,
+            sweeper,
         })
     }
 
@@ -85,7 +96,9 @@ impl Application {
     /// Serves until SIGTERM or Ctrl-C, then stops accepting, lets in-flight requests finish
     /// (up to the shutdown grace period) and returns.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        self.server.await
+        let result = self.server.await;
+        self.sweeper.abort();
+        result
     }
 }
 

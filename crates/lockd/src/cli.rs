@@ -67,6 +67,11 @@ pub struct ServeArgs {
     #[arg(long, env = "LOCKD_SHUTDOWN_GRACE_SECONDS", default_value_t = 30)]
     pub shutdown_grace_seconds: u64,
 
+    /// Seconds between sweeps that delete the rows of locks expired for over a minute.
+    #[arg(long, env = "LOCKD_SWEEP_INTERVAL_SECONDS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub sweep_interval_seconds: u64,
+
     /// HTTP worker threads [default: the number of CPUs].
     #[arg(long, env = "LOCKD_WORKERS", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub workers: Option<u32>,
