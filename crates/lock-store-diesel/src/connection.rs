@@ -30,13 +30,22 @@ pub(crate) enum ConnectError {
 pub(crate) struct ConnectionManager {
     url: DatabaseUrl,
     sqlite_busy_timeout: Duration,
+    connect_timeout: Duration,
+    statement_timeout: Duration,
 }
 
 impl ConnectionManager {
-    pub(crate) fn new(url: DatabaseUrl, sqlite_busy_timeout: Duration) -> Self {
+    pub(crate) fn new(
+        url: DatabaseUrl,
+        sqlite_busy_timeout: Duration,
+        connect_timeout: Duration,
+        statement_timeout: Duration,
+    ) -> Self {
         Self {
             url,
             sqlite_busy_timeout,
+            connect_timeout,
+            statement_timeout,
         }
     }
 
@@ -56,10 +65,15 @@ impl ConnectionManager {
                 Ok(DbConnection::Sqlite(conn))
             }
             DatabaseUrl::Postgres(url) => {
-                let mut conn = PgConnection::establish(url)?;
-                // Bounds every statement: no request waits on the database forever, and the
-                // sweeper's grace (60 s) stays far longer than any statement can run.
-                conn.batch_execute("SET statement_timeout = '10s'")?;
+                let mut conn =
+                    PgConnection::establish(&with_connect_timeout(url, self.connect_timeout))?;
+                // The server cancels any statement that runs past this, so a request that the
+                // store gives up on (see `StoreConfig::operation_timeout`) changes nothing; and
+                // the sweeper's grace (60 s) stays far longer than any statement can run.
+                conn.batch_execute(&format!(
+                    "SET statement_timeout = {}",
+                    self.statement_timeout.as_millis()
+                ))?;
                 Ok(DbConnection::Postgres(conn))
             }
         }
@@ -87,5 +101,44 @@ impl r2d2::ManageConnection for ConnectionManager {
             DbConnection::Sqlite(c) => c.is_broken(),
             DbConnection::Postgres(c) => c.is_broken(),
         }
+    }
+}
+
+/// Adds libpq's `connect_timeout` (whole seconds, at least 1) unless the URL sets one: a database
+/// that accepts TCP but never answers must not stall the pool's connection threads forever.
+fn with_connect_timeout(url: &str, timeout: Duration) -> String {
+    if url.contains("connect_timeout=") {
+        return url.to_owned();
+    }
+    let separator = if url.contains('?') { '&' } else { '?' };
+    format!(
+        "{url}{separator}connect_timeout={}",
+        timeout.as_secs().max(1)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connect_timeout_is_added_once() {
+        let two = Duration::from_secs(2);
+        assert_eq!(
+            with_connect_timeout("postgres://h/db", two),
+            "postgres://h/db?connect_timeout=2"
+        );
+        assert_eq!(
+            with_connect_timeout("postgres://h/db?sslmode=disable", two),
+            "postgres://h/db?sslmode=disable&connect_timeout=2"
+        );
+        assert_eq!(
+            with_connect_timeout("postgres://h/db?connect_timeout=9", two),
+            "postgres://h/db?connect_timeout=9"
+        );
+        assert_eq!(
+            with_connect_timeout("postgres://h/db", Duration::from_millis(300)),
+            "postgres://h/db?connect_timeout=1"
+        );
     }
 }

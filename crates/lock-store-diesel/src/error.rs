@@ -47,6 +47,8 @@ fn is_unavailable(error: &DieselError) -> bool {
             [
                 "database is locked",
                 "database is full",
+                "disk is full",
+                "canceling statement due to statement timeout",
                 "disk i/o error",
                 "readonly database",
                 "unable to open database",

@@ -26,8 +26,10 @@ pub struct StoreConfig {
     /// How long SQLite waits for another process's write lock before giving up.
     pub sqlite_busy_timeout: Duration,
     /// How long after its expiry a row may be swept (default [`crate::SWEEP_GRACE`]). On
-    /// PostgreSQL it must stay well above the 10 s `statement_timeout`.
+    /// PostgreSQL it must stay well above `statement_timeout`.
     pub sweep_grace: Duration,
+    /// PostgreSQL: the server cancels statements running longer than this (default 2 s).
+    pub statement_timeout: Duration,
 }
 
 impl StoreConfig {
@@ -38,9 +40,24 @@ impl StoreConfig {
             connection_timeout: Duration::from_secs(2),
             sqlite_busy_timeout: Duration::from_secs(5),
             sweep_grace: crate::SWEEP_GRACE,
+            statement_timeout: Duration::from_secs(2),
         }
     }
+
+    /// PostgreSQL: how long an operation may take in all (waiting for a connection, then the
+    /// statement) before the store gives up and reports the database unavailable. It is longer
+    /// than the statement timeout, so by the time the caller hears 503 the server has cancelled
+    /// the statement: nothing it was asked to do has happened. (SQLite has no such cut-off: a
+    /// local file does not vanish; its writers wait at most the busy timeout.)
+    pub fn operation_timeout(&self) -> Duration {
+        self.connection_timeout + self.statement_timeout + Duration::from_millis(500)
+    }
 }
+
+/// The database did not answer within the operation timeout.
+#[derive(Debug, thiserror::Error)]
+#[error("the database did not answer within {0:?}")]
+struct NoAnswer(Duration);
 
 /// The outcome of a renew, as the backend statements report it.
 pub(crate) enum RenewRow {
@@ -59,6 +76,8 @@ struct Inner {
     pool: r2d2::Pool<ConnectionManager>,
     clock: Arc<dyn Clock>,
     sweep_grace: Duration,
+    /// PostgreSQL only: see [`StoreConfig::operation_timeout`].
+    operation_timeout: Option<Duration>,
     /// On SQLite, writers of this process queue here rather than in SQLite's busy handler,
     /// which sleeps in coarse steps; other processes still meet the busy timeout.
     sqlite_writer: Option<Mutex<()>>,
@@ -94,7 +113,12 @@ impl DieselLockRepository {
                 });
             }
         }
-        let manager = ConnectionManager::new(config.url.clone(), config.sqlite_busy_timeout);
+        let manager = ConnectionManager::new(
+            config.url.clone(),
+            config.sqlite_busy_timeout,
+            config.connection_timeout,
+            config.statement_timeout,
+        );
         let mut first = manager.establish().map_err(|e| StoreError::Unreachable {
             url: url.clone(),
             reason: error_chain(&e),
@@ -126,6 +150,7 @@ impl DieselLockRepository {
                 pool,
                 clock,
                 sweep_grace: config.sweep_grace,
+                operation_timeout: (!is_sqlite).then(|| config.operation_timeout()),
                 sqlite_writer: is_sqlite.then(|| Mutex::new(())),
             }),
         })
@@ -139,7 +164,8 @@ impl DieselLockRepository {
         F: FnOnce(&mut DbConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
     {
         let inner = Arc::clone(&self.inner);
-        tokio::task::spawn_blocking(move || {
+        let operation_timeout = inner.operation_timeout;
+        let work = tokio::task::spawn_blocking(move || {
             let _writer = match (&inner.sqlite_writer, writes) {
                 (Some(writer), true) => Some(writer.lock().unwrap_or_else(|p| p.into_inner())),
                 _ => None,
@@ -147,9 +173,16 @@ impl DieselLockRepository {
             let mut conn = inner.pool.get().map_err(from_pool)?;
             let now_ms = inner.clock.now().timestamp_millis();
             op(&mut conn, now_ms)
-        })
-        .await
-        .map_err(RepositoryError::internal)?
+        });
+        let joined = match operation_timeout {
+            // A database that stopped answering (a black-holed connection) must not hold the
+            // request: give up, and let the blocking thread finish or fail on its own.
+            Some(limit) => tokio::time::timeout(limit, work)
+                .await
+                .map_err(|_| RepositoryError::unavailable(NoAnswer(limit)))?,
+            None => work.await,
+        };
+        joined.map_err(RepositoryError::internal)?
     }
 }
 
