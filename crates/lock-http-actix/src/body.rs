@@ -80,12 +80,25 @@ fn check_media_type(req: &HttpRequest) -> Result<(), ProblemKind> {
 /// The fields a lock request may carry, still as raw JSON: their types are checked one by one, so
 /// that each wrong field gets its own 422 entry (and `1e400` is a wrong type, not a parse error).
 /// Unknown fields are ignored; a known field given twice is a 400.
+/// A field given as `null` is kept (as the raw text `null`), so that it is refused like any other
+/// wrong value instead of being taken for an absent field.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct LockFields<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "present")]
     pub owner: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "present")]
     pub ttl_seconds: Option<&'a RawValue>,
+}
+
+fn present<'de, D>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+fn is_null(raw: &RawValue) -> bool {
+    raw.get() == "null"
 }
 
 /// Parses a body that must be a JSON object.
@@ -121,6 +134,7 @@ pub(crate) fn parse_object(body: &[u8]) -> Result<LockFields<'_>, ProblemKind> {
 /// The `owner` field: a required JSON string, trimmed and validated by the domain.
 pub(crate) fn owner_field(raw: Option<&RawValue>) -> Result<Owner, FieldError> {
     let raw = raw
+        .filter(|raw| !is_null(raw))
         .ok_or_else(|| FieldError::new("owner", "required", "owner is required: a JSON string"))?;
     let text: String = serde_json::from_str(raw.get()).map_err(|_| {
         FieldError::new(
@@ -135,7 +149,7 @@ pub(crate) fn owner_field(raw: Option<&RawValue>) -> Result<Owner, FieldError> {
 /// The `ttl_seconds` field: a required JSON integer in `1..=max_seconds`.
 pub(crate) fn ttl_field(raw: Option<&RawValue>, max_seconds: u32) -> Result<Ttl, FieldError> {
     let range = format!("an integer number of seconds between 1 and {max_seconds}");
-    let raw = raw.ok_or_else(|| {
+    let raw = raw.filter(|raw| !is_null(raw)).ok_or_else(|| {
         FieldError::new(
             "ttl_seconds",
             "required",
