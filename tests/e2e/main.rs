@@ -10,4 +10,5 @@ mod documents;
 mod holds;
 mod lifecycle;
 mod load;
+mod multi_instance;
 mod server;
