@@ -3,14 +3,28 @@
 
 use std::sync::{Arc, Barrier};
 
+use lock_store_diesel::testing::TestDatabase;
 use serde_json::json;
 
-use crate::server::{TestDb, TestServer};
+use crate::server::TestServer;
+
+on_both_backends!(
+    atk_01_release_by_another_owner_is_forbidden_and_changes_nothing,
+    atk_02_renew_by_another_owner_is_forbidden_and_changes_nothing,
+    atk_03_owner_look_alikes_are_not_the_owner,
+    atk_04_zero_and_negative_ttls_are_refused,
+    atk_05_huge_ttls_are_refused,
+    atk_06_ttls_of_the_wrong_type_are_refused,
+    atk_07_injection_looking_resource_names_are_literal_data,
+    atk_08_injection_looking_owners_are_literal_data,
+    atk_09_same_owner_reacquire_keeps_the_token_and_others_cannot,
+    atk_10_concurrent_acquires_have_exactly_one_winner,
+    atk_11_an_expired_lock_is_gone_and_fenced,
+    atk_12_a_10_kb_resource_name_is_refused,
+);
 
 /// ATK-01: someone who is not the holder releases the lock.
-#[test]
-fn atk_01_release_by_another_owner_is_forbidden_and_changes_nothing() {
-    let db = TestDb::sqlite();
+fn atk_01_release_by_another_owner_is_forbidden_and_changes_nothing(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let lock = server
         .acquire("payment:42", "worker-7", 30)
@@ -27,9 +41,7 @@ fn atk_01_release_by_another_owner_is_forbidden_and_changes_nothing() {
 
 /// ATK-02: someone who is not the holder extends the lease (to keep the holder's lock alive, or
 /// to shorten it).
-#[test]
-fn atk_02_renew_by_another_owner_is_forbidden_and_changes_nothing() {
-    let db = TestDb::sqlite();
+fn atk_02_renew_by_another_owner_is_forbidden_and_changes_nothing(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let lock = server
         .acquire("payment:42", "worker-7", 30)
@@ -45,9 +57,7 @@ fn atk_02_renew_by_another_owner_is_forbidden_and_changes_nothing() {
 }
 
 /// ATK-03: owner look-alikes (other case, padding, invisible control characters).
-#[test]
-fn atk_03_owner_look_alikes_are_not_the_owner() {
-    let db = TestDb::sqlite();
+fn atk_03_owner_look_alikes_are_not_the_owner(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let lock = server.acquire("r", "worker-7", 30).granted().clone();
     for look_alike in ["Worker-7", "WORKER-7", "worker-7 x", "worker_7"] {
@@ -69,9 +79,7 @@ fn atk_03_owner_look_alikes_are_not_the_owner() {
 }
 
 /// ATK-04: zero or negative TTLs (a lock that is born expired, or lives in the past).
-#[test]
-fn atk_04_zero_and_negative_ttls_are_refused() {
-    let db = TestDb::sqlite();
+fn atk_04_zero_and_negative_ttls_are_refused(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     for ttl in [0, -1, -86_400, i64::MIN] {
         let reply = server.acquire("r", "o", ttl);
@@ -84,9 +92,7 @@ fn atk_04_zero_and_negative_ttls_are_refused() {
 }
 
 /// ATK-05: TTLs beyond the maximum, beyond i64, or beyond f64 (a lock held forever).
-#[test]
-fn atk_05_huge_ttls_are_refused() {
-    let db = TestDb::sqlite();
+fn atk_05_huge_ttls_are_refused(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     for ttl in [
         "86401",
@@ -109,9 +115,7 @@ fn atk_05_huge_ttls_are_refused() {
 }
 
 /// ATK-06: TTLs of the wrong JSON type, which lax parsers coerce.
-#[test]
-fn atk_06_ttls_of_the_wrong_type_are_refused() {
-    let db = TestDb::sqlite();
+fn atk_06_ttls_of_the_wrong_type_are_refused(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     for ttl in [
         json!("3600"),
@@ -134,9 +138,7 @@ fn atk_06_ttls_of_the_wrong_type_are_refused() {
 }
 
 /// ATK-07: SQL injection through the resource name.
-#[test]
-fn atk_07_injection_looking_resource_names_are_literal_data() {
-    let db = TestDb::sqlite();
+fn atk_07_injection_looking_resource_names_are_literal_data(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let victim = server.acquire("victim", "owner-v", 30).granted().clone();
     let names = [
@@ -170,9 +172,7 @@ fn atk_07_injection_looking_resource_names_are_literal_data() {
 }
 
 /// ATK-08: SQL injection through the owner.
-#[test]
-fn atk_08_injection_looking_owners_are_literal_data() {
-    let db = TestDb::sqlite();
+fn atk_08_injection_looking_owners_are_literal_data(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let lock = server.acquire("r", "worker-7", 30).granted().clone();
     for owner in ["' OR '1'='1", "worker-7' --", "x' OR owner <> '"] {
@@ -187,9 +187,7 @@ fn atk_08_injection_looking_owners_are_literal_data() {
 }
 
 /// ATK-09: abusing re-acquire: the holder re-acquiring keeps its token; nobody else can.
-#[test]
-fn atk_09_same_owner_reacquire_keeps_the_token_and_others_cannot() {
-    let db = TestDb::sqlite();
+fn atk_09_same_owner_reacquire_keeps_the_token_and_others_cannot(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let first = server.acquire("r", "worker-7", 30);
     let again = server.acquire("r", "worker-7", 60);
@@ -201,9 +199,7 @@ fn atk_09_same_owner_reacquire_keeps_the_token_and_others_cannot() {
 }
 
 /// ATK-10: many clients racing for one free resource at the same instant.
-#[test]
-fn atk_10_concurrent_acquires_have_exactly_one_winner() {
-    let db = TestDb::sqlite();
+fn atk_10_concurrent_acquires_have_exactly_one_winner(db: TestDatabase) {
     let server = Arc::new(TestServer::start(&db, &[]));
     let barrier = Arc::new(Barrier::new(32));
     let handles: Vec<_> = (0..32)
@@ -231,9 +227,7 @@ fn atk_10_concurrent_acquires_have_exactly_one_winner() {
 
 /// ATK-11: relying on a lock that has expired: it is gone for everyone, and its old holder can
 /// neither renew nor release it; the next grant's token fences the old holder out.
-#[test]
-fn atk_11_an_expired_lock_is_gone_and_fenced() {
-    let db = TestDb::sqlite();
+fn atk_11_an_expired_lock_is_gone_and_fenced(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let old = server.acquire("r", "slow-worker", 1);
     std::thread::sleep(std::time::Duration::from_millis(1_100));
@@ -250,9 +244,7 @@ fn atk_11_an_expired_lock_is_gone_and_fenced() {
 }
 
 /// ATK-12: oversized names (10 KB) and bodies: refused with 422/413, and the server keeps serving.
-#[test]
-fn atk_12_a_10_kb_resource_name_is_refused() {
-    let db = TestDb::sqlite();
+fn atk_12_a_10_kb_resource_name_is_refused(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let name = "n".repeat(10 * 1024);
     let reply = server.acquire(&name, "o", 30);

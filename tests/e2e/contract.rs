@@ -2,13 +2,23 @@
 
 use std::time::Duration;
 
+use lock_store_diesel::testing::TestDatabase;
 use serde_json::json;
 
-use crate::server::{timestamp_ms, TestDb, TestServer};
+use crate::server::{timestamp_ms, TestServer};
 
-#[test]
-fn a_full_session_acquire_status_renew_release() {
-    let db = TestDb::sqlite();
+on_both_backends!(
+    a_full_session_acquire_status_renew_release,
+    release_by_query_parameter_when_there_is_no_body,
+    encoded_names_are_decoded_once_and_kept_verbatim,
+    owners_are_trimmed_and_compared_case_sensitively,
+    an_expired_lock_belongs_to_nobody,
+    the_max_ttl_is_configurable,
+    unknown_fields_are_ignored,
+    errors_are_problem_documents_in_the_contract_order,
+);
+
+fn a_full_session_acquire_status_renew_release(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
 
     let granted = server.acquire("payment:42", "worker-7", 30);
@@ -64,9 +74,7 @@ fn a_full_session_acquire_status_renew_release() {
     );
 }
 
-#[test]
-fn release_by_query_parameter_when_there_is_no_body() {
-    let db = TestDb::sqlite();
+fn release_by_query_parameter_when_there_is_no_body(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     server.acquire("job:nightly", "cron host", 30).granted();
     server
@@ -93,9 +101,7 @@ fn release_by_query_parameter_when_there_is_no_body() {
     );
 }
 
-#[test]
-fn encoded_names_are_decoded_once_and_kept_verbatim() {
-    let db = TestDb::sqlite();
+fn encoded_names_are_decoded_once_and_kept_verbatim(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let slash = server.acquire("tenant%2Fjob", "o", 30);
     assert_eq!(slash.granted()["resource"], "tenant/job");
@@ -111,9 +117,7 @@ fn encoded_names_are_decoded_once_and_kept_verbatim() {
     assert_eq!(unicode.granted()["resource"], "日本");
 }
 
-#[test]
-fn owners_are_trimmed_and_compared_case_sensitively() {
-    let db = TestDb::sqlite();
+fn owners_are_trimmed_and_compared_case_sensitively(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let lock = server.acquire("r", "  worker-7\t", 30);
     assert_eq!(lock.granted()["owner"], "worker-7");
@@ -126,9 +130,7 @@ fn owners_are_trimmed_and_compared_case_sensitively() {
     assert_eq!(server.release("r", " worker-7 ").status, 204);
 }
 
-#[test]
-fn an_expired_lock_belongs_to_nobody() {
-    let db = TestDb::sqlite();
+fn an_expired_lock_belongs_to_nobody(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let first = server.acquire("short", "alice", 1);
     let first_token = first.token();
@@ -145,9 +147,7 @@ fn an_expired_lock_belongs_to_nobody() {
     assert_eq!(taken.granted()["owner"], "bob");
 }
 
-#[test]
-fn the_max_ttl_is_configurable() {
-    let db = TestDb::sqlite();
+fn the_max_ttl_is_configurable(db: TestDatabase) {
     let server = TestServer::start(&db, &["--max-ttl-seconds", "60"]);
     server.acquire("r", "o", 60).granted();
     let refused = server.acquire("r2", "o", 61);
@@ -160,9 +160,7 @@ fn the_max_ttl_is_configurable() {
         .assert_problem(422, "validation-failed");
 }
 
-#[test]
-fn unknown_fields_are_ignored() {
-    let db = TestDb::sqlite();
+fn unknown_fields_are_ignored(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let reply = server.send(
         "POST",
@@ -172,9 +170,7 @@ fn unknown_fields_are_ignored() {
     reply.granted();
 }
 
-#[test]
-fn errors_are_problem_documents_in_the_contract_order() {
-    let db = TestDb::sqlite();
+fn errors_are_problem_documents_in_the_contract_order(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     server
         .send("GET", "/nope", None)

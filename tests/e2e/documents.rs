@@ -1,10 +1,15 @@
 //! The served OpenAPI document and Swagger UI.
 
-use crate::server::{TestDb, TestServer};
+use lock_store_diesel::testing::TestDatabase;
 
-#[test]
-fn the_served_openapi_document_is_the_committed_one() {
-    let db = TestDb::sqlite();
+use crate::server::TestServer;
+
+on_both_backends!(
+    the_served_openapi_document_is_the_committed_one,
+    swagger_ui_is_served_from_the_binary,
+);
+
+fn the_served_openapi_document_is_the_committed_one(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let response = ureq::get(&server.url("/openapi.json"))
         .call()
@@ -29,9 +34,7 @@ fn the_served_openapi_document_is_the_committed_one() {
     );
 }
 
-#[test]
-fn swagger_ui_is_served_from_the_binary() {
-    let db = TestDb::sqlite();
+fn swagger_ui_is_served_from_the_binary(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let page = ureq::get(&server.url("/swagger-ui/"))
         .call()

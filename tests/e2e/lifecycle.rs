@@ -3,11 +3,16 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::server::{lockd_binary, TestDb, TestServer};
+use lock_store_diesel::testing::TestDatabase;
 
-#[test]
-fn kill_9_and_restart_keeps_held_locks_and_their_tokens() {
-    let db = TestDb::sqlite();
+use crate::server::{lockd_binary, TestServer};
+
+on_both_backends!(
+    kill_9_and_restart_keeps_held_locks_and_their_tokens,
+    sigterm_exits_zero,
+);
+
+fn kill_9_and_restart_keeps_held_locks_and_their_tokens(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
     let held: Vec<_> = (0..8)
         .map(|i| {
@@ -52,9 +57,7 @@ fn kill_9_and_restart_keeps_held_locks_and_their_tokens() {
     assert!(fresh > max_before);
 }
 
-#[test]
-fn sigterm_exits_zero() {
-    let db = TestDb::sqlite();
+fn sigterm_exits_zero(db: TestDatabase) {
     let server = TestServer::start(&db, &["--shutdown-grace-seconds", "5"]);
     server.acquire("r", "o", 30).granted();
     let status = server.terminate(Duration::from_secs(10));

@@ -1,31 +1,21 @@
 //! Many clients hammering a few resources: zero 5xx, never two live holders, tokens in grant
 //! order. `LOCKD_E2E_LOAD_SECONDS` changes the duration (default 10).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::server::{TestDb, TestServer};
+use lock_store_diesel::testing::TestDatabase;
+
+use crate::holds::{assert_holds_never_overlap, contention_seconds, Hold};
+use crate::server::TestServer;
+
+on_both_backends!(sixty_four_clients_on_eight_resources_never_overlap);
 
 const CLIENTS: usize = 64;
 const RESOURCES: usize = 8;
 
-/// One grant as a client saw it: the token, when the grant's answer arrived and when the
-/// client sent its release. The real hold lies around [granted, releasing].
-struct Hold {
-    resource: usize,
-    token: i64,
-    granted: Instant,
-    releasing: Instant,
-}
-
-#[test]
-fn sixty_four_clients_on_eight_resources_never_overlap() {
-    let seconds: u64 = std::env::var("LOCKD_E2E_LOAD_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
-    let db = TestDb::sqlite();
+fn sixty_four_clients_on_eight_resources_never_overlap(db: TestDatabase) {
+    let seconds = contention_seconds();
     let server = Arc::new(TestServer::start(&db, &[]));
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let workers: Vec<_> = (0..CLIENTS)
@@ -40,8 +30,7 @@ fn sixty_four_clients_on_eight_resources_never_overlap() {
                 let mut round = client;
                 while Instant::now() < deadline {
                     round += 1;
-                    let resource = round % RESOURCES;
-                    let name = format!("res-{resource}");
+                    let name = format!("res-{}", round % RESOURCES);
                     let reply = server.acquire(&name, &owner, 5);
                     requests += 1;
                     if reply.status != 200 {
@@ -71,7 +60,7 @@ fn sixty_four_clients_on_eight_resources_never_overlap() {
                         failures.push(format!("release: {released:?}"));
                     }
                     holds.push(Hold {
-                        resource,
+                        resource: name,
                         token,
                         granted,
                         releasing,
@@ -98,33 +87,16 @@ fn sixty_four_clients_on_eight_resources_never_overlap() {
         failures.len(),
         &failures[..failures.len().min(5)]
     );
-
-    let mut by_resource: HashMap<usize, Vec<&Hold>> = HashMap::new();
-    for hold in &holds {
-        by_resource.entry(hold.resource).or_default().push(hold);
-    }
-    for (resource, mut grants) in by_resource {
-        grants.sort_by_key(|h| h.token);
-        for pair in grants.windows(2) {
-            assert!(
-                pair[0].token < pair[1].token,
-                "token {} issued twice on res-{resource}",
-                pair[0].token
-            );
-            // The next grant (by token) was answered only after the previous holder sent its
-            // release: grants do not overlap, and tokens follow grant order.
-            assert!(
-                pair[1].granted > pair[0].releasing,
-                "res-{resource}: grant {} overlaps the hold of {}",
-                pair[1].token,
-                pair[0].token
-            );
-        }
-    }
+    assert_holds_never_overlap(&holds);
     let grants = holds.len();
+    let backend = if db.is_postgres() {
+        "postgres"
+    } else {
+        "sqlite"
+    };
     eprintln!(
-        "load: {seconds} s, {CLIENTS} clients, {RESOURCES} resources: {grants} grants, {denials} denials, \
-         {requests} requests ({:.0} req/s), 0 failures",
+        "load ({backend}): {seconds} s, {CLIENTS} clients, {RESOURCES} resources: {grants} grants, \
+         {denials} denials, {requests} requests ({:.0} req/s), 0 failures",
         requests as f64 / seconds as f64
     );
     assert!(

@@ -1,9 +1,14 @@
 //! End-to-end tests: the real `lockd` binary, started on port 0 with its own temporary database,
-//! driven over HTTP.
+//! driven over HTTP. Most tests run twice, as `name::sqlite` and `name::postgres`.
+
+#[macro_use]
+mod backends;
 
 mod attacks;
 mod contract;
 mod documents;
+mod holds;
 mod lifecycle;
 mod load;
+mod multi_instance;
 mod server;

@@ -6,21 +6,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
+use lock_store_diesel::testing::TestDatabase;
 use serde_json::Value;
-
-/// A database for a test: a SQLite file in a temporary directory that lives as long as this value.
-pub struct TestDb {
-    _dir: tempfile::TempDir,
-    pub url: String,
-}
-
-impl TestDb {
-    pub fn sqlite() -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let url = format!("sqlite://{}", dir.path().join("locks.db").display());
-        Self { _dir: dir, url }
-    }
-}
 
 /// A running `lockd`. Killed (SIGKILL) when dropped.
 pub struct TestServer {
@@ -36,7 +23,8 @@ pub fn lockd_binary() -> PathBuf {
 
 impl TestServer {
     /// Starts lockd on the database with extra arguments, and waits for its "listening on" line.
-    pub fn start(db: &TestDb, extra: &[&str]) -> Self {
+    /// Drop the server before the database: a PostgreSQL test database is dropped with it.
+    pub fn start(db: &TestDatabase, extra: &[&str]) -> Self {
         let mut command = Command::new(lockd_binary());
         command
             .args([
@@ -44,7 +32,7 @@ impl TestServer {
                 "--bind",
                 "127.0.0.1:0",
                 "--database-url",
-                &db.url,
+                &db.url_string(),
                 "--log",
                 "warn",
             ])
