@@ -4,7 +4,7 @@ CARGO ?= cargo
 # Crates the domain must never depend on (hexagonal rule: the domain knows no I/O, HTTP or JSON).
 DOMAIN_FORBIDDEN := diesel actix-web actix-http serde serde_json r2d2 libsqlite3-sys pq-sys tokio
 
-.PHONY: help run test postgres-check lint fmt openapi deps-check ci
+.PHONY: help run test postgres-check fuzz lint fmt openapi deps-check ci
 
 # The PostgreSQL server the PostgreSQL tests use (they create and drop their own databases on it).
 LOCKD_TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
@@ -13,6 +13,7 @@ export LOCKD_TEST_DATABASE_URL
 help:
 	@echo "make run         serve on 127.0.0.1:8080 with ./lockd.db (release build)"
 	@echo "make test        every test: unit, contract, handler and end-to-end"
+	@echo "make fuzz        schemathesis against a live lockd on SQLite and PostgreSQL (FUZZ_EXAMPLES=100)"
 	@echo "make lint        cargo fmt --check and clippy -D warnings"
 	@echo "make fmt         format the code"
 	@echo "make openapi     regenerate openapi/openapi.json from the code"
@@ -37,6 +38,9 @@ postgres-check:
 	  echo "!!! Start it (pg_ctlcluster 15 main start) or set LOCKD_TEST_DATABASE_URL."; \
 	  echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
 	fi
+
+fuzz:
+	scripts/fuzz
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -75,7 +75,7 @@ fn not_yours(resource: &ResourceName) -> ProblemKind {
     path = "/locks/{resource}",
     operation_id = "acquireLock",
     tag = "locks",
-    params(("resource" = String, Path, description = "The resource name: 1 to 255 bytes of UTF-8 once percent-decoded, no control characters (`%2F` is a `/`, `+` is a plus).", example = "payment:42")),
+    params(("resource" = String, Path, description = "The resource name: 1 to 255 bytes of UTF-8 once percent-decoded, no control characters (`%2F` is a `/`, `+` is a plus).", min_length = 1, max_length = 255, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", example = "payment:42")),
     request_body(content = crate::dto::AcquireRequest, content_type = "application/json"),
     responses(
         (status = 200, description = "Granted (`acquired: true` with the lock) or held by another owner (`acquired: false`).", body = AcquireResponse),
@@ -123,7 +123,7 @@ pub(crate) async fn acquire(
     path = "/locks/{resource}",
     operation_id = "getLock",
     tag = "locks",
-    params(("resource" = String, Path, description = "The resource name (see acquireLock).", example = "payment:42")),
+    params(("resource" = String, Path, description = "The resource name (see acquireLock).", min_length = 1, max_length = 255, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", example = "payment:42")),
     responses(
         (status = 200, description = "The live lock.", body = LockView),
         (status = 404, description = "No live lock on this resource (never acquired, released or expired).", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -156,8 +156,8 @@ pub(crate) async fn status(
     operation_id = "releaseLock",
     tag = "locks",
     params(
-        ("resource" = String, Path, description = "The resource name (see acquireLock).", example = "payment:42"),
-        ("owner" = Option<String>, Query, description = "The owner, when the request has no body.", example = "worker-7"),
+        ("resource" = String, Path, description = "The resource name (see acquireLock).", min_length = 1, max_length = 255, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", example = "payment:42"),
+        ("owner" = Option<String>, Query, description = "The owner, when the request has no body (form-encoded: `+` is a space).", min_length = 1, max_length = 255, pattern = "^\\s*[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F])?\\s*$", example = "worker-7"),
     ),
     request_body(content = Option<crate::dto::ReleaseRequest>, content_type = "application/json"),
     responses(
@@ -271,7 +271,7 @@ fn reconcile_owner(
     path = "/locks/{resource}/renew",
     operation_id = "renewLock",
     tag = "locks",
-    params(("resource" = String, Path, description = "The resource name (see acquireLock).", example = "payment:42")),
+    params(("resource" = String, Path, description = "The resource name (see acquireLock).", min_length = 1, max_length = 255, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", example = "payment:42")),
     request_body(content = crate::dto::RenewRequest, content_type = "application/json"),
     responses(
         (status = 200, description = "Renewed: the lock with its new `expires_at`.", body = LockView),
