@@ -12,3 +12,4 @@ mod lifecycle;
 mod load;
 mod multi_instance;
 mod server;
+mod slow_clients;

@@ -1,6 +1,8 @@
 //! Reading and parsing request bodies, in the contract's order of precedence: 415 (media type),
 //! 413 (size), 400 (not a JSON object), then 422 (field values) in the handlers.
 
+use std::time::Duration;
+
 use actix_web::http::header;
 use actix_web::web::{self, Bytes, BytesMut};
 use actix_web::{HttpMessage, HttpRequest};
@@ -29,11 +31,12 @@ pub(crate) fn declares_body(req: &HttpRequest) -> bool {
 ///
 /// # Errors
 /// 415 when a `Content-Type` is given and is not `application/json` (parameters allowed); 413
-/// when the body is over [`MAX_BODY_BYTES`] (declared or actual, chunked included); 400 when the
-/// body cannot be read.
+/// when the body is over [`MAX_BODY_BYTES`] (declared or actual, chunked included); 408 when the
+/// whole body has not arrived within `timeout`; 400 when the body cannot be read.
 pub(crate) async fn read_json_body(
     req: &HttpRequest,
-    mut payload: web::Payload,
+    payload: web::Payload,
+    timeout: Duration,
 ) -> Result<Bytes, ProblemKind> {
     check_media_type(req)?;
     let declared = req
@@ -44,7 +47,18 @@ pub(crate) async fn read_json_body(
     if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
         return Err(ProblemKind::PayloadTooLarge);
     }
-    let mut body = BytesMut::with_capacity(declared.unwrap_or(0) as usize);
+    // actix bounds the time to receive headers, but not a body: a client stalling mid-body
+    // would otherwise hold its connection (and this request) forever.
+    tokio::time::timeout(
+        timeout,
+        read_limited(payload, declared.unwrap_or(0) as usize),
+    )
+    .await
+    .map_err(|_| ProblemKind::RequestTimeout)?
+}
+
+async fn read_limited(mut payload: web::Payload, capacity: usize) -> Result<Bytes, ProblemKind> {
+    let mut body = BytesMut::with_capacity(capacity);
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|e| {
             ProblemKind::BadRequest(format!("could not read the request body: {e}"))

@@ -30,12 +30,16 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024;
 pub struct ApiSettings {
     /// The largest `ttl_seconds` accepted on acquire and renew.
     pub max_ttl_seconds: u32,
+    /// How long a client may take to send a request body once its headers are in; a client
+    /// that stalls mid-body (slowloris) gets 408 and its connection is closed.
+    pub body_timeout: std::time::Duration,
 }
 
 impl Default for ApiSettings {
     fn default() -> Self {
         Self {
             max_ttl_seconds: DEFAULT_MAX_TTL_SECONDS,
+            body_timeout: std::time::Duration::from_secs(10),
         }
     }
 }

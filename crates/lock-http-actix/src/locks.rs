@@ -92,7 +92,7 @@ pub(crate) async fn acquire(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     async {
-        let body = read_json_body(&req, payload).await?;
+        let body = read_json_body(&req, payload, state.settings.body_timeout).await?;
         let fields = parse_object(&body)?;
         let (resource, owner, ttl) = valid3(
             resource_of(&req),
@@ -178,7 +178,7 @@ pub(crate) async fn release(
 ) -> Result<HttpResponse, ApiError> {
     async {
         let body_owner = if declares_body(&req) {
-            let body = read_json_body(&req, payload).await?;
+            let body = read_json_body(&req, payload, state.settings.body_timeout).await?;
             if body.iter().all(u8::is_ascii_whitespace) {
                 None
             } else {
@@ -290,7 +290,7 @@ pub(crate) async fn renew(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     async {
-        let body = read_json_body(&req, payload).await?;
+        let body = read_json_body(&req, payload, state.settings.body_timeout).await?;
         let fields = parse_object(&body)?;
         let (resource, owner, ttl) = valid3(
             resource_of(&req),

@@ -66,6 +66,8 @@ pub(crate) enum ProblemKind {
     NotFound(String),
     MethodNotAllowed(&'static str),
     PayloadTooLarge,
+    /// The client did not send its body in time.
+    RequestTimeout,
     UnsupportedMediaType(String),
     Validation(Vec<FieldError>),
     Unavailable(RepositoryError),
@@ -116,6 +118,7 @@ impl ApiError {
             ProblemKind::NotFound(_) => "not-found",
             ProblemKind::MethodNotAllowed(_) => "method-not-allowed",
             ProblemKind::PayloadTooLarge => "payload-too-large",
+            ProblemKind::RequestTimeout => "request-timeout",
             ProblemKind::UnsupportedMediaType(_) => "unsupported-media-type",
             ProblemKind::Validation(_) => "validation-failed",
             ProblemKind::Unavailable(_) => "service-unavailable",
@@ -124,6 +127,7 @@ impl ApiError {
                 400 => "bad-request",
                 404 => "not-found",
                 405 => "method-not-allowed",
+                408 => "request-timeout",
                 413 => "payload-too-large",
                 415 => "unsupported-media-type",
                 503 => "service-unavailable",
@@ -140,6 +144,7 @@ impl ApiError {
             | ProblemKind::NotFound(detail)
             | ProblemKind::UnsupportedMediaType(detail) => detail.clone(),
             ProblemKind::MethodNotAllowed(allow) => format!("this path allows {allow}"),
+            ProblemKind::RequestTimeout => "the request body did not arrive in time".to_owned(),
             ProblemKind::PayloadTooLarge => {
                 format!(
                     "request bodies are limited to {} bytes",
@@ -169,6 +174,7 @@ impl ResponseError for ApiError {
             ProblemKind::NotFound(_) => StatusCode::NOT_FOUND,
             ProblemKind::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ProblemKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ProblemKind::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ProblemKind::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ProblemKind::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ProblemKind::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -204,6 +210,9 @@ impl ResponseError for ApiError {
         match &self.kind {
             ProblemKind::MethodNotAllowed(allow) => {
                 response.insert_header((header::ALLOW, *allow));
+            }
+            ProblemKind::RequestTimeout => {
+                response.insert_header((header::CONNECTION, "close"));
             }
             ProblemKind::Unavailable(_) => {
                 response.insert_header((header::RETRY_AFTER, "1"));

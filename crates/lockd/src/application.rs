@@ -65,6 +65,7 @@ impl Application {
         })?;
         let settings = ApiSettings {
             max_ttl_seconds: args.max_ttl_seconds,
+            body_timeout: Duration::from_secs(args.body_timeout_seconds),
         };
         let mut server = HttpServer::new(move || {
             App::new().configure(lock_http_actix::configure(
@@ -73,6 +74,7 @@ impl Application {
             ))
         })
         .shutdown_timeout(args.shutdown_grace().as_secs())
+        .client_request_timeout(Duration::from_secs(args.header_timeout_seconds))
         .listen(listener)
         .map_err(|source| StartupError::Bind {
             addr: args.bind,

@@ -67,6 +67,16 @@ pub struct ServeArgs {
     #[arg(long, env = "LOCKD_SHUTDOWN_GRACE_SECONDS", default_value_t = 30)]
     pub shutdown_grace_seconds: u64,
 
+    /// Seconds a client has to send its request line and headers (slow clients are cut off).
+    #[arg(long, env = "LOCKD_HEADER_TIMEOUT_SECONDS", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub header_timeout_seconds: u64,
+
+    /// Seconds a client has to send its whole request body once its headers are in (else 408).
+    #[arg(long, env = "LOCKD_BODY_TIMEOUT_SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub body_timeout_seconds: u64,
+
     /// Seconds between sweeps that delete the rows of locks expired for over a minute.
     #[arg(long, env = "LOCKD_SWEEP_INTERVAL_SECONDS", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..))]
