@@ -11,6 +11,7 @@ mod owner;
 mod repository;
 mod resource_name;
 mod rules;
+mod tenant;
 mod ttl;
 mod validation;
 
@@ -26,6 +27,7 @@ pub use resource_name::ResourceName;
 pub use rules::{
     decide_acquire, decide_release, decide_renew, is_expired, AcquireDecision, RenewDecision,
 };
+pub use tenant::Tenant;
 pub use ttl::{Ttl, DEFAULT_MAX_TTL_SECONDS};
 pub use validation::ValidationError;
 

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use thiserror::Error;
 
-use crate::{AcquireOutcome, Lock, Owner, ReleaseResult, RenewResult, ResourceName, Ttl};
+use crate::{AcquireOutcome, Lock, Owner, ReleaseResult, RenewResult, ResourceName, Tenant, Ttl};
 
 /// Why a repository could not answer. Lock outcomes (held, forbidden, not found) are never
 /// errors: they are the `Ok` values of the operations.
@@ -28,7 +28,9 @@ impl RepositoryError {
     }
 }
 
-/// Where locks live. Every implementation MUST be linearizable per resource: each operation takes
+/// Where locks live. A lock is identified by its tenant and its resource name: the same name in
+/// two tenants is two independent locks, and no operation of one tenant can see or change
+/// another's. Every implementation MUST be linearizable per lock: each operation takes
 /// effect atomically at one instant between its call and its return, across every process that
 /// shares the storage. In particular, of many concurrent acquires of a free or expired resource,
 /// exactly one is `Granted`.
@@ -49,6 +51,7 @@ pub trait LockRepository: Send + Sync {
     /// [`RepositoryError`] when storage fails; then no grant was made.
     async fn acquire(
         &self,
+        tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
@@ -58,7 +61,11 @@ pub trait LockRepository: Send + Sync {
     ///
     /// # Errors
     /// [`RepositoryError`] when storage fails.
-    async fn status(&self, resource: ResourceName) -> Result<Option<Lock>, RepositoryError>;
+    async fn status(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<Lock>, RepositoryError>;
 
     /// Releases `owner`'s live lock on `resource`.
     ///
@@ -69,6 +76,7 @@ pub trait LockRepository: Send + Sync {
     /// [`RepositoryError`] when storage fails; then nothing was released.
     async fn release(
         &self,
+        tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError>;
@@ -82,6 +90,7 @@ pub trait LockRepository: Send + Sync {
     /// [`RepositoryError`] when storage fails; then nothing was renewed.
     async fn renew(
         &self,
+        tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,

@@ -15,6 +15,9 @@ pub enum ValidationError {
     /// The value contains a control character (Unicode category Cc), such as NUL or a newline.
     #[error("must not contain control characters")]
     ControlCharacter,
+    /// A character outside the value's alphabet.
+    #[error("contains a character that is not allowed")]
+    InvalidCharacter,
     /// A number outside its allowed inclusive range.
     #[error("must be between {min} and {max}, got {actual}")]
     OutOfRange { min: i64, max: i64, actual: i64 },
@@ -29,6 +32,7 @@ impl ValidationError {
             ValidationError::TooLong { .. } => "too_long",
             ValidationError::ControlCharacter => "control_character",
             ValidationError::OutOfRange { .. } => "out_of_range",
+            ValidationError::InvalidCharacter => "invalid_character",
         }
     }
 }

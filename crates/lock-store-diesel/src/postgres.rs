@@ -14,7 +14,7 @@
 use diesel::pg::PgConnection;
 use diesel::sql_types::{BigInt, Text};
 use diesel::{OptionalExtension, QueryResult, RunQueryDsl};
-use lock_domain::{Owner, ReleaseResult, RepositoryError, ResourceName, Ttl};
+use lock_domain::{Owner, ReleaseResult, RepositoryError, ResourceName, Tenant, Ttl};
 
 use crate::error::from_query;
 
@@ -25,10 +25,10 @@ use crate::row::LockRow;
 /// UPDATE` locks the conflicting row and evaluates the `WHERE` on its newest version, so of two
 /// callers racing for one expired lock the second sees the first's grant and gets no row back.
 const ACQUIRE: &str = "\
-INSERT INTO distributed_locks AS l (resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
-SELECT $1, $2, n.ms, n.ms + $3, nextval('fencing_tokens')
+INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
+SELECT $1, $2, $3, n.ms, n.ms + $4, nextval('fencing_tokens')
 FROM (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms) AS n
-ON CONFLICT (resource) DO UPDATE SET
+ON CONFLICT (tenant, resource) DO UPDATE SET
     owner = EXCLUDED.owner,
     acquired_at_ms = EXCLUDED.acquired_at_ms,
     expires_at_ms = EXCLUDED.expires_at_ms,
@@ -41,27 +41,28 @@ RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_toke
 const STATUS: &str = "\
 SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
 FROM distributed_locks
-WHERE resource = $1 AND expires_at_ms > FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT";
+WHERE tenant = $1 AND resource = $2
+  AND expires_at_ms > FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT";
 
 /// Ends the caller's live lease. The row stays (expired) so that the next grant draws its token
 /// under the row lock; the sweeper deletes it later.
 const RELEASE: &str = "\
 UPDATE distributed_locks AS l SET expires_at_ms = n.ms
 FROM (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms) AS n
-WHERE l.resource = $1 AND l.owner = $2 AND l.expires_at_ms > n.ms
+WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.expires_at_ms > n.ms
 RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token";
 
 const RENEW: &str = "\
-UPDATE distributed_locks AS l SET expires_at_ms = n.ms + $3
+UPDATE distributed_locks AS l SET expires_at_ms = n.ms + $4
 FROM (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms) AS n
-WHERE l.resource = $1 AND l.owner = $2 AND l.expires_at_ms > n.ms
+WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.expires_at_ms > n.ms
 RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token";
 
 /// Deletes up to `$2` rows whose lease ended more than `$1` ms ago. Rows that a concurrent grant
 /// holds locked are skipped, and locked rows are re-checked against their newest version.
 const SWEEP: &str = "\
-DELETE FROM distributed_locks WHERE resource IN (
-    SELECT resource FROM distributed_locks
+DELETE FROM distributed_locks WHERE (tenant, resource) IN (
+    SELECT tenant, resource FROM distributed_locks
     WHERE expires_at_ms <= FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT - $1
     ORDER BY expires_at_ms
     LIMIT $2
@@ -73,11 +74,13 @@ const MAX_ATTEMPTS: usize = 8;
 
 pub(crate) fn acquire(
     conn: &mut PgConnection,
+    tenant: &Tenant,
     resource: &ResourceName,
     owner: &Owner,
     ttl: Ttl,
 ) -> QueryResult<Option<LockRow>> {
     diesel::sql_query(ACQUIRE)
+        .bind::<Text, _>(tenant.as_str())
         .bind::<Text, _>(resource.as_str())
         .bind::<Text, _>(owner.as_str())
         .bind::<BigInt, _>(i64::from(ttl.seconds()) * 1_000)
@@ -87,9 +90,11 @@ pub(crate) fn acquire(
 
 pub(crate) fn status(
     conn: &mut PgConnection,
+    tenant: &Tenant,
     resource: &ResourceName,
 ) -> QueryResult<Option<LockRow>> {
     diesel::sql_query(STATUS)
+        .bind::<Text, _>(tenant.as_str())
         .bind::<Text, _>(resource.as_str())
         .get_result::<LockRow>(conn)
         .optional()
@@ -110,10 +115,11 @@ enum Miss {
 
 fn classify_miss(
     conn: &mut PgConnection,
+    tenant: &Tenant,
     resource: &ResourceName,
     owner: &Owner,
 ) -> QueryResult<Miss> {
-    Ok(match status(conn, resource)? {
+    Ok(match status(conn, tenant, resource)? {
         None => Miss::NotFound,
         Some(row) if row.owner == owner.as_str() => Miss::Retry,
         Some(_) => Miss::Forbidden,
@@ -123,11 +129,13 @@ fn classify_miss(
 /// Release as one conditional write; a read afterwards tells 403 from 404 when it matched nothing.
 pub(crate) fn release(
     conn: &mut PgConnection,
+    tenant: &Tenant,
     resource: &ResourceName,
     owner: &Owner,
 ) -> Result<ReleaseResult, RepositoryError> {
     for _ in 0..MAX_ATTEMPTS {
         let released = diesel::sql_query(RELEASE)
+            .bind::<Text, _>(tenant.as_str())
             .bind::<Text, _>(resource.as_str())
             .bind::<Text, _>(owner.as_str())
             .get_result::<LockRow>(conn)
@@ -136,7 +144,7 @@ pub(crate) fn release(
         if released.is_some() {
             return Ok(ReleaseResult::Released);
         }
-        match classify_miss(conn, resource, owner).map_err(from_query)? {
+        match classify_miss(conn, tenant, resource, owner).map_err(from_query)? {
             Miss::NotFound => return Ok(ReleaseResult::NotFound),
             Miss::Forbidden => return Ok(ReleaseResult::Forbidden),
             Miss::Retry => {}
@@ -148,12 +156,14 @@ pub(crate) fn release(
 /// Renew as one conditional write; a read afterwards tells 403 from 404 when it matched nothing.
 pub(crate) fn renew(
     conn: &mut PgConnection,
+    tenant: &Tenant,
     resource: &ResourceName,
     owner: &Owner,
     ttl: Ttl,
 ) -> Result<RenewRow, RepositoryError> {
     for _ in 0..MAX_ATTEMPTS {
         let renewed = diesel::sql_query(RENEW)
+            .bind::<Text, _>(tenant.as_str())
             .bind::<Text, _>(resource.as_str())
             .bind::<Text, _>(owner.as_str())
             .bind::<BigInt, _>(i64::from(ttl.seconds()) * 1_000)
@@ -163,7 +173,7 @@ pub(crate) fn renew(
         if let Some(row) = renewed {
             return Ok(RenewRow::Renewed(row));
         }
-        match classify_miss(conn, resource, owner).map_err(from_query)? {
+        match classify_miss(conn, tenant, resource, owner).map_err(from_query)? {
             Miss::NotFound => return Ok(RenewRow::NotFound),
             Miss::Forbidden => return Ok(RenewRow::Forbidden),
             Miss::Retry => {}

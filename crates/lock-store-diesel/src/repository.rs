@@ -6,7 +6,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use lock_domain::{
     AcquireOutcome, Clock, Lock, LockRepository, Owner, ReleaseResult, RenewResult,
-    RepositoryError, ResourceName, Ttl,
+    RepositoryError, ResourceName, Tenant, Ttl,
 };
 
 use crate::connection::{ConnectionManager, DbConnection};
@@ -210,14 +210,17 @@ impl DieselLockRepository {
 impl LockRepository for DieselLockRepository {
     async fn acquire(
         &self,
+        tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
     ) -> Result<AcquireOutcome, RepositoryError> {
         self.run(true, move |conn, now_ms| {
             let row = match conn {
-                DbConnection::Sqlite(c) => sqlite::acquire(c, &resource, &owner, ttl, now_ms),
-                DbConnection::Postgres(c) => postgres::acquire(c, &resource, &owner, ttl),
+                DbConnection::Sqlite(c) => {
+                    sqlite::acquire(c, &tenant, &resource, &owner, ttl, now_ms)
+                }
+                DbConnection::Postgres(c) => postgres::acquire(c, &tenant, &resource, &owner, ttl),
             }
             .map_err(from_query)?;
             Ok(match row {
@@ -228,11 +231,15 @@ impl LockRepository for DieselLockRepository {
         .await
     }
 
-    async fn status(&self, resource: ResourceName) -> Result<Option<Lock>, RepositoryError> {
+    async fn status(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<Lock>, RepositoryError> {
         self.run(false, move |conn, now_ms| {
             match conn {
-                DbConnection::Sqlite(c) => sqlite::status(c, &resource, now_ms),
-                DbConnection::Postgres(c) => postgres::status(c, &resource),
+                DbConnection::Sqlite(c) => sqlite::status(c, &tenant, &resource, now_ms),
+                DbConnection::Postgres(c) => postgres::status(c, &tenant, &resource),
             }
             .map_err(from_query)?
             .map(Lock::try_from)
@@ -243,20 +250,22 @@ impl LockRepository for DieselLockRepository {
 
     async fn release(
         &self,
+        tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError> {
         self.run(true, move |conn, now_ms| match conn {
             DbConnection::Sqlite(c) => {
-                sqlite::release(c, &resource, &owner, now_ms).map_err(from_query)
+                sqlite::release(c, &tenant, &resource, &owner, now_ms).map_err(from_query)
             }
-            DbConnection::Postgres(c) => postgres::release(c, &resource, &owner),
+            DbConnection::Postgres(c) => postgres::release(c, &tenant, &resource, &owner),
         })
         .await
     }
 
     async fn renew(
         &self,
+        tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
@@ -264,9 +273,9 @@ impl LockRepository for DieselLockRepository {
         self.run(true, move |conn, now_ms| {
             let row = match conn {
                 DbConnection::Sqlite(c) => {
-                    sqlite::renew(c, &resource, &owner, ttl, now_ms).map_err(from_query)
+                    sqlite::renew(c, &tenant, &resource, &owner, ttl, now_ms).map_err(from_query)
                 }
-                DbConnection::Postgres(c) => postgres::renew(c, &resource, &owner, ttl),
+                DbConnection::Postgres(c) => postgres::renew(c, &tenant, &resource, &owner, ttl),
             }?;
             Ok(match row {
                 RenewRow::Renewed(row) => RenewResult::Renewed(Lock::try_from(row)?),

@@ -1,7 +1,8 @@
 //! The diesel view of the tables (see `migrations/`).
 
 diesel::table! {
-    distributed_locks (resource) {
+    distributed_locks (tenant, resource) {
+        tenant -> Text,
         resource -> Text,
         owner -> Text,
         acquired_at_ms -> BigInt,

@@ -5,7 +5,7 @@
 use diesel::sql_types::{BigInt, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{OptionalExtension, QueryResult, RunQueryDsl};
-use lock_domain::{Owner, ReleaseResult, ResourceName, Ttl};
+use lock_domain::{Owner, ReleaseResult, ResourceName, Tenant, Ttl};
 
 use crate::repository::RenewRow;
 use crate::row::LockRow;
@@ -15,9 +15,9 @@ use crate::row::LockRow;
 /// `fencing_counter`; the triggers of the schema move the counter inside this same statement.
 /// `RETURNING` yields no row when another owner holds a live lock.
 const ACQUIRE: &str = "\
-INSERT INTO distributed_locks (resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
-VALUES (?1, ?2, ?3, ?4, (SELECT last_token + 1 FROM fencing_counter WHERE id = 1))
-ON CONFLICT (resource) DO UPDATE SET
+INSERT INTO distributed_locks (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
+VALUES (?1, ?2, ?3, ?4, ?5, (SELECT last_token + 1 FROM fencing_counter WHERE id = 1))
+ON CONFLICT (tenant, resource) DO UPDATE SET
     owner = excluded.owner,
     acquired_at_ms = excluded.acquired_at_ms,
     expires_at_ms = excluded.expires_at_ms,
@@ -30,24 +30,26 @@ RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
 
 const STATUS: &str = "\
 SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
-FROM distributed_locks WHERE resource = ?1 AND expires_at_ms > ?2";
+FROM distributed_locks WHERE tenant = ?1 AND resource = ?2 AND expires_at_ms > ?3";
 
 const RELEASE: &str = "\
-DELETE FROM distributed_locks WHERE resource = ?1 AND owner = ?2 AND expires_at_ms > ?3
+DELETE FROM distributed_locks
+WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND expires_at_ms > ?4
 RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
 
 /// Deletes up to `?2` rows whose lease ended at or before `?1`.
 const SWEEP: &str = "\
-DELETE FROM distributed_locks WHERE resource IN (
-    SELECT resource FROM distributed_locks WHERE expires_at_ms <= ?1 ORDER BY expires_at_ms LIMIT ?2)";
+DELETE FROM distributed_locks WHERE (tenant, resource) IN (
+    SELECT tenant, resource FROM distributed_locks WHERE expires_at_ms <= ?1 ORDER BY expires_at_ms LIMIT ?2)";
 
 const RENEW: &str = "\
-UPDATE distributed_locks SET expires_at_ms = ?3
-WHERE resource = ?1 AND owner = ?2 AND expires_at_ms > ?4
+UPDATE distributed_locks SET expires_at_ms = ?4
+WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND expires_at_ms > ?5
 RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
 
 pub(crate) fn acquire(
     conn: &mut SqliteConnection,
+    tenant: &Tenant,
     resource: &ResourceName,
     owner: &Owner,
     ttl: Ttl,
@@ -56,6 +58,7 @@ pub(crate) fn acquire(
     let expires_ms = now_ms + i64::from(ttl.seconds()) * 1_000;
     conn.immediate_transaction(|conn| {
         diesel::sql_query(ACQUIRE)
+            .bind::<Text, _>(tenant.as_str())
             .bind::<Text, _>(resource.as_str())
             .bind::<Text, _>(owner.as_str())
             .bind::<BigInt, _>(now_ms)
@@ -67,10 +70,12 @@ pub(crate) fn acquire(
 
 pub(crate) fn status(
     conn: &mut SqliteConnection,
+    tenant: &Tenant,
     resource: &ResourceName,
     now_ms: i64,
 ) -> QueryResult<Option<LockRow>> {
     diesel::sql_query(STATUS)
+        .bind::<Text, _>(tenant.as_str())
         .bind::<Text, _>(resource.as_str())
         .bind::<BigInt, _>(now_ms)
         .get_result::<LockRow>(conn)
@@ -79,12 +84,14 @@ pub(crate) fn status(
 
 pub(crate) fn release(
     conn: &mut SqliteConnection,
+    tenant: &Tenant,
     resource: &ResourceName,
     owner: &Owner,
     now_ms: i64,
 ) -> QueryResult<ReleaseResult> {
     conn.immediate_transaction(|conn| {
         let deleted = diesel::sql_query(RELEASE)
+            .bind::<Text, _>(tenant.as_str())
             .bind::<Text, _>(resource.as_str())
             .bind::<Text, _>(owner.as_str())
             .bind::<BigInt, _>(now_ms)
@@ -92,7 +99,7 @@ pub(crate) fn release(
             .optional()?;
         Ok(if deleted.is_some() {
             ReleaseResult::Released
-        } else if status(conn, resource, now_ms)?.is_some() {
+        } else if status(conn, tenant, resource, now_ms)?.is_some() {
             ReleaseResult::Forbidden
         } else {
             ReleaseResult::NotFound
@@ -102,6 +109,7 @@ pub(crate) fn release(
 
 pub(crate) fn renew(
     conn: &mut SqliteConnection,
+    tenant: &Tenant,
     resource: &ResourceName,
     owner: &Owner,
     ttl: Ttl,
@@ -110,6 +118,7 @@ pub(crate) fn renew(
     let expires_ms = now_ms + i64::from(ttl.seconds()) * 1_000;
     conn.immediate_transaction(|conn| {
         let renewed = diesel::sql_query(RENEW)
+            .bind::<Text, _>(tenant.as_str())
             .bind::<Text, _>(resource.as_str())
             .bind::<Text, _>(owner.as_str())
             .bind::<BigInt, _>(expires_ms)
@@ -118,7 +127,7 @@ pub(crate) fn renew(
             .optional()?;
         Ok(match renewed {
             Some(row) => RenewRow::Renewed(row),
-            None if status(conn, resource, now_ms)?.is_some() => RenewRow::Forbidden,
+            None if status(conn, tenant, resource, now_ms)?.is_some() => RenewRow::Forbidden,
             None => RenewRow::NotFound,
         })
     })

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use lock_domain::{AcquireOutcome, Owner, ResourceName, SystemClock, Ttl};
+use lock_domain::{AcquireOutcome, Owner, ResourceName, SystemClock, Tenant, Ttl};
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig, StoreError};
 
 #[test]
@@ -30,6 +30,7 @@ fn a_new_file_is_created_in_wal_mode_and_reopened() {
     let outcome = runtime
         .block_on(lock_domain::LockRepository::acquire(
             &repo,
+            Tenant::default_tenant(),
             ResourceName::parse("r").unwrap(),
             Owner::parse("o").unwrap(),
             Ttl::parse(60, 86_400).unwrap(),
@@ -46,6 +47,7 @@ fn a_new_file_is_created_in_wal_mode_and_reopened() {
     let held = runtime
         .block_on(lock_domain::LockRepository::status(
             &repo,
+            Tenant::default_tenant(),
             ResourceName::parse("r").unwrap(),
         ))
         .unwrap();

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_domain::testing::ManualClock;
-use lock_domain::{AcquireOutcome, Clock, LockRepository, Owner, ReleaseResult, ResourceName, Ttl};
+use lock_domain::{
+    AcquireOutcome, Clock, LockRepository, Owner, ReleaseResult, ResourceName, Tenant, Ttl,
+};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
 
@@ -36,7 +38,12 @@ async fn open(
 
 async fn token(repo: &DieselLockRepository, resource: &str, who: &str, seconds: i64) -> i64 {
     match repo
-        .acquire(name(resource), owner(who), ttl(seconds))
+        .acquire(
+            Tenant::default_tenant(),
+            name(resource),
+            owner(who),
+            ttl(seconds),
+        )
         .await
         .unwrap()
     {
@@ -60,7 +67,9 @@ async fn sweeping_keeps_live_locks_and_token_order(
     let live = token(&repo, "live", "w", 600).await;
     let released = token(&repo, "released", "w", 600).await;
     assert_eq!(
-        repo.release(name("released"), owner("w")).await.unwrap(),
+        repo.release(Tenant::default_tenant(), name("released"), owner("w"))
+            .await
+            .unwrap(),
         ReleaseResult::Released
     );
     highest = highest.max(live).max(released);
@@ -82,7 +91,10 @@ async fn sweeping_keeps_live_locks_and_token_order(
     assert!((25..=26).contains(&total), "swept {total}");
     assert_eq!(repo.sweep_expired(10).await.unwrap(), 0);
     assert!(
-        repo.status(name("live")).await.unwrap().is_some(),
+        repo.status(Tenant::default_tenant(), name("live"))
+            .await
+            .unwrap()
+            .is_some(),
         "a live lock is never swept"
     );
     for resource in ["short-3", "released", "fresh"] {
@@ -138,18 +150,29 @@ async fn postgres_instances_with_skewed_clocks_agree_on_the_holder() {
     let a = open(&db, Arc::new(behind), Duration::from_secs(60)).await;
     let b = open(&db, Arc::new(ahead), Duration::from_secs(60)).await;
 
-    let lock = match a.acquire(name("r"), owner("alice"), ttl(30)).await.unwrap() {
+    let lock = match a
+        .acquire(Tenant::default_tenant(), name("r"), owner("alice"), ttl(30))
+        .await
+        .unwrap()
+    {
         AcquireOutcome::Granted(lock) => lock,
         AcquireOutcome::Held => panic!("free resource held"),
     };
     // With its own clock 60 s ahead, b would think alice's 30 s lease long over.
     assert_eq!(
-        b.acquire(name("r"), owner("bob"), ttl(30)).await.unwrap(),
+        b.acquire(Tenant::default_tenant(), name("r"), owner("bob"), ttl(30))
+            .await
+            .unwrap(),
         AcquireOutcome::Held
     );
-    assert_eq!(b.status(name("r")).await.unwrap(), Some(lock.clone()));
     assert_eq!(
-        b.release(name("r"), owner("bob")).await.unwrap(),
+        b.status(Tenant::default_tenant(), name("r")).await.unwrap(),
+        Some(lock.clone())
+    );
+    assert_eq!(
+        b.release(Tenant::default_tenant(), name("r"), owner("bob"))
+            .await
+            .unwrap(),
         ReleaseResult::Forbidden
     );
     let wall = chrono::Utc::now();
@@ -160,12 +183,18 @@ async fn postgres_instances_with_skewed_clocks_agree_on_the_holder() {
     );
 
     // And the other way round.
-    match b.acquire(name("s"), owner("bob"), ttl(30)).await.unwrap() {
+    match b
+        .acquire(Tenant::default_tenant(), name("s"), owner("bob"), ttl(30))
+        .await
+        .unwrap()
+    {
         AcquireOutcome::Granted(_) => {}
         AcquireOutcome::Held => panic!("free resource held"),
     }
     assert_eq!(
-        a.acquire(name("s"), owner("alice"), ttl(30)).await.unwrap(),
+        a.acquire(Tenant::default_tenant(), name("s"), owner("alice"), ttl(30))
+            .await
+            .unwrap(),
         AcquireOutcome::Held
     );
 }

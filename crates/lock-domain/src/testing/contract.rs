@@ -14,7 +14,7 @@ use futures::future::join_all;
 
 use crate::{
     AcquireOutcome, FencingToken, Lock, LockRepository, Owner, ReleaseResult, RenewResult,
-    ResourceName, Ttl,
+    ResourceName, Tenant, Ttl,
 };
 
 /// One adapter's storage, as the suite sees it.
@@ -34,6 +34,11 @@ const SHORT: Duration = Duration::from_secs(1);
 /// Comfortably past [`SHORT`].
 const PAST_SHORT: Duration = Duration::from_millis(1_100);
 
+/// The tenant of every case but the isolation ones.
+fn tenant() -> Tenant {
+    Tenant::default_tenant()
+}
+
 fn name(raw: &str) -> ResourceName {
     ResourceName::parse(raw).expect("valid resource name")
 }
@@ -47,14 +52,19 @@ fn ttl(seconds: i64) -> Ttl {
 }
 
 async fn granted(repo: &dyn LockRepository, resource: &str, who: &str, seconds: i64) -> Lock {
-    match repo.acquire(name(resource), owner(who), ttl(seconds)).await {
+    match repo
+        .acquire(tenant(), name(resource), owner(who), ttl(seconds))
+        .await
+    {
         Ok(AcquireOutcome::Granted(lock)) => lock,
         other => panic!("expected {who} to be granted {resource}, got {other:?}"),
     }
 }
 
 async fn status(repo: &dyn LockRepository, resource: &str) -> Option<Lock> {
-    repo.status(name(resource)).await.expect("status answers")
+    repo.status(tenant(), name(resource))
+        .await
+        .expect("status answers")
 }
 
 pub async fn acquire_free_resource_is_granted(h: &dyn Harness) {
@@ -74,7 +84,7 @@ pub async fn acquire_held_by_another_owner_is_refused_and_changes_nothing(h: &dy
     let repo = h.open().await;
     let lock = granted(&*repo, "r", "alice", 30).await;
     let outcome = repo
-        .acquire(name("r"), owner("bob"), ttl(60))
+        .acquire(tenant(), name("r"), owner("bob"), ttl(60))
         .await
         .expect("acquire answers");
     assert_eq!(outcome, AcquireOutcome::Held);
@@ -104,7 +114,7 @@ pub async fn owners_and_names_are_case_sensitive_literal_data(h: &dyn Harness) {
     let a = granted(&*repo, hostile, "Alice", 30).await;
     assert_eq!(a.resource.as_str(), hostile);
     let outcome = repo
-        .acquire(name(hostile), owner("alice"), ttl(30))
+        .acquire(tenant(), name(hostile), owner("alice"), ttl(30))
         .await
         .expect("answers");
     assert_eq!(
@@ -156,13 +166,13 @@ pub async fn release_by_the_owner_deletes_the_lock(h: &dyn Harness) {
     let repo = h.open().await;
     granted(&*repo, "r", "alice", 30).await;
     let result = repo
-        .release(name("r"), owner("alice"))
+        .release(tenant(), name("r"), owner("alice"))
         .await
         .expect("release answers");
     assert_eq!(result, ReleaseResult::Released);
     assert_eq!(status(&*repo, "r").await, None);
     let again = repo
-        .release(name("r"), owner("alice"))
+        .release(tenant(), name("r"), owner("alice"))
         .await
         .expect("release answers");
     assert_eq!(again, ReleaseResult::NotFound);
@@ -174,7 +184,7 @@ pub async fn release_by_another_owner_is_forbidden_and_changes_nothing(h: &dyn H
     let lock = granted(&*repo, "r", "alice", 30).await;
     for intruder in ["bob", "Alice", "alice2"] {
         let result = repo
-            .release(name("r"), owner(intruder))
+            .release(tenant(), name("r"), owner(intruder))
             .await
             .expect("release answers");
         assert_eq!(result, ReleaseResult::Forbidden, "{intruder}");
@@ -185,14 +195,17 @@ pub async fn release_by_another_owner_is_forbidden_and_changes_nothing(h: &dyn H
 pub async fn release_of_unknown_or_expired_lock_is_not_found(h: &dyn Harness) {
     let repo = h.open().await;
     let result = repo
-        .release(name("never"), owner("alice"))
+        .release(tenant(), name("never"), owner("alice"))
         .await
         .expect("answers");
     assert_eq!(result, ReleaseResult::NotFound);
     granted(&*repo, "r", "alice", 1).await;
     h.advance(PAST_SHORT).await;
     for who in ["alice", "bob"] {
-        let result = repo.release(name("r"), owner(who)).await.expect("answers");
+        let result = repo
+            .release(tenant(), name("r"), owner(who))
+            .await
+            .expect("answers");
         assert_eq!(
             result,
             ReleaseResult::NotFound,
@@ -206,7 +219,7 @@ pub async fn renew_by_the_owner_moves_only_the_expiry(h: &dyn Harness) {
     let lock = granted(&*repo, "r", "alice", 30).await;
     h.advance(Duration::from_millis(200)).await;
     let renewed = match repo
-        .renew(name("r"), owner("alice"), ttl(120))
+        .renew(tenant(), name("r"), owner("alice"), ttl(120))
         .await
         .expect("answers")
     {
@@ -226,7 +239,7 @@ pub async fn renew_keeps_a_short_lease_alive_past_its_first_expiry(h: &dyn Harne
     let lock = granted(&*repo, "r", "alice", 1).await;
     h.advance(Duration::from_millis(600)).await;
     let renewed = repo
-        .renew(name("r"), owner("alice"), ttl(2))
+        .renew(tenant(), name("r"), owner("alice"), ttl(2))
         .await
         .expect("answers");
     assert!(matches!(renewed, RenewResult::Renewed(_)), "{renewed:?}");
@@ -241,7 +254,7 @@ pub async fn renew_by_another_owner_is_forbidden_and_changes_nothing(h: &dyn Har
     let repo = h.open().await;
     let lock = granted(&*repo, "r", "alice", 30).await;
     let result = repo
-        .renew(name("r"), owner("bob"), ttl(600))
+        .renew(tenant(), name("r"), owner("bob"), ttl(600))
         .await
         .expect("answers");
     assert_eq!(result, RenewResult::Forbidden);
@@ -251,14 +264,14 @@ pub async fn renew_by_another_owner_is_forbidden_and_changes_nothing(h: &dyn Har
 pub async fn renew_of_unknown_or_expired_lock_is_not_found(h: &dyn Harness) {
     let repo = h.open().await;
     let result = repo
-        .renew(name("never"), owner("alice"), ttl(30))
+        .renew(tenant(), name("never"), owner("alice"), ttl(30))
         .await
         .expect("answers");
     assert_eq!(result, RenewResult::NotFound);
     granted(&*repo, "r", "alice", 1).await;
     h.advance(PAST_SHORT).await;
     let result = repo
-        .renew(name("r"), owner("alice"), ttl(30))
+        .renew(tenant(), name("r"), owner("alice"), ttl(30))
         .await
         .expect("answers");
     assert_eq!(
@@ -274,7 +287,7 @@ pub async fn fencing_tokens_increase_across_release_expiry_and_reopening(h: &dyn
     let mut tokens: Vec<FencingToken> = Vec::new();
     tokens.push(granted(&*repo, "r", "alice", 30).await.fencing_token);
     assert_eq!(
-        repo.release(name("r"), owner("alice"))
+        repo.release(tenant(), name("r"), owner("alice"))
             .await
             .expect("answers"),
         ReleaseResult::Released
@@ -283,7 +296,7 @@ pub async fn fencing_tokens_increase_across_release_expiry_and_reopening(h: &dyn
     h.advance(PAST_SHORT).await;
     tokens.push(granted(&*repo, "r", "bob", 30).await.fencing_token);
     assert_eq!(
-        repo.release(name("r"), owner("bob"))
+        repo.release(tenant(), name("r"), owner("bob"))
             .await
             .expect("answers"),
         ReleaseResult::Released
@@ -308,8 +321,13 @@ pub async fn concurrent_acquires_of_a_free_resource_have_exactly_one_winner(h: &
     let outcomes = join_all((0..32).map(|i| {
         let repo = Arc::clone(&repo);
         async move {
-            repo.acquire(name("contended"), owner(&format!("racer-{i}")), ttl(30))
-                .await
+            repo.acquire(
+                tenant(),
+                name("contended"),
+                owner(&format!("racer-{i}")),
+                ttl(30),
+            )
+            .await
         }
     }))
     .await;
@@ -323,8 +341,13 @@ pub async fn concurrent_acquires_of_an_expired_resource_have_exactly_one_winner(
     let outcomes = join_all((0..32).map(|i| {
         let repo = Arc::clone(&repo);
         async move {
-            repo.acquire(name("stale"), owner(&format!("racer-{i}")), ttl(30))
-                .await
+            repo.acquire(
+                tenant(),
+                name("stale"),
+                owner(&format!("racer-{i}")),
+                ttl(30),
+            )
+            .await
         }
     }))
     .await;
@@ -367,7 +390,7 @@ pub async fn contended_acquire_release_cycles_never_overlap(h: &dyn Harness) {
             while grants < 5 && attempts < 10_000 {
                 attempts += 1;
                 match repo
-                    .acquire(name("hot"), me.clone(), ttl(60))
+                    .acquire(tenant(), name("hot"), me.clone(), ttl(60))
                     .await
                     .expect("acquire answers")
                 {
@@ -378,7 +401,7 @@ pub async fn contended_acquire_release_cycles_never_overlap(h: &dyn Harness) {
                         grants += 1;
                         held.store(false, Ordering::SeqCst);
                         let result = repo
-                            .release(name("hot"), me.clone())
+                            .release(tenant(), name("hot"), me.clone())
                             .await
                             .expect("release answers");
                         assert_eq!(result, ReleaseResult::Released);
@@ -414,6 +437,67 @@ async fn tokio_free_yield() {
     .await
 }
 
+/// Two tenants using the same resource name and owner have two independent locks: one tenant can
+/// neither see, release nor renew the other's, and to it the other's lock looks like no lock.
+pub async fn tenants_are_independent_namespaces(h: &dyn Harness) {
+    let repo = h.open().await;
+    let (acme, globex) = (
+        Tenant::parse("acme").expect("tenant"),
+        Tenant::parse("globex").expect("tenant"),
+    );
+    let acquire = |t: &Tenant| repo.acquire(t.clone(), name("shared"), owner("worker"), ttl(30));
+    let AcquireOutcome::Granted(a) = acquire(&acme).await.expect("answers") else {
+        panic!("acme is granted its lock")
+    };
+    assert_eq!(
+        repo.status(globex.clone(), name("shared"))
+            .await
+            .expect("answers"),
+        None
+    );
+    for result in [
+        repo.release(globex.clone(), name("shared"), owner("worker"))
+            .await
+            .expect("answers"),
+        repo.release(globex.clone(), name("shared"), owner("intruder"))
+            .await
+            .expect("answers"),
+    ] {
+        assert_eq!(
+            result,
+            ReleaseResult::NotFound,
+            "another tenant's lock answers like no lock"
+        );
+    }
+    let renewed = repo
+        .renew(globex.clone(), name("shared"), owner("worker"), ttl(600))
+        .await
+        .expect("answers");
+    assert_eq!(renewed, RenewResult::NotFound);
+    let AcquireOutcome::Granted(g) = acquire(&globex).await.expect("answers") else {
+        panic!("globex is granted its own lock on the same name")
+    };
+    assert_ne!(g.fencing_token, a.fencing_token);
+    assert_eq!(
+        repo.release(globex.clone(), name("shared"), owner("worker"))
+            .await
+            .expect("answers"),
+        ReleaseResult::Released
+    );
+    assert_eq!(
+        repo.status(acme.clone(), name("shared"))
+            .await
+            .expect("answers"),
+        Some(a)
+    );
+    assert_eq!(
+        repo.status(tenant(), name("shared"))
+            .await
+            .expect("answers"),
+        None
+    );
+}
+
 pub async fn ping_answers(h: &dyn Harness) {
     h.open().await.ping().await.expect("ping answers");
 }
@@ -442,6 +526,7 @@ macro_rules! repository_contract_suite {
             concurrent_acquires_of_a_free_resource_have_exactly_one_winner,
             concurrent_acquires_of_an_expired_resource_have_exactly_one_winner,
             contended_acquire_release_cycles_never_overlap,
+            tenants_are_independent_namespaces,
             ping_answers
         );
     };

@@ -8,12 +8,12 @@ use async_trait::async_trait;
 use crate::{
     decide_acquire, decide_release, decide_renew, AcquireDecision, AcquireOutcome, Clock,
     FencingToken, Lock, LockRepository, Owner, ReleaseResult, RenewDecision, RenewResult,
-    RepositoryError, ResourceName, Ttl,
+    RepositoryError, ResourceName, Tenant, Ttl,
 };
 
 #[derive(Debug, Default)]
 struct State {
-    locks: HashMap<ResourceName, Lock>,
+    locks: HashMap<(Tenant, ResourceName), Lock>,
     last_token: i64,
 }
 
@@ -44,17 +44,19 @@ impl InMemoryLockRepository {
 impl LockRepository for InMemoryLockRepository {
     async fn acquire(
         &self,
+        tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
     ) -> Result<AcquireOutcome, RepositoryError> {
         let now = self.clock.now();
         let mut state = self.state();
-        let current = state.locks.get(&resource);
-        let fencing_token = match decide_acquire(current, &owner, now) {
-            AcquireDecision::Deny => return Ok(AcquireOutcome::Held),
-            AcquireDecision::Extend => current.expect("extend implies a lock").fencing_token,
-            AcquireDecision::GrantNew => {
+        let key = (tenant, resource.clone());
+        let current = state.locks.get(&key);
+        let fencing_token = match (decide_acquire(current, &owner, now), current) {
+            (AcquireDecision::Deny, _) => return Ok(AcquireOutcome::Held),
+            (AcquireDecision::Extend, Some(lock)) => lock.fencing_token,
+            (AcquireDecision::Extend | AcquireDecision::GrantNew, _) => {
                 state.last_token += 1;
                 FencingToken::new(state.last_token)
                     .map_err(|_| RepositoryError::internal("token overflow"))?
@@ -67,56 +69,60 @@ impl LockRepository for InMemoryLockRepository {
             expires_at: now + ttl.as_time_delta(),
             fencing_token,
         };
-        state.locks.insert(resource, lock.clone());
+        state.locks.insert(key, lock.clone());
         Ok(AcquireOutcome::Granted(lock))
     }
 
-    async fn status(&self, resource: ResourceName) -> Result<Option<Lock>, RepositoryError> {
+    async fn status(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<Lock>, RepositoryError> {
         let now = self.clock.now();
         Ok(self
             .state()
             .locks
-            .get(&resource)
+            .get(&(tenant, resource))
             .filter(|lock| lock.is_live_at(now))
             .cloned())
     }
 
     async fn release(
         &self,
+        tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError> {
         let now = self.clock.now();
         let mut state = self.state();
-        let result = decide_release(state.locks.get(&resource), &owner, now);
+        let key = (tenant, resource);
+        let result = decide_release(state.locks.get(&key), &owner, now);
         if result == ReleaseResult::Released {
-            state.locks.remove(&resource);
+            state.locks.remove(&key);
         }
         Ok(result)
     }
 
     async fn renew(
         &self,
+        tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
     ) -> Result<RenewResult, RepositoryError> {
         let now = self.clock.now();
         let mut state = self.state();
-        Ok(
-            match decide_renew(state.locks.get(&resource), &owner, now) {
-                RenewDecision::NotFound => RenewResult::NotFound,
-                RenewDecision::Forbidden => RenewResult::Forbidden,
-                RenewDecision::Renew => {
-                    let lock = state
-                        .locks
-                        .get_mut(&resource)
-                        .expect("renew implies a lock");
-                    lock.expires_at = now + ttl.as_time_delta();
-                    RenewResult::Renewed(lock.clone())
-                }
-            },
-        )
+        let Some(lock) = state.locks.get_mut(&(tenant, resource)) else {
+            return Ok(RenewResult::NotFound);
+        };
+        Ok(match decide_renew(Some(&*lock), &owner, now) {
+            RenewDecision::NotFound => RenewResult::NotFound,
+            RenewDecision::Forbidden => RenewResult::Forbidden,
+            RenewDecision::Renew => {
+                lock.expires_at = now + ttl.as_time_delta();
+                RenewResult::Renewed(lock.clone())
+            }
+        })
     }
 
     async fn ping(&self) -> Result<(), RepositoryError> {
