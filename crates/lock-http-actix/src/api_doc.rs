@@ -1,6 +1,7 @@
 //! The OpenAPI document of the API, generated from the handlers' annotations.
 
-use utoipa::OpenApi;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
 
 use crate::{dto, locks, operations, problem};
 
@@ -32,12 +33,34 @@ use crate::{dto, locks, operations, problem};
         problem::Problem,
         problem::FieldError,
     )),
+    modifiers(&BearerKeys),
     tags(
         (name = "locks", description = "Acquire, inspect, renew and release locks."),
         (name = "operations", description = "Health, readiness and this document."),
     )
 )]
 struct ApiDoc;
+
+/// Declares the bearer API-key scheme that every lock operation requires when the server has
+/// API keys, so that Swagger UI's "Authorize" sends the key.
+struct BearerKeys;
+
+impl Modify for BearerKeys {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "An API key of your tenant (only when the server runs with --api-keys-file).",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
 
 /// The OpenAPI document as a value.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {

@@ -6,6 +6,9 @@
 //! domain never sees JSON.
 
 mod api_doc;
+mod api_keys;
+mod audit;
+mod authentication;
 mod body;
 mod dto;
 mod locks;
@@ -20,6 +23,7 @@ use actix_web::web::{self, ServiceConfig};
 use lock_domain::{LockRepository, DEFAULT_MAX_TTL_SECONDS};
 
 pub use api_doc::{openapi_document, openapi_json};
+pub use api_keys::{hash_key, ApiKeys, KeysFileError};
 pub use problem::{ApiError, FieldError};
 
 /// The most bytes a request body may have: larger bodies answer 413.
@@ -33,6 +37,9 @@ pub struct ApiSettings {
     /// How long a client may take to send a request body once its headers are in; a client
     /// that stalls mid-body (slowloris) gets 408 and its connection is closed.
     pub body_timeout: std::time::Duration,
+    /// API keys. `None`: every request belongs to the default tenant and `Authorization` is
+    /// ignored. `Some`: every `/locks` request needs `Authorization: Bearer <key>`.
+    pub api_keys: Option<Arc<ApiKeys>>,
 }
 
 impl Default for ApiSettings {
@@ -40,6 +47,7 @@ impl Default for ApiSettings {
         Self {
             max_ttl_seconds: DEFAULT_MAX_TTL_SECONDS,
             body_timeout: std::time::Duration::from_secs(10),
+            api_keys: None,
         }
     }
 }

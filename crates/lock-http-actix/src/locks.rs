@@ -5,6 +5,8 @@ use actix_web::{HttpRequest, HttpResponse};
 use lock_domain::{AcquireOutcome, Owner, ReleaseResult, RenewResult, ResourceName};
 use percent_encoding::percent_decode;
 
+use crate::audit;
+use crate::authentication::tenant_of;
 use crate::body::{declares_body, owner_field, parse_object, read_json_body, ttl_field};
 use crate::dto::{AcquireGranted, AcquireHeld, AcquireResponse, LockView};
 use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
@@ -75,11 +77,14 @@ fn not_yours(resource: &ResourceName) -> ProblemKind {
     path = "/locks/{resource}",
     operation_id = "acquireLock",
     tag = "locks",
+    security(("bearer" = [])),
     params(("resource" = String, Path, description = "The resource name: 1 to 255 bytes of UTF-8 once percent-decoded, no control characters (`%2F` is a `/`, `+` is a plus).", min_length = 1, max_length = 255, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", example = "payment:42")),
     request_body(content = crate::dto::AcquireRequest, content_type = "application/json"),
     responses(
         (status = 200, description = "Granted (`acquired: true` with the lock) or held by another owner (`acquired: false`).", body = AcquireResponse),
+        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource, owner or ttl_seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -92,6 +97,7 @@ pub(crate) async fn acquire(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     async {
+        let tenant = tenant_of(&req, &state)?;
         let body = read_json_body(&req, payload, state.settings.body_timeout).await?;
         let fields = parse_object(&body)?;
         let (resource, owner, ttl) = valid3(
@@ -99,15 +105,25 @@ pub(crate) async fn acquire(
             owner_field(fields.owner),
             ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
         )?;
-        let response = match state.repo.acquire(resource.clone(), owner, ttl).await? {
-            AcquireOutcome::Granted(lock) => AcquireResponse::Granted(AcquireGranted {
-                acquired: true,
-                lock: lock.into(),
-            }),
-            AcquireOutcome::Held => AcquireResponse::Held(AcquireHeld {
-                acquired: false,
-                resource: resource.into_string(),
-            }),
+        let outcome = state
+            .repo
+            .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
+            .await?;
+        let response = match outcome {
+            AcquireOutcome::Granted(lock) => {
+                audit::granted(&tenant, &lock);
+                AcquireResponse::Granted(AcquireGranted {
+                    acquired: true,
+                    lock: lock.into(),
+                })
+            }
+            AcquireOutcome::Held => {
+                audit::denied(&tenant, &resource, &owner);
+                AcquireResponse::Held(AcquireHeld {
+                    acquired: false,
+                    resource: resource.into_string(),
+                })
+            }
         };
         Ok(json(&response))
     }
@@ -123,9 +139,11 @@ pub(crate) async fn acquire(
     path = "/locks/{resource}",
     operation_id = "getLock",
     tag = "locks",
+    security(("bearer" = [])),
     params(("resource" = String, Path, description = "The resource name (see acquireLock).", min_length = 1, max_length = 255, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", example = "payment:42")),
     responses(
         (status = 200, description = "The live lock.", body = LockView),
+        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "No live lock on this resource (never acquired, released or expired).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource name.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -136,8 +154,9 @@ pub(crate) async fn status(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     async {
+        let tenant = tenant_of(&req, &state)?;
         let resource = resource_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
-        match state.repo.status(resource.clone()).await? {
+        match state.repo.status(tenant, resource.clone()).await? {
             Some(lock) => Ok(json(&LockView::from(lock))),
             None => Err(no_lock(&resource)),
         }
@@ -155,6 +174,7 @@ pub(crate) async fn status(
     path = "/locks/{resource}",
     operation_id = "releaseLock",
     tag = "locks",
+    security(("bearer" = [])),
     params(
         ("resource" = String, Path, description = "The resource name (see acquireLock).", min_length = 1, max_length = 255, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", example = "payment:42"),
         ("owner" = Option<String>, Query, description = "The owner, when the request has no body (form-encoded: `+` is a space).", min_length = 1, max_length = 255, pattern = "^\\s*[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F])?\\s*$", example = "worker-7"),
@@ -162,9 +182,11 @@ pub(crate) async fn status(
     request_body(content = Option<crate::dto::ReleaseRequest>, content_type = "application/json"),
     responses(
         (status = 204, description = "Released."),
+        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 400, description = "The body is not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 403, description = "Another owner holds the lock; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "No live lock on this resource.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource or owner, no owner, or body and query disagree.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -177,6 +199,7 @@ pub(crate) async fn release(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     async {
+        let tenant = tenant_of(&req, &state)?;
         let body_owner = if declares_body(&req) {
             let body = read_json_body(&req, payload, state.settings.body_timeout).await?;
             if body.iter().all(u8::is_ascii_whitespace) {
@@ -190,7 +213,12 @@ pub(crate) async fn release(
         let query_owner = query_owner(req.query_string());
         let (resource, owner) =
             valid2(resource_of(&req), reconcile_owner(body_owner, query_owner))?;
-        match state.repo.release(resource.clone(), owner).await? {
+        let result = state
+            .repo
+            .release(tenant.clone(), resource.clone(), owner.clone())
+            .await?;
+        audit::released(&tenant, &resource, &owner, result);
+        match result {
             ReleaseResult::Released => Ok(HttpResponse::NoContent().finish()),
             ReleaseResult::NotFound => Err(no_lock(&resource)),
             ReleaseResult::Forbidden => Err(not_yours(&resource)),
@@ -271,13 +299,16 @@ fn reconcile_owner(
     path = "/locks/{resource}/renew",
     operation_id = "renewLock",
     tag = "locks",
+    security(("bearer" = [])),
     params(("resource" = String, Path, description = "The resource name (see acquireLock).", min_length = 1, max_length = 255, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", example = "payment:42")),
     request_body(content = crate::dto::RenewRequest, content_type = "application/json"),
     responses(
         (status = 200, description = "Renewed: the lock with its new `expires_at`.", body = LockView),
+        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 403, description = "Another owner holds the lock; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "No live lock on this resource.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource, owner or ttl_seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -290,6 +321,7 @@ pub(crate) async fn renew(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     async {
+        let tenant = tenant_of(&req, &state)?;
         let body = read_json_body(&req, payload, state.settings.body_timeout).await?;
         let fields = parse_object(&body)?;
         let (resource, owner, ttl) = valid3(
@@ -297,7 +329,12 @@ pub(crate) async fn renew(
             owner_field(fields.owner),
             ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
         )?;
-        match state.repo.renew(resource.clone(), owner, ttl).await? {
+        let result = state
+            .repo
+            .renew(tenant.clone(), resource.clone(), owner.clone(), ttl)
+            .await?;
+        audit::renewed(&tenant, &resource, &owner, &result);
+        match result {
             RenewResult::Renewed(lock) => Ok(json(&LockView::from(lock))),
             RenewResult::NotFound => Err(no_lock(&resource)),
             RenewResult::Forbidden => Err(not_yours(&resource)),

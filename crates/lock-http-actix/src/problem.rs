@@ -62,6 +62,8 @@ pub(crate) struct Problem {
 #[derive(Debug)]
 pub(crate) enum ProblemKind {
     BadRequest(String),
+    /// API keys are configured and the request has no valid one.
+    Unauthorized,
     Forbidden(String),
     NotFound(String),
     MethodNotAllowed(&'static str),
@@ -114,6 +116,7 @@ impl ApiError {
     fn slug(&self) -> &'static str {
         match self.kind {
             ProblemKind::BadRequest(_) => "bad-request",
+            ProblemKind::Unauthorized => "unauthorized",
             ProblemKind::Forbidden(_) => "forbidden",
             ProblemKind::NotFound(_) => "not-found",
             ProblemKind::MethodNotAllowed(_) => "method-not-allowed",
@@ -125,6 +128,7 @@ impl ApiError {
             ProblemKind::Internal(_) => "internal",
             ProblemKind::Other(status) => match status.as_u16() {
                 400 => "bad-request",
+                401 => "unauthorized",
                 404 => "not-found",
                 405 => "method-not-allowed",
                 408 => "request-timeout",
@@ -144,6 +148,9 @@ impl ApiError {
             | ProblemKind::NotFound(detail)
             | ProblemKind::UnsupportedMediaType(detail) => detail.clone(),
             ProblemKind::MethodNotAllowed(allow) => format!("this path allows {allow}"),
+            ProblemKind::Unauthorized => {
+                "send a valid API key as `Authorization: Bearer <key>`".to_owned()
+            }
             ProblemKind::RequestTimeout => "the request body did not arrive in time".to_owned(),
             ProblemKind::PayloadTooLarge => {
                 format!(
@@ -170,6 +177,7 @@ impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self.kind {
             ProblemKind::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ProblemKind::Unauthorized => StatusCode::UNAUTHORIZED,
             ProblemKind::Forbidden(_) => StatusCode::FORBIDDEN,
             ProblemKind::NotFound(_) => StatusCode::NOT_FOUND,
             ProblemKind::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
@@ -213,6 +221,9 @@ impl ResponseError for ApiError {
             }
             ProblemKind::RequestTimeout => {
                 response.insert_header((header::CONNECTION, "close"));
+            }
+            ProblemKind::Unauthorized => {
+                response.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
             }
             ProblemKind::Unavailable(_) => {
                 response.insert_header((header::RETRY_AFTER, "1"));

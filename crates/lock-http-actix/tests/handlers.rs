@@ -21,7 +21,7 @@ use chrono::{DateTime, Utc};
 use futures::Stream;
 use lock_domain::{
     AcquireOutcome, FencingToken, Lock, MockLockRepository, Owner, ReleaseResult, RenewResult,
-    RepositoryError, ResourceName,
+    RepositoryError, ResourceName, Tenant,
 };
 use lock_http_actix::{configure, openapi_document, openapi_json, ApiSettings, MAX_BODY_BYTES};
 use serde_json::{json, Value};
@@ -173,9 +173,14 @@ fn expect_acquire(
     let mut repo = MockLockRepository::new();
     let (resource, owner) = (resource.to_owned(), owner.to_owned());
     repo.expect_acquire()
-        .withf(move |r, o, t| r.as_str() == resource && o.as_str() == owner && t.seconds() == ttl)
+        .withf(move |tn, r, o, t| {
+            *tn == Tenant::default_tenant()
+                && r.as_str() == resource
+                && o.as_str() == owner
+                && t.seconds() == ttl
+        })
         .times(1)
-        .returning(move |_, _, _| Ok(outcome.clone()));
+        .returning(move |_, _, _, _| Ok(outcome.clone()));
     repo
 }
 
@@ -183,9 +188,9 @@ fn expect_status(resource: &str, found: Option<Lock>) -> MockLockRepository {
     let mut repo = MockLockRepository::new();
     let resource = resource.to_owned();
     repo.expect_status()
-        .withf(move |r| r.as_str() == resource)
+        .withf(move |tn, r| *tn == Tenant::default_tenant() && r.as_str() == resource)
         .times(1)
-        .returning(move |_| Ok(found.clone()));
+        .returning(move |_, _| Ok(found.clone()));
     repo
 }
 
@@ -193,9 +198,11 @@ fn expect_release(resource: &str, owner: &str, result: ReleaseResult) -> MockLoc
     let mut repo = MockLockRepository::new();
     let (resource, owner) = (resource.to_owned(), owner.to_owned());
     repo.expect_release()
-        .withf(move |r, o| r.as_str() == resource && o.as_str() == owner)
+        .withf(move |tn, r, o| {
+            *tn == Tenant::default_tenant() && r.as_str() == resource && o.as_str() == owner
+        })
         .times(1)
-        .returning(move |_, _| Ok(result));
+        .returning(move |_, _, _| Ok(result));
     repo
 }
 
@@ -203,9 +210,14 @@ fn expect_renew(resource: &str, owner: &str, ttl: u32, result: RenewResult) -> M
     let mut repo = MockLockRepository::new();
     let (resource, owner) = (resource.to_owned(), owner.to_owned());
     repo.expect_renew()
-        .withf(move |r, o, t| r.as_str() == resource && o.as_str() == owner && t.seconds() == ttl)
+        .withf(move |tn, r, o, t| {
+            *tn == Tenant::default_tenant()
+                && r.as_str() == resource
+                && o.as_str() == owner
+                && t.seconds() == ttl
+        })
         .times(1)
-        .returning(move |_, _, _| Ok(result.clone()));
+        .returning(move |_, _, _, _| Ok(result.clone()));
     repo
 }
 
@@ -213,13 +225,13 @@ fn expect_renew(resource: &str, owner: &str, ttl: u32, result: RenewResult) -> M
 fn permissive_repo() -> MockLockRepository {
     let mut repo = MockLockRepository::new();
     repo.expect_acquire()
-        .returning(|r, o, _| Ok(AcquireOutcome::Granted(lock_of(r.as_str(), o.as_str()))));
+        .returning(|_, r, o, _| Ok(AcquireOutcome::Granted(lock_of(r.as_str(), o.as_str()))));
     repo.expect_status()
-        .returning(|r| Ok(Some(lock_of(r.as_str(), "worker-7"))));
+        .returning(|_, r| Ok(Some(lock_of(r.as_str(), "worker-7"))));
     repo.expect_release()
-        .returning(|_, _| Ok(ReleaseResult::Released));
+        .returning(|_, _, _| Ok(ReleaseResult::Released));
     repo.expect_renew()
-        .returning(|r, o, _| Ok(RenewResult::Renewed(lock_of(r.as_str(), o.as_str()))));
+        .returning(|_, r, o, _| Ok(RenewResult::Renewed(lock_of(r.as_str(), o.as_str()))));
     repo.expect_ping().returning(|| Ok(()));
     repo
 }
@@ -257,13 +269,13 @@ impl Failure {
 fn failing_repo(failure: Failure) -> MockLockRepository {
     let mut repo = MockLockRepository::new();
     repo.expect_acquire()
-        .returning(move |_, _, _| Err(failure.error()));
+        .returning(move |_, _, _, _| Err(failure.error()));
     repo.expect_status()
-        .returning(move |_| Err(failure.error()));
-    repo.expect_release()
         .returning(move |_, _| Err(failure.error()));
-    repo.expect_renew()
+    repo.expect_release()
         .returning(move |_, _, _| Err(failure.error()));
+    repo.expect_renew()
+        .returning(move |_, _, _, _| Err(failure.error()));
     repo.expect_ping().returning(move || Err(failure.error()));
     repo
 }
@@ -429,6 +441,7 @@ async fn acquire_accepts_the_ttl_bounds() {
 async fn the_max_ttl_setting_bounds_ttl_seconds() {
     let settings = ApiSettings {
         max_ttl_seconds: 60,
+        ..ApiSettings::default()
     };
     let repo = expect_acquire("r", "w", 60, AcquireOutcome::Held);
     let answer = call_with(

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use actix_web::dev::Server;
 use actix_web::{App, HttpServer};
 use lock_domain::{LockRepository, SystemClock};
-use lock_http_actix::ApiSettings;
+use lock_http_actix::{ApiKeys, ApiSettings};
 use lock_store_diesel::{DieselLockRepository, StoreConfig, StoreError};
 
 use crate::cli::ServeArgs;
@@ -27,6 +27,8 @@ pub enum StartupError {
     },
     #[error("the store could not be opened: {0}")]
     Join(#[from] tokio::task::JoinError),
+    #[error("cannot use the API keys file {path}: {reason}")]
+    ApiKeys { path: String, reason: String },
     #[error("the server failed: {0}")]
     Serve(#[source] std::io::Error),
 }
@@ -48,6 +50,15 @@ impl Application {
     /// # Errors
     /// [`StartupError`] when the database cannot be opened or the address cannot be bound.
     pub async fn build(args: &ServeArgs) -> Result<Self, StartupError> {
+        let api_keys = load_api_keys(args)?;
+        if api_keys.is_none() && !args.bind.ip().is_loopback() {
+            tracing::warn!(
+                bind = %args.bind,
+                "listening on a non-loopback address without API keys: anyone who can reach it \
+                 and knows an owner string can release or renew that owner's locks \
+                 (see --api-keys-file)"
+            );
+        }
         let store = open_store(args).await?;
         let sweeper = actix_web::rt::spawn(lock_store_diesel::run_sweeper(
             store.clone(),
@@ -66,6 +77,7 @@ impl Application {
         let settings = ApiSettings {
             max_ttl_seconds: args.max_ttl_seconds,
             body_timeout: Duration::from_secs(args.body_timeout_seconds),
+            api_keys,
         };
         let mut server = HttpServer::new(move || {
             App::new().configure(lock_http_actix::configure(
@@ -102,6 +114,20 @@ impl Application {
         self.sweeper.abort();
         result
     }
+}
+
+fn load_api_keys(args: &ServeArgs) -> Result<Option<Arc<ApiKeys>>, StartupError> {
+    let Some(path) = &args.api_keys_file else {
+        return Ok(None);
+    };
+    let failure = |reason: String| StartupError::ApiKeys {
+        path: path.display().to_string(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| failure(e.to_string()))?;
+    let keys = ApiKeys::parse(&text).map_err(|e| failure(e.to_string()))?;
+    tracing::info!(path = %path.display(), "API keys loaded; /locks requests need a bearer key");
+    Ok(Some(Arc::new(keys)))
 }
 
 async fn open_store(args: &ServeArgs) -> Result<DieselLockRepository, StartupError> {

@@ -24,6 +24,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Print the OpenAPI document of the REST API to standard output.
     Openapi,
+    /// Print the hex SHA-256 digest of an API key (read from standard input), for a line
+    /// `<tenant> <digest>` of the --api-keys-file.
+    HashKey,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -66,6 +69,11 @@ pub struct ServeArgs {
     /// Seconds that in-flight requests get to finish after SIGTERM or Ctrl-C.
     #[arg(long, env = "LOCKD_SHUTDOWN_GRACE_SECONDS", default_value_t = 30)]
     pub shutdown_grace_seconds: u64,
+
+    /// File of API keys, one `<tenant> <hex sha256 of the key>` a line; with it every /locks
+    /// request needs `Authorization: Bearer <key>` and sees only its tenant's locks.
+    #[arg(long, env = "LOCKD_API_KEYS_FILE")]
+    pub api_keys_file: Option<std::path::PathBuf>,
 
     /// Seconds a client has to send its request line and headers (slow clients are cut off).
     #[arg(long, env = "LOCKD_HEADER_TIMEOUT_SECONDS", default_value_t = 5,

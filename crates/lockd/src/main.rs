@@ -13,9 +13,21 @@ fn main() -> ExitCode {
             print!("{}", lock_http_actix::openapi_json());
             ExitCode::SUCCESS
         }
+        Some(Command::HashKey) => hash_key(),
         Some(Command::Serve(args)) => serve(args),
         None => serve(cli.serve),
     }
+}
+
+/// Reads a key from standard input and prints its digest; the key itself is never echoed.
+fn hash_key() -> ExitCode {
+    let mut key = String::new();
+    if std::io::stdin().read_line(&mut key).is_err() || key.trim().is_empty() {
+        eprintln!("lockd hash-key: write the key on standard input, e.g. `echo \"$KEY\" | lockd hash-key`");
+        return ExitCode::FAILURE;
+    }
+    println!("{}", lock_http_actix::hash_key(&key));
+    ExitCode::SUCCESS
 }
 
 fn serve(args: ServeArgs) -> ExitCode {

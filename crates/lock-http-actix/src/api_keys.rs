@@ -1,0 +1,208 @@
+//! API keys: who may touch which tenant's locks.
+//!
+//! The keys file holds lines of `<tenant> <hex sha256 of the key>`; blank lines and `#` comments
+//! are ignored, and several lines may give one tenant several keys. Only digests are kept: a raw
+//! key is hashed on arrival, compared with every digest in constant time, and never stored or
+//! logged.
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::HttpRequest;
+use lock_domain::Tenant;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+/// The configured keys, as (tenant, SHA-256 digest of the key) pairs.
+#[derive(Clone)]
+pub struct ApiKeys {
+    entries: Vec<(Tenant, [u8; 32])>,
+}
+
+impl std::fmt::Debug for ApiKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiKeys")
+            .field("keys", &self.entries.len())
+            .finish()
+    }
+}
+
+impl ApiKeys {
+    /// Parses the contents of a keys file.
+    ///
+    /// # Errors
+    /// [`KeysFileError`] naming the first bad line (1-based); a file without any key is an error
+    /// too, since it would lock every client out.
+    pub fn parse(text: &str) -> Result<Self, KeysFileError> {
+        let mut entries = Vec::new();
+        for (index, line) in text.lines().enumerate() {
+            let line_number = index + 1;
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let mut fields = line.split_whitespace();
+            let (Some(tenant), Some(digest), None) = (fields.next(), fields.next(), fields.next())
+            else {
+                return Err(KeysFileError::new(
+                    line_number,
+                    "expected `<tenant> <hex sha256 of the key>`",
+                ));
+            };
+            let tenant = Tenant::parse(tenant)
+                .map_err(|e| KeysFileError::new(line_number, &format!("tenant {tenant:?} {e}")))?;
+            let digest = parse_digest(digest).ok_or_else(|| {
+                KeysFileError::new(line_number, "the digest must be 64 hex digits (sha256)")
+            })?;
+            entries.push((tenant, digest));
+        }
+        if entries.is_empty() {
+            return Err(KeysFileError::new(0, "the file names no key"));
+        }
+        Ok(Self { entries })
+    }
+
+    /// The tenant whose key the request presents as `Authorization: Bearer <key>`, if any.
+    pub fn tenant_of(&self, req: &HttpRequest) -> Option<Tenant> {
+        let key = bearer_key(req.headers().get(header::AUTHORIZATION)?)?;
+        let digest: [u8; 32] = Sha256::digest(key).into();
+        // Compare with every entry, without stopping at a match, so that timing tells nothing.
+        let mut found = None;
+        for (tenant, expected) in &self.entries {
+            if bool::from(expected.ct_eq(&digest)) && found.is_none() {
+                found = Some(tenant.clone());
+            }
+        }
+        found
+    }
+}
+
+fn bearer_key(value: &HeaderValue) -> Option<&[u8]> {
+    let value = value.as_bytes();
+    let scheme = value.get(..7)?;
+    if !scheme.eq_ignore_ascii_case(b"bearer ") {
+        return None;
+    }
+    let key = value[7..].trim_ascii();
+    (!key.is_empty()).then_some(key)
+}
+
+fn parse_digest(hex: &str) -> Option<[u8; 32]> {
+    if hex.len() != 64 {
+        return None;
+    }
+    let mut digest = [0u8; 32];
+    for (i, byte) in digest.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(digest)
+}
+
+/// The hex SHA-256 digest of a key, as a keys file line wants it (`lockd hash-key`).
+pub fn hash_key(key: &str) -> String {
+    Sha256::digest(key.trim().as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A keys file that cannot be used: `line` is 1-based, 0 for the file as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{reason}", if *.line == 0 { String::new() } else { format!("line {line}: ") })]
+pub struct KeysFileError {
+    pub line: usize,
+    pub reason: String,
+}
+
+impl KeysFileError {
+    fn new(line: usize, reason: &str) -> Self {
+        Self {
+            line,
+            reason: reason.to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::test::TestRequest;
+
+    use super::*;
+
+    const KEY_A: &str = "key-of-acme-0123456789";
+
+    fn file() -> String {
+        format!(
+            "# tenants\n\nacme {}\n  globex {}  \nacme {}\n",
+            hash_key(KEY_A),
+            hash_key("globex-key"),
+            hash_key("second-acme-key")
+        )
+    }
+
+    fn tenant_for(keys: &ApiKeys, authorization: Option<&str>) -> Option<String> {
+        let mut req = TestRequest::default();
+        if let Some(value) = authorization {
+            req = req.insert_header((header::AUTHORIZATION, value));
+        }
+        keys.tenant_of(&req.to_http_request())
+            .map(|t| t.as_str().to_owned())
+    }
+
+    #[test]
+    fn keys_map_to_their_tenants() {
+        let keys = ApiKeys::parse(&file()).unwrap();
+        assert_eq!(
+            tenant_for(&keys, Some(&format!("Bearer {KEY_A}"))),
+            Some("acme".into())
+        );
+        assert_eq!(
+            tenant_for(&keys, Some(&format!("bearer   {KEY_A} "))),
+            Some("acme".into())
+        );
+        assert_eq!(
+            tenant_for(&keys, Some("Bearer second-acme-key")),
+            Some("acme".into())
+        );
+        assert_eq!(
+            tenant_for(&keys, Some("Bearer globex-key")),
+            Some("globex".into())
+        );
+        for wrong in [
+            None,
+            Some("Bearer nope"),
+            Some(&format!("Basic {KEY_A}")[..]),
+            Some("Bearer "),
+            Some(KEY_A),
+        ] {
+            assert_eq!(tenant_for(&keys, wrong), None, "{wrong:?}");
+        }
+    }
+
+    #[test]
+    fn the_digest_is_hex_sha256() {
+        assert_eq!(
+            hash_key("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn bad_files_name_the_line() {
+        let cases = [
+            ("acme\n", 1),
+            ("# ok\nacme abc\n", 2),
+            (&format!("acme {} extra\n", hash_key("k"))[..], 1),
+            (&format!("\n\nbad/tenant {}\n", hash_key("k"))[..], 3),
+            ("", 0),
+            ("# only comments\n\n", 0),
+        ];
+        for (text, line) in cases {
+            assert_eq!(ApiKeys::parse(text).unwrap_err().line, line, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn debug_shows_no_digest() {
+        let keys = ApiKeys::parse(&file()).unwrap();
+        assert_eq!(format!("{keys:?}"), "ApiKeys { keys: 3 }");
+    }
+}

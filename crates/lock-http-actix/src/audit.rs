@@ -1,0 +1,74 @@
+//! The audit log: one structured event (target `lockd::audit`, level INFO or WARN) for every
+//! grant, denial, renewal, forbidden attempt and release, with tenant, resource and owner (and
+//! the fencing token where the answer carries one). API keys never appear here.
+
+use lock_domain::{Lock, Owner, ReleaseResult, RenewResult, ResourceName, Tenant};
+
+pub(crate) fn granted(tenant: &Tenant, lock: &Lock) {
+    tracing::info!(
+        target: "lockd::audit",
+        event = "granted",
+        tenant = %tenant,
+        resource = %lock.resource,
+        owner = %lock.owner,
+        fencing_token = lock.fencing_token.value(),
+        expires_at = %lock.expires_at,
+    );
+}
+
+pub(crate) fn denied(tenant: &Tenant, resource: &ResourceName, owner: &Owner) {
+    tracing::info!(target: "lockd::audit", event = "denied", tenant = %tenant, resource = %resource, owner = %owner);
+}
+
+pub(crate) fn released(
+    tenant: &Tenant,
+    resource: &ResourceName,
+    owner: &Owner,
+    result: ReleaseResult,
+) {
+    match result {
+        ReleaseResult::Released => {
+            tracing::info!(target: "lockd::audit", event = "released", tenant = %tenant, resource = %resource, owner = %owner);
+        }
+        ReleaseResult::Forbidden => forbidden("release", tenant, resource, owner),
+        ReleaseResult::NotFound => {
+            tracing::info!(target: "lockd::audit", event = "release_not_found", tenant = %tenant, resource = %resource, owner = %owner);
+        }
+    }
+}
+
+pub(crate) fn renewed(
+    tenant: &Tenant,
+    resource: &ResourceName,
+    owner: &Owner,
+    result: &RenewResult,
+) {
+    match result {
+        RenewResult::Renewed(lock) => {
+            tracing::info!(
+                target: "lockd::audit",
+                event = "renewed",
+                tenant = %tenant,
+                resource = %resource,
+                owner = %owner,
+                fencing_token = lock.fencing_token.value(),
+                expires_at = %lock.expires_at,
+            );
+        }
+        RenewResult::Forbidden => forbidden("renew", tenant, resource, owner),
+        RenewResult::NotFound => {
+            tracing::info!(target: "lockd::audit", event = "renew_not_found", tenant = %tenant, resource = %resource, owner = %owner);
+        }
+    }
+}
+
+fn forbidden(operation: &str, tenant: &Tenant, resource: &ResourceName, owner: &Owner) {
+    tracing::warn!(
+        target: "lockd::audit",
+        event = "forbidden",
+        operation,
+        tenant = %tenant,
+        resource = %resource,
+        owner = %owner,
+    );
+}

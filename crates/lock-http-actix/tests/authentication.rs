@@ -1,0 +1,212 @@
+//! API keys and tenants at the HTTP layer: 401 before anything else is looked at, the key's
+//! tenant reaches the repository, and open routes stay open.
+
+use std::sync::Arc;
+
+use actix_web::http::StatusCode;
+use actix_web::test::{call_service, init_service, read_body, TestRequest};
+use actix_web::App;
+use lock_domain::{AcquireOutcome, MockLockRepository, ReleaseResult, Tenant};
+use lock_http_actix::{hash_key, ApiKeys, ApiSettings};
+use serde_json::Value;
+
+const ACME_KEY: &str = "acme-secret-key-0001";
+const GLOBEX_KEY: &str = "globex-secret-key-0002";
+
+fn keys() -> Arc<ApiKeys> {
+    let file = format!(
+        "acme {}\nglobex {}\n",
+        hash_key(ACME_KEY),
+        hash_key(GLOBEX_KEY)
+    );
+    Arc::new(ApiKeys::parse(&file).expect("keys file"))
+}
+
+async fn call(
+    repo: MockLockRepository,
+    api_keys: Option<Arc<ApiKeys>>,
+    request: TestRequest,
+) -> (StatusCode, Option<String>, Value) {
+    let settings = ApiSettings {
+        api_keys,
+        ..ApiSettings::default()
+    };
+    let app =
+        init_service(App::new().configure(lock_http_actix::configure(Arc::new(repo), settings)))
+            .await;
+    let response = call_service(&app, request.to_request()).await;
+    let status = response.status();
+    let www = response
+        .headers()
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap_or_default().to_owned());
+    let body = read_body(response).await;
+    let json = if body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&body).unwrap_or(Value::Null)
+    };
+    (status, www, json)
+}
+
+fn acquire(authorization: Option<&str>, content_type: &str, body: &'static [u8]) -> TestRequest {
+    let mut request = TestRequest::post()
+        .uri("/locks/r")
+        .insert_header(("content-type", content_type))
+        .set_payload(body);
+    if let Some(value) = authorization {
+        request = request.insert_header(("authorization", value));
+    }
+    request
+}
+
+#[actix_web::test]
+async fn without_a_valid_key_every_lock_route_is_401_before_anything_else() {
+    let big: &'static [u8] = Box::leak(vec![b'x'; 20_000].into_boxed_slice());
+    let cases: Vec<(&str, TestRequest)> = vec![
+        (
+            "no key, valid request",
+            acquire(
+                None,
+                "application/json",
+                br#"{"owner":"o","ttl_seconds":5}"#,
+            ),
+        ),
+        (
+            "wrong key",
+            acquire(
+                Some("Bearer nope"),
+                "application/json",
+                br#"{"owner":"o","ttl_seconds":5}"#,
+            ),
+        ),
+        (
+            "basic scheme",
+            acquire(Some("Basic YWNtZTpzZWNyZXQ="), "application/json", br#"{}"#),
+        ),
+        (
+            "raw key without scheme",
+            acquire(Some(ACME_KEY), "application/json", br#"{}"#),
+        ),
+        ("415 would apply", acquire(None, "text/plain", b"x")),
+        ("413 would apply", acquire(None, "application/json", big)),
+        ("400 would apply", acquire(None, "application/json", b"{")),
+        (
+            "422 would apply",
+            acquire(None, "application/json", br#"{"owner":"","ttl_seconds":0}"#),
+        ),
+        ("status", TestRequest::get().uri("/locks/%00")),
+        ("release", TestRequest::delete().uri("/locks/r?owner=o")),
+        (
+            "renew",
+            TestRequest::post()
+                .uri("/locks/r/renew")
+                .insert_header(("content-type", "application/json"))
+                .set_payload(r#"{"owner":"o","ttl_seconds":5}"#),
+        ),
+    ];
+    for (name, request) in cases {
+        // No expectations: any repository call fails the test.
+        let (status, www, body) = call(MockLockRepository::new(), Some(keys()), request).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{name}: {body}");
+        assert_eq!(www.as_deref(), Some("Bearer"), "{name}");
+        assert_eq!(body["status"], 401, "{name}");
+        assert!(
+            body["type"]
+                .as_str()
+                .is_some_and(|t| t.ends_with("unauthorized")),
+            "{name}: {body}"
+        );
+        assert!(
+            !body.to_string().contains(ACME_KEY),
+            "{name}: the key is never echoed"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn routing_errors_still_come_first() {
+    let (status, _, _) = call(
+        MockLockRepository::new(),
+        Some(keys()),
+        TestRequest::get().uri("/nope"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _, _) = call(
+        MockLockRepository::new(),
+        Some(keys()),
+        TestRequest::put().uri("/locks/r"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[actix_web::test]
+async fn the_key_decides_the_tenant() {
+    for (key, tenant) in [(ACME_KEY, "acme"), (GLOBEX_KEY, "globex")] {
+        let mut repo = MockLockRepository::new();
+        let expected = Tenant::parse(tenant).expect("tenant");
+        repo.expect_release()
+            .withf(move |t, r, o| *t == expected && r.as_str() == "r" && o.as_str() == "o")
+            .times(1)
+            .returning(|_, _, _| Ok(ReleaseResult::Released));
+        let request = TestRequest::delete()
+            .uri("/locks/r?owner=o")
+            .insert_header(("authorization", format!("Bearer {key}")));
+        let (status, _, _) = call(repo, Some(keys()), request).await;
+        assert_eq!(status, StatusCode::NO_CONTENT, "{tenant}");
+    }
+}
+
+#[actix_web::test]
+async fn without_keys_the_default_tenant_is_used_and_authorization_is_ignored() {
+    let mut repo = MockLockRepository::new();
+    repo.expect_acquire()
+        .withf(|t, _, _, _| *t == Tenant::default_tenant())
+        .times(1)
+        .returning(|_, _, _, _| Ok(AcquireOutcome::Held));
+    let (status, _, body) = call(
+        repo,
+        None,
+        acquire(
+            Some("Bearer whatever"),
+            "application/json",
+            br#"{"owner":"o","ttl_seconds":5}"#,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["acquired"], false);
+}
+
+#[actix_web::test]
+async fn health_readiness_and_documents_stay_open() {
+    for path in ["/healthz", "/readyz", "/openapi.json", "/swagger-ui/"] {
+        let mut repo = MockLockRepository::new();
+        repo.expect_ping().returning(|| Ok(()));
+        let (status, _, _) = call(repo, Some(keys()), TestRequest::get().uri(path)).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+    }
+}
+
+#[test]
+fn the_document_requires_the_bearer_scheme_on_every_lock_operation() {
+    let doc: Value = serde_json::from_str(&lock_http_actix::openapi_json()).expect("JSON");
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+    for (path, operations) in doc["paths"].as_object().expect("paths") {
+        for (method, operation) in operations.as_object().expect("operations") {
+            let secured = operation["security"] == serde_json::json!([{"bearer": []}]);
+            assert_eq!(secured, path.starts_with("/locks"), "{method} {path}");
+            if secured {
+                assert!(
+                    operation["responses"]["401"].is_object(),
+                    "{method} {path} documents 401"
+                );
+            }
+        }
+    }
+}
