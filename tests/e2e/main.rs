@@ -13,3 +13,4 @@ mod load;
 mod multi_instance;
 mod server;
 mod slow_clients;
+mod tenants;

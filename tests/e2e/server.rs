@@ -33,10 +33,10 @@ impl TestServer {
                 "127.0.0.1:0",
                 "--database-url",
                 &db.url_string(),
-                "--log",
-                "warn",
             ])
             .args(extra)
+            // Quiet unless the test asks for a log level of its own.
+            .env("LOCKD_LOG", "warn")
             .env_remove("DATABASE_URL")
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
@@ -127,7 +127,24 @@ impl TestServer {
     /// Sends a request with an optional JSON body (as `application/json`) and returns status,
     /// content type and the parsed body (`Value::Null` when empty, a string when not JSON).
     pub fn send(&self, method: &str, path: &str, body: Option<&Value>) -> Reply {
-        let request = self.agent.request(method, &self.url(path));
+        self.send_request(self.agent.request(method, &self.url(path)), body)
+    }
+
+    /// Like [`TestServer::send`], with one extra header (e.g. `Authorization`).
+    pub fn send_with_header(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        (name, value): (&str, &str),
+    ) -> Reply {
+        self.send_request(
+            self.agent.request(method, &self.url(path)).set(name, value),
+            body,
+        )
+    }
+
+    fn send_request(&self, request: ureq::Request, body: Option<&Value>) -> Reply {
         let result = match body {
             Some(body) => request
                 .set("content-type", "application/json")
