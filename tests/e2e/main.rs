@@ -8,6 +8,7 @@ mod attacks;
 mod contract;
 mod documents;
 mod holds;
+mod hostile;
 mod lifecycle;
 mod load;
 mod multi_instance;

@@ -12,7 +12,7 @@ pub(crate) fn granted(tenant: &Tenant, lock: &Lock) {
         resource = %lock.resource,
         owner = %lock.owner,
         fencing_token = lock.fencing_token.value(),
-        expires_at = %lock.expires_at,
+        expires_at = %crate::dto::timestamp(lock.expires_at),
     );
 }
 
@@ -52,7 +52,7 @@ pub(crate) fn renewed(
                 resource = %resource,
                 owner = %owner,
                 fencing_token = lock.fencing_token.value(),
-                expires_at = %lock.expires_at,
+                expires_at = %crate::dto::timestamp(lock.expires_at),
             );
         }
         RenewResult::Forbidden => forbidden("renew", tenant, resource, owner),
