@@ -2,7 +2,7 @@
 
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{HttpRequest, HttpResponse};
-use lock_domain::{AcquireOutcome, Owner, ReleaseResult, RenewResult, ResourceName};
+use lock_domain::{AcquireOutcome, Owner, ReleaseResult, RenewResult, ResourceName, Tenant, Ttl};
 use percent_encoding::percent_decode;
 
 use crate::audit;
@@ -52,6 +52,37 @@ fn valid3<A, B, C>(
     }
 }
 
+/// An acquire or renew, parsed: `{owner, ttl_seconds}` on `/locks/{resource}[/renew]`.
+struct LeaseRequest {
+    tenant: Tenant,
+    resource: ResourceName,
+    owner: Owner,
+    ttl: Ttl,
+}
+
+/// Authenticates, reads and validates an acquire or renew, in the contract's order:
+/// 401, 415, 413, 408, 400, then one 422 listing every invalid field.
+async fn lease_request(
+    req: &HttpRequest,
+    payload: web::Payload,
+    state: &ApiState,
+) -> Result<LeaseRequest, ProblemKind> {
+    let tenant = tenant_of(req, state)?;
+    let body = read_json_body(req, payload, state.settings.body_timeout).await?;
+    let fields = parse_object(&body)?;
+    let (resource, owner, ttl) = valid3(
+        resource_of(req),
+        owner_field(fields.owner),
+        ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
+    )?;
+    Ok(LeaseRequest {
+        tenant,
+        resource,
+        owner,
+        ttl,
+    })
+}
+
 fn json(body: &impl serde::Serialize) -> HttpResponse {
     HttpResponse::Ok().json(body)
 }
@@ -97,14 +128,12 @@ pub(crate) async fn acquire(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     async {
-        let tenant = tenant_of(&req, &state)?;
-        let body = read_json_body(&req, payload, state.settings.body_timeout).await?;
-        let fields = parse_object(&body)?;
-        let (resource, owner, ttl) = valid3(
-            resource_of(&req),
-            owner_field(fields.owner),
-            ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
-        )?;
+        let LeaseRequest {
+            tenant,
+            resource,
+            owner,
+            ttl,
+        } = lease_request(&req, payload, &state).await?;
         let outcome = state
             .repo
             .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
@@ -321,14 +350,12 @@ pub(crate) async fn renew(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     async {
-        let tenant = tenant_of(&req, &state)?;
-        let body = read_json_body(&req, payload, state.settings.body_timeout).await?;
-        let fields = parse_object(&body)?;
-        let (resource, owner, ttl) = valid3(
-            resource_of(&req),
-            owner_field(fields.owner),
-            ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
-        )?;
+        let LeaseRequest {
+            tenant,
+            resource,
+            owner,
+            ttl,
+        } = lease_request(&req, payload, &state).await?;
         let result = state
             .repo
             .renew(tenant.clone(), resource.clone(), owner.clone(), ttl)
