@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use crate::testing::ManualClock;
 use crate::{
     AcquireOutcome, Clock, FencingToken, Lock, LockRepository, Owner, ReleaseResult, RenewResult,
-    ResourceName, Ttl, DEFAULT_MAX_TTL_SECONDS,
+    ResourceName, Tenant, Ttl, DEFAULT_MAX_TTL_SECONDS,
 };
 
 /// The resources the operations touch: literal data that differs only in case, and a name that
@@ -318,7 +318,12 @@ async fn apply(
                 model.locks.contains_key(resource) && model.live(resource).is_none();
             let want = model.acquire(resource, owner, ttl_seconds);
             let got = repo
-                .acquire(name(resource), who(owner), ttl(ttl_seconds))
+                .acquire(
+                    Tenant::default_tenant(),
+                    name(resource),
+                    who(owner),
+                    ttl(ttl_seconds),
+                )
                 .await
                 .map_err(failed)?;
             match (&want, got) {
@@ -342,7 +347,7 @@ async fn apply(
         Op::Release { resource, owner } => {
             let want = model.release(resource, owner);
             let got = repo
-                .release(name(resource), who(owner))
+                .release(Tenant::default_tenant(), name(resource), who(owner))
                 .await
                 .map_err(failed)?;
             if got != want {
@@ -361,7 +366,12 @@ async fn apply(
         } => {
             let want = model.renew(resource, owner, ttl_seconds);
             let got = repo
-                .renew(name(resource), who(owner), ttl(ttl_seconds))
+                .renew(
+                    Tenant::default_tenant(),
+                    name(resource),
+                    who(owner),
+                    ttl(ttl_seconds),
+                )
                 .await
                 .map_err(failed)?;
             match (&want, got) {
@@ -377,7 +387,10 @@ async fn apply(
         }
         Op::Status { resource } => {
             let want = model.live(resource);
-            let got = repo.status(name(resource)).await.map_err(failed)?;
+            let got = repo
+                .status(Tenant::default_tenant(), name(resource))
+                .await
+                .map_err(failed)?;
             match (want, got) {
                 (None, None) => coverage.status_none += 1,
                 (Some(want), Some(lock)) => {
