@@ -34,8 +34,8 @@ pub enum AcquireOutcome {
 /// The answer to a release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReleaseResult {
-    /// The caller's live lock was deleted.
-    Released,
+    /// The caller's live lock was ended; it had this fencing token.
+    Released(FencingToken),
     /// There is no live lock on the resource (never acquired, released, or expired).
     NotFound,
     /// A live lock exists but another owner holds it; nothing changed.

@@ -69,7 +69,8 @@ pub trait LockRepository: Send + Sync {
 
     /// Releases `owner`'s live lock on `resource`.
     ///
-    /// MUST return `Released` only after deleting `owner`'s live lock, `Forbidden` when another
+    /// MUST return `Released` (with the ended grant's fencing token) only after ending `owner`'s
+    /// live lock, `Forbidden` when another
     /// owner holds the live lock (nothing changes), `NotFound` when there is no live lock.
     ///
     /// # Errors
@@ -81,7 +82,8 @@ pub trait LockRepository: Send + Sync {
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError>;
 
-    /// Extends `owner`'s live lock on `resource` to `now + ttl`.
+    /// Sets the expiry of `owner`'s live lock on `resource` to `now + ttl` (which may be sooner
+    /// than before: a renew with a short TTL shortens the lease).
     ///
     /// MUST return `Renewed` with `acquired_at` and the fencing token unchanged, `Forbidden` when
     /// another owner holds the live lock, `NotFound` when there is no live lock.

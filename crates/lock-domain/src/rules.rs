@@ -47,7 +47,7 @@ pub fn decide_release(current: Option<&Lock>, owner: &Owner, now: DateTime<Utc>)
     match current {
         Some(lock) if lock.is_live_at(now) => {
             if &lock.owner == owner {
-                ReleaseResult::Released
+                ReleaseResult::Released(lock.fencing_token)
             } else {
                 ReleaseResult::Forbidden
             }
@@ -70,7 +70,7 @@ pub enum RenewDecision {
 /// Decides a renew: only the owner of a live lock may extend it.
 pub fn decide_renew(current: Option<&Lock>, owner: &Owner, now: DateTime<Utc>) -> RenewDecision {
     match decide_release(current, owner, now) {
-        ReleaseResult::Released => RenewDecision::Renew,
+        ReleaseResult::Released(_) => RenewDecision::Renew,
         ReleaseResult::NotFound => RenewDecision::NotFound,
         ReleaseResult::Forbidden => RenewDecision::Forbidden,
     }
@@ -136,7 +136,7 @@ mod tests {
             (
                 Some(lock("me", 1_000)),
                 999,
-                ReleaseResult::Released,
+                ReleaseResult::Released(FencingToken::new(7).unwrap()),
                 RenewDecision::Renew,
             ),
             (

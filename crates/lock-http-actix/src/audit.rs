@@ -27,8 +27,15 @@ pub(crate) fn released(
     result: ReleaseResult,
 ) {
     match result {
-        ReleaseResult::Released => {
-            tracing::info!(target: "lockd::audit", event = "released", tenant = %tenant, resource = %resource, owner = %owner);
+        ReleaseResult::Released(fencing_token) => {
+            tracing::info!(
+                target: "lockd::audit",
+                event = "released",
+                tenant = %tenant,
+                resource = %resource,
+                owner = %owner,
+                fencing_token = fencing_token.value(),
+            );
         }
         ReleaseResult::Forbidden => forbidden("release", tenant, resource, owner),
         ReleaseResult::NotFound => {

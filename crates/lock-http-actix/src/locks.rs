@@ -248,7 +248,7 @@ pub(crate) async fn release(
             .await?;
         audit::released(&tenant, &resource, &owner, result);
         match result {
-            ReleaseResult::Released => Ok(HttpResponse::NoContent().finish()),
+            ReleaseResult::Released(_) => Ok(HttpResponse::NoContent().finish()),
             ReleaseResult::NotFound => Err(no_lock(&resource)),
             ReleaseResult::Forbidden => Err(not_yours(&resource)),
         }

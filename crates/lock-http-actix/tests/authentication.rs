@@ -6,7 +6,7 @@ use std::sync::Arc;
 use actix_web::http::StatusCode;
 use actix_web::test::{call_service, init_service, read_body, TestRequest};
 use actix_web::App;
-use lock_domain::{AcquireOutcome, MockLockRepository, ReleaseResult, Tenant};
+use lock_domain::{AcquireOutcome, FencingToken, MockLockRepository, ReleaseResult, Tenant};
 use lock_http_actix::{hash_key, ApiKeys, ApiSettings};
 use serde_json::Value;
 
@@ -150,7 +150,7 @@ async fn the_key_decides_the_tenant() {
         repo.expect_release()
             .withf(move |t, r, o| *t == expected && r.as_str() == "r" && o.as_str() == "o")
             .times(1)
-            .returning(|_, _, _| Ok(ReleaseResult::Released));
+            .returning(|_, _, _| Ok(ReleaseResult::Released(FencingToken::new(17).unwrap())));
         let request = TestRequest::delete()
             .uri("/locks/r?owner=o")
             .insert_header(("authorization", format!("Bearer {key}")));

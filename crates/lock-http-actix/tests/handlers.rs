@@ -229,7 +229,7 @@ fn permissive_repo() -> MockLockRepository {
     repo.expect_status()
         .returning(|_, r| Ok(Some(lock_of(r.as_str(), "worker-7"))));
     repo.expect_release()
-        .returning(|_, _, _| Ok(ReleaseResult::Released));
+        .returning(|_, _, _| Ok(ReleaseResult::Released(FencingToken::new(17).unwrap())));
     repo.expect_renew()
         .returning(|_, r, o, _| Ok(RenewResult::Renewed(lock_of(r.as_str(), o.as_str()))));
     repo.expect_ping().returning(|| Ok(()));
@@ -487,7 +487,11 @@ async fn status_without_a_live_lock_is_404() {
 
 #[actix_web::test]
 async fn release_with_a_body_owner_is_204_with_no_body() {
-    let repo = expect_release("r", "worker-7", ReleaseResult::Released);
+    let repo = expect_release(
+        "r",
+        "worker-7",
+        ReleaseResult::Released(FencingToken::new(17).unwrap()),
+    );
     let answer = call(
         repo,
         json_request(Method::DELETE, "/locks/r", r#"{"owner": " worker-7 "}"#),
@@ -506,7 +510,11 @@ async fn release_takes_the_form_decoded_query_owner_when_there_is_no_body() {
         ("%20%20w%20", "w"),
     ];
     for (query, owner) in cases {
-        let repo = expect_release("r", owner, ReleaseResult::Released);
+        let repo = expect_release(
+            "r",
+            owner,
+            ReleaseResult::Released(FencingToken::new(17).unwrap()),
+        );
         let uri = format!("/locks/r?owner={query}");
         let answer = call(repo, TestRequest::delete().uri(&uri)).await;
         assert_eq!(answer.status, StatusCode::NO_CONTENT, "{uri}");
@@ -516,7 +524,11 @@ async fn release_takes_the_form_decoded_query_owner_when_there_is_no_body() {
 
 #[actix_web::test]
 async fn release_with_an_empty_body_and_a_query_owner_works() {
-    let repo = expect_release("r", "w", ReleaseResult::Released);
+    let repo = expect_release(
+        "r",
+        "w",
+        ReleaseResult::Released(FencingToken::new(17).unwrap()),
+    );
     let req = TestRequest::delete()
         .uri("/locks/r?owner=w")
         .insert_header((header::CONTENT_TYPE, "application/json"))
@@ -568,7 +580,11 @@ async fn release_with_disagreeing_owners_is_422_conflict() {
 
 #[actix_web::test]
 async fn release_with_agreeing_owners_is_released() {
-    let repo = expect_release("r", "w", ReleaseResult::Released);
+    let repo = expect_release(
+        "r",
+        "w",
+        ReleaseResult::Released(FencingToken::new(17).unwrap()),
+    );
     let answer = call(
         repo,
         json_request(Method::DELETE, "/locks/r?owner=w", r#"{"owner": "w"}"#),
@@ -829,7 +845,11 @@ async fn a_body_without_content_type_is_read_as_json() {
     let req = TestRequest::post().uri("/locks/x").set_payload(VALID_BODY);
     assert_json_ok(&call(repo, req).await);
 
-    let repo = expect_release("x", "w", ReleaseResult::Released);
+    let repo = expect_release(
+        "x",
+        "w",
+        ReleaseResult::Released(FencingToken::new(17).unwrap()),
+    );
     let req = TestRequest::delete()
         .uri("/locks/x")
         .set_payload(r#"{"owner": "w"}"#);

@@ -14,7 +14,7 @@
 use diesel::pg::PgConnection;
 use diesel::sql_types::{BigInt, Text};
 use diesel::{OptionalExtension, QueryResult, RunQueryDsl};
-use lock_domain::{Owner, ReleaseResult, RepositoryError, ResourceName, Tenant, Ttl};
+use lock_domain::{Lock, Owner, ReleaseResult, RepositoryError, ResourceName, Tenant, Ttl};
 
 use crate::error::from_query;
 
@@ -141,8 +141,8 @@ pub(crate) fn release(
             .get_result::<LockRow>(conn)
             .optional()
             .map_err(from_query)?;
-        if released.is_some() {
-            return Ok(ReleaseResult::Released);
+        if let Some(row) = released {
+            return Ok(ReleaseResult::Released(Lock::try_from(row)?.fencing_token));
         }
         match classify_miss(conn, tenant, resource, owner).map_err(from_query)? {
             Miss::NotFound => return Ok(ReleaseResult::NotFound),

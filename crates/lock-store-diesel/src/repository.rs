@@ -59,6 +59,13 @@ impl StoreConfig {
 #[error("the database did not answer within {0:?}")]
 struct NoAnswer(Duration);
 
+/// The outcome of a release, as the SQLite statements report it.
+pub(crate) enum ReleaseRow {
+    Released(LockRow),
+    NotFound,
+    Forbidden,
+}
+
 /// The outcome of a renew, as the backend statements report it.
 pub(crate) enum RenewRow {
     Renewed(LockRow),
@@ -256,7 +263,13 @@ impl LockRepository for DieselLockRepository {
     ) -> Result<ReleaseResult, RepositoryError> {
         self.run(true, move |conn, now_ms| match conn {
             DbConnection::Sqlite(c) => {
-                sqlite::release(c, &tenant, &resource, &owner, now_ms).map_err(from_query)
+                match sqlite::release(c, &tenant, &resource, &owner, now_ms).map_err(from_query)? {
+                    ReleaseRow::Released(row) => {
+                        Ok(ReleaseResult::Released(Lock::try_from(row)?.fencing_token))
+                    }
+                    ReleaseRow::NotFound => Ok(ReleaseResult::NotFound),
+                    ReleaseRow::Forbidden => Ok(ReleaseResult::Forbidden),
+                }
             }
             DbConnection::Postgres(c) => postgres::release(c, &tenant, &resource, &owner),
         })

@@ -5,9 +5,9 @@
 use diesel::sql_types::{BigInt, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{OptionalExtension, QueryResult, RunQueryDsl};
-use lock_domain::{Owner, ReleaseResult, ResourceName, Tenant, Ttl};
+use lock_domain::{Owner, ResourceName, Tenant, Ttl};
 
-use crate::repository::RenewRow;
+use crate::repository::{ReleaseRow, RenewRow};
 use crate::row::LockRow;
 
 /// The compare-and-set of an acquire, as one statement: insert the lock, or take over the existing
@@ -88,7 +88,7 @@ pub(crate) fn release(
     resource: &ResourceName,
     owner: &Owner,
     now_ms: i64,
-) -> QueryResult<ReleaseResult> {
+) -> QueryResult<ReleaseRow> {
     conn.immediate_transaction(|conn| {
         let deleted = diesel::sql_query(RELEASE)
             .bind::<Text, _>(tenant.as_str())
@@ -97,12 +97,10 @@ pub(crate) fn release(
             .bind::<BigInt, _>(now_ms)
             .get_result::<LockRow>(conn)
             .optional()?;
-        Ok(if deleted.is_some() {
-            ReleaseResult::Released
-        } else if status(conn, tenant, resource, now_ms)?.is_some() {
-            ReleaseResult::Forbidden
-        } else {
-            ReleaseResult::NotFound
+        Ok(match deleted {
+            Some(row) => ReleaseRow::Released(row),
+            None if status(conn, tenant, resource, now_ms)?.is_some() => ReleaseRow::Forbidden,
+            None => ReleaseRow::NotFound,
         })
     })
 }

@@ -70,7 +70,7 @@ async fn sweeping_keeps_live_locks_and_token_order(
         repo.release(Tenant::default_tenant(), name("released"), owner("w"))
             .await
             .unwrap(),
-        ReleaseResult::Released
+        ReleaseResult::Released(lock_domain::FencingToken::new(released).unwrap())
     );
     highest = highest.max(live).max(released);
     if real_time {

@@ -169,7 +169,7 @@ pub async fn release_by_the_owner_deletes_the_lock(h: &dyn Harness) {
         .release(tenant(), name("r"), owner("alice"))
         .await
         .expect("release answers");
-    assert_eq!(result, ReleaseResult::Released);
+    assert!(matches!(result, ReleaseResult::Released(_)), "{result:?}");
     assert_eq!(status(&*repo, "r").await, None);
     let again = repo
         .release(tenant(), name("r"), owner("alice"))
@@ -290,7 +290,8 @@ pub async fn fencing_tokens_increase_across_release_expiry_and_reopening(h: &dyn
         repo.release(tenant(), name("r"), owner("alice"))
             .await
             .expect("answers"),
-        ReleaseResult::Released
+        ReleaseResult::Released(tokens[0]),
+        "a release reports the token of the grant it ended"
     );
     tokens.push(granted(&*repo, "r", "alice", 1).await.fencing_token);
     h.advance(PAST_SHORT).await;
@@ -299,7 +300,7 @@ pub async fn fencing_tokens_increase_across_release_expiry_and_reopening(h: &dyn
         repo.release(tenant(), name("r"), owner("bob"))
             .await
             .expect("answers"),
-        ReleaseResult::Released
+        ReleaseResult::Released(tokens[2])
     );
     drop(repo);
 
@@ -404,7 +405,7 @@ pub async fn contended_acquire_release_cycles_never_overlap(h: &dyn Harness) {
                             .release(tenant(), name("hot"), me.clone())
                             .await
                             .expect("release answers");
-                        assert_eq!(result, ReleaseResult::Released);
+                        assert_eq!(result, ReleaseResult::Released(lock.fencing_token));
                     }
                 }
             }
@@ -482,7 +483,7 @@ pub async fn tenants_are_independent_namespaces(h: &dyn Harness) {
         repo.release(globex.clone(), name("shared"), owner("worker"))
             .await
             .expect("answers"),
-        ReleaseResult::Released
+        ReleaseResult::Released(g.fencing_token)
     );
     assert_eq!(
         repo.status(acme.clone(), name("shared"))

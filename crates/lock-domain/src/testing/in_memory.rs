@@ -97,7 +97,7 @@ impl LockRepository for InMemoryLockRepository {
         let mut state = self.state();
         let key = (tenant, resource);
         let result = decide_release(state.locks.get(&key), &owner, now);
-        if result == ReleaseResult::Released {
+        if matches!(result, ReleaseResult::Released(_)) {
             state.locks.remove(&key);
         }
         Ok(result)

@@ -64,6 +64,14 @@ pub struct ModelLock {
     pub token: u64,
 }
 
+/// What the model says a release answers (with the model's token of the ended lock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelRelease {
+    Released(u64),
+    NotFound,
+    Forbidden,
+}
+
 /// What the model says an acquire answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelAcquire {
@@ -143,13 +151,14 @@ impl Model {
         }
     }
 
-    pub fn release(&mut self, resource: &str, owner: &str) -> ReleaseResult {
+    pub fn release(&mut self, resource: &str, owner: &str) -> ModelRelease {
         match self.live(resource) {
-            None => ReleaseResult::NotFound,
-            Some(lock) if lock.owner != owner => ReleaseResult::Forbidden,
-            Some(_) => {
+            None => ModelRelease::NotFound,
+            Some(lock) if lock.owner != owner => ModelRelease::Forbidden,
+            Some(lock) => {
+                let token = lock.token;
                 self.locks.remove(resource);
-                ReleaseResult::Released
+                ModelRelease::Released(token)
             }
         }
     }
@@ -350,13 +359,14 @@ async fn apply(
                 .release(Tenant::default_tenant(), name(resource), who(owner))
                 .await
                 .map_err(failed)?;
-            if got != want {
-                return Err(format!("expected {want:?}, got {got:?}"));
-            }
-            match got {
-                ReleaseResult::Released => coverage.released += 1,
-                ReleaseResult::Forbidden => coverage.forbidden += 1,
-                ReleaseResult::NotFound => coverage.not_found += 1,
+            match (want, got) {
+                (ModelRelease::Released(token), ReleaseResult::Released(got_token)) => {
+                    tokens.same(token, got_token)?;
+                    coverage.released += 1;
+                }
+                (ModelRelease::Forbidden, ReleaseResult::Forbidden) => coverage.forbidden += 1,
+                (ModelRelease::NotFound, ReleaseResult::NotFound) => coverage.not_found += 1,
+                (want, got) => return Err(format!("expected {want:?}, got {got:?}")),
             }
         }
         Op::Renew {
