@@ -37,7 +37,7 @@ pub(crate) fn from_query(error: DieselError) -> RepositoryError {
     }
 }
 
-fn is_unavailable(error: &DieselError) -> bool {
+pub(crate) fn is_unavailable(error: &DieselError) -> bool {
     match error {
         DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, _)
         | DieselError::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, _)

@@ -9,6 +9,7 @@
 mod connection;
 mod database_url;
 mod error;
+mod group_commit;
 mod migrations;
 mod postgres;
 mod repository;

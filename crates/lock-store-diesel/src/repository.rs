@@ -1,6 +1,6 @@
 //! `DieselLockRepository`: the `LockRepository` port over the pooled connections.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -9,8 +9,12 @@ use lock_domain::{
     RepositoryError, ResourceName, Tenant, Ttl,
 };
 
+use diesel::pg::PgConnection;
+use diesel::sqlite::SqliteConnection;
+
 use crate::connection::{ConnectionManager, DbConnection};
 use crate::error::{from_pool, from_query};
+use crate::group_commit::GroupCommitWriter;
 use crate::row::LockRow;
 use crate::{migrations, postgres, sqlite, DatabaseUrl, StoreError};
 
@@ -30,6 +34,8 @@ pub struct StoreConfig {
     pub sweep_grace: Duration,
     /// PostgreSQL: the server cancels statements running longer than this (default 2 s).
     pub statement_timeout: Duration,
+    /// SQLite: the most writes committed together in one transaction (default 256).
+    pub sqlite_max_batch: usize,
 }
 
 impl StoreConfig {
@@ -41,6 +47,7 @@ impl StoreConfig {
             sqlite_busy_timeout: Duration::from_secs(5),
             sweep_grace: crate::SWEEP_GRACE,
             statement_timeout: Duration::from_secs(2),
+            sqlite_max_batch: 256,
         }
     }
 
@@ -85,9 +92,9 @@ struct Inner {
     sweep_grace: Duration,
     /// PostgreSQL only: see [`StoreConfig::operation_timeout`].
     operation_timeout: Option<Duration>,
-    /// On SQLite, writers of this process queue here rather than in SQLite's busy handler,
-    /// which sleeps in coarse steps; other processes still meet the busy timeout.
-    sqlite_writer: Option<Mutex<()>>,
+    /// On SQLite, the one writer of this process (group commit); other processes' writers still
+    /// meet the busy timeout.
+    sqlite_writer: Option<GroupCommitWriter>,
 }
 
 impl std::fmt::Debug for DieselLockRepository {
@@ -134,7 +141,6 @@ impl DieselLockRepository {
             url: url.clone(),
             reason: error_chain(e.as_ref()),
         })?;
-        drop(first);
 
         let (is_sqlite, default_size) = match config.url {
             DatabaseUrl::Sqlite(_) => (true, 4),
@@ -149,23 +155,55 @@ impl DieselLockRepository {
             .test_on_check_out(false)
             .build(manager)
             .map_err(|e| StoreError::Unreachable {
-                url,
+                url: url.clone(),
                 reason: error_chain(&e),
             })?;
+        let sqlite_writer = match first {
+            DbConnection::Sqlite(conn) => Some(
+                GroupCommitWriter::spawn(conn, Arc::clone(&clock), config.sqlite_max_batch)
+                    .map_err(|e| StoreError::Unreachable {
+                        url: url.clone(),
+                        reason: format!("cannot start the SQLite writer: {e}"),
+                    })?,
+            ),
+            DbConnection::Postgres(_) => None,
+        };
         Ok(Self {
             inner: Arc::new(Inner {
                 pool,
                 clock,
                 sweep_grace: config.sweep_grace,
                 operation_timeout: (!is_sqlite).then(|| config.operation_timeout()),
-                sqlite_writer: is_sqlite.then(|| Mutex::new(())),
+                sqlite_writer,
             }),
         })
     }
 
-    /// Runs `op` on a pooled connection on tokio's blocking pool, with the clock read after any
-    /// writer queue so that timestamps follow commit order.
-    async fn run<T, F>(&self, writes: bool, op: F) -> Result<T, RepositoryError>
+    /// Runs a write: on SQLite through the group-commit writer (answered once its batch has
+    /// committed), on PostgreSQL as one statement on a pooled connection.
+    async fn write<T, S, P>(&self, on_sqlite: S, on_postgres: P) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        S: FnOnce(&mut SqliteConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
+        P: FnOnce(&mut PgConnection) -> Result<T, RepositoryError> + Send + 'static,
+    {
+        match &self.inner.sqlite_writer {
+            Some(writer) => writer.submit(on_sqlite).await,
+            None => {
+                self.run(move |conn, _| match conn {
+                    DbConnection::Postgres(c) => on_postgres(c),
+                    DbConnection::Sqlite(_) => Err(RepositoryError::internal(
+                        "a SQLite connection in a store without its writer",
+                    )),
+                })
+                .await
+            }
+        }
+    }
+
+    /// Runs `op` on a pooled connection on tokio's blocking pool (reads on SQLite; everything on
+    /// PostgreSQL).
+    async fn run<T, F>(&self, op: F) -> Result<T, RepositoryError>
     where
         T: Send + 'static,
         F: FnOnce(&mut DbConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
@@ -173,10 +211,6 @@ impl DieselLockRepository {
         let inner = Arc::clone(&self.inner);
         let operation_timeout = inner.operation_timeout;
         let work = tokio::task::spawn_blocking(move || {
-            let _writer = match (&inner.sqlite_writer, writes) {
-                (Some(writer), true) => Some(writer.lock().unwrap_or_else(|p| p.into_inner())),
-                _ => None,
-            };
             let mut conn = inner.pool.get().map_err(from_pool)?;
             let now_ms = inner.clock.now().timestamp_millis();
             op(&mut conn, now_ms)
@@ -202,13 +236,12 @@ impl DieselLockRepository {
     /// [`RepositoryError`] when the database fails.
     pub async fn sweep_expired(&self, batch: u32) -> Result<usize, RepositoryError> {
         let grace_ms = self.inner.sweep_grace.as_millis() as i64;
-        self.run(true, move |conn, now_ms| {
-            match conn {
-                DbConnection::Sqlite(c) => sqlite::sweep(c, now_ms - grace_ms, i64::from(batch)),
-                DbConnection::Postgres(c) => postgres::sweep(c, grace_ms, i64::from(batch)),
-            }
-            .map_err(from_query)
-        })
+        self.write(
+            move |c, now_ms| {
+                sqlite::sweep(c, now_ms - grace_ms, i64::from(batch)).map_err(from_query)
+            },
+            move |c| postgres::sweep(c, grace_ms, i64::from(batch)).map_err(from_query),
+        )
         .await
     }
 }
@@ -222,20 +255,19 @@ impl LockRepository for DieselLockRepository {
         owner: Owner,
         ttl: Ttl,
     ) -> Result<AcquireOutcome, RepositoryError> {
-        self.run(true, move |conn, now_ms| {
-            let row = match conn {
-                DbConnection::Sqlite(c) => {
-                    sqlite::acquire(c, &tenant, &resource, &owner, ttl, now_ms)
-                }
-                DbConnection::Postgres(c) => postgres::acquire(c, &tenant, &resource, &owner, ttl),
-            }
-            .map_err(from_query)?;
-            Ok(match row {
-                Some(row) => AcquireOutcome::Granted(Lock::try_from(row)?),
-                None => AcquireOutcome::Held,
-            })
+        let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
+        let row = self
+            .write(
+                move |c, now_ms| {
+                    sqlite::acquire(c, &tenant, &resource, &owner, ttl, now_ms).map_err(from_query)
+                },
+                move |c| postgres::acquire(c, &t, &r, &o, ttl).map_err(from_query),
+            )
+            .await?;
+        Ok(match row {
+            Some(row) => AcquireOutcome::Granted(Lock::try_from(row)?),
+            None => AcquireOutcome::Held,
         })
-        .await
     }
 
     async fn status(
@@ -243,7 +275,7 @@ impl LockRepository for DieselLockRepository {
         tenant: Tenant,
         resource: ResourceName,
     ) -> Result<Option<Lock>, RepositoryError> {
-        self.run(false, move |conn, now_ms| {
+        self.run(move |conn, now_ms| {
             match conn {
                 DbConnection::Sqlite(c) => sqlite::status(c, &tenant, &resource, now_ms),
                 DbConnection::Postgres(c) => postgres::status(c, &tenant, &resource),
@@ -261,18 +293,19 @@ impl LockRepository for DieselLockRepository {
         resource: ResourceName,
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError> {
-        self.run(true, move |conn, now_ms| match conn {
-            DbConnection::Sqlite(c) => {
-                match sqlite::release(c, &tenant, &resource, &owner, now_ms).map_err(from_query)? {
-                    ReleaseRow::Released(row) => {
-                        Ok(ReleaseResult::Released(Lock::try_from(row)?.fencing_token))
-                    }
-                    ReleaseRow::NotFound => Ok(ReleaseResult::NotFound),
-                    ReleaseRow::Forbidden => Ok(ReleaseResult::Forbidden),
+        let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
+        self.write(
+            move |c, now_ms| match sqlite::release(c, &tenant, &resource, &owner, now_ms)
+                .map_err(from_query)?
+            {
+                ReleaseRow::Released(row) => {
+                    Ok(ReleaseResult::Released(Lock::try_from(row)?.fencing_token))
                 }
-            }
-            DbConnection::Postgres(c) => postgres::release(c, &tenant, &resource, &owner),
-        })
+                ReleaseRow::NotFound => Ok(ReleaseResult::NotFound),
+                ReleaseRow::Forbidden => Ok(ReleaseResult::Forbidden),
+            },
+            move |c| postgres::release(c, &t, &r, &o),
+        )
         .await
     }
 
@@ -283,24 +316,24 @@ impl LockRepository for DieselLockRepository {
         owner: Owner,
         ttl: Ttl,
     ) -> Result<RenewResult, RepositoryError> {
-        self.run(true, move |conn, now_ms| {
-            let row = match conn {
-                DbConnection::Sqlite(c) => {
+        let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
+        let row = self
+            .write(
+                move |c, now_ms| {
                     sqlite::renew(c, &tenant, &resource, &owner, ttl, now_ms).map_err(from_query)
-                }
-                DbConnection::Postgres(c) => postgres::renew(c, &tenant, &resource, &owner, ttl),
-            }?;
-            Ok(match row {
-                RenewRow::Renewed(row) => RenewResult::Renewed(Lock::try_from(row)?),
-                RenewRow::NotFound => RenewResult::NotFound,
-                RenewRow::Forbidden => RenewResult::Forbidden,
-            })
+                },
+                move |c| postgres::renew(c, &t, &r, &o, ttl),
+            )
+            .await?;
+        Ok(match row {
+            RenewRow::Renewed(row) => RenewResult::Renewed(Lock::try_from(row)?),
+            RenewRow::NotFound => RenewResult::NotFound,
+            RenewRow::Forbidden => RenewResult::Forbidden,
         })
-        .await
     }
 
     async fn ping(&self) -> Result<(), RepositoryError> {
-        self.run(false, |conn, _| {
+        self.run(|conn, _| {
             use diesel::RunQueryDsl;
             match conn {
                 DbConnection::Sqlite(c) => diesel::sql_query("SELECT 1").execute(c),

@@ -1,6 +1,7 @@
 //! The lock statements on SQLite. The process clock is the clock: `now_ms` comes from the
-//! repository's `Clock`. Every write runs in an IMMEDIATE transaction, which takes SQLite's write
-//! lock before reading, so a read-then-write can never fail on lock upgrade or act on a stale read.
+//! repository's `Clock`. The write functions here run inside the group-commit writer's
+//! IMMEDIATE transaction (see `group_commit`), which takes SQLite's write lock before anything is
+//! read, so a read-then-write can never fail on lock upgrade or act on a stale read.
 
 use diesel::sql_types::{BigInt, Text};
 use diesel::sqlite::SqliteConnection;
@@ -56,16 +57,14 @@ pub(crate) fn acquire(
     now_ms: i64,
 ) -> QueryResult<Option<LockRow>> {
     let expires_ms = now_ms + i64::from(ttl.seconds()) * 1_000;
-    conn.immediate_transaction(|conn| {
-        diesel::sql_query(ACQUIRE)
-            .bind::<Text, _>(tenant.as_str())
-            .bind::<Text, _>(resource.as_str())
-            .bind::<Text, _>(owner.as_str())
-            .bind::<BigInt, _>(now_ms)
-            .bind::<BigInt, _>(expires_ms)
-            .get_result::<LockRow>(conn)
-            .optional()
-    })
+    diesel::sql_query(ACQUIRE)
+        .bind::<Text, _>(tenant.as_str())
+        .bind::<Text, _>(resource.as_str())
+        .bind::<Text, _>(owner.as_str())
+        .bind::<BigInt, _>(now_ms)
+        .bind::<BigInt, _>(expires_ms)
+        .get_result::<LockRow>(conn)
+        .optional()
 }
 
 pub(crate) fn status(
@@ -89,19 +88,17 @@ pub(crate) fn release(
     owner: &Owner,
     now_ms: i64,
 ) -> QueryResult<ReleaseRow> {
-    conn.immediate_transaction(|conn| {
-        let deleted = diesel::sql_query(RELEASE)
-            .bind::<Text, _>(tenant.as_str())
-            .bind::<Text, _>(resource.as_str())
-            .bind::<Text, _>(owner.as_str())
-            .bind::<BigInt, _>(now_ms)
-            .get_result::<LockRow>(conn)
-            .optional()?;
-        Ok(match deleted {
-            Some(row) => ReleaseRow::Released(row),
-            None if status(conn, tenant, resource, now_ms)?.is_some() => ReleaseRow::Forbidden,
-            None => ReleaseRow::NotFound,
-        })
+    let deleted = diesel::sql_query(RELEASE)
+        .bind::<Text, _>(tenant.as_str())
+        .bind::<Text, _>(resource.as_str())
+        .bind::<Text, _>(owner.as_str())
+        .bind::<BigInt, _>(now_ms)
+        .get_result::<LockRow>(conn)
+        .optional()?;
+    Ok(match deleted {
+        Some(row) => ReleaseRow::Released(row),
+        None if status(conn, tenant, resource, now_ms)?.is_some() => ReleaseRow::Forbidden,
+        None => ReleaseRow::NotFound,
     })
 }
 
@@ -114,20 +111,18 @@ pub(crate) fn renew(
     now_ms: i64,
 ) -> QueryResult<RenewRow> {
     let expires_ms = now_ms + i64::from(ttl.seconds()) * 1_000;
-    conn.immediate_transaction(|conn| {
-        let renewed = diesel::sql_query(RENEW)
-            .bind::<Text, _>(tenant.as_str())
-            .bind::<Text, _>(resource.as_str())
-            .bind::<Text, _>(owner.as_str())
-            .bind::<BigInt, _>(expires_ms)
-            .bind::<BigInt, _>(now_ms)
-            .get_result::<LockRow>(conn)
-            .optional()?;
-        Ok(match renewed {
-            Some(row) => RenewRow::Renewed(row),
-            None if status(conn, tenant, resource, now_ms)?.is_some() => RenewRow::Forbidden,
-            None => RenewRow::NotFound,
-        })
+    let renewed = diesel::sql_query(RENEW)
+        .bind::<Text, _>(tenant.as_str())
+        .bind::<Text, _>(resource.as_str())
+        .bind::<Text, _>(owner.as_str())
+        .bind::<BigInt, _>(expires_ms)
+        .bind::<BigInt, _>(now_ms)
+        .get_result::<LockRow>(conn)
+        .optional()?;
+    Ok(match renewed {
+        Some(row) => RenewRow::Renewed(row),
+        None if status(conn, tenant, resource, now_ms)?.is_some() => RenewRow::Forbidden,
+        None => RenewRow::NotFound,
     })
 }
 
@@ -136,10 +131,8 @@ pub(crate) fn sweep(
     expired_before_ms: i64,
     batch: i64,
 ) -> QueryResult<usize> {
-    conn.immediate_transaction(|conn| {
-        diesel::sql_query(SWEEP)
-            .bind::<BigInt, _>(expired_before_ms)
-            .bind::<BigInt, _>(batch)
-            .execute(conn)
-    })
+    diesel::sql_query(SWEEP)
+        .bind::<BigInt, _>(expired_before_ms)
+        .bind::<BigInt, _>(batch)
+        .execute(conn)
 }

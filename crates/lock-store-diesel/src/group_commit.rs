@@ -1,0 +1,174 @@
+//! Group commit for SQLite: one writer thread owns the one connection that writes, and commits
+//! the operations of many concurrent requests in one transaction (one fsync).
+//!
+//! Every write (acquire, release, renew, sweep) is a job sent to the writer. The writer takes
+//! the first job waiting, then every job that arrived meanwhile (up to `max_batch`), runs them
+//! one after another inside one `BEGIN IMMEDIATE` transaction, each in its own savepoint so that
+//! a failing job does not undo the others, commits, and only then answers each caller through its
+//! oneshot channel. A caller therefore never hears of a grant that is not durable, and no caller
+//! holds a thread while it waits. Jobs of one batch see one `now`, read after the write lock is
+//! taken, so timestamps follow commit order.
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread;
+
+use diesel::connection::{AnsiTransactionManager, TransactionManager};
+use diesel::sqlite::SqliteConnection;
+use diesel::Connection;
+use lock_domain::{Clock, RepositoryError};
+use tokio::sync::oneshot;
+
+use crate::error::{from_query, is_unavailable};
+
+/// What a job leaves behind: how to answer its caller once the batch's fate is known.
+type Answer = Box<dyn FnOnce(Option<&BatchFailure>) + Send>;
+
+/// A write to run inside the batch transaction, given the connection and the batch's `now`; or,
+/// given `None` when the batch could not even begin, nothing to run but a caller to answer.
+type Job = Box<dyn FnOnce(Option<(&mut SqliteConnection, i64)>) -> Answer + Send>;
+
+/// Why a whole batch failed (the transaction could not begin or commit), kept as text and class
+/// so that every caller of the batch gets its own error.
+struct BatchFailure {
+    unavailable: bool,
+    message: String,
+}
+
+impl BatchFailure {
+    fn to_error(&self) -> RepositoryError {
+        let message = format!("the batch transaction failed: {}", self.message);
+        if self.unavailable {
+            RepositoryError::unavailable(message)
+        } else {
+            RepositoryError::internal(message)
+        }
+    }
+}
+
+/// A job's own failure inside its savepoint.
+enum JobError {
+    Repository(RepositoryError),
+    Query(diesel::result::Error),
+}
+
+impl From<diesel::result::Error> for JobError {
+    fn from(error: diesel::result::Error) -> Self {
+        JobError::Query(error)
+    }
+}
+
+/// The handle requests use to reach the writer thread. The thread ends when every handle is gone.
+pub(crate) struct GroupCommitWriter {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl GroupCommitWriter {
+    /// Starts the writer thread on `conn`.
+    ///
+    /// # Errors
+    /// When the thread cannot be spawned.
+    pub(crate) fn spawn(
+        conn: SqliteConnection,
+        clock: Arc<dyn Clock>,
+        max_batch: usize,
+    ) -> std::io::Result<Self> {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        thread::Builder::new()
+            .name("lockd-sqlite-writer".into())
+            .spawn(move || run(conn, clock, queue, max_batch.max(1)))?;
+        Ok(Self { jobs })
+    }
+
+    /// Runs `work` in the next batch and returns its result once that batch has committed.
+    pub(crate) async fn submit<T, F>(&self, work: F) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut SqliteConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let job: Job = Box::new(move |batch: Option<(&mut SqliteConnection, i64)>| {
+            // A savepoint per job: a failing job is undone alone, the batch goes on.
+            let outcome = batch.map(|(conn, now_ms)| {
+                conn.transaction::<T, JobError, _>(|conn| {
+                    work(conn, now_ms).map_err(JobError::Repository)
+                })
+                .map_err(|error| match error {
+                    JobError::Repository(error) => error,
+                    JobError::Query(error) => from_query(error),
+                })
+            });
+            Box::new(move |failure: Option<&BatchFailure>| {
+                let result = match (failure, outcome) {
+                    (Some(failure), _) => Err(failure.to_error()),
+                    (None, Some(outcome)) => outcome,
+                    (None, None) => Err(RepositoryError::internal("a job of a failed batch")),
+                };
+                // The caller may have gone away (client disconnected): nothing to answer then.
+                let _ = reply.send(result);
+            })
+        });
+        self.jobs
+            .send(job)
+            .map_err(|_| RepositoryError::unavailable("the SQLite writer has stopped"))?;
+        answer
+            .await
+            .map_err(|_| RepositoryError::internal("the SQLite writer dropped a job"))?
+    }
+}
+
+fn run(
+    mut conn: SqliteConnection,
+    clock: Arc<dyn Clock>,
+    queue: mpsc::Receiver<Job>,
+    max_batch: usize,
+) {
+    let mut batch: Vec<Job> = Vec::with_capacity(max_batch);
+    while let Ok(first) = queue.recv() {
+        batch.push(first);
+        while batch.len() < max_batch {
+            match queue.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        run_batch(&mut conn, clock.as_ref(), &mut batch);
+    }
+}
+
+fn run_batch(conn: &mut SqliteConnection, clock: &dyn Clock, batch: &mut Vec<Job>) {
+    let mut answers: Vec<Answer> = Vec::with_capacity(batch.len());
+    let failure = match begin_immediate(conn) {
+        Err(error) => {
+            answers.extend(batch.drain(..).map(|job| job(None)));
+            Some(error)
+        }
+        Ok(()) => {
+            let now_ms = clock.now().timestamp_millis();
+            for job in batch.drain(..) {
+                answers.push(job(Some((&mut *conn, now_ms))));
+            }
+            let failed = AnsiTransactionManager::commit_transaction(conn).err();
+            if failed.is_some() {
+                // A failed COMMIT may leave the transaction open: roll it back so the next
+                // batch starts clean.
+                let _ = AnsiTransactionManager::rollback_transaction(conn);
+            }
+            failed
+        }
+    };
+    let failure = failure.map(|error| BatchFailure {
+        unavailable: is_unavailable(&error),
+        message: error.to_string(),
+    });
+    if let Some(failure) = &failure {
+        tracing::warn!(error = %failure.message, jobs = answers.len(), "SQLite batch failed");
+    }
+    for answer in answers {
+        answer(failure.as_ref());
+    }
+}
+
+fn begin_immediate(conn: &mut SqliteConnection) -> diesel::QueryResult<()> {
+    AnsiTransactionManager::begin_transaction_sql(conn, "BEGIN IMMEDIATE")
+}
