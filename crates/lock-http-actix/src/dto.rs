@@ -80,7 +80,12 @@ pub(crate) struct AcquireHeld {
 pub(crate) struct AcquireRequest {
     /// Who is acquiring: trimmed of surrounding whitespace, 1 to 255 bytes, no control
     /// characters. Compared case-sensitively.
-    #[schema(min_length = 1, max_length = 255, pattern = "^\\s*[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F])?\\s*$", example = "worker-7")]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^\\s*[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F])?\\s*$",
+        example = "worker-7"
+    )]
     pub owner: String,
     /// The lease length in whole seconds, 1 to the server's maximum (86400 by default).
     #[schema(minimum = 1, maximum = 86400, example = 30)]
@@ -92,7 +97,12 @@ pub(crate) struct AcquireRequest {
 #[allow(dead_code)] // documents the body that `body::LockFields` parses
 pub(crate) struct RenewRequest {
     /// The owner that holds the lock.
-    #[schema(min_length = 1, max_length = 255, pattern = "^\\s*[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F])?\\s*$", example = "worker-7")]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^\\s*[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F])?\\s*$",
+        example = "worker-7"
+    )]
     pub owner: String,
     /// The new lease length from now, in whole seconds, 1 to the server's maximum.
     #[schema(minimum = 1, maximum = 86400, example = 30)]
@@ -104,7 +114,12 @@ pub(crate) struct RenewRequest {
 #[allow(dead_code)] // documents the body that `body::LockFields` parses
 pub(crate) struct ReleaseRequest {
     /// The owner that holds the lock.
-    #[schema(min_length = 1, max_length = 255, pattern = "^\\s*[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F])?\\s*$", example = "worker-7")]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^\\s*[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F])?\\s*$",
+        example = "worker-7"
+    )]
     pub owner: String,
 }
 
