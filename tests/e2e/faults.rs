@@ -2,3 +2,4 @@
 //! SIGTERM in the middle of a load. Each test states what must hold through the fault and after.
 
 mod database_outage;
+mod unwritable_sqlite;
