@@ -3,4 +3,5 @@
 
 mod crash_under_load;
 mod database_outage;
+mod sigterm_under_load;
 mod unwritable_sqlite;
