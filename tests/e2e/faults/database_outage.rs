@@ -90,7 +90,6 @@ fn outage_then_recovery(mode: Mode) {
         return;
     };
     outage.proxy.cut(mode);
-    let cut = Instant::now();
     let answers = send_at_once(&outage.server, &requests_during_the_cut());
     let mut failures = Vec::new();
     for (request, answer, took) in &answers {
@@ -110,10 +109,8 @@ fn outage_then_recovery(mode: Mode) {
         answers.len()
     );
     assert!(failures.is_empty(), "during the cut:\n{failures:#?}");
-    assert!(cut.elapsed() < Duration::from_secs(30));
 
     outage.proxy.restore();
-    let restored = Instant::now();
     let recovered = poll_until(
         RECOVERY_WITHIN * 10,
         || matches!(outage.server.client().status("held-0"), Ok(r) if r.status == 200),
@@ -122,8 +119,7 @@ fn outage_then_recovery(mode: Mode) {
     assert!(
         recovered.is_some_and(|t| t <= RECOVERY_WITHIN),
         "requests succeed again within {RECOVERY_WITHIN:?} of the database's return, not \
-         {recovered:?} (restored {:?} ago)",
-        restored.elapsed()
+         {recovered:?}"
     );
 
     for lock in &outage.held {
