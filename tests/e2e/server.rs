@@ -13,7 +13,7 @@ use serde_json::Value;
 pub struct TestServer {
     child: Child,
     pub base: String,
-    agent: ureq::Agent,
+    client: Client,
     stderr_lines: Mutex<mpsc::Receiver<String>>,
 }
 
@@ -25,6 +25,11 @@ impl TestServer {
     /// Starts lockd on the database with extra arguments, and waits for its "listening on" line.
     /// Drop the server before the database: a PostgreSQL test database is dropped with it.
     pub fn start(db: &TestDatabase, extra: &[&str]) -> Self {
+        Self::start_on(&db.url_string(), extra)
+    }
+
+    /// Starts lockd on a database URL (for instance one that goes through a proxy).
+    pub fn start_on(database_url: &str, extra: &[&str]) -> Self {
         let mut command = Command::new(lockd_binary());
         command
             .args([
@@ -32,7 +37,7 @@ impl TestServer {
                 "--bind",
                 "127.0.0.1:0",
                 "--database-url",
-                &db.url_string(),
+                database_url,
             ])
             .args(extra)
             // Quiet unless the test asks for a log level of its own.
@@ -69,16 +74,17 @@ impl TestServer {
                 }
             }
         };
-        let agent = ureq::AgentBuilder::new()
-            .timeout(Duration::from_secs(30))
-            .max_idle_connections_per_host(128)
-            .build();
         Self {
             child,
+            client: Client::new(&base),
             base,
-            agent,
             stderr_lines: Mutex::new(lines_rx),
         }
+    }
+
+    /// A client of this server that reports a missing answer instead of panicking.
+    pub fn client(&self) -> Client {
+        self.client.clone()
     }
 
     pub fn pid(&self) -> u32 {
@@ -127,7 +133,7 @@ impl TestServer {
     /// Sends a request with an optional JSON body (as `application/json`) and returns status,
     /// content type and the parsed body (`Value::Null` when empty, a string when not JSON).
     pub fn send(&self, method: &str, path: &str, body: Option<&Value>) -> Reply {
-        self.send_request(self.agent.request(method, &self.url(path)), body)
+        answered(self.client.send(method, path, body))
     }
 
     /// Like [`TestServer::send`], with one extra header (e.g. `Authorization`).
@@ -136,22 +142,9 @@ impl TestServer {
         method: &str,
         path: &str,
         body: Option<&Value>,
-        (name, value): (&str, &str),
+        header: (&str, &str),
     ) -> Reply {
-        self.send_request(
-            self.agent.request(method, &self.url(path)).set(name, value),
-            body,
-        )
-    }
-
-    fn send_request(&self, request: ureq::Request, body: Option<&Value>) -> Reply {
-        let result = match body {
-            Some(body) => request
-                .set("content-type", "application/json")
-                .send_string(&body.to_string()),
-            None => request.call(),
-        };
-        Reply::from(result)
+        answered(self.client.send_with_header(method, path, body, header))
     }
 
     /// Sends a raw body with the given content type (or none).
@@ -162,7 +155,7 @@ impl TestServer {
         content_type: Option<&str>,
         body: &[u8],
     ) -> Reply {
-        let mut request = self.agent.request(method, &self.url(path));
+        let mut request = self.client.agent.request(method, &self.url(path));
         if let Some(content_type) = content_type {
             request = request.set("content-type", content_type);
         }
@@ -170,6 +163,82 @@ impl TestServer {
     }
 
     pub fn acquire(&self, resource: &str, owner: &str, ttl: i64) -> Reply {
+        answered(self.client.acquire(resource, owner, ttl))
+    }
+
+    pub fn status(&self, resource: &str) -> Reply {
+        answered(self.client.status(resource))
+    }
+
+    pub fn release(&self, resource: &str, owner: &str) -> Reply {
+        answered(self.client.release(resource, owner))
+    }
+
+    pub fn renew(&self, resource: &str, owner: &str, ttl: i64) -> Reply {
+        answered(self.client.renew(resource, owner, ttl))
+    }
+}
+
+fn answered(result: Result<Reply, NoReply>) -> Reply {
+    result.unwrap_or_else(|failure| panic!("{failure}"))
+}
+
+/// An HTTP client of one lockd. It reports an exchange without a whole answer as [`NoReply`]
+/// instead of panicking, for tests in which the server goes away. Clones share connections.
+#[derive(Clone)]
+pub struct Client {
+    agent: ureq::Agent,
+    base: String,
+}
+
+impl Client {
+    pub fn new(base: &str) -> Self {
+        let agent = ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(30))
+            .max_idle_connections_per_host(128)
+            .build();
+        Self {
+            agent,
+            base: base.to_owned(),
+        }
+    }
+
+    /// Sends a request with an optional JSON body (as `application/json`).
+    ///
+    /// # Errors
+    /// [`NoReply`] when no response arrived or its body broke off.
+    pub fn send(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Reply, NoReply> {
+        self.send_request(
+            self.agent.request(method, &format!("{}{path}", self.base)),
+            body,
+        )
+    }
+
+    /// Like [`Client::send`], with one extra header (e.g. `Authorization`).
+    ///
+    /// # Errors
+    /// [`NoReply`] when no response arrived or its body broke off.
+    pub fn send_with_header(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        (name, value): (&str, &str),
+    ) -> Result<Reply, NoReply> {
+        let request = self.agent.request(method, &format!("{}{path}", self.base));
+        self.send_request(request.set(name, value), body)
+    }
+
+    fn send_request(&self, request: ureq::Request, body: Option<&Value>) -> Result<Reply, NoReply> {
+        Reply::read(match body {
+            Some(body) => request
+                .set("content-type", "application/json")
+                .send_string(&body.to_string()),
+            None => request.call(),
+        })
+    }
+
+    pub fn acquire(&self, resource: &str, owner: &str, ttl: i64) -> Result<Reply, NoReply> {
         self.send(
             "POST",
             &format!("/locks/{resource}"),
@@ -177,11 +246,11 @@ impl TestServer {
         )
     }
 
-    pub fn status(&self, resource: &str) -> Reply {
+    pub fn status(&self, resource: &str) -> Result<Reply, NoReply> {
         self.send("GET", &format!("/locks/{resource}"), None)
     }
 
-    pub fn release(&self, resource: &str, owner: &str) -> Reply {
+    pub fn release(&self, resource: &str, owner: &str) -> Result<Reply, NoReply> {
         self.send(
             "DELETE",
             &format!("/locks/{resource}"),
@@ -189,7 +258,7 @@ impl TestServer {
         )
     }
 
-    pub fn renew(&self, resource: &str, owner: &str, ttl: i64) -> Reply {
+    pub fn renew(&self, resource: &str, owner: &str, ttl: i64) -> Result<Reply, NoReply> {
         self.send(
             "POST",
             &format!("/locks/{resource}/renew"),
@@ -216,9 +285,37 @@ pub struct Reply {
 
 impl From<Result<ureq::Response, ureq::Error>> for Reply {
     fn from(result: Result<ureq::Response, ureq::Error>) -> Self {
+        Reply::read(result).unwrap_or_else(|failure| panic!("{failure}"))
+    }
+}
+
+/// Why an exchange produced no whole answer.
+#[derive(Debug, Clone)]
+pub enum NoReply {
+    /// No response arrived: the connection was refused, reset or closed first.
+    Transport(String),
+    /// A response began, but its body broke off.
+    Cut(String),
+}
+
+impl std::fmt::Display for NoReply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoReply::Transport(error) => write!(f, "transport error: {error}"),
+            NoReply::Cut(error) => write!(f, "response body cut: {error}"),
+        }
+    }
+}
+
+impl Reply {
+    /// The whole answer of an exchange, or why there is none.
+    ///
+    /// # Errors
+    /// [`NoReply`] when no response arrived or its body broke off.
+    pub fn read(result: Result<ureq::Response, ureq::Error>) -> Result<Self, NoReply> {
         let response = match result {
             Ok(response) | Err(ureq::Error::Status(_, response)) => response,
-            Err(error) => panic!("transport error: {error}"),
+            Err(error) => return Err(NoReply::Transport(error.to_string())),
         };
         let status = response.status();
         let content_type = response
@@ -233,22 +330,22 @@ impl From<Result<ureq::Response, ureq::Error>> for Reply {
                 (name, value)
             })
             .collect();
-        let text = response.into_string().unwrap_or_default();
+        let text = response
+            .into_string()
+            .map_err(|error| NoReply::Cut(format!("{status}: {error}")))?;
         let body = if text.is_empty() {
             Value::Null
         } else {
             serde_json::from_str(&text).unwrap_or(Value::String(text))
         };
-        Reply {
+        Ok(Reply {
             status,
             content_type,
             headers,
             body,
-        }
+        })
     }
-}
 
-impl Reply {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()

@@ -61,6 +61,9 @@ impl StoreConfig {
     }
 }
 
+/// How long a readiness check waits for PostgreSQL before calling it unavailable.
+const READINESS_TIMEOUT: Duration = Duration::from_millis(2_500);
+
 /// The database did not answer within the operation timeout.
 #[derive(Debug, thiserror::Error)]
 #[error("the database did not answer within {0:?}")]
@@ -208,8 +211,20 @@ impl DieselLockRepository {
         T: Send + 'static,
         F: FnOnce(&mut DbConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
     {
+        self.run_within(self.inner.operation_timeout, op).await
+    }
+
+    /// [`Self::run`] with its own deadline (PostgreSQL only; `None` waits as long as it takes).
+    async fn run_within<T, F>(
+        &self,
+        operation_timeout: Option<Duration>,
+        op: F,
+    ) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut DbConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
+    {
         let inner = Arc::clone(&self.inner);
-        let operation_timeout = inner.operation_timeout;
         let work = tokio::task::spawn_blocking(move || {
             let mut conn = inner.pool.get().map_err(from_pool)?;
             let now_ms = inner.clock.now().timestamp_millis();
@@ -333,7 +348,13 @@ impl LockRepository for DieselLockRepository {
     }
 
     async fn ping(&self) -> Result<(), RepositoryError> {
-        self.run(|conn, _| {
+        // Readiness must be told quickly: a read of nothing may be abandoned early, unlike a
+        // write, whose deadline must outlast the statement timeout.
+        let limit = self
+            .inner
+            .operation_timeout
+            .map(|t| t.min(READINESS_TIMEOUT));
+        self.run_within(limit, |conn, _| {
             use diesel::RunQueryDsl;
             match conn {
                 DbConnection::Sqlite(c) => diesel::sql_query("SELECT 1").execute(c),

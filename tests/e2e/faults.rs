@@ -1,0 +1,7 @@
+//! Faults under a running lockd: its database cut off, an unwritable SQLite file, kill -9 and
+//! SIGTERM in the middle of a load. Each test states what must hold through the fault and after.
+
+mod crash_under_load;
+mod database_outage;
+mod sigterm_under_load;
+mod unwritable_sqlite;
