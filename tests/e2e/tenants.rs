@@ -168,3 +168,39 @@ fn a_bad_keys_file_stops_start_up() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("line 1"), "{stderr}");
 }
+
+#[test]
+fn a_non_loopback_bind_without_keys_is_warned_about() {
+    let db = TestDatabase::sqlite();
+    let mut child = std::process::Command::new(crate::server::lockd_binary())
+        .args([
+            "--bind",
+            "0.0.0.0:0",
+            "--database-url",
+            &db.url_string(),
+            "--log",
+            "warn",
+        ])
+        .env_remove("DATABASE_URL")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn lockd");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut seen = Vec::new();
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)).map_while(Result::ok) {
+        let listening = line.starts_with("listening on ");
+        seen.push(line);
+        if listening {
+            break;
+        }
+    }
+    child.kill().expect("kill");
+    child.wait().expect("reap");
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("non-loopback") && l.contains("--api-keys-file")),
+        "{seen:#?}"
+    );
+}

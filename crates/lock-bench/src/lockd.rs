@@ -53,8 +53,13 @@ impl Lockd {
         Ok(Self { child, addr })
     }
 
-    pub fn pid(&self) -> u32 {
-        self.child.id()
+    /// The server's resident memory, in KiB (Linux `/proc`).
+    pub fn rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
     }
 }
 

@@ -58,6 +58,7 @@ fn main() {
         w2.percentile_ms(99.0),
         w2.errors
     );
+    println!("lockd RSS: {} KiB", server.rss_kib().unwrap_or_default());
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
