@@ -4,7 +4,7 @@ CARGO ?= cargo
 # Crates the domain must never depend on (hexagonal rule: the domain knows no I/O, HTTP or JSON).
 DOMAIN_FORBIDDEN := diesel actix-web actix-http serde serde_json r2d2 libsqlite3-sys pq-sys tokio
 
-.PHONY: help run test postgres-check fuzz lint fmt openapi deps-check ci
+.PHONY: help run test postgres-check fuzz bench-deps bench-quick bench lint fmt openapi deps-check ci
 
 # The PostgreSQL server the PostgreSQL tests use (they create and drop their own databases on it).
 LOCKD_TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
@@ -14,6 +14,9 @@ help:
 	@echo "make run         serve on 127.0.0.1:8080 with ./lockd.db (release build)"
 	@echo "make test        every test: unit, contract, handler and end-to-end"
 	@echo "make fuzz        schemathesis against a live lockd on SQLite and PostgreSQL (FUZZ_EXAMPLES=100)"
+	@echo "make bench-deps  install redis-server, etcd and fonts from Debian's packages (root)"
+	@echo "make bench-quick W1 and W2 for lockd (SQLite, PostgreSQL), Redis and etcd (< 3 min)"
+	@echo "make bench       every system and workload, 3 x 10 s, writes docs/benchmarks.md and .png"
 	@echo "make lint        cargo fmt --check and clippy -D warnings"
 	@echo "make fmt         format the code"
 	@echo "make openapi     regenerate openapi/openapi.json from the code"
@@ -41,6 +44,18 @@ postgres-check:
 
 fuzz:
 	scripts/fuzz
+
+bench-deps:
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server etcd-server fonts-dejavu-core postgresql-client
+
+bench-quick:
+	$(CARGO) build --release --locked -p lockd -p lock-bench
+	target/release/lock-bench --quick
+
+bench:
+	$(CARGO) build --release --locked -p lockd -p lock-bench
+	target/release/lock-bench --write docs/benchmarks.md
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -4,10 +4,9 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use crate::http::HttpConnection;
-use crate::stats::RunStats;
+use crate::workload::{LockClient, LockSystem};
 
 /// A lockd process, killed when dropped.
 pub struct Lockd {
@@ -55,11 +54,7 @@ impl Lockd {
 
     /// The server's resident memory, in KiB (Linux `/proc`).
     pub fn rss_kib(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmRSS:"))
-            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        crate::rss_kib(self.child.id())
     }
 }
 
@@ -75,108 +70,57 @@ pub fn release_binary() -> PathBuf {
     root.join("target/release/lockd")
 }
 
-fn body(owner: &str, ttl: u32) -> Vec<u8> {
-    format!(r#"{{"owner":"{owner}","ttl_seconds":{ttl}}}"#).into_bytes()
+/// lockd over HTTP/1.1 keep-alive.
+pub struct LockdSystem {
+    pub addr: String,
 }
 
-/// W1: every client acquires and releases its own resource, as fast as it can.
-pub async fn uncontended(addr: &str, clients: usize, duration: Duration, tag: &str) -> RunStats {
-    let deadline = Instant::now() + duration;
-    let started = Instant::now();
-    let tasks: Vec<_> = (0..clients)
-        .map(|client| {
-            let (addr, tag) = (addr.to_owned(), tag.to_owned());
-            tokio::spawn(async move {
-                let mut stats = RunStats::default();
-                let Ok(mut conn) = HttpConnection::connect(&addr).await else {
-                    stats.errors += 1;
-                    return stats;
-                };
-                let owner = format!("bench-{client}");
-                let path = format!("/locks/{tag}-{client}");
-                let release = format!("{path}?owner={owner}");
-                let acquire_body = body(&owner, 30);
-                while Instant::now() < deadline {
-                    let sent = Instant::now();
-                    let granted = match conn.request("POST", &path, Some(&acquire_body)).await {
-                        Ok(answer) => answer.status == 200 && answer.body.starts_with(br#"{"acquired":true"#),
-                        Err(_) => false,
-                    };
-                    stats.latencies_us.push(sent.elapsed().as_micros().min(u32::MAX as u128) as u32);
-                    let released = granted
-                        && matches!(conn.request("DELETE", &release, None).await, Ok(answer) if answer.status == 204);
-                    if released {
-                        stats.operations += 1;
-                    } else {
-                        stats.errors += 1;
-                        if let Ok(fresh) = HttpConnection::connect(&addr).await {
-                            conn = fresh;
-                        }
-                    }
-                }
-                stats
-            })
-        })
-        .collect();
-    let mut runs = Vec::new();
-    for task in tasks {
-        runs.push(task.await.unwrap_or_default());
-    }
-    let mut stats = RunStats::merge(runs);
-    stats.elapsed = started.elapsed();
-    stats
+pub struct LockdClient {
+    conn: HttpConnection,
+    owner: String,
+    acquire_body: Vec<u8>,
 }
 
-/// W2: every client competes for one resource; a granted client releases at once. Counts grants
-/// per client for fairness.
-pub async fn contended(addr: &str, clients: usize, duration: Duration, tag: &str) -> RunStats {
-    let deadline = Instant::now() + duration;
-    let started = Instant::now();
-    let path = format!("/locks/{tag}-hot");
-    let tasks: Vec<_> = (0..clients)
-        .map(|client| {
-            let (addr, path) = (addr.to_owned(), path.clone());
-            tokio::spawn(async move {
-                let mut stats = RunStats::default();
-                let mut grants = 0;
-                let Ok(mut conn) = HttpConnection::connect(&addr).await else {
-                    stats.errors += 1;
-                    stats.per_client.push(0);
-                    return stats;
-                };
-                let owner = format!("bench-{client}");
-                let release = format!("{path}?owner={owner}");
-                let acquire_body = body(&owner, 30);
-                while Instant::now() < deadline {
-                    let sent = Instant::now();
-                    match conn.request("POST", &path, Some(&acquire_body)).await {
-                        Ok(answer) if answer.status == 200 => {
-                            stats
-                                .latencies_us
-                                .push(sent.elapsed().as_micros().min(u32::MAX as u128) as u32);
-                            if answer.body.starts_with(br#"{"acquired":true"#) {
-                                match conn.request("DELETE", &release, None).await {
-                                    Ok(answer) if answer.status == 204 => {
-                                        grants += 1;
-                                        stats.operations += 1;
-                                    }
-                                    _ => stats.errors += 1,
-                                }
-                            }
-                        }
-                        _ => stats.errors += 1,
-                    }
-                }
-                stats.per_client.push(grants);
-                stats
-            })
+impl LockSystem for LockdSystem {
+    type Client = LockdClient;
+
+    async fn connect(&self, client: usize) -> std::io::Result<LockdClient> {
+        let owner = format!("bench-{client}");
+        Ok(LockdClient {
+            conn: HttpConnection::connect(&self.addr).await?,
+            acquire_body: format!(r#"{{"owner":"{owner}","ttl_seconds":30}}"#).into_bytes(),
+            owner,
         })
-        .collect();
-    let mut runs = Vec::new();
-    for task in tasks {
-        runs.push(task.await.unwrap_or_default());
     }
-    let mut stats = RunStats::merge(runs);
-    stats.elapsed = started.elapsed();
-    stats
+}
+
+impl LockClient for LockdClient {
+    async fn acquire(&mut self, resource: &str) -> std::io::Result<bool> {
+        let answer = self
+            .conn
+            .request(
+                "POST",
+                &format!("/locks/{resource}"),
+                Some(&self.acquire_body),
+            )
+            .await?;
+        match answer.status {
+            200 => Ok(answer.body.starts_with(br#"{"acquired":true"#)),
+            status => Err(std::io::Error::other(format!("acquire answered {status}"))),
+        }
+    }
+
+    async fn release(&mut self, resource: &str) -> std::io::Result<bool> {
+        let path = format!("/locks/{resource}?owner={}", self.owner);
+        Ok(self.conn.request("DELETE", &path, None).await?.status == 204)
+    }
+
+    async fn status(&mut self, resource: &str) -> std::io::Result<bool> {
+        Ok(self
+            .conn
+            .request("GET", &format!("/locks/{resource}"), None)
+            .await?
+            .status
+            == 200)
+    }
 }

@@ -1,64 +1,294 @@
-//! `lock-bench`: drives lockd (and, for comparison, the systems users would pick instead) with
-//! the same workloads, and reports throughput and latency.
+//! `lock-bench`: drives lockd and the systems users would pick instead with the same workloads
+//! and the same client code paths, and reports throughput, latency and ratios.
+//!
+//! `lock-bench --quick` (make bench-quick): W1 and W2, one run each, for lockd on SQLite and on
+//! PostgreSQL, Redis and etcd. `lock-bench` (make bench): every system and workload, three runs
+//! each, medians and spreads, written to docs/benchmarks.md with a chart.
 
+mod chart;
+mod etcd;
 mod http;
 mod lockd;
+mod redis;
+mod report;
 mod stats;
+mod workload;
 
-use std::time::Duration;
+use std::io;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 
-/// Benchmarks lockd.
+use crate::report::{Measurement, Report};
+use crate::stats::RunStats;
+use crate::workload::LockSystem;
+
+/// Benchmarks lockd against Redis and etcd.
 #[derive(Debug, Parser)]
 struct Args {
-    /// Seconds per measured run.
-    #[arg(long, default_value_t = 10)]
-    seconds: u64,
+    /// W1 and W2 only, one short run each (under 3 minutes).
+    #[arg(long)]
+    quick: bool,
+    /// Seconds per measured run [default: 5 with --quick, else 10].
+    #[arg(long)]
+    seconds: Option<u64>,
+    /// Measured runs per system and workload [default: 1 with --quick, else 3].
+    #[arg(long)]
+    runs: Option<usize>,
     /// Concurrent clients.
     #[arg(long, default_value_t = 64)]
     clients: usize,
-    /// Database URL for lockd (default: a SQLite file in a temporary directory).
+    /// The PostgreSQL server to create the benchmark database on.
+    #[arg(
+        long,
+        env = "LOCKD_TEST_DATABASE_URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/test"
+    )]
+    postgres_url: String,
+    /// Write the report here (Markdown) with a PNG chart beside it.
     #[arg(long)]
-    database_url: Option<String>,
+    write: Option<PathBuf>,
 }
 
 fn main() {
     let args = Args::parse();
-    let dir = std::env::temp_dir().join(format!("lock-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let url = args
-        .database_url
-        .clone()
-        .unwrap_or_else(|| format!("sqlite://{}", dir.join("bench.db").display()));
-    let server = lockd::Lockd::start(&lockd::release_binary(), &url, &[]).expect("start lockd");
+    let seconds = args.seconds.unwrap_or(if args.quick { 5 } else { 10 });
+    let runs = args.runs.unwrap_or(if args.quick { 1 } else { 3 }).max(1);
+    let plan = Plan {
+        duration: Duration::from_secs(seconds),
+        warmup: Duration::from_secs(1),
+        runs,
+        clients: args.clients,
+    };
+    let work = tempfile_dir();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .expect("runtime");
-    let duration = Duration::from_secs(args.seconds);
-    let w1 = runtime.block_on(lockd::uncontended(
-        &server.addr,
-        args.clients,
-        duration,
-        "w1",
-    ));
-    println!(
-        "W1 lockd {url}: {:.0} cycles/s, p50 {:.2} ms, p99 {:.2} ms, errors {}",
-        w1.per_second(),
-        w1.percentile_ms(50.0),
-        w1.percentile_ms(99.0),
-        w1.errors
-    );
-    let w2 = runtime.block_on(lockd::contended(&server.addr, args.clients, duration, "w2"));
-    println!(
-        "W2 lockd: {:.0} grants/s, fairness {:.3}, p99 {:.2} ms, errors {}",
-        w2.per_second(),
-        w2.fairness(),
-        w2.percentile_ms(99.0),
-        w2.errors
-    );
-    println!("lockd RSS: {} KiB", server.rss_kib().unwrap_or_default());
-    drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
+        .expect("tokio runtime");
+    let mut report = Report::new(&plan.describe(), args.quick);
+    // W4 (status reads) where the system has a status read; etcd's lock API has none.
+    let with_reads: &[&'static str] = if args.quick {
+        &["W1", "W2"]
+    } else {
+        &["W1", "W2", "W4"]
+    };
+    let without_reads: &[&'static str] = &["W1", "W2"];
+    let binary = lockd::release_binary();
+
+    // lockd on SQLite.
+    {
+        let url = format!("sqlite://{}", work.join("lockd.db").display());
+        let server = lockd::Lockd::start(&binary, &url, &[]).expect("start lockd on SQLite");
+        let system = lockd::LockdSystem {
+            addr: server.addr.clone(),
+        };
+        measure(
+            &runtime,
+            &plan,
+            &mut report,
+            "lockd (SQLite)",
+            &system,
+            with_reads,
+            || server.rss_kib(),
+        );
+    }
+    // lockd on PostgreSQL.
+    match postgres_database(&args.postgres_url) {
+        Some((admin, name, url)) => {
+            {
+                let server =
+                    lockd::Lockd::start(&binary, &url, &[]).expect("start lockd on PostgreSQL");
+                let system = lockd::LockdSystem {
+                    addr: server.addr.clone(),
+                };
+                measure(
+                    &runtime,
+                    &plan,
+                    &mut report,
+                    "lockd (PostgreSQL)",
+                    &system,
+                    with_reads,
+                    || server.rss_kib(),
+                );
+            }
+            drop_database(&admin, &name);
+        }
+        None => eprintln!(
+            "!!! PostgreSQL does not answer at {}: lockd (PostgreSQL) not measured",
+            args.postgres_url
+        ),
+    }
+    // Redis without persistence, and with every write fsynced.
+    for (name, fsync) in [
+        ("Redis (no persistence)", false),
+        ("Redis (appendfsync always)", true),
+    ] {
+        if args.quick && fsync {
+            continue;
+        }
+        let dir = work.join(if fsync { "redis-aof" } else { "redis" });
+        std::fs::create_dir_all(&dir).expect("redis dir");
+        match redis::RedisServer::start(&dir, fsync) {
+            Ok(server) => {
+                let system = redis::RedisSystem {
+                    addr: server.addr.clone(),
+                };
+                measure(
+                    &runtime,
+                    &plan,
+                    &mut report,
+                    name,
+                    &system,
+                    with_reads,
+                    || server.rss_kib(),
+                );
+            }
+            Err(e) => eprintln!("!!! redis-server could not start ({e}): run `make bench-deps`"),
+        }
+    }
+    // etcd.
+    match etcd::EtcdServer::start(&work) {
+        Ok(server) => {
+            let system = etcd::EtcdSystem {
+                addr: server.addr.clone(),
+            };
+            measure(
+                &runtime,
+                &plan,
+                &mut report,
+                "etcd 3.4",
+                &system,
+                without_reads,
+                || server.rss_kib(),
+            );
+        }
+        Err(e) => eprintln!("!!! etcd could not start ({e}): run `make bench-deps`"),
+    }
+
+    println!("{}", report.table());
+    if let Some(path) = args.write {
+        report.write(&path).expect("write the report");
+        println!("wrote {}", path.display());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// How long and how often each measurement runs.
+pub struct Plan {
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub runs: usize,
+    pub clients: usize,
+}
+
+impl Plan {
+    fn describe(&self) -> String {
+        format!(
+            "{} clients, {} run(s) of {} s after a {} s warm-up",
+            self.clients,
+            self.runs,
+            self.duration.as_secs(),
+            self.warmup.as_secs()
+        )
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn measure<S: LockSystem>(
+    runtime: &tokio::runtime::Runtime,
+    plan: &Plan,
+    report: &mut Report,
+    name: &str,
+    system: &S,
+    workloads: &[&'static str],
+    rss: impl Fn() -> Option<u64>,
+) {
+    for &workload in workloads {
+        let run = |tag: String, duration: Duration| -> RunStats {
+            runtime.block_on(async {
+                match workload {
+                    "W1" => workload::uncontended(system, plan.clients, duration, &tag).await,
+                    "W2" => workload::contended(system, plan.clients, duration, &tag).await,
+                    _ => workload::reads(system, plan.clients, duration, &tag).await,
+                }
+            })
+        };
+        let started = Instant::now();
+        let _ = run(format!("warm-{workload}"), plan.warmup);
+        let runs: Vec<RunStats> = (0..plan.runs)
+            .map(|i| run(format!("{workload}-{i}"), plan.duration))
+            .collect();
+        let measurement = Measurement::from_runs(name, workload, &runs, rss());
+        eprintln!(
+            "{name} {workload}: {:.0}/s (spread {:.0}), p50 {:.2} ms, p99 {:.2} ms, errors {} [{:.0?}]",
+            measurement.per_second,
+            measurement.spread,
+            measurement.p50_ms,
+            measurement.p99_ms,
+            measurement.errors,
+            started.elapsed()
+        );
+        report.add(measurement);
+    }
+}
+
+fn tempfile_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lock-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// A fresh database on the PostgreSQL server: (admin URL, name, URL of the new database).
+fn postgres_database(admin: &str) -> Option<(String, String, String)> {
+    let name = format!("lock_bench_{}", std::process::id());
+    let created = std::process::Command::new("psql")
+        .args([admin, "-qc", &format!("CREATE DATABASE {name}")])
+        .output()
+        .ok()?;
+    if !created.status.success() {
+        return None;
+    }
+    let base = admin.rsplit_once('/').map_or(admin, |(base, _)| base);
+    Some((admin.to_owned(), name.clone(), format!("{base}/{name}")))
+}
+
+fn drop_database(admin: &str, name: &str) {
+    let _ = std::process::Command::new("psql")
+        .args([
+            admin,
+            "-qc",
+            &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+        ])
+        .output();
+}
+
+/// A TCP port free right now on 127.0.0.1.
+pub fn free_port() -> io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// Waits until something accepts connections at `addr`.
+pub fn wait_for_port(addr: &str, within: Duration) -> io::Result<()> {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if std::net::TcpStream::connect(addr).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!("nothing listens on {addr}"),
+    ))
+}
+
+/// Resident memory of a process, in KiB.
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
 }

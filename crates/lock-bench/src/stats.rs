@@ -60,7 +60,6 @@ pub fn percentile(values: &[u32], p: f64) -> u32 {
 }
 
 /// Median and (max - min) of a few repeated measurements.
-#[cfg_attr(not(test), allow(dead_code))] // used by the report once anchors are measured
 pub fn median_and_spread(values: &[f64]) -> (f64, f64) {
     let mut sorted = values.to_vec();
     sorted.sort_by(|a, b| a.total_cmp(b));

@@ -1,0 +1,74 @@
+//! Draws the report's chart: one horizontal bar per system for W1 throughput, labelled with the
+//! number and the p99 latency. Text uses DejaVu Sans from the machine's fonts.
+
+use std::io;
+use std::path::Path;
+
+use plotters::prelude::*;
+use plotters::style::{register_font, FontStyle};
+
+use crate::report::Measurement;
+
+const FONT_FILES: [&str; 2] = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+];
+
+pub fn draw(rows: &[&Measurement], path: &Path) -> io::Result<()> {
+    let font = FONT_FILES
+        .iter()
+        .find_map(|file| std::fs::read(file).ok())
+        .ok_or_else(|| {
+            io::Error::other("DejaVuSans.ttf not found: apt-get install fonts-dejavu-core")
+        })?;
+    register_font(
+        "sans-serif",
+        FontStyle::Normal,
+        Box::leak(font.into_boxed_slice()),
+    )
+    .map_err(|_| io::Error::other("the font could not be loaded"))?;
+
+    let (width, bar_height, top, left) = (1000u32, 44u32, 70u32, 230u32);
+    let height = top + bar_height * rows.len().max(1) as u32 + 50;
+    let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
+    let fail = |e: &dyn std::fmt::Display| io::Error::other(e.to_string());
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let title = ("sans-serif", 22).into_font();
+    let label = ("sans-serif", 16).into_font();
+    root.draw(&Text::new(
+        "W1: acquire + release cycles per second (longer is better), p99 acquire latency",
+        (20, 20),
+        title,
+    ))
+    .map_err(|e| fail(&e))?;
+    let max = rows.iter().map(|m| m.per_second).fold(1.0, f64::max);
+    let span = f64::from(width - left - 200);
+    for (i, row) in rows.iter().enumerate() {
+        let y = (top + bar_height * i as u32) as i32;
+        let length = ((row.per_second / max) * span).round() as i32;
+        let color = if row.system.starts_with("lockd") {
+            RGBColor(31, 119, 180)
+        } else {
+            RGBColor(160, 160, 160)
+        };
+        root.draw(&Text::new(row.system.clone(), (20, y + 10), label.clone()))
+            .map_err(|e| fail(&e))?;
+        root.draw(&Rectangle::new(
+            [
+                (left as i32, y + 4),
+                (left as i32 + length.max(1), y + bar_height as i32 - 8),
+            ],
+            color.filled(),
+        ))
+        .map_err(|e| fail(&e))?;
+        let text = format!("{:.0}/s, p99 {:.1} ms", row.per_second, row.p99_ms);
+        root.draw(&Text::new(
+            text,
+            (left as i32 + length + 8, y + 10),
+            label.clone(),
+        ))
+        .map_err(|e| fail(&e))?;
+    }
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}

@@ -1,0 +1,181 @@
+//! The workloads, written once over a `LockClient`, so that every system is driven by the same
+//! code path: W1 (uncontended cycles), W2 (contended, fairness), W4 (status reads).
+
+use std::future::Future;
+use std::io;
+use std::time::{Duration, Instant};
+
+use crate::stats::RunStats;
+
+/// One benchmark client's connection to a lock system.
+pub trait LockClient: Send + 'static {
+    /// Tries to take `resource` for this client (30 s lease); `Ok(true)` when granted.
+    fn acquire(&mut self, resource: &str) -> impl Future<Output = io::Result<bool>> + Send;
+    /// Releases this client's lock on `resource`; `Ok(true)` when it was released.
+    fn release(&mut self, resource: &str) -> impl Future<Output = io::Result<bool>> + Send;
+    /// Reads the status of `resource`; `Ok(true)` when the answer was well formed.
+    fn status(&mut self, resource: &str) -> impl Future<Output = io::Result<bool>> + Send {
+        let _ = resource;
+        async {
+            Err(io::Error::other(
+                "status reads are not measured for this system",
+            ))
+        }
+    }
+}
+
+/// Opens the clients of one run.
+pub trait LockSystem: Sync {
+    type Client: LockClient;
+    fn connect(&self, client: usize) -> impl Future<Output = io::Result<Self::Client>> + Send;
+}
+
+fn micros(since: Instant) -> u32 {
+    since.elapsed().as_micros().min(u128::from(u32::MAX)) as u32
+}
+
+async fn run_clients<S, F, Fut>(system: &S, clients: usize, duration: Duration, body: F) -> RunStats
+where
+    S: LockSystem,
+    F: Fn(usize, S::Client, Instant) -> Fut,
+    Fut: Future<Output = RunStats> + Send + 'static,
+{
+    let deadline = Instant::now() + duration;
+    let started = Instant::now();
+    let mut tasks = Vec::with_capacity(clients);
+    for client in 0..clients {
+        match system.connect(client).await {
+            Ok(connection) => tasks.push(tokio::spawn(body(client, connection, deadline))),
+            Err(_) => {
+                return RunStats {
+                    errors: 1,
+                    ..RunStats::default()
+                }
+            }
+        }
+    }
+    let mut runs = Vec::with_capacity(clients);
+    for task in tasks {
+        runs.push(task.await.unwrap_or_default());
+    }
+    let mut stats = RunStats::merge(runs);
+    stats.elapsed = started.elapsed();
+    stats
+}
+
+/// W1: each client acquires and releases its own resource as fast as it can. One operation is
+/// one full cycle; the latency recorded is the acquire's.
+pub async fn uncontended<S: LockSystem>(
+    system: &S,
+    clients: usize,
+    duration: Duration,
+    tag: &str,
+) -> RunStats {
+    let tag = tag.to_owned();
+    run_clients(
+        system,
+        clients,
+        duration,
+        move |client, mut connection, deadline| {
+            let resource = format!("{tag}-{client}");
+            async move {
+                let mut stats = RunStats::default();
+                while Instant::now() < deadline {
+                    let sent = Instant::now();
+                    let granted = connection.acquire(&resource).await;
+                    stats.latencies_us.push(micros(sent));
+                    match granted {
+                        Ok(true) => match connection.release(&resource).await {
+                            Ok(true) => stats.operations += 1,
+                            _ => stats.errors += 1,
+                        },
+                        _ => stats.errors += 1,
+                    }
+                }
+                stats
+            }
+        },
+    )
+    .await
+}
+
+/// W2: every client competes for one resource and releases at once when granted. One operation
+/// is one grant; grants per client measure fairness.
+pub async fn contended<S: LockSystem>(
+    system: &S,
+    clients: usize,
+    duration: Duration,
+    tag: &str,
+) -> RunStats {
+    let resource = format!("{tag}-hot");
+    run_clients(
+        system,
+        clients,
+        duration,
+        move |_, mut connection, deadline| {
+            let resource = resource.clone();
+            async move {
+                let mut stats = RunStats::default();
+                let mut grants = 0;
+                while Instant::now() < deadline {
+                    let sent = Instant::now();
+                    match connection.acquire(&resource).await {
+                        Ok(true) => {
+                            stats.latencies_us.push(micros(sent));
+                            match connection.release(&resource).await {
+                                Ok(true) => {
+                                    grants += 1;
+                                    stats.operations += 1;
+                                }
+                                _ => stats.errors += 1,
+                            }
+                        }
+                        Ok(false) => stats.latencies_us.push(micros(sent)),
+                        Err(_) => stats.errors += 1,
+                    }
+                }
+                stats.per_client.push(grants);
+                stats
+            }
+        },
+    )
+    .await
+}
+
+/// W4: status reads of held resources (each client its own).
+pub async fn reads<S: LockSystem>(
+    system: &S,
+    clients: usize,
+    duration: Duration,
+    tag: &str,
+) -> RunStats {
+    let tag = tag.to_owned();
+    run_clients(
+        system,
+        clients,
+        duration,
+        move |client, mut connection, deadline| {
+            let resource = format!("{tag}-{client}");
+            async move {
+                let mut stats = RunStats::default();
+                if !matches!(connection.acquire(&resource).await, Ok(true)) {
+                    stats.errors += 1;
+                    return stats;
+                }
+                while Instant::now() < deadline {
+                    let sent = Instant::now();
+                    match connection.status(&resource).await {
+                        Ok(true) => {
+                            stats.latencies_us.push(micros(sent));
+                            stats.operations += 1;
+                        }
+                        _ => stats.errors += 1,
+                    }
+                }
+                let _ = connection.release(&resource).await;
+                stats
+            }
+        },
+    )
+    .await
+}
