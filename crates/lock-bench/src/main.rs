@@ -9,6 +9,8 @@ mod chart;
 mod etcd;
 mod http;
 mod lockd;
+mod raw_postgres;
+mod raw_sqlite;
 mod redis;
 mod report;
 mod stats;
@@ -77,9 +79,10 @@ fn main() {
     let without_reads: &[&'static str] = &["W1", "W2"];
     let binary = lockd::release_binary();
 
-    // lockd on SQLite.
+    // lockd on SQLite, then (full run) the same statements in-process without group commit.
+    let sqlite_file = work.join("lockd.db");
     {
-        let url = format!("sqlite://{}", work.join("lockd.db").display());
+        let url = format!("sqlite://{}", sqlite_file.display());
         let server = lockd::Lockd::start(&binary, &url, &[]).expect("start lockd on SQLite");
         let system = lockd::LockdSystem {
             addr: server.addr.clone(),
@@ -93,6 +96,22 @@ fn main() {
             with_reads,
             || server.rss_kib(),
         );
+    }
+    if !args.quick {
+        for synchronous in ["FULL", "NORMAL"] {
+            let system =
+                raw_sqlite::RawSqliteSystem::open(&sqlite_file, synchronous).expect("open SQLite");
+            let name = format!("raw SQLite, a commit per statement (synchronous={synchronous})");
+            measure(
+                &runtime,
+                &plan,
+                &mut report,
+                &name,
+                &system,
+                &["W1"],
+                || None,
+            );
+        }
     }
     // lockd on PostgreSQL.
     match postgres_database(&args.postgres_url) {
@@ -112,6 +131,13 @@ fn main() {
                     with_reads,
                     || server.rss_kib(),
                 );
+            }
+            if !args.quick {
+                let system = raw_postgres::RawPostgresSystem { url: url.clone() };
+                let name = "raw PostgreSQL (tokio-postgres, same statements)";
+                measure(&runtime, &plan, &mut report, name, &system, &["W1"], || {
+                    None
+                });
             }
             drop_database(&admin, &name);
         }

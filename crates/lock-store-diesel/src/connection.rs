@@ -68,7 +68,7 @@ impl ConnectionManager {
                 let mut conn =
                     PgConnection::establish(&with_connect_timeout(url, self.connect_timeout))?;
                 // The server cancels any statement that runs past this, so a request that the
-                // store gives up on (see `StoreConfig::operation_timeout`) changes nothing; and
+                // store gives up on (see `StoreConfig::deadlines`) changes nothing; and
                 // the sweeper's grace (60 s) stays far longer than any statement can run.
                 conn.batch_execute(&format!(
                     "SET statement_timeout = {}",

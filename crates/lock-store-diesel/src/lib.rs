@@ -21,7 +21,15 @@ mod sweeper;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+/// The SQL text of the hot statements, for benchmarks that send exactly what lockd sends
+/// (binds: tenant, resource, owner, then per backend `now_ms, expires_ms` on SQLite or `ttl_ms`
+/// on PostgreSQL for an acquire; tenant, resource, owner (and `now_ms` on SQLite) for a release).
+pub mod statements {
+    pub use crate::postgres::{ACQUIRE as POSTGRES_ACQUIRE, RELEASE as POSTGRES_RELEASE};
+    pub use crate::sqlite::{ACQUIRE as SQLITE_ACQUIRE, RELEASE as SQLITE_RELEASE};
+}
+
 pub use database_url::{DatabaseUrl, DatabaseUrlError};
 pub use error::StoreError;
-pub use repository::{DieselLockRepository, StoreConfig};
+pub use repository::{Deadlines, DieselLockRepository, StoreConfig};
 pub use sweeper::{run_sweeper, SWEEP_GRACE};

@@ -24,7 +24,7 @@ use crate::row::LockRow;
 /// The compare-and-set of an acquire, as one statement. Under READ COMMITTED, `ON CONFLICT DO
 /// UPDATE` locks the conflicting row and evaluates the `WHERE` on its newest version, so of two
 /// callers racing for one expired lock the second sees the first's grant and gets no row back.
-const ACQUIRE: &str = "\
+pub const ACQUIRE: &str = "\
 INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
 SELECT $1, $2, $3, n.ms, n.ms + $4, nextval('fencing_tokens')
 FROM (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms) AS n
@@ -46,7 +46,7 @@ WHERE tenant = $1 AND resource = $2
 
 /// Ends the caller's live lease. The row stays (expired) so that the next grant draws its token
 /// under the row lock; the sweeper deletes it later.
-const RELEASE: &str = "\
+pub const RELEASE: &str = "\
 UPDATE distributed_locks AS l SET expires_at_ms = n.ms
 FROM (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms) AS n
 WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.expires_at_ms > n.ms

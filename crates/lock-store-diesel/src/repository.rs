@@ -11,6 +11,7 @@ use lock_domain::{
 
 use diesel::pg::PgConnection;
 use diesel::sqlite::SqliteConnection;
+use tokio::sync::oneshot;
 
 use crate::connection::{ConnectionManager, DbConnection};
 use crate::error::{from_pool, from_query};
@@ -32,7 +33,7 @@ pub struct StoreConfig {
     /// How long after its expiry a row may be swept (default [`crate::SWEEP_GRACE`]). On
     /// PostgreSQL it must stay well above `statement_timeout`.
     pub sweep_grace: Duration,
-    /// PostgreSQL: the server cancels statements running longer than this (default 2 s).
+    /// PostgreSQL: the server cancels statements running longer than this (default 1.5 s).
     pub statement_timeout: Duration,
     /// SQLite: the most writes committed together in one transaction (default 256).
     pub sqlite_max_batch: usize,
@@ -46,23 +47,31 @@ impl StoreConfig {
             connection_timeout: Duration::from_secs(2),
             sqlite_busy_timeout: Duration::from_secs(5),
             sweep_grace: crate::SWEEP_GRACE,
-            statement_timeout: Duration::from_secs(2),
+            statement_timeout: Duration::from_millis(1_500),
             sqlite_max_batch: 256,
         }
     }
 
-    /// PostgreSQL: how long an operation may take in all (waiting for a connection, then the
-    /// statement) before the store gives up and reports the database unavailable. It is longer
-    /// than the statement timeout, so by the time the caller hears 503 the server has cancelled
-    /// the statement: nothing it was asked to do has happened. (SQLite has no such cut-off: a
-    /// local file does not vanish; its writers wait at most the busy timeout.)
-    pub fn operation_timeout(&self) -> Duration {
-        self.connection_timeout + self.statement_timeout + Duration::from_millis(500)
+    /// PostgreSQL: how long an operation may wait, first for a pooled connection
+    /// (`connection_timeout`), then, once it has one, for its statement (`statement_timeout`
+    /// plus a margin), before the store gives up and reports the database unavailable. The
+    /// server cancels the statement at `statement_timeout`, so by the time the caller hears 503
+    /// nothing it asked for has happened. (SQLite has no such cut-off: a local file does not
+    /// vanish; its writer waits at most the busy timeout.)
+    pub fn deadlines(&self) -> Deadlines {
+        Deadlines {
+            connection: self.connection_timeout,
+            statement: self.statement_timeout + Duration::from_millis(300),
+        }
     }
 }
 
-/// How long a readiness check waits for PostgreSQL before calling it unavailable.
-const READINESS_TIMEOUT: Duration = Duration::from_millis(2_500);
+/// How long a PostgreSQL operation waits, per phase (see [`StoreConfig::deadlines`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines {
+    pub connection: Duration,
+    pub statement: Duration,
+}
 
 /// The database did not answer within the operation timeout.
 #[derive(Debug, thiserror::Error)]
@@ -93,8 +102,8 @@ struct Inner {
     pool: r2d2::Pool<ConnectionManager>,
     clock: Arc<dyn Clock>,
     sweep_grace: Duration,
-    /// PostgreSQL only: see [`StoreConfig::operation_timeout`].
-    operation_timeout: Option<Duration>,
+    /// PostgreSQL only: see [`StoreConfig::deadlines`].
+    deadlines: Option<Deadlines>,
     /// On SQLite, the one writer of this process (group commit); other processes' writers still
     /// meet the busy timeout.
     sqlite_writer: Option<GroupCommitWriter>,
@@ -176,7 +185,7 @@ impl DieselLockRepository {
                 pool,
                 clock,
                 sweep_grace: config.sweep_grace,
-                operation_timeout: (!is_sqlite).then(|| config.operation_timeout()),
+                deadlines: (!is_sqlite).then(|| config.deadlines()),
                 sqlite_writer,
             }),
         })
@@ -211,34 +220,33 @@ impl DieselLockRepository {
         T: Send + 'static,
         F: FnOnce(&mut DbConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
     {
-        self.run_within(self.inner.operation_timeout, op).await
-    }
-
-    /// [`Self::run`] with its own deadline (PostgreSQL only; `None` waits as long as it takes).
-    async fn run_within<T, F>(
-        &self,
-        operation_timeout: Option<Duration>,
-        op: F,
-    ) -> Result<T, RepositoryError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut DbConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
-    {
         let inner = Arc::clone(&self.inner);
+        let deadlines = inner.deadlines;
+        let (connected, has_connection) = oneshot::channel::<()>();
         let work = tokio::task::spawn_blocking(move || {
             let mut conn = inner.pool.get().map_err(from_pool)?;
+            let _ = connected.send(());
             let now_ms = inner.clock.now().timestamp_millis();
             op(&mut conn, now_ms)
         });
-        let joined = match operation_timeout {
-            // A database that stopped answering (a black-holed connection) must not hold the
-            // request: give up, and let the blocking thread finish or fail on its own.
-            Some(limit) => tokio::time::timeout(limit, work)
-                .await
-                .map_err(|_| RepositoryError::unavailable(NoAnswer(limit)))?,
-            None => work.await,
+        let Some(deadlines) = deadlines else {
+            return work.await.map_err(RepositoryError::internal)?;
         };
-        joined.map_err(RepositoryError::internal)?
+        // A database that stopped answering (a black-holed connection) must not hold the
+        // request: give up per phase, and let the blocking thread finish or fail on its own.
+        tokio::pin!(work);
+        tokio::select! {
+            joined = &mut work => return joined.map_err(RepositoryError::internal)?,
+            connection = tokio::time::timeout(deadlines.connection, has_connection) => {
+                if connection.is_err() {
+                    return Err(RepositoryError::unavailable(NoAnswer(deadlines.connection)));
+                }
+            }
+        }
+        tokio::time::timeout(deadlines.statement, work)
+            .await
+            .map_err(|_| RepositoryError::unavailable(NoAnswer(deadlines.statement)))?
+            .map_err(RepositoryError::internal)?
     }
 }
 
@@ -348,13 +356,7 @@ impl LockRepository for DieselLockRepository {
     }
 
     async fn ping(&self) -> Result<(), RepositoryError> {
-        // Readiness must be told quickly: a read of nothing may be abandoned early, unlike a
-        // write, whose deadline must outlast the statement timeout.
-        let limit = self
-            .inner
-            .operation_timeout
-            .map(|t| t.min(READINESS_TIMEOUT));
-        self.run_within(limit, |conn, _| {
+        self.run(|conn, _| {
             use diesel::RunQueryDsl;
             match conn {
                 DbConnection::Sqlite(c) => diesel::sql_query("SELECT 1").execute(c),

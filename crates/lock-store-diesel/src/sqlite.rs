@@ -15,7 +15,7 @@ use crate::row::LockRow;
 /// row only when it has expired or belongs to the same owner. A new grant takes the next value of
 /// `fencing_counter`; the triggers of the schema move the counter inside this same statement.
 /// `RETURNING` yields no row when another owner holds a live lock.
-const ACQUIRE: &str = "\
+pub const ACQUIRE: &str = "\
 INSERT INTO distributed_locks (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
 VALUES (?1, ?2, ?3, ?4, ?5, (SELECT last_token + 1 FROM fencing_counter WHERE id = 1))
 ON CONFLICT (tenant, resource) DO UPDATE SET
@@ -33,7 +33,7 @@ const STATUS: &str = "\
 SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
 FROM distributed_locks WHERE tenant = ?1 AND resource = ?2 AND expires_at_ms > ?3";
 
-const RELEASE: &str = "\
+pub const RELEASE: &str = "\
 DELETE FROM distributed_locks
 WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND expires_at_ms > ?4
 RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";

@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::DieselLockRepository;
 
 /// How long after its expiry a row may be deleted, by default. Much longer than any statement may run (on
-/// PostgreSQL `statement_timeout` is 2 s), which the fencing-token argument of the PostgreSQL
+/// PostgreSQL `statement_timeout` is 1.5 s), which the fencing-token argument of the PostgreSQL
 /// statements relies on.
 pub const SWEEP_GRACE: Duration = Duration::from_secs(60);
 
