@@ -13,6 +13,7 @@ mod raw_postgres;
 mod raw_sqlite;
 mod redis;
 mod report;
+mod scale;
 mod stats;
 mod workload;
 
@@ -146,6 +147,62 @@ fn main() {
             args.postgres_url
         ),
     }
+    // W3: W1 with 1,000 and with 1,000,000 live locks held, on both backends.
+    if !args.quick {
+        for live in [1_000u64, 1_000_000] {
+            let label = if live == 1_000 {
+                "W3 (1k live)"
+            } else {
+                "W3 (1M live)"
+            };
+            let file = work.join(format!("scale-{live}.db"));
+            let url = format!("sqlite://{}", file.display());
+            drop(lockd::Lockd::start(&binary, &url, &[]).expect("migrate the SQLite file"));
+            scale::preload_sqlite(&file, live).expect("preload SQLite");
+            let server = lockd::Lockd::start(&binary, &url, &[]).expect("start lockd on SQLite");
+            let system = lockd::LockdSystem {
+                addr: server.addr.clone(),
+            };
+            measure_as(
+                &runtime,
+                &plan,
+                &mut report,
+                "lockd (SQLite)",
+                &system,
+                label,
+                || server.rss_kib(),
+            );
+        }
+        for live in [1_000u64, 1_000_000] {
+            let label = if live == 1_000 {
+                "W3 (1k live)"
+            } else {
+                "W3 (1M live)"
+            };
+            let Some((admin, name, url)) = postgres_database(&args.postgres_url) else {
+                break;
+            };
+            drop(lockd::Lockd::start(&binary, &url, &[]).expect("migrate the PostgreSQL database"));
+            scale::preload_postgres(&url, live).expect("preload PostgreSQL");
+            {
+                let server =
+                    lockd::Lockd::start(&binary, &url, &[]).expect("start lockd on PostgreSQL");
+                let system = lockd::LockdSystem {
+                    addr: server.addr.clone(),
+                };
+                measure_as(
+                    &runtime,
+                    &plan,
+                    &mut report,
+                    "lockd (PostgreSQL)",
+                    &system,
+                    label,
+                    || server.rss_kib(),
+                );
+            }
+            drop_database(&admin, &name);
+        }
+    }
     // Redis without persistence, and with every write fsynced.
     for (name, fsync) in [
         ("Redis (no persistence)", false),
@@ -258,6 +315,40 @@ fn measure<S: LockSystem>(
         );
         report.add(measurement);
     }
+}
+
+/// W1 reported under another workload label (W3's scale points).
+fn measure_as<S: LockSystem>(
+    runtime: &tokio::runtime::Runtime,
+    plan: &Plan,
+    report: &mut Report,
+    name: &str,
+    system: &S,
+    label: &str,
+    rss: impl Fn() -> Option<u64>,
+) {
+    let _ = runtime.block_on(workload::uncontended(
+        system,
+        plan.clients,
+        plan.warmup,
+        "warm-w3",
+    ));
+    let runs: Vec<RunStats> = (0..plan.runs)
+        .map(|i| {
+            runtime.block_on(workload::uncontended(
+                system,
+                plan.clients,
+                plan.duration,
+                &format!("w3-{i}"),
+            ))
+        })
+        .collect();
+    let measurement = Measurement::from_runs(name, label, &runs, rss());
+    eprintln!(
+        "{name} {label}: {:.0}/s, p99 {:.2} ms, RSS {:?} KiB",
+        measurement.per_second, measurement.p99_ms, measurement.rss_kib
+    );
+    report.add(measurement);
 }
 
 fn tempfile_dir() -> PathBuf {

@@ -67,7 +67,13 @@ impl Report {
     /// The tables, as Markdown.
     pub fn table(&self) -> String {
         let mut out = String::new();
-        for (workload, unit) in [("W1", "cycles/s"), ("W2", "grants/s"), ("W4", "reads/s")] {
+        for (workload, unit) in [
+            ("W1", "cycles/s"),
+            ("W2", "grants/s"),
+            ("W3 (1k live)", "cycles/s"),
+            ("W3 (1M live)", "cycles/s"),
+            ("W4", "reads/s"),
+        ] {
             let rows: Vec<&Measurement> = self
                 .measurements
                 .iter()
