@@ -53,6 +53,12 @@ struct Args {
     /// Write the report here (Markdown) with a PNG chart beside it.
     #[arg(long)]
     write: Option<PathBuf>,
+    /// Only measure systems whose name contains this text (e.g. `PostgreSQL`).
+    #[arg(long)]
+    only: Option<String>,
+    /// Extra flags for every lockd started (e.g. `--pool-size 32`), split on whitespace.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    lockd_args: String,
 }
 
 fn main() {
@@ -79,12 +85,15 @@ fn main() {
     };
     let without_reads: &[&'static str] = &["W1", "W2"];
     let binary = lockd::release_binary();
+    ONLY.with(|only| *only.borrow_mut() = args.only.clone());
+    let lockd_args: Vec<&str> = args.lockd_args.split_whitespace().collect();
 
     // lockd on SQLite, then (full run) the same statements in-process without group commit.
     let sqlite_file = work.join("lockd.db");
     {
         let url = format!("sqlite://{}", sqlite_file.display());
-        let server = lockd::Lockd::start(&binary, &url, &[]).expect("start lockd on SQLite");
+        let server =
+            lockd::Lockd::start(&binary, &url, &lockd_args).expect("start lockd on SQLite");
         let system = lockd::LockdSystem {
             addr: server.addr.clone(),
         };
@@ -118,8 +127,8 @@ fn main() {
     match postgres_database(&args.postgres_url) {
         Some((admin, name, url)) => {
             {
-                let server =
-                    lockd::Lockd::start(&binary, &url, &[]).expect("start lockd on PostgreSQL");
+                let server = lockd::Lockd::start(&binary, &url, &lockd_args)
+                    .expect("start lockd on PostgreSQL");
                 let system = lockd::LockdSystem {
                     addr: server.addr.clone(),
                 };
@@ -157,9 +166,10 @@ fn main() {
             };
             let file = work.join(format!("scale-{live}.db"));
             let url = format!("sqlite://{}", file.display());
-            drop(lockd::Lockd::start(&binary, &url, &[]).expect("migrate the SQLite file"));
+            drop(lockd::Lockd::start(&binary, &url, &lockd_args).expect("migrate the SQLite file"));
             scale::preload_sqlite(&file, live).expect("preload SQLite");
-            let server = lockd::Lockd::start(&binary, &url, &[]).expect("start lockd on SQLite");
+            let server =
+                lockd::Lockd::start(&binary, &url, &lockd_args).expect("start lockd on SQLite");
             let system = lockd::LockdSystem {
                 addr: server.addr.clone(),
             };
@@ -182,11 +192,14 @@ fn main() {
             let Some((admin, name, url)) = postgres_database(&args.postgres_url) else {
                 break;
             };
-            drop(lockd::Lockd::start(&binary, &url, &[]).expect("migrate the PostgreSQL database"));
+            drop(
+                lockd::Lockd::start(&binary, &url, &lockd_args)
+                    .expect("migrate the PostgreSQL database"),
+            );
             scale::preload_postgres(&url, live).expect("preload PostgreSQL");
             {
-                let server =
-                    lockd::Lockd::start(&binary, &url, &[]).expect("start lockd on PostgreSQL");
+                let server = lockd::Lockd::start(&binary, &url, &lockd_args)
+                    .expect("start lockd on PostgreSQL");
                 let system = lockd::LockdSystem {
                     addr: server.addr.clone(),
                 };
@@ -278,6 +291,18 @@ impl Plan {
     }
 }
 
+thread_local! {
+    static ONLY: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+fn wanted(name: &str) -> bool {
+    ONLY.with(|only| {
+        only.borrow()
+            .as_deref()
+            .is_none_or(|only| name.contains(only))
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn measure<S: LockSystem>(
     runtime: &tokio::runtime::Runtime,
@@ -288,6 +313,9 @@ fn measure<S: LockSystem>(
     workloads: &[&'static str],
     rss: impl Fn() -> Option<u64>,
 ) {
+    if !wanted(name) {
+        return;
+    }
     for &workload in workloads {
         let run = |tag: String, duration: Duration| -> RunStats {
             runtime.block_on(async {
@@ -327,6 +355,9 @@ fn measure_as<S: LockSystem>(
     label: &str,
     rss: impl Fn() -> Option<u64>,
 ) {
+    if !wanted(name) {
+        return;
+    }
     let _ = runtime.block_on(workload::uncontended(
         system,
         plan.clients,

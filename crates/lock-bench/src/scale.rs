@@ -35,11 +35,10 @@ pub fn preload_postgres(url: &str, count: u64) -> io::Result<()> {
                 FLOOR(EXTRACT(EPOCH FROM now()) * 1000)::BIGINT,
                 FLOOR(EXTRACT(EPOCH FROM now()) * 1000)::BIGINT + 86400000,
                 nextval('fencing_tokens')
-         FROM generate_series(1, {count}) AS n;
-         VACUUM ANALYZE distributed_locks;"
+         FROM generate_series(1, {count}) AS n"
     );
     let status = std::process::Command::new("psql")
-        .args([url, "-qc", &sql])
+        .args([url, "-qc", &sql, "-c", "VACUUM ANALYZE distributed_locks"])
         .status()?;
     if status.success() {
         Ok(())
