@@ -12,6 +12,7 @@ mod error;
 mod group_commit;
 mod migrations;
 mod postgres;
+mod prepared;
 mod repository;
 mod row;
 mod schema;

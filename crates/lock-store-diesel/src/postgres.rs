@@ -12,11 +12,12 @@
 //! grant of a row it is about to recreate.
 
 use diesel::pg::PgConnection;
-use diesel::sql_types::{BigInt, Text};
+use diesel::sql_types::BigInt;
 use diesel::{OptionalExtension, QueryResult, RunQueryDsl};
 use lock_domain::{Lock, Owner, ReleaseResult, RepositoryError, ResourceName, Tenant, Ttl};
 
 use crate::error::from_query;
+use crate::prepared::{Param, Prepared};
 
 use crate::repository::RenewRow;
 use crate::row::LockRow;
@@ -79,13 +80,17 @@ pub(crate) fn acquire(
     owner: &Owner,
     ttl: Ttl,
 ) -> QueryResult<Option<LockRow>> {
-    diesel::sql_query(ACQUIRE)
-        .bind::<Text, _>(tenant.as_str())
-        .bind::<Text, _>(resource.as_str())
-        .bind::<Text, _>(owner.as_str())
-        .bind::<BigInt, _>(i64::from(ttl.seconds()) * 1_000)
-        .get_result::<LockRow>(conn)
-        .optional()
+    Prepared::new(
+        ACQUIRE,
+        vec![
+            Param::Text(tenant.as_str()),
+            Param::Text(resource.as_str()),
+            Param::Text(owner.as_str()),
+            Param::BigInt(i64::from(ttl.seconds()) * 1_000),
+        ],
+    )
+    .get_result::<LockRow>(conn)
+    .optional()
 }
 
 pub(crate) fn status(
@@ -93,11 +98,12 @@ pub(crate) fn status(
     tenant: &Tenant,
     resource: &ResourceName,
 ) -> QueryResult<Option<LockRow>> {
-    diesel::sql_query(STATUS)
-        .bind::<Text, _>(tenant.as_str())
-        .bind::<Text, _>(resource.as_str())
-        .get_result::<LockRow>(conn)
-        .optional()
+    Prepared::new(
+        STATUS,
+        vec![Param::Text(tenant.as_str()), Param::Text(resource.as_str())],
+    )
+    .get_result::<LockRow>(conn)
+    .optional()
 }
 
 /// The caller's own lock kept appearing and disappearing under a release or renew.
@@ -134,13 +140,17 @@ pub(crate) fn release(
     owner: &Owner,
 ) -> Result<ReleaseResult, RepositoryError> {
     for _ in 0..MAX_ATTEMPTS {
-        let released = diesel::sql_query(RELEASE)
-            .bind::<Text, _>(tenant.as_str())
-            .bind::<Text, _>(resource.as_str())
-            .bind::<Text, _>(owner.as_str())
-            .get_result::<LockRow>(conn)
-            .optional()
-            .map_err(from_query)?;
+        let released = Prepared::new(
+            RELEASE,
+            vec![
+                Param::Text(tenant.as_str()),
+                Param::Text(resource.as_str()),
+                Param::Text(owner.as_str()),
+            ],
+        )
+        .get_result::<LockRow>(conn)
+        .optional()
+        .map_err(from_query)?;
         if let Some(row) = released {
             return Ok(ReleaseResult::Released(Lock::try_from(row)?.fencing_token));
         }
@@ -162,14 +172,18 @@ pub(crate) fn renew(
     ttl: Ttl,
 ) -> Result<RenewRow, RepositoryError> {
     for _ in 0..MAX_ATTEMPTS {
-        let renewed = diesel::sql_query(RENEW)
-            .bind::<Text, _>(tenant.as_str())
-            .bind::<Text, _>(resource.as_str())
-            .bind::<Text, _>(owner.as_str())
-            .bind::<BigInt, _>(i64::from(ttl.seconds()) * 1_000)
-            .get_result::<LockRow>(conn)
-            .optional()
-            .map_err(from_query)?;
+        let renewed = Prepared::new(
+            RENEW,
+            vec![
+                Param::Text(tenant.as_str()),
+                Param::Text(resource.as_str()),
+                Param::Text(owner.as_str()),
+                Param::BigInt(i64::from(ttl.seconds()) * 1_000),
+            ],
+        )
+        .get_result::<LockRow>(conn)
+        .optional()
+        .map_err(from_query)?;
         if let Some(row) = renewed {
             return Ok(RenewRow::Renewed(row));
         }
