@@ -1,13 +1,16 @@
 //! A raw SQL statement that diesel may keep prepared on its connection.
 //!
-//! diesel's `sql_query` marks every raw statement as unsafe to cache, so PostgreSQL parses and
-//! plans it again on every request. The lock statements are fixed texts with `$n` placeholders,
-//! which is exactly what a prepared-statement cache keys on: this type pushes the same text and
-//! binds without that mark, and diesel prepares each statement once per connection.
+//! diesel's `sql_query` marks every raw statement as unsafe to cache, so the database parses and
+//! plans it again on every request. The lock statements are fixed texts with numbered
+//! placeholders (`$n` on PostgreSQL, `?n` on SQLite), which is exactly what a prepared-statement
+//! cache keys on: this type pushes the same text and binds without that mark, and diesel
+//! prepares each statement once per connection.
 
+use diesel::backend::Backend;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{BigInt, Text, Untyped};
+use diesel::sqlite::Sqlite;
 use diesel::{QueryResult, RunQueryDsl};
 
 /// One bound value.
@@ -42,33 +45,50 @@ impl Query for Prepared<'_> {
 
 impl<Conn> RunQueryDsl<Conn> for Prepared<'_> {}
 
-impl QueryFragment<Pg> for Prepared<'_> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+impl Prepared<'_> {
+    /// Walks the text, turning every `{marker}n` into a bind of params[n - 1], in the order the
+    /// placeholders appear; diesel writes the placeholders itself, numbered in that order.
+    fn walk<'b, DB>(&'b self, marker: char, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()>
+    where
+        DB: Backend + diesel::sql_types::HasSqlType<Text> + diesel::sql_types::HasSqlType<BigInt>,
+        str: diesel::serialize::ToSql<Text, DB>,
+        i64: diesel::serialize::ToSql<BigInt, DB>,
+    {
         let mut rest = self.sql;
-        // Every `$n` becomes a bind of params[n - 1], in the order the placeholders appear;
-        // diesel writes the placeholders itself, numbered in that order.
-        while let Some(dollar) = rest.find('$') {
-            out.push_sql(&rest[..dollar]);
-            let digits = rest[dollar + 1..]
+        while let Some(at) = rest.find(marker) {
+            out.push_sql(&rest[..at]);
+            let digits = rest[at + 1..]
                 .bytes()
                 .take_while(u8::is_ascii_digit)
                 .count();
-            let index: usize = rest[dollar + 1..dollar + 1 + digits].parse().map_err(|_| {
-                diesel::result::Error::QueryBuilderError("a `$` without a parameter number".into())
+            let index: usize = rest[at + 1..at + 1 + digits].parse().map_err(|_| {
+                diesel::result::Error::QueryBuilderError("a placeholder without a number".into())
             })?;
             match self.params.get(index.wrapping_sub(1)) {
                 Some(Param::Text(value)) => out.push_bind_param::<Text, str>(value)?,
                 Some(Param::BigInt(value)) => out.push_bind_param::<BigInt, i64>(value)?,
                 None => {
                     return Err(diesel::result::Error::QueryBuilderError(
-                        format!("no value for ${index}").into(),
+                        format!("no value for placeholder {index}").into(),
                     ))
                 }
             }
-            rest = &rest[dollar + 1 + digits..];
+            rest = &rest[at + 1 + digits..];
         }
         out.push_sql(rest);
         Ok(())
+    }
+}
+
+impl QueryFragment<Pg> for Prepared<'_> {
+    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        self.walk('$', out)
+    }
+}
+
+impl QueryFragment<Sqlite> for Prepared<'_> {
+    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+        self.walk('?', out)
     }
 }
 
@@ -100,5 +120,23 @@ mod tests {
         let mut builder = diesel::pg::PgQueryBuilder::default();
         let built = QueryFragment::<Pg>::to_sql(&query, &mut builder, &Pg);
         assert!(built.is_err());
+    }
+
+    #[test]
+    fn sqlite_placeholders_work_the_same_way() {
+        let query = Prepared::new(
+            "UPDATE t SET e = ?4 WHERE a = ?1 AND b = ?2",
+            vec![
+                Param::Text("ten"),
+                Param::Text("res"),
+                Param::Text("own"),
+                Param::BigInt(5),
+            ],
+        );
+        let shown = diesel::debug_query::<Sqlite, _>(&query).to_string();
+        assert_eq!(
+            shown,
+            r#"UPDATE t SET e = ? WHERE a = ? AND b = ? -- binds: [5, "ten", "res"]"#
+        );
     }
 }

@@ -3,11 +3,11 @@
 //! IMMEDIATE transaction (see `group_commit`), which takes SQLite's write lock before anything is
 //! read, so a read-then-write can never fail on lock upgrade or act on a stale read.
 
-use diesel::sql_types::{BigInt, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{OptionalExtension, QueryResult, RunQueryDsl};
 use lock_domain::{Owner, ResourceName, Tenant, Ttl};
 
+use crate::prepared::{Param, Prepared};
 use crate::repository::{ReleaseRow, RenewRow};
 use crate::row::LockRow;
 
@@ -57,14 +57,18 @@ pub(crate) fn acquire(
     now_ms: i64,
 ) -> QueryResult<Option<LockRow>> {
     let expires_ms = now_ms + i64::from(ttl.seconds()) * 1_000;
-    diesel::sql_query(ACQUIRE)
-        .bind::<Text, _>(tenant.as_str())
-        .bind::<Text, _>(resource.as_str())
-        .bind::<Text, _>(owner.as_str())
-        .bind::<BigInt, _>(now_ms)
-        .bind::<BigInt, _>(expires_ms)
-        .get_result::<LockRow>(conn)
-        .optional()
+    Prepared::new(
+        ACQUIRE,
+        vec![
+            Param::Text(tenant.as_str()),
+            Param::Text(resource.as_str()),
+            Param::Text(owner.as_str()),
+            Param::BigInt(now_ms),
+            Param::BigInt(expires_ms),
+        ],
+    )
+    .get_result::<LockRow>(conn)
+    .optional()
 }
 
 pub(crate) fn status(
@@ -73,12 +77,16 @@ pub(crate) fn status(
     resource: &ResourceName,
     now_ms: i64,
 ) -> QueryResult<Option<LockRow>> {
-    diesel::sql_query(STATUS)
-        .bind::<Text, _>(tenant.as_str())
-        .bind::<Text, _>(resource.as_str())
-        .bind::<BigInt, _>(now_ms)
-        .get_result::<LockRow>(conn)
-        .optional()
+    Prepared::new(
+        STATUS,
+        vec![
+            Param::Text(tenant.as_str()),
+            Param::Text(resource.as_str()),
+            Param::BigInt(now_ms),
+        ],
+    )
+    .get_result::<LockRow>(conn)
+    .optional()
 }
 
 pub(crate) fn release(
@@ -88,13 +96,17 @@ pub(crate) fn release(
     owner: &Owner,
     now_ms: i64,
 ) -> QueryResult<ReleaseRow> {
-    let deleted = diesel::sql_query(RELEASE)
-        .bind::<Text, _>(tenant.as_str())
-        .bind::<Text, _>(resource.as_str())
-        .bind::<Text, _>(owner.as_str())
-        .bind::<BigInt, _>(now_ms)
-        .get_result::<LockRow>(conn)
-        .optional()?;
+    let deleted = Prepared::new(
+        RELEASE,
+        vec![
+            Param::Text(tenant.as_str()),
+            Param::Text(resource.as_str()),
+            Param::Text(owner.as_str()),
+            Param::BigInt(now_ms),
+        ],
+    )
+    .get_result::<LockRow>(conn)
+    .optional()?;
     Ok(match deleted {
         Some(row) => ReleaseRow::Released(row),
         None if status(conn, tenant, resource, now_ms)?.is_some() => ReleaseRow::Forbidden,
@@ -111,14 +123,18 @@ pub(crate) fn renew(
     now_ms: i64,
 ) -> QueryResult<RenewRow> {
     let expires_ms = now_ms + i64::from(ttl.seconds()) * 1_000;
-    let renewed = diesel::sql_query(RENEW)
-        .bind::<Text, _>(tenant.as_str())
-        .bind::<Text, _>(resource.as_str())
-        .bind::<Text, _>(owner.as_str())
-        .bind::<BigInt, _>(expires_ms)
-        .bind::<BigInt, _>(now_ms)
-        .get_result::<LockRow>(conn)
-        .optional()?;
+    let renewed = Prepared::new(
+        RENEW,
+        vec![
+            Param::Text(tenant.as_str()),
+            Param::Text(resource.as_str()),
+            Param::Text(owner.as_str()),
+            Param::BigInt(expires_ms),
+            Param::BigInt(now_ms),
+        ],
+    )
+    .get_result::<LockRow>(conn)
+    .optional()?;
     Ok(match renewed {
         Some(row) => RenewRow::Renewed(row),
         None if status(conn, tenant, resource, now_ms)?.is_some() => RenewRow::Forbidden,
@@ -131,8 +147,9 @@ pub(crate) fn sweep(
     expired_before_ms: i64,
     batch: i64,
 ) -> QueryResult<usize> {
-    diesel::sql_query(SWEEP)
-        .bind::<BigInt, _>(expired_before_ms)
-        .bind::<BigInt, _>(batch)
-        .execute(conn)
+    Prepared::new(
+        SWEEP,
+        vec![Param::BigInt(expired_before_ms), Param::BigInt(batch)],
+    )
+    .execute(conn)
 }
