@@ -52,8 +52,8 @@ impl EtcdServer {
         Ok(Self { child, addr })
     }
 
-    pub fn rss_kib(&self) -> Option<u64> {
-        crate::rss_kib(self.child.id())
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 }
 

@@ -52,9 +52,8 @@ impl Lockd {
         Ok(Self { child, addr })
     }
 
-    /// The server's resident memory, in KiB (Linux `/proc`).
-    pub fn rss_kib(&self) -> Option<u64> {
-        crate::rss_kib(self.child.id())
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 }
 

@@ -6,6 +6,7 @@
 //! each, medians and spreads, written to docs/benchmarks.md with a chart.
 
 mod chart;
+mod cpu;
 mod etcd;
 mod http;
 mod lockd;
@@ -104,7 +105,10 @@ fn main() {
             "lockd (SQLite)",
             &system,
             with_reads,
-            || server.rss_kib(),
+            Probe {
+                pid: Some(server.pid()),
+                database: None,
+            },
         );
     }
     if !args.quick {
@@ -119,7 +123,7 @@ fn main() {
                 &name,
                 &system,
                 &["W1"],
-                || None,
+                Probe::default(),
             );
         }
     }
@@ -139,15 +143,21 @@ fn main() {
                     "lockd (PostgreSQL)",
                     &system,
                     with_reads,
-                    || server.rss_kib(),
+                    Probe {
+                        pid: Some(server.pid()),
+                        database: Some("postgres"),
+                    },
                 );
             }
             if !args.quick {
                 let system = raw_postgres::RawPostgresSystem { url: url.clone() };
                 let name = "raw PostgreSQL (tokio-postgres, same statements)";
-                measure(&runtime, &plan, &mut report, name, &system, &["W1"], || {
-                    None
-                });
+                // The server is PostgreSQL itself: its processes are the database column.
+                let probe = Probe {
+                    pid: None,
+                    database: Some("postgres"),
+                };
+                measure(&runtime, &plan, &mut report, name, &system, &["W1"], probe);
             }
             drop_database(&admin, &name);
         }
@@ -180,7 +190,10 @@ fn main() {
                 "lockd (SQLite)",
                 &system,
                 label,
-                || server.rss_kib(),
+                Probe {
+                    pid: Some(server.pid()),
+                    database: None,
+                },
             );
         }
         for live in [1_000u64, 1_000_000] {
@@ -210,7 +223,10 @@ fn main() {
                     "lockd (PostgreSQL)",
                     &system,
                     label,
-                    || server.rss_kib(),
+                    Probe {
+                        pid: Some(server.pid()),
+                        database: Some("postgres"),
+                    },
                 );
             }
             drop_database(&admin, &name);
@@ -238,7 +254,10 @@ fn main() {
                     name,
                     &system,
                     with_reads,
-                    || server.rss_kib(),
+                    Probe {
+                        pid: Some(server.pid()),
+                        database: None,
+                    },
                 );
             }
             Err(e) => eprintln!("!!! redis-server could not start ({e}): run `make bench-deps`"),
@@ -257,7 +276,10 @@ fn main() {
                 "etcd 3.4",
                 &system,
                 without_reads,
-                || server.rss_kib(),
+                Probe {
+                    pid: Some(server.pid()),
+                    database: None,
+                },
             );
         }
         Err(e) => eprintln!("!!! etcd could not start ({e}): run `make bench-deps`"),
@@ -269,6 +291,20 @@ fn main() {
         println!("wrote {}", path.display());
     }
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// What to watch of a measured system: its server process and, if any, the database server's
+/// processes (by command name).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Probe {
+    pub pid: Option<u32>,
+    pub database: Option<&'static str>,
+}
+
+impl Probe {
+    fn rss_kib(&self) -> Option<u64> {
+        self.pid.and_then(rss_kib)
+    }
 }
 
 /// How long and how often each measurement runs.
@@ -311,7 +347,7 @@ fn measure<S: LockSystem>(
     name: &str,
     system: &S,
     workloads: &[&'static str],
-    rss: impl Fn() -> Option<u64>,
+    probe: Probe,
 ) {
     if !wanted(name) {
         return;
@@ -328,10 +364,15 @@ fn measure<S: LockSystem>(
         };
         let started = Instant::now();
         let _ = run(format!("warm-{workload}"), plan.warmup);
+        let before = cpu::CpuSample::take(probe.pid, probe.database);
         let runs: Vec<RunStats> = (0..plan.runs)
             .map(|i| run(format!("{workload}-{i}"), plan.duration))
             .collect();
-        let measurement = Measurement::from_runs(name, workload, &runs, rss());
+        let operations: u64 = runs.iter().map(|r| r.operations).sum();
+        let cpu =
+            cpu::CpuSample::take(probe.pid, probe.database).per_operation_us(&before, operations);
+        let mut measurement = Measurement::from_runs(name, workload, &runs, probe.rss_kib());
+        measurement.cpu_us = (probe.pid.is_some() || probe.database.is_some()).then_some(cpu);
         eprintln!(
             "{name} {workload}: {:.0}/s (spread {:.0}), p50 {:.2} ms, p99 {:.2} ms, errors {} [{:.0?}]",
             measurement.per_second,
@@ -353,7 +394,7 @@ fn measure_as<S: LockSystem>(
     name: &str,
     system: &S,
     label: &str,
-    rss: impl Fn() -> Option<u64>,
+    probe: Probe,
 ) {
     if !wanted(name) {
         return;
@@ -374,7 +415,7 @@ fn measure_as<S: LockSystem>(
             ))
         })
         .collect();
-    let measurement = Measurement::from_runs(name, label, &runs, rss());
+    let measurement = Measurement::from_runs(name, label, &runs, probe.rss_kib());
     eprintln!(
         "{name} {label}: {:.0}/s, p99 {:.2} ms, RSS {:?} KiB",
         measurement.per_second, measurement.p99_ms, measurement.rss_kib

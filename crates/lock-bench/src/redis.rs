@@ -50,8 +50,8 @@ impl RedisServer {
         Ok(Self { child, addr })
     }
 
-    pub fn rss_kib(&self) -> Option<u64> {
-        crate::rss_kib(self.child.id())
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 }
 

@@ -19,6 +19,8 @@ pub struct Measurement {
     pub errors: u64,
     pub fairness: Option<f64>,
     pub rss_kib: Option<u64>,
+    /// CPU microseconds per operation: server, database, benchmark client.
+    pub cpu_us: Option<(f64, f64, f64)>,
 }
 
 impl Measurement {
@@ -41,6 +43,7 @@ impl Measurement {
             errors: all.errors,
             fairness: (!all.per_client.is_empty()).then(|| all.fairness()),
             rss_kib,
+            cpu_us: None,
         }
     }
 }
@@ -102,6 +105,37 @@ impl Report {
             }
         }
         out.push_str(&self.ratios());
+        out.push_str(&self.cpu_table());
+        out
+    }
+
+    /// CPU time per W1 cycle, split by process: where the time goes.
+    fn cpu_table(&self) -> String {
+        let rows: Vec<&Measurement> = self
+            .measurements
+            .iter()
+            .filter(|m| m.workload == "W1" && m.cpu_us.is_some())
+            .collect();
+        if rows.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from(
+            "\n### Where the CPU goes (W1, CPU microseconds per cycle)\n\n| system | server | database | benchmark client |\n|---|---|---|---|\n",
+        );
+        for m in rows {
+            if let Some((server, database, client)) = m.cpu_us {
+                let database = if database > 0.0 {
+                    format!("{database:.0}")
+                } else {
+                    "–".to_owned()
+                };
+                let _ = writeln!(
+                    out,
+                    "| {} | {server:.0} | {database} | {client:.0} |",
+                    m.system
+                );
+            }
+        }
         out
     }
 
@@ -153,9 +187,48 @@ impl Report {
                 .unwrap_or("benchmarks.png")
         );
         doc.push_str(&self.table());
+        doc.push_str(NOTES);
         std::fs::write(path, doc)
     }
 }
+
+/// What the tables mean and how lockd spends its time; no figures here (they all come from the
+/// run above).
+const NOTES: &str = "
+## How to read this
+
+- Every system is driven by the same client code (`crates/lock-bench/src/workload.rs`): 64
+  concurrent clients on one connection each, HTTP/1.1 keep-alive for lockd and etcd's JSON
+  gateway, RESP for Redis, the PostgreSQL wire protocol with prepared statements for the raw
+  PostgreSQL anchor. Client and servers share the same 2 cores, so every system pays for its
+  client too; the CPU table shows how much.
+- `raw SQLite` and `raw PostgreSQL` send exactly lockd's own acquire and release statements
+  (`lock_store_diesel::statements`), without HTTP: the cost of the storage alone. The raw SQLite
+  anchor commits each statement on its own (one fsync each); lockd commits the writes of all
+  concurrent requests together (group commit) and answers each request only after the commit
+  that holds it, so every acknowledged grant is durable (`synchronous = FULL`).
+- W3 preloads the live locks straight into the database before lockd starts, then runs W1; the
+  RSS column is lockd's resident memory after the run.
+
+## Where the time goes
+
+Per lockd cycle (acquire + release = two HTTP requests, two statements):
+- **HTTP and JSON** (actix-web, serde_json, problem+json on errors): the bulk of the `server`
+  column on SQLite, where storage work is batched.
+- **Thread hand-off**: a write is a job sent to the SQLite writer thread and answered through a
+  oneshot channel; a PostgreSQL statement runs on tokio's blocking pool (`spawn_blocking`) with
+  a pooled diesel connection, and libpq's work there is the larger share of the `server` column
+  on PostgreSQL.
+- **SQL**: prepared once per connection (diesel does not cache raw SQL by itself); on PostgreSQL
+  the `database` column is the server's parse-free execution, WAL and commit per statement.
+- **fsync**: on SQLite one per batch of concurrent writes; on PostgreSQL one per commit, shared
+  between concurrent commits by PostgreSQL's own WAL flushing.
+
+What would close the remaining PostgreSQL gap (not done yet): send many concurrent requests'
+statements in one round trip (one `INSERT ... SELECT FROM unnest($1::text[], ...)` per batch,
+answered per row, with at most one operation per lock in a batch), which trades the per-request
+round trip and commit for one per batch, as the SQLite writer already does.
+";
 
 fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
