@@ -149,7 +149,11 @@ impl Report {
         let mut out = String::from(
             "\n### Ratios (W1, same run)\n\n| lockd | anchor | ratio |\n|---|---|---|\n",
         );
-        for lockd in ["lockd (SQLite)", "lockd (PostgreSQL)"] {
+        for lockd in [
+            "lockd (SQLite)",
+            "lockd (SQLite, audit log on)",
+            "lockd (PostgreSQL)",
+        ] {
             let Some(ours) = w1(lockd) else { continue };
             for anchor in self
                 .measurements
@@ -209,6 +213,9 @@ const NOTES: &str = "
   that holds it, so every acknowledged grant is durable (`synchronous = FULL`).
 - W3 preloads the live locks straight into the database before lockd starts, then runs W1; the
   RSS column is lockd's resident memory after the run.
+- lockd runs with its default settings (durable SQLite commits, `synchronous = FULL`) but logs
+  warnings only, except in the row `lockd (SQLite, audit log on)`, which runs at the default log
+  level, where the audit log writes one line per grant and per release to stderr.
 
 ## Where the time goes
 

@@ -25,11 +25,35 @@ pub(crate) enum ConnectError {
     Setup(#[from] diesel::result::Error),
 }
 
+/// How hard SQLite works to make a commit durable (`PRAGMA synchronous`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SqliteSynchronous {
+    /// Every commit is on disk before it is acknowledged (fsync of the WAL per commit, which the
+    /// group-commit writer shares among all the writes of a batch). A power loss loses nothing
+    /// that a client was told, so no fencing token is ever issued twice. The default.
+    #[default]
+    Full,
+    /// Commits are synced at WAL checkpoints only: faster, survives a crash of lockd, but a
+    /// power loss or OS crash may lose the last acknowledged grants, after which a lock may be
+    /// granted again and a fencing token issued a second time. For users who accept that.
+    Normal,
+}
+
+impl SqliteSynchronous {
+    fn pragma(self) -> &'static str {
+        match self {
+            SqliteSynchronous::Full => "FULL",
+            SqliteSynchronous::Normal => "NORMAL",
+        }
+    }
+}
+
 /// Opens connections for the r2d2 pool.
 #[derive(Debug)]
 pub(crate) struct ConnectionManager {
     url: DatabaseUrl,
     sqlite_busy_timeout: Duration,
+    sqlite_synchronous: SqliteSynchronous,
     connect_timeout: Duration,
     statement_timeout: Duration,
 }
@@ -38,12 +62,14 @@ impl ConnectionManager {
     pub(crate) fn new(
         url: DatabaseUrl,
         sqlite_busy_timeout: Duration,
+        sqlite_synchronous: SqliteSynchronous,
         connect_timeout: Duration,
         statement_timeout: Duration,
     ) -> Self {
         Self {
             url,
             sqlite_busy_timeout,
+            sqlite_synchronous,
             connect_timeout,
             statement_timeout,
         }
@@ -58,8 +84,9 @@ impl ConnectionManager {
                 // busy_timeout first, so that even the other pragmas wait for a writer of
                 // another process instead of failing with "database is locked".
                 let pragmas = format!(
-                    "PRAGMA busy_timeout = {}; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
-                    self.sqlite_busy_timeout.as_millis()
+                    "PRAGMA busy_timeout = {}; PRAGMA synchronous = {}; PRAGMA foreign_keys = ON;",
+                    self.sqlite_busy_timeout.as_millis(),
+                    self.sqlite_synchronous.pragma()
                 );
                 conn.batch_execute(&pragmas)?;
                 Ok(DbConnection::Sqlite(conn))

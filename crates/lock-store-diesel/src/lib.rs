@@ -30,6 +30,7 @@ pub mod statements {
     pub use crate::sqlite::{ACQUIRE as SQLITE_ACQUIRE, RELEASE as SQLITE_RELEASE};
 }
 
+pub use connection::SqliteSynchronous;
 pub use database_url::{DatabaseUrl, DatabaseUrlError};
 pub use error::StoreError;
 pub use repository::{Deadlines, DieselLockRepository, StoreConfig};

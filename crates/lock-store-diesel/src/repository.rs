@@ -13,7 +13,7 @@ use diesel::pg::PgConnection;
 use diesel::sqlite::SqliteConnection;
 use tokio::sync::oneshot;
 
-use crate::connection::{ConnectionManager, DbConnection};
+use crate::connection::{ConnectionManager, DbConnection, SqliteSynchronous};
 use crate::error::{from_pool, from_query};
 use crate::group_commit::GroupCommitWriter;
 use crate::row::LockRow;
@@ -30,6 +30,8 @@ pub struct StoreConfig {
     pub connection_timeout: Duration,
     /// How long SQLite waits for another process's write lock before giving up.
     pub sqlite_busy_timeout: Duration,
+    /// SQLite durability (default [`SqliteSynchronous::Full`]).
+    pub sqlite_synchronous: SqliteSynchronous,
     /// How long after its expiry a row may be swept (default [`crate::SWEEP_GRACE`]). On
     /// PostgreSQL it must stay well above `statement_timeout`.
     pub sweep_grace: Duration,
@@ -46,6 +48,7 @@ impl StoreConfig {
             pool_size: None,
             connection_timeout: Duration::from_secs(2),
             sqlite_busy_timeout: Duration::from_secs(5),
+            sqlite_synchronous: SqliteSynchronous::Full,
             sweep_grace: crate::SWEEP_GRACE,
             statement_timeout: Duration::from_millis(1_500),
             sqlite_max_batch: 256,
@@ -142,6 +145,7 @@ impl DieselLockRepository {
         let manager = ConnectionManager::new(
             config.url.clone(),
             config.sqlite_busy_timeout,
+            config.sqlite_synchronous,
             config.connection_timeout,
             config.statement_timeout,
         );

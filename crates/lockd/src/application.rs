@@ -8,9 +8,9 @@ use actix_web::dev::Server;
 use actix_web::{App, HttpServer};
 use lock_domain::{LockRepository, SystemClock};
 use lock_http_actix::{ApiKeys, ApiSettings};
-use lock_store_diesel::{DieselLockRepository, StoreConfig, StoreError};
+use lock_store_diesel::{DieselLockRepository, SqliteSynchronous, StoreConfig, StoreError};
 
-use crate::cli::ServeArgs;
+use crate::cli::{ServeArgs, Synchronous};
 
 /// Why lockd could not start.
 #[derive(Debug, thiserror::Error)]
@@ -134,6 +134,10 @@ async fn open_store(args: &ServeArgs) -> Result<DieselLockRepository, StartupErr
     let mut config = StoreConfig::new(args.database_url.clone());
     config.pool_size = args.pool_size;
     config.connection_timeout = args.pool_timeout();
+    config.sqlite_synchronous = match args.sqlite_synchronous {
+        Synchronous::Full => SqliteSynchronous::Full,
+        Synchronous::Normal => SqliteSynchronous::Normal,
+    };
     let deadline = Instant::now() + args.startup_timeout();
     let mut delay = Duration::from_millis(100);
     loop {

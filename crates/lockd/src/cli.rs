@@ -37,6 +37,13 @@ pub enum LogFormat {
     Json,
 }
 
+/// `--sqlite-synchronous` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Synchronous {
+    Full,
+    Normal,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Address to listen on; port 0 picks a free port.
@@ -84,6 +91,11 @@ pub struct ServeArgs {
     #[arg(long, env = "LOCKD_BODY_TIMEOUT_SECONDS", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=300))]
     pub body_timeout_seconds: u64,
+
+    /// SQLite durability: `full` (every acknowledged grant survives a power loss) or `normal`
+    /// (faster; a power loss may lose the last grants, so a fencing token may be issued twice).
+    #[arg(long, env = "LOCKD_SQLITE_SYNCHRONOUS", value_enum, default_value_t = Synchronous::Full)]
+    pub sqlite_synchronous: Synchronous,
 
     /// Seconds between sweeps that delete the rows of locks expired for over a minute.
     #[arg(long, env = "LOCKD_SWEEP_INTERVAL_SECONDS", default_value_t = 30,
@@ -153,6 +165,14 @@ mod tests {
         assert_eq!(args.pool_timeout_seconds, 2);
         assert_eq!(args.shutdown_grace_seconds, 30);
         assert_eq!(args.pool_size, None);
+    }
+
+    #[test]
+    fn sqlite_durability_is_full_unless_asked_otherwise() {
+        assert_eq!(serve_args(parse(&[]).unwrap()).sqlite_synchronous, Synchronous::Full);
+        let normal = serve_args(parse(&["--sqlite-synchronous", "normal"]).unwrap());
+        assert_eq!(normal.sqlite_synchronous, Synchronous::Normal);
+        assert!(parse(&["--sqlite-synchronous", "off"]).is_err());
     }
 
     #[test]
