@@ -169,7 +169,10 @@ mod tests {
 
     #[test]
     fn sqlite_durability_is_full_unless_asked_otherwise() {
-        assert_eq!(serve_args(parse(&[]).unwrap()).sqlite_synchronous, Synchronous::Full);
+        assert_eq!(
+            serve_args(parse(&[]).unwrap()).sqlite_synchronous,
+            Synchronous::Full
+        );
         let normal = serve_args(parse(&["--sqlite-synchronous", "normal"]).unwrap());
         assert_eq!(normal.sqlite_synchronous, Synchronous::Normal);
         assert!(parse(&["--sqlite-synchronous", "off"]).is_err());
