@@ -28,7 +28,8 @@ pub fn draw(rows: &[&Measurement], path: &Path) -> io::Result<()> {
     )
     .map_err(|_| io::Error::other("the font could not be loaded"))?;
 
-    let (width, bar_height, top, left) = (1000u32, 44u32, 70u32, 230u32);
+    // Each system: its name on one line, its bar below it, the figures after the bar.
+    let (width, bar_height, top, left) = (1000u32, 58u32, 70u32, 20u32);
     let height = top + bar_height * rows.len().max(1) as u32 + 50;
     let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
     let fail = |e: &dyn std::fmt::Display| io::Error::other(e.to_string());
@@ -51,11 +52,11 @@ pub fn draw(rows: &[&Measurement], path: &Path) -> io::Result<()> {
         } else {
             RGBColor(160, 160, 160)
         };
-        root.draw(&Text::new(row.system.clone(), (20, y + 10), label.clone()))
+        root.draw(&Text::new(row.system.clone(), (20, y), label.clone()))
             .map_err(|e| fail(&e))?;
         root.draw(&Rectangle::new(
             [
-                (left as i32, y + 4),
+                (left as i32, y + 22),
                 (left as i32 + length.max(1), y + bar_height as i32 - 8),
             ],
             color.filled(),
@@ -64,7 +65,7 @@ pub fn draw(rows: &[&Measurement], path: &Path) -> io::Result<()> {
         let text = format!("{:.0}/s, p99 {:.1} ms", row.per_second, row.p99_ms);
         root.draw(&Text::new(
             text,
-            (left as i32 + length + 8, y + 10),
+            (left as i32 + length + 8, y + 26),
             label.clone(),
         ))
         .map_err(|e| fail(&e))?;

@@ -57,6 +57,10 @@ struct Args {
     /// Only measure systems whose name contains this text (e.g. `PostgreSQL`).
     #[arg(long)]
     only: Option<String>,
+    /// Render the report of an earlier run again from its `.json` (written beside the
+    /// Markdown) instead of measuring; needs --write.
+    #[arg(long)]
+    render: Option<PathBuf>,
     /// Extra flags for every lockd started (e.g. `--pool-size 32`), split on whitespace.
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     lockd_args: String,
@@ -64,6 +68,17 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
+    if let Some(source) = &args.render {
+        let text = std::fs::read_to_string(source).expect("read the measurements");
+        let report = Report::from_json(&text).expect("parse the measurements");
+        let target = args
+            .write
+            .clone()
+            .unwrap_or_else(|| source.with_extension("md"));
+        report.write(&target).expect("write the report");
+        println!("rendered {} from {}", target.display(), source.display());
+        return;
+    }
     let seconds = args.seconds.unwrap_or(if args.quick { 5 } else { 10 });
     let runs = args.runs.unwrap_or(if args.quick { 1 } else { 3 }).max(1);
     let plan = Plan {
