@@ -223,13 +223,13 @@ fn main() {
             let system = lockd::LockdSystem {
                 addr: server.addr.clone(),
             };
-            measure_as(
+            measure(
                 &runtime,
                 &plan,
                 &mut report,
                 "lockd (SQLite)",
                 &system,
-                label,
+                &[label],
                 Probe {
                     pid: Some(server.pid()),
                     database: None,
@@ -256,13 +256,13 @@ fn main() {
                 let system = lockd::LockdSystem {
                     addr: server.addr.clone(),
                 };
-                measure_as(
+                measure(
                     &runtime,
                     &plan,
                     &mut report,
                     "lockd (PostgreSQL)",
                     &system,
-                    label,
+                    &[label],
                     Probe {
                         pid: Some(server.pid()),
                         database: Some("postgres"),
@@ -393,20 +393,26 @@ fn measure<S: LockSystem>(
         return;
     }
     for &workload in workloads {
+        // Resource names come from the tag: keep them plain in a URL path.
+        let slug: String = workload
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
         let run = |tag: String, duration: Duration| -> RunStats {
             runtime.block_on(async {
                 match workload {
-                    "W1" => workload::uncontended(system, plan.clients, duration, &tag).await,
                     "W2" => workload::contended(system, plan.clients, duration, &tag).await,
-                    _ => workload::reads(system, plan.clients, duration, &tag).await,
+                    "W4" => workload::reads(system, plan.clients, duration, &tag).await,
+                    // W1, and W3's scale points, which are W1 over many live locks.
+                    _ => workload::uncontended(system, plan.clients, duration, &tag).await,
                 }
             })
         };
         let started = Instant::now();
-        let _ = run(format!("warm-{workload}"), plan.warmup);
+        let _ = run(format!("warm-{slug}"), plan.warmup);
         let before = cpu::CpuSample::take(probe.pid, probe.database);
         let runs: Vec<RunStats> = (0..plan.runs)
-            .map(|i| run(format!("{workload}-{i}"), plan.duration))
+            .map(|i| run(format!("{slug}-{i}"), plan.duration))
             .collect();
         let operations: u64 = runs.iter().map(|r| r.operations).sum();
         let cpu =
@@ -426,43 +432,6 @@ fn measure<S: LockSystem>(
         );
         report.add(measurement);
     }
-}
-
-/// W1 reported under another workload label (W3's scale points).
-fn measure_as<S: LockSystem>(
-    runtime: &tokio::runtime::Runtime,
-    plan: &Plan,
-    report: &mut Report,
-    name: &str,
-    system: &S,
-    label: &str,
-    probe: Probe,
-) {
-    if !wanted(name) {
-        return;
-    }
-    let _ = runtime.block_on(workload::uncontended(
-        system,
-        plan.clients,
-        plan.warmup,
-        "warm-w3",
-    ));
-    let runs: Vec<RunStats> = (0..plan.runs)
-        .map(|i| {
-            runtime.block_on(workload::uncontended(
-                system,
-                plan.clients,
-                plan.duration,
-                &format!("w3-{i}"),
-            ))
-        })
-        .collect();
-    let measurement = Measurement::from_runs(name, label, &runs, probe.rss_kib());
-    eprintln!(
-        "{name} {label}: {:.0}/s, p99 {:.2} ms, RSS {:?} KiB",
-        measurement.per_second, measurement.p99_ms, measurement.rss_kib
-    );
-    report.add(measurement);
 }
 
 fn tempfile_dir() -> PathBuf {
