@@ -5,7 +5,8 @@
 //! not stop, and lockd writes through descriptors it opened at start-up, which a later `chmod`
 //! does not touch for anyone. An immutable file (`chattr +i`, which root may set on ext4 and
 //! similar file systems) refuses writes through descriptors already open, for root as well. Where
-//! `chattr +i` fails, the test says so loudly and does nothing.
+//! `chattr +i` fails, the test says so loudly and does nothing, except in CI (`CI` set), where it
+//! fails.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -87,7 +88,8 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 struct Immutable(Vec<PathBuf>);
 
 impl Immutable {
-    /// `None`, after a loud message, when the files cannot be made immutable here.
+    /// `None`, after a loud message, when the files cannot be made immutable here; in CI (`CI`
+    /// set, as `.ci/run` is run) that is a failure instead, so the test never passes silently.
     fn set(paths: &[PathBuf]) -> Option<Self> {
         let mut set = Immutable(Vec::new());
         for path in paths {
@@ -95,6 +97,11 @@ impl Immutable {
             let output = Command::new("chattr").arg("+i").arg(path).output();
             match output {
                 Ok(output) if output.status.success() => set.0.push(path.clone()),
+                other if std::env::var_os("CI").is_some() => panic!(
+                    "`chattr +i {}` failed ({other:?}); in CI (CI is set) this test must run, \
+                     not skip",
+                    path.display()
+                ),
                 other => {
                     eprintln!(
                         "\n!!!!! SKIPPING the unwritable SQLite test: `chattr +i {}` failed \
