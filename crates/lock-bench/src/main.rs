@@ -8,6 +8,7 @@
 mod chart;
 mod cpu;
 mod etcd;
+mod handoff;
 mod http;
 mod lockd;
 mod raw_postgres;
@@ -152,6 +153,18 @@ fn main() {
         );
     }
     if !args.quick {
+        let url = format!("sqlite://{}", work.join("handoff.db").display());
+        measure_handoffs(
+            &runtime,
+            &plan,
+            &mut report,
+            "lockd (SQLite)",
+            &binary,
+            &url,
+            &lockd_args,
+        );
+    }
+    if !args.quick {
         for synchronous in ["FULL", "NORMAL"] {
             let system =
                 raw_sqlite::RawSqliteSystem::open(&sqlite_file, synchronous).expect("open SQLite");
@@ -187,6 +200,17 @@ fn main() {
                         pid: Some(server.pid()),
                         database: Some("postgres"),
                     },
+                );
+            }
+            if !args.quick {
+                measure_handoffs(
+                    &runtime,
+                    &plan,
+                    &mut report,
+                    "lockd (PostgreSQL)",
+                    &binary,
+                    &url,
+                    &lockd_args,
                 );
             }
             if !args.quick {
@@ -425,6 +449,64 @@ fn measure<S: LockSystem>(
             "{name} {workload}: {:.0}/s (spread {:.0}), p50 {:.2} ms, p99 {:.2} ms, errors {} [{:.0?}]",
             measurement.per_second,
             measurement.spread,
+            measurement.p50_ms,
+            measurement.p99_ms,
+            measurement.errors,
+            started.elapsed()
+        );
+        report.add(measurement);
+    }
+}
+
+/// Handoffs measured per run of W5.
+const HANDOFFS_PER_RUN: usize = 100;
+
+/// W5 on two lockd processes sharing `database_url`: the waiter on the holder's instance, then
+/// on the other one.
+fn measure_handoffs(
+    runtime: &tokio::runtime::Runtime,
+    plan: &Plan,
+    report: &mut Report,
+    name: &str,
+    binary: &std::path::Path,
+    database_url: &str,
+    lockd_args: &[&str],
+) {
+    if !wanted(name) {
+        return;
+    }
+    let first = lockd::Lockd::start(binary, database_url, lockd_args).expect("start lockd");
+    let second = lockd::Lockd::start(binary, database_url, lockd_args).expect("start lockd");
+    for (workload, waiter_addr) in [
+        ("W5 (same instance)", &first.addr),
+        ("W5 (other instance)", &second.addr),
+    ] {
+        let slug = if waiter_addr == &first.addr {
+            "same"
+        } else {
+            "other"
+        };
+        let started = Instant::now();
+        let _ = runtime.block_on(handoff::handoffs(
+            &first.addr,
+            waiter_addr,
+            10,
+            &format!("warm-{slug}"),
+        ));
+        let runs: Vec<RunStats> = (0..plan.runs)
+            .map(|i| {
+                runtime.block_on(handoff::handoffs(
+                    &first.addr,
+                    waiter_addr,
+                    HANDOFFS_PER_RUN,
+                    &format!("w5-{slug}-{i}"),
+                ))
+            })
+            .collect();
+        let measurement = Measurement::from_runs(name, workload, &runs, rss_kib(first.pid()));
+        eprintln!(
+            "{name} {workload}: {} handoffs, p50 {:.2} ms, p99 {:.2} ms, errors {} [{:.0?}]",
+            measurement.operations,
             measurement.p50_ms,
             measurement.p99_ms,
             measurement.errors,

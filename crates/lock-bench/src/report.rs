@@ -17,6 +17,8 @@ pub struct Measurement {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub errors: u64,
+    /// Operations completed over all runs (W5: handoffs measured).
+    pub operations: u64,
     pub fairness: Option<f64>,
     pub rss_kib: Option<u64>,
     /// CPU microseconds per operation: server, database, benchmark client.
@@ -41,6 +43,7 @@ impl Measurement {
             p50_ms: all.percentile_ms(50.0),
             p99_ms: all.percentile_ms(99.0),
             errors: all.errors,
+            operations: all.operations,
             fairness: (!all.per_client.is_empty()).then(|| all.fairness()),
             rss_kib,
             cpu_us: None,
@@ -104,8 +107,37 @@ impl Report {
                 );
             }
         }
+        out.push_str(&self.handoff_table());
         out.push_str(&self.ratios());
         out.push_str(&self.cpu_table());
+        out
+    }
+
+    /// W5: from a release to the next waiter's grant, on the releasing instance and on another.
+    fn handoff_table(&self) -> String {
+        let rows: Vec<&Measurement> = self
+            .measurements
+            .iter()
+            .filter(|m| m.workload.starts_with("W5"))
+            .collect();
+        if rows.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from(
+            "\n### W5 handoff latency (release sent → waiter's grant received)\n\n| system | waiter on | handoffs | p50 ms | p99 ms | errors |\n|---|---|---|---|---|---|\n",
+        );
+        for m in rows {
+            let waiter_on = m
+                .workload
+                .strip_prefix("W5 (")
+                .and_then(|rest| rest.strip_suffix(')'))
+                .unwrap_or(&m.workload);
+            let _ = writeln!(
+                out,
+                "| {} | {waiter_on} | {} | {:.2} | {:.2} | {} |",
+                m.system, m.operations, m.p50_ms, m.p99_ms, m.errors
+            );
+        }
         out
     }
 
@@ -182,6 +214,7 @@ impl Report {
             "measurements": self.measurements.iter().map(|m| serde_json::json!({
                 "system": m.system, "workload": m.workload, "per_second": m.per_second,
                 "spread": m.spread, "p50_ms": m.p50_ms, "p99_ms": m.p99_ms, "errors": m.errors,
+                "operations": m.operations,
                 "fairness": m.fairness, "rss_kib": m.rss_kib,
                 "cpu_us": m.cpu_us.map(|(a, b, c)| [a, b, c]),
             })).collect::<Vec<_>>(),
@@ -204,6 +237,7 @@ impl Report {
                 p50_ms: number(&m["p50_ms"]),
                 p99_ms: number(&m["p99_ms"]),
                 errors: m["errors"].as_u64().unwrap_or_default(),
+                operations: m["operations"].as_u64().unwrap_or_default(),
                 fairness: m["fairness"].as_f64(),
                 rss_kib: m["rss_kib"].as_u64(),
                 cpu_us: m["cpu_us"]
@@ -263,6 +297,10 @@ const NOTES: &str = "
   anchor commits each statement on its own (one fsync each); lockd commits the writes of all
   concurrent requests together (group commit) and answers each request only after the commit
   that holds it, so every acknowledged grant is durable (`synchronous = FULL`).
+- W5 starts two lockd processes on one database. For each handoff a holder takes a lock, a
+  waiter asks for it with `wait_seconds` (on the holder's instance, or on the other one) and
+  stands in line, and the holder releases; the latency runs from sending the release to the
+  waiter's grant arriving, so it includes the release's own durable commit and the waiter's.
 - W3 preloads the live locks straight into the database before lockd starts, then runs W1; the
   RSS column is lockd's resident memory after the run.
 - lockd runs with its default settings (durable SQLite commits, `synchronous = FULL`) but logs
