@@ -17,9 +17,23 @@ pub struct Lockd {
 impl Lockd {
     /// Starts `binary` on `database_url` with extra flags and waits until it listens.
     pub fn start(binary: &Path, database_url: &str, extra: &[&str]) -> std::io::Result<Self> {
-        let mut child = Command::new(binary)
+        let mut command = Command::new(binary);
+        command
             .args(["--bind", "127.0.0.1:0", "--database-url", database_url])
-            .args(extra)
+            .args(extra);
+        Self::spawn(command)
+    }
+
+    /// Starts the HTTP ceiling server (this benchmark binary, serving fixed answers).
+    pub fn start_ceiling() -> std::io::Result<Self> {
+        let mut command = Command::new(std::env::current_exe()?);
+        command.arg(crate::ceiling::SERVE_FLAG);
+        Self::spawn(command)
+    }
+
+    /// Spawns a server that prints `listening on http://ADDR` on stderr, and waits for that line.
+    fn spawn(mut command: Command) -> std::io::Result<Self> {
+        let mut child = command
             // lockd's defaults, but for the log level: at the default (info) the audit log writes
             // a line per grant and release; `--lockd-args "--log info"` measures with it on.
             .env("LOCKD_LOG", "warn")

@@ -5,6 +5,7 @@
 //! PostgreSQL, Redis and etcd. `lock-bench` (make bench): every system and workload, three runs
 //! each, medians and spreads, written to docs/benchmarks.md with a chart.
 
+mod ceiling;
 mod chart;
 mod cpu;
 mod etcd;
@@ -68,6 +69,13 @@ struct Args {
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some(ceiling::SERVE_FLAG) {
+        if let Err(e) = ceiling::serve() {
+            eprintln!("the HTTP ceiling server failed: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let args = Args::parse();
     if let Some(source) = &args.render {
         let text = std::fs::read_to_string(source).expect("read the measurements");
@@ -105,6 +113,26 @@ fn main() {
     ONLY.with(|only| *only.borrow_mut() = args.only.clone());
     let lockd_args: Vec<&str> = args.lockd_args.split_whitespace().collect();
 
+    // What HTTP alone allows: actix-web with fixed answers, driven by lockd's client.
+    {
+        let server = lockd::Lockd::start_ceiling().expect("start the HTTP ceiling server");
+        let system = lockd::LockdSystem {
+            addr: server.addr.clone(),
+        };
+        let probe = Probe {
+            pid: Some(server.pid()),
+            database: None,
+        };
+        measure(
+            &runtime,
+            &plan,
+            &mut report,
+            HTTP_CEILING,
+            &system,
+            &["W1"],
+            probe,
+        );
+    }
     // lockd on SQLite, then (full run) the same statements in-process without group commit.
     let sqlite_file = work.join("lockd.db");
     {
@@ -457,6 +485,9 @@ fn measure<S: LockSystem>(
         report.add(measurement);
     }
 }
+
+/// The name of the HTTP ceiling in the report.
+pub const HTTP_CEILING: &str = "HTTP ceiling (actix-web, fixed answers, no storage)";
 
 /// Handoffs measured per run of W5.
 const HANDOFFS_PER_RUN: usize = 100;

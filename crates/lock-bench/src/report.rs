@@ -292,6 +292,10 @@ const NOTES: &str = "
   gateway, RESP for Redis, the PostgreSQL wire protocol with prepared statements for the raw
   PostgreSQL anchor. Client and servers share the same 2 cores, so every system pays for its
   client too; the CPU table shows how much.
+- The `HTTP ceiling` row is an actix-web server (same framework, same worker count as lockd)
+  that answers lockd's acquire and release requests with fixed bodies and stores nothing,
+  driven by lockd's own client: the most any lockd cycle (two HTTP requests) could reach on this
+  machine, whatever the storage.
 - `raw SQLite` and `raw PostgreSQL` send exactly lockd's own acquire and release statements
   (`lock_store_diesel::statements`), without HTTP: the cost of the storage alone. The raw SQLite
   anchor commits each statement on its own (one fsync each); lockd commits the writes of all
