@@ -11,6 +11,7 @@ mod faults;
 mod holds;
 mod hostile;
 mod lifecycle;
+mod listing;
 mod load;
 mod multi_instance;
 mod proxy;

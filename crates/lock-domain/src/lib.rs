@@ -6,6 +6,7 @@
 
 mod clock;
 mod fencing_token;
+mod listing;
 mod lock;
 mod owner;
 mod repository;
@@ -20,9 +21,10 @@ pub mod testing;
 
 pub use clock::{Clock, SystemClock};
 pub use fencing_token::FencingToken;
+pub use listing::{ListLimit, ListPage, ListQuery, ListedLock, ResourcePrefix};
 pub use lock::{AcquireOutcome, Lock, ReleaseResult, RenewResult};
 pub use owner::Owner;
-pub use repository::{LockRepository, RepositoryError};
+pub use repository::{LockRepository, PoolState, RepositoryError};
 pub use resource_name::ResourceName;
 pub use rules::{
     decide_acquire, decide_release, decide_renew, is_expired, AcquireDecision, RenewDecision,

@@ -3,7 +3,10 @@
 use async_trait::async_trait;
 use thiserror::Error;
 
-use crate::{AcquireOutcome, Lock, Owner, ReleaseResult, RenewResult, ResourceName, Tenant, Ttl};
+use crate::{
+    AcquireOutcome, ListPage, ListQuery, Lock, Owner, ReleaseResult, RenewResult, ResourceName,
+    Tenant, Ttl,
+};
 
 /// Why a repository could not answer. Lock outcomes (held, forbidden, not found) are never
 /// errors: they are the `Ok` values of the operations.
@@ -26,6 +29,15 @@ impl RepositoryError {
     pub fn internal(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         Self::Internal(source.into())
     }
+}
+
+/// How busy a connection pool is, for metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PoolState {
+    /// Connections handed out to requests right now.
+    pub in_use: u32,
+    /// Open connections waiting in the pool.
+    pub idle: u32,
 }
 
 /// Where locks live. A lock is identified by its tenant and its resource name: the same name in
@@ -103,4 +115,30 @@ pub trait LockRepository: Send + Sync {
     /// # Errors
     /// [`RepositoryError::Unavailable`] when it does not.
     async fn ping(&self) -> Result<(), RepositoryError>;
+
+    /// Lists `tenant`'s live locks whose names start with `query.prefix` (literally, bytewise)
+    /// and are bytewise greater than `query.after`, in bytewise name order, at most
+    /// `query.limit` of them; `has_more` tells whether more matched. Each lock comes with its
+    /// remaining lease on the implementation's clock. Expired locks and other tenants' locks
+    /// never appear.
+    ///
+    /// Implementations MUST answer from an ordered index over `(tenant, resource)`, reading no
+    /// more than the page (plus one row, plus expired rows not yet swept in the range), so that
+    /// a page costs the same with a million locks as with ten. Pages are not a snapshot: a lock
+    /// granted behind the cursor while a client pages is not seen, one granted ahead of it is.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails.
+    async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError>;
+
+    /// Counts the live locks of every tenant. This may read every live row: callers cache it
+    /// (metrics refresh it every few seconds), never run it per request.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails.
+    async fn count_live(&self) -> Result<u64, RepositoryError>;
+
+    /// How busy the storage's connection pool is right now, or `None` when there is no pool.
+    /// Never blocks.
+    fn pool_state(&self) -> Option<PoolState>;
 }

@@ -3,7 +3,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::{dto, locks, operations, problem};
+use crate::{dto, listing, locks, operations, problem};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -13,16 +13,20 @@ use crate::{dto, locks, operations, problem};
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
     paths(
+        listing::list,
         locks::acquire,
         locks::status,
         locks::release,
         locks::renew,
         operations::healthz,
         operations::readyz,
+        operations::metrics,
         operations::openapi,
     ),
     components(schemas(
         dto::LockView,
+        dto::LockList,
+        dto::ListedLockView,
         dto::AcquireResponse,
         dto::AcquireGranted,
         dto::AcquireHeld,
@@ -35,8 +39,8 @@ use crate::{dto, locks, operations, problem};
     )),
     modifiers(&BearerKeys),
     tags(
-        (name = "locks", description = "Acquire, inspect, renew and release locks."),
-        (name = "operations", description = "Health, readiness and this document."),
+        (name = "locks", description = "Acquire, inspect, list, renew and release locks."),
+        (name = "operations", description = "Health, readiness, metrics and this document."),
     )
 )]
 struct ApiDoc;

@@ -5,7 +5,7 @@
 //! the handler tests hold both to the contract.
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use lock_domain::Lock;
+use lock_domain::{ListedLock, Lock};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -44,6 +44,48 @@ impl From<Lock> for LockView {
             fencing_token: lock.fencing_token.value(),
         }
     }
+}
+
+/// A live lock as listed: the lock and how long its lease still runs.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ListedLockView {
+    #[serde(flatten)]
+    pub lock: LockView,
+    /// Milliseconds until `expires_at`, measured by the server when it read the page (on
+    /// PostgreSQL by the database clock). Use it rather than comparing `expires_at` with your
+    /// own clock.
+    #[schema(minimum = 0, example = 29_873)]
+    pub ttl_remaining_ms: u64,
+}
+
+impl From<ListedLock> for ListedLockView {
+    fn from(listed: ListedLock) -> Self {
+        Self {
+            lock: listed.lock.into(),
+            ttl_remaining_ms: u64::try_from(listed.ttl_remaining.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+}
+
+/// One page of a listing.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "locks": [{
+        "resource": "payment:42",
+        "owner": "worker-7",
+        "acquired_at": "2026-11-29T21:32:27.123Z",
+        "expires_at": "2026-11-29T21:32:57.123Z",
+        "fencing_token": 17,
+        "ttl_remaining_ms": 29873
+    }],
+    "next_cursor": "AXBheW1lbnQ6NDI"
+}))]
+pub(crate) struct LockList {
+    /// The live locks of this page, by resource name, bytewise.
+    pub locks: Vec<ListedLockView>,
+    /// Pass as `cursor` for the next page. Absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 /// The answer to an acquire: granted with the lock, or not (someone else holds it).

@@ -10,8 +10,11 @@ mod api_keys;
 mod audit;
 mod authentication;
 mod body;
+mod cursor;
 mod dto;
+mod listing;
 mod locks;
+mod metrics;
 mod operations;
 mod problem;
 mod resource_path;
@@ -24,6 +27,7 @@ use lock_domain::{LockRepository, DEFAULT_MAX_TTL_SECONDS};
 
 pub use api_doc::{openapi_document, openapi_json};
 pub use api_keys::{hash_key, ApiKeys, KeysFileError};
+pub use metrics::{run_live_lock_counter, AcquireMetric, Metrics};
 pub use problem::{ApiError, FieldError};
 
 /// The most bytes a request body may have: larger bodies answer 413.
@@ -40,6 +44,9 @@ pub struct ApiSettings {
     /// API keys. `None`: every request belongs to the default tenant and `Authorization` is
     /// ignored. `Some`: every `/locks` request needs `Authorization: Bearer <key>`.
     pub api_keys: Option<Arc<ApiKeys>>,
+    /// What `/metrics` reports; share it with whatever else updates it (the live-lock counter,
+    /// the waiting acquires).
+    pub metrics: Arc<Metrics>,
 }
 
 impl Default for ApiSettings {
@@ -48,6 +55,7 @@ impl Default for ApiSettings {
             max_ttl_seconds: DEFAULT_MAX_TTL_SECONDS,
             body_timeout: std::time::Duration::from_secs(10),
             api_keys: None,
+            metrics: Arc::default(),
         }
     }
 }
@@ -76,6 +84,9 @@ pub fn configure(
             // `ApiError` (a missing Swagger UI file, an actix default) is still problem+json.
             web::scope("")
                 .wrap(ErrorHandlers::new().default_handler(problem::into_problem_json))
+                // Outermost, so it sees the final status of every answer, errors included.
+                .wrap(actix_web::middleware::from_fn(metrics::record))
+                .configure(listing::routes)
                 .configure(locks::routes)
                 .configure(operations::routes)
                 .default_service(web::to(problem::not_found_route)),

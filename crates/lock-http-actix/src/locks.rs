@@ -9,6 +9,7 @@ use crate::audit;
 use crate::authentication::tenant_of;
 use crate::body::{declares_body, owner_field, parse_object, read_json_body, ttl_field};
 use crate::dto::{AcquireGranted, AcquireHeld, AcquireResponse, LockView};
+use crate::metrics::AcquireMetric;
 use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
 use crate::resource_path::resource_of;
 use crate::ApiState;
@@ -140,6 +141,10 @@ pub(crate) async fn acquire(
             .await?;
         let response = match outcome {
             AcquireOutcome::Granted(lock) => {
+                state
+                    .settings
+                    .metrics
+                    .acquire_outcome(AcquireMetric::Granted);
                 audit::granted(&tenant, &lock);
                 AcquireResponse::Granted(AcquireGranted {
                     acquired: true,
@@ -147,6 +152,7 @@ pub(crate) async fn acquire(
                 })
             }
             AcquireOutcome::Held => {
+                state.settings.metrics.acquire_outcome(AcquireMetric::Held);
                 audit::denied(&tenant, &resource, &owner);
                 AcquireResponse::Held(AcquireHeld {
                     acquired: false,
@@ -247,6 +253,7 @@ pub(crate) async fn release(
             .release(tenant.clone(), resource.clone(), owner.clone())
             .await?;
         audit::released(&tenant, &resource, &owner, result);
+        state.settings.metrics.release_result(&result);
         match result {
             ReleaseResult::Released(_) => Ok(HttpResponse::NoContent().finish()),
             ReleaseResult::NotFound => Err(no_lock(&resource)),
@@ -291,7 +298,8 @@ fn query_owner(query: &str) -> Option<Result<Owner, FieldError>> {
     found
 }
 
-fn form_decode(raw: &str) -> Result<String, std::str::Utf8Error> {
+/// A form-encoded query value, decoded (`+` is a space).
+pub(crate) fn form_decode(raw: &str) -> Result<String, std::str::Utf8Error> {
     let spaced = raw.replace('+', " ");
     percent_decode(spaced.as_bytes())
         .decode_utf8()
@@ -361,6 +369,7 @@ pub(crate) async fn renew(
             .renew(tenant.clone(), resource.clone(), owner.clone(), ttl)
             .await?;
         audit::renewed(&tenant, &resource, &owner, &result);
+        state.settings.metrics.renew_result(&result);
         match result {
             RenewResult::Renewed(lock) => Ok(json(&LockView::from(lock))),
             RenewResult::NotFound => Err(no_lock(&resource)),

@@ -1,4 +1,4 @@
-//! Operations routes: liveness, readiness, the OpenAPI document and Swagger UI.
+//! Operations routes: liveness, readiness, metrics, the OpenAPI document and Swagger UI.
 
 use actix_web::http::header;
 use actix_web::web::{self, ServiceConfig};
@@ -18,6 +18,11 @@ pub(crate) fn routes(cfg: &mut ServiceConfig) {
     .service(
         web::resource("/readyz")
             .route(web::get().to(readyz))
+            .default_service(web::to(method_not_allowed("GET"))),
+    )
+    .service(
+        web::resource("/metrics")
+            .route(web::get().to(metrics))
             .default_service(web::to(method_not_allowed("GET"))),
     )
     .service(
@@ -68,6 +73,31 @@ pub(crate) async fn readyz(
         })
         .at(&req)),
     }
+}
+
+/// Prometheus metrics.
+///
+/// Counters and gauges of this process in the Prometheus text exposition format 0.0.4: requests
+/// by route pattern, method and status (`lockd_http_requests_total`), request latency
+/// (`lockd_http_request_duration_seconds`), acquires by outcome, releases and renewals by
+/// result, live waiters, database pool connections, and the number of live locks (counted in
+/// the background every few seconds; `lockd_live_locks_age_seconds` says how long ago). Like
+/// `/healthz` it needs no API key: it carries no resource names, owners, tenants or keys.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    operation_id = "metrics",
+    tag = "operations",
+    responses((status = 200, description = "The metrics, one sample per line.", content_type = "text/plain; version=0.0.4", body = String, example = "# HELP lockd_acquire_total Acquires by outcome.\n# TYPE lockd_acquire_total counter\nlockd_acquire_total{outcome=\"granted\"} 12\n"))
+)]
+pub(crate) async fn metrics(state: web::Data<ApiState>) -> HttpResponse {
+    let text = state.settings.metrics.render(state.repo.pool_state());
+    HttpResponse::Ok()
+        .insert_header((
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        ))
+        .body(text)
 }
 
 /// This API's OpenAPI 3.1 document (the same as `openapi/openapi.json`).

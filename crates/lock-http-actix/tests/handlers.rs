@@ -20,8 +20,8 @@ use actix_web::App;
 use chrono::{DateTime, Utc};
 use futures::Stream;
 use lock_domain::{
-    AcquireOutcome, FencingToken, Lock, MockLockRepository, Owner, ReleaseResult, RenewResult,
-    RepositoryError, ResourceName, Tenant,
+    AcquireOutcome, FencingToken, ListPage, Lock, MockLockRepository, Owner, PoolState,
+    ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant,
 };
 use lock_http_actix::{configure, openapi_document, openapi_json, ApiSettings, MAX_BODY_BYTES};
 use serde_json::{json, Value};
@@ -233,6 +233,9 @@ fn permissive_repo() -> MockLockRepository {
     repo.expect_renew()
         .returning(|_, r, o, _| Ok(RenewResult::Renewed(lock_of(r.as_str(), o.as_str()))));
     repo.expect_ping().returning(|| Ok(()));
+    repo.expect_list().returning(|_, _| Ok(ListPage::default()));
+    repo.expect_pool_state()
+        .returning(|| Some(PoolState { in_use: 1, idle: 3 }));
     repo
 }
 
@@ -695,7 +698,6 @@ async fn non_utf8_bytes_anywhere_in_the_body_are_400() {
 async fn unknown_routes_are_404() {
     let requests = [
         (Method::GET, "/nope"),
-        (Method::GET, "/locks"),
         (Method::GET, "/locks/"),
         (Method::GET, "/locks/a/b"),
         (Method::GET, "/no%20pe"),
@@ -1257,7 +1259,7 @@ async fn every_documented_operation_is_routed() {
         }
     }
     assert_eq!(
-        operations, 7,
-        "acquire, status, release, renew and three operations routes"
+        operations, 9,
+        "list, acquire, status, release, renew and four operations routes"
     );
 }

@@ -25,9 +25,17 @@ pub mod testing;
 /// The SQL text of the hot statements, for benchmarks that send exactly what lockd sends
 /// (binds: tenant, resource, owner, then per backend `now_ms, expires_ms` on SQLite or `ttl_ms`
 /// on PostgreSQL for an acquire; tenant, resource, owner (and `now_ms` on SQLite) for a release).
+///
+/// The listing statements are here too, for the tests that EXPLAIN them (binds: tenant, prefix,
+/// prefix upper bound, cursor (`''` for none), then `now_ms, limit` on SQLite or `limit` on
+/// PostgreSQL).
 pub mod statements {
-    pub use crate::postgres::{ACQUIRE as POSTGRES_ACQUIRE, RELEASE as POSTGRES_RELEASE};
-    pub use crate::sqlite::{ACQUIRE as SQLITE_ACQUIRE, RELEASE as SQLITE_RELEASE};
+    pub use crate::postgres::{
+        ACQUIRE as POSTGRES_ACQUIRE, LIST_BOUNDED as POSTGRES_LIST, RELEASE as POSTGRES_RELEASE,
+    };
+    pub use crate::sqlite::{
+        ACQUIRE as SQLITE_ACQUIRE, LIST_BOUNDED as SQLITE_LIST, RELEASE as SQLITE_RELEASE,
+    };
 }
 
 pub use connection::SqliteSynchronous;

@@ -14,13 +14,15 @@
 use diesel::pg::PgConnection;
 use diesel::sql_types::BigInt;
 use diesel::{OptionalExtension, QueryResult, RunQueryDsl};
-use lock_domain::{Lock, Owner, ReleaseResult, RepositoryError, ResourceName, Tenant, Ttl};
+use lock_domain::{
+    ListQuery, Lock, Owner, ReleaseResult, RepositoryError, ResourceName, Tenant, Ttl,
+};
 
 use crate::error::from_query;
 use crate::prepared::{Param, Prepared};
 
 use crate::repository::RenewRow;
-use crate::row::LockRow;
+use crate::row::{CountRow, ListedRow, LockRow};
 
 /// The compare-and-set of an acquire, as one statement. Under READ COMMITTED, `ON CONFLICT DO
 /// UPDATE` locks the conflicting row and evaluates the `WHERE` on its newest version, so of two
@@ -68,6 +70,36 @@ DELETE FROM distributed_locks WHERE (tenant, resource) IN (
     ORDER BY expires_at_ms
     LIMIT $2
     FOR UPDATE SKIP LOCKED)";
+
+/// A page of a listing: the range `[$2, $3)` of the primary key `(tenant, resource)` past the
+/// cursor `$4` (`''` when there is none), live now, `$5` rows. Both key columns are
+/// `COLLATE "C"` (bytewise), and the comparisons and the order say so too, so the primary-key
+/// index serves the range and the order whatever the database's default collation.
+pub const LIST_BOUNDED: &str = "\
+SELECT l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, n.ms AS now_ms
+FROM distributed_locks AS l,
+     (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms) AS n
+WHERE l.tenant = $1
+  AND l.resource COLLATE \"C\" >= $2 AND l.resource COLLATE \"C\" < $3
+  AND l.resource COLLATE \"C\" > $4
+  AND l.expires_at_ms > n.ms
+ORDER BY l.resource COLLATE \"C\" LIMIT $5";
+
+/// [`LIST_BOUNDED`] for a prefix without an upper bound (the empty prefix): `$3` is not used.
+pub(crate) const LIST_UNBOUNDED: &str = "\
+SELECT l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, n.ms AS now_ms
+FROM distributed_locks AS l,
+     (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms) AS n
+WHERE l.tenant = $1
+  AND l.resource COLLATE \"C\" >= $2
+  AND l.resource COLLATE \"C\" > $4
+  AND l.expires_at_ms > n.ms
+ORDER BY l.resource COLLATE \"C\" LIMIT $5";
+
+/// The live locks of every tenant, counted on the expiry index.
+const COUNT_LIVE: &str = "\
+SELECT COUNT(*) AS count FROM distributed_locks
+WHERE expires_at_ms > FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT";
 
 /// How often a release or renew re-runs after its conditional write matched nothing but the
 /// caller's own live lock appeared (it was granted to the caller concurrently).
@@ -194,6 +226,35 @@ pub(crate) fn renew(
         }
     }
     Err(RepositoryError::unavailable(KeptChanging))
+}
+
+pub(crate) fn list(
+    conn: &mut PgConnection,
+    tenant: &Tenant,
+    query: &ListQuery,
+) -> QueryResult<Vec<ListedRow>> {
+    let upper = query.prefix.upper_bound();
+    let (sql, upper) = match &upper {
+        Some(upper) => (LIST_BOUNDED, upper.as_str()),
+        None => (LIST_UNBOUNDED, ""),
+    };
+    Prepared::new(
+        sql,
+        vec![
+            Param::Text(tenant.as_str()),
+            Param::Text(query.prefix.as_str()),
+            Param::Text(upper),
+            Param::Text(query.after.as_ref().map_or("", |a| a.as_str())),
+            Param::BigInt(query.limit.get() as i64 + 1),
+        ],
+    )
+    .load::<ListedRow>(conn)
+}
+
+pub(crate) fn count_live(conn: &mut PgConnection) -> QueryResult<i64> {
+    Prepared::new(COUNT_LIVE, vec![])
+        .get_result::<CountRow>(conn)
+        .map(|row| row.count)
 }
 
 pub(crate) fn sweep(conn: &mut PgConnection, grace_ms: i64, batch: i64) -> QueryResult<usize> {

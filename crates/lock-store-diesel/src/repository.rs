@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    AcquireOutcome, Clock, Lock, LockRepository, Owner, ReleaseResult, RenewResult,
-    RepositoryError, ResourceName, Tenant, Ttl,
+    AcquireOutcome, Clock, ListPage, ListQuery, Lock, LockRepository, Owner, PoolState,
+    ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
 };
 
 use diesel::pg::PgConnection;
@@ -16,7 +16,7 @@ use tokio::sync::oneshot;
 use crate::connection::{ConnectionManager, DbConnection, SqliteSynchronous};
 use crate::error::{from_pool, from_query};
 use crate::group_commit::GroupCommitWriter;
-use crate::row::LockRow;
+use crate::row::{ListedRow, LockRow};
 use crate::{migrations, postgres, sqlite, DatabaseUrl, StoreError};
 
 /// How to open the store.
@@ -370,6 +370,47 @@ impl LockRepository for DieselLockRepository {
             .map_err(from_query)
         })
         .await
+    }
+
+    async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
+        let limit = query.limit;
+        let rows = self
+            .run(move |conn, now_ms| {
+                match conn {
+                    DbConnection::Sqlite(c) => sqlite::list(c, &tenant, &query, now_ms),
+                    DbConnection::Postgres(c) => postgres::list(c, &tenant, &query),
+                }
+                .map_err(from_query)
+            })
+            .await?;
+        let listed = rows
+            .into_iter()
+            .map(ListedRow::into_listed)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ListPage::from_overfetch(listed, limit))
+    }
+
+    async fn count_live(&self) -> Result<u64, RepositoryError> {
+        let count = self
+            .run(|conn, now_ms| {
+                match conn {
+                    DbConnection::Sqlite(c) => sqlite::count_live(c, now_ms),
+                    DbConnection::Postgres(c) => postgres::count_live(c),
+                }
+                .map_err(from_query)
+            })
+            .await?;
+        Ok(u64::try_from(count).unwrap_or_default())
+    }
+
+    /// The reading pool (on SQLite the group-commit writer's own connection is not in it: it is
+    /// always open and busy whenever writes are queued).
+    fn pool_state(&self) -> Option<PoolState> {
+        let state = self.inner.pool.state();
+        Some(PoolState {
+            in_use: state.connections.saturating_sub(state.idle_connections),
+            idle: state.idle_connections,
+        })
     }
 }
 

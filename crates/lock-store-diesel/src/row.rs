@@ -2,7 +2,9 @@
 
 use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
-use lock_domain::{FencingToken, Lock, Owner, RepositoryError, ResourceName};
+use std::time::Duration;
+
+use lock_domain::{FencingToken, ListedLock, Lock, Owner, RepositoryError, ResourceName};
 
 use crate::schema::distributed_locks;
 
@@ -15,6 +17,23 @@ pub(crate) struct LockRow {
     pub acquired_at_ms: i64,
     pub expires_at_ms: i64,
     pub fencing_token: i64,
+}
+
+/// A row of a listing: the lock and the database's "now" it was read at (PostgreSQL's clock;
+/// on SQLite the caller knows its own).
+#[derive(Debug, QueryableByName)]
+pub(crate) struct ListedRow {
+    #[diesel(embed)]
+    pub lock: LockRow,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub now_ms: i64,
+}
+
+/// How many rows a count matched.
+#[derive(Debug, QueryableByName)]
+pub(crate) struct CountRow {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub count: i64,
 }
 
 /// A row whose values the domain would not accept: the data is corrupt, never the caller's fault.
@@ -35,6 +54,17 @@ impl TryFrom<LockRow> for Lock {
             expires_at: millis(row.expires_at_ms).ok_or_else(|| corrupt("expires_at".into()))?,
             fencing_token: FencingToken::new(row.fencing_token)
                 .map_err(|value| corrupt(format!("fencing token {value}")))?,
+        })
+    }
+}
+
+impl ListedRow {
+    /// The listed lock with its remaining lease at the row's `now_ms`.
+    pub(crate) fn into_listed(self) -> Result<ListedLock, RepositoryError> {
+        let remaining_ms = (self.lock.expires_at_ms - self.now_ms).max(0);
+        Ok(ListedLock {
+            lock: Lock::try_from(self.lock)?,
+            ttl_remaining: Duration::from_millis(remaining_ms as u64),
         })
     }
 }

@@ -5,11 +5,11 @@
 
 use diesel::sqlite::SqliteConnection;
 use diesel::{OptionalExtension, QueryResult, RunQueryDsl};
-use lock_domain::{Owner, ResourceName, Tenant, Ttl};
+use lock_domain::{ListQuery, Owner, ResourceName, Tenant, Ttl};
 
 use crate::prepared::{Param, Prepared};
 use crate::repository::{ReleaseRow, RenewRow};
-use crate::row::LockRow;
+use crate::row::{CountRow, ListedRow, LockRow};
 
 /// The compare-and-set of an acquire, as one statement: insert the lock, or take over the existing
 /// row only when it has expired or belongs to the same owner. A new grant takes the next value of
@@ -47,6 +47,26 @@ const RENEW: &str = "\
 UPDATE distributed_locks SET expires_at_ms = ?4
 WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND expires_at_ms > ?5
 RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
+
+/// A page of a listing: the range `[?2, ?3)` of the primary key `(tenant, resource)` past the
+/// cursor `?4` (`''` when there is none: every name is longer), live at `?5`, `?6` rows. SQLite
+/// compares TEXT with its default BINARY collation, which is bytewise, so the primary key (the
+/// table itself: `WITHOUT ROWID`) serves both the range and the order.
+pub const LIST_BOUNDED: &str = "\
+SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, ?5 AS now_ms
+FROM distributed_locks
+WHERE tenant = ?1 AND resource >= ?2 AND resource < ?3 AND resource > ?4 AND expires_at_ms > ?5
+ORDER BY resource LIMIT ?6";
+
+/// [`LIST_BOUNDED`] for a prefix without an upper bound (the empty prefix).
+pub(crate) const LIST_UNBOUNDED: &str = "\
+SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, ?5 AS now_ms
+FROM distributed_locks
+WHERE tenant = ?1 AND resource >= ?2 AND resource > ?4 AND expires_at_ms > ?5
+ORDER BY resource LIMIT ?6";
+
+/// The live locks of every tenant, counted on the expiry index.
+const COUNT_LIVE: &str = "SELECT COUNT(*) AS count FROM distributed_locks WHERE expires_at_ms > ?1";
 
 pub(crate) fn acquire(
     conn: &mut SqliteConnection,
@@ -140,6 +160,37 @@ pub(crate) fn renew(
         None if status(conn, tenant, resource, now_ms)?.is_some() => RenewRow::Forbidden,
         None => RenewRow::NotFound,
     })
+}
+
+pub(crate) fn list(
+    conn: &mut SqliteConnection,
+    tenant: &Tenant,
+    query: &ListQuery,
+    now_ms: i64,
+) -> QueryResult<Vec<ListedRow>> {
+    let upper = query.prefix.upper_bound();
+    let (sql, upper) = match &upper {
+        Some(upper) => (LIST_BOUNDED, upper.as_str()),
+        None => (LIST_UNBOUNDED, ""),
+    };
+    Prepared::new(
+        sql,
+        vec![
+            Param::Text(tenant.as_str()),
+            Param::Text(query.prefix.as_str()),
+            Param::Text(upper),
+            Param::Text(query.after.as_ref().map_or("", |a| a.as_str())),
+            Param::BigInt(now_ms),
+            Param::BigInt(query.limit.get() as i64 + 1),
+        ],
+    )
+    .load::<ListedRow>(conn)
+}
+
+pub(crate) fn count_live(conn: &mut SqliteConnection, now_ms: i64) -> QueryResult<i64> {
+    Prepared::new(COUNT_LIVE, vec![Param::BigInt(now_ms)])
+        .get_result::<CountRow>(conn)
+        .map(|row| row.count)
 }
 
 pub(crate) fn sweep(

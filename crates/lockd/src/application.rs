@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use actix_web::dev::Server;
 use actix_web::{App, HttpServer};
 use lock_domain::{LockRepository, SystemClock};
-use lock_http_actix::{ApiKeys, ApiSettings};
+use lock_http_actix::{ApiKeys, ApiSettings, Metrics};
 use lock_store_diesel::{DieselLockRepository, SqliteSynchronous, StoreConfig, StoreError};
 
 use crate::cli::{ServeArgs, Synchronous};
@@ -38,10 +38,15 @@ pub struct Application {
     server: Server,
     addr: SocketAddr,
     sweeper: actix_web::rt::task::JoinHandle<()>,
+    live_lock_counter: actix_web::rt::task::JoinHandle<()>,
 }
 
 /// Rows deleted per sweep batch: bounded, so a sweep never holds the write lock for long.
 const SWEEP_BATCH: u32 = 1_000;
+
+/// How often the live locks are counted for `/metrics`: the reported number is at most this
+/// (plus one count) old. A count reads the expiry index of every live lock, so not per scrape.
+const LIVE_LOCK_COUNT_INTERVAL: Duration = Duration::from_secs(5);
 
 impl Application {
     /// Opens the database (retrying an unreachable one for the start-up timeout), runs the
@@ -66,6 +71,12 @@ impl Application {
             SWEEP_BATCH,
         ));
         let repo: Arc<dyn LockRepository> = Arc::new(store);
+        let metrics = Arc::new(Metrics::new());
+        let live_lock_counter = actix_web::rt::spawn(lock_http_actix::run_live_lock_counter(
+            Arc::clone(&repo),
+            Arc::clone(&metrics),
+            LIVE_LOCK_COUNT_INTERVAL,
+        ));
         let listener = TcpListener::bind(args.bind).map_err(|source| StartupError::Bind {
             addr: args.bind,
             source,
@@ -78,6 +89,7 @@ impl Application {
             max_ttl_seconds: args.max_ttl_seconds,
             body_timeout: Duration::from_secs(args.body_timeout_seconds),
             api_keys,
+            metrics,
         };
         let mut server = HttpServer::new(move || {
             App::new().configure(lock_http_actix::configure(
@@ -99,6 +111,7 @@ impl Application {
             server: server.run(),
             addr,
             sweeper,
+            live_lock_counter,
         })
     }
 
@@ -112,6 +125,7 @@ impl Application {
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let result = self.server.await;
         self.sweeper.abort();
+        self.live_lock_counter.abort();
         result
     }
 }

@@ -7,8 +7,8 @@ use async_trait::async_trait;
 
 use crate::{
     decide_acquire, decide_release, decide_renew, AcquireDecision, AcquireOutcome, Clock,
-    FencingToken, Lock, LockRepository, Owner, ReleaseResult, RenewDecision, RenewResult,
-    RepositoryError, ResourceName, Tenant, Ttl,
+    FencingToken, ListPage, ListQuery, ListedLock, Lock, LockRepository, Owner, PoolState,
+    ReleaseResult, RenewDecision, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
 };
 
 #[derive(Debug, Default)]
@@ -127,5 +127,52 @@ impl LockRepository for InMemoryLockRepository {
 
     async fn ping(&self) -> Result<(), RepositoryError> {
         Ok(())
+    }
+
+    /// Filters and sorts the whole map: the reference answer, not an index.
+    async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
+        let now = self.clock.now();
+        let state = self.state();
+        let mut matching: Vec<&Lock> = state
+            .locks
+            .iter()
+            .filter(|((t, name), lock)| {
+                *t == tenant
+                    && lock.is_live_at(now)
+                    && query.prefix.matches(name)
+                    && query.after.as_ref().is_none_or(|after| name > after)
+            })
+            .map(|(_, lock)| lock)
+            .collect();
+        matching.sort_by(|a, b| {
+            a.resource
+                .as_str()
+                .as_bytes()
+                .cmp(b.resource.as_str().as_bytes())
+        });
+        let listed = matching
+            .into_iter()
+            .take(query.limit.get() + 1)
+            .map(|lock| ListedLock {
+                lock: lock.clone(),
+                ttl_remaining: (lock.expires_at - now).to_std().unwrap_or_default(),
+            })
+            .collect();
+        Ok(ListPage::from_overfetch(listed, query.limit))
+    }
+
+    async fn count_live(&self) -> Result<u64, RepositoryError> {
+        let now = self.clock.now();
+        let live = self
+            .state()
+            .locks
+            .values()
+            .filter(|l| l.is_live_at(now))
+            .count();
+        Ok(live as u64)
+    }
+
+    fn pool_state(&self) -> Option<PoolState> {
+        None
     }
 }

@@ -1,0 +1,207 @@
+//! `GET /locks`: the caller's tenant's live locks, a page at a time, in bytewise name order.
+//!
+//! Query parameters are `prefix`, `limit` and `cursor`, form-encoded. Any other parameter, and
+//! any parameter given twice, is refused with 422 rather than ignored: a misspelt `prefx=` that
+//! silently listed every lock would be a worse answer than an error.
+
+use actix_web::web::{self, ServiceConfig};
+use actix_web::{HttpRequest, HttpResponse};
+use lock_domain::{ListLimit, ListQuery, ResourceName, ResourcePrefix};
+
+use crate::authentication::tenant_of;
+use crate::dto::{ListedLockView, LockList};
+use crate::locks::form_decode;
+use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
+use crate::{cursor, ApiState};
+
+pub(crate) fn routes(cfg: &mut ServiceConfig) {
+    cfg.service(
+        web::resource("/locks")
+            .route(web::get().to(list))
+            .default_service(web::to(method_not_allowed("GET"))),
+    );
+}
+
+/// The query of a listing, parsed: a [`ListQuery`], or a 422 listing every invalid parameter.
+fn list_query(query: &str) -> Result<ListQuery, ProblemKind> {
+    let mut errors = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    let mut list = ListQuery::default();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (raw_key, raw_value) = pair.split_once('=').unwrap_or((pair, ""));
+        let Ok(key) = form_decode(raw_key) else {
+            errors.push(FieldError::new(
+                "query",
+                "invalid_utf8",
+                "a parameter name is not valid UTF-8 once percent-decoded",
+            ));
+            continue;
+        };
+        if !matches!(key.as_str(), "prefix" | "limit" | "cursor") {
+            errors.push(FieldError::new(
+                &key,
+                "unknown_parameter",
+                format!("unknown parameter {key:?}: the parameters are prefix, limit and cursor"),
+            ));
+            continue;
+        }
+        if seen.contains(&key) {
+            errors.push(FieldError::new(
+                &key,
+                "conflict",
+                format!("{key} is given more than once"),
+            ));
+            continue;
+        }
+        seen.push(key.clone());
+        let Ok(value) = form_decode(raw_value) else {
+            errors.push(FieldError::new(
+                &key,
+                "invalid_utf8",
+                format!("{key} must be valid UTF-8 once percent-decoded"),
+            ));
+            continue;
+        };
+        let parsed = match key.as_str() {
+            "prefix" => ResourcePrefix::parse(value)
+                .map(|prefix| list.prefix = prefix)
+                .map_err(|e| FieldError::new("prefix", e.code(), format!("prefix {e}"))),
+            "limit" => parse_limit(&value).map(|limit| list.limit = limit),
+            _ => cursor::decode(&value)
+                .map(|after: ResourceName| list.after = Some(after))
+                .map_err(|e| FieldError::new("cursor", "invalid_cursor", format!("cursor {e}"))),
+        };
+        if let Err(error) = parsed {
+            errors.push(error);
+        }
+    }
+    if errors.is_empty() {
+        Ok(list)
+    } else {
+        Err(ProblemKind::Validation(errors))
+    }
+}
+
+fn parse_limit(value: &str) -> Result<ListLimit, FieldError> {
+    let number: i64 = value.parse().map_err(|_| {
+        FieldError::new(
+            "limit",
+            "invalid_type",
+            format!(
+                "limit must be an integer between {} and {}",
+                ListLimit::MIN,
+                ListLimit::MAX
+            ),
+        )
+    })?;
+    ListLimit::parse(number).map_err(|e| FieldError::new("limit", e.code(), format!("limit {e}")))
+}
+
+/// List live locks.
+///
+/// The live locks of the caller's tenant whose names start with `prefix`, ordered by name
+/// bytewise (UTF-8 bytes: `B` before `a`, `z` before `é`), at most `limit` per page. When more
+/// follow, `next_cursor` is set: pass it as `cursor` to get the next page (with the same
+/// `prefix`); it is absent on the last page. Pages are read live, not from a snapshot: a lock
+/// granted while you page shows up if its name sorts after the cursor. Unknown or repeated query
+/// parameters are refused with 422.
+#[utoipa::path(
+    get,
+    path = "/locks",
+    operation_id = "listLocks",
+    tag = "locks",
+    security(("bearer" = [])),
+    params(
+        ("prefix" = Option<String>, Query, description = "Only names starting with this, compared literally and bytewise (`%`, `_` and `\\` are ordinary characters). 0 to 255 bytes of UTF-8, no control characters. Default: every name.", max_length = 255, example = "payment:"),
+        ("limit" = Option<i64>, Query, description = "The most locks on one page.", minimum = 1, maximum = 1000, example = 100),
+        ("cursor" = Option<String>, Query, description = "The `next_cursor` of the previous page, unchanged. Opaque.", example = "AXBheW1lbnQ6NDI"),
+    ),
+    responses(
+        (status = 200, description = "One page of live locks; `next_cursor` only when more follow.", body = LockList),
+        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "An invalid `prefix`, `limit` or `cursor`, or an unknown or repeated parameter; `errors` lists each.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
+    )
+)]
+pub(crate) async fn list(
+    req: HttpRequest,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    async {
+        let tenant = tenant_of(&req, &state)?;
+        let query = list_query(req.query_string())?;
+        let page = state.repo.list(tenant, query).await?;
+        let next_cursor = page.next_after().map(cursor::encode);
+        let body = LockList {
+            locks: page.locks.into_iter().map(ListedLockView::from).collect(),
+            next_cursor,
+        };
+        Ok(HttpResponse::Ok().json(body))
+    }
+    .await
+    .map_err(|kind: ProblemKind| kind.at(&req))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(query: &str) -> Vec<(String, String)> {
+        match list_query(query) {
+            Ok(_) => Vec::new(),
+            Err(ProblemKind::Validation(errors)) => {
+                errors.into_iter().map(|e| (e.field, e.code)).collect()
+            }
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn valid_queries() {
+        let q = list_query("").unwrap();
+        assert_eq!(q, ListQuery::default());
+        let q = list_query("prefix=a%25_%5C+b&limit=1000").unwrap();
+        assert_eq!(q.prefix.as_str(), "a%_\\ b");
+        assert_eq!(q.limit.get(), 1000);
+        let name = ResourceName::parse("job:7").unwrap();
+        let q = list_query(&format!("cursor={}&limit=1", cursor::encode(&name))).unwrap();
+        assert_eq!(q.after, Some(name));
+        assert_eq!(list_query("prefix=").unwrap().prefix.as_str(), "");
+    }
+
+    #[test]
+    fn invalid_queries_name_every_bad_parameter() {
+        let pair = |f: &str, c: &str| (f.to_owned(), c.to_owned());
+        let long = format!("prefix={}", "r".repeat(256));
+        let cases: Vec<(&str, Vec<(String, String)>)> = vec![
+            ("limit=0", vec![pair("limit", "out_of_range")]),
+            ("limit=1001", vec![pair("limit", "out_of_range")]),
+            ("limit=-1", vec![pair("limit", "out_of_range")]),
+            ("limit=ten", vec![pair("limit", "invalid_type")]),
+            ("limit=", vec![pair("limit", "invalid_type")]),
+            (
+                "limit=99999999999999999999",
+                vec![pair("limit", "invalid_type")],
+            ),
+            ("cursor=", vec![pair("cursor", "invalid_cursor")]),
+            ("cursor=%%%", vec![pair("cursor", "invalid_cursor")]),
+            ("cursor=YQ", vec![pair("cursor", "invalid_cursor")]),
+            ("prefix=%0A", vec![pair("prefix", "control_character")]),
+            ("prefix=%FF", vec![pair("prefix", "invalid_utf8")]),
+            (&long, vec![pair("prefix", "too_long")]),
+            ("perfix=a", vec![pair("perfix", "unknown_parameter")]),
+            ("limit=1&limit=1", vec![pair("limit", "conflict")]),
+            (
+                "limit=0&cursor=x&owner=y",
+                vec![
+                    pair("limit", "out_of_range"),
+                    pair("cursor", "invalid_cursor"),
+                    pair("owner", "unknown_parameter"),
+                ],
+            ),
+        ];
+        for (query, expected) in cases {
+            assert_eq!(codes(query), expected, "{query}");
+        }
+    }
+}
