@@ -126,6 +126,7 @@ pub(crate) struct ReleaseRequest {
 /// Liveness or readiness.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct HealthStatus {
+    /// `ok` from `/healthz`, `ready` from `/readyz`.
     #[schema(example = "ok")]
     pub status: &'static str,
 }

@@ -37,7 +37,7 @@ pub(crate) fn routes(cfg: &mut ServiceConfig) {
     path = "/healthz",
     operation_id = "healthz",
     tag = "operations",
-    responses((status = 200, description = "The process is alive.", body = HealthStatus))
+    responses((status = 200, description = "The process is alive.", body = HealthStatus, example = json!({"status": "ok"})))
 )]
 pub(crate) async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(HealthStatus { status: "ok" })
@@ -50,7 +50,7 @@ pub(crate) async fn healthz() -> HttpResponse {
     operation_id = "readyz",
     tag = "operations",
     responses(
-        (status = 200, description = "The lock database answers.", body = HealthStatus),
+        (status = 200, description = "The lock database answers.", body = HealthStatus, example = json!({"status": "ready"})),
         (status = 503, description = "The lock database does not answer.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
@@ -76,7 +76,7 @@ pub(crate) async fn readyz(
     path = "/openapi.json",
     operation_id = "openapiDocument",
     tag = "operations",
-    responses((status = 200, description = "The OpenAPI document.", content_type = "application/json"))
+    responses((status = 200, description = "The OpenAPI document.", body = Object, content_type = "application/json"))
 )]
 pub(crate) async fn openapi(state: web::Data<ApiState>) -> HttpResponse {
     HttpResponse::Ok()
