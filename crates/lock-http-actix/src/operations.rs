@@ -32,6 +32,9 @@ pub(crate) fn routes(cfg: &mut ServiceConfig) {
 }
 
 /// Liveness: 200 while the process serves requests.
+///
+/// Does not touch the database: a failing check means the process itself is stuck or gone, and
+/// restarting it is the remedy. Open even when API keys are configured.
 #[utoipa::path(
     get,
     path = "/healthz",
@@ -44,6 +47,10 @@ pub(crate) async fn healthz() -> HttpResponse {
 }
 
 /// Readiness: 200 when the lock database answers, else 503.
+///
+/// Send lock traffic to this instance only while this passes. A 503 is a database problem
+/// (unreachable, out of connections): restarting lockd does not fix it. Open even when API keys
+/// are configured.
 #[utoipa::path(
     get,
     path = "/readyz",
@@ -70,7 +77,10 @@ pub(crate) async fn readyz(
     }
 }
 
-/// This API's OpenAPI 3.1 document (the same as `openapi/openapi.json`).
+/// This API's OpenAPI 3.1 document.
+///
+/// The same as `openapi/openapi.json` in the repository: generate a client from it, or read it
+/// in Swagger UI at `/swagger-ui/`. Open even when API keys are configured.
 #[utoipa::path(
     get,
     path = "/openapi.json",
