@@ -1,6 +1,18 @@
 //! The OpenAPI document of the API, generated from the handlers' annotations.
+//!
+//! The document is a product of its own: clients are generated from it (the live tests generate
+//! one with openapi-python-client) and people read it in Swagger UI. So it stays within what
+//! generators handle (no boolean `const`, no `null` where a value is simply absent) and says
+//! every status each operation answers, with an example.
 
+mod problem_responses;
+
+use problem_responses::ProblemResponses;
+
+use utoipa::openapi::request_body::RequestBody;
+use utoipa::openapi::schema::Schema;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{RefOr, Type};
 use utoipa::{Modify, OpenApi};
 
 use crate::{dto, listing, locks, operations, problem};
@@ -9,7 +21,7 @@ use crate::{dto, listing, locks, operations, problem};
 #[openapi(
     info(
         title = "lockd",
-        description = "A distributed lock service: leases with a TTL, owner checks, and fencing tokens that strictly increase with every grant of a resource.\n\nErrors are RFC 9457 `application/problem+json` documents.",
+        description = "A distributed lock service. Take a **lease** on a named resource with `POST /locks/{resource}`; it ends by itself after `ttl_seconds` unless you renew it, only you (the `owner`) may renew or release it, and every grant carries a **fencing token** that strictly increases with every grant of the resource: send it with your writes so a store can refuse a holder that paused past its lease.\n\nAn acquire that finds the lock held by someone else is not an error: the answer is `200` with `acquired: false`, and you retry later.\n\nErrors are RFC 9457 `application/problem+json` documents with a stable `type` (`/problems/not-found`, ...); a `422` lists every invalid input in `errors`.\n\nWhen the server runs with API keys, every `/locks` request needs `Authorization: Bearer <key>` (use **Authorize**) and sees only its tenant's locks.",
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
     paths(
@@ -37,7 +49,7 @@ use crate::{dto, listing, locks, operations, problem};
         problem::Problem,
         problem::FieldError,
     )),
-    modifiers(&BearerKeys),
+    modifiers(&BearerKeys, &AbsentNotNull, &ProblemResponses),
     tags(
         (name = "locks", description = "Acquire, inspect, list, renew and release locks."),
         (name = "operations", description = "Health, readiness, metrics and this document."),
@@ -64,6 +76,46 @@ impl Modify for BearerKeys {
             ),
         );
     }
+}
+
+/// An optional request body (`request_body(content = Option<T>)`) is one that may be left out,
+/// but utoipa also makes its schema `oneOf: [null, T]`, which says a JSON `null` body is fine (it
+/// is a 400) and which generators turn into a client that cannot send no body. Keep just `T`.
+struct AbsentNotNull;
+
+impl Modify for AbsentNotNull {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for operation in operations.into_iter().flatten() {
+                if let Some(body) = operation.request_body.as_mut() {
+                    drop_null_alternative(body);
+                }
+            }
+        }
+    }
+}
+
+fn drop_null_alternative(body: &mut RequestBody) {
+    for content in body.content.values_mut() {
+        let Some(RefOr::T(Schema::OneOf(one_of))) = &content.schema else {
+            continue;
+        };
+        let mut others = one_of.items.iter().filter(|item| !is_null(item));
+        if let (Some(only), None) = (others.next(), others.next()) {
+            content.schema = Some(only.clone());
+        }
+    }
+}
+
+fn is_null(schema: &RefOr<Schema>) -> bool {
+    matches!(schema, RefOr::T(Schema::Object(object)) if object.schema_type == Type::Null.into())
 }
 
 /// The OpenAPI document as a value.

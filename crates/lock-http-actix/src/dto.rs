@@ -85,6 +85,7 @@ pub(crate) struct LockList {
     pub locks: Vec<ListedLockView>,
     /// Pass as `cursor` for the next page. Absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub next_cursor: Option<String>,
 }
 
@@ -168,6 +169,7 @@ pub(crate) struct ReleaseRequest {
 /// Liveness or readiness.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct HealthStatus {
+    /// `ok` from `/healthz`, `ready` from `/readyz`.
     #[schema(example = "ok")]
     pub status: &'static str,
 }

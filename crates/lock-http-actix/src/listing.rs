@@ -110,14 +110,14 @@ fn parse_limit(value: &str) -> Result<ListLimit, FieldError> {
     path = "/locks",
     operation_id = "listLocks",
     tag = "locks",
-    security(("bearer" = [])),
+    security((), ("bearer" = [])),
     params(
         ("prefix" = Option<String>, Query, description = "Only names starting with this, compared literally and bytewise (`%`, `_` and `\\` are ordinary characters). 0 to 255 bytes of UTF-8, no control characters. Default: every name.", max_length = 255, example = "payment:"),
         ("limit" = Option<i64>, Query, description = "The most locks on one page.", minimum = 1, maximum = 1000, example = 100),
         ("cursor" = Option<String>, Query, description = "The `next_cursor` of the previous page, unchanged. Opaque.", example = "AXBheW1lbnQ6NDI"),
     ),
     responses(
-        (status = 200, description = "One page of live locks; `next_cursor` only when more follow.", body = LockList),
+        (status = 200, description = "One page of live locks; `next_cursor` only when more follow.", body = LockList, example = json!({"locks": [{"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17, "ttl_remaining_ms": 29873}], "next_cursor": "AXBheW1lbnQ6NDI"})),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid `prefix`, `limit` or `cursor`, or an unknown or repeated parameter; `errors` lists each.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),

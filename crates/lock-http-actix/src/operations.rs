@@ -37,25 +37,32 @@ pub(crate) fn routes(cfg: &mut ServiceConfig) {
 }
 
 /// Liveness: 200 while the process serves requests.
+///
+/// Does not touch the database: a failing check means the process itself is stuck or gone, and
+/// restarting it is the remedy. Open even when API keys are configured.
 #[utoipa::path(
     get,
     path = "/healthz",
     operation_id = "healthz",
     tag = "operations",
-    responses((status = 200, description = "The process is alive.", body = HealthStatus))
+    responses((status = 200, description = "The process is alive.", body = HealthStatus, example = json!({"status": "ok"})))
 )]
 pub(crate) async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(HealthStatus { status: "ok" })
 }
 
 /// Readiness: 200 when the lock database answers, else 503.
+///
+/// Send lock traffic to this instance only while this passes. A 503 is a database problem
+/// (unreachable, out of connections): restarting lockd does not fix it. Open even when API keys
+/// are configured.
 #[utoipa::path(
     get,
     path = "/readyz",
     operation_id = "readyz",
     tag = "operations",
     responses(
-        (status = 200, description = "The lock database answers.", body = HealthStatus),
+        (status = 200, description = "The lock database answers.", body = HealthStatus, example = json!({"status": "ready"})),
         (status = 503, description = "The lock database does not answer.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
@@ -100,13 +107,16 @@ pub(crate) async fn metrics(state: web::Data<ApiState>) -> HttpResponse {
         .body(text)
 }
 
-/// This API's OpenAPI 3.1 document (the same as `openapi/openapi.json`).
+/// This API's OpenAPI 3.1 document.
+///
+/// The same as `openapi/openapi.json` in the repository: generate a client from it, or read it
+/// in Swagger UI at `/swagger-ui/`. Open even when API keys are configured.
 #[utoipa::path(
     get,
     path = "/openapi.json",
     operation_id = "openapiDocument",
     tag = "operations",
-    responses((status = 200, description = "The OpenAPI document.", content_type = "application/json"))
+    responses((status = 200, description = "The OpenAPI document.", body = Object, content_type = "application/json"))
 )]
 pub(crate) async fn openapi(state: web::Data<ApiState>) -> HttpResponse {
     HttpResponse::Ok()

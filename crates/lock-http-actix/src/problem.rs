@@ -53,8 +53,9 @@ pub(crate) struct Problem {
     /// The request path.
     #[schema(example = "/locks/payment:42")]
     pub instance: String,
-    /// The invalid inputs (422 only).
+    /// The invalid inputs (422 only; absent otherwise, never `null`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub errors: Option<Vec<FieldError>>,
 }
 

@@ -1,0 +1,231 @@
+//! The problem answers of the OpenAPI document, completed in one place so that every operation
+//! describes them alike: each `application/problem+json` response gets an example of exactly
+//! what lockd sends and the headers that come with it, and each lock operation documents the 500
+//! it answers when the database fails in an unexpected way.
+
+use serde_json::{json, Value};
+use utoipa::openapi::content::ContentBuilder;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::{ObjectBuilder, OpenApi, Ref, RefOr, Type};
+use utoipa::Modify;
+
+const PROBLEM_JSON: &str = "application/problem+json";
+/// The resource name the examples use, as in the rest of the document.
+const EXAMPLE_RESOURCE: &str = "payment:42";
+
+pub(super) struct ProblemResponses;
+
+impl Modify for ProblemResponses {
+    fn modify(&self, openapi: &mut OpenApi) {
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            let instance = path.replace("{resource}", EXAMPLE_RESOURCE);
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for operation in operations.into_iter().flatten() {
+                if is_lock_operation(operation) {
+                    add_internal_error(operation);
+                }
+                complete_problems(operation, &instance);
+            }
+        }
+    }
+}
+
+/// Lock operations go to the lock database, whose unexpected failures answer 500.
+fn is_lock_operation(operation: &Operation) -> bool {
+    operation.tags.iter().flatten().any(|tag| tag == "locks")
+}
+
+fn add_internal_error(operation: &mut Operation) {
+    operation
+        .responses
+        .responses
+        .entry("500".to_owned())
+        .or_insert_with(|| {
+            RefOr::T(
+                ResponseBuilder::new()
+                    .description(
+                        "The lock database failed in an unexpected way; the cause is logged, not \
+                         shown. Nothing is known to have changed: retrying is safe.",
+                    )
+                    .content(
+                        PROBLEM_JSON,
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("Problem")))
+                            .build(),
+                    )
+                    .build(),
+            )
+        });
+}
+
+fn complete_problems(operation: &mut Operation, instance: &str) {
+    for (status, response) in operation.responses.responses.iter_mut() {
+        let RefOr::T(response) = response else {
+            continue;
+        };
+        let Some(content) = response.content.get_mut(PROBLEM_JSON) else {
+            continue;
+        };
+        let Ok(status) = status.parse::<u16>() else {
+            continue;
+        };
+        if let Some(example) = example(status, instance) {
+            content.example = Some(example);
+        }
+        if let Some((name, description)) = header_of(status) {
+            response.headers.insert(
+                name.to_owned(),
+                HeaderBuilder::new()
+                    .schema(ObjectBuilder::new().schema_type(Type::String))
+                    .description(Some(description))
+                    .build(),
+            );
+        }
+    }
+}
+
+/// The problem lockd answers with this status, as it renders it (see `ApiError`).
+fn example(status: u16, instance: &str) -> Option<Value> {
+    let (slug, title, detail) = match status {
+        400 => (
+            "bad-request",
+            "Bad Request",
+            "the request body is not valid JSON".to_owned(),
+        ),
+        401 => (
+            "unauthorized",
+            "Unauthorized",
+            "send a valid API key as `Authorization: Bearer <key>`".to_owned(),
+        ),
+        403 => (
+            "forbidden",
+            "Forbidden",
+            format!("the lock on resource {EXAMPLE_RESOURCE:?} is held by another owner"),
+        ),
+        404 => (
+            "not-found",
+            "Not Found",
+            format!("no live lock on resource {EXAMPLE_RESOURCE:?}"),
+        ),
+        408 => (
+            "request-timeout",
+            "Request Timeout",
+            "the request body did not arrive in time".to_owned(),
+        ),
+        413 => (
+            "payload-too-large",
+            "Payload Too Large",
+            format!(
+                "request bodies are limited to {} bytes",
+                crate::MAX_BODY_BYTES
+            ),
+        ),
+        415 => (
+            "unsupported-media-type",
+            "Unsupported Media Type",
+            "request bodies must be application/json, got \"text/plain\"".to_owned(),
+        ),
+        422 => {
+            return Some(json!({
+                "type": "/problems/validation-failed",
+                "title": "Unprocessable Entity",
+                "status": 422,
+                "detail": "invalid input: ttl_seconds",
+                "instance": instance,
+                "errors": [{
+                    "field": "ttl_seconds",
+                    "code": "out_of_range",
+                    "message": "ttl_seconds must be between 1 and 86400, got 0",
+                }],
+            }))
+        }
+        500 => (
+            "internal",
+            "Internal Server Error",
+            "the server failed to answer; nothing is known to have changed".to_owned(),
+        ),
+        503 => (
+            "service-unavailable",
+            "Service Unavailable",
+            "the lock database is unavailable; retry later".to_owned(),
+        ),
+        _ => return None,
+    };
+    Some(json!({
+        "type": format!("/problems/{slug}"),
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "instance": instance,
+    }))
+}
+
+/// The header that comes with a problem of this status.
+fn header_of(status: u16) -> Option<(&'static str, &'static str)> {
+    match status {
+        401 => Some((
+            "WWW-Authenticate",
+            "`Bearer`: send an API key of your tenant.",
+        )),
+        408 => Some(("Connection", "`close`: the server closes the connection.")),
+        503 => Some(("Retry-After", "Seconds to wait before retrying (`1`).")),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::ProblemKind;
+    use actix_web::test::TestRequest;
+    use actix_web::ResponseError;
+
+    /// The examples are what `ApiError` really renders, field for field.
+    #[actix_web::test]
+    async fn examples_match_the_rendered_problems() {
+        let req = TestRequest::with_uri("/locks/payment:42").to_http_request();
+        let kinds = [
+            ProblemKind::BadRequest("the request body is not valid JSON".to_owned()),
+            ProblemKind::Unauthorized,
+            ProblemKind::Forbidden(format!(
+                "the lock on resource {EXAMPLE_RESOURCE:?} is held by another owner"
+            )),
+            ProblemKind::NotFound(format!("no live lock on resource {EXAMPLE_RESOURCE:?}")),
+            ProblemKind::RequestTimeout,
+            ProblemKind::PayloadTooLarge,
+            ProblemKind::UnsupportedMediaType(
+                "request bodies must be application/json, got \"text/plain\"".to_owned(),
+            ),
+            ProblemKind::Validation(vec![crate::problem::FieldError::new(
+                "ttl_seconds",
+                "out_of_range",
+                "ttl_seconds must be between 1 and 86400, got 0",
+            )]),
+            ProblemKind::Internal("disk on fire".into()),
+            ProblemKind::Unavailable(lock_domain::RepositoryError::Unavailable(
+                "connection refused".into(),
+            )),
+        ];
+        for kind in kinds {
+            let response = kind.at(&req).error_response();
+            let status = response.status().as_u16();
+            let body = actix_web::body::to_bytes(response.into_body())
+                .await
+                .unwrap_or_default();
+            let rendered: Value = serde_json::from_slice(&body).unwrap_or_default();
+            assert_eq!(
+                Some(rendered),
+                example(status, "/locks/payment:42"),
+                "status {status}"
+            );
+        }
+    }
+}

@@ -1,0 +1,140 @@
+"""The Python client generated from openapi/openapi.json, used against a live lockd.
+
+Run by tests/live/python-client (which makes the virtualenv and generates the package
+`lockd_client` with openapi-python-client). Every answer must parse into the generated model of
+its status code: a 200 into AcquireGranted / AcquireHeld / LockView, a problem into Problem.
+Prints "python-client: N passed, M failed" and exits non-zero on any failure.
+"""
+
+import datetime
+import sys
+
+from lockd_client import AuthenticatedClient, Client
+from lockd_client.api.locks import acquire_lock, get_lock, release_lock, renew_lock
+from lockd_client.api.operations import healthz, readyz
+from lockd_client.models import (
+    AcquireGranted,
+    AcquireHeld,
+    AcquireRequest,
+    FieldError,
+    HealthStatus,
+    LockView,
+    Problem,
+    ReleaseRequest,
+    RenewRequest,
+)
+
+from lockd_process import LockdProcess
+
+KEY = "python-client-test-key"
+# A name that needs percent-encoding in the path: the client must send it as one segment.
+RESOURCE = "report:nightly/eu west"
+
+passed = 0
+failed = 0
+
+
+def check(name, condition, detail=""):
+    global passed, failed
+    if condition:
+        passed += 1
+        print(f"ok   {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name} {detail}")
+
+
+def problem(response, status, slug):
+    """The answer is a Problem of this status whose type ends in this slug."""
+    parsed = response.parsed
+    return (
+        response.status_code == status
+        and isinstance(parsed, Problem)
+        and parsed.status == status
+        and parsed.type_.endswith("/" + slug)
+        and response.headers["content-type"].startswith("application/problem+json")
+    )
+
+
+def scenario(base):
+    client = AuthenticatedClient(base_url=base, token=KEY, raise_on_unexpected_status=True)
+
+    health = healthz.sync_detailed(client=client)
+    check("healthz parses into HealthStatus", isinstance(health.parsed, HealthStatus)
+          and health.parsed.status == "ok", health)
+    ready = readyz.sync_detailed(client=client)
+    check("readyz parses into HealthStatus", isinstance(ready.parsed, HealthStatus)
+          and ready.parsed.status == "ready", ready)
+
+    granted = acquire_lock.sync_detailed(
+        RESOURCE, client=client, body=AcquireRequest(owner="worker-7", ttl_seconds=30))
+    lock = granted.parsed.lock if isinstance(granted.parsed, AcquireGranted) else None
+    check("acquire parses into AcquireGranted", granted.status_code == 200 and lock is not None
+          and granted.parsed.acquired is True and lock.resource == RESOURCE
+          and lock.owner == "worker-7" and lock.fencing_token >= 1
+          and lock.expires_at - lock.acquired_at == datetime.timedelta(seconds=30), granted)
+    if lock is None:
+        return
+
+    held = acquire_lock.sync_detailed(
+        RESOURCE, client=client, body=AcquireRequest(owner="worker-8", ttl_seconds=30))
+    check("contended acquire parses into AcquireHeld", held.status_code == 200
+          and isinstance(held.parsed, AcquireHeld) and held.parsed.acquired is False
+          and held.parsed.resource == RESOURCE, held)
+
+    status = get_lock.sync_detailed(RESOURCE, client=client)
+    check("status parses into LockView", isinstance(status.parsed, LockView)
+          and status.parsed.owner == "worker-7"
+          and status.parsed.fencing_token == lock.fencing_token, status)
+
+    renewed = renew_lock.sync_detailed(
+        RESOURCE, client=client, body=RenewRequest(owner="worker-7", ttl_seconds=60))
+    check("renew parses into LockView with the token kept and a later expiry",
+          isinstance(renewed.parsed, LockView)
+          and renewed.parsed.fencing_token == lock.fencing_token
+          and renewed.parsed.expires_at > lock.expires_at, renewed)
+
+    forbidden = release_lock.sync_detailed(
+        RESOURCE, client=client, body=ReleaseRequest(owner="worker-8"))
+    check("release by another owner is a 403 Problem", problem(forbidden, 403, "forbidden"),
+          forbidden)
+
+    invalid = acquire_lock.sync_detailed(
+        RESOURCE, client=client, body=AcquireRequest(owner="worker-7", ttl_seconds=0))
+    errors = invalid.parsed.errors if isinstance(invalid.parsed, Problem) else None
+    check("ttl_seconds 0 is a 422 Problem with a FieldError",
+          problem(invalid, 422, "validation-failed")
+          and isinstance(errors, list) and len(errors) == 1
+          and isinstance(errors[0], FieldError)
+          and (errors[0].field, errors[0].code) == ("ttl_seconds", "out_of_range"), invalid)
+
+    anonymous = Client(base_url=base, raise_on_unexpected_status=True)
+    unauthorized = get_lock.sync_detailed(RESOURCE, client=anonymous)
+    check("a request without the key is a 401 Problem",
+          problem(unauthorized, 401, "unauthorized")
+          and unauthorized.headers.get("www-authenticate", "").startswith("Bearer"), unauthorized)
+
+    released = release_lock.sync_detailed(RESOURCE, client=client, owner="worker-7")
+    check("release by the holder (?owner=) is a 204", released.status_code == 204, released)
+
+    gone = get_lock.sync_detailed(RESOURCE, client=client)
+    check("status after release is a 404 Problem", problem(gone, 404, "not-found"), gone)
+
+    again = acquire_lock.sync_detailed(
+        RESOURCE, client=client, body=AcquireRequest(owner="worker-8", ttl_seconds=5))
+    check("a new grant has a larger fencing token", isinstance(again.parsed, AcquireGranted)
+          and again.parsed.lock.fencing_token > lock.fencing_token, again)
+
+
+def main():
+    with LockdProcess(api_keys={"default": KEY}) as lockd:
+        try:
+            scenario(lockd.base)
+        except Exception as error:  # an unexpected status or an answer that does not parse
+            check("the scenario runs to the end", False, repr(error))
+    print(f"python-client: {passed} passed, {failed} failed")
+    sys.exit(1 if failed or not passed else 0)
+
+
+if __name__ == "__main__":
+    main()
