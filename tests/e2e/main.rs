@@ -14,6 +14,7 @@ mod lifecycle;
 mod load;
 mod multi_instance;
 mod proxy;
+mod run;
 mod server;
 mod slow_clients;
 mod tenants;

@@ -158,13 +158,25 @@ impl LockClient {
     /// # Errors
     /// [`ClientError`] when there is no answer or an error answer other than 403/404.
     pub fn release(&self, resource: &str, owner: &str) -> Result<Released, ClientError> {
+        self.release_within(resource, owner, self.request_timeout)
+    }
+
+    /// Like [`LockClient::release`], giving up after `timeout`.
+    ///
+    /// # Errors
+    /// [`ClientError`] when there is no answer within `timeout` or an error answer other than
+    /// 403/404.
+    pub fn release_within(
+        &self,
+        resource: &str,
+        owner: &str,
+        timeout: Duration,
+    ) -> Result<Released, ClientError> {
         let body = json!({"owner": owner});
-        match self.exchange("DELETE", &lock_path(resource), Some(&body), self.request_timeout) {
+        match self.exchange("DELETE", &lock_path(resource), Some(&body), timeout) {
             Ok((204, _)) => Ok(Released::Released),
             Err(ClientError::Problem(problem)) if problem.status == 404 => Ok(Released::NotFound),
-            Err(ClientError::Problem(problem)) if problem.status == 403 => {
-                Ok(Released::Forbidden)
-            }
+            Err(ClientError::Problem(problem)) if problem.status == 403 => Ok(Released::Forbidden),
             Ok((status, text)) => Err(unexpected(status, text)),
             Err(error) => Err(error),
         }

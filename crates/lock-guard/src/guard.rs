@@ -172,7 +172,11 @@ impl LockGuard {
             .renewed_at
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        renewed_at + self.ttl.as_duration().saturating_sub(self.settings.safety_margin)
+        renewed_at
+            + self
+                .ttl
+                .as_duration()
+                .saturating_sub(self.settings.safety_margin)
     }
 
     /// Stops renewing and releases the lock, reporting the outcome (drop does the same and

@@ -78,8 +78,14 @@ fn run_inner(args: &RunArgs) -> Result<u8, u8> {
             });
         }
     };
-    if supervised.lease_trouble != Some(LeaseTrouble::Lost) {
-        release(&client, resource, &owner);
+    match supervised.lease_trouble {
+        None => release(&client, resource, &owner),
+        // Renewals failed: the server is probably unreachable, so do not wait long for it.
+        Some(LeaseTrouble::AtRisk) => {
+            release_within(&client, resource, &owner, Some(timing.renew_timeout));
+        }
+        // Not ours any more: a release could only be refused.
+        Some(LeaseTrouble::Lost) => {}
     }
     match supervised.lease_trouble {
         Some(trouble) => {
@@ -178,7 +184,16 @@ fn supervise(
 
 /// Releases the lock, reporting a failure (the lock then ends at its expiry).
 fn release(client: &LockClient, resource: &str, owner: &str) {
-    if let Err(error) = client.release(resource, owner) {
+    release_within(client, resource, owner, None);
+}
+
+/// [`release`] with a shorter timeout than the client's, if given.
+fn release_within(client: &LockClient, resource: &str, owner: &str, timeout: Option<Duration>) {
+    let released = match timeout {
+        Some(timeout) => client.release_within(resource, owner, timeout),
+        None => client.release(resource, owner),
+    };
+    if let Err(error) = released {
         eprintln!("lockd run: could not release the lock (it expires by itself): {error}");
     }
 }
