@@ -445,3 +445,62 @@ fn a_lost_lease_kills_the_command_at_once() {
     // The thief's lock is untouched.
     assert_eq!(server.status("taken").body["fencing_token"], taken);
 }
+
+/// `--wait`: the holder releases after a second and `lockd run` gets the lock then. This works
+/// against a server with or without `wait_seconds` support (a server without it ignores the
+/// field and `lockd run` asks again every 250 ms until the wait is over).
+#[test]
+fn with_wait_the_lock_is_taken_when_the_holder_releases() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    let token = server.acquire("queue", "first", 300).token();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let seen = in_dir(&dir, "seen");
+    let script = format!("echo $LOCKD_FENCING_TOKEN > {}", seen.display());
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "queue", "--wait", "10"],
+        &["sh", "-c", &script],
+    );
+    std::thread::sleep(Duration::from_millis(1_000));
+    assert!(!seen.exists(), "the command must wait for the lock");
+    let released = Instant::now();
+    assert_eq!(server.release("queue", "first").status, 204);
+    let finished = run.finish(Duration::from_secs(20));
+    assert_eq!(finished.code(), 0, "{}", finished.stderr);
+    let got: i64 = read(&seen).trim().parse().expect("token");
+    assert!(got > token);
+    let waited = released.elapsed();
+    eprintln!("lockd run finished {waited:?} after the release");
+    assert!(waited < Duration::from_secs(3), "{waited:?}");
+    server.status("queue").assert_problem(404, "not-found");
+}
+
+/// `--wait` runs out: exit 75 after the wait, not before, and the command never ran.
+#[test]
+fn with_wait_a_lock_held_throughout_exits_75_after_the_wait() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    server.acquire("busy", "holder", 300).token();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ran = in_dir(&dir, "ran");
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "busy", "--wait", "2"],
+        &["touch", &ran.display().to_string()],
+    );
+    let finished = run.finish(Duration::from_secs(30));
+    assert_eq!(finished.code(), 75, "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains("waited 2 s"),
+        "{}",
+        finished.stderr
+    );
+    assert!(
+        finished.after >= Duration::from_secs(2) && finished.after < Duration::from_secs(6),
+        "{:?}",
+        finished.after
+    );
+    assert!(!ran.exists());
+    assert_eq!(server.status("busy").body["owner"], "holder");
+}

@@ -274,8 +274,12 @@ mod tests {
 
     #[test]
     fn an_unreachable_server_is_a_transport_error() {
-        // Port 9 (discard) is closed on test machines; the connect is refused at once.
-        let mut config = ClientConfig::new("http://127.0.0.1:9");
+        // A port nothing listens on: bind one, then free it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map(|addr| addr.port())
+            .unwrap_or(9);
+        let mut config = ClientConfig::new(format!("http://127.0.0.1:{port}"));
         config.connect_timeout = Duration::from_millis(500);
         let client = LockClient::new(&config);
         let error = client.acquire("r", "o", 5).unwrap_err();

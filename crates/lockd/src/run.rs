@@ -22,7 +22,8 @@ use supervisor::{Forwarded, LeaseTrouble};
 use timing::LeaseTiming;
 
 /// The longest `wait_seconds` sent in one acquire (the server's default maximum); a longer
-/// `--wait` takes several requests.
+/// `--wait` takes several requests. A server that refuses the field's value (a lower maximum)
+/// is polled instead.
 const MAX_WAIT_PER_REQUEST: u64 = 60;
 /// Pause between attempts when the server answered "held" before the wait was over (a server
 /// without waiting answers at once) and gave no `Retry-After`.
@@ -107,9 +108,10 @@ fn run_inner(args: &RunArgs) -> Result<u8, u8> {
 /// token and when the granting request was sent.
 fn acquire(client: &LockClient, args: &RunArgs, owner: &str) -> Result<(i64, Instant), u8> {
     let deadline = Instant::now() + Duration::from_secs(args.wait);
+    let mut max_wait_per_request = MAX_WAIT_PER_REQUEST;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        let wait_seconds = left.as_secs().min(MAX_WAIT_PER_REQUEST);
+        let wait_seconds = left.as_secs().min(max_wait_per_request);
         let sent_at = Instant::now();
         match client.acquire_waiting(&args.resource, owner, args.ttl, wait_seconds) {
             Ok(Acquired::Granted(lease)) => return Ok((lease.fencing_token, sent_at)),
@@ -131,6 +133,13 @@ fn acquire(client: &LockClient, args: &RunArgs, owner: &str) -> Result<(i64, Ins
                 }
                 let hint = retry_after_seconds.map_or(POLL_EVERY, Duration::from_secs);
                 std::thread::sleep(hint.min(POLL_EVERY).min(left));
+            }
+            // A server configured with a lower --max-wait-seconds: poll instead.
+            Err(ClientError::Problem(problem))
+                if wait_seconds > 0
+                    && problem.errors.iter().any(|e| e.field == "wait_seconds") =>
+            {
+                max_wait_per_request = 0;
             }
             Err(error) => return Err(refused(&error)),
         }
