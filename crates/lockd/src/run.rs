@@ -136,8 +136,7 @@ fn acquire(client: &LockClient, args: &RunArgs, owner: &str) -> Result<(i64, Ins
             }
             // A server configured with a lower --max-wait-seconds: poll instead.
             Err(ClientError::Problem(problem))
-                if wait_seconds > 0
-                    && problem.errors.iter().any(|e| e.field == "wait_seconds") =>
+                if wait_seconds > 0 && problem.errors.iter().any(|e| e.field == "wait_seconds") =>
             {
                 max_wait_per_request = 0;
             }
