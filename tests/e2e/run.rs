@@ -406,44 +406,49 @@ fn a_command_ignoring_sigterm_is_killed_inside_the_lease() {
     );
 }
 
-/// A renewal answered 404 (the lock was released behind lockd run's back): the lease is lost,
-/// the command is killed at once (no grace: another holder may already have the lock).
+/// A renewal answered 404 (the lock was released behind lockd run's back) or 403 (and another
+/// owner took it): the lease is lost, the command is killed at once (no grace: another holder may
+/// already have the lock).
 #[test]
 fn a_lost_lease_kills_the_command_at_once() {
     let db = TestDatabase::sqlite();
     let server = TestServer::start(&db, &[]);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (ready, term) = (in_dir(&dir, "ready"), in_dir(&dir, "term"));
-    let script = format!(
-        "trap 'touch {term}; exit 0' TERM; touch {ready}; while :; do sleep 0.05; done",
-        term = term.display(),
-        ready = ready.display()
-    );
-    let run = LockdRun::start(
-        &server.base,
-        &["--resource", "taken", "--owner", "job", "--ttl", "3"],
-        &["sh", "-c", &script],
-    );
-    wait_for_file(&ready);
-    assert_eq!(server.release("taken", "job").status, 204);
-    let taken = server.acquire("taken", "thief", 60).token();
-    let released = Instant::now();
-    let finished = run.finish(Duration::from_secs(20));
-    let after = released.elapsed();
-    assert_eq!(finished.code(), 70, "{}", finished.stderr);
-    assert!(
-        finished.stderr.contains("another owner holds the lock"),
-        "{}",
-        finished.stderr
-    );
-    assert!(!term.exists(), "SIGKILL, not SIGTERM");
-    // The next renewal is due within ttl/3 = 1 s.
-    assert!(
-        after < Duration::from_millis(1_800),
-        "killed {after:?} after the loss"
-    );
-    // The thief's lock is untouched.
-    assert_eq!(server.status("taken").body["fencing_token"], taken);
+    for (resource, thief, message) in [
+        ("gone", None, "the lock is gone"),
+        ("taken", Some("thief"), "another owner holds the lock"),
+    ] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (ready, term) = (in_dir(&dir, "ready"), in_dir(&dir, "term"));
+        let script = format!(
+            "trap 'touch {term}; exit 0' TERM; touch {ready}; while :; do sleep 0.05; done",
+            term = term.display(),
+            ready = ready.display()
+        );
+        let run = LockdRun::start(
+            &server.base,
+            &["--resource", resource, "--owner", "job", "--ttl", "3"],
+            &["sh", "-c", &script],
+        );
+        wait_for_file(&ready);
+        assert_eq!(server.release(resource, "job").status, 204);
+        let taken = thief.map(|thief| server.acquire(resource, thief, 60).token());
+        let lost = Instant::now();
+        let finished = run.finish(Duration::from_secs(20));
+        let after = lost.elapsed();
+        assert_eq!(finished.code(), 70, "{}", finished.stderr);
+        assert!(finished.stderr.contains(message), "{}", finished.stderr);
+        assert!(!term.exists(), "SIGKILL, not SIGTERM");
+        // The next renewal is due within ttl/3 = 1 s.
+        assert!(
+            after < Duration::from_millis(1_800),
+            "killed {after:?} after the loss"
+        );
+        match taken {
+            // The new holder's lock is untouched.
+            Some(token) => assert_eq!(server.status(resource).body["fencing_token"], token),
+            None => server.status(resource).assert_problem(404, "not-found"),
+        }
+    }
 }
 
 /// `--wait`: the holder releases after a second and `lockd run` gets the lock then. This works
@@ -503,4 +508,37 @@ fn with_wait_a_lock_held_throughout_exits_75_after_the_wait() {
     );
     assert!(!ran.exists());
     assert_eq!(server.status("busy").body["owner"], "holder");
+}
+
+/// `lockd run` itself is killed (SIGKILL, the OOM killer): nothing renews any more, so the
+/// kernel kills the command with it.
+#[test]
+fn the_command_dies_with_lockd_run() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pid_file = in_dir(&dir, "pid");
+    let script = format!(
+        "echo $$ > {pid}.tmp; mv {pid}.tmp {pid}; while :; do sleep 0.05; done",
+        pid = pid_file.display()
+    );
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "orphan"],
+        &["sh", "-c", &script],
+    );
+    wait_for_file(&pid_file);
+    let command_pid = read(&pid_file).trim().to_owned();
+    signal(run.pid(), "KILL");
+    // Before reading lockd run's stderr: a surviving command would hold that pipe open.
+    let started = Instant::now();
+    while is_alive(&command_pid) {
+        if started.elapsed() > Duration::from_secs(5) {
+            signal(command_pid.parse().expect("pid"), "KILL");
+            panic!("the command outlived lockd run");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let finished = run.finish(Duration::from_secs(10));
+    assert_eq!(finished.status.code(), None, "killed by a signal");
 }

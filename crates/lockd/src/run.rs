@@ -177,6 +177,7 @@ fn supervise(
             .env("LOCKD_OWNER", owner)
             .env("LOCKD_FENCING_TOKEN", token.to_string())
             .kill_on_drop(true);
+        die_with_parent(&mut command);
         let (reports_tx, reports) = tokio::sync::mpsc::unbounded_channel();
         let _renewer = Renewer::start(
             client.clone(),
@@ -189,6 +190,32 @@ fn supervise(
         supervisor::supervise(command, timing, renewed_at, reports, signals).await
     })
 }
+
+/// Asks the kernel to SIGKILL the command if `lockd run` itself dies (SIGKILL, OOM killer):
+/// nothing would renew the lease any more, so the command must not outlive it. Linux only
+/// (`PR_SET_DEATHSIG`); the spawning thread is the main thread, which lives as long as the
+/// process.
+#[cfg(target_os = "linux")]
+fn die_with_parent(command: &mut tokio::process::Command) {
+    let parent = std::process::id();
+    // SAFETY: the closure runs in the forked child before exec and only calls the
+    // async-signal-safe prctl, getppid and _exit.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before the prctl: then nothing will signal us.
+            if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                libc::_exit(exit::LEASE_LOST.into());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_command: &mut tokio::process::Command) {}
 
 /// Releases the lock, reporting a failure (the lock then ends at its expiry).
 fn release(client: &LockClient, resource: &str, owner: &str) {
