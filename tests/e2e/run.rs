@@ -372,8 +372,9 @@ fn a_command_ignoring_sigterm_is_killed_inside_the_lease() {
     let server = TestServer::start(&db, &[]);
     let dir = tempfile::tempdir().expect("temp dir");
     let pid_file = in_dir(&dir, "pid");
+    // It also starts a process of its own, which must die with it.
     let script = format!(
-        "trap '' TERM; echo $$ > {pid}.tmp; mv {pid}.tmp {pid}; while :; do sleep 0.05; done",
+        "sleep 1000 & trap '' TERM; echo $$ $! > {pid}.tmp; mv {pid}.tmp {pid}; while :; do sleep 0.05; done",
         pid = pid_file.display()
     );
     let ttl = Duration::from_secs(4);
@@ -383,11 +384,14 @@ fn a_command_ignoring_sigterm_is_killed_inside_the_lease() {
         &["sh", "-c", &script],
     );
     wait_for_file(&pid_file);
-    let command_pid = read(&pid_file).trim().to_owned();
+    let pids = read(&pid_file);
+    let (command_pid, started_pid) = pids.trim().split_once(' ').expect("two pids");
     std::thread::sleep(Duration::from_millis(1_500));
     let stopped = Instant::now();
     signal(server.pid(), "STOP");
-    while is_alive(&command_pid) && stopped.elapsed() < Duration::from_secs(20) {
+    while (is_alive(command_pid) || is_alive(started_pid))
+        && stopped.elapsed() < Duration::from_secs(20)
+    {
         std::thread::sleep(Duration::from_millis(5));
     }
     let dead_after = stopped.elapsed();

@@ -176,7 +176,10 @@ fn supervise(
             .env("LOCKD_RESOURCE", &args.resource)
             .env("LOCKD_OWNER", owner)
             .env("LOCKD_FENCING_TOKEN", token.to_string())
-            .kill_on_drop(true);
+            .kill_on_drop(true)
+            // Its own process group, so that the signals reach what the command starts too: a
+            // pipeline or a child left behind must not keep working once the lease is at risk.
+            .process_group(0);
         die_with_parent(&mut command);
         let (reports_tx, reports) = tokio::sync::mpsc::unbounded_channel();
         let _renewer = Renewer::start(

@@ -84,7 +84,7 @@ pub async fn supervise(
                     lease_trouble = Some(LeaseTrouble::Lost);
                     kill_sent = true;
                     reports_open = false;
-                    let _ = child.start_kill();
+                    send(&child, libc::SIGKILL);
                 }
                 None => reports_open = false,
             },
@@ -100,7 +100,7 @@ pub async fn supervise(
             () = sleep_until(kill_at.into()), if term_sent && !kill_sent => {
                 eprintln!("lockd run: the command did not stop after SIGTERM; killing it (SIGKILL)");
                 kill_sent = true;
-                let _ = child.start_kill();
+                send(&child, libc::SIGKILL);
             },
             Some(()) = signals.terminate.recv() => send(&child, libc::SIGTERM),
             Some(()) = signals.interrupt.recv() => send(&child, libc::SIGINT),
@@ -114,12 +114,14 @@ pub async fn supervise(
     })
 }
 
-/// Sends `signal` to the command if it has not been reaped (its pid is then still its own).
+/// Sends `signal` to the command's process group (the command and what it started), if the
+/// command has not been reaped (its pid, which is the group's id, is then still its own).
 fn send(child: &Child, signal: libc::c_int) {
     if let Some(pid) = child.id().and_then(|pid| libc::pid_t::try_from(pid).ok()) {
-        // SAFETY: kill(2) has no memory-safety preconditions; the pid is our unreaped child.
+        // SAFETY: kill(2) has no memory-safety preconditions; -pid names the process group the
+        // unreaped command leads.
         unsafe {
-            libc::kill(pid, signal);
+            libc::kill(-pid, signal);
         }
     }
 }
