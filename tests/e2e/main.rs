@@ -5,6 +5,7 @@
 mod backends;
 
 mod attacks;
+mod client;
 mod contract;
 mod documents;
 mod faults;
