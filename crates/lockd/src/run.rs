@@ -111,7 +111,13 @@ fn acquire(client: &LockClient, args: &RunArgs, owner: &str) -> Result<(i64, Ins
     let mut max_wait_per_request = MAX_WAIT_PER_REQUEST;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        let wait_seconds = left.as_secs().min(max_wait_per_request);
+        // Rounded up, so that the first request asks for the whole `--wait`.
+        let wait_seconds = left
+            .as_millis()
+            .div_ceil(1_000)
+            .try_into()
+            .unwrap_or(u64::MAX)
+            .min(max_wait_per_request);
         let sent_at = Instant::now();
         match client.acquire_waiting(&args.resource, owner, args.ttl, wait_seconds) {
             Ok(Acquired::Granted(lease)) => return Ok((lease.fencing_token, sent_at)),
