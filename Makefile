@@ -3,6 +3,8 @@
 CARGO ?= cargo
 # Crates the domain must never depend on (hexagonal rule: the domain knows no I/O, HTTP or JSON).
 DOMAIN_FORBIDDEN := diesel actix-web actix-http serde serde_json r2d2 libsqlite3-sys pq-sys tokio
+# The HTTP client (`lockd run`, tests, the benchmark) stays plain HTTP: no TLS stack.
+CLIENT_FORBIDDEN := rustls native-tls openssl openssl-sys ring webpki-roots
 
 .PHONY: help run test postgres-check fuzz bench-deps bench-quick bench lint fmt openapi deps-check ci \
 	lockd-debug e2e docs-check python-client browser-test
@@ -23,7 +25,7 @@ help:
 	@echo "make lint        cargo fmt --check and clippy -D warnings"
 	@echo "make fmt         format the code"
 	@echo "make openapi     regenerate openapi/openapi.json from the code"
-	@echo "make deps-check  prove lock-domain depends on no framework or database crate"
+	@echo "make deps-check  prove lock-domain depends on no framework or database crate, lock-client on no TLS"
 	@echo "make ci          what .ci/run runs"
 
 run:
@@ -101,6 +103,12 @@ deps-check:
 	done; \
 	$(CARGO) tree --locked -p lock-store-diesel -e normal --prefix none | awk '{print $$1}' | grep -qx diesel \
 	  || { echo "deps-check: the listing is broken (lock-store-diesel shows no diesel)"; exit 1; }; \
-	echo "deps-check: lock-domain depends on none of: $(DOMAIN_FORBIDDEN)"
+	echo "deps-check: lock-domain depends on none of: $(DOMAIN_FORBIDDEN)"; \
+	client=$$($(CARGO) tree --locked -p lock-client -e normal --prefix none | awk '{print $$1}' | sort -u); \
+	echo "$$client" | grep -qx ureq || { echo "deps-check: the lock-client listing is broken (no ureq)"; exit 1; }; \
+	for crate in $(CLIENT_FORBIDDEN); do \
+	  if echo "$$client" | grep -qx "$$crate"; then echo "deps-check: lock-client depends on $$crate"; exit 1; fi; \
+	done; \
+	echo "deps-check: lock-client depends on none of: $(CLIENT_FORBIDDEN)"
 
 ci: lint deps-check test e2e

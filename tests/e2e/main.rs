@@ -5,6 +5,7 @@
 mod backends;
 
 mod attacks;
+mod client;
 mod contract;
 mod documents;
 mod faults;
@@ -15,6 +16,7 @@ mod listing;
 mod load;
 mod multi_instance;
 mod proxy;
+mod run;
 mod server;
 mod slow_clients;
 mod tenants;

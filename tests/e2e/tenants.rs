@@ -12,7 +12,7 @@ const ACME: &str = "acme-0123456789abcdef";
 const ACME_SECOND: &str = "acme-second-key-42";
 const GLOBEX: &str = "globex-fedcba9876543210";
 
-fn digest(key: &str) -> String {
+pub(crate) fn digest(key: &str) -> String {
     let mut child = std::process::Command::new(crate::server::lockd_binary())
         .arg("hash-key")
         .stdin(std::process::Stdio::piped())

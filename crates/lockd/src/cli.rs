@@ -1,5 +1,5 @@
-//! The command line: `lockd [serve] [OPTIONS]` and `lockd openapi`, every option with an
-//! environment variable fallback.
+//! The command line: `lockd [serve] [OPTIONS]`, `lockd run`, `lockd openapi` and
+//! `lockd hash-key`, every server option with an environment variable fallback.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -27,6 +27,17 @@ pub enum Command {
     /// Print the hex SHA-256 digest of an API key (read from standard input), for a line
     /// `<tenant> <digest>` of the --api-keys-file.
     HashKey,
+    /// Hold a lock on a lockd server while a command runs: acquire, run CMD with
+    /// LOCKD_RESOURCE, LOCKD_OWNER and LOCKD_FENCING_TOKEN in its environment, renew every
+    /// ttl/3, release when it ends, and exit with its status. If the lease is at risk (no
+    /// renewal for ttl minus a margin) or lost, CMD gets SIGTERM then SIGKILL, before the lease
+    /// can run out, and lockd run exits 70.
+    ///
+    /// Exit status: CMD's status (128+N when a signal N ended it); 75 the lock was not acquired
+    /// within --wait; 70 the lease was at risk or lost and CMD was stopped; 69 the server is
+    /// unreachable or unavailable; 77 the API key was refused; 64 the server refused the
+    /// resource, owner, ttl or wait; 126 CMD cannot be run; 127 CMD not found.
+    Run(RunArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -115,6 +126,47 @@ pub struct ServeArgs {
     pub log_format: LogFormat,
 }
 
+/// Options of `lockd run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The lockd server.
+    #[arg(long, env = "LOCKD_SERVER", default_value = "http://127.0.0.1:8080")]
+    pub server: String,
+
+    /// The resource to lock.
+    #[arg(long)]
+    pub resource: String,
+
+    /// Who holds the lock [default: <host name>:<pid of lockd run>].
+    #[arg(long)]
+    pub owner: Option<String>,
+
+    /// Lease length in seconds; the lock is renewed every ttl/3.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=86_400))]
+    pub ttl: u32,
+
+    /// Seconds to wait for a lock held by another owner before exiting 75 (0: do not wait).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    pub wait: u64,
+
+    /// API key of the server (`Authorization: Bearer`), when it has API keys.
+    #[arg(long, env = "LOCKD_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+
+    /// Seconds between SIGTERM and SIGKILL when the lease is at risk; at most ttl/4, so that
+    /// both fit inside the lease.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(0..=3_600))]
+    pub kill_grace: u64,
+
+    /// Seconds a request to the server may take (acquire, release; a renewal gets less).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub request_timeout: u64,
+
+    /// The command and its arguments, after `--`.
+    #[arg(required = true, last = true, value_name = "CMD")]
+    pub command: Vec<std::ffi::OsString>,
+}
+
 impl ServeArgs {
     pub fn pool_timeout(&self) -> Duration {
         Duration::from_secs(self.pool_timeout_seconds)
@@ -176,6 +228,34 @@ mod tests {
         let normal = serve_args(parse(&["--sqlite-synchronous", "normal"]).unwrap());
         assert_eq!(normal.sqlite_synchronous, Synchronous::Normal);
         assert!(parse(&["--sqlite-synchronous", "off"]).is_err());
+    }
+
+    #[test]
+    fn run_takes_the_command_after_the_double_dash() {
+        let cli = parse(&[
+            "run",
+            "--server",
+            "http://h:1",
+            "--resource",
+            "r",
+            "--ttl",
+            "9",
+            "--",
+            "sh",
+            "-c",
+            "exit 3",
+        ])
+        .unwrap();
+        let Some(Command::Run(args)) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(args.server, "http://h:1");
+        assert_eq!(args.ttl, 9);
+        assert_eq!(args.wait, 0);
+        assert_eq!(args.owner, None);
+        assert_eq!(args.command, ["sh", "-c", "exit 3"]);
+        assert!(parse(&["run", "--resource", "r"]).is_err(), "no command");
+        assert!(parse(&["run", "--resource", "r", "--ttl", "0", "--", "true"]).is_err());
     }
 
     #[test]

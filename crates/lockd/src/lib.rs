@@ -1,8 +1,9 @@
-//! The lockd server: command line, composition root and logging. `main.rs` only parses the
+//! The lockd server: command line, composition root and logging, and `lockd run`. `main.rs` only parses the
 //! command line and calls in here.
 
 pub mod application;
 pub mod cli;
+pub mod run;
 pub mod telemetry;
 
 pub use application::{Application, StartupError};

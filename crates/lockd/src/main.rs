@@ -14,6 +14,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::HashKey) => hash_key(),
+        Some(Command::Run(args)) => lockd::run::run(args),
         Some(Command::Serve(args)) => serve(args),
         None => serve(cli.serve),
     }

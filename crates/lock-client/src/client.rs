@@ -1,0 +1,289 @@
+//! The client itself: one method a lock operation, each bounded by a timeout.
+
+use std::time::Duration;
+
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::{Acquired, ClientConfig, ClientError, Lease, Problem, Released, Renewed};
+
+/// Everything but RFC 3986 unreserved characters is escaped in the resource path segment, so a
+/// name with `/`, `+`, `%`, `?` or spaces reaches the server as it was given.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// A blocking client of one lockd. Clones share the connection pool.
+#[derive(Debug, Clone)]
+pub struct LockClient {
+    agent: ureq::Agent,
+    base_url: String,
+    authorization: Option<String>,
+    request_timeout: Duration,
+}
+
+#[derive(Deserialize)]
+struct AcquireBody {
+    acquired: bool,
+    lock: Option<Lease>,
+}
+
+impl LockClient {
+    pub fn new(config: &ClientConfig) -> Self {
+        let agent = ureq::AgentBuilder::new()
+            .timeout_connect(config.connect_timeout)
+            .timeout(config.request_timeout)
+            .build();
+        Self {
+            agent,
+            base_url: config.base_url.trim_end_matches('/').to_owned(),
+            authorization: config.api_key.as_ref().map(|key| format!("Bearer {key}")),
+            request_timeout: config.request_timeout,
+        }
+    }
+
+    /// The server this client talks to.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// Acquires `resource` for `owner` for `ttl_seconds`, answering at once.
+    ///
+    /// # Errors
+    /// [`ClientError`] when there is no answer or an error answer (e.g. 422 for a bad owner).
+    pub fn acquire(
+        &self,
+        resource: &str,
+        owner: &str,
+        ttl_seconds: u32,
+    ) -> Result<Acquired, ClientError> {
+        self.acquire_waiting(resource, owner, ttl_seconds, 0)
+    }
+
+    /// Acquires, asking the server to hold the request up to `wait_seconds` until the lock is
+    /// granted (`wait_seconds` is sent only when it is not 0). The request may take that long,
+    /// so its timeout is the client's request timeout plus the wait.
+    ///
+    /// # Errors
+    /// [`ClientError`] when there is no answer or an error answer (a server without waiting
+    /// ignores the field and answers at once; one with a lower maximum answers 422).
+    pub fn acquire_waiting(
+        &self,
+        resource: &str,
+        owner: &str,
+        ttl_seconds: u32,
+        wait_seconds: u64,
+    ) -> Result<Acquired, ClientError> {
+        let mut body = json!({"owner": owner, "ttl_seconds": ttl_seconds});
+        if wait_seconds > 0 {
+            body["wait_seconds"] = json!(wait_seconds);
+        }
+        let timeout = self.request_timeout + Duration::from_secs(wait_seconds);
+        let response = self.send("POST", &lock_path(resource), Some(&body), timeout)?;
+        let status = response.status();
+        let retry_after_seconds = retry_after(&response);
+        let text = read_text(response)?;
+        if status != 200 {
+            return Err(unexpected(status, text));
+        }
+        match serde_json::from_str::<AcquireBody>(&text) {
+            Ok(AcquireBody {
+                acquired: true,
+                lock: Some(lease),
+            }) => Ok(Acquired::Granted(lease)),
+            Ok(AcquireBody {
+                acquired: false, ..
+            }) => Ok(Acquired::Held {
+                retry_after_seconds,
+            }),
+            _ => Err(unexpected(status, text)),
+        }
+    }
+
+    /// The live lock on `resource`, or `None` when there is none.
+    ///
+    /// # Errors
+    /// [`ClientError`] when there is no answer or an error answer other than 404.
+    pub fn status(&self, resource: &str) -> Result<Option<Lease>, ClientError> {
+        match self.exchange("GET", &lock_path(resource), None, self.request_timeout) {
+            Ok((200, text)) => parse_lease(200, text).map(Some),
+            Err(ClientError::Problem(problem)) if problem.status == 404 => Ok(None),
+            Ok((status, text)) => Err(unexpected(status, text)),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Renews `owner`'s lock for `ttl_seconds` from the server's now.
+    ///
+    /// # Errors
+    /// [`ClientError`] when there is no answer or an error answer other than 403/404.
+    pub fn renew(
+        &self,
+        resource: &str,
+        owner: &str,
+        ttl_seconds: u32,
+    ) -> Result<Renewed, ClientError> {
+        self.renew_within(resource, owner, ttl_seconds, self.request_timeout)
+    }
+
+    /// Like [`LockClient::renew`], giving up after `timeout` (a renewal must not outlive the
+    /// lease it extends).
+    ///
+    /// # Errors
+    /// [`ClientError`] when there is no answer within `timeout` or an error answer other than
+    /// 403/404.
+    pub fn renew_within(
+        &self,
+        resource: &str,
+        owner: &str,
+        ttl_seconds: u32,
+        timeout: Duration,
+    ) -> Result<Renewed, ClientError> {
+        let body = json!({"owner": owner, "ttl_seconds": ttl_seconds});
+        let path = format!("{}/renew", lock_path(resource));
+        match self.exchange("POST", &path, Some(&body), timeout) {
+            Ok((200, text)) => parse_lease(200, text).map(Renewed::Renewed),
+            Err(ClientError::Problem(problem)) if problem.status == 404 => Ok(Renewed::NotFound),
+            Err(ClientError::Problem(problem)) if problem.status == 403 => Ok(Renewed::Forbidden),
+            Ok((status, text)) => Err(unexpected(status, text)),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Releases `owner`'s lock.
+    ///
+    /// # Errors
+    /// [`ClientError`] when there is no answer or an error answer other than 403/404.
+    pub fn release(&self, resource: &str, owner: &str) -> Result<Released, ClientError> {
+        self.release_within(resource, owner, self.request_timeout)
+    }
+
+    /// Like [`LockClient::release`], giving up after `timeout`.
+    ///
+    /// # Errors
+    /// [`ClientError`] when there is no answer within `timeout` or an error answer other than
+    /// 403/404.
+    pub fn release_within(
+        &self,
+        resource: &str,
+        owner: &str,
+        timeout: Duration,
+    ) -> Result<Released, ClientError> {
+        let body = json!({"owner": owner});
+        match self.exchange("DELETE", &lock_path(resource), Some(&body), timeout) {
+            Ok((204, _)) => Ok(Released::Released),
+            Err(ClientError::Problem(problem)) if problem.status == 404 => Ok(Released::NotFound),
+            Err(ClientError::Problem(problem)) if problem.status == 403 => Ok(Released::Forbidden),
+            Ok((status, text)) => Err(unexpected(status, text)),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Sends a request and reads a success answer's status and body.
+    fn exchange(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        timeout: Duration,
+    ) -> Result<(u16, String), ClientError> {
+        let response = self.send(method, path, body, timeout)?;
+        let status = response.status();
+        Ok((status, read_text(response)?))
+    }
+
+    /// Sends a request; an error status becomes [`ClientError::Problem`] (or `Unexpected` when
+    /// its body is no problem document).
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        timeout: Duration,
+    ) -> Result<ureq::Response, ClientError> {
+        let mut request = self
+            .agent
+            .request(method, &format!("{}{path}", self.base_url))
+            .timeout(timeout)
+            .set("accept", "application/json, application/problem+json");
+        if let Some(authorization) = &self.authorization {
+            request = request.set("authorization", authorization);
+        }
+        let result = match body {
+            Some(body) => request
+                .set("content-type", "application/json")
+                .send_string(&body.to_string()),
+            None => request.call(),
+        };
+        match result {
+            Ok(response) => Ok(response),
+            Err(ureq::Error::Status(status, response)) => {
+                let retry_after_seconds = retry_after(&response);
+                let text = read_text(response)?;
+                match serde_json::from_str::<Problem>(&text) {
+                    Ok(mut problem) => {
+                        problem.status = status;
+                        problem.retry_after_seconds = retry_after_seconds;
+                        Err(ClientError::Problem(problem))
+                    }
+                    Err(_) => Err(unexpected(status, text)),
+                }
+            }
+            Err(error) => Err(ClientError::Transport(error.to_string())),
+        }
+    }
+}
+
+fn lock_path(resource: &str) -> String {
+    format!("/locks/{}", utf8_percent_encode(resource, SEGMENT))
+}
+
+fn retry_after(response: &ureq::Response) -> Option<u64> {
+    response
+        .header("retry-after")
+        .and_then(|value| value.trim().parse().ok())
+}
+
+fn read_text(response: ureq::Response) -> Result<String, ClientError> {
+    response
+        .into_string()
+        .map_err(|error| ClientError::Transport(format!("the answer broke off: {error}")))
+}
+
+fn parse_lease(status: u16, text: String) -> Result<Lease, ClientError> {
+    serde_json::from_str(&text).map_err(|_| unexpected(status, text))
+}
+
+fn unexpected(status: u16, body: String) -> ClientError {
+    ClientError::Unexpected { status, body }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_names_are_one_escaped_segment() {
+        assert_eq!(lock_path("payment:42"), "/locks/payment%3A42");
+        assert_eq!(lock_path("a/b c+d%"), "/locks/a%2Fb%20c%2Bd%25");
+        assert_eq!(lock_path("naïve-x_y.z~"), "/locks/na%C3%AFve-x_y.z~");
+    }
+
+    #[test]
+    fn an_unreachable_server_is_a_transport_error() {
+        // A port nothing listens on: bind one, then free it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map(|addr| addr.port())
+            .unwrap_or(9);
+        let mut config = ClientConfig::new(format!("http://127.0.0.1:{port}"));
+        config.connect_timeout = Duration::from_millis(500);
+        let client = LockClient::new(&config);
+        let error = client.acquire("r", "o", 5).unwrap_err();
+        assert!(matches!(error, ClientError::Transport(_)), "{error:?}");
+        assert_eq!(error.status(), None);
+    }
+}

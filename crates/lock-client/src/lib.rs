@@ -1,0 +1,15 @@
+//! A small blocking client of the lockd REST API: typed requests and answers, problem+json errors
+//! parsed into [`ClientError::Problem`], and a timeout on every request.
+//!
+//! Built on `ureq` 2 without TLS: put lockd behind a TLS-terminating proxy on the same host, or
+//! reach it over a private network.
+
+mod answer;
+mod client;
+mod config;
+mod error;
+
+pub use answer::{Acquired, Lease, Released, Renewed};
+pub use client::LockClient;
+pub use config::ClientConfig;
+pub use error::{ClientError, FieldProblem, Problem};

@@ -1,0 +1,274 @@
+//! The guard: acquire, renew in the background against a monotonic clock, release on drop.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use lock_domain::{
+    AcquireOutcome, FencingToken, LockRepository, Owner, ReleaseResult, RenewResult,
+    RepositoryError, ResourceName, Ttl,
+};
+use tokio::runtime::Runtime;
+use tokio::sync::watch;
+
+use crate::GuardSettings;
+
+/// Why a guard could not be had or released.
+#[derive(Debug, thiserror::Error)]
+pub enum GuardError {
+    /// Another owner holds a live lock on the resource.
+    #[error("the lock on {0} is held by another owner")]
+    Held(ResourceName),
+    /// The repository failed (nothing was granted, or the release is unknown).
+    #[error(transparent)]
+    Repository(#[from] RepositoryError),
+    /// The repository did not answer within the call timeout.
+    #[error("the lock repository did not answer within {0:?}")]
+    Timeout(Duration),
+    /// The guard's runtime could not be started.
+    #[error("cannot start the lock guard's runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+/// What the renewal task and the guard's owner share.
+#[derive(Debug)]
+struct Lease {
+    /// When the last successful renewal (or the acquire) was SENT: the lease runs at least ttl
+    /// from then, whatever the answer's latency.
+    renewed_at: Mutex<Instant>,
+    /// A renewal was answered NotFound/Forbidden: the lock is someone else's or nobody's.
+    lost: AtomicBool,
+}
+
+/// A held lock, renewed in the background, released when dropped (or by [`LockGuard::release`]).
+///
+/// The lease is measured on this process's monotonic clock from the moment each successful
+/// renewal request was sent, so a slow answer never makes the guard think it has more time than
+/// it has. Check [`LockGuard::is_safe`] before each write and send [`LockGuard::fencing_token`]
+/// with it, so that the downstream store can refuse a write from a holder that lost the lock.
+pub struct LockGuard {
+    repo: Arc<dyn LockRepository>,
+    resource: ResourceName,
+    owner: Owner,
+    token: FencingToken,
+    ttl: Ttl,
+    settings: GuardSettings,
+    lease: Arc<Lease>,
+    stop: watch::Sender<bool>,
+    runtime: Option<Runtime>,
+}
+
+impl std::fmt::Debug for LockGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LockGuard")
+            .field("resource", &self.resource)
+            .field("owner", &self.owner)
+            .field("token", &self.token)
+            .field("ttl", &self.ttl)
+            .field("safe", &self.is_safe())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LockGuard {
+    /// Acquires `resource` for `owner` with the default timing ([`GuardSettings::for_ttl`]) in
+    /// the default tenant, and starts renewing it every ttl/3.
+    ///
+    /// # Errors
+    /// [`GuardError::Held`] when another owner holds it; [`GuardError::Repository`] or
+    /// [`GuardError::Timeout`] when the repository fails; [`GuardError::Runtime`].
+    pub fn acquire(
+        repo: Arc<dyn LockRepository>,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<Self, GuardError> {
+        Self::acquire_with(repo, resource, owner, ttl, GuardSettings::for_ttl(ttl))
+    }
+
+    /// [`LockGuard::acquire`] with explicit timing and tenant.
+    ///
+    /// # Errors
+    /// As [`LockGuard::acquire`].
+    pub fn acquire_with(
+        repo: Arc<dyn LockRepository>,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+        settings: GuardSettings,
+    ) -> Result<Self, GuardError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("lock-guard")
+            .enable_time()
+            .build()
+            .map_err(GuardError::Runtime)?;
+        let sent_at = Instant::now();
+        let outcome = {
+            let (repo, tenant) = (Arc::clone(&repo), settings.tenant.clone());
+            let (resource, owner) = (resource.clone(), owner.clone());
+            run_on(&runtime, settings.call_timeout, async move {
+                repo.acquire(tenant, resource, owner, ttl).await
+            })??
+        };
+        let token = match outcome {
+            AcquireOutcome::Granted(lock) => lock.fencing_token,
+            AcquireOutcome::Held => return Err(GuardError::Held(resource)),
+        };
+        let lease = Arc::new(Lease {
+            renewed_at: Mutex::new(sent_at),
+            lost: AtomicBool::new(false),
+        });
+        let (stop, stopped) = watch::channel(false);
+        runtime.spawn(renew_until_stopped(
+            Arc::clone(&repo),
+            resource.clone(),
+            owner.clone(),
+            ttl,
+            settings.clone(),
+            Arc::clone(&lease),
+            stopped,
+        ));
+        Ok(Self {
+            repo,
+            resource,
+            owner,
+            token,
+            ttl,
+            settings,
+            lease,
+            stop,
+            runtime: Some(runtime),
+        })
+    }
+
+    /// The fencing token of this grant: send it with every write made under the lock.
+    pub fn fencing_token(&self) -> FencingToken {
+        self.token
+    }
+
+    pub fn resource(&self) -> &ResourceName {
+        &self.resource
+    }
+
+    /// Whether the lease can still be counted on: no renewal was refused and the last
+    /// successful one was sent less than ttl minus the safety margin ago. Once false because
+    /// the lease was lost it stays false; after renewal failures it turns true again when a
+    /// renewal succeeds while the lock is still ours.
+    pub fn is_safe(&self) -> bool {
+        !self.is_lost() && Instant::now() < self.safe_until()
+    }
+
+    /// Whether a renewal was refused (NotFound or Forbidden): the lock is no longer ours.
+    pub fn is_lost(&self) -> bool {
+        self.lease.lost.load(Ordering::SeqCst)
+    }
+
+    /// The monotonic instant until which the lease can be counted on, unless it was lost.
+    pub fn safe_until(&self) -> Instant {
+        let renewed_at = *self
+            .lease
+            .renewed_at
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        renewed_at
+            + self
+                .ttl
+                .as_duration()
+                .saturating_sub(self.settings.safety_margin)
+    }
+
+    /// Stops renewing and releases the lock, reporting the outcome (drop does the same and
+    /// ignores it).
+    ///
+    /// # Errors
+    /// [`GuardError::Repository`] or [`GuardError::Timeout`] when the release failed; the lock
+    /// then ends at its expiry.
+    pub fn release(mut self) -> Result<ReleaseResult, GuardError> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<ReleaseResult, GuardError> {
+        let Some(runtime) = self.runtime.take() else {
+            return Ok(ReleaseResult::NotFound);
+        };
+        // A renewal in flight may land after the release: it then finds no lock and changes
+        // nothing, since a renew never creates one.
+        let _ = self.stop.send(true);
+        let (repo, tenant) = (Arc::clone(&self.repo), self.settings.tenant.clone());
+        let (resource, owner) = (self.resource.clone(), self.owner.clone());
+        let result = run_on(&runtime, self.settings.call_timeout, async move {
+            repo.release(tenant, resource, owner).await
+        });
+        runtime.shutdown_background();
+        Ok(result??)
+    }
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
+/// Runs `future` on the guard's runtime and waits for it on this thread, at most `timeout`.
+/// Waiting on a std channel (not `block_on`) works from any thread, even one inside another
+/// runtime, so dropping a guard never panics.
+fn run_on<T: Send + 'static>(
+    runtime: &Runtime,
+    timeout: Duration,
+    future: impl Future<Output = T> + Send + 'static,
+) -> Result<T, GuardError> {
+    let (answer, answered) = mpsc::sync_channel(1);
+    let task = runtime.spawn(async move {
+        let _ = answer.send(future.await);
+    });
+    match answered.recv_timeout(timeout) {
+        Ok(value) => Ok(value),
+        Err(_) => {
+            task.abort();
+            Err(GuardError::Timeout(timeout))
+        }
+    }
+}
+
+async fn renew_until_stopped(
+    repo: Arc<dyn LockRepository>,
+    resource: ResourceName,
+    owner: Owner,
+    ttl: Ttl,
+    settings: GuardSettings,
+    lease: Arc<Lease>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    let mut pause = settings.renew_every;
+    loop {
+        tokio::select! {
+            _ = stopped.changed() => return,
+            () = tokio::time::sleep(pause) => {}
+        }
+        let sent_at = Instant::now();
+        let renewal = repo.renew(
+            settings.tenant.clone(),
+            resource.clone(),
+            owner.clone(),
+            ttl,
+        );
+        pause = match tokio::time::timeout(settings.call_timeout, renewal).await {
+            Ok(Ok(RenewResult::Renewed(_))) => {
+                *lease
+                    .renewed_at
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner()) = sent_at;
+                settings.renew_every
+            }
+            Ok(Ok(RenewResult::NotFound | RenewResult::Forbidden)) => {
+                lease.lost.store(true, Ordering::SeqCst);
+                return;
+            }
+            // Unavailable, failed or too slow: the lease still runs; try again soon.
+            Ok(Err(_)) | Err(_) => settings.retry_every,
+        };
+    }
+}

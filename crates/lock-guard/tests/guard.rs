@@ -1,0 +1,232 @@
+//! The guard against the in-memory repository with a manual clock (lease loss, failed
+//! renewals, release on drop) and against SQLite (renewal keeps the lock past its TTL).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use lock_domain::testing::{InMemoryLockRepository, ManualClock};
+use lock_domain::{
+    AcquireOutcome, ListPage, ListQuery, Lock, LockRepository, Owner, PoolState, ReleaseResult,
+    RenewResult, RepositoryError, ResourceName, SystemClock, Tenant, Ttl,
+};
+use lock_guard::{GuardError, GuardSettings, LockGuard};
+use lock_store_diesel::testing::TestDatabase;
+use lock_store_diesel::{DieselLockRepository, StoreConfig};
+
+fn resource(name: &str) -> ResourceName {
+    ResourceName::parse(name).unwrap()
+}
+
+fn owner(name: &str) -> Owner {
+    Owner::parse(name).unwrap()
+}
+
+fn ttl(seconds: i64) -> Ttl {
+    Ttl::parse(seconds, 86_400).unwrap()
+}
+
+fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+fn status(repo: &dyn LockRepository, name: &str) -> Option<Lock> {
+    block_on(repo.status(Tenant::default_tenant(), resource(name))).unwrap()
+}
+
+/// Polls `condition` every 10 ms for up to `within`; returns how long it took.
+fn eventually(within: Duration, condition: impl Fn() -> bool) -> Option<Duration> {
+    let started = Instant::now();
+    while started.elapsed() < within {
+        if condition() {
+            return Some(started.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
+}
+
+/// The in-memory repository, whose renewals fail (Unavailable) while `failing` is set.
+#[derive(Debug, Clone)]
+struct Flaky {
+    inner: InMemoryLockRepository,
+    failing: Arc<AtomicBool>,
+}
+
+#[async_trait]
+impl LockRepository for Flaky {
+    async fn acquire(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<AcquireOutcome, RepositoryError> {
+        self.inner.acquire(tenant, resource, owner, ttl).await
+    }
+    async fn status(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<Lock>, RepositoryError> {
+        self.inner.status(tenant, resource).await
+    }
+    async fn release(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+    ) -> Result<ReleaseResult, RepositoryError> {
+        self.inner.release(tenant, resource, owner).await
+    }
+    async fn renew(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<RenewResult, RepositoryError> {
+        if self.failing.load(Ordering::SeqCst) {
+            return Err(RepositoryError::unavailable("switched off by the test"));
+        }
+        self.inner.renew(tenant, resource, owner, ttl).await
+    }
+    async fn ping(&self) -> Result<(), RepositoryError> {
+        self.inner.ping().await
+    }
+    async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
+        self.inner.list(tenant, query).await
+    }
+    async fn count_live(&self) -> Result<u64, RepositoryError> {
+        self.inner.count_live().await
+    }
+    fn pool_state(&self) -> Option<PoolState> {
+        self.inner.pool_state()
+    }
+}
+
+#[test]
+fn the_guard_holds_the_lock_with_its_token_and_drop_releases_it() {
+    let repo: Arc<dyn LockRepository> =
+        Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new())));
+    let guard =
+        LockGuard::acquire(Arc::clone(&repo), resource("export"), owner("job"), ttl(30)).unwrap();
+    let lock = status(repo.as_ref(), "export").expect("held");
+    assert_eq!(lock.owner, owner("job"));
+    assert_eq!(guard.fencing_token(), lock.fencing_token);
+    assert!(guard.is_safe());
+    assert!(!guard.is_lost());
+
+    // Held by the guard: another owner is refused.
+    let other = LockGuard::acquire(
+        Arc::clone(&repo),
+        resource("export"),
+        owner("other"),
+        ttl(30),
+    );
+    assert!(matches!(other, Err(GuardError::Held(_))), "{other:?}");
+
+    drop(guard);
+    assert_eq!(status(repo.as_ref(), "export"), None, "released on drop");
+
+    // An explicit release reports its outcome.
+    let guard =
+        LockGuard::acquire(Arc::clone(&repo), resource("export"), owner("job"), ttl(30)).unwrap();
+    let token = guard.fencing_token();
+    assert_eq!(guard.release().unwrap(), ReleaseResult::Released(token));
+}
+
+#[test]
+fn a_lost_lease_flips_is_safe_and_drop_leaves_the_new_holder_alone() {
+    let clock = ManualClock::new();
+    let repo: Arc<dyn LockRepository> =
+        Arc::new(InMemoryLockRepository::new(Arc::new(clock.clone())));
+    let mut settings = GuardSettings::for_ttl(ttl(30));
+    settings.renew_every = Duration::from_millis(50);
+    let guard = LockGuard::acquire_with(
+        Arc::clone(&repo),
+        resource("export"),
+        owner("job"),
+        ttl(30),
+        settings,
+    )
+    .unwrap();
+    // The database's time passes the lease (the job was paused, say) and another owner takes
+    // the lock: the next renewal is Forbidden.
+    clock.advance(Duration::from_secs(31));
+    let thief = block_on(repo.acquire(
+        Tenant::default_tenant(),
+        resource("export"),
+        owner("thief"),
+        ttl(30),
+    ))
+    .unwrap();
+    let AcquireOutcome::Granted(thief) = thief else {
+        panic!("{thief:?}")
+    };
+    assert!(eventually(Duration::from_secs(5), || guard.is_lost()).is_some());
+    assert!(!guard.is_safe());
+    assert!(thief.fencing_token > guard.fencing_token());
+    drop(guard);
+    assert_eq!(
+        status(repo.as_ref(), "export").map(|l| l.owner),
+        Some(owner("thief"))
+    );
+}
+
+#[test]
+fn failed_renewals_make_the_lease_unsafe_after_ttl_minus_margin_and_a_success_restores_it() {
+    let failing = Arc::new(AtomicBool::new(false));
+    let repo: Arc<dyn LockRepository> = Arc::new(Flaky {
+        inner: InMemoryLockRepository::new(Arc::new(ManualClock::new())),
+        failing: Arc::clone(&failing),
+    });
+    // ttl 1 s: renewals every 333 ms, a 100 ms margin: unsafe 900 ms after the last success.
+    let started = Instant::now();
+    let guard = LockGuard::acquire(Arc::clone(&repo), resource("r"), owner("job"), ttl(1)).unwrap();
+    failing.store(true, Ordering::SeqCst);
+    let unsafe_after = eventually(Duration::from_secs(5), || !guard.is_safe())
+        .map(|_| started.elapsed())
+        .expect("unsafe");
+    eprintln!("unsafe {unsafe_after:?} after the acquire");
+    assert!(
+        unsafe_after >= Duration::from_millis(850) && unsafe_after < Duration::from_millis(1_300),
+        "{unsafe_after:?}"
+    );
+    assert!(!guard.is_lost(), "failures are not a loss");
+    failing.store(false, Ordering::SeqCst);
+    // The manual clock did not move, so the lock is still ours: the next retry renews it.
+    assert!(eventually(Duration::from_secs(2), || guard.is_safe()).is_some());
+}
+
+#[test]
+fn renewal_keeps_the_lock_alive_past_its_ttl_on_sqlite() {
+    let db = TestDatabase::sqlite();
+    let store =
+        DieselLockRepository::open(&StoreConfig::new(db.url().clone()), Arc::new(SystemClock))
+            .unwrap();
+    let repo: Arc<dyn LockRepository> = Arc::new(store);
+    let guard = LockGuard::acquire(
+        Arc::clone(&repo),
+        resource("sqlite job"),
+        owner("job"),
+        ttl(1),
+    )
+    .unwrap();
+    let token = guard.fencing_token();
+    std::thread::sleep(Duration::from_millis(2_500));
+    let lock = status(repo.as_ref(), "sqlite job").expect("still held, 2.5 ttl later");
+    assert_eq!((lock.owner, lock.fencing_token), (owner("job"), token));
+    assert!(guard.is_safe());
+    drop(guard);
+    assert_eq!(
+        status(repo.as_ref(), "sqlite job"),
+        None,
+        "released on drop"
+    );
+}

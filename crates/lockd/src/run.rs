@@ -1,0 +1,263 @@
+//! `lockd run`: hold a lock on a lockd server while a command runs.
+//!
+//! Acquire (waiting up to `--wait`), spawn the command with `LOCKD_RESOURCE`, `LOCKD_OWNER` and
+//! `LOCKD_FENCING_TOKEN`, renew every ttl/3 on a separate thread, stop the command before the
+//! lease can run out when renewals fail, release when it ends, and exit with its status (see
+//! [`exit`] for the others). The command never runs while another holder could have the lock:
+//! its SIGKILL is due at "last successful renewal SENT + ttl - margin".
+
+mod exit;
+mod renewer;
+mod supervisor;
+mod timing;
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use lock_client::{Acquired, ClientConfig, ClientError, LockClient, Renewed};
+
+use crate::cli::RunArgs;
+use renewer::Renewer;
+use supervisor::{Forwarded, LeaseTrouble};
+use timing::LeaseTiming;
+
+/// The longest `wait_seconds` sent in one acquire (the server's default maximum); a longer
+/// `--wait` takes several requests. A server that refuses the field's value (a lower maximum)
+/// is polled instead.
+const MAX_WAIT_PER_REQUEST: u64 = 60;
+/// Pause between attempts when the server answered "held" before the wait was over (a server
+/// without waiting answers at once) and gave no `Retry-After`.
+const POLL_EVERY: Duration = Duration::from_millis(250);
+
+/// Runs `lockd run` and returns its exit status.
+pub fn run(args: RunArgs) -> ExitCode {
+    ExitCode::from(match run_inner(&args) {
+        Ok(code) | Err(code) => code,
+    })
+}
+
+fn run_inner(args: &RunArgs) -> Result<u8, u8> {
+    let owner = args.owner.clone().unwrap_or_else(default_owner);
+    let mut config = ClientConfig::new(args.server.clone());
+    config.api_key = args.api_key.clone().filter(|key| !key.is_empty());
+    config.request_timeout = Duration::from_secs(args.request_timeout);
+    let client = LockClient::new(&config);
+    let timing = LeaseTiming::new(args.ttl, Duration::from_secs(args.kill_grace));
+    let resource = args.resource.as_str();
+
+    let (token, mut renewed_at) = acquire(&client, args, &owner)?;
+    // A slow (waiting) acquire may have used up much of the lease counted from its sending:
+    // renew once so the command starts with a fresh lease.
+    if renewed_at.elapsed() > timing.renew_every / 2 {
+        let sent_at = Instant::now();
+        match client.renew_within(resource, &owner, args.ttl, timing.renew_timeout) {
+            Ok(Renewed::Renewed(_)) => renewed_at = sent_at,
+            Ok(_) => {
+                eprintln!(
+                    "lockd run: the lock on {resource:?} was lost right after it was acquired"
+                );
+                return Err(exit::UNAVAILABLE);
+            }
+            Err(error) => {
+                eprintln!("lockd run: cannot renew the lock just acquired: {error}");
+                release(&client, resource, &owner);
+                return Err(exit::UNAVAILABLE);
+            }
+        }
+    }
+
+    let supervised = supervise(&client, args, &owner, token, timing, renewed_at);
+    let supervised = match supervised {
+        Ok(supervised) => supervised,
+        Err(error) => {
+            release(&client, resource, &owner);
+            let program = args.command[0].to_string_lossy();
+            eprintln!("lockd run: cannot run {program:?}: {error}");
+            return Err(match error.kind() {
+                std::io::ErrorKind::NotFound => exit::NOT_FOUND,
+                _ => exit::CANNOT_EXECUTE,
+            });
+        }
+    };
+    match supervised.lease_trouble {
+        None => release(&client, resource, &owner),
+        // Renewals failed: the server is probably unreachable, so do not wait long for it.
+        Some(LeaseTrouble::AtRisk) => {
+            release_within(&client, resource, &owner, Some(timing.renew_timeout));
+        }
+        // Not ours any more: a release could only be refused.
+        Some(LeaseTrouble::Lost) => {}
+    }
+    match supervised.lease_trouble {
+        Some(trouble) => {
+            let why = match trouble {
+                LeaseTrouble::AtRisk => "no renewal succeeded in time",
+                LeaseTrouble::Lost => "the lease was lost",
+            };
+            eprintln!(
+                "lockd run: the command was stopped because {why} (it ended with {}); failing",
+                supervised.status
+            );
+            Err(exit::LEASE_LOST)
+        }
+        None => Ok(exit::of_child(supervised.status)),
+    }
+}
+
+/// Acquires the lock, retrying "held" answers until the wait is over. Returns the fencing
+/// token and when the granting request was sent.
+fn acquire(client: &LockClient, args: &RunArgs, owner: &str) -> Result<(i64, Instant), u8> {
+    let deadline = Instant::now() + Duration::from_secs(args.wait);
+    let mut max_wait_per_request = MAX_WAIT_PER_REQUEST;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        // Rounded up, so that the first request asks for the whole `--wait`.
+        let wait_seconds = left
+            .as_millis()
+            .div_ceil(1_000)
+            .try_into()
+            .unwrap_or(u64::MAX)
+            .min(max_wait_per_request);
+        let sent_at = Instant::now();
+        match client.acquire_waiting(&args.resource, owner, args.ttl, wait_seconds) {
+            Ok(Acquired::Granted(lease)) => return Ok((lease.fencing_token, sent_at)),
+            Ok(Acquired::Held {
+                retry_after_seconds,
+            }) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    eprintln!(
+                        "lockd run: {:?} is held by another owner{}",
+                        args.resource,
+                        if args.wait > 0 {
+                            format!(" (waited {} s)", args.wait)
+                        } else {
+                            String::new()
+                        }
+                    );
+                    return Err(exit::NOT_ACQUIRED);
+                }
+                let hint = retry_after_seconds.map_or(POLL_EVERY, Duration::from_secs);
+                std::thread::sleep(hint.min(POLL_EVERY).min(left));
+            }
+            // A server configured with a lower --max-wait-seconds: poll instead.
+            Err(ClientError::Problem(problem))
+                if wait_seconds > 0 && problem.errors.iter().any(|e| e.field == "wait_seconds") =>
+            {
+                max_wait_per_request = 0;
+            }
+            Err(error) => return Err(refused(&error)),
+        }
+    }
+}
+
+/// The exit status and message for an acquire the server refused or never answered.
+fn refused(error: &ClientError) -> u8 {
+    let code = match error.status() {
+        None => exit::UNAVAILABLE,
+        Some(401) => exit::UNAUTHORIZED,
+        Some(400 | 422) => exit::INVALID_INPUT,
+        Some(_) => exit::UNAVAILABLE,
+    };
+    eprintln!("lockd run: {error}");
+    code
+}
+
+fn supervise(
+    client: &LockClient,
+    args: &RunArgs,
+    owner: &str,
+    token: i64,
+    timing: LeaseTiming,
+    renewed_at: Instant,
+) -> std::io::Result<supervisor::Supervised> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let signals = Forwarded::register()?;
+        let mut command = tokio::process::Command::new(&args.command[0]);
+        command
+            .args(&args.command[1..])
+            .env("LOCKD_RESOURCE", &args.resource)
+            .env("LOCKD_OWNER", owner)
+            .env("LOCKD_FENCING_TOKEN", token.to_string())
+            .kill_on_drop(true)
+            // Its own process group, so that the signals reach what the command starts too: a
+            // pipeline or a child left behind must not keep working once the lease is at risk.
+            .process_group(0);
+        die_with_parent(&mut command);
+        let (reports_tx, reports) = tokio::sync::mpsc::unbounded_channel();
+        let _renewer = Renewer::start(
+            client.clone(),
+            args.resource.clone(),
+            owner.to_owned(),
+            args.ttl,
+            timing,
+            reports_tx,
+        )?;
+        supervisor::supervise(command, timing, renewed_at, reports, signals).await
+    })
+}
+
+/// Asks the kernel to SIGKILL the command if `lockd run` itself dies (SIGKILL, OOM killer):
+/// nothing would renew the lease any more, so the command must not outlive it. Linux only
+/// (`PR_SET_DEATHSIG`); the spawning thread is the main thread, which lives as long as the
+/// process.
+#[cfg(target_os = "linux")]
+fn die_with_parent(command: &mut tokio::process::Command) {
+    let parent = std::process::id();
+    // SAFETY: the closure runs in the forked child before exec and only calls the
+    // async-signal-safe prctl, getppid and _exit.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before the prctl: then nothing will signal us.
+            if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                libc::_exit(exit::LEASE_LOST.into());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_command: &mut tokio::process::Command) {}
+
+/// Releases the lock, reporting a failure (the lock then ends at its expiry).
+fn release(client: &LockClient, resource: &str, owner: &str) {
+    release_within(client, resource, owner, None);
+}
+
+/// [`release`] with a shorter timeout than the client's, if given.
+fn release_within(client: &LockClient, resource: &str, owner: &str, timeout: Option<Duration>) {
+    let released = match timeout {
+        Some(timeout) => client.release_within(resource, owner, timeout),
+        None => client.release(resource, owner),
+    };
+    if let Err(error) = released {
+        eprintln!("lockd run: could not release the lock (it expires by itself): {error}");
+    }
+}
+
+/// `<host name>:<pid>`: unique among the processes of a fleet at one time.
+fn default_owner() -> String {
+    let mut buffer = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it when the
+    // name fits (the last byte stays 0 otherwise).
+    let result = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len() - 1) };
+    let host = if result == 0 {
+        let end = buffer.iter().position(|&b| b == 0).unwrap_or(0);
+        String::from_utf8_lossy(&buffer[..end]).into_owned()
+    } else {
+        String::new()
+    };
+    let host = if host.is_empty() {
+        "localhost".to_owned()
+    } else {
+        host
+    };
+    format!("{host}:{}", std::process::id())
+}

@@ -1,0 +1,74 @@
+//! The renewal thread of `lockd run`: renews every ttl/3 (sooner after a failure) and reports
+//! each attempt, stamped with the instant its request was sent, to the supervisor.
+
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use lock_client::{ClientError, LockClient, Renewed};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::timing::LeaseTiming;
+
+/// What one renewal attempt found.
+#[derive(Debug)]
+pub enum Renewal {
+    /// The lease runs at least ttl from `sent_at`.
+    Renewed { sent_at: Instant },
+    /// The server says the lock is no longer ours (404: expired or released; 403: another
+    /// owner has it). The thread stops after reporting it.
+    Lost { forbidden: bool },
+    /// No usable answer; the lease still runs out at its time. Another attempt follows.
+    Failed(ClientError),
+}
+
+/// A running renewal thread; it stops when this is dropped (after its request in flight, if
+/// any, which then cannot outlive the renew timeout).
+pub struct Renewer {
+    _stop: mpsc::Sender<()>,
+    _thread: JoinHandle<()>,
+}
+
+impl Renewer {
+    /// Starts renewing `resource` for `owner`; the first renewal is due `renew_every` from now.
+    pub fn start(
+        client: LockClient,
+        resource: String,
+        owner: String,
+        ttl_seconds: u32,
+        timing: LeaseTiming,
+        reports: UnboundedSender<Renewal>,
+    ) -> std::io::Result<Self> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("lockd-run-renew".to_owned())
+            .spawn(move || {
+                let mut pause = timing.renew_every;
+                // Err(Timeout) is the pause ending; a message or a dropped sender means stop.
+                while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(pause) {
+                    let sent_at = Instant::now();
+                    let result =
+                        client.renew_within(&resource, &owner, ttl_seconds, timing.renew_timeout);
+                    let (report, next) = match result {
+                        Ok(Renewed::Renewed(_)) => {
+                            (Renewal::Renewed { sent_at }, Some(timing.renew_every))
+                        }
+                        Ok(Renewed::NotFound) => (Renewal::Lost { forbidden: false }, None),
+                        Ok(Renewed::Forbidden) => (Renewal::Lost { forbidden: true }, None),
+                        Err(error) => (Renewal::Failed(error), Some(timing.retry_every)),
+                    };
+                    if reports.send(report).is_err() {
+                        return;
+                    }
+                    match next {
+                        Some(next) => pause = next,
+                        None => return,
+                    }
+                }
+            })?;
+        Ok(Self {
+            _stop: stop,
+            _thread: thread,
+        })
+    }
+}

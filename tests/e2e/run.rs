@@ -1,0 +1,548 @@
+//! `lockd run` against a real server: the command's environment and exit status, release at
+//! the end, exit 75 when held, API keys, signals, and stopping the command before the lease can
+//! run out when the server goes away or the lease is lost.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use lock_store_diesel::testing::TestDatabase;
+
+use crate::server::{lockd_binary, TestServer};
+
+on_both_backends!(
+    the_command_runs_under_the_lock_and_its_status_is_passed_through,
+    a_lock_held_by_another_owner_exits_75_without_running_the_command,
+);
+
+/// A `lockd run` process with its stderr captured.
+struct LockdRun {
+    child: Child,
+    started: Instant,
+}
+
+/// What a finished `lockd run` left.
+struct Finished {
+    status: ExitStatus,
+    stderr: String,
+    /// When it exited, from its start.
+    after: Duration,
+}
+
+impl Finished {
+    fn code(&self) -> i32 {
+        self.status.code().unwrap_or(-1)
+    }
+}
+
+impl LockdRun {
+    fn start(server: &str, args: &[&str], command: &[&str]) -> Self {
+        Self::start_with(server, args, command, &[])
+    }
+
+    fn start_with(server: &str, args: &[&str], command: &[&str], env: &[(&str, &str)]) -> Self {
+        let child = Command::new(lockd_binary())
+            .args(["run", "--server", server])
+            .args(args)
+            .arg("--")
+            .args(command)
+            .env_remove("LOCKD_API_KEY")
+            .env_remove("LOCKD_SERVER")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn lockd run");
+        Self {
+            child,
+            started: Instant::now(),
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for the exit, at most `within`.
+    fn finish(mut self, within: Duration) -> Finished {
+        let deadline = Instant::now() + within;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait lockd run") {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("lockd run did not exit within {within:?}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let after = self.started.elapsed();
+        let output = self.child.wait_with_output().expect("stderr");
+        Finished {
+            status,
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            after,
+        }
+    }
+}
+
+fn now_ns() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_nanos()
+}
+
+/// Waits until `path` exists (the command got going), at most 10 s.
+fn wait_for_file(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name} {pid}");
+}
+
+fn is_alive(pid: &str) -> bool {
+    Command::new("kill")
+        .args(["-0", pid])
+        .stderr(Stdio::null())
+        .status()
+        .expect("run kill")
+        .success()
+}
+
+fn in_dir(dir: &tempfile::TempDir, name: &str) -> PathBuf {
+    dir.path().join(name)
+}
+
+fn the_command_runs_under_the_lock_and_its_status_is_passed_through(db: TestDatabase) {
+    let server = TestServer::start(&db, &[]);
+    let before = server.acquire("nightly report", "setup", 60).token();
+    assert_eq!(server.release("nightly report", "setup").status, 204);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let seen = in_dir(&dir, "seen");
+    let script = format!(
+        "printf '%s\\n%s\\n%s\\n' \"$LOCKD_RESOURCE\" \"$LOCKD_OWNER\" \"$LOCKD_FENCING_TOKEN\" > {}; exit 7",
+        seen.display()
+    );
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "nightly report", "--ttl", "30"],
+        &["sh", "-c", &script],
+    );
+    let pid = run.pid();
+    let finished = run.finish(Duration::from_secs(20));
+    assert_eq!(finished.code(), 7, "{}", finished.stderr);
+    let text = read(&seen);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text:?}");
+    assert_eq!(lines[0], "nightly report");
+    // The default owner is <host name>:<pid of lockd run>.
+    let (host, owner_pid) = lines[1].rsplit_once(':').expect("host:pid");
+    assert!(!host.is_empty(), "{text:?}");
+    assert_eq!(owner_pid, pid.to_string());
+    let token: i64 = lines[2].parse().expect("an integer token");
+    assert!(
+        token > before,
+        "a new grant's token: {token} after {before}"
+    );
+    // Released when the command ended: the status endpoint shows no lock, and the next grant
+    // is a new one.
+    server
+        .status("nightly report")
+        .assert_problem(404, "not-found");
+    assert!(server.acquire("nightly report", "after", 60).token() > token);
+
+    // Exit 0 passes through too, and an explicit owner is used as given.
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "job:2", "--owner", "batch-7"],
+        &["sh", "-c", "test \"$LOCKD_OWNER\" = batch-7"],
+    );
+    let finished = run.finish(Duration::from_secs(20));
+    assert_eq!(finished.code(), 0, "{}", finished.stderr);
+    server.status("job:2").assert_problem(404, "not-found");
+}
+
+fn a_lock_held_by_another_owner_exits_75_without_running_the_command(db: TestDatabase) {
+    let server = TestServer::start(&db, &[]);
+    let token = server.acquire("held", "other", 300).token();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ran = in_dir(&dir, "ran");
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "held", "--wait", "0"],
+        &["touch", &ran.display().to_string()],
+    );
+    let finished = run.finish(Duration::from_secs(20));
+    assert_eq!(finished.code(), 75, "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains("held by another owner"),
+        "{}",
+        finished.stderr
+    );
+    assert!(!ran.exists(), "the command must not run");
+    let status = server.status("held");
+    assert_eq!(status.body["owner"], "other");
+    assert_eq!(status.body["fencing_token"], token);
+}
+
+#[test]
+fn an_api_key_is_sent_when_the_server_has_keys() {
+    let db = TestDatabase::sqlite();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let keys = in_dir(&dir, "keys");
+    let key = "run-key-0123456789";
+    std::fs::write(&keys, format!("acme {}\n", crate::tenants::digest(key))).expect("keys");
+    let server = TestServer::start(&db, &["--api-keys-file", &keys.display().to_string()]);
+    let ran = in_dir(&dir, "ran");
+    let command = ["touch", &ran.display().to_string()];
+
+    let finished = LockdRun::start(&server.base, &["--resource", "k"], &command)
+        .finish(Duration::from_secs(20));
+    assert_eq!(finished.code(), 77, "no key: {}", finished.stderr);
+    assert!(finished.stderr.contains("401"), "{}", finished.stderr);
+    assert!(!ran.exists());
+
+    let finished = LockdRun::start(
+        &server.base,
+        &["--resource", "k", "--api-key", "wrong"],
+        &command,
+    )
+    .finish(Duration::from_secs(20));
+    assert_eq!(finished.code(), 77, "wrong key: {}", finished.stderr);
+
+    // From the environment; the lock is taken in the key's tenant and released afterwards.
+    let seen = in_dir(&dir, "seen");
+    let script = format!("echo $LOCKD_FENCING_TOKEN > {}", seen.display());
+    let finished = LockdRun::start_with(
+        &server.base,
+        &["--resource", "k"],
+        &["sh", "-c", &script],
+        &[("LOCKD_API_KEY", key)],
+    )
+    .finish(Duration::from_secs(20));
+    assert_eq!(finished.code(), 0, "{}", finished.stderr);
+    assert_eq!(read(&seen).trim(), "1");
+    let status = server.send_with_header(
+        "GET",
+        "/locks/k",
+        None,
+        ("authorization", &format!("Bearer {key}")),
+    );
+    status.assert_problem(404, "not-found");
+}
+
+#[test]
+fn an_unreachable_server_or_a_missing_command_fails_clearly() {
+    // A port nothing listens on: bind one, then free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let finished = LockdRun::start(
+        &format!("http://127.0.0.1:{port}"),
+        &["--resource", "r"],
+        &["true"],
+    )
+    .finish(Duration::from_secs(20));
+    assert_eq!(finished.code(), 69, "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains("no answer from the lock server"),
+        "{}",
+        finished.stderr
+    );
+
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    let finished = LockdRun::start(&server.base, &["--resource", "r"], &["/no/such/command"])
+        .finish(Duration::from_secs(20));
+    assert_eq!(finished.code(), 127, "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains("cannot run"),
+        "{}",
+        finished.stderr
+    );
+    // The lock taken for it was released.
+    server.status("r").assert_problem(404, "not-found");
+
+    // A bad owner is the server's 422: exit 64, nothing runs.
+    let finished = LockdRun::start(
+        &server.base,
+        &["--resource", "r", "--owner", " "],
+        &["true"],
+    )
+    .finish(Duration::from_secs(20));
+    assert_eq!(finished.code(), 64, "{}", finished.stderr);
+    assert!(finished.stderr.contains("422"), "{}", finished.stderr);
+}
+
+#[test]
+fn sigterm_to_lockd_run_is_forwarded_and_the_lock_released() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (ready, got) = (in_dir(&dir, "ready"), in_dir(&dir, "got"));
+    let script = format!(
+        "trap 'echo TERM > {got}; exit 3' TERM; touch {ready}; while :; do sleep 0.05; done",
+        got = got.display(),
+        ready = ready.display()
+    );
+    let run = LockdRun::start(&server.base, &["--resource", "sig"], &["sh", "-c", &script]);
+    wait_for_file(&ready);
+    assert_eq!(
+        server.status("sig").status,
+        200,
+        "held while the command runs"
+    );
+    signal(run.pid(), "TERM");
+    let finished = run.finish(Duration::from_secs(20));
+    assert_eq!(read(&got).trim(), "TERM");
+    assert_eq!(
+        finished.code(),
+        3,
+        "the command's status: {}",
+        finished.stderr
+    );
+    server.status("sig").assert_problem(404, "not-found");
+}
+
+/// The server dies mid-run: the command gets SIGTERM before the TTL since the last successful
+/// renewal runs out, and `lockd run` fails although the command exits 0.
+#[test]
+fn the_command_is_stopped_before_the_lease_can_run_out_when_the_server_dies() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (ready, term) = (in_dir(&dir, "ready"), in_dir(&dir, "term"));
+    let script = format!(
+        "trap 'date +%s%N > {term}; exit 0' TERM; touch {ready}; while :; do sleep 0.05; done",
+        term = term.display(),
+        ready = ready.display()
+    );
+    let ttl = Duration::from_secs(3);
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "fragile", "--ttl", "3", "--kill-grace", "5"],
+        &["sh", "-c", &script],
+    );
+    wait_for_file(&ready);
+    // After at least one renewal (due 1 s after the grant).
+    std::thread::sleep(Duration::from_millis(1_300));
+    let stopped_at = now_ns();
+    server.kill9();
+    let finished = run.finish(Duration::from_secs(20));
+    let term_at: u128 = read(&term).trim().parse().expect("the command got SIGTERM");
+    let after_stop = Duration::from_nanos((term_at - stopped_at) as u64);
+    eprintln!("SIGTERM {after_stop:?} after the server died (ttl {ttl:?})");
+    // The last successful renewal was sent before the server died, so its lease ends at most
+    // ttl after the stop: the command had to be stopped before that.
+    assert!(after_stop < ttl, "SIGTERM {after_stop:?} after the stop");
+    assert_eq!(finished.code(), 70, "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains("stopping the command (SIGTERM"),
+        "{}",
+        finished.stderr
+    );
+}
+
+/// A command that ignores SIGTERM is killed, still inside the lease, and `lockd run` fails. The
+/// server is frozen (SIGSTOP), so renewals hang rather than fail at once: their timeout matters.
+#[test]
+fn a_command_ignoring_sigterm_is_killed_inside_the_lease() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pid_file = in_dir(&dir, "pid");
+    // It also starts a process of its own, which must die with it.
+    let script = format!(
+        "sleep 1000 & trap '' TERM; echo $$ $! > {pid}.tmp; mv {pid}.tmp {pid}; while :; do sleep 0.05; done",
+        pid = pid_file.display()
+    );
+    let ttl = Duration::from_secs(4);
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "stubborn", "--ttl", "4"],
+        &["sh", "-c", &script],
+    );
+    wait_for_file(&pid_file);
+    let pids = read(&pid_file);
+    let (command_pid, started_pid) = pids.trim().split_once(' ').expect("two pids");
+    std::thread::sleep(Duration::from_millis(1_500));
+    let stopped = Instant::now();
+    signal(server.pid(), "STOP");
+    while (is_alive(command_pid) || is_alive(started_pid))
+        && stopped.elapsed() < Duration::from_secs(20)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let dead_after = stopped.elapsed();
+    let finished = run.finish(Duration::from_secs(20));
+    signal(server.pid(), "CONT");
+    eprintln!(
+        "the command was dead {dead_after:?} after the server froze (ttl {ttl:?}); lockd run exited {:?} after its start",
+        finished.after
+    );
+    assert!(dead_after < ttl, "killed {dead_after:?} after the stop");
+    assert_eq!(finished.code(), 70, "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains("did not stop after SIGTERM"),
+        "{}",
+        finished.stderr
+    );
+}
+
+/// A renewal answered 404 (the lock was released behind lockd run's back) or 403 (and another
+/// owner took it): the lease is lost, the command is killed at once (no grace: another holder may
+/// already have the lock).
+#[test]
+fn a_lost_lease_kills_the_command_at_once() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    for (resource, thief, message) in [
+        ("gone", None, "the lock is gone"),
+        ("taken", Some("thief"), "another owner holds the lock"),
+    ] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (ready, term) = (in_dir(&dir, "ready"), in_dir(&dir, "term"));
+        let script = format!(
+            "trap 'touch {term}; exit 0' TERM; touch {ready}; while :; do sleep 0.05; done",
+            term = term.display(),
+            ready = ready.display()
+        );
+        let run = LockdRun::start(
+            &server.base,
+            &["--resource", resource, "--owner", "job", "--ttl", "3"],
+            &["sh", "-c", &script],
+        );
+        wait_for_file(&ready);
+        assert_eq!(server.release(resource, "job").status, 204);
+        let taken = thief.map(|thief| server.acquire(resource, thief, 60).token());
+        let lost = Instant::now();
+        let finished = run.finish(Duration::from_secs(20));
+        let after = lost.elapsed();
+        assert_eq!(finished.code(), 70, "{}", finished.stderr);
+        assert!(finished.stderr.contains(message), "{}", finished.stderr);
+        assert!(!term.exists(), "SIGKILL, not SIGTERM");
+        // The next renewal is due within ttl/3 = 1 s.
+        assert!(
+            after < Duration::from_millis(1_800),
+            "killed {after:?} after the loss"
+        );
+        match taken {
+            // The new holder's lock is untouched.
+            Some(token) => assert_eq!(server.status(resource).body["fencing_token"], token),
+            None => server.status(resource).assert_problem(404, "not-found"),
+        }
+    }
+}
+
+/// `--wait`: the holder releases after a second and `lockd run` gets the lock then. This works
+/// against a server with or without `wait_seconds` support (a server without it ignores the
+/// field and `lockd run` asks again every 250 ms until the wait is over).
+#[test]
+fn with_wait_the_lock_is_taken_when_the_holder_releases() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    let token = server.acquire("queue", "first", 300).token();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let seen = in_dir(&dir, "seen");
+    let script = format!("echo $LOCKD_FENCING_TOKEN > {}", seen.display());
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "queue", "--wait", "10"],
+        &["sh", "-c", &script],
+    );
+    std::thread::sleep(Duration::from_millis(1_000));
+    assert!(!seen.exists(), "the command must wait for the lock");
+    let released = Instant::now();
+    assert_eq!(server.release("queue", "first").status, 204);
+    let finished = run.finish(Duration::from_secs(20));
+    assert_eq!(finished.code(), 0, "{}", finished.stderr);
+    let got: i64 = read(&seen).trim().parse().expect("token");
+    assert!(got > token);
+    let waited = released.elapsed();
+    eprintln!("lockd run finished {waited:?} after the release");
+    assert!(waited < Duration::from_secs(3), "{waited:?}");
+    server.status("queue").assert_problem(404, "not-found");
+}
+
+/// `--wait` runs out: exit 75 after the wait, not before, and the command never ran.
+#[test]
+fn with_wait_a_lock_held_throughout_exits_75_after_the_wait() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    server.acquire("busy", "holder", 300).token();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ran = in_dir(&dir, "ran");
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "busy", "--wait", "2"],
+        &["touch", &ran.display().to_string()],
+    );
+    let finished = run.finish(Duration::from_secs(30));
+    assert_eq!(finished.code(), 75, "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains("waited 2 s"),
+        "{}",
+        finished.stderr
+    );
+    assert!(
+        finished.after >= Duration::from_secs(2) && finished.after < Duration::from_secs(6),
+        "{:?}",
+        finished.after
+    );
+    assert!(!ran.exists());
+    assert_eq!(server.status("busy").body["owner"], "holder");
+}
+
+/// `lockd run` itself is killed (SIGKILL, the OOM killer): nothing renews any more, so the
+/// kernel kills the command with it.
+#[test]
+fn the_command_dies_with_lockd_run() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pid_file = in_dir(&dir, "pid");
+    let script = format!(
+        "echo $$ > {pid}.tmp; mv {pid}.tmp {pid}; while :; do sleep 0.05; done",
+        pid = pid_file.display()
+    );
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "orphan"],
+        &["sh", "-c", &script],
+    );
+    wait_for_file(&pid_file);
+    let command_pid = read(&pid_file).trim().to_owned();
+    signal(run.pid(), "KILL");
+    // Before reading lockd run's stderr: a surviving command would hold that pipe open.
+    let started = Instant::now();
+    while is_alive(&command_pid) {
+        if started.elapsed() > Duration::from_secs(5) {
+            signal(command_pid.parse().expect("pid"), "KILL");
+            panic!("the command outlived lockd run");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let finished = run.finish(Duration::from_secs(10));
+    assert_eq!(finished.status.code(), None, "killed by a signal");
+}
