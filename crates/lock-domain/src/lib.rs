@@ -6,6 +6,7 @@
 
 mod clock;
 mod fencing_token;
+mod freed;
 mod lock;
 mod owner;
 mod repository;
@@ -20,6 +21,7 @@ pub mod testing;
 
 pub use clock::{Clock, SystemClock};
 pub use fencing_token::FencingToken;
+pub use freed::{Freed, FreedLocks};
 pub use lock::{AcquireOutcome, Lock, ReleaseResult, RenewResult};
 pub use owner::Owner;
 pub use repository::{LockRepository, RepositoryError};

@@ -3,7 +3,9 @@
 use async_trait::async_trait;
 use thiserror::Error;
 
-use crate::{AcquireOutcome, Lock, Owner, ReleaseResult, RenewResult, ResourceName, Tenant, Ttl};
+use crate::{
+    AcquireOutcome, FreedLocks, Lock, Owner, ReleaseResult, RenewResult, ResourceName, Tenant, Ttl,
+};
 
 /// Why a repository could not answer. Lock outcomes (held, forbidden, not found) are never
 /// errors: they are the `Ok` values of the operations.
@@ -103,4 +105,20 @@ pub trait LockRepository: Send + Sync {
     /// # Errors
     /// [`RepositoryError::Unavailable`] when it does not.
     async fn ping(&self) -> Result<(), RepositoryError>;
+
+    /// Subscribes to hints that a lock may have been freed (released, or its lease shortened) by
+    /// any process sharing the storage, so that waiting acquires need not poll. Once this returns
+    /// `Some`, every release made after it returned MUST eventually produce a hint, or a
+    /// [`crate::Freed::Unknown`] when hints were lost. Expiries produce no hint: a waiter knows
+    /// when the lease it waits for ends.
+    ///
+    /// The default returns `Ok(None)`: the store gives no hints (a single process knows its own
+    /// releases; other processes' releases must be polled for).
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the subscription could not be opened now (retrying later may
+    /// succeed).
+    async fn subscribe_freed(&self) -> Result<Option<Box<dyn FreedLocks>>, RepositoryError> {
+        Ok(None)
+    }
 }

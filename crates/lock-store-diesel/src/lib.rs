@@ -9,6 +9,7 @@
 mod connection;
 mod database_url;
 mod error;
+mod freed_listener;
 mod group_commit;
 mod migrations;
 mod postgres;

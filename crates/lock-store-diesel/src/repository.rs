@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    AcquireOutcome, Clock, Lock, LockRepository, Owner, ReleaseResult, RenewResult,
+    AcquireOutcome, Clock, FreedLocks, Lock, LockRepository, Owner, ReleaseResult, RenewResult,
     RepositoryError, ResourceName, Tenant, Ttl,
 };
 
@@ -17,7 +17,7 @@ use crate::connection::{ConnectionManager, DbConnection, SqliteSynchronous};
 use crate::error::{from_pool, from_query};
 use crate::group_commit::GroupCommitWriter;
 use crate::row::LockRow;
-use crate::{migrations, postgres, sqlite, DatabaseUrl, StoreError};
+use crate::{freed_listener, migrations, postgres, sqlite, DatabaseUrl, StoreError};
 
 /// How to open the store.
 #[derive(Debug, Clone)]
@@ -110,6 +110,10 @@ struct Inner {
     /// On SQLite, the one writer of this process (group commit); other processes' writers still
     /// meet the busy timeout.
     sqlite_writer: Option<GroupCommitWriter>,
+    /// PostgreSQL only: where to open the connection that listens for released locks.
+    postgres_url: Option<String>,
+    /// How long opening that connection may take.
+    connection_timeout: Duration,
 }
 
 impl std::fmt::Debug for DieselLockRepository {
@@ -191,6 +195,11 @@ impl DieselLockRepository {
                 sweep_grace: config.sweep_grace,
                 deadlines: (!is_sqlite).then(|| config.deadlines()),
                 sqlite_writer,
+                postgres_url: match &config.url {
+                    DatabaseUrl::Postgres(url) => Some(url.clone()),
+                    DatabaseUrl::Sqlite(_) => None,
+                },
+                connection_timeout: config.connection_timeout,
             }),
         })
     }
@@ -370,6 +379,17 @@ impl LockRepository for DieselLockRepository {
             .map_err(from_query)
         })
         .await
+    }
+
+    /// PostgreSQL: `LISTEN` on the channel the release trigger notifies. SQLite: no hints (it
+    /// has no notifications; waiters in other processes poll).
+    async fn subscribe_freed(&self) -> Result<Option<Box<dyn FreedLocks>>, RepositoryError> {
+        let Some(url) = &self.inner.postgres_url else {
+            return Ok(None);
+        };
+        let subscription =
+            freed_listener::subscribe(url.clone(), self.inner.connection_timeout).await?;
+        Ok(Some(Box::new(subscription)))
     }
 }
 
