@@ -17,3 +17,4 @@ mod proxy;
 mod server;
 mod slow_clients;
 mod tenants;
+mod waiting;

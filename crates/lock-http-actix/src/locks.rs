@@ -1,5 +1,8 @@
 //! The `/locks/{resource}` routes: acquire, status, release and renew.
 
+use std::time::Duration;
+
+use actix_web::http::header;
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{HttpRequest, HttpResponse};
 use lock_domain::{AcquireOutcome, Owner, ReleaseResult, RenewResult, ResourceName, Tenant, Ttl};
@@ -7,10 +10,13 @@ use percent_encoding::percent_decode;
 
 use crate::audit;
 use crate::authentication::tenant_of;
-use crate::body::{declares_body, owner_field, parse_object, read_json_body, ttl_field};
+use crate::body::{
+    declares_body, owner_field, parse_object, read_json_body, ttl_field, wait_field,
+};
 use crate::dto::{AcquireGranted, AcquireHeld, AcquireResponse, LockView};
 use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
 use crate::resource_path::resource_of;
+use crate::waiting::WaitOutcome;
 use crate::ApiState;
 
 pub(crate) fn routes(cfg: &mut ServiceConfig) {
@@ -52,12 +58,23 @@ fn valid3<A, B, C>(
     }
 }
 
-/// An acquire or renew, parsed: `{owner, ttl_seconds}` on `/locks/{resource}[/renew]`.
+/// An acquire or renew, parsed: `{owner, ttl_seconds}` on `/locks/{resource}[/renew]`, and on
+/// an acquire the optional `wait_seconds`.
 struct LeaseRequest {
     tenant: Tenant,
     resource: ResourceName,
     owner: Owner,
     ttl: Ttl,
+    /// How long an acquire may wait for the lock (zero: answer at once; always zero on renew).
+    wait: Duration,
+}
+
+/// Whether the request's `wait_seconds` is read (acquire) or ignored like any unknown field
+/// (renew).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Waits {
+    Read,
+    Ignored,
 }
 
 /// Authenticates, reads and validates an acquire or renew, in the contract's order:
@@ -66,20 +83,38 @@ async fn lease_request(
     req: &HttpRequest,
     payload: web::Payload,
     state: &ApiState,
+    waits: Waits,
 ) -> Result<LeaseRequest, ProblemKind> {
     let tenant = tenant_of(req, state)?;
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
-    let (resource, owner, ttl) = valid3(
+    let wait = match waits {
+        Waits::Read => wait_field(fields.wait_seconds, state.settings.max_wait_seconds),
+        Waits::Ignored => Ok(0),
+    };
+    let lease = valid3(
         resource_of(req),
         owner_field(fields.owner),
         ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
-    )?;
+    );
+    let ((resource, owner, ttl), wait) = match (lease, wait) {
+        (Ok(lease), Ok(wait)) => (lease, wait),
+        (lease, wait) => {
+            let mut errors = match lease {
+                Err(ProblemKind::Validation(errors)) => errors,
+                Err(other) => return Err(other),
+                Ok(_) => Vec::new(),
+            };
+            errors.extend(wait.err());
+            return Err(ProblemKind::Validation(errors));
+        }
+    };
     Ok(LeaseRequest {
         tenant,
         resource,
         owner,
         ttl,
+        wait: Duration::from_secs(u64::from(wait)),
     })
 }
 
@@ -133,31 +168,98 @@ pub(crate) async fn acquire(
             resource,
             owner,
             ttl,
-        } = lease_request(&req, payload, &state).await?;
-        let outcome = state
-            .repo
-            .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
-            .await?;
-        let response = match outcome {
-            AcquireOutcome::Granted(lock) => {
+            wait,
+        } = lease_request(&req, payload, &state, Waits::Read).await?;
+        let outcome = if wait.is_zero() {
+            Waited::Answered(
+                state
+                    .repo
+                    .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
+                    .await?,
+            )
+        } else {
+            acquire_waiting(&state, &tenant, &resource, &owner, ttl, wait).await?
+        };
+        Ok(match outcome {
+            Waited::Answered(AcquireOutcome::Granted(lock)) => {
                 audit::granted(&tenant, &lock);
-                AcquireResponse::Granted(AcquireGranted {
+                json(&AcquireResponse::Granted(AcquireGranted {
                     acquired: true,
                     lock: lock.into(),
-                })
+                }))
             }
-            AcquireOutcome::Held => {
+            Waited::Answered(AcquireOutcome::Held) => {
                 audit::denied(&tenant, &resource, &owner);
-                AcquireResponse::Held(AcquireHeld {
-                    acquired: false,
-                    resource: resource.into_string(),
-                })
+                json(&held(resource))
             }
-        };
-        Ok(json(&response))
+            Waited::TimedOut {
+                retry_after_seconds,
+            } => {
+                audit::denied(&tenant, &resource, &owner);
+                HttpResponse::Ok()
+                    .insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()))
+                    .json(held(resource))
+            }
+        })
     }
     .await
     .map_err(|kind: ProblemKind| kind.at(&req))
+}
+
+fn held(resource: ResourceName) -> AcquireResponse {
+    AcquireResponse::Held(AcquireHeld {
+        acquired: false,
+        resource: resource.into_string(),
+    })
+}
+
+/// How an acquire ended.
+enum Waited {
+    /// Granted, or held when the request did not wait.
+    Answered(AcquireOutcome),
+    /// The wait ended without a grant.
+    TimedOut { retry_after_seconds: u64 },
+}
+
+/// An acquire that may wait up to `wait`: it joins the lock's queue in this process, first come
+/// first served (the queue's task makes the attempts), except that the holder of the lock is
+/// granted again at once, as without a wait.
+async fn acquire_waiting(
+    state: &ApiState,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    owner: &Owner,
+    ttl: Ttl,
+    wait: Duration,
+) -> Result<Waited, ProblemKind> {
+    if state.waiting.has_queue(tenant, resource) {
+        let holds = state
+            .repo
+            .status(tenant.clone(), resource.clone())
+            .await?
+            .is_some_and(|lock| lock.owner == *owner);
+        if holds {
+            let outcome = state
+                .repo
+                .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
+                .await?;
+            if let AcquireOutcome::Granted(_) = outcome {
+                return Ok(Waited::Answered(outcome));
+            }
+        }
+    }
+    let ticket = state
+        .waiting
+        .enqueue(tenant.clone(), resource.clone(), owner.clone(), ttl);
+    match ticket.wait(wait).await {
+        WaitOutcome::Granted(lock) => Ok(Waited::Answered(AcquireOutcome::Granted(lock))),
+        WaitOutcome::TimedOut {
+            retry_after_seconds,
+        } => Ok(Waited::TimedOut {
+            retry_after_seconds,
+        }),
+        WaitOutcome::Failed(error) => Err(error.into()),
+    }
 }
 
 /// Get a lock's status.
@@ -247,6 +349,9 @@ pub(crate) async fn release(
             .release(tenant.clone(), resource.clone(), owner.clone())
             .await?;
         audit::released(&tenant, &resource, &owner, result);
+        if let ReleaseResult::Released(_) = result {
+            state.waiting.freed(&tenant, &resource);
+        }
         match result {
             ReleaseResult::Released(_) => Ok(HttpResponse::NoContent().finish()),
             ReleaseResult::NotFound => Err(no_lock(&resource)),
@@ -355,12 +460,16 @@ pub(crate) async fn renew(
             resource,
             owner,
             ttl,
-        } = lease_request(&req, payload, &state).await?;
+            ..
+        } = lease_request(&req, payload, &state, Waits::Ignored).await?;
         let result = state
             .repo
             .renew(tenant.clone(), resource.clone(), owner.clone(), ttl)
             .await?;
         audit::renewed(&tenant, &resource, &owner, &result);
+        if let RenewResult::Renewed(_) = result {
+            state.waiting.lease_changed(&tenant, &resource);
+        }
         match result {
             RenewResult::Renewed(lock) => Ok(json(&LockView::from(lock))),
             RenewResult::NotFound => Err(no_lock(&resource)),

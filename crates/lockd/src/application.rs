@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use actix_web::dev::Server;
 use actix_web::{App, HttpServer};
 use lock_domain::{LockRepository, SystemClock};
-use lock_http_actix::{ApiKeys, ApiSettings};
+use lock_http_actix::{ApiKeys, ApiSettings, LockApi};
 use lock_store_diesel::{DieselLockRepository, SqliteSynchronous, StoreConfig, StoreError};
 
 use crate::cli::{ServeArgs, Synchronous};
@@ -78,20 +78,23 @@ impl Application {
             max_ttl_seconds: args.max_ttl_seconds,
             body_timeout: Duration::from_secs(args.body_timeout_seconds),
             api_keys,
+            max_wait_seconds: args.max_wait_seconds,
         };
-        let mut server = HttpServer::new(move || {
-            App::new().configure(lock_http_actix::configure(
-                Arc::clone(&repo),
-                settings.clone(),
-            ))
-        })
-        .shutdown_timeout(args.shutdown_grace().as_secs())
-        .client_request_timeout(Duration::from_secs(args.header_timeout_seconds))
-        .listen(listener)
-        .map_err(|source| StartupError::Bind {
-            addr: args.bind,
-            source,
-        })?;
+        // One API for all workers: they share the queues of waiting acquires.
+        let api = LockApi::new(repo, settings);
+        let mut server = HttpServer::new(move || App::new().configure(api.configure()))
+            .shutdown_timeout(args.shutdown_grace().as_secs())
+            // A client that closes its connection (even only its sending half) is gone: its
+            // request is dropped at once, so a waiting acquire leaves its queue and is never
+            // granted a lock nobody would use. HTTP/1.1 clients do not half-close to signal the end
+            // of a request (its length does), so none is cut off early.
+            .h1_allow_half_closed(false)
+            .client_request_timeout(Duration::from_secs(args.header_timeout_seconds))
+            .listen(listener)
+            .map_err(|source| StartupError::Bind {
+                addr: args.bind,
+                source,
+            })?;
         if let Some(workers) = args.workers {
             server = server.workers(workers as usize);
         }
