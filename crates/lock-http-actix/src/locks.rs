@@ -138,6 +138,12 @@ fn not_yours(resource: &ResourceName) -> ProblemKind {
 /// Grants the lock when the resource is free, its lock has expired, or the caller already holds
 /// it (then the lease restarts from now and the fencing token is kept). When another owner holds
 /// a live lock the answer is still 200, with `acquired: false`: retry later.
+///
+/// With `wait_seconds`, the request waits up to that long for the lock instead: waiters of one
+/// lock are served in arrival order (on each server), and the answer comes as soon as the lock
+/// is granted (released on any server sharing the database, or expired), or with
+/// `acquired: false` and a `Retry-After` header when the wait ends. A waiter whose client closes
+/// the connection leaves the queue at once and is never granted the lock.
 #[utoipa::path(
     post,
     path = "/locks/{resource}",
@@ -147,13 +153,14 @@ fn not_yours(resource: &ResourceName) -> ProblemKind {
     params(("resource" = String, Path, description = "The resource name: 1 to 255 bytes of UTF-8 once percent-decoded, no control characters (`%2F` is a `/`, `+` is a plus).", min_length = 1, max_length = 255, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", example = "payment:42")),
     request_body(content = crate::dto::AcquireRequest, content_type = "application/json"),
     responses(
-        (status = 200, description = "Granted (`acquired: true` with the lock) or held by another owner (`acquired: false`).", body = AcquireResponse),
+        (status = 200, description = "Granted (`acquired: true` with the lock) or held by another owner (`acquired: false`; after a wait that ended, with `Retry-After`).", body = AcquireResponse,
+            headers(("Retry-After" = u32, description = "Only on `acquired: false` after a wait (`wait_seconds` > 0): seconds until the holder's lease ends as last seen (at least 1)."))),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid resource, owner or ttl_seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid resource, owner, ttl_seconds or wait_seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable; retry after `Retry-After` seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
