@@ -106,11 +106,13 @@ pub trait LockRepository: Send + Sync {
     /// [`RepositoryError::Unavailable`] when it does not.
     async fn ping(&self) -> Result<(), RepositoryError>;
 
-    /// Subscribes to hints that a lock may have been freed (released, or its lease shortened) by
-    /// any process sharing the storage, so that waiting acquires need not poll. Once this returns
-    /// `Some`, every release made after it returned MUST eventually produce a hint, or a
-    /// [`crate::Freed::Unknown`] when hints were lost. Expiries produce no hint: a waiter knows
-    /// when the lease it waits for ends.
+    /// Subscribes to hints that a lock may have been freed (released, or its lease shortened by a
+    /// renew) by any process sharing the storage, so that waiting acquires need not poll. Once
+    /// this returns `Some`, every later release and renew SHOULD produce a hint promptly, and a
+    /// [`crate::Freed::Unknown`] MUST follow any interruption during which hints were lost.
+    /// Hints are best effort (a process that dies between its release and the hint sends none):
+    /// subscribers still look for themselves now and then. Expiries produce no hint: a waiter
+    /// knows when the lease it waits for ends.
     ///
     /// The default returns `Ok(None)`: the store gives no hints (a single process knows its own
     /// releases; other processes' releases must be polled for).

@@ -381,7 +381,7 @@ impl LockRepository for DieselLockRepository {
         .await
     }
 
-    /// PostgreSQL: `LISTEN` on the channel the release trigger notifies. SQLite: no hints (it
+    /// PostgreSQL: `LISTEN` on the channel every release and renew notifies. SQLite: no hints (it
     /// has no notifications; waiters in other processes poll).
     async fn subscribe_freed(&self) -> Result<Option<Box<dyn FreedLocks>>, RepositoryError> {
         let Some(url) = &self.inner.postgres_url else {

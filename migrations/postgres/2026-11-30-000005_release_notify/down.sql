@@ -1,2 +1,0 @@
-DROP TRIGGER distributed_locks_notify_freed ON distributed_locks;
-DROP FUNCTION lockd_notify_freed();
