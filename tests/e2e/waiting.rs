@@ -322,3 +322,30 @@ fn two_thousand_waiters_do_not_stop_other_clients(db: TestDatabase) {
         assert_eq!(server.status(&format!("crowded-{queue}")).status, 404);
     }
 }
+
+#[test]
+fn sigterm_ends_every_wait_at_once() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    server.acquire("shutdown", "holder", 60).granted();
+    let waiters: Vec<_> = (0..3)
+        .map(|i| {
+            let client = server.client();
+            std::thread::spawn(move || {
+                let reply = waiting_acquire(&client, "shutdown", &format!("w{i}"), 60, 50);
+                (reply, Instant::now())
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let stopped_at = Instant::now();
+    let status = server.terminate(Duration::from_secs(5));
+    assert!(status.success(), "{status:?}");
+    for waiter in waiters {
+        let (reply, answered_at) = waiter.join().expect("waiter");
+        assert_eq!(reply.status, 200, "{reply:?}");
+        assert_eq!(reply.body["acquired"], false, "{reply:?}");
+        assert!(reply.header("retry-after").is_some(), "{reply:?}");
+        assert!(answered_at - stopped_at < Duration::from_secs(2));
+    }
+}

@@ -72,6 +72,9 @@ struct Shared {
     granted: AtomicU64,
     timed_out: AtomicU64,
     abandoned: AtomicU64,
+    /// Set by [`Waiting::close`]: every wait ends now, and no new one starts.
+    closed: AtomicBool,
+    closing: Notify,
 }
 
 /// The waiters of one lock, first come first served.
@@ -121,6 +124,8 @@ impl Waiting {
                 granted: AtomicU64::new(0),
                 timed_out: AtomicU64::new(0),
                 abandoned: AtomicU64::new(0),
+                closed: AtomicBool::new(false),
+                closing: Notify::new(),
             }),
         }
     }
@@ -143,6 +148,14 @@ impl Waiting {
     /// Grants made for waiters whose client had gone, and released at once, since start.
     pub fn abandoned_grants(&self) -> u64 {
         self.shared.abandoned.load(Ordering::Relaxed)
+    }
+
+    /// Ends every wait now, as if its time were up (`acquired: false`), and makes later acquires
+    /// answer at once: for a server that is shutting down, whose graceful stop would otherwise
+    /// wait for waiters.
+    pub fn close(&self) {
+        self.shared.closed.store(true, Ordering::Release);
+        self.shared.closing.notify_waiters();
     }
 
     /// Requests waiting for the lock on `resource` of `tenant` right now.
@@ -370,13 +383,25 @@ pub(crate) struct Ticket {
 impl Ticket {
     /// Waits for the grant, at most `wait`.
     pub(crate) async fn wait(mut self, wait: Duration) -> WaitOutcome {
-        let outcome = match tokio::time::timeout(wait, &mut self.granted).await {
-            Ok(Ok(Ok(lock))) => WaitOutcome::Granted(lock),
-            Ok(Ok(Err(error))) => WaitOutcome::Failed(error),
-            Ok(Err(_)) => WaitOutcome::Failed(RepositoryError::internal(
+        let shared = Arc::clone(&self.shared);
+        let closing = shared.closing.notified();
+        tokio::pin!(closing);
+        closing.as_mut().enable();
+        let answered = if shared.closed.load(Ordering::Acquire) {
+            None
+        } else {
+            tokio::select! {
+                answered = tokio::time::timeout(wait, &mut self.granted) => answered.ok(),
+                () = closing => None,
+            }
+        };
+        let outcome = match answered {
+            Some(Ok(Ok(lock))) => WaitOutcome::Granted(lock),
+            Some(Ok(Err(error))) => WaitOutcome::Failed(error),
+            Some(Err(_)) => WaitOutcome::Failed(RepositoryError::internal(
                 "the queue of waiting acquires ended without an answer",
             )),
-            Err(_) => {
+            None => {
                 // The grant may have been sent just now: take it rather than leave it behind.
                 self.granted.close();
                 match self.granted.try_recv() {

@@ -1,6 +1,6 @@
 //! PostgreSQL: hints that a lock may have been freed, from `LISTEN lockd_freed`. Every lockd on
 //! the database sends `tenant` LF `resource` on that channel after each release or renew it
-//! makes (`postgres::notify_freed`).
+//! makes (`freed_notifier`).
 //!
 //! The listening connection is one dedicated tokio-postgres connection (diesel's connections
 //! are blocking and cannot wait for a notification without holding a thread). It is not a pooled
@@ -16,7 +16,7 @@ use lock_domain::{Freed, FreedLocks, RepositoryError, ResourceName, Tenant};
 use tokio::sync::mpsc;
 use tokio_postgres::{AsyncMessage, NoTls};
 
-/// The channel `postgres::notify_freed` notifies.
+/// The channel `freed_notifier` notifies.
 const CHANNEL: &str = "lockd_freed";
 
 /// Hints not yet taken by the subscriber; when that many wait, the next hint becomes an `Unknown`.
@@ -158,7 +158,7 @@ async fn forward(hints: &mpsc::Sender<Freed>, hint: Freed) -> Result<(), ()> {
     }
 }
 
-/// `tenant` LF `resource`, as `postgres::notify_freed` sends it; `None` for anything else.
+/// `tenant` LF `resource`, as `freed_notifier` sends it; `None` for anything else.
 fn parse(payload: &str) -> Option<Freed> {
     let (tenant, resource) = payload.split_once('\n')?;
     Some(Freed::Lock {

@@ -69,14 +69,6 @@ DELETE FROM distributed_locks WHERE (tenant, resource) IN (
     LIMIT $2
     FOR UPDATE SKIP LOCKED)";
 
-/// Tells every listening lockd (`LISTEN lockd_freed`, see `freed_listener`) that a lease ended
-/// early or changed: the payload is `tenant` LF `resource` (tenant names cannot hold a line feed).
-/// It runs after the release or renew has committed, as a transaction of its own that writes no
-/// WAL. A NOTIFY inside the releasing transaction (a trigger) would hold PostgreSQL's
-/// notification lock through that commit's WAL flush, serializing every release: measured with
-/// pgbench, 16 clients of acquire+release cycles fell from about 3,000 to about 400 a second.
-const NOTIFY_FREED: &str = "SELECT pg_notify('lockd_freed', $1)";
-
 /// How often a release or renew re-runs after its conditional write matched nothing but the
 /// caller's own live lock appeared (it was granted to the caller concurrently).
 const MAX_ATTEMPTS: usize = 8;
@@ -160,7 +152,6 @@ pub(crate) fn release(
         .optional()
         .map_err(from_query)?;
         if let Some(row) = released {
-            notify_freed(conn, tenant, resource);
             return Ok(ReleaseResult::Released(Lock::try_from(row)?.fencing_token));
         }
         match classify_miss(conn, tenant, resource, owner).map_err(from_query)? {
@@ -194,8 +185,6 @@ pub(crate) fn renew(
         .optional()
         .map_err(from_query)?;
         if let Some(row) = renewed {
-            // The lease may be shorter now: waiters elsewhere must look at its new end.
-            notify_freed(conn, tenant, resource);
             return Ok(RenewRow::Renewed(row));
         }
         match classify_miss(conn, tenant, resource, owner).map_err(from_query)? {
@@ -205,15 +194,6 @@ pub(crate) fn renew(
         }
     }
     Err(RepositoryError::unavailable(KeptChanging))
-}
-
-/// Best effort: the release or renew has happened whatever this does. A lost hint delays a
-/// waiter in another process until its next periodic look.
-fn notify_freed(conn: &mut PgConnection, tenant: &Tenant, resource: &ResourceName) {
-    let payload = format!("{}\n{}", tenant.as_str(), resource.as_str());
-    if let Err(error) = Prepared::new(NOTIFY_FREED, vec![Param::Text(&payload)]).execute(conn) {
-        tracing::warn!(%error, resource = %resource.as_str(), "could not notify other lockd processes of a released lock");
-    }
 }
 
 pub(crate) fn sweep(conn: &mut PgConnection, grace_ms: i64, batch: i64) -> QueryResult<usize> {

@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 
 use crate::connection::{ConnectionManager, DbConnection, SqliteSynchronous};
 use crate::error::{from_pool, from_query};
+use crate::freed_notifier::FreedNotifier;
 use crate::group_commit::GroupCommitWriter;
 use crate::row::LockRow;
 use crate::{freed_listener, migrations, postgres, sqlite, DatabaseUrl, StoreError};
@@ -114,6 +115,8 @@ struct Inner {
     postgres_url: Option<String>,
     /// How long opening that connection may take.
     connection_timeout: Duration,
+    /// PostgreSQL only: sends the hints of releases and renews, started by the first of them.
+    notifier: std::sync::OnceLock<FreedNotifier>,
 }
 
 impl std::fmt::Debug for DieselLockRepository {
@@ -200,6 +203,7 @@ impl DieselLockRepository {
                     DatabaseUrl::Sqlite(_) => None,
                 },
                 connection_timeout: config.connection_timeout,
+                notifier: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -264,6 +268,17 @@ impl DieselLockRepository {
 }
 
 impl DieselLockRepository {
+    /// PostgreSQL: tells the other processes (and this one) that the lease on `resource` ended or
+    /// changed, so that their waiting acquires look at it. Must be called inside a tokio runtime.
+    fn hint_freed(&self, tenant: &Tenant, resource: &ResourceName) {
+        if let Some(url) = &self.inner.postgres_url {
+            self.inner
+                .notifier
+                .get_or_init(|| FreedNotifier::spawn(url.clone(), self.inner.connection_timeout))
+                .freed(tenant, resource);
+        }
+    }
+
     /// Deletes at most `batch` rows whose lease ended more than the sweep grace ago and
     /// returns how many it deleted. Live locks and recently ended ones are never touched; fencing
     /// tokens do not depend on the rows, so they keep increasing across sweeps.
@@ -330,19 +345,25 @@ impl LockRepository for DieselLockRepository {
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError> {
         let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
-        self.write(
-            move |c, now_ms| match sqlite::release(c, &tenant, &resource, &owner, now_ms)
-                .map_err(from_query)?
-            {
-                ReleaseRow::Released(row) => {
-                    Ok(ReleaseResult::Released(Lock::try_from(row)?.fencing_token))
-                }
-                ReleaseRow::NotFound => Ok(ReleaseResult::NotFound),
-                ReleaseRow::Forbidden => Ok(ReleaseResult::Forbidden),
-            },
-            move |c| postgres::release(c, &t, &r, &o),
-        )
-        .await
+        let (hint_tenant, hint_resource) = (tenant.clone(), resource.clone());
+        let result = self
+            .write(
+                move |c, now_ms| match sqlite::release(c, &tenant, &resource, &owner, now_ms)
+                    .map_err(from_query)?
+                {
+                    ReleaseRow::Released(row) => {
+                        Ok(ReleaseResult::Released(Lock::try_from(row)?.fencing_token))
+                    }
+                    ReleaseRow::NotFound => Ok(ReleaseResult::NotFound),
+                    ReleaseRow::Forbidden => Ok(ReleaseResult::Forbidden),
+                },
+                move |c| postgres::release(c, &t, &r, &o),
+            )
+            .await;
+        if let Ok(ReleaseResult::Released(_)) = &result {
+            self.hint_freed(&hint_tenant, &hint_resource);
+        }
+        result
     }
 
     async fn renew(
@@ -353,6 +374,7 @@ impl LockRepository for DieselLockRepository {
         ttl: Ttl,
     ) -> Result<RenewResult, RepositoryError> {
         let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
+        let (hint_tenant, hint_resource) = (tenant.clone(), resource.clone());
         let row = self
             .write(
                 move |c, now_ms| {
@@ -362,7 +384,11 @@ impl LockRepository for DieselLockRepository {
             )
             .await?;
         Ok(match row {
-            RenewRow::Renewed(row) => RenewResult::Renewed(Lock::try_from(row)?),
+            RenewRow::Renewed(row) => {
+                // The lease may be shorter now: waiters elsewhere must look at its new end.
+                self.hint_freed(&hint_tenant, &hint_resource);
+                RenewResult::Renewed(Lock::try_from(row)?)
+            }
             RenewRow::NotFound => RenewResult::NotFound,
             RenewRow::Forbidden => RenewResult::Forbidden,
         })
@@ -381,7 +407,7 @@ impl LockRepository for DieselLockRepository {
         .await
     }
 
-    /// PostgreSQL: `LISTEN` on the channel every release and renew notifies. SQLite: no hints (it
+    /// PostgreSQL: `LISTEN` on the channel every release and renew notifies (`freed_notifier`). SQLite: no hints (it
     /// has no notifications; waiters in other processes poll).
     async fn subscribe_freed(&self) -> Result<Option<Box<dyn FreedLocks>>, RepositoryError> {
         let Some(url) = &self.inner.postgres_url else {

@@ -38,6 +38,7 @@ pub struct Application {
     server: Server,
     addr: SocketAddr,
     sweeper: actix_web::rt::task::JoinHandle<()>,
+    on_stop: actix_web::rt::task::JoinHandle<()>,
 }
 
 /// Rows deleted per sweep batch: bounded, so a sweep never holds the write lock for long.
@@ -82,6 +83,13 @@ impl Application {
         };
         // One API for all workers: they share the queues of waiting acquires.
         let api = LockApi::new(repo, settings);
+        let waiting = api.waiting().clone();
+        let on_stop = actix_web::rt::spawn(async move {
+            // actix stops gracefully on these signals, waiting for requests in flight; waiting
+            // acquires would hold that up for their whole wait, so they end now.
+            stop_signal().await;
+            waiting.close();
+        });
         let mut server = HttpServer::new(move || App::new().configure(api.configure()))
             .shutdown_timeout(args.shutdown_grace().as_secs())
             // A client that closes its connection (even only its sending half) is gone: its
@@ -102,6 +110,7 @@ impl Application {
             server: server.run(),
             addr,
             sweeper,
+            on_stop,
         })
     }
 
@@ -115,7 +124,24 @@ impl Application {
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let result = self.server.await;
         self.sweeper.abort();
+        self.on_stop.abort();
         result
+    }
+}
+
+/// SIGTERM or Ctrl-C (SIGINT), the signals actix stops on.
+async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut terminate), Ok(mut interrupt)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::warn!("cannot watch for SIGTERM; waiting acquires keep a shutdown waiting");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = interrupt.recv() => {}
     }
 }
 
