@@ -26,7 +26,7 @@ use lock_domain::{LockRepository, DEFAULT_MAX_TTL_SECONDS};
 pub use api_doc::{openapi_document, openapi_json};
 pub use api_keys::{hash_key, ApiKeys, KeysFileError};
 pub use problem::{ApiError, FieldError};
-pub use waiting::{Waiting, POLL_PERIOD, SAFETY_PERIOD};
+pub use waiting::Waiting;
 
 /// The most bytes a request body may have: larger bodies answer 413.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;

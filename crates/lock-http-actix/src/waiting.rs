@@ -30,10 +30,10 @@ use tokio::sync::{oneshot, Notify};
 
 /// How often a queue looks at its lock when the store gives no hints of other processes'
 /// releases (SQLite shared by several processes).
-pub const POLL_PERIOD: Duration = Duration::from_millis(200);
+const POLL_PERIOD: Duration = Duration::from_millis(200);
 
 /// How often a queue looks at its lock even with hints, in case one was lost.
-pub const SAFETY_PERIOD: Duration = Duration::from_secs(5);
+const SAFETY_PERIOD: Duration = Duration::from_secs(5);
 
 /// How long after a holder's `expires_at` the first attempt is made: the lease has ended once
 /// the store's clock has passed it.

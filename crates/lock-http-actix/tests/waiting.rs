@@ -69,18 +69,19 @@ async fn ten_waiters_are_granted_in_arrival_order_each_at_once() {
 
     let order = RefCell::new(Vec::new());
     let handovers = RefCell::new(Vec::new());
+    let grants = RefCell::new(Vec::new());
     let waiter = |i: usize| {
-        let (app, order, handovers) = (&app, &order, &handovers);
+        let (app, order, handovers, grants) = (&app, &order, &handovers, &grants);
         async move {
             let owner = format!("w{i}");
             let reply =
                 json_of(call_service(app, acquire("q", &owner, 60, 30).to_request()).await).await;
             assert_eq!(reply["acquired"], true, "{reply}");
+            grants.borrow_mut().push(Instant::now());
             order.borrow_mut().push(i);
-            let released_at = Instant::now();
             let released = call_service(app, release("q", &owner).to_request()).await;
             assert_eq!(released.status(), StatusCode::NO_CONTENT);
-            handovers.borrow_mut().push(released_at);
+            handovers.borrow_mut().push(Instant::now());
         }
     };
     let releaser = async {
@@ -88,9 +89,9 @@ async fn ten_waiters_are_granted_in_arrival_order_each_at_once() {
         assert_eq!(api.waiting().live_waiters(), 10);
         let (tenant, resource) = key("q");
         assert_eq!(api.waiting().waiters(&tenant, &resource), 10);
-        handovers.borrow_mut().push(Instant::now());
         let released = call_service(&app, release("q", "holder").to_request()).await;
         assert_eq!(released.status(), StatusCode::NO_CONTENT);
+        handovers.borrow_mut().push(Instant::now());
     };
     // join_all polls the waiters in order: each joins the queue before the next arrives.
     let started = Instant::now();
@@ -101,6 +102,19 @@ async fn ten_waiters_are_granted_in_arrival_order_each_at_once() {
         "ten hand-overs took {:?}: a release must wake the next waiter at once",
         started.elapsed()
     );
+    // From each release's answer to the next waiter's grant.
+    let mut waits: Vec<Duration> = grants
+        .borrow()
+        .iter()
+        .zip(handovers.borrow().iter())
+        .map(|(granted, released)| granted.saturating_duration_since(*released))
+        .collect();
+    waits.sort();
+    eprintln!(
+        "release -> next grant: median {:?}, max {:?}",
+        waits[5], waits[9]
+    );
+    assert!(waits[9] < Duration::from_millis(200), "{waits:?}");
     assert_eq!(api.waiting().live_waiters(), 0);
     assert_eq!(api.waiting().granted_after_wait(), 10);
     assert_eq!(api.waiting().timed_out(), 0);
