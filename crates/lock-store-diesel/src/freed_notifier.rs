@@ -1,8 +1,8 @@
 //! PostgreSQL: telling every listening lockd (`LISTEN lockd_freed`, see `freed_listener`) that
 //! a lease ended or changed. After a release or renew has committed, the store hands
 //! `tenant` LF `resource` to one background task per process, which sends what has gathered as
-//! one `pg_notify` statement on a dedicated connection: a transaction of its own that writes no
-//! WAL, off the request's path, batched under load.
+//! one `pg_notify` statement on a dedicated connection every few milliseconds: a transaction of
+//! its own that writes no WAL, off the request's path.
 //!
 //! Why not NOTIFY inside the releasing transaction (a trigger, or a CTE in the release
 //! statement): PostgreSQL holds its notification lock from a notifying transaction's pre-commit
@@ -25,6 +25,10 @@ const BACKLOG: usize = 16_384;
 
 /// The most hints sent in one statement.
 const BATCH: usize = 512;
+
+/// How long hints gather before they are sent: at most one statement per this period under
+/// load, for a few milliseconds more on a hand-over between processes (bounded at 500 ms).
+const GATHER: Duration = Duration::from_millis(5);
 
 const NOTIFY: &str = "SELECT pg_notify('lockd_freed', hint) FROM unnest($1::text[]) AS hint";
 
@@ -70,6 +74,7 @@ async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::R
             let Some(first) = pending.recv().await else {
                 return;
             };
+            tokio::time::sleep(GATHER).await;
             let mut batch = HashSet::from([first]);
             while batch.len() < BATCH {
                 match pending.try_recv() {
