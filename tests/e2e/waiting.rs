@@ -282,6 +282,9 @@ fn two_thousand_waiters_do_not_stop_other_clients(db: TestDatabase) {
             )
         })
         .collect();
+    // Let the burst of 2,000 requests be read and queued (a debug build on a busy machine takes
+    // a while), so that what follows measures waiting, not arriving.
+    std::thread::sleep(Duration::from_secs(2));
     // Everyone else is served while they wait.
     let client = server.client();
     let mut latencies = Vec::new();
@@ -302,7 +305,10 @@ fn two_thousand_waiters_do_not_stop_other_clients(db: TestDatabase) {
         "{}: with {WAITERS} waiters, acquire+release cycles: median {typical:?}, max {worst:?}",
         backend(&db)
     );
-    assert!(worst < Duration::from_secs(1), "max {worst:?}");
+    // Waiters that held a worker or a connection would stall these until their 30 s wait ends;
+    // the bounds leave room for a machine shared with other work.
+    assert!(typical < Duration::from_millis(100), "median {typical:?}");
+    assert!(worst < Duration::from_secs(10), "max {worst:?}");
     assert_eq!(server.send("GET", "/healthz", None).status, 200);
     // They all hang up: nobody is granted the lock afterwards.
     drop(waiters);
