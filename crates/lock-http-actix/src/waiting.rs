@@ -49,7 +49,15 @@ const RESUBSCRIBE_DELAY: Duration = Duration::from_secs(2);
 type QueueKey = (Tenant, ResourceName);
 
 /// What a waiter receives: its lock, or the error that ended every wait on the resource.
-type Grant = Result<Lock, RepositoryError>;
+type Grant = Result<Granted, RepositoryError>;
+
+/// A lock granted to a waiter.
+struct Granted {
+    lock: Lock,
+    /// The waiter's owner held this lease already (the same fencing token): if the waiter is
+    /// gone, the lease stays, as it was before.
+    regrant: bool,
+}
 
 /// The state of the subscription to the store's hints.
 const HINTS_NOT_STARTED: u8 = 0;
@@ -396,7 +404,7 @@ impl Ticket {
             }
         };
         let outcome = match answered {
-            Some(Ok(Ok(lock))) => WaitOutcome::Granted(lock),
+            Some(Ok(Ok(granted))) => WaitOutcome::Granted(granted.lock),
             Some(Ok(Err(error))) => WaitOutcome::Failed(error),
             Some(Err(_)) => WaitOutcome::Failed(RepositoryError::internal(
                 "the queue of waiting acquires ended without an answer",
@@ -405,7 +413,7 @@ impl Ticket {
                 // The grant may have been sent just now: take it rather than leave it behind.
                 self.granted.close();
                 match self.granted.try_recv() {
-                    Ok(Ok(lock)) => WaitOutcome::Granted(lock),
+                    Ok(Ok(granted)) => WaitOutcome::Granted(granted.lock),
                     Ok(Err(error)) => WaitOutcome::Failed(error),
                     Err(_) => {
                         self.shared.timed_out.fetch_add(1, Ordering::Relaxed);
@@ -432,7 +440,11 @@ impl Drop for Ticket {
         // waiters when woken), and release a grant that is already in the channel.
         self.granted.close();
         self.queue.wake.notify_one();
-        if let Ok(Ok(lock)) = self.granted.try_recv() {
+        if let Ok(Ok(Granted {
+            lock,
+            regrant: false,
+        })) = self.granted.try_recv()
+        {
             let Ok(runtime) = tokio::runtime::Handle::try_current() else {
                 tracing::error!(resource = %lock.resource.as_str(), "a grant for a request that is gone could not be released; it expires with its lease");
                 return;
@@ -621,12 +633,12 @@ async fn deliver(
     regrant: bool,
 ) {
     let unanswered = match queue.take(id) {
-        Some(waiter) => match waiter.grant.send(Ok(lock)) {
+        Some(waiter) => match waiter.grant.send(Ok(Granted { lock, regrant })) {
             Ok(()) => {
                 shared.granted.fetch_add(1, Ordering::Relaxed);
                 return;
             }
-            Err(grant) => grant.ok(),
+            Err(grant) => grant.ok().map(|granted| granted.lock),
         },
         None => Some(lock),
     };
