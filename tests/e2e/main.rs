@@ -20,3 +20,4 @@ mod run;
 mod server;
 mod slow_clients;
 mod tenants;
+mod waiting;

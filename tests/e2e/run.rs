@@ -546,3 +546,67 @@ fn the_command_dies_with_lockd_run() {
     let finished = run.finish(Duration::from_secs(10));
     assert_eq!(finished.status.code(), None, "killed by a signal");
 }
+/// The audit events (`event="..."`) the server logged for `owner`.
+fn audit_events(server: &TestServer, owner: &str) -> Vec<String> {
+    server
+        .drain_stderr()
+        .into_iter()
+        .filter(|line| line.contains("lockd::audit") && line.contains(&format!("owner={owner}")))
+        .filter_map(|line| {
+            let start = line.find("event=\"")? + "event=\"".len();
+            let end = start + line[start..].find('"')?;
+            Some(line[start..end].to_owned())
+        })
+        .collect()
+}
+
+/// With a server that waits, `--wait 2` on a lock held throughout is ONE acquire request, held
+/// by the server for the whole wait and answered "held" once (no polling).
+#[test]
+fn with_wait_the_server_holds_one_request_for_the_whole_wait() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &["--log", "info"]);
+    server.acquire("held long", "holder", 300).token();
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "held long", "--owner", "waiter", "--wait", "2"],
+        &["true"],
+    );
+    let finished = run.finish(Duration::from_secs(30));
+    assert_eq!(finished.code(), 75, "{}", finished.stderr);
+    assert!(finished.after >= Duration::from_secs(2), "{:?}", finished.after);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(audit_events(&server, "waiter"), ["denied"], "one waiting request");
+}
+
+/// With a server that waits, a waiting `lockd run` is granted by the release itself (pushed, not
+/// polled): one acquire request, no denial, and the command starts promptly.
+#[test]
+fn with_wait_the_release_grants_the_waiting_request() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &["--log", "info"]);
+    server.acquire("handover", "holder", 300).token();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let started = in_dir(&dir, "started");
+    let script = format!("touch {}", started.display());
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "handover", "--owner", "waiter", "--wait", "10"],
+        &["sh", "-c", &script],
+    );
+    std::thread::sleep(Duration::from_millis(1_000));
+    let released = Instant::now();
+    assert_eq!(server.release("handover", "holder").status, 204);
+    wait_for_file(&started);
+    let latency = released.elapsed();
+    let finished = run.finish(Duration::from_secs(20));
+    assert_eq!(finished.code(), 0, "{}", finished.stderr);
+    eprintln!("the command started {latency:?} after the release");
+    assert!(latency < Duration::from_millis(1_000), "{latency:?}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        audit_events(&server, "waiter"),
+        ["granted", "released"],
+        "granted by the release, without polling"
+    );
+}

@@ -6,6 +6,7 @@
 
 mod clock;
 mod fencing_token;
+mod freed;
 mod listing;
 mod lock;
 mod owner;
@@ -21,6 +22,7 @@ pub mod testing;
 
 pub use clock::{Clock, SystemClock};
 pub use fencing_token::FencingToken;
+pub use freed::{Freed, FreedLocks};
 pub use listing::{ListLimit, ListPage, ListQuery, ListedLock, ResourcePrefix};
 pub use lock::{AcquireOutcome, Lock, ReleaseResult, RenewResult};
 pub use owner::Owner;

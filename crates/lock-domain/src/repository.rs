@@ -4,8 +4,8 @@ use async_trait::async_trait;
 use thiserror::Error;
 
 use crate::{
-    AcquireOutcome, ListPage, ListQuery, Lock, Owner, ReleaseResult, RenewResult, ResourceName,
-    Tenant, Ttl,
+    AcquireOutcome, FreedLocks, ListPage, ListQuery, Lock, Owner, ReleaseResult, RenewResult,
+    ResourceName, Tenant, Ttl,
 };
 
 /// Why a repository could not answer. Lock outcomes (held, forbidden, not found) are never
@@ -141,4 +141,22 @@ pub trait LockRepository: Send + Sync {
     /// How busy the storage's connection pool is right now, or `None` when there is no pool.
     /// Never blocks.
     fn pool_state(&self) -> Option<PoolState>;
+
+    /// Subscribes to hints that a lock may have been freed (released, or its lease shortened by a
+    /// renew) by any process sharing the storage, so that waiting acquires need not poll. Once
+    /// this returns `Some`, every later release and renew SHOULD produce a hint promptly, and a
+    /// [`crate::Freed::Unknown`] MUST follow any interruption during which hints were lost.
+    /// Hints are best effort (a process that dies between its release and the hint sends none):
+    /// subscribers still look for themselves now and then. Expiries produce no hint: a waiter
+    /// knows when the lease it waits for ends.
+    ///
+    /// The default returns `Ok(None)`: the store gives no hints (a single process knows its own
+    /// releases; other processes' releases must be polled for).
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the subscription could not be opened now (retrying later may
+    /// succeed).
+    async fn subscribe_freed(&self) -> Result<Option<Box<dyn FreedLocks>>, RepositoryError> {
+        Ok(None)
+    }
 }

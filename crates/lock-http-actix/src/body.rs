@@ -102,6 +102,8 @@ pub(crate) struct LockFields<'a> {
     pub owner: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     pub ttl_seconds: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub wait_seconds: Option<&'a RawValue>,
 }
 
 fn present<'de, D>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error>
@@ -192,6 +194,38 @@ pub(crate) fn ttl_field(raw: Option<&RawValue>, max_seconds: u32) -> Result<Ttl,
         .map_err(|e| FieldError::new("ttl_seconds", e.code(), format!("ttl_seconds {e}")))
 }
 
+/// The optional `wait_seconds` field of an acquire: a JSON integer in `0..=max_seconds`; absent
+/// or `null` is 0 (do not wait).
+pub(crate) fn wait_field(raw: Option<&RawValue>, max_seconds: u32) -> Result<u32, FieldError> {
+    let range = format!("an integer number of seconds between 0 and {max_seconds}");
+    let Some(raw) = raw.filter(|raw| !is_null(raw)) else {
+        return Ok(0);
+    };
+    let text = raw.get();
+    match serde_json::from_str::<i64>(text) {
+        Ok(seconds) => u32::try_from(seconds)
+            .ok()
+            .filter(|seconds| *seconds <= max_seconds)
+            .ok_or_else(|| {
+                FieldError::new(
+                    "wait_seconds",
+                    "out_of_range",
+                    format!("wait_seconds must be {range}"),
+                )
+            }),
+        Err(_) if is_integer_literal(text) => Err(FieldError::new(
+            "wait_seconds",
+            "out_of_range",
+            format!("wait_seconds must be {range}"),
+        )),
+        Err(_) => Err(FieldError::new(
+            "wait_seconds",
+            "invalid_type",
+            format!("wait_seconds must be {range} (a JSON integer, not {text:.32})"),
+        )),
+    }
+}
+
 fn is_integer_literal(text: &str) -> bool {
     let digits = text.strip_prefix('-').unwrap_or(text);
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
@@ -265,6 +299,35 @@ mod tests {
             let got = ttl_field(fields(json).ttl_seconds, 86_400)
                 .map(Ttl::seconds)
                 .map_err(|e| e.code);
+            assert_eq!(got, expected.map_err(str::to_owned), "{json}");
+        }
+    }
+
+    #[test]
+    fn wait_table() {
+        let cases: &[(&str, Result<u32, &str>)] = &[
+            (r#"{}"#, Ok(0)),
+            (r#"{"wait_seconds": null}"#, Ok(0)),
+            (r#"{"wait_seconds": 0}"#, Ok(0)),
+            (r#"{"wait_seconds": 1}"#, Ok(1)),
+            (r#"{"wait_seconds": 60}"#, Ok(60)),
+            (r#"{"wait_seconds": 61}"#, Err("out_of_range")),
+            (r#"{"wait_seconds": -1}"#, Err("out_of_range")),
+            (r#"{"wait_seconds": 4294967296}"#, Err("out_of_range")),
+            (
+                r#"{"wait_seconds": 99999999999999999999999}"#,
+                Err("out_of_range"),
+            ),
+            (r#"{"wait_seconds": 1.5}"#, Err("invalid_type")),
+            (r#"{"wait_seconds": 5.0}"#, Err("invalid_type")),
+            (r#"{"wait_seconds": 1e1}"#, Err("invalid_type")),
+            (r#"{"wait_seconds": "5"}"#, Err("invalid_type")),
+            (r#"{"wait_seconds": true}"#, Err("invalid_type")),
+            (r#"{"wait_seconds": [5]}"#, Err("invalid_type")),
+            (r#"{"wait_seconds": {}}"#, Err("invalid_type")),
+        ];
+        for (json, expected) in cases {
+            let got = wait_field(fields(json).wait_seconds, 60).map_err(|e| e.code);
             assert_eq!(got, expected.map_err(str::to_owned), "{json}");
         }
     }

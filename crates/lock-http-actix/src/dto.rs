@@ -133,6 +133,13 @@ pub(crate) struct AcquireRequest {
     /// The lease length in whole seconds, 1 to the server's maximum (86400 by default).
     #[schema(minimum = 1, maximum = 86400, example = 30)]
     pub ttl_seconds: i64,
+    /// How long to wait for the lock when another owner holds it, in whole seconds, 0 to the
+    /// server's maximum (60 by default). Absent, `null` or 0: answer at once. Waiting requests
+    /// of one lock are served first come first served on each server; the answer comes as soon
+    /// as the lock is granted, or with `acquired: false` and `Retry-After` when the wait ends.
+    /// A client that closes its connection leaves the queue at once.
+    #[schema(minimum = 0, maximum = 60, example = 10)]
+    pub wait_seconds: Option<i64>,
 }
 
 /// Renew a lock you hold. Unknown fields are ignored.

@@ -18,6 +18,7 @@ mod metrics;
 mod operations;
 mod problem;
 mod resource_path;
+mod waiting;
 
 use std::sync::Arc;
 
@@ -29,9 +30,13 @@ pub use api_doc::{openapi_document, openapi_json};
 pub use api_keys::{hash_key, ApiKeys, KeysFileError};
 pub use metrics::{run_live_lock_counter, AcquireMetric, Metrics};
 pub use problem::{ApiError, FieldError};
+pub use waiting::Waiting;
 
 /// The most bytes a request body may have: larger bodies answer 413.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// The default largest `wait_seconds` of an acquire.
+pub const DEFAULT_MAX_WAIT_SECONDS: u32 = 60;
 
 /// Settings of the API that are not the repository.
 #[derive(Debug, Clone)]
@@ -47,6 +52,8 @@ pub struct ApiSettings {
     /// What `/metrics` reports; share it with whatever else updates it (the live-lock counter,
     /// the waiting acquires).
     pub metrics: Arc<Metrics>,
+    /// The largest `wait_seconds` accepted on acquire (0: acquires never wait).
+    pub max_wait_seconds: u32,
 }
 
 impl Default for ApiSettings {
@@ -56,6 +63,7 @@ impl Default for ApiSettings {
             body_timeout: std::time::Duration::from_secs(10),
             api_keys: None,
             metrics: Arc::default(),
+            max_wait_seconds: DEFAULT_MAX_WAIT_SECONDS,
         }
     }
 }
@@ -65,31 +73,60 @@ pub(crate) struct ApiState {
     pub repo: Arc<dyn LockRepository>,
     pub settings: ApiSettings,
     pub openapi_json: String,
+    pub waiting: Waiting,
 }
 
-/// Registers every route of the API on an actix `App`:
-/// `App::new().configure(lock_http_actix::configure(repo, settings))`.
+/// The API of one server: build it once and register it on every worker's `App`, so that all
+/// workers share one set of waiting acquires (a release on one worker wakes a waiter on another).
+#[derive(Clone)]
+pub struct LockApi {
+    state: web::Data<ApiState>,
+}
+
+impl LockApi {
+    pub fn new(repo: Arc<dyn LockRepository>, settings: ApiSettings) -> Self {
+        Self {
+            state: web::Data::new(ApiState {
+                waiting: Waiting::new(Arc::clone(&repo)),
+                repo,
+                settings,
+                openapi_json: openapi_json(),
+            }),
+        }
+    }
+
+    /// The waiting acquires, for their counters.
+    pub fn waiting(&self) -> &Waiting {
+        &self.state.waiting
+    }
+
+    /// Registers every route of the API on an actix `App`:
+    /// `App::new().configure(api.configure())`.
+    pub fn configure(&self) -> impl FnOnce(&mut ServiceConfig) {
+        let state = self.state.clone();
+        move |cfg: &mut ServiceConfig| {
+            cfg.app_data(state).service(
+                // One scope around every route, so that any error answer that did not come from
+                // `ApiError` (a missing Swagger UI file, an actix default) is still problem+json.
+                web::scope("")
+                    .wrap(ErrorHandlers::new().default_handler(problem::into_problem_json))
+                    // Outermost, so it sees the final status of every answer, errors included.
+                    .wrap(actix_web::middleware::from_fn(metrics::record))
+                    .configure(listing::routes)
+                    .configure(locks::routes)
+                    .configure(operations::routes)
+                    .default_service(web::to(problem::not_found_route)),
+            );
+        }
+    }
+}
+
+/// Registers every route of the API on one actix `App`:
+/// `App::new().configure(lock_http_actix::configure(repo, settings))`. A server with several
+/// workers builds one [`LockApi`] instead and registers it on each.
 pub fn configure(
     repo: Arc<dyn LockRepository>,
     settings: ApiSettings,
 ) -> impl FnOnce(&mut ServiceConfig) {
-    let state = web::Data::new(ApiState {
-        repo,
-        settings,
-        openapi_json: openapi_json(),
-    });
-    move |cfg: &mut ServiceConfig| {
-        cfg.app_data(state).service(
-            // One scope around every route, so that any error answer that did not come from
-            // `ApiError` (a missing Swagger UI file, an actix default) is still problem+json.
-            web::scope("")
-                .wrap(ErrorHandlers::new().default_handler(problem::into_problem_json))
-                // Outermost, so it sees the final status of every answer, errors included.
-                .wrap(actix_web::middleware::from_fn(metrics::record))
-                .configure(listing::routes)
-                .configure(locks::routes)
-                .configure(operations::routes)
-                .default_service(web::to(problem::not_found_route)),
-        );
-    }
+    LockApi::new(repo, settings).configure()
 }

@@ -1,17 +1,25 @@
 //! The `/locks/{resource}` routes: acquire, status, release and renew.
 
+use std::time::Duration;
+
+use actix_web::http::header;
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{HttpRequest, HttpResponse};
-use lock_domain::{AcquireOutcome, Owner, ReleaseResult, RenewResult, ResourceName, Tenant, Ttl};
+use lock_domain::{
+    AcquireOutcome, Lock, Owner, ReleaseResult, RenewResult, ResourceName, Tenant, Ttl,
+};
 use percent_encoding::percent_decode;
 
 use crate::audit;
 use crate::authentication::tenant_of;
-use crate::body::{declares_body, owner_field, parse_object, read_json_body, ttl_field};
+use crate::body::{
+    declares_body, owner_field, parse_object, read_json_body, ttl_field, wait_field,
+};
 use crate::dto::{AcquireGranted, AcquireHeld, AcquireResponse, LockView};
 use crate::metrics::AcquireMetric;
 use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
 use crate::resource_path::resource_of;
+use crate::waiting::WaitOutcome;
 use crate::ApiState;
 
 pub(crate) fn routes(cfg: &mut ServiceConfig) {
@@ -53,12 +61,23 @@ fn valid3<A, B, C>(
     }
 }
 
-/// An acquire or renew, parsed: `{owner, ttl_seconds}` on `/locks/{resource}[/renew]`.
+/// An acquire or renew, parsed: `{owner, ttl_seconds}` on `/locks/{resource}[/renew]`, and on
+/// an acquire the optional `wait_seconds`.
 struct LeaseRequest {
     tenant: Tenant,
     resource: ResourceName,
     owner: Owner,
     ttl: Ttl,
+    /// How long an acquire may wait for the lock (zero: answer at once; always zero on renew).
+    wait: Duration,
+}
+
+/// Whether the request's `wait_seconds` is read (acquire) or ignored like any unknown field
+/// (renew).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Waits {
+    Read,
+    Ignored,
 }
 
 /// Authenticates, reads and validates an acquire or renew, in the contract's order:
@@ -67,20 +86,38 @@ async fn lease_request(
     req: &HttpRequest,
     payload: web::Payload,
     state: &ApiState,
+    waits: Waits,
 ) -> Result<LeaseRequest, ProblemKind> {
     let tenant = tenant_of(req, state)?;
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
-    let (resource, owner, ttl) = valid3(
+    let wait = match waits {
+        Waits::Read => wait_field(fields.wait_seconds, state.settings.max_wait_seconds),
+        Waits::Ignored => Ok(0),
+    };
+    let lease = valid3(
         resource_of(req),
         owner_field(fields.owner),
         ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
-    )?;
+    );
+    let ((resource, owner, ttl), wait) = match (lease, wait) {
+        (Ok(lease), Ok(wait)) => (lease, wait),
+        (lease, wait) => {
+            let mut errors = match lease {
+                Err(ProblemKind::Validation(errors)) => errors,
+                Err(other) => return Err(other),
+                Ok(_) => Vec::new(),
+            };
+            errors.extend(wait.err());
+            return Err(ProblemKind::Validation(errors));
+        }
+    };
     Ok(LeaseRequest {
         tenant,
         resource,
         owner,
         ttl,
+        wait: Duration::from_secs(u64::from(wait)),
     })
 }
 
@@ -104,6 +141,12 @@ fn not_yours(resource: &ResourceName) -> ProblemKind {
 /// Grants the lock when the resource is free, its lock has expired, or the caller already holds
 /// it (then the lease restarts from now and the fencing token is kept). When another owner holds
 /// a live lock the answer is still 200, with `acquired: false`: retry later.
+///
+/// With `wait_seconds`, the request waits up to that long for the lock instead: waiters of one
+/// lock are served in arrival order (on each server), and the answer comes as soon as the lock
+/// is granted (released on any server sharing the database, or expired), or with
+/// `acquired: false` and a `Retry-After` header when the wait ends. A waiter whose client closes
+/// the connection leaves the queue at once and is never granted the lock.
 #[utoipa::path(
     post,
     path = "/locks/{resource}",
@@ -113,13 +156,14 @@ fn not_yours(resource: &ResourceName) -> ProblemKind {
     params(("resource" = String, Path, description = "The resource name: 1 to 255 bytes of UTF-8 once percent-decoded, no control characters (`%2F` is a `/`, `+` is a plus).", min_length = 1, max_length = 255, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", example = "payment:42")),
     request_body(content = crate::dto::AcquireRequest, content_type = "application/json", example = json!({"owner": "worker-7", "ttl_seconds": 30})),
     responses(
-        (status = 200, description = "Granted (`acquired: true` with the lock) or held by another owner (`acquired: false`).", body = AcquireResponse, examples(("granted" = (summary = "Granted: you hold the lock", value = json!({"acquired": true, "lock": {"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17}}))), ("held" = (summary = "Held by another owner: retry later", value = json!({"acquired": false, "resource": "payment:42"}))))),
+        (status = 200, description = "Granted (`acquired: true` with the lock) or held by another owner (`acquired: false`; after a wait that ended, with `Retry-After`).", body = AcquireResponse,
+            headers(("Retry-After" = u32, description = "Only on `acquired: false` after a wait (`wait_seconds` > 0): seconds until the holder's lease ends as last seen (at least 1).")), examples(("granted" = (summary = "Granted: you hold the lock", value = json!({"acquired": true, "lock": {"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17}}))), ("held" = (summary = "Held by another owner: retry later", value = json!({"acquired": false, "resource": "payment:42"}))))),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid resource, owner or ttl_seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid resource, owner, ttl_seconds or wait_seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable; retry after `Retry-After` seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
@@ -134,36 +178,129 @@ pub(crate) async fn acquire(
             resource,
             owner,
             ttl,
-        } = lease_request(&req, payload, &state).await?;
-        let outcome = state
-            .repo
-            .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
-            .await?;
-        let response = match outcome {
-            AcquireOutcome::Granted(lock) => {
+            wait,
+        } = lease_request(&req, payload, &state, Waits::Read).await?;
+        let outcome = if wait.is_zero() {
+            Waited::Answered(
+                state
+                    .repo
+                    .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
+                    .await?,
+            )
+        } else {
+            acquire_waiting(&state, &tenant, &resource, &owner, ttl, wait).await?
+        };
+        Ok(match outcome {
+            Waited::Answered(AcquireOutcome::Granted(lock)) => {
                 state
                     .settings
                     .metrics
                     .acquire_outcome(AcquireMetric::Granted);
                 audit::granted(&tenant, &lock);
-                AcquireResponse::Granted(AcquireGranted {
+                json(&AcquireResponse::Granted(AcquireGranted {
                     acquired: true,
                     lock: lock.into(),
-                })
+                }))
             }
-            AcquireOutcome::Held => {
+            Waited::Answered(AcquireOutcome::Held) => {
                 state.settings.metrics.acquire_outcome(AcquireMetric::Held);
                 audit::denied(&tenant, &resource, &owner);
-                AcquireResponse::Held(AcquireHeld {
-                    acquired: false,
-                    resource: resource.into_string(),
-                })
+                json(&held(resource))
             }
-        };
-        Ok(json(&response))
+            Waited::GrantedAfterWait(lock) => {
+                state
+                    .settings
+                    .metrics
+                    .acquire_outcome(AcquireMetric::WaitedThenGranted);
+                audit::granted(&tenant, &lock);
+                json(&AcquireResponse::Granted(AcquireGranted {
+                    acquired: true,
+                    lock: lock.into(),
+                }))
+            }
+            Waited::TimedOut {
+                retry_after_seconds,
+            } => {
+                state
+                    .settings
+                    .metrics
+                    .acquire_outcome(AcquireMetric::TimedOut);
+                audit::denied(&tenant, &resource, &owner);
+                HttpResponse::Ok()
+                    .insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()))
+                    .json(held(resource))
+            }
+        })
     }
     .await
     .map_err(|kind: ProblemKind| kind.at(&req))
+}
+
+fn held(resource: ResourceName) -> AcquireResponse {
+    AcquireResponse::Held(AcquireHeld {
+        acquired: false,
+        resource: resource.into_string(),
+    })
+}
+
+/// How an acquire ended.
+enum Waited {
+    /// Granted at once, or held when the request did not wait.
+    Answered(AcquireOutcome),
+    /// Granted after standing in line.
+    GrantedAfterWait(Lock),
+    /// The wait ended without a grant.
+    TimedOut { retry_after_seconds: u64 },
+}
+
+/// An acquire that may wait up to `wait`. With nobody in line it first tries at once, as without
+/// a wait; otherwise, or when that finds the lock held, it joins the lock's queue in this
+/// process, first come first served (the queue's task makes the attempts), except that the
+/// holder of the lock is granted again at once, as without a wait.
+async fn acquire_waiting(
+    state: &ApiState,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    owner: &Owner,
+    ttl: Ttl,
+    wait: Duration,
+) -> Result<Waited, ProblemKind> {
+    if !state.waiting.has_queue(tenant, resource) {
+        let outcome = state
+            .repo
+            .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
+            .await?;
+        if let AcquireOutcome::Granted(_) = outcome {
+            return Ok(Waited::Answered(outcome));
+        }
+    } else {
+        let holds = state
+            .repo
+            .status(tenant.clone(), resource.clone())
+            .await?
+            .is_some_and(|lock| lock.owner == *owner);
+        if holds {
+            let outcome = state
+                .repo
+                .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
+                .await?;
+            if let AcquireOutcome::Granted(_) = outcome {
+                return Ok(Waited::Answered(outcome));
+            }
+        }
+    }
+    let ticket = state
+        .waiting
+        .enqueue(tenant.clone(), resource.clone(), owner.clone(), ttl);
+    match ticket.wait(wait).await {
+        WaitOutcome::Granted(lock) => Ok(Waited::GrantedAfterWait(lock)),
+        WaitOutcome::TimedOut {
+            retry_after_seconds,
+        } => Ok(Waited::TimedOut {
+            retry_after_seconds,
+        }),
+        WaitOutcome::Failed(error) => Err(error.into()),
+    }
 }
 
 /// Get a lock's status.
@@ -254,6 +391,9 @@ pub(crate) async fn release(
             .await?;
         audit::released(&tenant, &resource, &owner, result);
         state.settings.metrics.release_result(&result);
+        if let ReleaseResult::Released(_) = result {
+            state.waiting.freed(&tenant, &resource);
+        }
         match result {
             ReleaseResult::Released(_) => Ok(HttpResponse::NoContent().finish()),
             ReleaseResult::NotFound => Err(no_lock(&resource)),
@@ -363,13 +503,17 @@ pub(crate) async fn renew(
             resource,
             owner,
             ttl,
-        } = lease_request(&req, payload, &state).await?;
+            ..
+        } = lease_request(&req, payload, &state, Waits::Ignored).await?;
         let result = state
             .repo
             .renew(tenant.clone(), resource.clone(), owner.clone(), ttl)
             .await?;
         audit::renewed(&tenant, &resource, &owner, &result);
         state.settings.metrics.renew_result(&result);
+        if let RenewResult::Renewed(_) = result {
+            state.waiting.lease_changed(&tenant, &resource);
+        }
         match result {
             RenewResult::Renewed(lock) => Ok(json(&LockView::from(lock))),
             RenewResult::NotFound => Err(no_lock(&resource)),

@@ -98,7 +98,9 @@ pub(crate) async fn readyz(
     responses((status = 200, description = "The metrics, one sample per line.", content_type = "text/plain; version=0.0.4", body = String, example = "# HELP lockd_acquire_total Acquires by outcome.\n# TYPE lockd_acquire_total counter\nlockd_acquire_total{outcome=\"granted\"} 12\n"))
 )]
 pub(crate) async fn metrics(state: web::Data<ApiState>) -> HttpResponse {
-    let text = state.settings.metrics.render(state.repo.pool_state());
+    let metrics = &state.settings.metrics;
+    metrics.set_live_waiters(state.waiting.live_waiters());
+    let text = metrics.render(state.repo.pool_state());
     HttpResponse::Ok()
         .insert_header((
             header::CONTENT_TYPE,

@@ -1007,6 +1007,88 @@ async fn every_invalid_field_is_listed_in_order() {
     );
 }
 
+#[actix_web::test]
+async fn invalid_wait_seconds_is_422_on_acquire_and_ignored_on_renew() {
+    let with_wait =
+        |wait: &str| format!(r#"{{"owner": "w", "ttl_seconds": 60, "wait_seconds": {wait}}}"#);
+    let cases = [
+        ("1.5", "invalid_type"),
+        ("5.0", "invalid_type"),
+        ("1e1", "invalid_type"),
+        (r#""5""#, "invalid_type"),
+        ("true", "invalid_type"),
+        ("[5]", "invalid_type"),
+        ("{}", "invalid_type"),
+        ("-1", "out_of_range"),
+        ("61", "out_of_range"),
+        ("9223372036854775808", "out_of_range"),
+    ];
+    for (wait, code) in cases {
+        let answer = call(untouched_repo(), post_json("/locks/x", with_wait(wait))).await;
+        assert_invalid(&answer, "/locks/x", &[("wait_seconds", code)]);
+        // A renew does not wait: the field is unknown there, and ignored.
+        let mut repo = MockLockRepository::new();
+        repo.expect_renew()
+            .times(1)
+            .returning(|_, _, _, _| Ok(RenewResult::Renewed(lock_of("x", "w"))));
+        let answer = call(repo, post_json("/locks/x/renew", with_wait(wait))).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::OK,
+            "renew with wait_seconds {wait}"
+        );
+    }
+    // Every invalid field is listed, the wait last.
+    let answer = call(
+        untouched_repo(),
+        post_json(
+            "/locks/x",
+            r#"{"owner": "", "ttl_seconds": 0, "wait_seconds": 1.5}"#,
+        ),
+    )
+    .await;
+    assert_invalid(
+        &answer,
+        "/locks/x",
+        &[
+            ("owner", "empty"),
+            ("ttl_seconds", "out_of_range"),
+            ("wait_seconds", "invalid_type"),
+        ],
+    );
+    // The bound follows the setting; 0 turns waiting off.
+    let settings = ApiSettings {
+        max_wait_seconds: 0,
+        ..ApiSettings::default()
+    };
+    let answer = call_with(
+        untouched_repo(),
+        settings,
+        post_json("/locks/x", with_wait("1")),
+    )
+    .await;
+    assert_invalid(&answer, "/locks/x", &[("wait_seconds", "out_of_range")]);
+}
+
+#[actix_web::test]
+async fn a_zero_or_null_wait_answers_at_once_as_before() {
+    for wait in ["0", "null"] {
+        let mut repo = MockLockRepository::new();
+        repo.expect_acquire()
+            .times(1)
+            .returning(|_, _, _, _| Ok(AcquireOutcome::Held));
+        let body = format!(r#"{{"owner": "w", "ttl_seconds": 60, "wait_seconds": {wait}}}"#);
+        let answer = call(repo, post_json("/locks/x", body)).await;
+        assert_eq!(answer.status, StatusCode::OK);
+        assert_eq!(answer.json(), json!({"acquired": false, "resource": "x"}));
+        assert_eq!(
+            answer.header(header::RETRY_AFTER),
+            None,
+            "as without a wait"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Precedence: routing > 415 > 413 > 400 > 422
 // ---------------------------------------------------------------------------------------------

@@ -9,6 +9,8 @@
 mod connection;
 mod database_url;
 mod error;
+mod freed_listener;
+mod freed_notifier;
 mod group_commit;
 mod migrations;
 mod postgres;

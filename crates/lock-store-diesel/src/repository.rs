@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    AcquireOutcome, Clock, ListPage, ListQuery, Lock, LockRepository, Owner, PoolState,
+    AcquireOutcome, Clock, FreedLocks, ListPage, ListQuery, Lock, LockRepository, Owner, PoolState,
     ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
 };
 
@@ -15,9 +15,10 @@ use tokio::sync::oneshot;
 
 use crate::connection::{ConnectionManager, DbConnection, SqliteSynchronous};
 use crate::error::{from_pool, from_query};
+use crate::freed_notifier::FreedNotifier;
 use crate::group_commit::GroupCommitWriter;
 use crate::row::{ListedRow, LockRow};
-use crate::{migrations, postgres, sqlite, DatabaseUrl, StoreError};
+use crate::{freed_listener, migrations, postgres, sqlite, DatabaseUrl, StoreError};
 
 /// How to open the store.
 #[derive(Debug, Clone)]
@@ -110,6 +111,12 @@ struct Inner {
     /// On SQLite, the one writer of this process (group commit); other processes' writers still
     /// meet the busy timeout.
     sqlite_writer: Option<GroupCommitWriter>,
+    /// PostgreSQL only: where to open the connection that listens for released locks.
+    postgres_url: Option<String>,
+    /// How long opening that connection may take.
+    connection_timeout: Duration,
+    /// PostgreSQL only: sends the hints of releases and renews, started by the first of them.
+    notifier: std::sync::OnceLock<FreedNotifier>,
 }
 
 impl std::fmt::Debug for DieselLockRepository {
@@ -191,6 +198,12 @@ impl DieselLockRepository {
                 sweep_grace: config.sweep_grace,
                 deadlines: (!is_sqlite).then(|| config.deadlines()),
                 sqlite_writer,
+                postgres_url: match &config.url {
+                    DatabaseUrl::Postgres(url) => Some(url.clone()),
+                    DatabaseUrl::Sqlite(_) => None,
+                },
+                connection_timeout: config.connection_timeout,
+                notifier: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -255,6 +268,17 @@ impl DieselLockRepository {
 }
 
 impl DieselLockRepository {
+    /// PostgreSQL: tells the other processes (and this one) that the lease on `resource` ended or
+    /// changed, so that their waiting acquires look at it. Must be called inside a tokio runtime.
+    fn hint_freed(&self, tenant: &Tenant, resource: &ResourceName) {
+        if let Some(url) = &self.inner.postgres_url {
+            self.inner
+                .notifier
+                .get_or_init(|| FreedNotifier::spawn(url.clone(), self.inner.connection_timeout))
+                .freed(tenant, resource);
+        }
+    }
+
     /// Deletes at most `batch` rows whose lease ended more than the sweep grace ago and
     /// returns how many it deleted. Live locks and recently ended ones are never touched; fencing
     /// tokens do not depend on the rows, so they keep increasing across sweeps.
@@ -321,19 +345,25 @@ impl LockRepository for DieselLockRepository {
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError> {
         let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
-        self.write(
-            move |c, now_ms| match sqlite::release(c, &tenant, &resource, &owner, now_ms)
-                .map_err(from_query)?
-            {
-                ReleaseRow::Released(row) => {
-                    Ok(ReleaseResult::Released(Lock::try_from(row)?.fencing_token))
-                }
-                ReleaseRow::NotFound => Ok(ReleaseResult::NotFound),
-                ReleaseRow::Forbidden => Ok(ReleaseResult::Forbidden),
-            },
-            move |c| postgres::release(c, &t, &r, &o),
-        )
-        .await
+        let (hint_tenant, hint_resource) = (tenant.clone(), resource.clone());
+        let result = self
+            .write(
+                move |c, now_ms| match sqlite::release(c, &tenant, &resource, &owner, now_ms)
+                    .map_err(from_query)?
+                {
+                    ReleaseRow::Released(row) => {
+                        Ok(ReleaseResult::Released(Lock::try_from(row)?.fencing_token))
+                    }
+                    ReleaseRow::NotFound => Ok(ReleaseResult::NotFound),
+                    ReleaseRow::Forbidden => Ok(ReleaseResult::Forbidden),
+                },
+                move |c| postgres::release(c, &t, &r, &o),
+            )
+            .await;
+        if let Ok(ReleaseResult::Released(_)) = &result {
+            self.hint_freed(&hint_tenant, &hint_resource);
+        }
+        result
     }
 
     async fn renew(
@@ -344,6 +374,7 @@ impl LockRepository for DieselLockRepository {
         ttl: Ttl,
     ) -> Result<RenewResult, RepositoryError> {
         let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
+        let (hint_tenant, hint_resource) = (tenant.clone(), resource.clone());
         let row = self
             .write(
                 move |c, now_ms| {
@@ -353,7 +384,11 @@ impl LockRepository for DieselLockRepository {
             )
             .await?;
         Ok(match row {
-            RenewRow::Renewed(row) => RenewResult::Renewed(Lock::try_from(row)?),
+            RenewRow::Renewed(row) => {
+                // The lease may be shorter now: waiters elsewhere must look at its new end.
+                self.hint_freed(&hint_tenant, &hint_resource);
+                RenewResult::Renewed(Lock::try_from(row)?)
+            }
             RenewRow::NotFound => RenewResult::NotFound,
             RenewRow::Forbidden => RenewResult::Forbidden,
         })
@@ -411,6 +446,17 @@ impl LockRepository for DieselLockRepository {
             in_use: state.connections.saturating_sub(state.idle_connections),
             idle: state.idle_connections,
         })
+    }
+
+    /// PostgreSQL: `LISTEN` on the channel every release and renew notifies (`freed_notifier`). SQLite: no hints (it
+    /// has no notifications; waiters in other processes poll).
+    async fn subscribe_freed(&self) -> Result<Option<Box<dyn FreedLocks>>, RepositoryError> {
+        let Some(url) = &self.inner.postgres_url else {
+            return Ok(None);
+        };
+        let subscription =
+            freed_listener::subscribe(url.clone(), self.inner.connection_timeout).await?;
+        Ok(Some(Box::new(subscription)))
     }
 }
 

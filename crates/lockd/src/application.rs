@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use actix_web::dev::Server;
 use actix_web::{App, HttpServer};
 use lock_domain::{LockRepository, SystemClock};
-use lock_http_actix::{ApiKeys, ApiSettings, Metrics};
+use lock_http_actix::{ApiKeys, ApiSettings, LockApi, Metrics};
 use lock_store_diesel::{DieselLockRepository, SqliteSynchronous, StoreConfig, StoreError};
 
 use crate::cli::{ServeArgs, Synchronous};
@@ -39,6 +39,7 @@ pub struct Application {
     addr: SocketAddr,
     sweeper: actix_web::rt::task::JoinHandle<()>,
     live_lock_counter: actix_web::rt::task::JoinHandle<()>,
+    on_stop: actix_web::rt::task::JoinHandle<()>,
 }
 
 /// Rows deleted per sweep batch: bounded, so a sweep never holds the write lock for long.
@@ -90,20 +91,30 @@ impl Application {
             body_timeout: Duration::from_secs(args.body_timeout_seconds),
             api_keys,
             metrics,
+            max_wait_seconds: args.max_wait_seconds,
         };
-        let mut server = HttpServer::new(move || {
-            App::new().configure(lock_http_actix::configure(
-                Arc::clone(&repo),
-                settings.clone(),
-            ))
-        })
-        .shutdown_timeout(args.shutdown_grace().as_secs())
-        .client_request_timeout(Duration::from_secs(args.header_timeout_seconds))
-        .listen(listener)
-        .map_err(|source| StartupError::Bind {
-            addr: args.bind,
-            source,
-        })?;
+        // One API for all workers: they share the queues of waiting acquires.
+        let api = LockApi::new(repo, settings);
+        let waiting = api.waiting().clone();
+        let on_stop = actix_web::rt::spawn(async move {
+            // actix stops gracefully on these signals, waiting for requests in flight; waiting
+            // acquires would hold that up for their whole wait, so they end now.
+            stop_signal().await;
+            waiting.close();
+        });
+        let mut server = HttpServer::new(move || App::new().configure(api.configure()))
+            .shutdown_timeout(args.shutdown_grace().as_secs())
+            // A client that closes its connection (even only its sending half) is gone: its
+            // request is dropped at once, so a waiting acquire leaves its queue and is never
+            // granted a lock nobody would use. HTTP/1.1 clients do not half-close to signal the end
+            // of a request (its length does), so none is cut off early.
+            .h1_allow_half_closed(false)
+            .client_request_timeout(Duration::from_secs(args.header_timeout_seconds))
+            .listen(listener)
+            .map_err(|source| StartupError::Bind {
+                addr: args.bind,
+                source,
+            })?;
         if let Some(workers) = args.workers {
             server = server.workers(workers as usize);
         }
@@ -112,6 +123,7 @@ impl Application {
             addr,
             sweeper,
             live_lock_counter,
+            on_stop,
         })
     }
 
@@ -126,7 +138,24 @@ impl Application {
         let result = self.server.await;
         self.sweeper.abort();
         self.live_lock_counter.abort();
+        self.on_stop.abort();
         result
+    }
+}
+
+/// SIGTERM or Ctrl-C (SIGINT), the signals actix stops on.
+async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut terminate), Ok(mut interrupt)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::warn!("cannot watch for SIGTERM; waiting acquires keep a shutdown waiting");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = interrupt.recv() => {}
     }
 }
 

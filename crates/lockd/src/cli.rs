@@ -71,6 +71,11 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_ttl_seconds: u32,
 
+    /// Largest wait_seconds accepted on acquire (0: acquires never wait).
+    #[arg(long, env = "LOCKD_MAX_WAIT_SECONDS", default_value_t = lock_http_actix::DEFAULT_MAX_WAIT_SECONDS,
+          value_parser = clap::value_parser!(u32).range(0..=3600))]
+    pub max_wait_seconds: u32,
+
     /// Database connections in the pool [default: 4 for SQLite, 16 for PostgreSQL].
     #[arg(long, env = "LOCKD_POOL_SIZE", value_parser = clap::value_parser!(u32).range(2..=1024))]
     pub pool_size: Option<u32>,
@@ -217,6 +222,7 @@ mod tests {
         assert_eq!(args.pool_timeout_seconds, 2);
         assert_eq!(args.shutdown_grace_seconds, 30);
         assert_eq!(args.pool_size, None);
+        assert_eq!(args.max_wait_seconds, 60);
     }
 
     #[test]
@@ -264,5 +270,7 @@ mod tests {
         assert!(parse(&["--max-ttl-seconds", "0"]).is_err());
         assert!(parse(&["--bind", "localhost"]).is_err());
         assert!(parse(&["--pool-size", "1"]).is_err());
+        assert!(parse(&["--max-wait-seconds", "3601"]).is_err());
+        assert!(parse(&["--max-wait-seconds", "-1"]).is_err());
     }
 }

@@ -1,0 +1,30 @@
+//! Hints that a lock may have become free: what a store can tell the service about releases made
+//! by other processes, so that acquires waiting in this process need not poll for them.
+
+use async_trait::async_trait;
+
+use crate::{ResourceName, Tenant};
+
+/// A hint that a lock may be free now. Hints may come late, twice, or for a lock that has been
+/// granted again since: a receiver only uses them to decide when to try an acquire, never as
+/// proof that the lock is free.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Freed {
+    /// The lock on `resource` of `tenant` was released, or its lease was shortened.
+    Lock {
+        tenant: Tenant,
+        resource: ResourceName,
+    },
+    /// Hints may have been missed (the subscription was interrupted and has resumed): any lock
+    /// may be free.
+    Unknown,
+}
+
+/// A subscription to [`Freed`] hints from every process that shares the storage (this one
+/// included), opened by [`crate::LockRepository::subscribe_freed`].
+#[async_trait]
+pub trait FreedLocks: Send {
+    /// Waits for the next hint. Returns `None` once the subscription has ended for good; the
+    /// caller then has to look for freed locks itself (poll).
+    async fn next(&mut self) -> Option<Freed>;
+}

@@ -1,0 +1,658 @@
+//! Acquires that wait for a lock (`wait_seconds`): per (tenant, resource) that has waiters, a
+//! FIFO of waiters and one task that makes the acquire attempts for the head waiter through the
+//! repository port, and hands the grant over a oneshot channel.
+//!
+//! A waiter is a handler future awaiting its channel: it holds no database connection and no
+//! worker thread. The queue's task attempts an acquire only when the lock may be free:
+//! - a release (or a renew, which may shorten the lease) through this process's API: the
+//!   handlers call [`Waiting::freed`] / [`Waiting::lease_changed`], which wake the task at once;
+//! - a hint from the store that another process freed it ([`LockRepository::subscribe_freed`],
+//!   PostgreSQL's `LISTEN`); while the store gives no hints (SQLite), the task polls the lock's
+//!   status every [`POLL_PERIOD`] instead, and with hints it still looks every [`SAFETY_PERIOD`];
+//! - the end of the holder's lease: the task knows `expires_at` from the grant or the status
+//!   and tries just after it (never before it counts, since only a grant at or after the expiry
+//!   succeeds, and the store's clock decides).
+//!
+//! A waiter whose request is dropped (the client went away) leaves the queue at once. If its
+//! grant was already made, it is released at once (owner-checked), so a client that is gone is
+//! never left holding a lock.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use lock_domain::{
+    AcquireOutcome, Freed, Lock, LockRepository, Owner, RepositoryError, ResourceName, Tenant, Ttl,
+};
+use tokio::sync::{oneshot, Notify};
+
+/// How often a queue looks at its lock when the store gives no hints of other processes'
+/// releases (SQLite shared by several processes).
+const POLL_PERIOD: Duration = Duration::from_millis(200);
+
+/// How often a queue looks at its lock even with hints, in case one was lost.
+const SAFETY_PERIOD: Duration = Duration::from_secs(5);
+
+/// How long after a holder's `expires_at` the first attempt is made: the lease has ended once
+/// the store's clock has passed it.
+const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
+
+/// The longest extra wait after an expiry attempt that still found the lease live (the store's
+/// clock is behind this process's); attempts repeat at most this far apart until it ends.
+const MAX_SKEW_BACKOFF: Duration = Duration::from_millis(200);
+
+/// How long to wait before subscribing to the store's hints again after a failure.
+const RESUBSCRIBE_DELAY: Duration = Duration::from_secs(2);
+
+type QueueKey = (Tenant, ResourceName);
+
+/// What a waiter receives: its lock, or the error that ended every wait on the resource.
+type Grant = Result<Granted, RepositoryError>;
+
+/// A lock granted to a waiter.
+struct Granted {
+    lock: Lock,
+    /// The waiter's owner held this lease already (the same fencing token): if the waiter is
+    /// gone, the lease stays, as it was before.
+    regrant: bool,
+}
+
+/// The state of the subscription to the store's hints.
+const HINTS_NOT_STARTED: u8 = 0;
+const HINTS_PENDING: u8 = 1;
+const HINTS_LIVE: u8 = 2;
+const HINTS_NONE: u8 = 3;
+
+/// The waiting acquires of one server (shared by all its workers). Cheap to clone.
+#[derive(Clone)]
+pub struct Waiting {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    repo: Arc<dyn LockRepository>,
+    queues: Mutex<HashMap<QueueKey, Arc<Queue>>>,
+    hints: AtomicU8,
+    next_id: AtomicU64,
+    live: AtomicU64,
+    granted: AtomicU64,
+    timed_out: AtomicU64,
+    abandoned: AtomicU64,
+    /// Set by [`Waiting::close`]: every wait ends now, and no new one starts.
+    closed: AtomicBool,
+    closing: Notify,
+}
+
+/// The waiters of one lock, first come first served.
+struct Queue {
+    waiters: Mutex<VecDeque<Waiter>>,
+    wake: Notify,
+    /// A release may have freed the lock: attempt an acquire.
+    freed: AtomicBool,
+    /// The lease may have changed (a renew, lost hints): look at the lock's status.
+    recheck: AtomicBool,
+    /// The end of the holder's lease as last seen, for `Retry-After`.
+    expires_at: Mutex<Option<DateTime<Utc>>>,
+}
+
+struct Waiter {
+    id: u64,
+    owner: Owner,
+    ttl: Ttl,
+    grant: oneshot::Sender<Grant>,
+}
+
+/// How a wait ended.
+pub(crate) enum WaitOutcome {
+    Granted(Lock),
+    /// The wait ended without a grant; try again after this many seconds.
+    TimedOut {
+        retry_after_seconds: u64,
+    },
+    Failed(RepositoryError),
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding one of these locks leaves plain data behind, never a broken
+    // invariant worth refusing every later request for.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Waiting {
+    pub fn new(repo: Arc<dyn LockRepository>) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                repo,
+                queues: Mutex::new(HashMap::new()),
+                hints: AtomicU8::new(HINTS_NOT_STARTED),
+                next_id: AtomicU64::new(0),
+                live: AtomicU64::new(0),
+                granted: AtomicU64::new(0),
+                timed_out: AtomicU64::new(0),
+                abandoned: AtomicU64::new(0),
+                closed: AtomicBool::new(false),
+                closing: Notify::new(),
+            }),
+        }
+    }
+
+    /// Requests waiting for a lock right now.
+    pub fn live_waiters(&self) -> u64 {
+        self.shared.live.load(Ordering::Relaxed)
+    }
+
+    /// Waiting requests that were granted their lock, since start.
+    pub fn granted_after_wait(&self) -> u64 {
+        self.shared.granted.load(Ordering::Relaxed)
+    }
+
+    /// Waiting requests whose wait ended without a lock, since start.
+    pub fn timed_out(&self) -> u64 {
+        self.shared.timed_out.load(Ordering::Relaxed)
+    }
+
+    /// Grants made for waiters whose client had gone, and released at once, since start.
+    pub fn abandoned_grants(&self) -> u64 {
+        self.shared.abandoned.load(Ordering::Relaxed)
+    }
+
+    /// Ends every wait now, as if its time were up (`acquired: false`), and makes later acquires
+    /// answer at once: for a server that is shutting down, whose graceful stop would otherwise
+    /// wait for waiters.
+    pub fn close(&self) {
+        self.shared.closed.store(true, Ordering::Release);
+        self.shared.closing.notify_waiters();
+    }
+
+    /// Requests waiting for the lock on `resource` of `tenant` right now.
+    pub fn waiters(&self, tenant: &Tenant, resource: &ResourceName) -> usize {
+        let queue = locked(&self.shared.queues)
+            .get(&(tenant.clone(), resource.clone()))
+            .cloned();
+        queue.map_or(0, |queue| {
+            locked(&queue.waiters)
+                .iter()
+                .filter(|w| !w.grant.is_closed())
+                .count()
+        })
+    }
+
+    /// Whether requests wait for this lock in this process.
+    pub(crate) fn has_queue(&self, tenant: &Tenant, resource: &ResourceName) -> bool {
+        locked(&self.shared.queues).contains_key(&(tenant.clone(), resource.clone()))
+    }
+
+    /// The lock on `resource` was released through this process: the head waiter tries at once.
+    pub(crate) fn freed(&self, tenant: &Tenant, resource: &ResourceName) {
+        self.shared.wake(&(tenant.clone(), resource.clone()), true);
+    }
+
+    /// The lease on `resource` was renewed through this process, maybe shortened: the queue
+    /// looks at the new expiry.
+    pub(crate) fn lease_changed(&self, tenant: &Tenant, resource: &ResourceName) {
+        self.shared.wake(&(tenant.clone(), resource.clone()), false);
+    }
+
+    /// Puts a waiter at the end of the lock's queue. Must be called inside a tokio runtime (the
+    /// queue's task is spawned on it).
+    pub(crate) fn enqueue(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Ticket {
+        let (grant, granted) = oneshot::channel();
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let key = (tenant, resource);
+        let queue = {
+            let mut queues = locked(&self.shared.queues);
+            let queue = match queues.get(&key) {
+                Some(queue) => Arc::clone(queue),
+                None => {
+                    let queue = Arc::new(Queue::new());
+                    queues.insert(key.clone(), Arc::clone(&queue));
+                    tokio::spawn(serve(
+                        Arc::clone(&self.shared),
+                        key.clone(),
+                        Arc::clone(&queue),
+                    ));
+                    queue
+                }
+            };
+            locked(&queue.waiters).push_back(Waiter {
+                id,
+                owner: owner.clone(),
+                ttl,
+                grant,
+            });
+            queue
+        };
+        self.shared.live.fetch_add(1, Ordering::Relaxed);
+        self.start_hints();
+        Ticket {
+            granted,
+            queue,
+            shared: Arc::clone(&self.shared),
+            key,
+            owner,
+            settled: false,
+        }
+    }
+
+    /// Subscribes to the store's hints once, on the first wait.
+    fn start_hints(&self) {
+        if self
+            .shared
+            .hints
+            .compare_exchange(
+                HINTS_NOT_STARTED,
+                HINTS_PENDING,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
+        {
+            tokio::spawn(listen_for_hints(
+                Arc::downgrade(&self.shared),
+                Arc::clone(&self.shared.repo),
+            ));
+        }
+    }
+}
+
+impl Shared {
+    fn wake(&self, key: &QueueKey, freed: bool) {
+        let queue = locked(&self.queues).get(key).cloned();
+        if let Some(queue) = queue {
+            queue.wake(freed);
+        }
+    }
+
+    fn wake_all(&self) {
+        let queues: Vec<Arc<Queue>> = locked(&self.queues).values().cloned().collect();
+        for queue in queues {
+            queue.wake(false);
+        }
+    }
+
+    fn poll_period(&self) -> Duration {
+        if self.hints.load(Ordering::Acquire) == HINTS_LIVE {
+            SAFETY_PERIOD
+        } else {
+            POLL_PERIOD
+        }
+    }
+
+    /// The head waiter (after dropping those whose request is gone), or `None` when the queue
+    /// is empty, in which case it has been removed: a later waiter starts a new queue.
+    fn head(&self, key: &QueueKey, queue: &Arc<Queue>) -> Option<(u64, Owner, Ttl)> {
+        if let Some(head) = queue.head() {
+            return Some(head);
+        }
+        let mut queues = locked(&self.queues);
+        // A waiter may have joined between the two looks; it joined under the map's lock.
+        if let Some(head) = queue.head() {
+            return Some(head);
+        }
+        if queues.get(key).is_some_and(|q| Arc::ptr_eq(q, queue)) {
+            queues.remove(key);
+        }
+        None
+    }
+}
+
+impl Queue {
+    fn new() -> Self {
+        Self {
+            waiters: Mutex::new(VecDeque::new()),
+            wake: Notify::new(),
+            freed: AtomicBool::new(false),
+            // A new queue looks before it leaps: knowing the holder tells a re-grant of the
+            // holder's own lease (kept if its requester is gone) from a new grant (released).
+            recheck: AtomicBool::new(true),
+            expires_at: Mutex::new(None),
+        }
+    }
+
+    fn wake(&self, freed: bool) {
+        if freed {
+            self.freed.store(true, Ordering::Release);
+        } else {
+            self.recheck.store(true, Ordering::Release);
+        }
+        self.wake.notify_one();
+    }
+
+    fn head(&self) -> Option<(u64, Owner, Ttl)> {
+        let mut waiters = locked(&self.waiters);
+        while waiters.front().is_some_and(|w| w.grant.is_closed()) {
+            waiters.pop_front();
+        }
+        waiters.front().map(|w| (w.id, w.owner.clone(), w.ttl))
+    }
+
+    /// Takes waiter `id` out of the queue.
+    fn take(&self, id: u64) -> Option<Waiter> {
+        let mut waiters = locked(&self.waiters);
+        let position = waiters.iter().position(|w| w.id == id)?;
+        waiters.remove(position)
+    }
+
+    /// Ends every wait with `error`.
+    fn fail_all(&self, error: &RepositoryError) {
+        let waiters: Vec<Waiter> = locked(&self.waiters).drain(..).collect();
+        for waiter in waiters {
+            let _ = waiter.grant.send(Err(copy_error(error)));
+        }
+    }
+
+    fn set_expires_at(&self, at: Option<DateTime<Utc>>) {
+        *locked(&self.expires_at) = at;
+    }
+
+    fn retry_after_seconds(&self) -> u64 {
+        let expires_at = *locked(&self.expires_at);
+        expires_at
+            .and_then(|at| (at - Utc::now()).to_std().ok())
+            .map_or(1, |left| left.as_secs() + 1)
+    }
+}
+
+/// The same failure, for another waiter (repository errors are not `Clone`).
+fn copy_error(error: &RepositoryError) -> RepositoryError {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    match error {
+        RepositoryError::Unavailable(_) => RepositoryError::unavailable(text),
+        RepositoryError::Internal(_) => RepositoryError::internal(text),
+    }
+}
+
+/// One waiting request's place in a queue. Dropping it (the request is gone) leaves the queue
+/// at once, and releases a grant that arrived too late to be answered.
+pub(crate) struct Ticket {
+    granted: oneshot::Receiver<Grant>,
+    queue: Arc<Queue>,
+    shared: Arc<Shared>,
+    key: QueueKey,
+    owner: Owner,
+    /// The outcome has been taken out of the channel (nothing left to release).
+    settled: bool,
+}
+
+impl Ticket {
+    /// Waits for the grant, at most `wait`.
+    pub(crate) async fn wait(mut self, wait: Duration) -> WaitOutcome {
+        let shared = Arc::clone(&self.shared);
+        let closing = shared.closing.notified();
+        tokio::pin!(closing);
+        closing.as_mut().enable();
+        let answered = if shared.closed.load(Ordering::Acquire) {
+            None
+        } else {
+            tokio::select! {
+                answered = tokio::time::timeout(wait, &mut self.granted) => answered.ok(),
+                () = closing => None,
+            }
+        };
+        let outcome = match answered {
+            Some(Ok(Ok(granted))) => WaitOutcome::Granted(granted.lock),
+            Some(Ok(Err(error))) => WaitOutcome::Failed(error),
+            Some(Err(_)) => WaitOutcome::Failed(RepositoryError::internal(
+                "the queue of waiting acquires ended without an answer",
+            )),
+            None => {
+                // The grant may have been sent just now: take it rather than leave it behind.
+                self.granted.close();
+                match self.granted.try_recv() {
+                    Ok(Ok(granted)) => WaitOutcome::Granted(granted.lock),
+                    Ok(Err(error)) => WaitOutcome::Failed(error),
+                    Err(_) => {
+                        self.shared.timed_out.fetch_add(1, Ordering::Relaxed);
+                        self.queue.wake.notify_one();
+                        WaitOutcome::TimedOut {
+                            retry_after_seconds: self.queue.retry_after_seconds(),
+                        }
+                    }
+                }
+            }
+        };
+        self.settled = true;
+        outcome
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        self.shared.live.fetch_sub(1, Ordering::Relaxed);
+        if self.settled {
+            return;
+        }
+        // The request was dropped while waiting: leave the queue now (its task prunes closed
+        // waiters when woken), and release a grant that is already in the channel.
+        self.granted.close();
+        self.queue.wake.notify_one();
+        if let Ok(Ok(Granted {
+            lock,
+            regrant: false,
+        })) = self.granted.try_recv()
+        {
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                tracing::error!(resource = %lock.resource.as_str(), "a grant for a request that is gone could not be released; it expires with its lease");
+                return;
+            };
+            let repo = Arc::clone(&self.shared.repo);
+            let (tenant, resource) = self.key.clone();
+            let owner = self.owner.clone();
+            self.shared.abandoned.fetch_add(1, Ordering::Relaxed);
+            runtime.spawn(async move {
+                release_abandoned(repo.as_ref(), tenant, resource, owner).await;
+            });
+        }
+    }
+}
+
+/// Releases a grant nobody will use. Owner-checked: it ends nothing but this owner's lease.
+async fn release_abandoned(
+    repo: &dyn LockRepository,
+    tenant: Tenant,
+    resource: ResourceName,
+    owner: Owner,
+) {
+    if let Err(error) = repo.release(tenant, resource.clone(), owner).await {
+        tracing::warn!(%error, resource = %resource.as_str(), "could not release a grant for a request that is gone; it expires with its lease");
+    }
+}
+
+/// Subscribes to the store's hints and wakes the queues they name, for as long as the
+/// `Waiting` lives; resubscribes after a failure.
+async fn listen_for_hints(shared: Weak<Shared>, repo: Arc<dyn LockRepository>) {
+    loop {
+        match repo.subscribe_freed().await {
+            Ok(None) => {
+                if let Some(shared) = shared.upgrade() {
+                    shared.hints.store(HINTS_NONE, Ordering::Release);
+                }
+                return;
+            }
+            Ok(Some(mut hints)) => {
+                {
+                    let Some(shared) = shared.upgrade() else {
+                        return;
+                    };
+                    shared.hints.store(HINTS_LIVE, Ordering::Release);
+                    // Releases made before the subscription took effect were not hinted.
+                    shared.wake_all();
+                }
+                while let Some(hint) = hints.next().await {
+                    let Some(shared) = shared.upgrade() else {
+                        return;
+                    };
+                    match hint {
+                        Freed::Lock { tenant, resource } => shared.wake(&(tenant, resource), true),
+                        Freed::Unknown => shared.wake_all(),
+                    }
+                }
+                tracing::warn!("the store stopped sending hints of released locks; polling");
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot subscribe to hints of released locks; polling");
+            }
+        }
+        let Some(alive) = shared.upgrade() else {
+            return;
+        };
+        alive.hints.store(HINTS_PENDING, Ordering::Release);
+        drop(alive);
+        tokio::time::sleep(RESUBSCRIBE_DELAY).await;
+    }
+}
+
+/// The task of one queue: attempts acquires for the head waiter when the lock may be free, and
+/// ends when the queue is empty.
+async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
+    let (tenant, resource) = key.clone();
+    // The live lock as last seen (from a grant or a status), if any.
+    let mut holder: Option<Lock> = None;
+    let mut attempt = false;
+    let mut head_id = None;
+    // Extra wait after an expiry attempt found the same lease still live.
+    let mut skew = Duration::ZERO;
+    loop {
+        let Some((id, owner, ttl)) = shared.head(&key, &queue) else {
+            return;
+        };
+        if head_id != Some(id) {
+            head_id = Some(id);
+            // A new head that already holds the lock is granted again at once.
+            if holder.as_ref().is_some_and(|lock| lock.owner == owner) {
+                attempt = true;
+            }
+        }
+        if queue.freed.swap(false, Ordering::AcqRel) {
+            attempt = true;
+        }
+        let mut look = queue.recheck.swap(false, Ordering::AcqRel);
+        if attempt {
+            attempt = false;
+            match shared
+                .repo
+                .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
+                .await
+            {
+                Ok(AcquireOutcome::Granted(lock)) => {
+                    let regrant = holder
+                        .as_ref()
+                        .is_some_and(|held| held.fencing_token == lock.fencing_token);
+                    deliver(&shared, &queue, &tenant, id, lock.clone(), regrant).await;
+                    queue.set_expires_at(Some(lock.expires_at));
+                    holder = Some(lock);
+                    skew = Duration::ZERO;
+                    continue;
+                }
+                Ok(AcquireOutcome::Held) => look = true,
+                Err(error) => {
+                    tracing::warn!(%error, resource = %resource.as_str(), "an acquire for waiting requests failed; ending their waits");
+                    queue.fail_all(&error);
+                    continue;
+                }
+            }
+        }
+        if look {
+            match shared.repo.status(tenant.clone(), resource.clone()).await {
+                Ok(Some(lock)) => {
+                    let same = holder.as_ref().is_some_and(|held| {
+                        held.fencing_token == lock.fencing_token
+                            && held.expires_at == lock.expires_at
+                    });
+                    if same && lock.expires_at <= Utc::now() {
+                        // Our clock says the lease is over, the store's does not yet.
+                        skew = (skew * 2).clamp(Duration::from_millis(10), MAX_SKEW_BACKOFF);
+                    } else if !same {
+                        skew = Duration::ZERO;
+                    }
+                    if lock.owner == owner {
+                        attempt = true;
+                    }
+                    queue.set_expires_at(Some(lock.expires_at));
+                    holder = Some(lock);
+                }
+                Ok(None) => {
+                    holder = None;
+                    queue.set_expires_at(None);
+                    attempt = true;
+                }
+                Err(error) => {
+                    tracing::warn!(%error, resource = %resource.as_str(), "a status for waiting requests failed; ending their waits");
+                    queue.fail_all(&error);
+                    continue;
+                }
+            }
+            if attempt {
+                continue;
+            }
+        }
+        let poll = shared.poll_period();
+        let until_expiry = holder.as_ref().map(|lock| {
+            (lock.expires_at - Utc::now())
+                .to_std()
+                .unwrap_or(Duration::ZERO)
+                + EXPIRY_MARGIN
+                + skew
+        });
+        let sleep = until_expiry.map_or(poll, |left| left.min(poll));
+        let timer_fired = tokio::select! {
+            () = queue.wake.notified() => false,
+            () = tokio::time::sleep(sleep) => true,
+        };
+        if timer_fired {
+            match &holder {
+                Some(lock) if lock.expires_at <= Utc::now() => attempt = true,
+                _ => queue.recheck.store(true, Ordering::Release),
+            }
+        }
+    }
+}
+
+/// Hands a grant to waiter `id`. A waiter whose request is gone cannot take it: the grant is
+/// released at once, unless it only renewed a lease its owner already held.
+async fn deliver(
+    shared: &Shared,
+    queue: &Queue,
+    tenant: &Tenant,
+    id: u64,
+    lock: Lock,
+    regrant: bool,
+) {
+    let unanswered = match queue.take(id) {
+        Some(waiter) => match waiter.grant.send(Ok(Granted { lock, regrant })) {
+            Ok(()) => {
+                shared.granted.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            Err(grant) => grant.ok().map(|granted| granted.lock),
+        },
+        None => Some(lock),
+    };
+    if let Some(lock) = unanswered {
+        if regrant {
+            return;
+        }
+        shared.abandoned.fetch_add(1, Ordering::Relaxed);
+        release_abandoned(
+            shared.repo.as_ref(),
+            tenant.clone(),
+            lock.resource.clone(),
+            lock.owner.clone(),
+        )
+        .await;
+    }
+}
