@@ -569,14 +569,29 @@ fn with_wait_the_server_holds_one_request_for_the_whole_wait() {
     server.acquire("held long", "holder", 300).token();
     let run = LockdRun::start(
         &server.base,
-        &["--resource", "held long", "--owner", "waiter", "--wait", "2"],
+        &[
+            "--resource",
+            "held long",
+            "--owner",
+            "waiter",
+            "--wait",
+            "2",
+        ],
         &["true"],
     );
     let finished = run.finish(Duration::from_secs(30));
     assert_eq!(finished.code(), 75, "{}", finished.stderr);
-    assert!(finished.after >= Duration::from_secs(2), "{:?}", finished.after);
+    assert!(
+        finished.after >= Duration::from_secs(2),
+        "{:?}",
+        finished.after
+    );
     std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(audit_events(&server, "waiter"), ["denied"], "one waiting request");
+    assert_eq!(
+        audit_events(&server, "waiter"),
+        ["denied"],
+        "one waiting request"
+    );
 }
 
 /// With a server that waits, a waiting `lockd run` is granted by the release itself (pushed, not
@@ -591,7 +606,14 @@ fn with_wait_the_release_grants_the_waiting_request() {
     let script = format!("touch {}", started.display());
     let run = LockdRun::start(
         &server.base,
-        &["--resource", "handover", "--owner", "waiter", "--wait", "10"],
+        &[
+            "--resource",
+            "handover",
+            "--owner",
+            "waiter",
+            "--wait",
+            "10",
+        ],
         &["sh", "-c", &script],
     );
     std::thread::sleep(Duration::from_millis(1_000));

@@ -138,7 +138,7 @@ pub(crate) struct AcquireRequest {
     /// of one lock are served first come first served on each server; the answer comes as soon
     /// as the lock is granted, or with `acquired: false` and `Retry-After` when the wait ends.
     /// A client that closes its connection leaves the queue at once.
-    #[schema(minimum = 0, maximum = 60, example = 10)]
+    #[schema(minimum = 0, maximum = 60, example = 10, nullable = false)]
     pub wait_seconds: Option<i64>,
 }
 

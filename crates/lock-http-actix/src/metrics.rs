@@ -143,17 +143,13 @@ impl Metrics {
         *self.counters().renewals.entry(label).or_default() += 1;
     }
 
-    /// Sets the number of acquires waiting for a lock right now (`lockd_live_waiters`).
+    /// Sets the number of acquires waiting for a lock right now (`lockd_live_waiters`); the
+    /// `/metrics` handler reads it from the waiting queues before each render.
     pub fn set_live_waiters(&self, waiters: u64) {
         self.live_waiters.store(
             i64::try_from(waiters).unwrap_or(i64::MAX),
             Ordering::Relaxed,
         );
-    }
-
-    /// Moves the live-waiter gauge by `delta` (+1 when a waiter starts, -1 when it ends).
-    pub fn add_live_waiters(&self, delta: i64) {
-        self.live_waiters.fetch_add(delta, Ordering::Relaxed);
     }
 
     /// Records the live-lock count read from the repository.

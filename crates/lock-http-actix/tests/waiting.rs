@@ -89,6 +89,12 @@ async fn ten_waiters_are_granted_in_arrival_order_each_at_once() {
         assert_eq!(api.waiting().live_waiters(), 10);
         let (tenant, resource) = key("q");
         assert_eq!(api.waiting().waiters(&tenant, &resource), 10);
+        let scrape = call_service(&app, TestRequest::get().uri("/metrics").to_request()).await;
+        let text = String::from_utf8(read_body(scrape).await.to_vec()).expect("UTF-8");
+        assert!(
+            text.lines().any(|line| line == "lockd_live_waiters 10"),
+            "{text}"
+        );
         let released = call_service(&app, release("q", "holder").to_request()).await;
         assert_eq!(released.status(), StatusCode::NO_CONTENT);
         handovers.borrow_mut().push(Instant::now());
