@@ -16,6 +16,7 @@ mod listing;
 mod locks;
 mod metrics;
 mod operations;
+mod peer;
 mod problem;
 mod resource_path;
 mod waiting;
@@ -29,6 +30,7 @@ use lock_domain::{LockRepository, DEFAULT_MAX_TTL_SECONDS};
 pub use api_doc::{openapi_document, openapi_json};
 pub use api_keys::{hash_key, ApiKeys, KeysFileError};
 pub use metrics::{run_live_lock_counter, AcquireMetric, Metrics};
+pub use peer::remember_peer_socket;
 pub use problem::{ApiError, FieldError};
 pub use waiting::Waiting;
 

@@ -188,7 +188,7 @@ pub(crate) async fn acquire(
                     .await?,
             )
         } else {
-            acquire_waiting(&state, &tenant, &resource, &owner, ttl, wait).await?
+            acquire_waiting(&req, &state, &tenant, &resource, &owner, ttl, wait).await?
         };
         Ok(match outcome {
             Waited::Answered(AcquireOutcome::Granted(lock)) => {
@@ -217,6 +217,11 @@ pub(crate) async fn acquire(
                     acquired: true,
                     lock: lock.into(),
                 }))
+            }
+            Waited::HungUp => {
+                // Nobody reads this answer; the lock was not left to the gone client.
+                audit::denied(&tenant, &resource, &owner);
+                json(&held(resource))
             }
             Waited::TimedOut {
                 retry_after_seconds,
@@ -249,15 +254,18 @@ enum Waited {
     Answered(AcquireOutcome),
     /// Granted after standing in line.
     GrantedAfterWait(Lock),
+    /// Granted after standing in line, but the client had hung up: the grant was released.
+    HungUp,
     /// The wait ended without a grant.
     TimedOut { retry_after_seconds: u64 },
 }
 
-/// An acquire that may wait up to `wait`. With nobody in line it first tries at once, as without
-/// a wait; otherwise, or when that finds the lock held, it joins the lock's queue in this
-/// process, first come first served (the queue's task makes the attempts), except that the
-/// holder of the lock is granted again at once, as without a wait.
+/// An acquire that may wait up to `wait`: it joins the lock's queue in this process, first come
+/// first served (the queue's task makes the attempts, the first one at once), except that the
+/// holder of the lock is granted again at once, as without a wait. A grant that arrives when
+/// the client has already hung up is released instead of answered.
 async fn acquire_waiting(
+    req: &HttpRequest,
     state: &ApiState,
     tenant: &Tenant,
     resource: &ResourceName,
@@ -265,15 +273,7 @@ async fn acquire_waiting(
     ttl: Ttl,
     wait: Duration,
 ) -> Result<Waited, ProblemKind> {
-    if !state.waiting.has_queue(tenant, resource) {
-        let outcome = state
-            .repo
-            .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
-            .await?;
-        if let AcquireOutcome::Granted(_) = outcome {
-            return Ok(Waited::Answered(outcome));
-        }
-    } else {
+    if state.waiting.has_queue(tenant, resource) {
         let holds = state
             .repo
             .status(tenant.clone(), resource.clone())
@@ -292,7 +292,7 @@ async fn acquire_waiting(
     let ticket = state
         .waiting
         .enqueue(tenant.clone(), resource.clone(), owner.clone(), ttl);
-    match ticket.wait(wait).await {
+    match ticket.wait(wait, || crate::peer::has_hung_up(req)).await {
         WaitOutcome::Granted(lock) => Ok(Waited::GrantedAfterWait(lock)),
         WaitOutcome::TimedOut {
             retry_after_seconds,
@@ -300,6 +300,7 @@ async fn acquire_waiting(
             retry_after_seconds,
         }),
         WaitOutcome::Failed(error) => Err(error.into()),
+        WaitOutcome::HungUp => Ok(Waited::HungUp),
     }
 }
 

@@ -112,6 +112,9 @@ pub(crate) enum WaitOutcome {
         retry_after_seconds: u64,
     },
     Failed(RepositoryError),
+    /// Granted, but the client had hung up by then: the grant was released (or, when it only
+    /// re-granted the owner's earlier lease, left as it was).
+    HungUp,
 }
 
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -239,6 +242,7 @@ impl Waiting {
             key,
             owner,
             settled: false,
+            regrant: false,
         }
     }
 
@@ -386,11 +390,15 @@ pub(crate) struct Ticket {
     owner: Owner,
     /// The outcome has been taken out of the channel (nothing left to release).
     settled: bool,
+    /// The grant taken out only re-granted a lease the owner already held.
+    regrant: bool,
 }
 
 impl Ticket {
-    /// Waits for the grant, at most `wait`.
-    pub(crate) async fn wait(mut self, wait: Duration) -> WaitOutcome {
+    /// Waits for the grant, at most `wait`. `hung_up` is asked once a grant has arrived: when the
+    /// client is already gone, the grant is released at once (unless it only re-granted a lease
+    /// the owner held before) and the outcome is [`WaitOutcome::HungUp`].
+    pub(crate) async fn wait(mut self, wait: Duration, hung_up: impl Fn() -> bool) -> WaitOutcome {
         let shared = Arc::clone(&self.shared);
         let closing = shared.closing.notified();
         tokio::pin!(closing);
@@ -404,7 +412,10 @@ impl Ticket {
             }
         };
         let outcome = match answered {
-            Some(Ok(Ok(granted))) => WaitOutcome::Granted(granted.lock),
+            Some(Ok(Ok(granted))) => {
+                self.regrant = granted.regrant;
+                WaitOutcome::Granted(granted.lock)
+            }
             Some(Ok(Err(error))) => WaitOutcome::Failed(error),
             Some(Err(_)) => WaitOutcome::Failed(RepositoryError::internal(
                 "the queue of waiting acquires ended without an answer",
@@ -413,7 +424,10 @@ impl Ticket {
                 // The grant may have been sent just now: take it rather than leave it behind.
                 self.granted.close();
                 match self.granted.try_recv() {
-                    Ok(Ok(granted)) => WaitOutcome::Granted(granted.lock),
+                    Ok(Ok(granted)) => {
+                        self.regrant = granted.regrant;
+                        WaitOutcome::Granted(granted.lock)
+                    }
                     Ok(Err(error)) => WaitOutcome::Failed(error),
                     Err(_) => {
                         self.shared.timed_out.fetch_add(1, Ordering::Relaxed);
@@ -426,7 +440,24 @@ impl Ticket {
             }
         };
         self.settled = true;
-        outcome
+        match outcome {
+            WaitOutcome::Granted(lock) if hung_up() => {
+                if !self.regrant {
+                    self.shared.abandoned.fetch_add(1, Ordering::Relaxed);
+                    let (tenant, resource) = self.key.clone();
+                    release_abandoned(
+                        self.shared.repo.as_ref(),
+                        tenant,
+                        resource,
+                        self.owner.clone(),
+                    )
+                    .await;
+                }
+                drop(lock);
+                WaitOutcome::HungUp
+            }
+            outcome => outcome,
+        }
     }
 }
 

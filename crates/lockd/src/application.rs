@@ -103,6 +103,8 @@ impl Application {
             waiting.close();
         });
         let mut server = HttpServer::new(move || App::new().configure(api.configure()))
+            // Lets a waiting acquire see that its client hung up before answering a grant.
+            .on_connect(lock_http_actix::remember_peer_socket)
             .shutdown_timeout(args.shutdown_grace().as_secs())
             // A client that closes its connection (even only its sending half) is gone: its
             // request is dropped at once, so a waiting acquire leaves its queue and is never
