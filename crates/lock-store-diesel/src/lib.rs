@@ -12,6 +12,7 @@ mod error;
 mod group_commit;
 mod migrations;
 mod postgres;
+mod postgres_batch;
 mod prepared;
 mod repository;
 mod row;

@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 use crate::connection::{ConnectionManager, DbConnection, SqliteSynchronous};
 use crate::error::{from_pool, from_query};
 use crate::group_commit::GroupCommitWriter;
+use crate::postgres_batch::PostgresBatcher;
 use crate::row::LockRow;
 use crate::{migrations, postgres, sqlite, DatabaseUrl, StoreError};
 
@@ -39,6 +40,11 @@ pub struct StoreConfig {
     pub statement_timeout: Duration,
     /// SQLite: the most writes committed together in one transaction (default 256).
     pub sqlite_max_batch: usize,
+    /// PostgreSQL: how many connections run batched writes (see `postgres_batch`); 0 runs every
+    /// write as its own statement instead (default 2).
+    pub postgres_batch_connections: u32,
+    /// PostgreSQL: the most writes in one batched statement (default 256).
+    pub postgres_max_batch: usize,
 }
 
 impl StoreConfig {
@@ -52,6 +58,8 @@ impl StoreConfig {
             sweep_grace: crate::SWEEP_GRACE,
             statement_timeout: Duration::from_millis(1_500),
             sqlite_max_batch: 256,
+            postgres_batch_connections: 2,
+            postgres_max_batch: 256,
         }
     }
 
@@ -110,6 +118,8 @@ struct Inner {
     /// On SQLite, the one writer of this process (group commit); other processes' writers still
     /// meet the busy timeout.
     sqlite_writer: Option<GroupCommitWriter>,
+    /// On PostgreSQL unless switched off, the batcher that runs acquires, releases and renews.
+    postgres_batcher: Option<PostgresBatcher>,
 }
 
 impl std::fmt::Debug for DieselLockRepository {
@@ -184,6 +194,21 @@ impl DieselLockRepository {
             ),
             DbConnection::Postgres(_) => None,
         };
+        let postgres_batcher = match (is_sqlite, config.postgres_batch_connections) {
+            (true, _) | (false, 0) => None,
+            (false, executors) => Some(
+                PostgresBatcher::spawn(
+                    pool.clone(),
+                    config.deadlines(),
+                    executors,
+                    config.postgres_max_batch,
+                )
+                .map_err(|e| StoreError::Unreachable {
+                    url: url.clone(),
+                    reason: format!("cannot start the PostgreSQL batcher: {e}"),
+                })?,
+            ),
+        };
         Ok(Self {
             inner: Arc::new(Inner {
                 pool,
@@ -191,6 +216,7 @@ impl DieselLockRepository {
                 sweep_grace: config.sweep_grace,
                 deadlines: (!is_sqlite).then(|| config.deadlines()),
                 sqlite_writer,
+                postgres_batcher,
             }),
         })
     }
@@ -282,15 +308,18 @@ impl LockRepository for DieselLockRepository {
         owner: Owner,
         ttl: Ttl,
     ) -> Result<AcquireOutcome, RepositoryError> {
-        let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
-        let row = self
-            .write(
+        let row = if let Some(batcher) = &self.inner.postgres_batcher {
+            batcher.acquire(tenant, resource, owner, ttl).await?
+        } else {
+            let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
+            self.write(
                 move |c, now_ms| {
                     sqlite::acquire(c, &tenant, &resource, &owner, ttl, now_ms).map_err(from_query)
                 },
                 move |c| postgres::acquire(c, &t, &r, &o, ttl).map_err(from_query),
             )
-            .await?;
+            .await?
+        };
         Ok(match row {
             Some(row) => AcquireOutcome::Granted(Lock::try_from(row)?),
             None => AcquireOutcome::Held,
@@ -320,6 +349,9 @@ impl LockRepository for DieselLockRepository {
         resource: ResourceName,
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError> {
+        if let Some(batcher) = &self.inner.postgres_batcher {
+            return batcher.release(tenant, resource, owner).await;
+        }
         let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
         self.write(
             move |c, now_ms| match sqlite::release(c, &tenant, &resource, &owner, now_ms)
@@ -343,15 +375,18 @@ impl LockRepository for DieselLockRepository {
         owner: Owner,
         ttl: Ttl,
     ) -> Result<RenewResult, RepositoryError> {
-        let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
-        let row = self
-            .write(
+        let row = if let Some(batcher) = &self.inner.postgres_batcher {
+            batcher.renew(tenant, resource, owner, ttl).await?
+        } else {
+            let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
+            self.write(
                 move |c, now_ms| {
                     sqlite::renew(c, &tenant, &resource, &owner, ttl, now_ms).map_err(from_query)
                 },
                 move |c| postgres::renew(c, &t, &r, &o, ttl),
             )
-            .await?;
+            .await?
+        };
         Ok(match row {
             RenewRow::Renewed(row) => RenewResult::Renewed(Lock::try_from(row)?),
             RenewRow::NotFound => RenewResult::NotFound,
