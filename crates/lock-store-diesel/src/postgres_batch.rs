@@ -218,7 +218,9 @@ impl PostgresBatcher {
         {
             let mut queue = lock(&self.shared.queue);
             if queue.stopped {
-                return Err(RepositoryError::unavailable("the PostgreSQL batcher has stopped"));
+                return Err(RepositoryError::unavailable(
+                    "the PostgreSQL batcher has stopped",
+                ));
             }
             queue.waiting.push_back(Queued {
                 key,
@@ -240,7 +242,9 @@ impl PostgresBatcher {
                 Phase::Running { deadline } => deadline,
                 // Only this caller abandons, and it returns right after.
                 Phase::Abandoned => {
-                    return Err(RepositoryError::internal("an abandoned operation still waited"))
+                    return Err(RepositoryError::internal(
+                        "an abandoned operation still waited",
+                    ))
                 }
             };
             tokio::select! {
@@ -308,7 +312,10 @@ fn execute(shared: &Shared) {
             continue;
         }
         let DbConnection::Postgres(pg) = &mut *conn else {
-            finish(shared, fail_all(batch, "a SQLite connection in the PostgreSQL batcher"));
+            finish(
+                shared,
+                fail_all(batch, "a SQLite connection in the PostgreSQL batcher"),
+            );
             continue;
         };
         let retries = run_batch(pg, shared.deadlines.statement, batch);

@@ -54,7 +54,12 @@ impl<'a> Prepared<'a> {
     /// Walks the text, turning every `{marker}n` into a bind of params[n - 1] (through `bind`),
     /// in the order the placeholders appear; diesel writes the placeholders itself, numbered in
     /// that order.
-    fn walk<'b, DB, B>(&'b self, marker: char, mut out: AstPass<'_, 'b, DB>, bind: B) -> QueryResult<()>
+    fn walk<'b, DB, B>(
+        &'b self,
+        marker: char,
+        mut out: AstPass<'_, 'b, DB>,
+        bind: B,
+    ) -> QueryResult<()>
     where
         DB: Backend,
         B: Fn(&'b Param<'a>, &mut AstPass<'_, 'b, DB>) -> QueryResult<()>,
