@@ -17,6 +17,13 @@
 //! and never for one whose caller has already given up, so no write can commit after its caller
 //! heard 503.
 //!
+//! A hot key would otherwise take one batch per queued operation. So once a batch shows who
+//! holds a key's live lease (its grant or renewal, or a read after an acquire that was refused),
+//! the operations queued on that key before the batch's statement that this lease decides
+//! without a write (acquires, releases and renews by other owners) are answered from it at once
+//! (Held, Forbidden), in arrival order up to the first that needs a write. Each of them was
+//! waiting when the lease was seen, so it may take effect at that moment.
+//!
 //! Failures stay with their operation: a batch of several that fails (a statement timeout
 //! caused by one row, a deadlock with another instance's batch) changed nothing, and each of its
 //! operations runs again alone; only a lost connection fails the whole batch at once (retrying
@@ -71,6 +78,8 @@ enum Phase {
 
 /// An operation with its caller's handles.
 struct Queued {
+    /// Arrival number: operations that arrived before a statement started have smaller ones.
+    seq: u64,
     key: Key,
     operation: Operation,
     phase: Arc<Mutex<Phase>>,
@@ -106,6 +115,8 @@ struct Queue {
     waiting: VecDeque<Queued>,
     /// Keys of operations that an executor has taken and not yet answered.
     running: HashSet<Key>,
+    /// The arrival number of the next operation.
+    next_seq: u64,
     stopped: bool,
 }
 
@@ -222,7 +233,10 @@ impl PostgresBatcher {
                     "the PostgreSQL batcher has stopped",
                 ));
             }
+            let seq = queue.next_seq;
+            queue.next_seq += 1;
             queue.waiting.push_back(Queued {
+                seq,
                 key,
                 operation,
                 phase: Arc::clone(&phase),
@@ -307,7 +321,7 @@ fn execute(shared: &Shared) {
                 continue;
             }
         };
-        let batch = take_batch(shared);
+        let (batch, seen) = take_batch(shared);
         if batch.is_empty() {
             continue;
         }
@@ -318,18 +332,25 @@ fn execute(shared: &Shared) {
             );
             continue;
         };
-        let retries = run_batch(pg, shared.deadlines.statement, batch);
-        finish(shared, retries);
+        let mut holders = Vec::new();
+        let ended = run_batch(pg, shared.deadlines.statement, batch, &mut holders);
+        answer_followers(shared, pg, seen, holders);
+        finish(shared, ended);
     }
 }
 
 /// Takes up to `max_batch` queued operations, the first one of each key that is not running,
-/// and marks them started. Operations whose caller gave up are dropped.
-fn take_batch(shared: &Shared) -> Vec<Queued> {
+/// and marks them started. Operations whose caller gave up are dropped. Also returns the
+/// arrival number from which operations arrived after the take.
+fn take_batch(shared: &Shared) -> (Vec<Queued>, u64) {
     let mut queue = lock(&shared.queue);
     let Queue {
-        waiting, running, ..
+        waiting,
+        running,
+        next_seq,
+        ..
     } = &mut *queue;
+    let seen = *next_seq;
     let mut batch = Vec::new();
     let mut kept = VecDeque::with_capacity(waiting.len());
     while let Some(queued) = waiting.pop_front() {
@@ -341,7 +362,86 @@ fn take_batch(shared: &Shared) -> Vec<Queued> {
         }
     }
     *waiting = kept;
-    batch
+    (batch, seen)
+}
+
+/// Who holds a key's live lease after a batch, as far as the batch shows.
+enum Holder {
+    /// This owner (the batch granted or renewed its lease).
+    Known(String),
+    /// Someone else: the batch's acquire was refused; a read tells who.
+    Ask,
+}
+
+/// Answers the operations queued on the batch's keys before its statement that the lease seen
+/// decides without a write (see the module documentation), in arrival order per key.
+fn answer_followers(
+    shared: &Shared,
+    conn: &mut PgConnection,
+    seen: u64,
+    mut holders: Vec<(Key, Holder)>,
+) {
+    if holders.is_empty() {
+        return;
+    }
+    {
+        let queue = lock(&shared.queue);
+        let followed: HashSet<&Key> = queue
+            .waiting
+            .iter()
+            .filter(|queued| queued.seq < seen)
+            .map(|queued| &queued.key)
+            .collect();
+        holders.retain(|(key, _)| followed.contains(key));
+    }
+    let mut live: HashMap<Key, String> = HashMap::with_capacity(holders.len());
+    for (key, holder) in holders {
+        match holder {
+            Holder::Known(owner) => {
+                live.insert(key, owner);
+            }
+            Holder::Ask => {
+                if let Ok(Some(row)) = postgres::status(conn, &key.0, &key.1) {
+                    live.insert(key, row.owner);
+                }
+            }
+        }
+    }
+    if live.is_empty() {
+        return;
+    }
+    let mut queue = lock(&shared.queue);
+    let mut blocked: HashSet<Key> = HashSet::new();
+    let mut kept = VecDeque::with_capacity(queue.waiting.len());
+    while let Some(queued) = queue.waiting.pop_front() {
+        let decided = match live.get(&queued.key) {
+            Some(holder) if queued.seq < seen && !blocked.contains(&queued.key) => {
+                match &queued.operation {
+                    Operation::Acquire { owner, .. } if owner.as_str() != holder => {
+                        Some(Outcome::Acquire(None))
+                    }
+                    Operation::Release { owner } if owner.as_str() != holder => {
+                        Some(Outcome::Release(ReleaseResult::Forbidden))
+                    }
+                    Operation::Renew { owner, .. } if owner.as_str() != holder => {
+                        Some(Outcome::Renew(RenewRow::Forbidden))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match decided {
+            Some(outcome) => queued.answer(Ok(outcome)),
+            None => {
+                if live.contains_key(&queued.key) {
+                    blocked.insert(queued.key.clone());
+                }
+                kept.push_back(queued);
+            }
+        }
+    }
+    queue.waiting = kept;
 }
 
 /// Frees the keys of a finished batch and puts its operations to run again at the head of the
@@ -372,15 +472,17 @@ fn fail_all(batch: Vec<Queued>, why: &'static str) -> (Vec<Key>, Vec<Queued>) {
 
 /// Runs a batch and answers its operations; returns the keys it is done with and the operations
 /// to queue again.
+/// Keys whose live holder the batch showed go to `holders`.
 fn run_batch(
     conn: &mut PgConnection,
     statement: Duration,
     mut batch: Vec<Queued>,
+    holders: &mut Vec<(Key, Holder)>,
 ) -> (Vec<Key>, Vec<Queued>) {
     // Key order: rows are locked in the same order by every batch.
     batch.sort_by(|a, b| a.key.cmp(&b.key));
     match write(conn, &batch) {
-        Ok(rows) => settle(conn, batch, rows),
+        Ok(rows) => settle(conn, batch, rows, holders),
         Err(error) if batch.len() > 1 && !conn.is_broken() => {
             // Nothing of the batch happened. Run each operation alone, so that whatever failed
             // fails only its own.
@@ -392,7 +494,7 @@ fn run_batch(
                     done.push(queued.key.clone());
                     continue;
                 }
-                let (d, r) = run_batch(conn, statement, vec![queued]);
+                let (d, r) = run_batch(conn, statement, vec![queued], holders);
                 done.extend(d);
                 retries.extend(r);
             }
@@ -469,6 +571,7 @@ fn settle(
     conn: &mut PgConnection,
     batch: Vec<Queued>,
     rows: Vec<BatchRow>,
+    holders: &mut Vec<(Key, Holder)>,
 ) -> (Vec<Key>, Vec<Queued>) {
     let mut written: HashMap<(String, String), LockRow> = rows
         .into_iter()
@@ -480,6 +583,16 @@ fn settle(
         let (tenant, resource) = &queued.key;
         let row = written.remove(&(tenant.as_str().to_owned(), resource.as_str().to_owned()));
         queued.attempts += 1;
+        let holder = match (&queued.operation, &row) {
+            (Operation::Acquire { .. } | Operation::Renew { .. }, Some(row)) => {
+                Some(Holder::Known(row.owner.clone()))
+            }
+            (Operation::Acquire { .. }, None) => Some(Holder::Ask),
+            _ => None,
+        };
+        if let Some(holder) = holder {
+            holders.push((queued.key.clone(), holder));
+        }
         let outcome = match (&queued.operation, row) {
             (Operation::Acquire { .. }, row) => Ok(Outcome::Acquire(row)),
             (Operation::Release { .. }, Some(row)) => Lock::try_from(row)
