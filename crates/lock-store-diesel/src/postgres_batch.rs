@@ -579,6 +579,9 @@ fn settle(
         .collect();
     let mut done = Vec::with_capacity(batch.len());
     let mut retries = Vec::new();
+    // Everything the statement decided is answered first: a slow read for a miss must not hold
+    // back (and time out) the answer of a write that has committed.
+    let mut misses = Vec::new();
     for mut queued in batch {
         let (tenant, resource) = &queued.key;
         let row = written.remove(&(tenant.as_str().to_owned(), resource.as_str().to_owned()));
@@ -598,23 +601,31 @@ fn settle(
             (Operation::Release { .. }, Some(row)) => Lock::try_from(row)
                 .map(|lock| Outcome::Release(ReleaseResult::Released(lock.fencing_token))),
             (Operation::Renew { .. }, Some(row)) => Ok(Outcome::Renew(RenewRow::Renewed(row))),
-            (Operation::Release { owner } | Operation::Renew { owner, .. }, None) => {
-                let release = matches!(queued.operation, Operation::Release { .. });
-                match postgres::classify_miss(conn, tenant, resource, owner) {
-                    Err(error) => Err(from_query(error)),
-                    Ok(Miss::NotFound) if release => Ok(Outcome::Release(ReleaseResult::NotFound)),
-                    Ok(Miss::Forbidden) if release => {
-                        Ok(Outcome::Release(ReleaseResult::Forbidden))
-                    }
-                    Ok(Miss::NotFound) => Ok(Outcome::Renew(RenewRow::NotFound)),
-                    Ok(Miss::Forbidden) => Ok(Outcome::Renew(RenewRow::Forbidden)),
-                    Ok(Miss::Retry) if queued.attempts < MAX_ATTEMPTS => {
-                        retries.push(queued);
-                        continue;
-                    }
-                    Ok(Miss::Retry) => Err(RepositoryError::unavailable(KeptChanging)),
-                }
+            (Operation::Release { owner }, None) => {
+                misses.push((true, owner.clone(), queued));
+                continue;
             }
+            (Operation::Renew { owner, .. }, None) => {
+                misses.push((false, owner.clone(), queued));
+                continue;
+            }
+        };
+        done.push(queued.key.clone());
+        queued.answer(outcome);
+    }
+    for (release, owner, queued) in misses {
+        let (tenant, resource) = &queued.key;
+        let outcome = match postgres::classify_miss(conn, tenant, resource, &owner) {
+            Err(error) => Err(from_query(error)),
+            Ok(Miss::NotFound) if release => Ok(Outcome::Release(ReleaseResult::NotFound)),
+            Ok(Miss::Forbidden) if release => Ok(Outcome::Release(ReleaseResult::Forbidden)),
+            Ok(Miss::NotFound) => Ok(Outcome::Renew(RenewRow::NotFound)),
+            Ok(Miss::Forbidden) => Ok(Outcome::Renew(RenewRow::Forbidden)),
+            Ok(Miss::Retry) if queued.attempts < MAX_ATTEMPTS => {
+                retries.push(queued);
+                continue;
+            }
+            Ok(Miss::Retry) => Err(RepositoryError::unavailable(KeptChanging)),
         };
         done.push(queued.key.clone());
         queued.answer(outcome);
