@@ -117,6 +117,9 @@ struct Queue {
     running: HashSet<Key>,
     /// The arrival number of the next operation.
     next_seq: u64,
+    /// Counts arrivals and finished batches: an executor that found nothing it could take
+    /// sleeps until this changes.
+    changes: u64,
     stopped: bool,
 }
 
@@ -235,6 +238,7 @@ impl PostgresBatcher {
             }
             let seq = queue.next_seq;
             queue.next_seq += 1;
+            queue.changes += 1;
             queue.waiting.push_back(Queued {
                 seq,
                 key,
@@ -298,17 +302,23 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// An executor: waits for work, takes a connection and a batch, runs it, answers, repeats.
 fn execute(shared: &Shared) {
+    // Set when the last look found only operations on keys of running batches: then wait for
+    // a change (an arrival, a finished batch) instead of looking again at once.
+    let mut nothing_since: Option<u64> = None;
     loop {
         {
             let mut queue = lock(&shared.queue);
-            while queue.waiting.is_empty() && !queue.stopped {
+            loop {
+                if queue.waiting.is_empty() && queue.stopped {
+                    return;
+                }
+                if !queue.waiting.is_empty() && nothing_since != Some(queue.changes) {
+                    break;
+                }
                 queue = shared
                     .work
                     .wait(queue)
                     .unwrap_or_else(PoisonError::into_inner);
-            }
-            if queue.waiting.is_empty() && queue.stopped {
-                return;
             }
         }
         // The pool waits up to the connection timeout; meanwhile the callers' own deadlines
@@ -321,10 +331,12 @@ fn execute(shared: &Shared) {
                 continue;
             }
         };
-        let (batch, seen) = take_batch(shared);
+        let (batch, seen, changes) = take_batch(shared);
         if batch.is_empty() {
+            nothing_since = Some(changes);
             continue;
         }
+        nothing_since = None;
         let DbConnection::Postgres(pg) = &mut *conn else {
             finish(
                 shared,
@@ -341,16 +353,18 @@ fn execute(shared: &Shared) {
 
 /// Takes up to `max_batch` queued operations, the first one of each key that is not running,
 /// and marks them started. Operations whose caller gave up are dropped. Also returns the
-/// arrival number from which operations arrived after the take.
-fn take_batch(shared: &Shared) -> (Vec<Queued>, u64) {
+/// arrival number from which operations arrived after the take, and the queue's change count.
+fn take_batch(shared: &Shared) -> (Vec<Queued>, u64, u64) {
     let mut queue = lock(&shared.queue);
     let Queue {
         waiting,
         running,
         next_seq,
+        changes,
         ..
     } = &mut *queue;
     let seen = *next_seq;
+    let changes = *changes;
     let mut batch = Vec::new();
     let mut kept = VecDeque::with_capacity(waiting.len());
     while let Some(queued) = waiting.pop_front() {
@@ -362,7 +376,7 @@ fn take_batch(shared: &Shared) -> (Vec<Queued>, u64) {
         }
     }
     *waiting = kept;
-    (batch, seen)
+    (batch, seen, changes)
 }
 
 /// Who holds a key's live lease after a batch, as far as the batch shows.
@@ -455,6 +469,7 @@ fn finish(shared: &Shared, (done, retries): (Vec<Key>, Vec<Queued>)) {
         queue.running.remove(&queued.key);
         queue.waiting.push_front(queued);
     }
+    queue.changes += 1;
     let more = !queue.waiting.is_empty();
     drop(queue);
     if more {
