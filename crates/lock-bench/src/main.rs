@@ -59,6 +59,9 @@ struct Args {
     /// Only measure systems whose name contains this text (e.g. `PostgreSQL`).
     #[arg(long)]
     only: Option<String>,
+    /// Only run these workloads, comma-separated (e.g. `W1,W2`; `W3` covers both scale points).
+    #[arg(long, value_delimiter = ',')]
+    workloads: Vec<String>,
     /// Render the report of an earlier run again from its `.json` (written beside the
     /// Markdown) instead of measuring; needs --write.
     #[arg(long)]
@@ -111,6 +114,7 @@ fn main() {
     let without_reads: &[&'static str] = &["W1", "W2"];
     let binary = lockd::release_binary();
     ONLY.with(|only| *only.borrow_mut() = args.only.clone());
+    WORKLOADS.with(|workloads| *workloads.borrow_mut() = args.workloads.clone());
     let lockd_args: Vec<&str> = args.lockd_args.split_whitespace().collect();
 
     // What HTTP alone allows: actix-web with fixed answers, driven by lockd's client.
@@ -259,7 +263,7 @@ fn main() {
         ),
     }
     // W3: W1 with 1,000 and with 1,000,000 live locks held, on both backends.
-    if !args.quick {
+    if !args.quick && workload_wanted("W3") {
         for live in [1_000u64, 1_000_000] {
             let label = if live == 1_000 {
                 "W3 (1k live)"
@@ -421,6 +425,15 @@ impl Plan {
 
 thread_local! {
     static ONLY: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    static WORKLOADS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Whether `--workloads` selects `workload` (W3's scale points count as `W3`).
+fn workload_wanted(workload: &str) -> bool {
+    WORKLOADS.with(|workloads| {
+        let workloads = workloads.borrow();
+        workloads.is_empty() || workloads.iter().any(|w| workload.starts_with(w.as_str()))
+    })
 }
 
 fn wanted(name: &str) -> bool {
@@ -444,7 +457,7 @@ fn measure<S: LockSystem>(
     if !wanted(name) {
         return;
     }
-    for &workload in workloads {
+    for &workload in workloads.iter().filter(|w| workload_wanted(w)) {
         // Resource names come from the tag: keep them plain in a URL path.
         let slug: String = workload
             .chars()

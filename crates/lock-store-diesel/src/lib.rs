@@ -14,6 +14,7 @@ mod freed_notifier;
 mod group_commit;
 mod migrations;
 mod postgres;
+mod postgres_batch;
 mod prepared;
 mod repository;
 mod row;

@@ -10,10 +10,14 @@
 //! before the row exists; the sweeper deletes only rows expired for longer than its grace, far
 //! longer than `statement_timeout`, so no statement can still hold a token drawn before the last
 //! grant of a row it is about to recreate.
+//!
+//! [`WRITE_BATCH`] is the three writes over arrays, for many requests at once (see
+//! `postgres_batch`): per row it is exactly the acquire, release or renew statement above, and all
+//! of it commits (or fails) as one statement.
 
 use diesel::pg::PgConnection;
 use diesel::sql_types::BigInt;
-use diesel::{OptionalExtension, QueryResult, RunQueryDsl};
+use diesel::{OptionalExtension, QueryResult, QueryableByName, RunQueryDsl};
 use lock_domain::{
     ListQuery, Lock, Owner, ReleaseResult, RepositoryError, ResourceName, Tenant, Ttl,
 };
@@ -23,6 +27,7 @@ use crate::prepared::{Param, Prepared};
 
 use crate::repository::RenewRow;
 use crate::row::{CountRow, ListedRow, LockRow};
+use crate::schema::distributed_locks;
 
 /// The compare-and-set of an acquire, as one statement. Under READ COMMITTED, `ON CONFLICT DO
 /// UPDATE` locks the conflicting row and evaluates the `WHERE` on its newest version, so of two
@@ -60,6 +65,43 @@ UPDATE distributed_locks AS l SET expires_at_ms = n.ms + $4
 FROM (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms) AS n
 WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.expires_at_ms > n.ms
 RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token";
+
+/// Acquires ($1–$4: tenants, resources, owners, TTLs in ms), releases ($5–$7: tenants,
+/// resources, owners) and renews ($8–$11, as acquires) of many requests as one statement, so one
+/// round trip and one commit. Each row gets the very compare-and-set of [`ACQUIRE`], [`RELEASE`]
+/// or [`RENEW`], at one `now` for all. A key (tenant, resource) may appear only once in the whole
+/// batch: `ON CONFLICT DO UPDATE` cannot touch a row twice, and the sub-statements share one
+/// snapshot, so none may depend on another's effect. Rows are locked in key order (sorted arrays;
+/// `ORDER BY` for the inserts) to make deadlocks with another instance's batch unlikely; one that
+/// happens anyway aborts the whole statement, which then changed nothing. Returns the granted,
+/// released and renewed rows, each with its tenant.
+pub const WRITE_BATCH: &str = "\
+WITH n AS MATERIALIZED (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms),
+acquired AS (
+    INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
+    SELECT a.tenant, a.resource, a.owner, n.ms, n.ms + a.ttl_ms, nextval('fencing_tokens')
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS a(tenant, resource, owner, ttl_ms), n
+    ORDER BY a.tenant COLLATE \"C\", a.resource COLLATE \"C\"
+    ON CONFLICT (tenant, resource) DO UPDATE SET
+        owner = EXCLUDED.owner,
+        acquired_at_ms = EXCLUDED.acquired_at_ms,
+        expires_at_ms = EXCLUDED.expires_at_ms,
+        fencing_token = CASE WHEN l.expires_at_ms > EXCLUDED.acquired_at_ms
+                             THEN l.fencing_token
+                             ELSE nextval('fencing_tokens') END
+    WHERE l.expires_at_ms <= EXCLUDED.acquired_at_ms OR l.owner = EXCLUDED.owner
+    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token),
+released AS (
+    UPDATE distributed_locks AS l SET expires_at_ms = n.ms
+    FROM unnest($5::text[], $6::text[], $7::text[]) AS r(tenant, resource, owner), n
+    WHERE l.tenant = r.tenant AND l.resource = r.resource AND l.owner = r.owner AND l.expires_at_ms > n.ms
+    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token),
+renewed AS (
+    UPDATE distributed_locks AS l SET expires_at_ms = n.ms + r.ttl_ms
+    FROM unnest($8::text[], $9::text[], $10::text[], $11::bigint[]) AS r(tenant, resource, owner, ttl_ms), n
+    WHERE l.tenant = r.tenant AND l.resource = r.resource AND l.owner = r.owner AND l.expires_at_ms > n.ms
+    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token)
+SELECT * FROM acquired UNION ALL SELECT * FROM released UNION ALL SELECT * FROM renewed";
 
 /// Deletes up to `$2` rows whose lease ended more than `$1` ms ago. Rows that a concurrent grant
 /// holds locked are skipped, and locked rows are re-checked against their newest version.
@@ -103,7 +145,7 @@ WHERE expires_at_ms > FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::B
 
 /// How often a release or renew re-runs after its conditional write matched nothing but the
 /// caller's own live lock appeared (it was granted to the caller concurrently).
-const MAX_ATTEMPTS: usize = 8;
+pub(crate) const MAX_ATTEMPTS: usize = 8;
 
 pub(crate) fn acquire(
     conn: &mut PgConnection,
@@ -125,6 +167,69 @@ pub(crate) fn acquire(
     .optional()
 }
 
+/// One kind of write of a batch, as the columns [`WRITE_BATCH`] takes (releases leave `ttls_ms`
+/// empty).
+#[derive(Debug, Default)]
+pub(crate) struct WriteColumns<'a> {
+    pub tenants: Vec<&'a str>,
+    pub resources: Vec<&'a str>,
+    pub owners: Vec<&'a str>,
+    pub ttls_ms: Vec<i64>,
+}
+
+impl<'a> WriteColumns<'a> {
+    pub(crate) fn push(
+        &mut self,
+        tenant: &'a Tenant,
+        resource: &'a ResourceName,
+        owner: &'a Owner,
+        ttl: Option<Ttl>,
+    ) {
+        self.tenants.push(tenant.as_str());
+        self.resources.push(resource.as_str());
+        self.owners.push(owner.as_str());
+        if let Some(ttl) = ttl {
+            self.ttls_ms.push(i64::from(ttl.seconds()) * 1_000);
+        }
+    }
+}
+
+/// A row that [`WRITE_BATCH`] wrote, with its tenant (the key that tells whose write it was).
+#[derive(Debug, QueryableByName)]
+#[diesel(table_name = distributed_locks)]
+pub(crate) struct BatchRow {
+    pub tenant: String,
+    #[diesel(embed)]
+    pub lock: LockRow,
+}
+
+/// Runs the acquires, releases and renews of a batch as one statement (see [`WRITE_BATCH`]).
+/// Every key must appear at most once over the three.
+pub(crate) fn write_batch(
+    conn: &mut PgConnection,
+    acquires: &WriteColumns<'_>,
+    releases: &WriteColumns<'_>,
+    renews: &WriteColumns<'_>,
+) -> QueryResult<Vec<BatchRow>> {
+    Prepared::new(
+        WRITE_BATCH,
+        vec![
+            Param::TextArray(&acquires.tenants),
+            Param::TextArray(&acquires.resources),
+            Param::TextArray(&acquires.owners),
+            Param::BigIntArray(&acquires.ttls_ms),
+            Param::TextArray(&releases.tenants),
+            Param::TextArray(&releases.resources),
+            Param::TextArray(&releases.owners),
+            Param::TextArray(&renews.tenants),
+            Param::TextArray(&renews.resources),
+            Param::TextArray(&renews.owners),
+            Param::BigIntArray(&renews.ttls_ms),
+        ],
+    )
+    .load::<BatchRow>(conn)
+}
+
 pub(crate) fn status(
     conn: &mut PgConnection,
     tenant: &Tenant,
@@ -141,17 +246,17 @@ pub(crate) fn status(
 /// The caller's own lock kept appearing and disappearing under a release or renew.
 #[derive(Debug, thiserror::Error)]
 #[error("the lock kept changing during the request; retry")]
-struct KeptChanging;
+pub(crate) struct KeptChanging;
 
 /// Who holds the live lock when a conditional write matched nothing.
-enum Miss {
+pub(crate) enum Miss {
     NotFound,
     Forbidden,
     /// The caller's own lock is live now: run the write again.
     Retry,
 }
 
-fn classify_miss(
+pub(crate) fn classify_miss(
     conn: &mut PgConnection,
     tenant: &Tenant,
     resource: &ResourceName,

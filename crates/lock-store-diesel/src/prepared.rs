@@ -4,12 +4,13 @@
 //! plans it again on every request. The lock statements are fixed texts with numbered
 //! placeholders (`$n` on PostgreSQL, `?n` on SQLite), which is exactly what a prepared-statement
 //! cache keys on: this type pushes the same text and binds without that mark, and diesel
-//! prepares each statement once per connection.
+//! prepares each statement once per connection. PostgreSQL statements may also take arrays
+//! (the batched statements of `postgres_batch`).
 
 use diesel::backend::Backend;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
-use diesel::sql_types::{BigInt, Text, Untyped};
+use diesel::sql_types::{Array, BigInt, Text, Untyped};
 use diesel::sqlite::Sqlite;
 use diesel::{QueryResult, RunQueryDsl};
 
@@ -18,6 +19,10 @@ use diesel::{QueryResult, RunQueryDsl};
 pub(crate) enum Param<'a> {
     Text(&'a str),
     BigInt(i64),
+    /// PostgreSQL only: `text[]`.
+    TextArray(&'a [&'a str]),
+    /// PostgreSQL only: `bigint[]`.
+    BigIntArray(&'a [i64]),
 }
 
 /// `sql` with its `$1`, `$2`, … placeholders bound to `params[0]`, `params[1]`, ….
@@ -45,14 +50,19 @@ impl Query for Prepared<'_> {
 
 impl<Conn> RunQueryDsl<Conn> for Prepared<'_> {}
 
-impl Prepared<'_> {
-    /// Walks the text, turning every `{marker}n` into a bind of params[n - 1], in the order the
-    /// placeholders appear; diesel writes the placeholders itself, numbered in that order.
-    fn walk<'b, DB>(&'b self, marker: char, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()>
+impl<'a> Prepared<'a> {
+    /// Walks the text, turning every `{marker}n` into a bind of params[n - 1] (through `bind`),
+    /// in the order the placeholders appear; diesel writes the placeholders itself, numbered in
+    /// that order.
+    fn walk<'b, DB, B>(
+        &'b self,
+        marker: char,
+        mut out: AstPass<'_, 'b, DB>,
+        bind: B,
+    ) -> QueryResult<()>
     where
-        DB: Backend + diesel::sql_types::HasSqlType<Text> + diesel::sql_types::HasSqlType<BigInt>,
-        str: diesel::serialize::ToSql<Text, DB>,
-        i64: diesel::serialize::ToSql<BigInt, DB>,
+        DB: Backend,
+        B: Fn(&'b Param<'a>, &mut AstPass<'_, 'b, DB>) -> QueryResult<()>,
     {
         let mut rest = self.sql;
         while let Some(at) = rest.find(marker) {
@@ -65,8 +75,7 @@ impl Prepared<'_> {
                 diesel::result::Error::QueryBuilderError("a placeholder without a number".into())
             })?;
             match self.params.get(index.wrapping_sub(1)) {
-                Some(Param::Text(value)) => out.push_bind_param::<Text, str>(value)?,
-                Some(Param::BigInt(value)) => out.push_bind_param::<BigInt, i64>(value)?,
+                Some(param) => bind(param, &mut out)?,
                 None => {
                     return Err(diesel::result::Error::QueryBuilderError(
                         format!("no value for placeholder {index}").into(),
@@ -82,13 +91,24 @@ impl Prepared<'_> {
 
 impl QueryFragment<Pg> for Prepared<'_> {
     fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        self.walk('$', out)
+        self.walk('$', out, |param, out| match param {
+            Param::Text(value) => out.push_bind_param::<Text, str>(value),
+            Param::BigInt(value) => out.push_bind_param::<BigInt, i64>(value),
+            Param::TextArray(values) => out.push_bind_param::<Array<Text>, [&str]>(values),
+            Param::BigIntArray(values) => out.push_bind_param::<Array<BigInt>, [i64]>(values),
+        })
     }
 }
 
 impl QueryFragment<Sqlite> for Prepared<'_> {
     fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
-        self.walk('?', out)
+        self.walk('?', out, |param, out| match param {
+            Param::Text(value) => out.push_bind_param::<Text, str>(value),
+            Param::BigInt(value) => out.push_bind_param::<BigInt, i64>(value),
+            Param::TextArray(_) | Param::BigIntArray(_) => Err(
+                diesel::result::Error::QueryBuilderError("SQLite has no array parameters".into()),
+            ),
+        })
     }
 }
 
@@ -120,6 +140,24 @@ mod tests {
         let mut builder = diesel::pg::PgQueryBuilder::default();
         let built = QueryFragment::<Pg>::to_sql(&query, &mut builder, &Pg);
         assert!(built.is_err());
+    }
+
+    #[test]
+    fn arrays_bind_on_postgresql_and_are_refused_on_sqlite() {
+        let resources = ["a", "b"];
+        let ttls = [1_000, 2_000];
+        let query = Prepared::new(
+            "SELECT * FROM unnest($1::text[], $2::bigint[])",
+            vec![Param::TextArray(&resources), Param::BigIntArray(&ttls)],
+        );
+        let shown = diesel::debug_query::<Pg, _>(&query).to_string();
+        assert_eq!(
+            shown,
+            r#"SELECT * FROM unnest($1::text[], $2::bigint[]) -- binds: [["a", "b"], [1000, 2000]]"#
+        );
+        let query = Prepared::new("SELECT ?1", vec![Param::TextArray(&resources)]);
+        let mut builder = diesel::sqlite::SqliteQueryBuilder::new();
+        assert!(QueryFragment::<Sqlite>::to_sql(&query, &mut builder, &Sqlite).is_err());
     }
 
     #[test]

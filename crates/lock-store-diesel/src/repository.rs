@@ -17,6 +17,7 @@ use crate::connection::{ConnectionManager, DbConnection, SqliteSynchronous};
 use crate::error::{from_pool, from_query};
 use crate::freed_notifier::FreedNotifier;
 use crate::group_commit::GroupCommitWriter;
+use crate::postgres_batch::PostgresBatcher;
 use crate::row::{ListedRow, LockRow};
 use crate::{freed_listener, migrations, postgres, sqlite, DatabaseUrl, StoreError};
 
@@ -40,6 +41,11 @@ pub struct StoreConfig {
     pub statement_timeout: Duration,
     /// SQLite: the most writes committed together in one transaction (default 256).
     pub sqlite_max_batch: usize,
+    /// PostgreSQL: how many connections run batched writes (see `postgres_batch`); 0 runs every
+    /// write as its own statement instead (default 2).
+    pub postgres_batch_connections: u32,
+    /// PostgreSQL: the most writes in one batched statement (default 256).
+    pub postgres_max_batch: usize,
 }
 
 impl StoreConfig {
@@ -53,6 +59,8 @@ impl StoreConfig {
             sweep_grace: crate::SWEEP_GRACE,
             statement_timeout: Duration::from_millis(1_500),
             sqlite_max_batch: 256,
+            postgres_batch_connections: 2,
+            postgres_max_batch: 256,
         }
     }
 
@@ -117,6 +125,8 @@ struct Inner {
     connection_timeout: Duration,
     /// PostgreSQL only: sends the hints of releases and renews, started by the first of them.
     notifier: std::sync::OnceLock<FreedNotifier>,
+    /// On PostgreSQL unless switched off, the batcher that runs acquires, releases and renews.
+    postgres_batcher: Option<PostgresBatcher>,
 }
 
 impl std::fmt::Debug for DieselLockRepository {
@@ -191,6 +201,21 @@ impl DieselLockRepository {
             ),
             DbConnection::Postgres(_) => None,
         };
+        let postgres_batcher = match (is_sqlite, config.postgres_batch_connections) {
+            (true, _) | (false, 0) => None,
+            (false, executors) => Some(
+                PostgresBatcher::spawn(
+                    pool.clone(),
+                    config.deadlines(),
+                    executors,
+                    config.postgres_max_batch,
+                )
+                .map_err(|e| StoreError::Unreachable {
+                    url: url.clone(),
+                    reason: format!("cannot start the PostgreSQL batcher: {e}"),
+                })?,
+            ),
+        };
         Ok(Self {
             inner: Arc::new(Inner {
                 pool,
@@ -204,6 +229,7 @@ impl DieselLockRepository {
                 },
                 connection_timeout: config.connection_timeout,
                 notifier: std::sync::OnceLock::new(),
+                postgres_batcher,
             }),
         })
     }
@@ -306,15 +332,18 @@ impl LockRepository for DieselLockRepository {
         owner: Owner,
         ttl: Ttl,
     ) -> Result<AcquireOutcome, RepositoryError> {
-        let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
-        let row = self
-            .write(
+        let row = if let Some(batcher) = &self.inner.postgres_batcher {
+            batcher.acquire(tenant, resource, owner, ttl).await?
+        } else {
+            let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
+            self.write(
                 move |c, now_ms| {
                     sqlite::acquire(c, &tenant, &resource, &owner, ttl, now_ms).map_err(from_query)
                 },
                 move |c| postgres::acquire(c, &t, &r, &o, ttl).map_err(from_query),
             )
-            .await?;
+            .await?
+        };
         Ok(match row {
             Some(row) => AcquireOutcome::Granted(Lock::try_from(row)?),
             None => AcquireOutcome::Held,
@@ -344,10 +373,12 @@ impl LockRepository for DieselLockRepository {
         resource: ResourceName,
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError> {
-        let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
         let (hint_tenant, hint_resource) = (tenant.clone(), resource.clone());
-        let result = self
-            .write(
+        let result = if let Some(batcher) = &self.inner.postgres_batcher {
+            batcher.release(tenant, resource, owner).await
+        } else {
+            let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
+            self.write(
                 move |c, now_ms| match sqlite::release(c, &tenant, &resource, &owner, now_ms)
                     .map_err(from_query)?
                 {
@@ -359,7 +390,8 @@ impl LockRepository for DieselLockRepository {
                 },
                 move |c| postgres::release(c, &t, &r, &o),
             )
-            .await;
+            .await
+        };
         if let Ok(ReleaseResult::Released(_)) = &result {
             self.hint_freed(&hint_tenant, &hint_resource);
         }
@@ -373,16 +405,19 @@ impl LockRepository for DieselLockRepository {
         owner: Owner,
         ttl: Ttl,
     ) -> Result<RenewResult, RepositoryError> {
-        let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
         let (hint_tenant, hint_resource) = (tenant.clone(), resource.clone());
-        let row = self
-            .write(
+        let row = if let Some(batcher) = &self.inner.postgres_batcher {
+            batcher.renew(tenant, resource, owner, ttl).await?
+        } else {
+            let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
+            self.write(
                 move |c, now_ms| {
                     sqlite::renew(c, &tenant, &resource, &owner, ttl, now_ms).map_err(from_query)
                 },
                 move |c| postgres::renew(c, &t, &r, &o, ttl),
             )
-            .await?;
+            .await?
+        };
         Ok(match row {
             RenewRow::Renewed(row) => {
                 // The lease may be shorter now: waiters elsewhere must look at its new end.

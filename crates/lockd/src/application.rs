@@ -178,6 +178,7 @@ fn load_api_keys(args: &ServeArgs) -> Result<Option<Arc<ApiKeys>>, StartupError>
 async fn open_store(args: &ServeArgs) -> Result<DieselLockRepository, StartupError> {
     let mut config = StoreConfig::new(args.database_url.clone());
     config.pool_size = args.pool_size;
+    config.postgres_batch_connections = args.postgres_batch_connections;
     config.connection_timeout = args.pool_timeout();
     config.sqlite_synchronous = match args.sqlite_synchronous {
         Synchronous::Full => SqliteSynchronous::Full,

@@ -80,6 +80,12 @@ pub struct ServeArgs {
     #[arg(long, env = "LOCKD_POOL_SIZE", value_parser = clap::value_parser!(u32).range(2..=1024))]
     pub pool_size: Option<u32>,
 
+    /// PostgreSQL: pooled connections that run the acquires, releases and renews of concurrent
+    /// requests batched, one statement per batch; 0 runs each as its own statement.
+    #[arg(long, env = "LOCKD_POSTGRES_BATCH_CONNECTIONS", default_value_t = 2,
+          value_parser = clap::value_parser!(u32).range(0..=64))]
+    pub postgres_batch_connections: u32,
+
     /// Seconds a request waits for a database connection before answering 503.
     #[arg(long, env = "LOCKD_POOL_TIMEOUT_SECONDS", default_value_t = 2,
           value_parser = clap::value_parser!(u64).range(1..=300))]
@@ -223,6 +229,7 @@ mod tests {
         assert_eq!(args.shutdown_grace_seconds, 30);
         assert_eq!(args.pool_size, None);
         assert_eq!(args.max_wait_seconds, 60);
+        assert_eq!(args.postgres_batch_connections, 2);
     }
 
     #[test]
@@ -272,5 +279,8 @@ mod tests {
         assert!(parse(&["--pool-size", "1"]).is_err());
         assert!(parse(&["--max-wait-seconds", "3601"]).is_err());
         assert!(parse(&["--max-wait-seconds", "-1"]).is_err());
+        assert!(parse(&["--postgres-batch-connections", "65"]).is_err());
+        let unbatched = serve_args(parse(&["--postgres-batch-connections", "0"]).unwrap());
+        assert_eq!(unbatched.postgres_batch_connections, 0);
     }
 }
