@@ -313,22 +313,27 @@ const NOTES: &str = "
 
 ## Where the time goes
 
-Per lockd cycle (acquire + release = two HTTP requests, two statements):
-- **HTTP and JSON** (actix-web, serde_json, problem+json on errors): the bulk of the `server`
-  column on SQLite, where storage work is batched.
-- **Thread hand-off**: a write is a job sent to the SQLite writer thread and answered through a
-  oneshot channel; a PostgreSQL statement runs on tokio's blocking pool (`spawn_blocking`) with
-  a pooled diesel connection, and libpq's work there is the larger share of the `server` column
-  on PostgreSQL.
-- **SQL**: prepared once per connection (diesel does not cache raw SQL by itself); on PostgreSQL
-  the `database` column is the server's parse-free execution, WAL and commit per statement.
-- **fsync**: on SQLite one per batch of concurrent writes; on PostgreSQL one per commit, shared
-  between concurrent commits by PostgreSQL's own WAL flushing.
-
-What would close the remaining PostgreSQL gap (not done yet): send many concurrent requests'
-statements in one round trip (one `INSERT ... SELECT FROM unnest($1::text[], ...)` per batch,
-answered per row, with at most one operation per lock in a batch), which trades the per-request
-round trip and commit for one per batch, as the SQLite writer already does.
+Per lockd cycle (acquire + release = two HTTP requests, two storage operations):
+- **HTTP and JSON** (actix-web, serde_json, problem+json on errors): the bulk of lockd's
+  `server` column on both backends, since storage work is batched on both. The `HTTP ceiling`
+  row is the most these two requests allow on this machine with no storage at all; lockd on
+  SQLite runs close to it, so its remaining cost is HTTP, not storage.
+- **Thread hand-off**: a write is a job queued to a writer (the SQLite group-commit thread, or
+  one of the PostgreSQL batch executors) and answered through a oneshot channel after the
+  commit that holds it; reads run on tokio's blocking pool with a pooled connection.
+- **SQL**: statements are prepared once per connection (diesel does not cache raw SQL by
+  itself). On SQLite a batch is one transaction with a savepoint per operation; on PostgreSQL
+  a batch is one statement over arrays (`unnest`) with at most one operation per lock, so the
+  `database` column is shared by every operation of the batch.
+- **fsync**: one per batch on both backends, shared by every request in it; each request is
+  answered only after the commit that holds it, so every acknowledged grant is durable.
+- **Redis** keeps its data in memory and answers from one thread; with `appendfsync always`
+  it still batches the fsync of everything one event-loop turn wrote. On this machine its
+  cycle costs less CPU than two HTTP requests do, which is why lockd on SQLite stays below it:
+  closing that gap means a cheaper HTTP path (fewer allocations per request, no per-request
+  middleware work), not faster storage.
+- **W2 on PostgreSQL**: when a batch shows who holds a hot lock, the acquires of other owners
+  queued behind it are answered `held` without a statement each.
 ";
 
 /// The versions of what was measured, as each program reports itself.
