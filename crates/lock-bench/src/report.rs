@@ -314,10 +314,12 @@ const NOTES: &str = "
 ## Where the time goes
 
 Per lockd cycle (acquire + release = two HTTP requests, two storage operations):
-- **HTTP and JSON** (actix-web, serde_json, problem+json on errors): the bulk of lockd's
-  `server` column on both backends, since storage work is batched on both. The `HTTP ceiling`
-  row is the most these two requests allow on this machine with no storage at all; lockd on
-  SQLite runs close to it, so its remaining cost is HTTP, not storage.
+- **HTTP**: the `HTTP ceiling` row is actix-web answering the same two requests with fixed
+  bodies and no storage: its `server` column is what the framework alone costs per cycle, and
+  its throughput the most any lockd cycle could reach on this machine. The difference between
+  that column and lockd's is lockd's own work per cycle: parsing and validating the JSON body
+  and the path, the metrics middleware and problem+json error handlers, serialising the answer,
+  the hand-off to the writer and the storage engine.
 - **Thread hand-off**: a write is a job queued to a writer (the SQLite group-commit thread, or
   one of the PostgreSQL batch executors) and answered through a oneshot channel after the
   commit that holds it; reads run on tokio's blocking pool with a pooled connection.
@@ -328,10 +330,9 @@ Per lockd cycle (acquire + release = two HTTP requests, two storage operations):
 - **fsync**: one per batch on both backends, shared by every request in it; each request is
   answered only after the commit that holds it, so every acknowledged grant is durable.
 - **Redis** keeps its data in memory and answers from one thread; with `appendfsync always`
-  it still batches the fsync of everything one event-loop turn wrote. On this machine its
-  cycle costs less CPU than two HTTP requests do, which is why lockd on SQLite stays below it:
-  closing that gap means a cheaper HTTP path (fewer allocations per request, no per-request
-  middleware work), not faster storage.
+  it still batches the fsync of everything one event-loop turn wrote. Its whole cycle costs
+  less CPU than the HTTP ceiling's, so on two shared cores lockd can approach it only by
+  spending less per request of its own (see the CPU table), not by faster storage.
 - **W2 on PostgreSQL**: when a batch shows who holds a hot lock, the acquires of other owners
   queued behind it are answered `held` without a statement each.
 ";
