@@ -158,8 +158,13 @@ fn metrics_move_with_requests(db: TestDatabase) {
     server.acquire("metered-secret", "intruder", 60);
     server.release("metered-secret", "w");
     server.acquire("metered-secret", "w", 60);
+    // A lease left to run out, then taken over by another owner: one expired takeover. The
+    // released lock above, taken again, is none.
+    server.acquire("let-expire", "sleepy", 1);
+    std::thread::sleep(Duration::from_millis(1_100));
+    server.acquire("let-expire", "next", 60);
     let after = scrape(&server);
-    assert_eq!(sample(&after, granted), Some(2.0));
+    assert_eq!(sample(&after, granted), Some(4.0));
     assert_eq!(
         sample(&after, r#"lockd_acquire_total{outcome="held"}"#),
         Some(1.0)
@@ -168,23 +173,25 @@ fn metrics_move_with_requests(db: TestDatabase) {
         sample(&after, r#"lockd_release_total{result="released"}"#),
         Some(1.0)
     );
-    assert_eq!(sample(&after, posts), Some(3.0));
+    assert_eq!(sample(&after, posts), Some(5.0));
     assert!(
         !after.contains("metered-secret"),
         "no resource name in the metrics"
     );
 
-    // The live-lock count is refreshed in the background every 5 s.
+    // The live-lock count and the expired takeovers are read in the background every 5 s.
     let deadline = Instant::now() + Duration::from_secs(12);
     loop {
         let text = scrape(&server);
-        if sample(&text, "lockd_live_locks") == Some(1.0) {
+        if sample(&text, "lockd_live_locks") == Some(2.0)
+            && sample(&text, "lockd_expired_takeovers_total") == Some(1.0)
+        {
             assert!(sample(&text, "lockd_live_locks_age_seconds").is_some_and(|age| age < 6.0));
             break;
         }
         assert!(
             Instant::now() < deadline,
-            "lockd_live_locks never reached 1:\n{text}"
+            "lockd_live_locks never reached 2 with one expired takeover:\n{text}"
         );
         std::thread::sleep(Duration::from_millis(250));
     }

@@ -142,6 +142,17 @@ pub trait LockRepository: Send + Sync {
     /// Never blocks.
     fn pool_state(&self) -> Option<PoolState>;
 
+    /// How many grants, over the whole life of the storage and across every process sharing
+    /// it, took a resource over from another owner whose lease had expired (rather than been
+    /// released): leases their holders let run out. Grants of free or released resources, of
+    /// resources whose expired record was already swept, and re-grants to the same owner are not
+    /// counted. Like [`Self::count_live`], callers read it now and then, not per request. For
+    /// metrics: an implementation MAY count a takeover whose transaction then failed.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails.
+    async fn count_expired_takeovers(&self) -> Result<u64, RepositoryError>;
+
     /// Subscribes to hints that a lock may have been freed (released, or its lease shortened by a
     /// renew) by any process sharing the storage, so that waiting acquires need not poll. Once
     /// this returns `Some`, every later release and renew SHOULD produce a hint promptly, and a

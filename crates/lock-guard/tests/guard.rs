@@ -108,6 +108,9 @@ impl LockRepository for Flaky {
     fn pool_state(&self) -> Option<PoolState> {
         self.inner.pool_state()
     }
+    async fn count_expired_takeovers(&self) -> Result<u64, RepositoryError> {
+        self.inner.count_expired_takeovers().await
+    }
 }
 
 #[test]

@@ -102,6 +102,9 @@ pub struct Metrics {
     live_waiters: AtomicI64,
     live_locks: Mutex<Option<LiveLocks>>,
     live_lock_refreshes_failed: AtomicU64,
+    /// Grants that took over another owner's expired lease, in the whole database, as last
+    /// counted in the background (with the live locks).
+    expired_takeovers: Mutex<Option<u64>>,
     /// Route patterns are interned here so that the maps can key on `&'static str` without
     /// allocating per request; their number is bounded by the routes the app registers.
     routes: Mutex<Vec<&'static str>>,
@@ -161,6 +164,14 @@ impl Metrics {
             count,
             read_at: Instant::now(),
         });
+    }
+
+    /// Records the database's count of expired takeovers.
+    pub fn set_expired_takeovers(&self, count: u64) {
+        *self
+            .expired_takeovers
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(count);
     }
 
     fn intern(&self, route: &str) -> &'static str {
@@ -339,6 +350,19 @@ impl Metrics {
                 live.read_at.elapsed().as_secs_f64()
             );
         }
+        let takeovers = *self
+            .expired_takeovers
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(takeovers) = takeovers {
+            family(
+                &mut out,
+                "lockd_expired_takeovers_total",
+                "counter",
+                "Grants that took a lock over from another owner whose lease had expired, in the whole database (every instance reports the same total), as last counted (see lockd_live_locks_age_seconds).",
+            );
+            let _ = writeln!(out, "lockd_expired_takeovers_total {takeovers}");
+        }
         family(
             &mut out,
             "lockd_live_locks_count_failures_total",
@@ -389,9 +413,10 @@ pub(crate) async fn record(
     response
 }
 
-/// Counts the live locks every `interval`, forever: the value `/metrics` reports is at most
-/// `interval` plus one count's duration old (its age is reported beside it). Counting reads the
-/// expiry index of every live lock, so it runs here in the background, never per scrape.
+/// Counts the live locks (and reads the expired takeovers) every `interval`, forever: the values
+/// `/metrics` reports are at most `interval` plus one count's duration old (their age is
+/// reported beside them). Counting reads the expiry index of every live lock, so it runs here
+/// in the background, never per scrape.
 pub async fn run_live_lock_counter(
     repo: Arc<dyn LockRepository>,
     metrics: Arc<Metrics>,
@@ -401,8 +426,16 @@ pub async fn run_live_lock_counter(
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        match repo.count_live().await {
-            Ok(count) => metrics.set_live_locks(count),
+        let counts = async {
+            let live = repo.count_live().await?;
+            let takeovers = repo.count_expired_takeovers().await?;
+            Ok::<_, lock_domain::RepositoryError>((live, takeovers))
+        };
+        match counts.await {
+            Ok((live, takeovers)) => {
+                metrics.set_live_locks(live);
+                metrics.set_expired_takeovers(takeovers);
+            }
             Err(error) => {
                 metrics
                     .live_lock_refreshes_failed

@@ -498,6 +498,7 @@ async fn the_live_lock_counter_reads_the_repository() {
     counter.abort();
     assert_exposition(&text);
     assert_eq!(sample(&text, "lockd_live_locks"), 2.0);
+    assert_eq!(sample(&text, "lockd_expired_takeovers_total"), 0.0);
     assert!(
         !text.contains("lockd_db_pool_connections"),
         "no pool, no pool series"

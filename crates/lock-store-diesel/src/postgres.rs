@@ -53,9 +53,11 @@ WHERE tenant = $1 AND resource = $2
   AND expires_at_ms > FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT";
 
 /// Ends the caller's live lease. The row stays (expired) so that the next grant draws its token
-/// under the row lock; the sweeper deletes it later.
+/// under the row lock; the sweeper deletes it later. `acquired_at_ms = expires_at_ms` marks the
+/// lease as ended by release (a lease that runs out is at least a second long), so that the
+/// expired-takeover trigger (migration 4) does not count the next owner's grant.
 pub const RELEASE: &str = "\
-UPDATE distributed_locks AS l SET expires_at_ms = n.ms
+UPDATE distributed_locks AS l SET acquired_at_ms = n.ms, expires_at_ms = n.ms
 FROM (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms) AS n
 WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.expires_at_ms > n.ms
 RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token";
@@ -92,7 +94,7 @@ acquired AS (
     WHERE l.expires_at_ms <= EXCLUDED.acquired_at_ms OR l.owner = EXCLUDED.owner
     RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token),
 released AS (
-    UPDATE distributed_locks AS l SET expires_at_ms = n.ms
+    UPDATE distributed_locks AS l SET acquired_at_ms = n.ms, expires_at_ms = n.ms
     FROM unnest($5::text[], $6::text[], $7::text[]) AS r(tenant, resource, owner), n
     WHERE l.tenant = r.tenant AND l.resource = r.resource AND l.owner = r.owner AND l.expires_at_ms > n.ms
     RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token),
@@ -142,6 +144,11 @@ ORDER BY l.resource COLLATE \"C\" LIMIT $5";
 const COUNT_LIVE: &str = "\
 SELECT COUNT(*) AS count FROM distributed_locks
 WHERE expires_at_ms > FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT";
+
+/// Grants that took over another owner's expired lease, counted by a trigger (migration 4) on a
+/// sequence: `last_value` once it has been used, else none yet.
+const COUNT_EXPIRED_TAKEOVERS: &str = "\
+SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS count FROM expired_takeovers";
 
 /// How often a release or renew re-runs after its conditional write matched nothing but the
 /// caller's own live lock appeared (it was granted to the caller concurrently).
@@ -358,6 +365,12 @@ pub(crate) fn list(
 
 pub(crate) fn count_live(conn: &mut PgConnection) -> QueryResult<i64> {
     Prepared::new(COUNT_LIVE, vec![])
+        .get_result::<CountRow>(conn)
+        .map(|row| row.count)
+}
+
+pub(crate) fn count_expired_takeovers(conn: &mut PgConnection) -> QueryResult<i64> {
+    Prepared::new(COUNT_EXPIRED_TAKEOVERS, vec![])
         .get_result::<CountRow>(conn)
         .map(|row| row.count)
 }

@@ -473,6 +473,19 @@ impl LockRepository for DieselLockRepository {
         Ok(u64::try_from(count).unwrap_or_default())
     }
 
+    async fn count_expired_takeovers(&self) -> Result<u64, RepositoryError> {
+        let count = self
+            .run(|conn, _| {
+                match conn {
+                    DbConnection::Sqlite(c) => sqlite::count_expired_takeovers(c),
+                    DbConnection::Postgres(c) => postgres::count_expired_takeovers(c),
+                }
+                .map_err(from_query)
+            })
+            .await?;
+        Ok(u64::try_from(count).unwrap_or_default())
+    }
+
     /// The reading pool (on SQLite the group-commit writer's own connection is not in it: it is
     /// always open and busy whenever writes are queued).
     fn pool_state(&self) -> Option<PoolState> {

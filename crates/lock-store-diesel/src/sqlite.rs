@@ -65,6 +65,9 @@ FROM distributed_locks
 WHERE tenant = ?1 AND resource >= ?2 AND resource > ?4 AND expires_at_ms > ?5
 ORDER BY resource LIMIT ?6";
 
+/// Grants that took over another owner's expired lease, counted by a trigger (migration 4).
+const COUNT_EXPIRED_TAKEOVERS: &str = "SELECT count AS count FROM expired_takeovers WHERE id = 1";
+
 /// The live locks of every tenant, counted on the expiry index.
 const COUNT_LIVE: &str = "SELECT COUNT(*) AS count FROM distributed_locks WHERE expires_at_ms > ?1";
 
@@ -189,6 +192,12 @@ pub(crate) fn list(
 
 pub(crate) fn count_live(conn: &mut SqliteConnection, now_ms: i64) -> QueryResult<i64> {
     Prepared::new(COUNT_LIVE, vec![Param::BigInt(now_ms)])
+        .get_result::<CountRow>(conn)
+        .map(|row| row.count)
+}
+
+pub(crate) fn count_expired_takeovers(conn: &mut SqliteConnection) -> QueryResult<i64> {
+    Prepared::new(COUNT_EXPIRED_TAKEOVERS, vec![])
         .get_result::<CountRow>(conn)
         .map(|row| row.count)
 }

@@ -162,6 +162,31 @@ pub async fn expired_lock_is_taken_over_with_a_larger_token(h: &dyn Harness) {
     );
 }
 
+pub async fn expired_takeovers_count_only_leases_that_ran_out(h: &dyn Harness) {
+    let repo = h.open().await;
+    let before = repo.count_expired_takeovers().await.expect("count answers");
+    granted(&*repo, "let-expire", "alice", SHORT.as_secs() as i64).await;
+    granted(&*repo, "released", "bob", 30).await;
+    assert!(matches!(
+        repo.release(tenant(), name("released"), owner("bob"))
+            .await
+            .expect("release answers"),
+        ReleaseResult::Released(_)
+    ));
+    granted(&*repo, "same-owner", "carol", SHORT.as_secs() as i64).await;
+    h.advance(PAST_SHORT).await;
+    granted(&*repo, "let-expire", "bob", 30).await;
+    granted(&*repo, "released", "dave", 30).await;
+    granted(&*repo, "same-owner", "carol", 30).await;
+    granted(&*repo, "free", "erin", 30).await;
+    assert_eq!(
+        repo.count_expired_takeovers().await.expect("count answers"),
+        before + 1,
+        "only bob's grant took over a lease that ran out (not a released one, not carol's own, \
+         not a free resource)"
+    );
+}
+
 pub async fn release_by_the_owner_deletes_the_lock(h: &dyn Harness) {
     let repo = h.open().await;
     granted(&*repo, "r", "alice", 30).await;
@@ -718,6 +743,7 @@ macro_rules! repository_contract_suite {
             owners_and_names_are_case_sensitive_literal_data,
             status_of_unknown_or_expired_lock_is_none,
             expired_lock_is_taken_over_with_a_larger_token,
+            expired_takeovers_count_only_leases_that_ran_out,
             release_by_the_owner_deletes_the_lock,
             release_by_another_owner_is_forbidden_and_changes_nothing,
             release_of_unknown_or_expired_lock_is_not_found,

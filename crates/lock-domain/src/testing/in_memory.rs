@@ -15,6 +15,7 @@ use crate::{
 struct State {
     locks: HashMap<(Tenant, ResourceName), Lock>,
     last_token: i64,
+    expired_takeovers: u64,
 }
 
 /// A [`LockRepository`] in memory. Clones share the same locks, as two handles on one database
@@ -53,6 +54,8 @@ impl LockRepository for InMemoryLockRepository {
         let mut state = self.state();
         let key = (tenant, resource.clone());
         let current = state.locks.get(&key);
+        // Releases remove their lock: a lock still here that another owner let expire is taken over.
+        let takeover = current.is_some_and(|lock| lock.owner != owner && !lock.is_live_at(now));
         let fencing_token = match (decide_acquire(current, &owner, now), current) {
             (AcquireDecision::Deny, _) => return Ok(AcquireOutcome::Held),
             (AcquireDecision::Extend, Some(lock)) => lock.fencing_token,
@@ -70,6 +73,9 @@ impl LockRepository for InMemoryLockRepository {
             fencing_token,
         };
         state.locks.insert(key, lock.clone());
+        if takeover {
+            state.expired_takeovers += 1;
+        }
         Ok(AcquireOutcome::Granted(lock))
     }
 
@@ -174,5 +180,9 @@ impl LockRepository for InMemoryLockRepository {
 
     fn pool_state(&self) -> Option<PoolState> {
         None
+    }
+
+    async fn count_expired_takeovers(&self) -> Result<u64, RepositoryError> {
+        Ok(self.state().expired_takeovers)
     }
 }

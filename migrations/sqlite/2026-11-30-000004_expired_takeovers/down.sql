@@ -1,0 +1,2 @@
+DROP TRIGGER distributed_locks_count_expired_takeover;
+DROP TABLE expired_takeovers;
