@@ -444,14 +444,14 @@ impl Ticket {
             WaitOutcome::Granted(lock) if hung_up() => {
                 if !self.regrant {
                     self.shared.abandoned.fetch_add(1, Ordering::Relaxed);
+                    let repo = Arc::clone(&self.shared.repo);
                     let (tenant, resource) = self.key.clone();
-                    release_abandoned(
-                        self.shared.repo.as_ref(),
-                        tenant,
-                        resource,
-                        self.owner.clone(),
-                    )
-                    .await;
+                    let owner = self.owner.clone();
+                    // Spawned, not awaited: this request may be dropped at any await now that
+                    // its client is gone, and the release must happen all the same.
+                    tokio::spawn(async move {
+                        release_abandoned(repo.as_ref(), tenant, resource, owner).await;
+                    });
                 }
                 drop(lock);
                 WaitOutcome::HungUp
