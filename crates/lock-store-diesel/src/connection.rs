@@ -1,5 +1,7 @@
 //! Pooled connections to either backend, and how each is set up when it opens.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use diesel::connection::SimpleConnection;
@@ -51,6 +53,7 @@ impl SqliteSynchronous {
 /// Opens connections for the r2d2 pool.
 #[derive(Debug)]
 pub(crate) struct ConnectionManager {
+    health: PoolHealth,
     url: DatabaseUrl,
     sqlite_busy_timeout: Duration,
     sqlite_synchronous: SqliteSynchronous,
@@ -65,8 +68,10 @@ impl ConnectionManager {
         sqlite_synchronous: SqliteSynchronous,
         connect_timeout: Duration,
         statement_timeout: Duration,
+        health: PoolHealth,
     ) -> Self {
         Self {
+            health,
             url,
             sqlite_busy_timeout,
             sqlite_synchronous,
@@ -115,7 +120,12 @@ impl r2d2::ManageConnection for ConnectionManager {
         self.establish()
     }
 
+    /// Free while nothing has failed: the pool tests a connection (one `SELECT 1`) only for a
+    /// while after a statement failed for want of a database (see [`PoolHealth`]).
     fn is_valid(&self, conn: &mut DbConnection) -> Result<(), ConnectError> {
+        if !self.health.take_check() {
+            return Ok(());
+        }
         match conn {
             DbConnection::Sqlite(c) => diesel::sql_query("SELECT 1").execute(c).map(drop)?,
             DbConnection::Postgres(c) => diesel::sql_query("SELECT 1").execute(c).map(drop)?,
@@ -128,6 +138,41 @@ impl r2d2::ManageConnection for ConnectionManager {
             DbConnection::Sqlite(c) => c.is_broken(),
             DbConnection::Postgres(c) => c.is_broken(),
         }
+    }
+}
+
+/// Whether pooled connections are suspect. diesel marks a connection broken only when a
+/// transaction breaks, so a connection whose server went away (a restarted or unreachable
+/// database) returns to the pool looking healthy and would fail one more request after the
+/// database is back. After any failure for want of a database, the next checkouts (twice the
+/// pool's size) test their connection first, and the pool replaces the dead ones.
+#[derive(Debug, Clone)]
+pub(crate) struct PoolHealth {
+    left: Arc<AtomicU32>,
+    checks: u32,
+}
+
+impl PoolHealth {
+    /// For a pool of `pool_size` connections.
+    pub(crate) fn new(pool_size: u32) -> Self {
+        Self {
+            left: Arc::default(),
+            checks: pool_size.saturating_mul(2),
+        }
+    }
+
+    /// A statement failed because the database was unavailable: test the next checkouts.
+    pub(crate) fn suspect(&self) {
+        self.left.fetch_max(self.checks, Ordering::Relaxed);
+    }
+
+    /// Whether this checkout should test its connection (using up one check).
+    fn take_check(&self) -> bool {
+        self.left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(1)
+            })
+            .is_ok()
     }
 }
 

@@ -39,7 +39,7 @@ use diesel::r2d2::R2D2Connection;
 use lock_domain::{Lock, Owner, ReleaseResult, RepositoryError, ResourceName, Tenant, Ttl};
 use tokio::sync::oneshot;
 
-use crate::connection::{ConnectionManager, DbConnection};
+use crate::connection::{ConnectionManager, DbConnection, PoolHealth};
 use crate::error::from_query;
 use crate::postgres::{self, BatchRow, KeptChanging, Miss, WriteColumns, MAX_ATTEMPTS};
 use crate::repository::{Deadlines, RenewRow};
@@ -127,6 +127,7 @@ struct Shared {
     queue: Mutex<Queue>,
     work: Condvar,
     pool: r2d2::Pool<ConnectionManager>,
+    health: PoolHealth,
     deadlines: Deadlines,
     max_batch: usize,
 }
@@ -156,6 +157,7 @@ impl PostgresBatcher {
     /// When a thread cannot be spawned.
     pub(crate) fn spawn(
         pool: r2d2::Pool<ConnectionManager>,
+        health: PoolHealth,
         deadlines: Deadlines,
         executors: u32,
         max_batch: usize,
@@ -164,6 +166,7 @@ impl PostgresBatcher {
             queue: Mutex::new(Queue::default()),
             work: Condvar::new(),
             pool,
+            health,
             deadlines,
             max_batch: max_batch.max(1),
         });
@@ -345,7 +348,13 @@ fn execute(shared: &Shared) {
             continue;
         };
         let mut holders = Vec::new();
-        let ended = run_batch(pg, shared.deadlines.statement, batch, &mut holders);
+        let ended = run_batch(
+            pg,
+            shared.deadlines.statement,
+            batch,
+            &mut holders,
+            &shared.health,
+        );
         answer_followers(shared, pg, seen, holders);
         finish(shared, ended);
     }
@@ -493,6 +502,7 @@ fn run_batch(
     statement: Duration,
     mut batch: Vec<Queued>,
     holders: &mut Vec<(Key, Holder)>,
+    health: &PoolHealth,
 ) -> (Vec<Key>, Vec<Queued>) {
     // Key order: rows are locked in the same order by every batch.
     batch.sort_by(|a, b| a.key.cmp(&b.key));
@@ -509,7 +519,7 @@ fn run_batch(
                     done.push(queued.key.clone());
                     continue;
                 }
-                let (d, r) = run_batch(conn, statement, vec![queued], holders);
+                let (d, r) = run_batch(conn, statement, vec![queued], holders, health);
                 done.extend(d);
                 retries.extend(r);
             }
@@ -537,6 +547,10 @@ fn run_batch(
             }
             // Each caller gets its own error; the text and class are the batch's.
             let unavailable = crate::error::is_unavailable(&error);
+            if unavailable {
+                // The connection may be dead: the pool tests its connections for a while.
+                health.suspect();
+            }
             let message = error.to_string();
             let keys = batch.iter().map(|q| q.key.clone()).collect();
             for queued in batch {

@@ -13,7 +13,7 @@ use diesel::pg::PgConnection;
 use diesel::sqlite::SqliteConnection;
 use tokio::sync::oneshot;
 
-use crate::connection::{ConnectionManager, DbConnection, SqliteSynchronous};
+use crate::connection::{ConnectionManager, DbConnection, PoolHealth, SqliteSynchronous};
 use crate::error::{from_pool, from_query};
 use crate::freed_notifier::FreedNotifier;
 use crate::group_commit::GroupCommitWriter;
@@ -112,6 +112,8 @@ pub struct DieselLockRepository {
 
 struct Inner {
     pool: r2d2::Pool<ConnectionManager>,
+    /// Makes the pool test its connections after a failure (see `PoolHealth`).
+    health: PoolHealth,
     clock: Arc<dyn Clock>,
     sweep_grace: Duration,
     /// PostgreSQL only: see [`StoreConfig::deadlines`].
@@ -159,12 +161,20 @@ impl DieselLockRepository {
                 });
             }
         }
+        let (is_sqlite, default_size) = match config.url {
+            DatabaseUrl::Sqlite(_) => (true, 4),
+            DatabaseUrl::Postgres(_) => (false, 16),
+        };
+        // PostgreSQL pools smaller than 2 stall; SQLite has one writer anyway.
+        let size = config.pool_size.unwrap_or(default_size).max(2);
+        let health = PoolHealth::new(size);
         let manager = ConnectionManager::new(
             config.url.clone(),
             config.sqlite_busy_timeout,
             config.sqlite_synchronous,
             config.connection_timeout,
             config.statement_timeout,
+            health.clone(),
         );
         let mut first = manager.establish().map_err(|e| StoreError::Unreachable {
             url: url.clone(),
@@ -175,17 +185,12 @@ impl DieselLockRepository {
             reason: error_chain(e.as_ref()),
         })?;
 
-        let (is_sqlite, default_size) = match config.url {
-            DatabaseUrl::Sqlite(_) => (true, 4),
-            DatabaseUrl::Postgres(_) => (false, 16),
-        };
-        // PostgreSQL pools smaller than 2 stall; SQLite has one writer anyway.
-        let size = config.pool_size.unwrap_or(default_size).max(2);
         let pool = r2d2::Pool::builder()
             .max_size(size)
             .min_idle(Some(size.min(2)))
             .connection_timeout(config.connection_timeout)
-            .test_on_check_out(false)
+            // Tests cost nothing until a statement fails for want of a database (`PoolHealth`).
+            .test_on_check_out(true)
             .build(manager)
             .map_err(|e| StoreError::Unreachable {
                 url: url.clone(),
@@ -206,6 +211,7 @@ impl DieselLockRepository {
             (false, executors) => Some(
                 PostgresBatcher::spawn(
                     pool.clone(),
+                    health.clone(),
                     config.deadlines(),
                     executors,
                     config.postgres_max_batch,
@@ -219,6 +225,7 @@ impl DieselLockRepository {
         Ok(Self {
             inner: Arc::new(Inner {
                 pool,
+                health: health.clone(),
                 clock,
                 sweep_grace: config.sweep_grace,
                 deadlines: (!is_sqlite).then(|| config.deadlines()),
@@ -270,7 +277,11 @@ impl DieselLockRepository {
             let mut conn = inner.pool.get().map_err(from_pool)?;
             let _ = connected.send(());
             let now_ms = inner.clock.now().timestamp_millis();
-            op(&mut conn, now_ms)
+            let result = op(&mut conn, now_ms);
+            if let Err(RepositoryError::Unavailable(_)) = &result {
+                inner.health.suspect();
+            }
+            result
         });
         let Some(deadlines) = deadlines else {
             return work.await.map_err(RepositoryError::internal)?;
