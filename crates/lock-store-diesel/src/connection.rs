@@ -99,11 +99,15 @@ impl ConnectionManager {
             DatabaseUrl::Postgres(url) => {
                 let mut conn =
                     PgConnection::establish(&with_connect_timeout(url, self.connect_timeout))?;
-                // The server cancels any statement that runs past this, so a request that the
-                // store gives up on (see `StoreConfig::deadlines`) changes nothing; and
-                // the sweeper's grace (60 s) stays far longer than any statement can run.
+                // The server cancels any statement that runs past this (its COMMIT is not
+                // covered: see `postgres_batch` for a grant that commits after its caller gave
+                // up), and the sweeper's grace (60 s) stays far longer than any statement can
+                // run. `synchronous_commit = on` whatever the database's or role's default: a
+                // grant is answered only once it is durable (and, with synchronous replication,
+                // on the standby), so a crash cannot take back an acknowledged grant and issue
+                // its fencing token again.
                 conn.batch_execute(&format!(
-                    "SET statement_timeout = {}",
+                    "SET statement_timeout = {}; SET synchronous_commit = on",
                     self.statement_timeout.as_millis()
                 ))?;
                 Ok(DbConnection::Postgres(conn))
@@ -212,5 +216,63 @@ mod tests {
             with_connect_timeout("postgres://h/db", Duration::from_millis(300)),
             "postgres://h/db?connect_timeout=1"
         );
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod postgres_settings {
+    use diesel::connection::SimpleConnection;
+    use diesel::sql_types::Text;
+    use diesel::{Connection, PgConnection, QueryableByName, RunQueryDsl};
+
+    use super::{ConnectionManager, DbConnection};
+    use crate::testing::TestDatabase;
+    use crate::{DatabaseUrl, StoreConfig};
+
+    #[derive(QueryableByName)]
+    struct Setting {
+        #[diesel(sql_type = Text)]
+        synchronous_commit: String,
+    }
+
+    /// A database whose default is `synchronous_commit = off` would lose acknowledged grants in
+    /// a crash; lockd's connections turn it on for themselves.
+    #[test]
+    fn postgres_connections_commit_synchronously_whatever_the_database_default() {
+        let Some(db) = TestDatabase::postgres() else {
+            return;
+        };
+        let DatabaseUrl::Postgres(url) = db.url().clone() else {
+            unreachable!()
+        };
+        let mut admin = PgConnection::establish(&url).expect("connect");
+        admin
+            .batch_execute(&format!(
+                "ALTER DATABASE \"{}\" SET synchronous_commit = off",
+                url.rsplit('/').next().unwrap()
+            ))
+            .expect("set the database default");
+        let config = StoreConfig::new(db.url().clone());
+        let manager = ConnectionManager::new(
+            db.url().clone(),
+            config.sqlite_busy_timeout,
+            crate::SqliteSynchronous::Full,
+            config.connection_timeout,
+            config.statement_timeout,
+            super::PoolHealth::new(1),
+        );
+        let DbConnection::Postgres(mut conn) = manager.establish().expect("establish") else {
+            unreachable!()
+        };
+        let setting = diesel::sql_query("SHOW synchronous_commit")
+            .get_result::<Setting>(&mut conn)
+            .expect("show");
+        assert_eq!(setting.synchronous_commit, "on");
+        // And the default really is off for other sessions (the test is not vacuous).
+        let mut plain = PgConnection::establish(&url).expect("connect");
+        let default = diesel::sql_query("SHOW synchronous_commit")
+            .get_result::<Setting>(&mut plain)
+            .expect("show");
+        assert_eq!(default.synchronous_commit, "off");
     }
 }

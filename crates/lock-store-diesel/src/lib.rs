@@ -35,6 +35,7 @@ pub mod testing;
 pub mod statements {
     pub use crate::postgres::{
         ACQUIRE as POSTGRES_ACQUIRE, LIST_BOUNDED as POSTGRES_LIST, RELEASE as POSTGRES_RELEASE,
+        RENEW as POSTGRES_RENEW, WRITE_BATCH as POSTGRES_WRITE_BATCH,
     };
     pub use crate::sqlite::{
         ACQUIRE as SQLITE_ACQUIRE, LIST_BOUNDED as SQLITE_LIST, RELEASE as SQLITE_RELEASE,

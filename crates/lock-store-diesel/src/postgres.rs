@@ -1,6 +1,8 @@
 //! The lock statements on PostgreSQL. The database server's clock is the clock, so that instances
 //! whose own clocks disagree still agree on who holds a lock: every "now" below is the server's
-//! `statement_timestamp()` in epoch milliseconds, and the application's clock is not used.
+//! clock in epoch milliseconds, and the application's clock is not used. Reads use
+//! `statement_timestamp()`; writes read `clock_timestamp()` after they hold the row's lock (see
+//! [`clock_ms`]), so that they decide against the row as it is when they reach it.
 //!
 //! Fencing tokens come from the `fencing_tokens` sequence. A release does not delete the row but
 //! ends its lease (`expires_at_ms = now`), so every later grant of the resource goes through the
@@ -29,22 +31,56 @@ use crate::repository::RenewRow;
 use crate::row::{CountRow, ListedRow, LockRow};
 use crate::schema::distributed_locks;
 
+/// The database server's clock now, in epoch milliseconds, read when the expression is
+/// evaluated (`clock_timestamp()`), not when the statement started: a decision about a row must
+/// use a "now" read after that row's lock was taken. A statement that waited for a row lock while
+/// another instance released the lease would otherwise compare the released row (which ends at
+/// the release's "now") with an earlier "now" of its own, find it live, and renew it or re-grant
+/// its old fencing token.
+macro_rules! clock_ms {
+    () => {
+        "FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT"
+    };
+}
+
+/// The `DO UPDATE` of an acquire, shared by [`ACQUIRE`] and [`WRITE_BATCH`]. `ON CONFLICT DO
+/// UPDATE` locks the conflicting row, waiting for a concurrent writer, and evaluates its `WHERE`
+/// and `SET` on the row's newest version after that, so both read the clock then. The `SET`
+/// reads it once for all its columns (`c.ms`); the `WHERE` reads it just before, which is never
+/// later: a lease the `WHERE` finds expired is expired for the `SET` too.
+macro_rules! acquire_on_conflict {
+    () => {
+        concat!(
+            "ON CONFLICT (tenant, resource) DO UPDATE SET
+    (owner, acquired_at_ms, expires_at_ms, fencing_token) = (
+        SELECT EXCLUDED.owner, c.ms, c.ms + (EXCLUDED.expires_at_ms - EXCLUDED.acquired_at_ms),
+               CASE WHEN l.expires_at_ms > c.ms THEN l.fencing_token
+                    ELSE nextval('fencing_tokens') END
+        FROM (SELECT ",
+            clock_ms!(),
+            " AS ms) AS c)
+WHERE l.expires_at_ms <= ",
+            clock_ms!(),
+            " OR l.owner = EXCLUDED.owner"
+        )
+    };
+}
+
 /// The compare-and-set of an acquire, as one statement. Under READ COMMITTED, `ON CONFLICT DO
 /// UPDATE` locks the conflicting row and evaluates the `WHERE` on its newest version, so of two
 /// callers racing for one expired lock the second sees the first's grant and gets no row back.
-pub const ACQUIRE: &str = "\
-INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
+/// A same-owner acquire keeps the token only of a lease that is live when the row is locked.
+pub const ACQUIRE: &str = concat!(
+    "INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
 SELECT $1, $2, $3, n.ms, n.ms + $4, nextval('fencing_tokens')
-FROM (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms) AS n
-ON CONFLICT (tenant, resource) DO UPDATE SET
-    owner = EXCLUDED.owner,
-    acquired_at_ms = EXCLUDED.acquired_at_ms,
-    expires_at_ms = EXCLUDED.expires_at_ms,
-    fencing_token = CASE WHEN l.expires_at_ms > EXCLUDED.acquired_at_ms
-                         THEN l.fencing_token
-                         ELSE nextval('fencing_tokens') END
-WHERE l.expires_at_ms <= EXCLUDED.acquired_at_ms OR l.owner = EXCLUDED.owner
-RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token";
+FROM (SELECT ",
+    clock_ms!(),
+    " AS ms) AS n
+",
+    acquire_on_conflict!(),
+    "
+RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token"
+);
 
 const STATUS: &str = "\
 SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
@@ -52,46 +88,72 @@ FROM distributed_locks
 WHERE tenant = $1 AND resource = $2
   AND expires_at_ms > FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT";
 
+/// Locks the row `($1, $2)` (waiting for a concurrent writer), then reads the clock (`n.ms`):
+/// the head of [`RELEASE`] and [`RENEW`]. `n` counts the locked rows, so it is evaluated only
+/// after `k` has taken every lock; the `UPDATE` then re-checks its `WHERE` on the row's newest
+/// version (READ COMMITTED) against that later "now".
+macro_rules! lock_then_clock {
+    ($keys:literal) => {
+        concat!(
+            "WITH k AS MATERIALIZED (
+    SELECT d.tenant FROM distributed_locks AS d ",
+            $keys,
+            "
+    ORDER BY d.tenant COLLATE \"C\", d.resource COLLATE \"C\" FOR UPDATE OF d),
+n AS MATERIALIZED (SELECT ",
+            clock_ms!(),
+            " AS ms FROM (SELECT count(*) FROM k) AS locked)
+"
+        )
+    };
+}
+
 /// Ends the caller's live lease. The row stays (expired) so that the next grant draws its token
 /// under the row lock; the sweeper deletes it later. `acquired_at_ms = expires_at_ms` marks the
 /// lease as ended by release (a lease that runs out is at least a second long), so that the
 /// expired-takeover trigger (migration 4) does not count the next owner's grant.
-pub const RELEASE: &str = "\
-UPDATE distributed_locks AS l SET acquired_at_ms = n.ms, expires_at_ms = n.ms
-FROM (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms) AS n
+pub const RELEASE: &str = concat!(
+    lock_then_clock!("WHERE d.tenant = $1 AND d.resource = $2"),
+    "UPDATE distributed_locks AS l SET acquired_at_ms = n.ms, expires_at_ms = n.ms
+FROM n
 WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.expires_at_ms > n.ms
-RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token";
+RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token"
+);
 
-const RENEW: &str = "\
-UPDATE distributed_locks AS l SET expires_at_ms = n.ms + $4
-FROM (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms) AS n
+pub const RENEW: &str = concat!(
+    lock_then_clock!("WHERE d.tenant = $1 AND d.resource = $2"),
+    "UPDATE distributed_locks AS l SET expires_at_ms = n.ms + $4
+FROM n
 WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.expires_at_ms > n.ms
-RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token";
+RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token"
+);
 
 /// Acquires ($1–$4: tenants, resources, owners, TTLs in ms), releases ($5–$7: tenants,
 /// resources, owners) and renews ($8–$11, as acquires) of many requests as one statement, so one
 /// round trip and one commit. Each row gets the very compare-and-set of [`ACQUIRE`], [`RELEASE`]
-/// or [`RENEW`], at one `now` for all. A key (tenant, resource) may appear only once in the whole
-/// batch: `ON CONFLICT DO UPDATE` cannot touch a row twice, and the sub-statements share one
-/// snapshot, so none may depend on another's effect. Rows are locked in key order (sorted arrays;
-/// `ORDER BY` for the inserts) to make deadlocks with another instance's batch unlikely; one that
-/// happens anyway aborts the whole statement, which then changed nothing. Returns the granted,
-/// released and renewed rows, each with its tenant.
-pub const WRITE_BATCH: &str = "\
-WITH n AS MATERIALIZED (SELECT FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT AS ms),
+/// or [`RENEW`]. A key (tenant, resource) may appear only once in the whole batch: `ON CONFLICT
+/// DO UPDATE` cannot touch a row twice, and the sub-statements share one snapshot, so none may
+/// depend on another's effect. First `k` locks every existing row of the batch in key order
+/// (so batches of two instances lock in the same order), then `n` reads the clock; releases and
+/// renews decide against it, acquires of existing rows against a clock read once their row is
+/// locked. A deadlock that happens anyway aborts the whole statement, which then changed
+/// nothing. Returns the granted, released and renewed rows, each with its tenant.
+pub const WRITE_BATCH: &str = concat!(
+    lock_then_clock!(
+        "JOIN (SELECT * FROM unnest($1::text[], $2::text[])
+          UNION ALL SELECT * FROM unnest($5::text[], $6::text[])
+          UNION ALL SELECT * FROM unnest($8::text[], $9::text[])) AS key(tenant, resource)
+      ON d.tenant = key.tenant AND d.resource = key.resource"
+    ),
+    ",
 acquired AS (
     INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
     SELECT a.tenant, a.resource, a.owner, n.ms, n.ms + a.ttl_ms, nextval('fencing_tokens')
     FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS a(tenant, resource, owner, ttl_ms), n
     ORDER BY a.tenant COLLATE \"C\", a.resource COLLATE \"C\"
-    ON CONFLICT (tenant, resource) DO UPDATE SET
-        owner = EXCLUDED.owner,
-        acquired_at_ms = EXCLUDED.acquired_at_ms,
-        expires_at_ms = EXCLUDED.expires_at_ms,
-        fencing_token = CASE WHEN l.expires_at_ms > EXCLUDED.acquired_at_ms
-                             THEN l.fencing_token
-                             ELSE nextval('fencing_tokens') END
-    WHERE l.expires_at_ms <= EXCLUDED.acquired_at_ms OR l.owner = EXCLUDED.owner
+    ",
+    acquire_on_conflict!(),
+    "
     RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token),
 released AS (
     UPDATE distributed_locks AS l SET acquired_at_ms = n.ms, expires_at_ms = n.ms
@@ -103,7 +165,8 @@ renewed AS (
     FROM unnest($8::text[], $9::text[], $10::text[], $11::bigint[]) AS r(tenant, resource, owner, ttl_ms), n
     WHERE l.tenant = r.tenant AND l.resource = r.resource AND l.owner = r.owner AND l.expires_at_ms > n.ms
     RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token)
-SELECT * FROM acquired UNION ALL SELECT * FROM released UNION ALL SELECT * FROM renewed";
+SELECT * FROM acquired UNION ALL SELECT * FROM released UNION ALL SELECT * FROM renewed"
+);
 
 /// Deletes up to `$2` rows whose lease ended more than `$1` ms ago. Rows that a concurrent grant
 /// holds locked are skipped, and locked rows are re-checked against their newest version.
