@@ -29,7 +29,8 @@ pub use owner::Owner;
 pub use repository::{LockRepository, PoolState, RepositoryError};
 pub use resource_name::ResourceName;
 pub use rules::{
-    decide_acquire, decide_release, decide_renew, is_expired, AcquireDecision, RenewDecision,
+    decide_acquire, decide_release, decide_renew, decide_undo, is_expired, AcquireDecision,
+    RenewDecision,
 };
 pub use tenant::Tenant;
 pub use ttl::{Ttl, DEFAULT_MAX_TTL_SECONDS};

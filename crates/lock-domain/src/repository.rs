@@ -94,6 +94,20 @@ pub trait LockRepository: Send + Sync {
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError>;
 
+    /// Undoes one grant that nobody will use (its requester hung up, or was answered 503 before
+    /// the grant committed): ends the live lease on `grant.resource` only if it is still exactly
+    /// that grant — same owner, fencing token, `acquired_at` and `expires_at`. A later re-grant
+    /// to the same owner (a new `acquired_at`), a renewal (a new `expires_at`) or another grant
+    /// is never touched, so undoing a grant can never end a lease that someone was told they
+    /// hold.
+    ///
+    /// MUST return `true` when it ended that grant, `false` (changing nothing) when the live
+    /// lease, if any, is not exactly that grant.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails; then nothing was undone.
+    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError>;
+
     /// Sets the expiry of `owner`'s live lock on `resource` to `now + ttl` (which may be sooner
     /// than before: a renew with a short TTL shortens the lease).
     ///

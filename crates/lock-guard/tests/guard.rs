@@ -84,6 +84,9 @@ impl LockRepository for Flaky {
     ) -> Result<ReleaseResult, RepositoryError> {
         self.inner.release(tenant, resource, owner).await
     }
+    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
+        self.inner.undo_grant(tenant, grant).await
+    }
     async fn renew(
         &self,
         tenant: Tenant,

@@ -128,6 +128,17 @@ WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.expires_at_ms > n
 RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token"
 );
 
+/// Ends the grant `($3, $4, $5, $6)` (owner, token, acquired, expires) on `($1, $2)` if it is
+/// still exactly that grant and live once its row is locked; marked as a release (see
+/// [`RELEASE`]).
+const UNDO_GRANT: &str = concat!(
+    lock_then_clock!("WHERE d.tenant = $1 AND d.resource = $2"),
+    "UPDATE distributed_locks AS l SET acquired_at_ms = n.ms, expires_at_ms = n.ms
+FROM n
+WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.fencing_token = $4
+  AND l.acquired_at_ms = $5 AND l.expires_at_ms = $6 AND l.expires_at_ms > n.ms"
+);
+
 /// Acquires ($1–$4: tenants, resources, owners, TTLs in ms), releases ($5–$7: tenants,
 /// resources, owners) and renews ($8–$11, as acquires) of many requests as one statement, so one
 /// round trip and one commit. Each row gets the very compare-and-set of [`ACQUIRE`], [`RELEASE`]
@@ -311,6 +322,27 @@ pub(crate) fn status(
     )
     .get_result::<LockRow>(conn)
     .optional()
+}
+
+/// Whether the grant was still exactly as made, and is now ended.
+pub(crate) fn undo_grant(
+    conn: &mut PgConnection,
+    tenant: &Tenant,
+    grant: &Lock,
+) -> QueryResult<bool> {
+    Prepared::new(
+        UNDO_GRANT,
+        vec![
+            Param::Text(tenant.as_str()),
+            Param::Text(grant.resource.as_str()),
+            Param::Text(grant.owner.as_str()),
+            Param::BigInt(grant.fencing_token.value()),
+            Param::BigInt(grant.acquired_at.timestamp_millis()),
+            Param::BigInt(grant.expires_at.timestamp_millis()),
+        ],
+    )
+    .execute(conn)
+    .map(|rows| rows > 0)
 }
 
 /// The caller's own lock kept appearing and disappearing under a release or renew.

@@ -409,6 +409,21 @@ impl LockRepository for DieselLockRepository {
         result
     }
 
+    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
+        let (hint_tenant, hint_resource) = (tenant.clone(), grant.resource.clone());
+        let (t, g) = (tenant.clone(), grant.clone());
+        let undone = self
+            .write(
+                move |c, now_ms| sqlite::undo_grant(c, &tenant, &grant, now_ms).map_err(from_query),
+                move |c| postgres::undo_grant(c, &t, &g).map_err(from_query),
+            )
+            .await;
+        if let Ok(true) = undone {
+            self.hint_freed(&hint_tenant, &hint_resource);
+        }
+        undone
+    }
+
     async fn renew(
         &self,
         tenant: Tenant,

@@ -5,7 +5,7 @@
 
 use diesel::sqlite::SqliteConnection;
 use diesel::{OptionalExtension, QueryResult, RunQueryDsl};
-use lock_domain::{ListQuery, Owner, ResourceName, Tenant, Ttl};
+use lock_domain::{ListQuery, Lock, Owner, ResourceName, Tenant, Ttl};
 
 use crate::prepared::{Param, Prepared};
 use crate::repository::{ReleaseRow, RenewRow};
@@ -37,6 +37,13 @@ pub const RELEASE: &str = "\
 DELETE FROM distributed_locks
 WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND expires_at_ms > ?4
 RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
+
+/// Ends the grant `(?3, ?4, ?5, ?6)` (owner, token, acquired, expires) on `(?1, ?2)` if it is
+/// still exactly that grant and live at `?7`.
+const UNDO_GRANT: &str = "\
+DELETE FROM distributed_locks
+WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND fencing_token = ?4
+  AND acquired_at_ms = ?5 AND expires_at_ms = ?6 AND expires_at_ms > ?7";
 
 /// Deletes up to `?2` rows whose lease ended at or before `?1`.
 const SWEEP: &str = "\
@@ -135,6 +142,29 @@ pub(crate) fn release(
         None if status(conn, tenant, resource, now_ms)?.is_some() => ReleaseRow::Forbidden,
         None => ReleaseRow::NotFound,
     })
+}
+
+/// Whether the grant was still exactly as made, and is now ended.
+pub(crate) fn undo_grant(
+    conn: &mut SqliteConnection,
+    tenant: &Tenant,
+    grant: &Lock,
+    now_ms: i64,
+) -> QueryResult<bool> {
+    Prepared::new(
+        UNDO_GRANT,
+        vec![
+            Param::Text(tenant.as_str()),
+            Param::Text(grant.resource.as_str()),
+            Param::Text(grant.owner.as_str()),
+            Param::BigInt(grant.fencing_token.value()),
+            Param::BigInt(grant.acquired_at.timestamp_millis()),
+            Param::BigInt(grant.expires_at.timestamp_millis()),
+            Param::BigInt(now_ms),
+        ],
+    )
+    .execute(conn)
+    .map(|rows| rows > 0)
 }
 
 pub(crate) fn renew(

@@ -239,6 +239,48 @@ pub async fn release_of_unknown_or_expired_lock_is_not_found(h: &dyn Harness) {
     }
 }
 
+pub async fn undo_grant_ends_only_that_exact_grant(h: &dyn Harness) {
+    let repo = h.open().await;
+    let undo = |grant: &Lock| repo.undo_grant(tenant(), grant.clone());
+    // The grant as made: undone, and the lock is free for anyone.
+    let first = granted(&*repo, "r", "alice", 30).await;
+    assert!(undo(&first).await.expect("undo answers"));
+    assert_eq!(status(&*repo, "r").await, None);
+    assert!(!undo(&first).await.expect("undo answers"), "undone twice");
+    let bob = granted(&*repo, "r", "bob", 30).await;
+    assert!(bob.fencing_token > first.fencing_token);
+    // Another owner's lease, even with the same token value seen earlier, is not touched.
+    assert!(!undo(&first).await.expect("undo answers"));
+    assert_eq!(status(&*repo, "r").await, Some(bob.clone()));
+    // A same-owner re-grant after the grant (a new acquired_at) is not the grant.
+    let old = granted(&*repo, "s", "alice", 30).await;
+    h.advance(Duration::from_millis(200)).await;
+    let regrant = granted(&*repo, "s", "alice", 30).await;
+    assert_eq!(regrant.fencing_token, old.fencing_token);
+    assert!(!undo(&old).await.expect("undo answers"));
+    assert_eq!(status(&*repo, "s").await, Some(regrant.clone()));
+    // A renewal after the grant (a new expires_at) is not the grant either.
+    h.advance(Duration::from_millis(200)).await;
+    let renewed = match repo
+        .renew(tenant(), name("s"), owner("alice"), ttl(60))
+        .await
+        .expect("renew answers")
+    {
+        RenewResult::Renewed(lock) => lock,
+        other => panic!("expected a renewal, got {other:?}"),
+    };
+    assert!(!undo(&regrant).await.expect("undo answers"));
+    assert_eq!(status(&*repo, "s").await, Some(renewed.clone()));
+    assert!(undo(&renewed).await.expect("undo answers"));
+    assert_eq!(status(&*repo, "s").await, None);
+    // An expired grant is over already: nothing to undo, and the next grant is new.
+    let short = granted(&*repo, "t", "alice", 1).await;
+    h.advance(PAST_SHORT).await;
+    assert!(!undo(&short).await.expect("undo answers"));
+    let next = granted(&*repo, "t", "carol", 30).await;
+    assert!(next.fencing_token > short.fencing_token);
+}
+
 pub async fn renew_by_the_owner_moves_only_the_expiry(h: &dyn Harness) {
     let repo = h.open().await;
     let lock = granted(&*repo, "r", "alice", 30).await;
@@ -747,6 +789,7 @@ macro_rules! repository_contract_suite {
             release_by_the_owner_deletes_the_lock,
             release_by_another_owner_is_forbidden_and_changes_nothing,
             release_of_unknown_or_expired_lock_is_not_found,
+            undo_grant_ends_only_that_exact_grant,
             renew_by_the_owner_moves_only_the_expiry,
             renew_keeps_a_short_lease_alive_past_its_first_expiry,
             renew_by_another_owner_is_forbidden_and_changes_nothing,

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 
 use crate::{
-    decide_acquire, decide_release, decide_renew, AcquireDecision, AcquireOutcome, Clock,
-    FencingToken, ListPage, ListQuery, ListedLock, Lock, LockRepository, Owner, PoolState,
+    decide_acquire, decide_release, decide_renew, decide_undo, AcquireDecision, AcquireOutcome,
+    Clock, FencingToken, ListPage, ListQuery, ListedLock, Lock, LockRepository, Owner, PoolState,
     ReleaseResult, RenewDecision, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
 };
 
@@ -107,6 +107,17 @@ impl LockRepository for InMemoryLockRepository {
             state.locks.remove(&key);
         }
         Ok(result)
+    }
+
+    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let key = (tenant, grant.resource.clone());
+        let undone = decide_undo(state.locks.get(&key), &grant, now);
+        if undone {
+            state.locks.remove(&key);
+        }
+        Ok(undone)
     }
 
     async fn renew(
