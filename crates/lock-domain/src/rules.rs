@@ -56,16 +56,24 @@ pub fn decide_release(current: Option<&Lock>, owner: &Owner, now: DateTime<Utc>)
     }
 }
 
-/// Whether undoing `grant` ends the resource's current lock: only when that lock is live and is
-/// still exactly the grant (same owner, token, start and end), never a later re-grant or renewal.
-pub fn decide_undo(current: Option<&Lock>, grant: &Lock, now: DateTime<Utc>) -> bool {
-    current.is_some_and(|lock| {
-        lock.is_live_at(now)
-            && lock.owner == grant.owner
-            && lock.fencing_token == grant.fencing_token
-            && lock.acquired_at == grant.acquired_at
-            && lock.expires_at == grant.expires_at
-    })
+/// Whether undoing `grant` ends the resource's current lock: only when that lock is live, is
+/// still exactly the grant (same owner, token, start and end: never a later re-grant or renewal)
+/// and was granted anew (`current_regranted` is false): a re-grant continues a lease its owner
+/// was already told it holds, so it is never undone.
+pub fn decide_undo(
+    current: Option<&Lock>,
+    current_regranted: bool,
+    grant: &Lock,
+    now: DateTime<Utc>,
+) -> bool {
+    !current_regranted
+        && current.is_some_and(|lock| {
+            lock.is_live_at(now)
+                && lock.owner == grant.owner
+                && lock.fencing_token == grant.fencing_token
+                && lock.acquired_at == grant.acquired_at
+                && lock.expires_at == grant.expires_at
+        })
 }
 
 /// What a renew does with the resource's current lock.

@@ -52,10 +52,11 @@ macro_rules! acquire_on_conflict {
     () => {
         concat!(
             "ON CONFLICT (tenant, resource) DO UPDATE SET
-    (owner, acquired_at_ms, expires_at_ms, fencing_token) = (
+    (owner, acquired_at_ms, expires_at_ms, fencing_token, regranted) = (
         SELECT EXCLUDED.owner, c.ms, c.ms + (EXCLUDED.expires_at_ms - EXCLUDED.acquired_at_ms),
                CASE WHEN l.expires_at_ms > c.ms THEN l.fencing_token
-                    ELSE nextval('fencing_tokens') END
+                    ELSE nextval('fencing_tokens') END,
+               l.expires_at_ms > c.ms
         FROM (SELECT ",
             clock_ms!(),
             " AS ms) AS c)
@@ -129,14 +130,15 @@ RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_toke
 );
 
 /// Ends the grant `($3, $4, $5, $6)` (owner, token, acquired, expires) on `($1, $2)` if it is
-/// still exactly that grant and live once its row is locked; marked as a release (see
-/// [`RELEASE`]).
+/// still exactly that grant, live once its row is locked, and a new grant (a re-grant is left as
+/// it is); marked as a release (see [`RELEASE`]).
 const UNDO_GRANT: &str = concat!(
     lock_then_clock!("WHERE d.tenant = $1 AND d.resource = $2"),
     "UPDATE distributed_locks AS l SET acquired_at_ms = n.ms, expires_at_ms = n.ms
 FROM n
 WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.fencing_token = $4
-  AND l.acquired_at_ms = $5 AND l.expires_at_ms = $6 AND l.expires_at_ms > n.ms"
+  AND l.acquired_at_ms = $5 AND l.expires_at_ms = $6 AND l.expires_at_ms > n.ms
+  AND NOT l.regranted"
 );
 
 /// Acquires ($1–$4: tenants, resources, owners, TTLs in ms), releases ($5–$7: tenants,

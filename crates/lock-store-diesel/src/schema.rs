@@ -8,5 +8,6 @@ diesel::table! {
         acquired_at_ms -> BigInt,
         expires_at_ms -> BigInt,
         fencing_token -> BigInt,
+        regranted -> Bool,
     }
 }

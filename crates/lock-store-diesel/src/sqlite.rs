@@ -24,7 +24,8 @@ ON CONFLICT (tenant, resource) DO UPDATE SET
     expires_at_ms = excluded.expires_at_ms,
     fencing_token = CASE WHEN distributed_locks.expires_at_ms > excluded.acquired_at_ms
                          THEN distributed_locks.fencing_token
-                         ELSE excluded.fencing_token END
+                         ELSE excluded.fencing_token END,
+    regranted = distributed_locks.expires_at_ms > excluded.acquired_at_ms
 WHERE distributed_locks.expires_at_ms <= excluded.acquired_at_ms
    OR distributed_locks.owner = excluded.owner
 RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
@@ -39,11 +40,11 @@ WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND expires_at_ms > ?4
 RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
 
 /// Ends the grant `(?3, ?4, ?5, ?6)` (owner, token, acquired, expires) on `(?1, ?2)` if it is
-/// still exactly that grant and live at `?7`.
+/// still exactly that grant, live at `?7`, and a new grant (a re-grant is left as it is).
 const UNDO_GRANT: &str = "\
 DELETE FROM distributed_locks
 WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND fencing_token = ?4
-  AND acquired_at_ms = ?5 AND expires_at_ms = ?6 AND expires_at_ms > ?7";
+  AND acquired_at_ms = ?5 AND expires_at_ms = ?6 AND expires_at_ms > ?7 AND regranted = 0";
 
 /// Deletes up to `?2` rows whose lease ended at or before `?1`.
 const SWEEP: &str = "\

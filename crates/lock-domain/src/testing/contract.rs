@@ -252,12 +252,17 @@ pub async fn undo_grant_ends_only_that_exact_grant(h: &dyn Harness) {
     // Another owner's lease, even with the same token value seen earlier, is not touched.
     assert!(!undo(&first).await.expect("undo answers"));
     assert_eq!(status(&*repo, "r").await, Some(bob.clone()));
-    // A same-owner re-grant after the grant (a new acquired_at) is not the grant.
+    // A same-owner re-grant after the grant (a new acquired_at) is not the grant, and a
+    // re-grant itself is never undone: its owner was told it holds the lease already.
     let old = granted(&*repo, "s", "alice", 30).await;
     h.advance(Duration::from_millis(200)).await;
     let regrant = granted(&*repo, "s", "alice", 30).await;
     assert_eq!(regrant.fencing_token, old.fencing_token);
     assert!(!undo(&old).await.expect("undo answers"));
+    assert!(
+        !undo(&regrant).await.expect("undo answers"),
+        "a re-grant undone"
+    );
     assert_eq!(status(&*repo, "s").await, Some(regrant.clone()));
     // A renewal after the grant (a new expires_at) is not the grant either.
     h.advance(Duration::from_millis(200)).await;
@@ -270,8 +275,17 @@ pub async fn undo_grant_ends_only_that_exact_grant(h: &dyn Harness) {
         other => panic!("expected a renewal, got {other:?}"),
     };
     assert!(!undo(&regrant).await.expect("undo answers"));
+    assert!(!undo(&renewed).await.expect("undo answers"));
     assert_eq!(status(&*repo, "s").await, Some(renewed.clone()));
-    assert!(undo(&renewed).await.expect("undo answers"));
+    // A new grant after a release is undone again.
+    let released = repo
+        .release(tenant(), name("s"), owner("alice"))
+        .await
+        .expect("release answers");
+    assert!(matches!(released, ReleaseResult::Released(_)));
+    let fresh = granted(&*repo, "s", "alice", 30).await;
+    assert!(fresh.fencing_token > renewed.fencing_token);
+    assert!(undo(&fresh).await.expect("undo answers"));
     assert_eq!(status(&*repo, "s").await, None);
     // An expired grant is over already: nothing to undo, and the next grant is new.
     let short = granted(&*repo, "t", "alice", 1).await;

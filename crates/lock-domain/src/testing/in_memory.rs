@@ -1,6 +1,6 @@
 //! The reference repository: the domain rules applied to a map under one mutex.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -14,6 +14,8 @@ use crate::{
 #[derive(Debug, Default)]
 struct State {
     locks: HashMap<(Tenant, ResourceName), Lock>,
+    /// Locks whose current lease is a re-grant to the owner that already held it.
+    regranted: HashSet<(Tenant, ResourceName)>,
     last_token: i64,
     expired_takeovers: u64,
 }
@@ -56,15 +58,21 @@ impl LockRepository for InMemoryLockRepository {
         let current = state.locks.get(&key);
         // Releases remove their lock: a lock still here that another owner let expire is taken over.
         let takeover = current.is_some_and(|lock| lock.owner != owner && !lock.is_live_at(now));
-        let fencing_token = match (decide_acquire(current, &owner, now), current) {
+        let (fencing_token, regranted) = match (decide_acquire(current, &owner, now), current) {
             (AcquireDecision::Deny, _) => return Ok(AcquireOutcome::Held),
-            (AcquireDecision::Extend, Some(lock)) => lock.fencing_token,
+            (AcquireDecision::Extend, Some(lock)) => (lock.fencing_token, true),
             (AcquireDecision::Extend | AcquireDecision::GrantNew, _) => {
                 state.last_token += 1;
-                FencingToken::new(state.last_token)
-                    .map_err(|_| RepositoryError::internal("token overflow"))?
+                let token = FencingToken::new(state.last_token)
+                    .map_err(|_| RepositoryError::internal("token overflow"))?;
+                (token, false)
             }
         };
+        if regranted {
+            state.regranted.insert(key.clone());
+        } else {
+            state.regranted.remove(&key);
+        }
         let lock = Lock {
             resource: resource.clone(),
             owner,
@@ -105,6 +113,7 @@ impl LockRepository for InMemoryLockRepository {
         let result = decide_release(state.locks.get(&key), &owner, now);
         if matches!(result, ReleaseResult::Released(_)) {
             state.locks.remove(&key);
+            state.regranted.remove(&key);
         }
         Ok(result)
     }
@@ -113,7 +122,8 @@ impl LockRepository for InMemoryLockRepository {
         let now = self.clock.now();
         let mut state = self.state();
         let key = (tenant, grant.resource.clone());
-        let undone = decide_undo(state.locks.get(&key), &grant, now);
+        let regranted = state.regranted.contains(&key);
+        let undone = decide_undo(state.locks.get(&key), regranted, &grant, now);
         if undone {
             state.locks.remove(&key);
         }
