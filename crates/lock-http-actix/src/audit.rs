@@ -79,3 +79,17 @@ fn forbidden(operation: &str, tenant: &Tenant, resource: &ResourceName, owner: &
         owner = %owner,
     );
 }
+
+/// A grant that nobody will use was undone (`undone`), or was found no longer to be exactly that
+/// grant (a re-grant, renewal or other lease followed it) and was left alone.
+pub(crate) fn grant_undone(tenant: &Tenant, lock: &Lock, undone: bool, reason: &str) {
+    tracing::info!(
+        target: "lockd::audit",
+        event = if undone { "grant_undone" } else { "grant_undo_skipped" },
+        tenant = %tenant,
+        resource = %lock.resource,
+        owner = %lock.owner,
+        fencing_token = lock.fencing_token.value(),
+        reason,
+    );
+}

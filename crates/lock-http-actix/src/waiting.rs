@@ -14,8 +14,11 @@
 //!   succeeds, and the store's clock decides).
 //!
 //! A waiter whose request is dropped (the client went away) leaves the queue at once. If its
-//! grant was already made, it is released at once (owner-checked), so a client that is gone is
-//! never left holding a lock.
+//! grant was already made, that exact grant is undone ([`LockRepository::undo_grant`]: never a
+//! later re-grant or renewal, never a re-grant of a lease the owner already held), so a client
+//! that is gone is never left holding a lock. The queue hands out its next grant only once the
+//! waiter has taken the last one or it has been undone: a grant to the next waiter (perhaps of
+//! the same owner) can never be ended by the undo of the one before.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -54,9 +57,10 @@ type Grant = Result<Granted, RepositoryError>;
 /// A lock granted to a waiter.
 struct Granted {
     lock: Lock,
-    /// The waiter's owner held this lease already (the same fencing token): if the waiter is
-    /// gone, the lease stays, as it was before.
-    regrant: bool,
+    /// Tells the queue that the waiter has taken the grant (`false`) or that it was undone
+    /// (`true`); dropped unsent, it means the undo could not be made. The queue waits for it
+    /// before it makes its next grant.
+    settled: oneshot::Sender<bool>,
 }
 
 /// The state of the subscription to the store's hints.
@@ -112,8 +116,8 @@ pub(crate) enum WaitOutcome {
         retry_after_seconds: u64,
     },
     Failed(RepositoryError),
-    /// Granted, but the client had hung up by then: the grant was released (or, when it only
-    /// re-granted the owner's earlier lease, left as it was).
+    /// Granted, but the client had hung up by then: the grant is undone (a re-grant of the
+    /// owner's earlier lease is left as it was).
     HungUp,
 }
 
@@ -240,9 +244,7 @@ impl Waiting {
             queue,
             shared: Arc::clone(&self.shared),
             key,
-            owner,
             settled: false,
-            regrant: false,
         }
     }
 
@@ -381,23 +383,20 @@ fn copy_error(error: &RepositoryError) -> RepositoryError {
 }
 
 /// One waiting request's place in a queue. Dropping it (the request is gone) leaves the queue
-/// at once, and releases a grant that arrived too late to be answered.
+/// at once, and undoes a grant that arrived too late to be answered.
 pub(crate) struct Ticket {
     granted: oneshot::Receiver<Grant>,
     queue: Arc<Queue>,
     shared: Arc<Shared>,
     key: QueueKey,
-    owner: Owner,
-    /// The outcome has been taken out of the channel (nothing left to release).
+    /// The outcome has been taken out of the channel (nothing left to undo).
     settled: bool,
-    /// The grant taken out only re-granted a lease the owner already held.
-    regrant: bool,
 }
 
 impl Ticket {
     /// Waits for the grant, at most `wait`. `hung_up` is asked once a grant has arrived: when the
-    /// client is already gone, the grant is released at once (unless it only re-granted a lease
-    /// the owner held before) and the outcome is [`WaitOutcome::HungUp`].
+    /// client is already gone, the grant is undone (unless it only re-granted a lease the owner
+    /// held before) and the outcome is [`WaitOutcome::HungUp`].
     pub(crate) async fn wait(mut self, wait: Duration, hung_up: impl Fn() -> bool) -> WaitOutcome {
         let shared = Arc::clone(&self.shared);
         let closing = shared.closing.notified();
@@ -411,9 +410,10 @@ impl Ticket {
                 () = closing => None,
             }
         };
+        let mut settle = None;
         let outcome = match answered {
             Some(Ok(Ok(granted))) => {
-                self.regrant = granted.regrant;
+                settle = Some(granted.settled);
                 WaitOutcome::Granted(granted.lock)
             }
             Some(Ok(Err(error))) => WaitOutcome::Failed(error),
@@ -425,7 +425,7 @@ impl Ticket {
                 self.granted.close();
                 match self.granted.try_recv() {
                     Ok(Ok(granted)) => {
-                        self.regrant = granted.regrant;
+                        settle = Some(granted.settled);
                         WaitOutcome::Granted(granted.lock)
                     }
                     Ok(Err(error)) => WaitOutcome::Failed(error),
@@ -440,23 +440,25 @@ impl Ticket {
             }
         };
         self.settled = true;
-        match outcome {
-            WaitOutcome::Granted(lock) if hung_up() => {
-                if !self.regrant {
-                    self.shared.abandoned.fetch_add(1, Ordering::Relaxed);
-                    let repo = Arc::clone(&self.shared.repo);
-                    let (tenant, resource) = self.key.clone();
-                    let owner = self.owner.clone();
-                    // Spawned, not awaited: this request may be dropped at any await now that
-                    // its client is gone, and the release must happen all the same.
-                    tokio::spawn(async move {
-                        release_abandoned(repo.as_ref(), tenant, resource, owner).await;
-                    });
-                }
-                drop(lock);
+        match (outcome, settle) {
+            (WaitOutcome::Granted(lock), Some(settled)) if hung_up() => {
+                // Spawned, not awaited: this request may be dropped at any await now that its
+                // client is gone, and the undo must happen all the same.
+                tokio::spawn(undo_abandoned(
+                    Arc::clone(&self.shared),
+                    self.key.0.clone(),
+                    lock,
+                    settled,
+                ));
                 WaitOutcome::HungUp
             }
-            outcome => outcome,
+            (outcome, settled) => {
+                if let Some(settled) = settled {
+                    self.shared.granted.fetch_add(1, Ordering::Relaxed);
+                    let _ = settled.send(false);
+                }
+                outcome
+            }
         }
     }
 }
@@ -468,38 +470,50 @@ impl Drop for Ticket {
             return;
         }
         // The request was dropped while waiting: leave the queue now (its task prunes closed
-        // waiters when woken), and release a grant that is already in the channel.
+        // waiters when woken), and undo a grant that is already in the channel.
         self.granted.close();
         self.queue.wake.notify_one();
-        if let Ok(Ok(Granted {
-            lock,
-            regrant: false,
-        })) = self.granted.try_recv()
-        {
+        if let Ok(Ok(Granted { lock, settled })) = self.granted.try_recv() {
             let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-                tracing::error!(resource = %lock.resource.as_str(), "a grant for a request that is gone could not be released; it expires with its lease");
+                // Dropping `settled` unsent makes the queue's task undo it.
+                tracing::error!(resource = %lock.resource.as_str(), "a grant for a request that is gone is handed back to its queue");
                 return;
             };
-            let repo = Arc::clone(&self.shared.repo);
-            let (tenant, resource) = self.key.clone();
-            let owner = self.owner.clone();
-            self.shared.abandoned.fetch_add(1, Ordering::Relaxed);
-            runtime.spawn(async move {
-                release_abandoned(repo.as_ref(), tenant, resource, owner).await;
-            });
+            runtime.spawn(undo_abandoned(
+                Arc::clone(&self.shared),
+                self.key.0.clone(),
+                lock,
+                settled,
+            ));
         }
     }
 }
 
-/// Releases a grant nobody will use. Owner-checked: it ends nothing but this owner's lease.
-async fn release_abandoned(
-    repo: &dyn LockRepository,
+/// Undoes a grant nobody will use and tells the queue (which waits for it before its next
+/// grant) whether the lock was freed.
+async fn undo_abandoned(
+    shared: Arc<Shared>,
     tenant: Tenant,
-    resource: ResourceName,
-    owner: Owner,
+    lock: Lock,
+    settled: oneshot::Sender<bool>,
 ) {
-    if let Err(error) = repo.release(tenant, resource.clone(), owner).await {
-        tracing::warn!(%error, resource = %resource.as_str(), "could not release a grant for a request that is gone; it expires with its lease");
+    let undone = undo(&shared, &tenant, lock).await;
+    let _ = settled.send(undone);
+}
+
+/// Undoes exactly the grant `lock` (see [`LockRepository::undo_grant`]), counts and audits it;
+/// whether the lock was freed.
+async fn undo(shared: &Shared, tenant: &Tenant, lock: Lock) -> bool {
+    shared.abandoned.fetch_add(1, Ordering::Relaxed);
+    match shared.repo.undo_grant(tenant.clone(), lock.clone()).await {
+        Ok(undone) => {
+            crate::audit::grant_undone(tenant, &lock, undone, "the waiting client hung up");
+            undone
+        }
+        Err(error) => {
+            tracing::warn!(%error, resource = %lock.resource.as_str(), "could not undo a grant for a request that is gone; it expires with its lease");
+            false
+        }
     }
 }
 
@@ -580,13 +594,16 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
                 .await
             {
                 Ok(AcquireOutcome::Granted(lock)) => {
-                    let regrant = holder
-                        .as_ref()
-                        .is_some_and(|held| held.fencing_token == lock.fencing_token);
-                    deliver(&shared, &queue, &tenant, id, lock.clone(), regrant).await;
-                    queue.set_expires_at(Some(lock.expires_at));
-                    holder = Some(lock);
                     skew = Duration::ZERO;
+                    if deliver(&shared, &queue, &tenant, id, lock.clone()).await {
+                        // Undone: the lock is free again.
+                        holder = None;
+                        queue.set_expires_at(None);
+                        attempt = true;
+                    } else {
+                        queue.set_expires_at(Some(lock.expires_at));
+                        holder = Some(lock);
+                    }
                     continue;
                 }
                 Ok(AcquireOutcome::Held) => look = true,
@@ -653,37 +670,127 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
     }
 }
 
-/// Hands a grant to waiter `id`. A waiter whose request is gone cannot take it: the grant is
-/// released at once, unless it only renewed a lease its owner already held.
-async fn deliver(
-    shared: &Shared,
-    queue: &Queue,
-    tenant: &Tenant,
-    id: u64,
-    lock: Lock,
-    regrant: bool,
-) {
-    let unanswered = match queue.take(id) {
-        Some(waiter) => match waiter.grant.send(Ok(Granted { lock, regrant })) {
-            Ok(()) => {
-                shared.granted.fetch_add(1, Ordering::Relaxed);
-                return;
-            }
-            Err(grant) => grant.ok().map(|granted| granted.lock),
-        },
-        None => Some(lock),
+/// Hands a grant to waiter `id` and waits until the waiter has taken it or it has been undone;
+/// whether it was undone. A waiter whose request is gone cannot take it: the grant is undone at
+/// once (the store keeps a re-grant of a lease its owner already held).
+async fn deliver(shared: &Shared, queue: &Queue, tenant: &Tenant, id: u64, lock: Lock) -> bool {
+    let (settled, taken) = oneshot::channel();
+    let grant = Granted {
+        lock: lock.clone(),
+        settled,
     };
-    if let Some(lock) = unanswered {
-        if regrant {
-            return;
+    let sent = match queue.take(id) {
+        Some(waiter) => waiter.grant.send(Ok(grant)).is_ok(),
+        None => false,
+    };
+    if sent {
+        match taken.await {
+            Ok(undone) => return undone,
+            // Handed back without an undo (no runtime to make it on): make it here.
+            Err(_) => {}
         }
-        shared.abandoned.fetch_add(1, Ordering::Relaxed);
-        release_abandoned(
-            shared.repo.as_ref(),
-            tenant.clone(),
-            lock.resource.clone(),
-            lock.owner.clone(),
+    }
+    undo(shared, tenant, lock).await
+}
+
+#[cfg(test)]
+mod tests {
+    //! The hand-over of a grant to a waiter whose client is gone, with two waiters of one owner:
+    //! the undo of the first grant must never end the second waiter's lease.
+
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use lock_domain::testing::InMemoryLockRepository;
+    use lock_domain::{
+        AcquireOutcome, LockRepository, Owner, ResourceName, SystemClock, Tenant, Ttl,
+    };
+
+    use super::{WaitOutcome, Waiting};
+
+    fn setup() -> (Waiting, Arc<dyn LockRepository>, Tenant, ResourceName) {
+        let repo: Arc<dyn LockRepository> =
+            Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+        (
+            Waiting::new(Arc::clone(&repo)),
+            repo,
+            Tenant::default_tenant(),
+            ResourceName::parse("r").unwrap(),
         )
-        .await;
+    }
+
+    fn owner(raw: &str) -> Owner {
+        Owner::parse(raw).unwrap()
+    }
+
+    fn ttl() -> Ttl {
+        Ttl::parse(60, 3_600).unwrap()
+    }
+
+    /// Holder H holds `r`; two waiters of owner O queue behind it; H releases.
+    async fn two_waiters_of_one_owner() -> (
+        Waiting,
+        Arc<dyn LockRepository>,
+        super::Ticket,
+        super::Ticket,
+    ) {
+        let (waiting, repo, tenant, resource) = setup();
+        let held = repo
+            .acquire(tenant.clone(), resource.clone(), owner("h"), ttl())
+            .await
+            .unwrap();
+        assert!(matches!(held, AcquireOutcome::Granted(_)));
+        let first = waiting.enqueue(tenant.clone(), resource.clone(), owner("o"), ttl());
+        let second = waiting.enqueue(tenant.clone(), resource.clone(), owner("o"), ttl());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        repo.release(tenant.clone(), resource.clone(), owner("h"))
+            .await
+            .unwrap();
+        waiting.freed(&tenant, &resource);
+        (waiting, repo, first, second)
+    }
+
+    async fn assert_second_waiter_holds(repo: &Arc<dyn LockRepository>, second: super::Ticket) {
+        let WaitOutcome::Granted(lock) = second.wait(Duration::from_secs(5), || false).await else {
+            panic!("the second waiter was not granted");
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let status = repo
+            .status(Tenant::default_tenant(), ResourceName::parse("r").unwrap())
+            .await
+            .unwrap();
+        assert_eq!(
+            status.as_ref(),
+            Some(&lock),
+            "the second waiter was answered a lease that is gone"
+        );
+        let third = repo
+            .acquire(
+                Tenant::default_tenant(),
+                ResourceName::parse("r").unwrap(),
+                owner("third"),
+                ttl(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(third, AcquireOutcome::Held, "a third owner got the lock");
+    }
+
+    #[tokio::test]
+    async fn a_hung_up_waiter_s_undo_never_ends_the_next_same_owner_waiter_s_lease() {
+        let (_waiting, repo, first, second) = two_waiters_of_one_owner().await;
+        // The first waiter's client has hung up by the time its grant arrives.
+        let outcome = first.wait(Duration::from_secs(5), || true).await;
+        assert!(matches!(outcome, WaitOutcome::HungUp));
+        assert_second_waiter_holds(&repo, second).await;
+    }
+
+    #[tokio::test]
+    async fn a_dropped_waiter_s_undo_never_ends_the_next_same_owner_waiter_s_lease() {
+        let (_waiting, repo, first, second) = two_waiters_of_one_owner().await;
+        // The grant is in the first waiter's channel when its request is dropped.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        drop(first);
+        assert_second_waiter_holds(&repo, second).await;
     }
 }
