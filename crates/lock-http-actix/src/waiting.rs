@@ -684,10 +684,9 @@ async fn deliver(shared: &Shared, queue: &Queue, tenant: &Tenant, id: u64, lock:
         None => false,
     };
     if sent {
-        match taken.await {
-            Ok(undone) => return undone,
-            // Handed back without an undo (no runtime to make it on): make it here.
-            Err(_) => {}
+        // `Err`: handed back without an undo (no runtime to make it on): make it here.
+        if let Ok(undone) = taken.await {
+            return undone;
         }
     }
     undo(shared, tenant, lock).await

@@ -8,6 +8,11 @@
 //! oneshot channel. A caller therefore never hears of a grant that is not durable, and no caller
 //! holds a thread while it waits. Jobs of one batch see one `now`, read after the write lock is
 //! taken, so timestamps follow commit order.
+//!
+//! A job whose caller has gone (its request was dropped) before the job starts is not run. One
+//! whose caller goes while its batch runs has its result handed to the job's undo (for a grant:
+//! undo that exact grant), which the writer runs in a transaction of its own right after the
+//! batch, before any later job: nobody holds a lease that nobody heard of for longer than that.
 
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -21,8 +26,13 @@ use tokio::sync::oneshot;
 
 use crate::error::{from_query, is_unavailable};
 
-/// What a job leaves behind: how to answer its caller once the batch's fate is known.
-type Answer = Box<dyn FnOnce(Option<&BatchFailure>) + Send>;
+/// What a job leaves behind: how to answer its caller once the batch's fate is known, giving
+/// back the undo of a result that its caller is no longer there to hear.
+type Answer = Box<dyn FnOnce(Option<&BatchFailure>) -> Option<Undo> + Send>;
+
+/// Undoes the committed effect of a job whose caller has gone, given the connection and a
+/// fresh `now`.
+type Undo = Box<dyn FnOnce(&mut SqliteConnection, i64) + Send>;
 
 /// A write to run inside the batch transaction, given the connection and the batch's `now`; or,
 /// given `None` when the batch could not even begin, nothing to run but a caller to answer.
@@ -86,8 +96,27 @@ impl GroupCommitWriter {
         T: Send + 'static,
         F: FnOnce(&mut SqliteConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
     {
+        self.submit_undoable(work, |_, _, _| {}).await
+    }
+
+    /// [`Self::submit`], and if the caller has gone by the time `work` committed, `undo` runs
+    /// with its result right after the batch (see the module documentation).
+    pub(crate) async fn submit_undoable<T, F, U>(
+        &self,
+        work: F,
+        undo: U,
+    ) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut SqliteConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
+        U: FnOnce(&mut SqliteConnection, i64, T) + Send + 'static,
+    {
         let (reply, answer) = oneshot::channel();
         let job: Job = Box::new(move |batch: Option<(&mut SqliteConnection, i64)>| {
+            if reply.is_closed() {
+                // The caller went away before its write started: nothing runs for it.
+                return Box::new(|_: Option<&BatchFailure>| None) as Answer;
+            }
             // A savepoint per job: a failing job is undone alone, the batch goes on.
             let outcome = batch.map(|(conn, now_ms)| {
                 conn.transaction::<T, JobError, _>(|conn| {
@@ -104,8 +133,15 @@ impl GroupCommitWriter {
                     (None, Some(outcome)) => outcome,
                     (None, None) => Err(RepositoryError::internal("a job of a failed batch")),
                 };
-                // The caller may have gone away (client disconnected): nothing to answer then.
-                let _ = reply.send(result);
+                match reply.send(result) {
+                    Ok(()) | Err(Err(_)) => None,
+                    // The caller went away while its batch ran: undo what nobody will hear of.
+                    Err(Ok(value)) => {
+                        Some(Box::new(move |conn: &mut SqliteConnection, now_ms: i64| {
+                            undo(conn, now_ms, value);
+                        }) as Undo)
+                    }
+                }
             })
         });
         self.jobs
@@ -164,8 +200,28 @@ fn run_batch(conn: &mut SqliteConnection, clock: &dyn Clock, batch: &mut Vec<Job
     if let Some(failure) = &failure {
         tracing::warn!(error = %failure.message, jobs = answers.len(), "SQLite batch failed");
     }
-    for answer in answers {
-        answer(failure.as_ref());
+    let undos: Vec<Undo> = answers
+        .into_iter()
+        .filter_map(|answer| answer(failure.as_ref()))
+        .collect();
+    if !undos.is_empty() {
+        run_undos(conn, clock, undos);
+    }
+}
+
+/// Runs the undos of a batch in one transaction of their own, before the next batch.
+fn run_undos(conn: &mut SqliteConnection, clock: &dyn Clock, undos: Vec<Undo>) {
+    if let Err(error) = begin_immediate(conn) {
+        tracing::warn!(%error, undos = undos.len(), "cannot undo grants nobody heard of; they expire with their leases");
+        return;
+    }
+    let now_ms = clock.now().timestamp_millis();
+    for undo in undos {
+        undo(conn, now_ms);
+    }
+    if let Err(error) = AnsiTransactionManager::commit_transaction(conn) {
+        let _ = AnsiTransactionManager::rollback_transaction(conn);
+        tracing::warn!(%error, "cannot undo grants nobody heard of; they expire with their leases");
     }
 }
 

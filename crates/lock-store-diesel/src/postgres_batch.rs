@@ -9,13 +9,18 @@
 //! batch, so operations on one key run in the order they arrived and never touch a row twice
 //! in one statement.
 //!
-//! The promise of a 503 ("nothing happened") is kept per statement, as without batching: an
-//! operation waits at most `deadlines.connection` in the queue (it is withdrawn, untouched, when
-//! that runs out), and at most `deadlines.statement` (the server's `statement_timeout` plus a
-//! margin) after the start of the last statement that could write for it. An executor starts a
-//! new statement for an operation (a retry) only after pushing that operation's deadline out,
-//! and never for one whose caller has already given up, so no write can commit after its caller
-//! heard 503.
+//! A caller waits at most `deadlines.connection` in the queue (its operation is then withdrawn,
+//! untouched, and leaves the queue at once, so an outage does not pile abandoned operations up),
+//! and at most `deadlines.statement` (the server's `statement_timeout` plus a margin) after the
+//! start of the last statement that could write for it; then it answers 503. An executor starts
+//! a statement (or a retry) for an operation only after pushing that operation's deadline out,
+//! and never for one whose caller has gone (answered 503, or its request dropped). But
+//! `statement_timeout` does not cover COMMIT: a commit that stalls (an fsync, a synchronous
+//! standby) can land after the caller heard 503. A grant whose caller is gone by the time it
+//! would be answered is therefore undone at once, as that exact grant
+//! ([`postgres::undo_grant`], which keeps re-grants), on the same connection and before any
+//! later operation of this process on its key runs: the orphan lease lives no longer than the
+//! late commit plus one statement (or, if the database is lost right then, until its TTL).
 //!
 //! A hot key would otherwise take one batch per queued operation. So once a batch shows who
 //! holds a key's live lease (its grant or renewal, or a read after an acquire that was refused),
@@ -103,9 +108,25 @@ impl Queued {
         true
     }
 
-    fn answer(self, result: Result<Outcome, RepositoryError>) {
-        // The caller may have gone away (client disconnected): nothing to answer then.
-        let _ = self.reply.send(result);
+    /// Answers the caller; gives the result back when the caller has gone (answered 503, or its
+    /// request dropped), so that a grant nobody will hear of can be undone.
+    fn answer(
+        self,
+        result: Result<Outcome, RepositoryError>,
+    ) -> Option<Result<Outcome, RepositoryError>> {
+        // Under the phase lock: the caller gives up under it too, after a last look at its
+        // channel, so a result is either seen by the caller or given back here, never lost.
+        let phase = Arc::clone(&self.phase);
+        let phase = lock(&phase);
+        if matches!(*phase, Phase::Abandoned) {
+            return Some(result);
+        }
+        self.reply.send(result).err()
+    }
+
+    /// Whether the caller has gone: nothing may start for it any more.
+    fn gone(&self) -> bool {
+        self.reply.is_closed() || matches!(*lock(&self.phase), Phase::Abandoned)
     }
 }
 
@@ -232,6 +253,7 @@ impl PostgresBatcher {
     async fn submit(&self, key: Key, operation: Operation) -> Result<Outcome, RepositoryError> {
         let phase = Arc::new(Mutex::new(Phase::Queued));
         let (reply, mut answer) = oneshot::channel();
+        let seq;
         {
             let mut queue = lock(&self.shared.queue);
             if queue.stopped {
@@ -239,7 +261,7 @@ impl PostgresBatcher {
                     "the PostgreSQL batcher has stopped",
                 ));
             }
-            let seq = queue.next_seq;
+            seq = queue.next_seq;
             queue.next_seq += 1;
             queue.changes += 1;
             queue.waiting.push_back(Queued {
@@ -252,6 +274,14 @@ impl PostgresBatcher {
             });
         }
         self.shared.work.notify_one();
+        // If this request is dropped while it waits (its client went away), the operation is
+        // withdrawn like one that timed out.
+        let mut withdraw = Withdraw {
+            shared: &self.shared,
+            phase: &phase,
+            seq,
+            armed: true,
+        };
         let Deadlines {
             connection,
             statement,
@@ -270,25 +300,56 @@ impl PostgresBatcher {
             };
             tokio::select! {
                 outcome = &mut answer => {
+                    withdraw.armed = false;
                     return outcome.map_err(|_| {
                         RepositoryError::internal("the PostgreSQL batcher dropped an operation")
                     })?;
                 }
                 () = tokio::time::sleep_until(wake_at.into()) => {}
             }
-            // Give up only if no statement for the operation may still commit; the executors
-            // check the same lock before they start one.
-            let mut current = lock(&phase);
-            if let Ok(outcome) = answer.try_recv() {
-                return outcome;
-            }
-            let waited = match *current {
-                Phase::Queued if Instant::now() >= queued_until => connection,
-                Phase::Running { deadline } if Instant::now() >= deadline => statement,
-                _ => continue,
+            // Give up only if no statement for the operation may still run; the executors check
+            // the same lock before they start one (and hand back a grant that arrives later).
+            let waited = {
+                let mut current = lock(&phase);
+                if let Ok(outcome) = answer.try_recv() {
+                    withdraw.armed = false;
+                    return outcome;
+                }
+                let waited = match *current {
+                    Phase::Queued if Instant::now() >= queued_until => connection,
+                    Phase::Running { deadline } if Instant::now() >= deadline => statement,
+                    _ => continue,
+                };
+                *current = Phase::Abandoned;
+                waited
             };
-            *current = Phase::Abandoned;
+            drop(withdraw);
             return Err(RepositoryError::unavailable(NoAnswer(waited)));
+        }
+    }
+}
+
+/// Withdraws an operation whose caller gave up or went away: marks it abandoned (nothing may
+/// start for it, and a grant made for it is undone) and takes it out of the queue if it is
+/// still there.
+struct Withdraw<'a> {
+    shared: &'a Shared,
+    phase: &'a Mutex<Phase>,
+    seq: u64,
+    armed: bool,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        // The phase first, alone: executors take the queue's lock, then a phase's.
+        *lock(self.phase) = Phase::Abandoned;
+        let mut queue = lock(&self.shared.queue);
+        if let Some(position) = queue.waiting.iter().position(|q| q.seq == self.seq) {
+            queue.waiting.remove(position);
+            queue.changes += 1;
         }
     }
 }
@@ -377,7 +438,9 @@ fn take_batch(shared: &Shared) -> (Vec<Queued>, u64, u64) {
     let mut batch = Vec::new();
     let mut kept = VecDeque::with_capacity(waiting.len());
     while let Some(queued) = waiting.pop_front() {
-        if batch.len() >= shared.max_batch || running.contains(&queued.key) {
+        if queued.gone() {
+            // Its caller went away before anything ran: drop it untouched.
+        } else if batch.len() >= shared.max_batch || running.contains(&queued.key) {
             kept.push_back(queued);
         } else if queued.start(shared.deadlines.statement) {
             running.insert(queued.key.clone());
@@ -455,7 +518,9 @@ fn answer_followers(
             _ => None,
         };
         match decided {
-            Some(outcome) => queued.answer(Ok(outcome)),
+            Some(outcome) => {
+                let _ = queued.answer(Ok(outcome));
+            }
             None => {
                 if live.contains_key(&queued.key) {
                     blocked.insert(queued.key.clone());
@@ -489,7 +554,7 @@ fn finish(shared: &Shared, (done, retries): (Vec<Key>, Vec<Queued>)) {
 fn fail_all(batch: Vec<Queued>, why: &'static str) -> (Vec<Key>, Vec<Queued>) {
     let keys = batch.iter().map(|q| q.key.clone()).collect();
     for queued in batch {
-        queued.answer(Err(RepositoryError::internal(why)));
+        let _ = queued.answer(Err(RepositoryError::internal(why)));
     }
     (keys, Vec::new())
 }
@@ -536,7 +601,7 @@ fn run_batch(
                     retries.push(queued);
                 } else {
                     done.push(queued.key.clone());
-                    queued.answer(Err(RepositoryError::unavailable(KeptChanging)));
+                    let _ = queued.answer(Err(RepositoryError::unavailable(KeptChanging)));
                 }
             }
             (done, retries)
@@ -559,7 +624,7 @@ fn run_batch(
                 } else {
                     RepositoryError::internal(message.clone())
                 };
-                queued.answer(Err(error));
+                let _ = queued.answer(Err(error));
             }
             (keys, Vec::new())
         }
@@ -640,7 +705,10 @@ fn settle(
             }
         };
         done.push(queued.key.clone());
-        queued.answer(outcome);
+        let tenant = queued.key.0.clone();
+        if let Some(Ok(Outcome::Acquire(Some(row)))) = queued.answer(outcome) {
+            undo_unheard_grant(conn, &tenant, row);
+        }
     }
     for (release, owner, queued) in misses {
         let (tenant, resource) = &queued.key;
@@ -657,7 +725,14 @@ fn settle(
             Ok(Miss::Retry) => Err(RepositoryError::unavailable(KeptChanging)),
         };
         done.push(queued.key.clone());
-        queued.answer(outcome);
+        let _ = queued.answer(outcome);
     }
     (done, retries)
+}
+
+/// Undoes a grant that committed after its caller had gone (see the module documentation).
+fn undo_unheard_grant(conn: &mut PgConnection, tenant: &Tenant, row: LockRow) {
+    crate::repository::undo_unheard_grant(tenant, row, |lock| {
+        postgres::undo_grant(conn, tenant, lock)
+    });
 }

@@ -1,6 +1,6 @@
 //! `DieselLockRepository`: the `LockRepository` port over the pooled connections.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -270,10 +270,28 @@ impl DieselLockRepository {
         T: Send + 'static,
         F: FnOnce(&mut DbConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
     {
+        self.run_undoable(op, |_, _| {}).await
+    }
+
+    /// [`Self::run`], and when the caller has given up (answered 503) or gone away by the time
+    /// `op` succeeded, `undo` runs on the same connection with its result, which nobody will
+    /// hear of. The caller gives up, and `op`'s end is recorded, under one lock, so a result is
+    /// either answered or undone, never lost.
+    async fn run_undoable<T, F, U>(&self, op: F, undo: U) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut DbConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
+        U: FnOnce(&mut DbConnection, T) + Send + 'static,
+    {
         let inner = Arc::clone(&self.inner);
         let deadlines = inner.deadlines;
+        let caller = Arc::new(Mutex::new(Caller::Waiting));
+        let mut gone = CallerGone(Arc::clone(&caller));
         let (connected, has_connection) = oneshot::channel::<()>();
         let work = tokio::task::spawn_blocking(move || {
+            if matches!(*lock_caller(&caller), Caller::Gone) {
+                return Err(RepositoryError::unavailable("the caller has gone"));
+            }
             let mut conn = inner.pool.get().map_err(from_pool)?;
             let _ = connected.send(());
             let now_ms = inner.clock.now().timestamp_millis();
@@ -281,26 +299,126 @@ impl DieselLockRepository {
             if let Err(RepositoryError::Unavailable(_)) = &result {
                 inner.health.suspect();
             }
-            result
+            let mut state = lock_caller(&caller);
+            match (&*state, result) {
+                (Caller::Gone, Ok(value)) => {
+                    drop(state);
+                    undo(&mut conn, value);
+                    Err(RepositoryError::unavailable("the caller has gone"))
+                }
+                (_, result) => {
+                    *state = Caller::Answered;
+                    result
+                }
+            }
         });
         let Some(deadlines) = deadlines else {
-            return work.await.map_err(RepositoryError::internal)?;
+            let joined = work.await;
+            gone.disarm();
+            return joined.map_err(RepositoryError::internal)?;
         };
         // A database that stopped answering (a black-holed connection) must not hold the
         // request: give up per phase, and let the blocking thread finish or fail on its own.
         tokio::pin!(work);
         tokio::select! {
-            joined = &mut work => return joined.map_err(RepositoryError::internal)?,
+            joined = &mut work => {
+                gone.disarm();
+                return joined.map_err(RepositoryError::internal)?;
+            }
             connection = tokio::time::timeout(deadlines.connection, has_connection) => {
-                if connection.is_err() {
+                if connection.is_err() && gone.give_up() {
                     return Err(RepositoryError::unavailable(NoAnswer(deadlines.connection)));
                 }
             }
         }
-        tokio::time::timeout(deadlines.statement, work)
-            .await
-            .map_err(|_| RepositoryError::unavailable(NoAnswer(deadlines.statement)))?
-            .map_err(RepositoryError::internal)?
+        match tokio::time::timeout(deadlines.statement, &mut work).await {
+            Ok(joined) => {
+                gone.disarm();
+                joined.map_err(RepositoryError::internal)?
+            }
+            Err(_) if gone.give_up() => {
+                Err(RepositoryError::unavailable(NoAnswer(deadlines.statement)))
+            }
+            // The work ended just now: its result is on its way.
+            Err(_) => {
+                let joined = work.await;
+                gone.disarm();
+                joined.map_err(RepositoryError::internal)?
+            }
+        }
+    }
+}
+
+/// Where the caller of [`DieselLockRepository::run_undoable`] is.
+enum Caller {
+    Waiting,
+    /// It gave up or went away: a result is undone, not answered.
+    Gone,
+    /// The work has ended and its result goes to the caller.
+    Answered,
+}
+
+fn lock_caller(caller: &Mutex<Caller>) -> std::sync::MutexGuard<'_, Caller> {
+    caller
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Marks the caller gone when its request is dropped before the work has answered.
+struct CallerGone(Arc<Mutex<Caller>>);
+
+impl CallerGone {
+    /// Gives up waiting; `false` when the work has answered meanwhile (wait for it then).
+    fn give_up(&mut self) -> bool {
+        let mut state = lock_caller(&self.0);
+        if matches!(*state, Caller::Answered) {
+            return false;
+        }
+        *state = Caller::Gone;
+        true
+    }
+
+    fn disarm(&mut self) {
+        *lock_caller(&self.0) = Caller::Answered;
+    }
+}
+
+impl Drop for CallerGone {
+    fn drop(&mut self) {
+        let mut state = lock_caller(&self.0);
+        if matches!(*state, Caller::Waiting) {
+            *state = Caller::Gone;
+        }
+    }
+}
+
+/// Undoes a grant that nobody will hear of (its caller gave up or went away before it was
+/// answered) with `undo`, and audits it.
+pub(crate) fn undo_unheard_grant(
+    tenant: &Tenant,
+    row: LockRow,
+    undo: impl FnOnce(&Lock) -> diesel::QueryResult<bool>,
+) {
+    let lock = match Lock::try_from(row) {
+        Ok(lock) => lock,
+        Err(error) => {
+            tracing::error!(%error, "a grant nobody heard of could not be read back; it expires with its lease");
+            return;
+        }
+    };
+    match undo(&lock) {
+        Ok(undone) => tracing::warn!(
+            target: "lockd::audit",
+            event = if undone { "grant_undone" } else { "grant_undo_skipped" },
+            tenant = %tenant,
+            resource = %lock.resource,
+            owner = %lock.owner,
+            fencing_token = lock.fencing_token.value(),
+            reason = "the grant was made after its caller had gone",
+        ),
+        Err(error) => {
+            tracing::warn!(%error, resource = %lock.resource.as_str(), "a grant made after its caller had gone could not be undone; it expires with its lease")
+        }
     }
 }
 
@@ -345,13 +463,44 @@ impl LockRepository for DieselLockRepository {
     ) -> Result<AcquireOutcome, RepositoryError> {
         let row = if let Some(batcher) = &self.inner.postgres_batcher {
             batcher.acquire(tenant, resource, owner, ttl).await?
+        } else if let Some(writer) = &self.inner.sqlite_writer {
+            let undo_tenant = tenant.clone();
+            writer
+                .submit_undoable(
+                    move |c, now_ms| {
+                        sqlite::acquire(c, &tenant, &resource, &owner, ttl, now_ms)
+                            .map_err(from_query)
+                    },
+                    // A grant whose caller went away before it was answered.
+                    move |c, now_ms, row| {
+                        let Some(row) = row else { return };
+                        undo_unheard_grant(&undo_tenant, row, |lock| {
+                            sqlite::undo_grant(c, &undo_tenant, lock, now_ms)
+                        });
+                    },
+                )
+                .await?
         } else {
-            let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
-            self.write(
-                move |c, now_ms| {
-                    sqlite::acquire(c, &tenant, &resource, &owner, ttl, now_ms).map_err(from_query)
+            let undo_tenant = tenant.clone();
+            self.run_undoable(
+                move |conn, _| match conn {
+                    DbConnection::Postgres(c) => {
+                        postgres::acquire(c, &tenant, &resource, &owner, ttl).map_err(from_query)
+                    }
+                    DbConnection::Sqlite(_) => Err(RepositoryError::internal(
+                        "a SQLite connection in a store without its writer",
+                    )),
                 },
-                move |c| postgres::acquire(c, &t, &r, &o, ttl).map_err(from_query),
+                // A grant that committed after its caller heard 503 (a commit is not covered
+                // by `statement_timeout`) or went away.
+                move |conn, row| {
+                    let (Some(row), DbConnection::Postgres(c)) = (row, conn) else {
+                        return;
+                    };
+                    undo_unheard_grant(&undo_tenant, row, |lock| {
+                        postgres::undo_grant(c, &undo_tenant, lock)
+                    });
+                },
             )
             .await?
         };

@@ -1,0 +1,148 @@
+//! "503: nothing happened" must stay true enough that no lease is left held by nobody. A grant
+//! whose COMMIT stalls past the caller's deadline (PostgreSQL's `statement_timeout` does not cover
+//! COMMIT) lands after the caller heard 503: lockd undoes it. And a write whose caller went away
+//! before it started never runs.
+//!
+//! The stalled COMMIT is a deferred constraint trigger that sleeps at commit time, in this test's
+//! own database only.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use diesel::connection::SimpleConnection;
+use diesel::{Connection, PgConnection};
+use lock_domain::{
+    AcquireOutcome, LockRepository, Owner, RepositoryError, ResourceName, SystemClock, Tenant, Ttl,
+};
+use lock_store_diesel::testing::TestDatabase;
+use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
+
+fn tenant() -> Tenant {
+    Tenant::parse("default").unwrap()
+}
+
+fn name(raw: &str) -> ResourceName {
+    ResourceName::parse(raw.to_owned()).unwrap()
+}
+
+fn owner(raw: &str) -> Owner {
+    Owner::parse(raw).unwrap()
+}
+
+fn ttl(seconds: i64) -> Ttl {
+    Ttl::parse(seconds, 3_600).unwrap()
+}
+
+async fn open(config: StoreConfig) -> Arc<DieselLockRepository> {
+    let repo = tokio::task::spawn_blocking(move || {
+        DieselLockRepository::open(&config, Arc::new(SystemClock))
+    })
+    .await
+    .expect("open task")
+    .expect("open the store");
+    Arc::new(repo)
+}
+
+/// Every grant of `slow` to `late` sleeps `seconds` in its COMMIT.
+fn stall_commits_of_slow(db: &TestDatabase, seconds: f64) {
+    let DatabaseUrl::Postgres(url) = db.url() else {
+        unreachable!()
+    };
+    let mut conn = PgConnection::establish(url).expect("connect");
+    conn.batch_execute(&format!(
+        "CREATE FUNCTION stall_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN PERFORM pg_sleep({seconds}); RETURN NULL; END $$;
+         CREATE CONSTRAINT TRIGGER stall_commit AFTER INSERT OR UPDATE ON distributed_locks
+         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+         WHEN (NEW.resource = 'slow' AND NEW.owner = 'late' AND NEW.expires_at_ms > NEW.acquired_at_ms)
+         EXECUTE FUNCTION stall_commit();"
+    ))
+    .expect("create the stalling trigger");
+}
+
+async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    let mut config = StoreConfig::new(db.url().clone());
+    config.statement_timeout = Duration::from_millis(500);
+    config.postgres_batch_connections = batch_connections;
+    let repo = open(config).await;
+    stall_commits_of_slow(&db, 4.0);
+
+    let started = Instant::now();
+    let outcome = repo
+        .acquire(tenant(), name("slow"), owner("late"), ttl(60))
+        .await;
+    assert!(
+        matches!(outcome, Err(RepositoryError::Unavailable(_))),
+        "expected 503 before the stalled commit, got {outcome:?} after {:?}",
+        started.elapsed()
+    );
+    // The batcher's caller gives up at its connection deadline (2 s) at the latest.
+    assert!(started.elapsed() < Duration::from_millis(3_500));
+    // The commit lands about 4 s after the start; the undo follows at once.
+    tokio::time::sleep(Duration::from_millis(4_600).saturating_sub(started.elapsed())).await;
+    let mut held = repo.status(tenant(), name("slow")).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while held.is_some() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        held = repo.status(tenant(), name("slow")).await.unwrap();
+    }
+    assert_eq!(
+        held, None,
+        "a grant answered 503 is held by nobody for its whole TTL"
+    );
+    // Anyone may take it now, with a larger token.
+    let next = repo
+        .acquire(tenant(), name("slow"), owner("next"), ttl(60))
+        .await
+        .unwrap();
+    assert!(matches!(next, AcquireOutcome::Granted(_)), "{next:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_batched_a_grant_committed_after_its_503_is_undone() {
+    a_grant_committed_after_its_503_is_undone(2).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_unbatched_a_grant_committed_after_its_503_is_undone() {
+    a_grant_committed_after_its_503_is_undone(0).await;
+}
+
+/// SQLite: the writer is held up by another process's write lock; an acquire whose request is
+/// dropped meanwhile must not run once the writer gets the lock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_write_whose_caller_went_away_before_it_started_never_runs() {
+    let db = TestDatabase::sqlite();
+    let repo = open(StoreConfig::new(db.url().clone())).await;
+    let DatabaseUrl::Sqlite(path) = db.url() else {
+        unreachable!()
+    };
+    let mut other = diesel::SqliteConnection::establish(&path.to_string_lossy()).expect("open");
+    other
+        .batch_execute("PRAGMA busy_timeout = 5000; BEGIN IMMEDIATE")
+        .expect("take the write lock");
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(200),
+        repo.acquire(tenant(), name("gone"), owner("ghost"), ttl(60)),
+    )
+    .await;
+    assert!(
+        dropped.is_err(),
+        "the acquire should wait for the write lock"
+    );
+    other.batch_execute("COMMIT").expect("let the writer go");
+    // A later write goes through the writer after the dropped one.
+    let later = repo
+        .acquire(tenant(), name("other"), owner("someone"), ttl(60))
+        .await
+        .unwrap();
+    assert!(matches!(later, AcquireOutcome::Granted(_)));
+    assert_eq!(
+        repo.status(tenant(), name("gone")).await.unwrap(),
+        None,
+        "the write of a caller that went away ran, and its lease is held by nobody"
+    );
+}
