@@ -41,7 +41,24 @@ impl LockdRun {
     }
 
     fn start_with(server: &str, args: &[&str], command: &[&str], env: &[(&str, &str)]) -> Self {
-        let child = Command::new(lockd_binary())
+        Self::start_under(&[], server, args, command, env)
+    }
+
+    /// Starts `lockd run` under `wrapper` (a program and its arguments, which then runs lockd
+    /// run), or directly when it is empty.
+    fn start_under(
+        wrapper: &[&str],
+        server: &str,
+        args: &[&str],
+        command: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
+        let lockd = lockd_binary();
+        let mut program = Command::new(wrapper.first().map_or(lockd.as_os_str(), |w| w.as_ref()));
+        if !wrapper.is_empty() {
+            program.args(&wrapper[1..]).arg(&lockd);
+        }
+        let child = program
             .args(["run", "--server", server])
             .args(args)
             .arg("--")
@@ -154,10 +171,12 @@ fn the_command_runs_under_the_lock_and_its_status_is_passed_through(db: TestData
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3, "{text:?}");
     assert_eq!(lines[0], "nightly report");
-    // The default owner is <host name>:<pid of lockd run>.
-    let (host, owner_pid) = lines[1].rsplit_once(':').expect("host:pid");
-    assert!(!host.is_empty(), "{text:?}");
-    assert_eq!(owner_pid, pid.to_string());
+    // The default owner is <host name>:<pid of lockd run>:<16 random hex digits>.
+    let mut parts = lines[1].rsplitn(3, ':');
+    let (random, owner_pid, host) = (parts.next(), parts.next(), parts.next());
+    assert!(!host.unwrap_or_default().is_empty(), "{text:?}");
+    assert_eq!(owner_pid, Some(pid.to_string().as_str()), "{text:?}");
+    assert_eq!(random.map(str::len), Some(16), "{text:?}");
     let token: i64 = lines[2].parse().expect("an integer token");
     assert!(
         token > before,
@@ -453,6 +472,69 @@ fn a_lost_lease_kills_the_command_at_once() {
             None => server.status(resource).assert_problem(404, "not-found"),
         }
     }
+}
+
+/// Two containers with the same host name, each running `lockd run` as pid 1 (here: each in a
+/// new PID namespace, `unshare --pid`), without `--owner`: their default owners differ, so the
+/// second waits for the first instead of being re-granted its lock, and the commands never run
+/// at the same time.
+#[test]
+fn two_runs_without_owner_as_pid_1_on_one_host_never_run_together() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let unshare = ["unshare", "--pid", "--fork", "--kill-child"];
+    let in_namespaces = Command::new(unshare[0])
+        .args(&unshare[1..])
+        .args(["sh", "-c", "test $$ = 1"])
+        .status()
+        .is_ok_and(|status| status.success());
+    let wrapper: &[&str] = if in_namespaces {
+        &unshare
+    } else {
+        eprintln!("unshare --pid is not permitted here: both runs share the PID namespace");
+        &[]
+    };
+    let (busy, overlap) = (in_dir(&dir, "busy"), in_dir(&dir, "overlap"));
+    let runs: Vec<_> = (0..2)
+        .map(|i| {
+            let owner = in_dir(&dir, &format!("owner-{i}"));
+            // mkdir fails if the other command is inside its critical section.
+            let script = format!(
+                "echo \"$LOCKD_OWNER\" > {owner}; if mkdir {busy}; then sleep 1.5; rmdir {busy}; else touch {overlap}; fi",
+                owner = owner.display(),
+                busy = busy.display(),
+                overlap = overlap.display(),
+            );
+            LockdRun::start_under(
+                wrapper,
+                &server.base,
+                &["--resource", "shared", "--wait", "30"],
+                &["sh", "-c", &script],
+                &[],
+            )
+        })
+        .collect();
+    let finished: Vec<_> = runs
+        .into_iter()
+        .map(|run| run.finish(Duration::from_secs(40)))
+        .collect();
+    assert!(!overlap.exists(), "the two commands ran at the same time");
+    for finished in finished {
+        assert_eq!(finished.code(), 0, "{}", finished.stderr);
+    }
+    let owners: Vec<String> = (0..2)
+        .map(|i| read(&in_dir(&dir, &format!("owner-{i}"))).trim().to_owned())
+        .collect();
+    eprintln!("owners: {owners:?}");
+    if in_namespaces {
+        assert!(
+            owners.iter().all(|owner| owner.contains(":1:")),
+            "both ran as pid 1: {owners:?}"
+        );
+    }
+    assert_ne!(owners[0], owners[1], "two invocations, two owners");
+    server.status("shared").assert_problem(404, "not-found");
 }
 
 /// `--wait`: the holder releases after a second and `lockd run` gets the lock then. This works

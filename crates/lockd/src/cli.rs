@@ -148,7 +148,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub resource: String,
 
-    /// Who holds the lock [default: <host name>:<pid of lockd run>].
+    /// Who holds the lock: an identity, never shared by two holders [default: <host
+    /// name>:<pid of lockd run>:<16 random hex digits>, new for every invocation].
     #[arg(long)]
     pub owner: Option<String>,
 

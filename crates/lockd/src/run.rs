@@ -7,6 +7,7 @@
 //! its SIGKILL is due at "last successful renewal SENT + ttl - margin".
 
 mod exit;
+mod owner;
 mod renewer;
 mod supervisor;
 mod timing;
@@ -37,7 +38,15 @@ pub fn run(args: RunArgs) -> ExitCode {
 }
 
 fn run_inner(args: &RunArgs) -> Result<u8, u8> {
-    let owner = args.owner.clone().unwrap_or_else(default_owner);
+    let owner = match &args.owner {
+        Some(owner) => owner.clone(),
+        None => owner::default_owner().map_err(|error| {
+            eprintln!(
+                "lockd run: cannot make a default owner (no random bytes: {error}); pass --owner"
+            );
+            exit::OS_ERROR
+        })?,
+    };
     let mut config = ClientConfig::new(args.server.clone());
     config.api_key = args.api_key.clone().filter(|key| !key.is_empty());
     config.request_timeout = Duration::from_secs(args.request_timeout);
@@ -240,24 +249,4 @@ fn release_within(client: &LockClient, resource: &str, owner: &str, timeout: Opt
     if let Err(error) = released {
         eprintln!("lockd run: could not release the lock (it expires by itself): {error}");
     }
-}
-
-/// `<host name>:<pid>`: unique among the processes of a fleet at one time.
-fn default_owner() -> String {
-    let mut buffer = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it when the
-    // name fits (the last byte stays 0 otherwise).
-    let result = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len() - 1) };
-    let host = if result == 0 {
-        let end = buffer.iter().position(|&b| b == 0).unwrap_or(0);
-        String::from_utf8_lossy(&buffer[..end]).into_owned()
-    } else {
-        String::new()
-    };
-    let host = if host.is_empty() {
-        "localhost".to_owned()
-    } else {
-        host
-    };
-    format!("{host}:{}", std::process::id())
 }
