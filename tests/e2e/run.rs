@@ -1,6 +1,7 @@
 //! `lockd run` against a real server: the command's environment and exit status, release at
-//! the end, exit 75 when held, API keys, signals, and stopping the command before the lease can
-//! run out when the server goes away or the lease is lost.
+//! the end (after what the command left behind), exit 75 when held, API keys, signals, default
+//! owners, and stopping the command's whole process tree before the lease can run out when the
+//! server goes away, the lease is lost or `lockd run` is killed.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -41,7 +42,24 @@ impl LockdRun {
     }
 
     fn start_with(server: &str, args: &[&str], command: &[&str], env: &[(&str, &str)]) -> Self {
-        let child = Command::new(lockd_binary())
+        Self::start_under(&[], server, args, command, env)
+    }
+
+    /// Starts `lockd run` under `wrapper` (a program and its arguments, which then runs lockd
+    /// run), or directly when it is empty.
+    fn start_under(
+        wrapper: &[&str],
+        server: &str,
+        args: &[&str],
+        command: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
+        let lockd = lockd_binary();
+        let mut program = Command::new(wrapper.first().map_or(lockd.as_os_str(), |w| w.as_ref()));
+        if !wrapper.is_empty() {
+            program.args(&wrapper[1..]).arg(&lockd);
+        }
+        let child = program
             .args(["run", "--server", server])
             .args(args)
             .arg("--")
@@ -154,10 +172,12 @@ fn the_command_runs_under_the_lock_and_its_status_is_passed_through(db: TestData
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3, "{text:?}");
     assert_eq!(lines[0], "nightly report");
-    // The default owner is <host name>:<pid of lockd run>.
-    let (host, owner_pid) = lines[1].rsplit_once(':').expect("host:pid");
-    assert!(!host.is_empty(), "{text:?}");
-    assert_eq!(owner_pid, pid.to_string());
+    // The default owner is <host name>:<pid of lockd run>:<16 random hex digits>.
+    let mut parts = lines[1].rsplitn(3, ':');
+    let (random, owner_pid, host) = (parts.next(), parts.next(), parts.next());
+    assert!(!host.unwrap_or_default().is_empty(), "{text:?}");
+    assert_eq!(owner_pid, Some(pid.to_string().as_str()), "{text:?}");
+    assert_eq!(random.map(str::len), Some(16), "{text:?}");
     let token: i64 = lines[2].parse().expect("an integer token");
     assert!(
         token > before,
@@ -455,6 +475,69 @@ fn a_lost_lease_kills_the_command_at_once() {
     }
 }
 
+/// Two containers with the same host name, each running `lockd run` as pid 1 (here: each in a
+/// new PID namespace, `unshare --pid`), without `--owner`: their default owners differ, so the
+/// second waits for the first instead of being re-granted its lock, and the commands never run
+/// at the same time.
+#[test]
+fn two_runs_without_owner_as_pid_1_on_one_host_never_run_together() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let unshare = ["unshare", "--pid", "--fork", "--kill-child"];
+    let in_namespaces = Command::new(unshare[0])
+        .args(&unshare[1..])
+        .args(["sh", "-c", "test $$ = 1"])
+        .status()
+        .is_ok_and(|status| status.success());
+    let wrapper: &[&str] = if in_namespaces {
+        &unshare
+    } else {
+        eprintln!("unshare --pid is not permitted here: both runs share the PID namespace");
+        &[]
+    };
+    let (busy, overlap) = (in_dir(&dir, "busy"), in_dir(&dir, "overlap"));
+    let runs: Vec<_> = (0..2)
+        .map(|i| {
+            let owner = in_dir(&dir, &format!("owner-{i}"));
+            // mkdir fails if the other command is inside its critical section.
+            let script = format!(
+                "echo \"$LOCKD_OWNER\" > {owner}; if mkdir {busy}; then sleep 1.5; rmdir {busy}; else touch {overlap}; fi",
+                owner = owner.display(),
+                busy = busy.display(),
+                overlap = overlap.display(),
+            );
+            LockdRun::start_under(
+                wrapper,
+                &server.base,
+                &["--resource", "shared", "--wait", "30"],
+                &["sh", "-c", &script],
+                &[],
+            )
+        })
+        .collect();
+    let finished: Vec<_> = runs
+        .into_iter()
+        .map(|run| run.finish(Duration::from_secs(40)))
+        .collect();
+    assert!(!overlap.exists(), "the two commands ran at the same time");
+    for finished in finished {
+        assert_eq!(finished.code(), 0, "{}", finished.stderr);
+    }
+    let owners: Vec<String> = (0..2)
+        .map(|i| read(&in_dir(&dir, &format!("owner-{i}"))).trim().to_owned())
+        .collect();
+    eprintln!("owners: {owners:?}");
+    if in_namespaces {
+        assert!(
+            owners.iter().all(|owner| owner.contains(":1:")),
+            "both ran as pid 1: {owners:?}"
+        );
+    }
+    assert_ne!(owners[0], owners[1], "two invocations, two owners");
+    server.status("shared").assert_problem(404, "not-found");
+}
+
 /// `--wait`: the holder releases after a second and `lockd run` gets the lock then. This works
 /// against a server with or without `wait_seconds` support (a server without it ignores the
 /// field and `lockd run` asks again every 250 ms until the wait is over).
@@ -515,7 +598,7 @@ fn with_wait_a_lock_held_throughout_exits_75_after_the_wait() {
 }
 
 /// `lockd run` itself is killed (SIGKILL, the OOM killer): nothing renews any more, so the
-/// kernel kills the command with it.
+/// command is killed with it (by the keeper, which sees lockd run's end).
 #[test]
 fn the_command_dies_with_lockd_run() {
     let db = TestDatabase::sqlite();
@@ -631,4 +714,145 @@ fn with_wait_the_release_grants_the_waiting_request() {
         ["granted", "released"],
         "granted by the release, without polling"
     );
+}
+
+/// Whether `pid` is a process that has not ended (a zombie has ended).
+fn is_running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat[stat.rfind(')')? + 1..].split_whitespace().next()?;
+            Some(state != "Z" && state != "X")
+        })
+        .unwrap_or(false)
+}
+
+/// `lockd run` killed with SIGKILL: nothing renews the lease any more, so the command's whole
+/// tree must be dead before the lease can run out — not only the command (which PDEATHSIG
+/// reaches), but what it started: a background job in its group, a `setsid` job out of the
+/// group, and a double-forked `setsid` daemon whose parent has already exited.
+#[test]
+fn the_whole_command_tree_dies_when_lockd_run_is_killed() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pids = in_dir(&dir, "pids");
+    let daemon = in_dir(&dir, "daemon");
+    let script = format!(
+        "sleep 1000 & a=$!; setsid sleep 1000 & b=$!; \
+         setsid sh -c 'sleep 1000 & echo $! > {daemon}.tmp; mv {daemon}.tmp {daemon}' & \
+         echo $$ $a $b > {pids}.tmp; mv {pids}.tmp {pids}; wait",
+        daemon = daemon.display(),
+        pids = pids.display()
+    );
+    let ttl = Duration::from_secs(5);
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "tree", "--ttl", "5"],
+        &["sh", "-c", &script],
+    );
+    wait_for_file(&pids);
+    wait_for_file(&daemon);
+    let mut tree: Vec<String> = read(&pids).split_whitespace().map(str::to_owned).collect();
+    tree.push(read(&daemon).trim().to_owned());
+    assert_eq!(tree.len(), 4, "{tree:?}");
+    assert!(tree.iter().all(|pid| is_running(pid)), "{tree:?}");
+    let killed = Instant::now();
+    signal(run.pid(), "KILL");
+    while tree.iter().any(|pid| is_running(pid)) && killed.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let dead_after = killed.elapsed();
+    let survivors: Vec<&String> = tree.iter().filter(|pid| is_running(pid)).collect();
+    for pid in &survivors {
+        let _ = Command::new("kill").args(["-KILL", pid]).status();
+    }
+    eprintln!("the tree was dead {dead_after:?} after lockd run was killed (ttl {ttl:?})");
+    assert!(
+        survivors.is_empty(),
+        "survived lockd run: {survivors:?} of {tree:?}"
+    );
+    assert!(dead_after < ttl, "dead {dead_after:?} after the kill");
+    let finished = run.finish(Duration::from_secs(10));
+    assert_eq!(finished.status.code(), None, "killed by a signal");
+}
+
+/// The command exits and leaves a background job behind: the lock stays held (another owner
+/// is refused) until that job has ended, then it is released, and `lockd run` exits with the
+/// command's status, not the job's.
+#[test]
+fn the_lock_is_held_until_what_the_command_left_behind_has_ended() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (exited, marker) = (in_dir(&dir, "exited"), in_dir(&dir, "marker"));
+    let script = format!(
+        "(sleep 2; touch {marker}) & touch {exited}; exit 3",
+        marker = marker.display(),
+        exited = exited.display()
+    );
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "leftover", "--ttl", "30"],
+        &["sh", "-c", &script],
+    );
+    wait_for_file(&exited);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!marker.exists(), "the background job still runs");
+    let held = server.status("leftover");
+    assert_eq!(held.status, 200, "held while the background job runs");
+    let other = server.acquire("leftover", "someone else", 30);
+    assert_eq!(other.body["acquired"], false, "{:?}", other.body);
+    let finished = run.finish(Duration::from_secs(20));
+    assert!(marker.exists(), "lockd run ended before the background job");
+    assert_eq!(
+        finished.code(),
+        3,
+        "the command's status: {}",
+        finished.stderr
+    );
+    assert!(
+        finished.stderr.contains("left behind"),
+        "{}",
+        finished.stderr
+    );
+    server.status("leftover").assert_problem(404, "not-found");
+}
+
+/// The command has exited but left a job behind (out of its group, with `setsid`) and the
+/// server dies: the deadlines still apply, so the job is stopped before the lease can run out,
+/// and `lockd run` fails.
+#[test]
+fn what_the_command_left_behind_is_stopped_before_the_lease_can_run_out() {
+    let db = TestDatabase::sqlite();
+    let server = TestServer::start(&db, &[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pid_file = in_dir(&dir, "pid");
+    let script = format!(
+        "setsid sleep 1000 & echo $! > {pid}.tmp; mv {pid}.tmp {pid}; exit 0",
+        pid = pid_file.display()
+    );
+    let ttl = Duration::from_secs(3);
+    let run = LockdRun::start(
+        &server.base,
+        &["--resource", "left", "--ttl", "3", "--kill-grace", "1"],
+        &["sh", "-c", &script],
+    );
+    wait_for_file(&pid_file);
+    let job = read(&pid_file).trim().to_owned();
+    std::thread::sleep(Duration::from_millis(1_300));
+    assert!(is_running(&job), "the job runs on after the command");
+    let stopped = Instant::now();
+    server.kill9();
+    while is_running(&job) && stopped.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let dead_after = stopped.elapsed();
+    if is_running(&job) {
+        let _ = Command::new("kill").args(["-KILL", &job]).status();
+    }
+    let finished = run.finish(Duration::from_secs(20));
+    eprintln!("the job was dead {dead_after:?} after the server died (ttl {ttl:?})");
+    assert!(dead_after < ttl, "dead {dead_after:?} after the stop");
+    assert_eq!(finished.code(), 70, "{}", finished.stderr);
 }

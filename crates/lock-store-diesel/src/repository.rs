@@ -180,9 +180,11 @@ impl DieselLockRepository {
             url: url.clone(),
             reason: error_chain(&e),
         })?;
-        migrations::run(&mut first).map_err(|e| StoreError::Migration {
-            url: url.clone(),
-            reason: error_chain(e.as_ref()),
+        migrations::run(&mut first, config.sqlite_busy_timeout).map_err(|e| {
+            StoreError::Migration {
+                url: url.clone(),
+                reason: error_chain(e.as_ref()),
+            }
         })?;
 
         let pool = r2d2::Pool::builder()

@@ -29,15 +29,33 @@ pub enum Command {
     HashKey,
     /// Hold a lock on a lockd server while a command runs: acquire, run CMD with
     /// LOCKD_RESOURCE, LOCKD_OWNER and LOCKD_FENCING_TOKEN in its environment, renew every
-    /// ttl/3, release when it ends, and exit with its status. If the lease is at risk (no
-    /// renewal for ttl minus a margin) or lost, CMD gets SIGTERM then SIGKILL, before the lease
-    /// can run out, and lockd run exits 70.
+    /// ttl/3, release once CMD and every process it left behind have ended, and exit with CMD's
+    /// status. If the lease is at risk (no renewal for ttl minus a margin) or lost, CMD and its
+    /// processes get SIGTERM then SIGKILL, before the lease can run out, and lockd run exits 70.
     ///
     /// Exit status: CMD's status (128+N when a signal N ended it); 75 the lock was not acquired
     /// within --wait; 70 the lease was at risk or lost and CMD was stopped; 69 the server is
     /// unreachable or unavailable; 77 the API key was refused; 64 the server refused the
-    /// resource, owner, ttl or wait; 126 CMD cannot be run; 127 CMD not found.
+    /// resource, owner, ttl or wait; 71 no random bytes for the default owner; 126 CMD cannot
+    /// be run; 127 CMD not found.
     Run(RunArgs),
+    /// Internal to `lockd run`: the keeper process between it and the command.
+    #[command(hide = true)]
+    RunKeeper(KeeperArgs),
+}
+
+/// Options of the hidden `lockd run-keeper`, which only `lockd run` starts.
+#[derive(Debug, Clone, Args)]
+pub struct KeeperArgs {
+    /// Read end of the pipe on which `lockd run` sends orders.
+    #[arg(long)]
+    pub control_fd: std::os::fd::RawFd,
+    /// Write end of the pipe on which the keeper reports.
+    #[arg(long)]
+    pub report_fd: std::os::fd::RawFd,
+    /// The command and its arguments, after `--`.
+    #[arg(required = true, last = true, value_name = "CMD")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -148,7 +166,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub resource: String,
 
-    /// Who holds the lock [default: <host name>:<pid of lockd run>].
+    /// Who holds the lock: an identity, never shared by two holders [default: <host
+    /// name>:<pid of lockd run>:<16 random hex digits>, new for every invocation].
     #[arg(long)]
     pub owner: Option<String>,
 

@@ -15,6 +15,7 @@ fn main() -> ExitCode {
         }
         Some(Command::HashKey) => hash_key(),
         Some(Command::Run(args)) => lockd::run::run(args),
+        Some(Command::RunKeeper(args)) => lockd::run::keep(args),
         Some(Command::Serve(args)) => serve(args),
         None => serve(cli.serve),
     }

@@ -1,15 +1,20 @@
 //! `lockd run`: hold a lock on a lockd server while a command runs.
 //!
 //! Acquire (waiting up to `--wait`), spawn the command with `LOCKD_RESOURCE`, `LOCKD_OWNER` and
-//! `LOCKD_FENCING_TOKEN`, renew every ttl/3 on a separate thread, stop the command before the
-//! lease can run out when renewals fail, release when it ends, and exit with its status (see
-//! [`exit`] for the others). The command never runs while another holder could have the lock:
-//! its SIGKILL is due at "last successful renewal SENT + ttl - margin".
+//! `LOCKD_FENCING_TOKEN` under a keeper process that owns its whole process tree ([`keeper`]),
+//! renew every ttl/3 on a separate thread, stop the tree before the lease can run out when
+//! renewals fail, release once the command and everything it left behind have ended, and exit
+//! with the command's status (see [`exit`] for the others). No process of the tree runs while
+//! another holder could have the lock: its SIGKILL is due at "last successful renewal SENT +
+//! ttl - margin", and the keeper kills the tree at once if `lockd run` dies.
 
 mod exit;
+mod keeper;
+mod owner;
 mod renewer;
 mod supervisor;
 mod timing;
+mod tree;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -20,6 +25,8 @@ use crate::cli::RunArgs;
 use renewer::Renewer;
 use supervisor::{Forwarded, LeaseTrouble};
 use timing::LeaseTiming;
+
+pub use keeper::keep;
 
 /// The longest `wait_seconds` sent in one acquire (the server's default maximum); a longer
 /// `--wait` takes several requests. A server that refuses the field's value (a lower maximum)
@@ -37,7 +44,15 @@ pub fn run(args: RunArgs) -> ExitCode {
 }
 
 fn run_inner(args: &RunArgs) -> Result<u8, u8> {
-    let owner = args.owner.clone().unwrap_or_else(default_owner);
+    let owner = match &args.owner {
+        Some(owner) => owner.clone(),
+        None => owner::default_owner().map_err(|error| {
+            eprintln!(
+                "lockd run: cannot make a default owner (no random bytes: {error}); pass --owner"
+            );
+            exit::OS_ERROR
+        })?,
+    };
     let mut config = ClientConfig::new(args.server.clone());
     config.api_key = args.api_key.clone().filter(|key| !key.is_empty());
     config.request_timeout = Duration::from_secs(args.request_timeout);
@@ -87,12 +102,14 @@ fn run_inner(args: &RunArgs) -> Result<u8, u8> {
         }
         // Not ours any more: a release could only be refused.
         Some(LeaseTrouble::Lost) => {}
+        Some(LeaseTrouble::KeeperDied) => release(&client, resource, &owner),
     }
     match supervised.lease_trouble {
         Some(trouble) => {
             let why = match trouble {
                 LeaseTrouble::AtRisk => "no renewal succeeded in time",
                 LeaseTrouble::Lost => "the lease was lost",
+                LeaseTrouble::KeeperDied => "its keeper process died",
             };
             eprintln!(
                 "lockd run: the command was stopped because {why} (it ended with {}); failing",
@@ -176,17 +193,11 @@ fn supervise(
         .build()?;
     runtime.block_on(async {
         let signals = Forwarded::register()?;
-        let mut command = tokio::process::Command::new(&args.command[0]);
-        command
-            .args(&args.command[1..])
-            .env("LOCKD_RESOURCE", &args.resource)
-            .env("LOCKD_OWNER", owner)
-            .env("LOCKD_FENCING_TOKEN", token.to_string())
-            .kill_on_drop(true)
-            // Its own process group, so that the signals reach what the command starts too: a
-            // pipeline or a child left behind must not keep working once the lease is at risk.
-            .process_group(0);
-        die_with_parent(&mut command);
+        let env = [
+            ("LOCKD_RESOURCE", args.resource.clone()),
+            ("LOCKD_OWNER", owner.to_owned()),
+            ("LOCKD_FENCING_TOKEN", token.to_string()),
+        ];
         let (reports_tx, reports) = tokio::sync::mpsc::unbounded_channel();
         let _renewer = Renewer::start(
             client.clone(),
@@ -196,35 +207,9 @@ fn supervise(
             timing,
             reports_tx,
         )?;
-        supervisor::supervise(command, timing, renewed_at, reports, signals).await
+        supervisor::supervise(&args.command, &env, timing, renewed_at, reports, signals).await
     })
 }
-
-/// Asks the kernel to SIGKILL the command if `lockd run` itself dies (SIGKILL, OOM killer):
-/// nothing would renew the lease any more, so the command must not outlive it. Linux only
-/// (`PR_SET_DEATHSIG`); the spawning thread is the main thread, which lives as long as the
-/// process.
-#[cfg(target_os = "linux")]
-fn die_with_parent(command: &mut tokio::process::Command) {
-    let parent = std::process::id();
-    // SAFETY: the closure runs in the forked child before exec and only calls the
-    // async-signal-safe prctl, getppid and _exit.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The parent may have died before the prctl: then nothing will signal us.
-            if u32::try_from(libc::getppid()).ok() != Some(parent) {
-                libc::_exit(exit::LEASE_LOST.into());
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_command: &mut tokio::process::Command) {}
 
 /// Releases the lock, reporting a failure (the lock then ends at its expiry).
 fn release(client: &LockClient, resource: &str, owner: &str) {
@@ -240,24 +225,4 @@ fn release_within(client: &LockClient, resource: &str, owner: &str, timeout: Opt
     if let Err(error) = released {
         eprintln!("lockd run: could not release the lock (it expires by itself): {error}");
     }
-}
-
-/// `<host name>:<pid>`: unique among the processes of a fleet at one time.
-fn default_owner() -> String {
-    let mut buffer = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it when the
-    // name fits (the last byte stays 0 otherwise).
-    let result = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len() - 1) };
-    let host = if result == 0 {
-        let end = buffer.iter().position(|&b| b == 0).unwrap_or(0);
-        String::from_utf8_lossy(&buffer[..end]).into_owned()
-    } else {
-        String::new()
-    };
-    let host = if host.is_empty() {
-        "localhost".to_owned()
-    } else {
-        host
-    };
-    format!("{host}:{}", std::process::id())
 }

@@ -10,6 +10,8 @@ pub const UNAVAILABLE: u8 = 69;
 /// The lease was at risk or lost while the command ran, and the command was stopped (even if
 /// it then exited 0).
 pub const LEASE_LOST: u8 = 70;
+/// The operating system gave no random bytes for the default owner: EX_OSERR.
+pub const OS_ERROR: u8 = 71;
 /// The lock was not acquired within --wait: EX_TEMPFAIL.
 pub const NOT_ACQUIRED: u8 = 75;
 /// The API key was refused (401): EX_NOPERM.

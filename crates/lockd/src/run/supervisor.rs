@@ -1,21 +1,27 @@
-//! The supervisor of `lockd run`: runs the command, keeps the lease's deadlines from the
-//! renewal reports, stops the command before the lease can run out, and forwards the signals
-//! `lockd run` receives.
+//! The supervisor of `lockd run`: runs the command under its keeper, keeps the lease's
+//! deadlines from the renewal reports, stops the command's whole process tree before the lease
+//! can run out, and forwards the signals `lockd run` receives.
 
+use std::ffi::OsString;
 use std::process::ExitStatus;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use tokio::process::{Child, Command};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::sleep_until;
 
+use super::keeper::Report;
 use super::renewer::Renewal;
 use super::timing::LeaseTiming;
+use super::tree::{exit_status, CommandTree};
+
+/// How long after the command's exit `lockd run` says that it waits for what the command left.
+const LEFTOVERS_NOTE_AFTER: Duration = Duration::from_secs(1);
 
 /// How the command ended.
 #[derive(Debug)]
 pub struct Supervised {
+    /// The command's own status (not that of what it left behind).
     pub status: ExitStatus,
     /// Why the command was stopped for the lease's sake, if it was: then `lockd run` fails
     /// whatever the command's status.
@@ -28,6 +34,9 @@ pub enum LeaseTrouble {
     AtRisk,
     /// The server said the lock is not ours any more: SIGKILL at once.
     Lost,
+    /// The keeper process was killed, so the command's tree could not be followed: its
+    /// process group got SIGKILL.
+    KeeperDied,
 }
 
 /// The signals forwarded to the command. Registered before it is spawned, so none is missed
@@ -50,28 +59,61 @@ impl Forwarded {
     }
 }
 
-/// Spawns `command` and supervises it until it exits.
+/// Starts `command` under its keeper and supervises the whole tree until it has ended: the
+/// command and every process it left behind (see [`super::keeper`]). The deadlines and the
+/// forwarded signals apply to the whole tree until then.
 ///
 /// # Errors
-/// The spawn error when the command cannot be started (nothing runs then).
+/// The spawn error when the command cannot be started (nothing runs then), or why the keeper
+/// could not be started.
 pub async fn supervise(
-    mut command: Command,
+    command: &[OsString],
+    env: &[(&str, String)],
     timing: LeaseTiming,
     mut renewed_at: Instant,
     mut reports: UnboundedReceiver<Renewal>,
     mut signals: Forwarded,
 ) -> std::io::Result<Supervised> {
-    let mut child = command.spawn()?;
+    let CommandTree {
+        mut keeper,
+        reports: mut tree_reports,
+        mut orders,
+    } = CommandTree::spawn(command, env)?;
+    let group = match tree_reports.recv().await {
+        Some(Report::Spawned(pid)) => pid,
+        Some(Report::SpawnFailed(errno)) => {
+            let _ = keeper.wait().await;
+            return Err(std::io::Error::from_raw_os_error(errno));
+        }
+        other => {
+            let keeper_status = keeper.wait().await?;
+            return Err(std::io::Error::other(format!(
+                "the keeper process ended ({keeper_status}) before the command started ({other:?})"
+            )));
+        }
+    };
+    let mut command_status = None;
     let mut lease_trouble = None;
     let mut term_sent = false;
     let mut kill_sent = false;
     let mut reports_open = true;
-    let status = loop {
+    let mut tree_reports_open = true;
+    // When to say that the lock stays held for what the command left behind.
+    let mut leftovers_note_at: Option<Instant> = None;
+    let keeper_status = loop {
         let term_at = timing.term_at(renewed_at);
         let kill_at = timing.kill_at(renewed_at);
         tokio::select! {
             biased;
-            status = child.wait() => break status?,
+            status = keeper.wait() => break status?,
+            report = tree_reports.recv(), if tree_reports_open => match report {
+                Some(Report::Exited(raw)) => {
+                    command_status = Some(exit_status(raw));
+                    leftovers_note_at = Some(Instant::now() + LEFTOVERS_NOTE_AFTER);
+                }
+                Some(other) => eprintln!("lockd run: an unexpected report from the keeper: {other:?}"),
+                None => tree_reports_open = false,
+            },
             report = reports.recv(), if reports_open => match report {
                 Some(Renewal::Renewed { sent_at }) => renewed_at = renewed_at.max(sent_at),
                 Some(Renewal::Failed(error)) => {
@@ -84,7 +126,7 @@ pub async fn supervise(
                     lease_trouble = Some(LeaseTrouble::Lost);
                     kill_sent = true;
                     reports_open = false;
-                    send(&child, libc::SIGKILL);
+                    orders.signal(libc::SIGKILL);
                 }
                 None => reports_open = false,
             },
@@ -95,33 +137,43 @@ pub async fn supervise(
                 );
                 lease_trouble.get_or_insert(LeaseTrouble::AtRisk);
                 term_sent = true;
-                send(&child, libc::SIGTERM);
+                orders.signal(libc::SIGTERM);
             },
             () = sleep_until(kill_at.into()), if term_sent && !kill_sent => {
                 eprintln!("lockd run: the command did not stop after SIGTERM; killing it (SIGKILL)");
                 kill_sent = true;
-                send(&child, libc::SIGKILL);
+                orders.signal(libc::SIGKILL);
             },
-            Some(()) = signals.terminate.recv() => send(&child, libc::SIGTERM),
-            Some(()) = signals.interrupt.recv() => send(&child, libc::SIGINT),
-            Some(()) = signals.hangup.recv() => send(&child, libc::SIGHUP),
-            Some(()) = signals.quit.recv() => send(&child, libc::SIGQUIT),
+            () = sleep_until(leftovers_note_at.unwrap_or(kill_at).into()), if leftovers_note_at.is_some() => {
+                leftovers_note_at = None;
+                eprintln!("lockd run: the command has exited; the lock stays held until the processes it left behind have ended");
+            },
+            Some(()) = signals.terminate.recv() => orders.signal(libc::SIGTERM),
+            Some(()) = signals.interrupt.recv() => orders.signal(libc::SIGINT),
+            Some(()) = signals.hangup.recv() => orders.signal(libc::SIGHUP),
+            Some(()) = signals.quit.recv() => orders.signal(libc::SIGQUIT),
+        }
+    };
+    // A report written just before the keeper exited may still be on its way.
+    while let Some(report) = tree_reports.recv().await {
+        if let Report::Exited(raw) = report {
+            command_status = Some(exit_status(raw));
+        }
+    }
+    let status = match command_status {
+        Some(status) => status,
+        None => {
+            // The keeper was killed: the command got SIGKILL with it (PDEATHSIG); so does its
+            // group. Processes that left the group may survive this one case.
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+            eprintln!("lockd run: the keeper of the command's processes died ({keeper_status}); killed the command's process group");
+            lease_trouble = Some(LeaseTrouble::KeeperDied);
+            keeper_status
         }
     };
     Ok(Supervised {
         status,
         lease_trouble,
     })
-}
-
-/// Sends `signal` to the command's process group (the command and what it started), if the
-/// command has not been reaped (its pid, which is the group's id, is then still its own).
-fn send(child: &Child, signal: libc::c_int) {
-    if let Some(pid) = child.id().and_then(|pid| libc::pid_t::try_from(pid).ok()) {
-        // SAFETY: kill(2) has no memory-safety preconditions; -pid names the process group the
-        // unreaped command leads.
-        unsafe {
-            libc::kill(-pid, signal);
-        }
-    }
 }
