@@ -6,7 +6,7 @@ DOMAIN_FORBIDDEN := diesel actix-web actix-http serde serde_json r2d2 libsqlite3
 # The HTTP client (`lockd run`, tests, the benchmark) stays plain HTTP: no TLS stack.
 CLIENT_FORBIDDEN := rustls native-tls openssl openssl-sys ring webpki-roots
 
-.PHONY: help run test postgres-check fuzz bench-deps bench-quick bench lint fmt openapi deps-check ci \
+.PHONY: help run test postgres-check fuzz bench-deps bench-quick bench bench-compare lint fmt openapi deps-check ci \
 	lockd-debug e2e docs-check python-client browser-test
 
 # The PostgreSQL server the PostgreSQL tests use (they create and drop their own databases on it).
@@ -22,6 +22,7 @@ help:
 	@echo "make bench-deps  install redis-server, etcd and fonts from Debian's packages (root)"
 	@echo "make bench-quick W1 and W2 for lockd (SQLite, PostgreSQL), Redis and etcd (< 3 min)"
 	@echo "make bench       every system and workload, 3 x 10 s, writes docs/benchmarks.md and .png"
+	@echo "make bench-compare BASELINE=old/lockd  W1 of an earlier build against this one, one run"
 	@echo "make lint        cargo fmt --check and clippy -D warnings"
 	@echo "make fmt         format the code"
 	@echo "make openapi     regenerate openapi/openapi.json from the code"
@@ -61,6 +62,13 @@ bench-quick:
 bench:
 	$(CARGO) build --release --locked -p lockd -p lock-bench
 	target/release/lock-bench --write docs/benchmarks.md
+
+# W1 of an earlier lockd build against this one, in one run, on SQLite and PostgreSQL:
+# make bench-compare BASELINE=/path/to/old/lockd (build it from the old commit first).
+bench-compare:
+	@test -n "$(BASELINE)" || { echo "set BASELINE=/path/to/an/earlier/lockd"; exit 2; }
+	$(CARGO) build --release --locked -p lockd -p lock-bench
+	target/release/lock-bench --baseline $(BASELINE) --runs $${RUNS:-6} --seconds $${SECONDS_PER_RUN:-10}
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -7,6 +7,7 @@
 
 mod ceiling;
 mod chart;
+mod compare;
 mod cpu;
 mod etcd;
 mod handoff;
@@ -69,6 +70,10 @@ struct Args {
     /// Extra flags for every lockd started (e.g. `--pool-size 32`), split on whitespace.
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     lockd_args: String,
+    /// Compare W1 of this lockd binary (an earlier build) with target/release/lockd, on SQLite
+    /// and PostgreSQL, in one run (runs alternate between the two); prints the ratios.
+    #[arg(long)]
+    baseline: Option<PathBuf>,
 }
 
 fn main() {
@@ -116,6 +121,20 @@ fn main() {
     ONLY.with(|only| *only.borrow_mut() = args.only.clone());
     WORKLOADS.with(|workloads| *workloads.borrow_mut() = args.workloads.clone());
     let lockd_args: Vec<&str> = args.lockd_args.split_whitespace().collect();
+    if let Some(baseline) = &args.baseline {
+        compare::run(
+            &runtime,
+            baseline,
+            &binary,
+            &args.postgres_url,
+            runs,
+            plan.duration,
+            args.clients,
+            &lockd_args,
+            &work,
+        );
+        return;
+    }
 
     // What HTTP alone allows: actix-web with fixed answers, driven by lockd's client.
     {
