@@ -15,6 +15,7 @@ mod lifecycle;
 mod listing;
 mod load;
 mod multi_instance;
+mod pipelining;
 mod proxy;
 mod run;
 mod server;

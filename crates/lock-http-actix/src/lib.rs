@@ -19,6 +19,8 @@ mod operations;
 mod peer;
 mod problem;
 mod resource_path;
+mod server;
+mod spin_guard;
 mod waiting;
 
 use std::sync::Arc;
@@ -32,6 +34,7 @@ pub use api_keys::{hash_key, ApiKeys, KeysFileError};
 pub use metrics::{run_live_lock_counter, AcquireMetric, Metrics};
 pub use peer::remember_peer_socket;
 pub use problem::{ApiError, FieldError};
+pub use server::{serve, ServerOptions};
 pub use waiting::Waiting;
 
 /// The most bytes a request body may have: larger bodies answer 413.
