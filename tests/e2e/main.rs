@@ -21,4 +21,5 @@ mod run;
 mod server;
 mod slow_clients;
 mod tenants;
+mod waiter_limits;
 mod waiting;

@@ -91,6 +91,7 @@ impl Application {
             api_keys,
             metrics,
             max_wait_seconds: args.max_wait_seconds,
+            waiter_limits: args.waiter_limits(),
         };
         // One API for all workers: they share the queues of waiting acquires.
         let api = LockApi::new(repo, settings);

@@ -76,6 +76,15 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u32).range(0..=3600))]
     pub max_wait_seconds: u32,
 
+    /// Most acquires waiting at once in this process; one more is answered 429.
+    #[arg(long, env = "LOCKD_MAX_WAITERS", default_value_t = lock_http_actix::DEFAULT_MAX_WAITERS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_waiters: u64,
+
+    /// Most acquires of one tenant waiting at once in this process [default: --max-waiters].
+    #[arg(long, env = "LOCKD_MAX_WAITERS_PER_TENANT", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_waiters_per_tenant: Option<u64>,
+
     /// Database connections in the pool [default: 4 for SQLite, 16 for PostgreSQL].
     #[arg(long, env = "LOCKD_POOL_SIZE", value_parser = clap::value_parser!(u32).range(2..=1024))]
     pub pool_size: Option<u32>,
@@ -190,6 +199,14 @@ impl ServeArgs {
     pub fn shutdown_grace(&self) -> Duration {
         Duration::from_secs(self.shutdown_grace_seconds)
     }
+
+    /// The limits of waiting acquires: per tenant as in all unless set.
+    pub fn waiter_limits(&self) -> lock_http_actix::WaiterLimits {
+        lock_http_actix::WaiterLimits {
+            total: self.max_waiters,
+            per_tenant: self.max_waiters_per_tenant.unwrap_or(self.max_waiters),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -230,6 +247,14 @@ mod tests {
         assert_eq!(args.pool_size, None);
         assert_eq!(args.max_wait_seconds, 60);
         assert_eq!(args.postgres_batch_connections, 2);
+        assert_eq!(args.waiter_limits().total, 10_000);
+        assert_eq!(args.waiter_limits().per_tenant, 10_000);
+        let capped = serve_args(parse(&["--max-waiters", "50"]).unwrap());
+        assert_eq!(capped.waiter_limits().per_tenant, 50);
+        let split =
+            serve_args(parse(&["--max-waiters", "50", "--max-waiters-per-tenant", "5"]).unwrap());
+        assert_eq!(split.waiter_limits().total, 50);
+        assert_eq!(split.waiter_limits().per_tenant, 5);
     }
 
     #[test]
