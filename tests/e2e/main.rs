@@ -5,6 +5,7 @@
 mod backends;
 
 mod attacks;
+mod audit;
 mod client;
 mod contract;
 mod documents;
