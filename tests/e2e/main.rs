@@ -19,6 +19,7 @@ mod multi_instance;
 mod pipelining;
 mod proxy;
 mod run;
+mod secrets;
 mod server;
 mod slow_clients;
 mod tenants;

@@ -176,13 +176,15 @@ impl DieselLockRepository {
             config.statement_timeout,
             health.clone(),
         );
+        // libpq may repeat parts of the connection string in its messages: every reason is
+        // scrubbed of the URL's passwords.
         let mut first = manager.establish().map_err(|e| StoreError::Unreachable {
             url: url.clone(),
-            reason: error_chain(&e),
+            reason: config.url.scrub(&error_chain(&e)),
         })?;
         migrations::run(&mut first).map_err(|e| StoreError::Migration {
             url: url.clone(),
-            reason: error_chain(e.as_ref()),
+            reason: config.url.scrub(&error_chain(e.as_ref())),
         })?;
 
         let pool = r2d2::Pool::builder()
@@ -194,7 +196,7 @@ impl DieselLockRepository {
             .build(manager)
             .map_err(|e| StoreError::Unreachable {
                 url: url.clone(),
-                reason: error_chain(&e),
+                reason: config.url.scrub(&error_chain(&e)),
             })?;
         let sqlite_writer = match first {
             DbConnection::Sqlite(conn) => Some(

@@ -63,7 +63,9 @@ pub struct ServeArgs {
 
     /// Database: sqlite://PATH (created if missing; sqlite:///abs/path for an absolute path) or
     /// postgres://USER@HOST:PORT/DB.
-    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://lockd.db")]
+    /// (Neither `--help` nor an error repeats the value: it may hold a password.)
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://lockd.db", hide_env_values = true,
+          value_parser = DatabaseUrlParser)]
     pub database_url: DatabaseUrl,
 
     /// Largest ttl_seconds accepted on acquire and renew.
@@ -187,6 +189,35 @@ pub struct RunArgs {
     pub command: Vec<std::ffi::OsString>,
 }
 
+/// Parses `--database-url` (or `DATABASE_URL`). clap's own errors repeat the value they refuse;
+/// this one says only why, since the value may hold a password.
+#[derive(Debug, Clone, Copy)]
+struct DatabaseUrlParser;
+
+impl clap::builder::TypedValueParser for DatabaseUrlParser {
+    type Value = DatabaseUrl;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<DatabaseUrl, clap::Error> {
+        let refused = |kind, reason: &dyn std::fmt::Display| {
+            clap::Error::raw(
+                kind,
+                format!("invalid value for '--database-url': {reason}\n"),
+            )
+            .with_cmd(cmd)
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| refused(clap::error::ErrorKind::InvalidUtf8, &"not valid UTF-8"))?;
+        text.parse()
+            .map_err(|error| refused(clap::error::ErrorKind::ValueValidation, &error))
+    }
+}
+
 impl ServeArgs {
     pub fn pool_timeout(&self) -> Duration {
         Duration::from_secs(self.pool_timeout_seconds)
@@ -299,6 +330,15 @@ mod tests {
     #[test]
     fn bad_values_are_refused() {
         assert!(parse(&["--database-url", "mysql://x/y"]).is_err());
+        for url in [
+            "mysql://u:s3cr3t@h/db",
+            "postgres://u:s3cr3t/x@h/db",
+            "postgres://u@h/db?password=s3cr3t&x",
+        ] {
+            let error = parse(&["--database-url", url]).expect_err(url).to_string();
+            assert!(error.contains("--database-url"), "{error}");
+            assert!(!error.contains("s3cr3t"), "{error}");
+        }
         assert!(parse(&["--max-ttl-seconds", "0"]).is_err());
         assert!(parse(&["--bind", "localhost"]).is_err());
         assert!(parse(&["--pool-size", "1"]).is_err());
