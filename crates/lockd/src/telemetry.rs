@@ -1,11 +1,12 @@
 //! Structured logs to standard error, as text or JSON lines.
 //!
-//! In the text format every field is `key=value` with the value quoted and escaped whenever it
-//! could be misread (spaces, `=`, quotes, anything but printable ASCII), so that a value a
-//! client chose, such as a resource named `x owner=victim event=released`, can never read as
-//! another field: a logfmt parser sees exactly the fields lockd wrote. tracing-subscriber's own
-//! text format writes a `%value` (Display) field bare. In JSON every value is already a string
-//! of its own.
+//! In the text format every field is `key=value`. A string field is quoted, as
+//! tracing-subscriber writes it (`event="granted"`); a `%value` (Display) or `?value` field,
+//! which tracing-subscriber writes bare whatever it holds, stays bare only when it is plain
+//! (`owner=worker-7`) and is quoted and escaped whenever it could be misread (spaces, `=`,
+//! quotes, anything but printable ASCII). So a value a client chose, such as a resource named
+//! `x owner=victim event=released`, can never read as another field: a logfmt parser sees
+//! exactly the fields lockd wrote. In JSON every value is already a string of its own.
 
 use std::fmt;
 use std::io::IsTerminal;
@@ -54,7 +55,8 @@ where
 }
 
 /// The text format's fields: `message` first and bare, as tracing-subscriber writes it, then
-/// `key=value` pairs whose values are quoted when they need to be (see [`write_value`]).
+/// `key=value` pairs whose values are quoted when they are strings or need to be (see
+/// [`write_value`]).
 struct QuotedFields;
 
 impl<'writer> FormatFields<'writer> for QuotedFields {
@@ -85,8 +87,8 @@ impl QuotingVisitor<'_> {
         }
     }
 
-    /// A field whose value is text: quoted when it must be.
-    fn text(&mut self, field: &Field, value: &str) {
+    /// A field whose value is text: quoted when `quote` says so or it must be.
+    fn text(&mut self, field: &Field, value: &str, quote: Quote) {
         if self.result.is_err() {
             return;
         }
@@ -95,7 +97,7 @@ impl QuotingVisitor<'_> {
                 self.writer.write_str(value)
             } else {
                 write!(self.writer, "{}=", field.name())?;
-                write_value(&mut self.writer, value)
+                write_value(&mut self.writer, value, quote)
             }
         });
     }
@@ -137,24 +139,32 @@ impl Visit for QuotingVisitor<'_> {
     }
 
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.text(field, value);
+        self.text(field, value, Quote::Always);
     }
 
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
-        self.text(field, &value.to_string());
+        self.text(field, &value.to_string(), Quote::Always);
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
         // `%value` fields arrive here too, their Debug being their Display.
-        self.text(field, &format!("{value:?}"));
+        self.text(field, &format!("{value:?}"), Quote::WhenNeeded);
     }
 }
 
-/// Writes `value` bare when it is non-empty printable ASCII without spaces, `=` or quotes;
-/// otherwise in double quotes, with `\` and `"` escaped as `\\` and `\"`, and control characters
-/// as `\n`, `\r`, `\t` or `\u00XX` (other characters stay as they are).
-fn write_value(writer: &mut impl fmt::Write, value: &str) -> fmt::Result {
-    let bare = !value.is_empty()
+/// Whether a value is quoted even when it is plain.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    Always,
+    WhenNeeded,
+}
+
+/// Writes `value` bare when `quote` allows it and it is non-empty printable ASCII without `=`,
+/// `"` or `\`; otherwise in double quotes, with `\` and `"` escaped as `\\` and `\"`, and
+/// control characters as `\n`, `\r`, `\t` or `\u00XX` (other characters stay as they are).
+fn write_value(writer: &mut impl fmt::Write, value: &str, quote: Quote) -> fmt::Result {
+    let bare = quote == Quote::WhenNeeded
+        && !value.is_empty()
         && value
             .bytes()
             .all(|b| b.is_ascii_graphic() && b != b'=' && b != b'"' && b != b'\\');
@@ -178,12 +188,19 @@ fn write_value(writer: &mut impl fmt::Write, value: &str) -> fmt::Result {
 
 #[cfg(test)]
 mod tests {
-    use super::write_value;
+    use super::{write_value, Quote};
 
     fn written(value: &str) -> String {
         let mut out = String::new();
-        write_value(&mut out, value).expect("write to a String");
+        write_value(&mut out, value, Quote::WhenNeeded).expect("write to a String");
         out
+    }
+
+    #[test]
+    fn strings_are_always_quoted() {
+        let mut out = String::new();
+        write_value(&mut out, "granted", Quote::Always).expect("write to a String");
+        assert_eq!(out, r#""granted""#);
     }
 
     #[test]
