@@ -5,6 +5,7 @@
 mod backends;
 
 mod attacks;
+mod audit;
 mod client;
 mod contract;
 mod documents;
@@ -15,9 +16,12 @@ mod lifecycle;
 mod listing;
 mod load;
 mod multi_instance;
+mod pipelining;
 mod proxy;
 mod run;
+mod secrets;
 mod server;
 mod slow_clients;
 mod tenants;
+mod waiter_limits;
 mod waiting;

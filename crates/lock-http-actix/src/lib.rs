@@ -19,6 +19,8 @@ mod operations;
 mod peer;
 mod problem;
 mod resource_path;
+mod server;
+mod spin_guard;
 mod waiting;
 
 use std::sync::Arc;
@@ -32,7 +34,8 @@ pub use api_keys::{hash_key, ApiKeys, KeysFileError};
 pub use metrics::{run_live_lock_counter, AcquireMetric, Metrics};
 pub use peer::remember_peer_socket;
 pub use problem::{ApiError, FieldError};
-pub use waiting::Waiting;
+pub use server::{serve, ServerOptions};
+pub use waiting::{WaiterLimits, Waiting, DEFAULT_MAX_WAITERS};
 
 /// The most bytes a request body may have: larger bodies answer 413.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -56,6 +59,8 @@ pub struct ApiSettings {
     pub metrics: Arc<Metrics>,
     /// The largest `wait_seconds` accepted on acquire (0: acquires never wait).
     pub max_wait_seconds: u32,
+    /// The most acquires that wait at once; one more is answered 429.
+    pub waiter_limits: WaiterLimits,
 }
 
 impl Default for ApiSettings {
@@ -66,6 +71,7 @@ impl Default for ApiSettings {
             api_keys: None,
             metrics: Arc::default(),
             max_wait_seconds: DEFAULT_MAX_WAIT_SECONDS,
+            waiter_limits: WaiterLimits::default(),
         }
     }
 }
@@ -89,7 +95,7 @@ impl LockApi {
     pub fn new(repo: Arc<dyn LockRepository>, settings: ApiSettings) -> Self {
         Self {
             state: web::Data::new(ApiState {
-                waiting: Waiting::new(Arc::clone(&repo)),
+                waiting: Waiting::with_limits(Arc::clone(&repo), settings.waiter_limits),
                 repo,
                 settings,
                 openapi_json: openapi_json(),

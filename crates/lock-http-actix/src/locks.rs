@@ -19,7 +19,10 @@ use crate::dto::{AcquireGranted, AcquireHeld, AcquireResponse, LockView};
 use crate::metrics::AcquireMetric;
 use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
 use crate::resource_path::resource_of;
-use crate::waiting::WaitOutcome;
+use crate::waiting::{WaitOutcome, WaitersFull};
+
+/// `Retry-After` of a waiting acquire refused because too many already wait.
+const WAITERS_FULL_RETRY_AFTER_SECONDS: u64 = 1;
 use crate::ApiState;
 
 pub(crate) fn routes(cfg: &mut ServiceConfig) {
@@ -164,6 +167,7 @@ fn not_yours(resource: &ResourceName) -> ProblemKind {
         (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource, owner, ttl_seconds or wait_seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 429, description = "With `wait_seconds` > 0: the server already holds as many waiting acquires as it allows (`--max-waiters`, in all, or `--max-waiters-per-tenant`); nothing was attempted or changed. Retry after `Retry-After` seconds, or without `wait_seconds`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable; retry after `Retry-After` seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
@@ -289,9 +293,20 @@ async fn acquire_waiting(
             }
         }
     }
-    let ticket = state
+    let ticket = match state
         .waiting
-        .enqueue(tenant.clone(), resource.clone(), owner.clone(), ttl);
+        .enqueue(tenant.clone(), resource.clone(), owner.clone(), ttl)
+    {
+        Ok(ticket) => ticket,
+        Err(full) => {
+            let per_tenant = full == WaitersFull::Tenant;
+            state.settings.metrics.waiter_rejected(per_tenant);
+            return Err(ProblemKind::TooManyRequests {
+                detail: waiters_full_detail(per_tenant),
+                retry_after_seconds: WAITERS_FULL_RETRY_AFTER_SECONDS,
+            });
+        }
+    };
     match ticket.wait(wait, || crate::peer::has_hung_up(req)).await {
         WaitOutcome::Granted(lock) => Ok(Waited::GrantedAfterWait(lock)),
         WaitOutcome::TimedOut {
@@ -302,6 +317,14 @@ async fn acquire_waiting(
         WaitOutcome::Failed(error) => Err(error.into()),
         WaitOutcome::HungUp => Ok(Waited::HungUp),
     }
+}
+
+/// The detail of the 429 answered to a waiter beyond the limit (of its tenant, or in all).
+pub(crate) fn waiters_full_detail(per_tenant: bool) -> String {
+    let whose = if per_tenant { "of this tenant " } else { "" };
+    format!(
+        "too many acquires {whose}are waiting on this server; retry later, or without wait_seconds"
+    )
 }
 
 /// Get a lock's status.

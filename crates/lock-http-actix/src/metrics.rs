@@ -86,6 +86,8 @@ struct Counters {
     acquires: BTreeMap<AcquireMetric, u64>,
     releases: BTreeMap<&'static str, u64>,
     renewals: BTreeMap<&'static str, u64>,
+    /// limit ("total" or "tenant") -> waiting acquires refused.
+    waiters_rejected: BTreeMap<&'static str, u64>,
 }
 
 /// The live-lock count and when it was read.
@@ -144,6 +146,13 @@ impl Metrics {
             RenewResult::Forbidden => "forbidden",
         };
         *self.counters().renewals.entry(label).or_default() += 1;
+    }
+
+    /// Counts one acquire refused a place in line because the server's limit of waiters (in
+    /// all, or of the caller's tenant) was reached.
+    pub fn waiter_rejected(&self, per_tenant: bool) {
+        let limit = if per_tenant { "tenant" } else { "total" };
+        *self.counters().waiters_rejected.entry(limit).or_default() += 1;
     }
 
     /// Sets the number of acquires waiting for a lock right now (`lockd_live_waiters`); the
@@ -297,6 +306,19 @@ impl Metrics {
         for result in ["renewed", "not_found", "forbidden"] {
             let count = counters.renewals.get(result).copied().unwrap_or(0);
             let _ = writeln!(out, "lockd_renew_total{{result=\"{result}\"}} {count}");
+        }
+        family(
+            &mut out,
+            "lockd_waiters_rejected_total",
+            "counter",
+            "Acquires with wait_seconds answered 429 because the limit of waiting acquires was reached, by limit (total, or the tenant's).",
+        );
+        for limit in ["total", "tenant"] {
+            let count = counters.waiters_rejected.get(limit).copied().unwrap_or(0);
+            let _ = writeln!(
+                out,
+                "lockd_waiters_rejected_total{{limit=\"{limit}\"}} {count}"
+            );
         }
         drop(counters);
 

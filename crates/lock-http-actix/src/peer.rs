@@ -13,8 +13,8 @@ use actix_web::HttpRequest;
 #[derive(Debug, Clone, Copy)]
 struct PeerSocket(RawFd);
 
-/// Remembers each TCP connection's socket for [`has_hung_up`]. Register it on the server:
-/// `HttpServer::new(...).on_connect(lock_http_actix::remember_peer_socket)`.
+/// Remembers each TCP connection's socket for [`has_hung_up`]. [`crate::serve`] registers it;
+/// on another server: `HttpServer::new(...).on_connect(lock_http_actix::remember_peer_socket)`.
 pub fn remember_peer_socket(connection: &dyn Any, data: &mut Extensions) {
     if let Some(stream) = connection.downcast_ref::<actix_web::rt::net::TcpStream>() {
         data.insert(PeerSocket(stream.as_raw_fd()));

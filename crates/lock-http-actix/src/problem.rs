@@ -73,6 +73,11 @@ pub(crate) enum ProblemKind {
     RequestTimeout,
     UnsupportedMediaType(String),
     Validation(Vec<FieldError>),
+    /// A limit of the server is reached (waiting acquires); retry after this many seconds.
+    TooManyRequests {
+        detail: String,
+        retry_after_seconds: u64,
+    },
     Unavailable(RepositoryError),
     Internal(Box<dyn std::error::Error + Send + Sync>),
     /// An error answer made elsewhere (actix, Swagger UI) with no problem body: keep its status.
@@ -125,6 +130,7 @@ impl ApiError {
             ProblemKind::RequestTimeout => "request-timeout",
             ProblemKind::UnsupportedMediaType(_) => "unsupported-media-type",
             ProblemKind::Validation(_) => "validation-failed",
+            ProblemKind::TooManyRequests { .. } => "too-many-requests",
             ProblemKind::Unavailable(_) => "service-unavailable",
             ProblemKind::Internal(_) => "internal",
             ProblemKind::Other(status) => match status.as_u16() {
@@ -135,6 +141,7 @@ impl ApiError {
                 408 => "request-timeout",
                 413 => "payload-too-large",
                 415 => "unsupported-media-type",
+                429 => "too-many-requests",
                 503 => "service-unavailable",
                 _ if status.is_server_error() => "internal",
                 _ => "bad-request",
@@ -147,7 +154,8 @@ impl ApiError {
             ProblemKind::BadRequest(detail)
             | ProblemKind::Forbidden(detail)
             | ProblemKind::NotFound(detail)
-            | ProblemKind::UnsupportedMediaType(detail) => detail.clone(),
+            | ProblemKind::UnsupportedMediaType(detail)
+            | ProblemKind::TooManyRequests { detail, .. } => detail.clone(),
             ProblemKind::MethodNotAllowed(allow) => format!("this path allows {allow}"),
             ProblemKind::Unauthorized => {
                 "send a valid API key as `Authorization: Bearer <key>`".to_owned()
@@ -186,6 +194,7 @@ impl ResponseError for ApiError {
             ProblemKind::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ProblemKind::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ProblemKind::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ProblemKind::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ProblemKind::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ProblemKind::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             ProblemKind::Other(status) => status,
@@ -228,6 +237,12 @@ impl ResponseError for ApiError {
             }
             ProblemKind::Unavailable(_) => {
                 response.insert_header((header::RETRY_AFTER, "1"));
+            }
+            ProblemKind::TooManyRequests {
+                retry_after_seconds,
+                ..
+            } => {
+                response.insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()));
             }
             _ => {}
         }

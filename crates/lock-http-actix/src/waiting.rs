@@ -63,6 +63,32 @@ struct Granted {
     settled: oneshot::Sender<bool>,
 }
 
+/// The most waiting acquires a server holds at once: in all, and of one tenant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaiterLimits {
+    pub total: u64,
+    pub per_tenant: u64,
+}
+
+/// The default of both [`WaiterLimits`].
+pub const DEFAULT_MAX_WAITERS: u64 = 10_000;
+
+impl Default for WaiterLimits {
+    fn default() -> Self {
+        Self {
+            total: DEFAULT_MAX_WAITERS,
+            per_tenant: DEFAULT_MAX_WAITERS,
+        }
+    }
+}
+
+/// Which limit refused a waiter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WaitersFull {
+    Total,
+    Tenant,
+}
+
 /// The state of the subscription to the store's hints.
 const HINTS_NOT_STARTED: u8 = 0;
 const HINTS_PENDING: u8 = 1;
@@ -80,7 +106,10 @@ struct Shared {
     queues: Mutex<HashMap<QueueKey, Arc<Queue>>>,
     hints: AtomicU8,
     next_id: AtomicU64,
+    /// Waiters now; raised only under `waiters_by_tenant`'s lock, so the limits hold exactly.
     live: AtomicU64,
+    limits: WaiterLimits,
+    waiters_by_tenant: Mutex<HashMap<Tenant, u64>>,
     granted: AtomicU64,
     timed_out: AtomicU64,
     abandoned: AtomicU64,
@@ -128,7 +157,13 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Waiting {
+    /// Waiting acquires with the default [`WaiterLimits`].
     pub fn new(repo: Arc<dyn LockRepository>) -> Self {
+        Self::with_limits(repo, WaiterLimits::default())
+    }
+
+    /// Waiting acquires, at most `limits` at once.
+    pub fn with_limits(repo: Arc<dyn LockRepository>, limits: WaiterLimits) -> Self {
         Self {
             shared: Arc::new(Shared {
                 repo,
@@ -136,6 +171,8 @@ impl Waiting {
                 hints: AtomicU8::new(HINTS_NOT_STARTED),
                 next_id: AtomicU64::new(0),
                 live: AtomicU64::new(0),
+                limits,
+                waiters_by_tenant: Mutex::new(HashMap::new()),
                 granted: AtomicU64::new(0),
                 timed_out: AtomicU64::new(0),
                 abandoned: AtomicU64::new(0),
@@ -204,13 +241,18 @@ impl Waiting {
 
     /// Puts a waiter at the end of the lock's queue. Must be called inside a tokio runtime (the
     /// queue's task is spawned on it).
+    ///
+    /// # Errors
+    /// [`WaitersFull`] when the server already holds as many waiters as its limits allow, in
+    /// all or of this tenant: nothing was queued.
     pub(crate) fn enqueue(
         &self,
         tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
-    ) -> Ticket {
+    ) -> Result<Ticket, WaitersFull> {
+        let seat = WaiterSeat::take(&self.shared, &tenant)?;
         let (grant, granted) = oneshot::channel();
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let key = (tenant, resource);
@@ -237,15 +279,15 @@ impl Waiting {
             });
             queue
         };
-        self.shared.live.fetch_add(1, Ordering::Relaxed);
         self.start_hints();
-        Ticket {
+        Ok(Ticket {
+            _seat: seat,
             granted,
             queue,
             shared: Arc::clone(&self.shared),
             key,
             settled: false,
-        }
+        })
     }
 
     /// Subscribes to the store's hints once, on the first wait.
@@ -382,9 +424,49 @@ fn copy_error(error: &RepositoryError) -> RepositoryError {
     }
 }
 
+/// A waiter's share of the limits, taken before it joins a queue and given back when its
+/// [`Ticket`] is dropped (which also lowers `live`).
+struct WaiterSeat {
+    shared: Arc<Shared>,
+    tenant: Tenant,
+}
+
+impl WaiterSeat {
+    fn take(shared: &Arc<Shared>, tenant: &Tenant) -> Result<Self, WaitersFull> {
+        let mut by_tenant = locked(&shared.waiters_by_tenant);
+        if shared.live.load(Ordering::Acquire) >= shared.limits.total {
+            return Err(WaitersFull::Total);
+        }
+        let of_tenant = by_tenant.entry(tenant.clone()).or_insert(0);
+        if *of_tenant >= shared.limits.per_tenant {
+            return Err(WaitersFull::Tenant);
+        }
+        *of_tenant += 1;
+        shared.live.fetch_add(1, Ordering::AcqRel);
+        Ok(Self {
+            shared: Arc::clone(shared),
+            tenant: tenant.clone(),
+        })
+    }
+}
+
+impl Drop for WaiterSeat {
+    fn drop(&mut self) {
+        let mut by_tenant = locked(&self.shared.waiters_by_tenant);
+        if let Some(of_tenant) = by_tenant.get_mut(&self.tenant) {
+            *of_tenant = of_tenant.saturating_sub(1);
+            if *of_tenant == 0 {
+                by_tenant.remove(&self.tenant);
+            }
+        }
+    }
+}
+
 /// One waiting request's place in a queue. Dropping it (the request is gone) leaves the queue
 /// at once, and undoes a grant that arrived too late to be answered.
 pub(crate) struct Ticket {
+    /// Given back when the ticket is dropped.
+    _seat: WaiterSeat,
     granted: oneshot::Receiver<Grant>,
     queue: Arc<Queue>,
     shared: Arc<Shared>,
@@ -739,8 +821,12 @@ mod tests {
             .await
             .unwrap();
         assert!(matches!(held, AcquireOutcome::Granted(_)));
-        let first = waiting.enqueue(tenant.clone(), resource.clone(), owner("o"), ttl());
-        let second = waiting.enqueue(tenant.clone(), resource.clone(), owner("o"), ttl());
+        let first = waiting
+            .enqueue(tenant.clone(), resource.clone(), owner("o"), ttl())
+            .expect("room for a waiter");
+        let second = waiting
+            .enqueue(tenant.clone(), resource.clone(), owner("o"), ttl())
+            .expect("room for a waiter");
         tokio::time::sleep(Duration::from_millis(20)).await;
         repo.release(tenant.clone(), resource.clone(), owner("h"))
             .await

@@ -23,6 +23,10 @@ pub(crate) enum DbConnection {
 pub(crate) enum ConnectError {
     #[error(transparent)]
     Connect(#[from] ConnectionError),
+    /// PostgreSQL's connection failure, its message scrubbed of the URL's passwords (libpq
+    /// may repeat parts of the connection string).
+    #[error("{0}")]
+    Postgres(String),
     #[error("could not configure the connection")]
     Setup(#[from] diesel::result::Error),
 }
@@ -98,7 +102,10 @@ impl ConnectionManager {
             }
             DatabaseUrl::Postgres(url) => {
                 let mut conn =
-                    PgConnection::establish(&with_connect_timeout(url, self.connect_timeout))?;
+                    PgConnection::establish(&with_connect_timeout(url, self.connect_timeout))
+                        .map_err(|error| {
+                            ConnectError::Postgres(self.url.scrub(&error.to_string()))
+                        })?;
                 // The server cancels any statement that runs past this (its COMMIT is not
                 // covered: see `postgres_batch` for a grant that commits after its caller gave
                 // up), and the sweeper's grace (60 s) stays far longer than any statement can

@@ -16,6 +16,8 @@ use lock_domain::{Freed, FreedLocks, RepositoryError, ResourceName, Tenant};
 use tokio::sync::mpsc;
 use tokio_postgres::{AsyncMessage, NoTls};
 
+use crate::database_url::scrub_secrets;
+
 /// The channel `freed_notifier` notifies.
 const CHANNEL: &str = "lockd_freed";
 
@@ -90,12 +92,16 @@ async fn listen(
     connect_timeout: Duration,
     hints: mpsc::Sender<Freed>,
 ) -> Result<tokio::task::JoinHandle<()>, RepositoryError> {
-    let mut config: tokio_postgres::Config = url.parse().map_err(RepositoryError::internal)?;
+    // Messages are scrubbed of the URL's passwords before they can reach a log.
+    let scrubbed = |error: &dyn std::fmt::Display| scrub_secrets(url, &error.to_string());
+    let mut config: tokio_postgres::Config = url
+        .parse()
+        .map_err(|e| RepositoryError::internal(scrubbed(&e)))?;
     config.connect_timeout(connect_timeout);
     let (client, mut connection) = tokio::time::timeout(connect_timeout, config.connect(NoTls))
         .await
-        .map_err(RepositoryError::unavailable)?
-        .map_err(RepositoryError::unavailable)?;
+        .map_err(|e| RepositoryError::unavailable(scrubbed(&e)))?
+        .map_err(|e| RepositoryError::unavailable(scrubbed(&e)))?;
     let (listening_tx, listening) = tokio::sync::oneshot::channel::<tokio_postgres::Client>();
     let forwarder = tokio::spawn(async move {
         // The client must live as long as the connection is read, or the connection closes.

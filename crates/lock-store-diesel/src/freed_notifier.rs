@@ -20,6 +20,8 @@ use lock_domain::{ResourceName, Tenant};
 use tokio::sync::mpsc;
 use tokio_postgres::NoTls;
 
+use crate::database_url::scrub_secrets;
+
 /// Hints waiting to be sent; beyond this they are dropped (see the module's note).
 const BACKLOG: usize = 16_384;
 
@@ -106,10 +108,13 @@ async fn connect(
     url: &str,
     connect_timeout: Duration,
 ) -> Result<tokio_postgres::Client, Box<dyn std::error::Error + Send + Sync>> {
-    let mut config: tokio_postgres::Config = url.parse()?;
+    let scrubbed = |error: &dyn std::fmt::Display| scrub_secrets(url, &error.to_string());
+    let mut config: tokio_postgres::Config = url.parse().map_err(|e| scrubbed(&e))?;
     config.connect_timeout(connect_timeout);
-    let (client, connection) =
-        tokio::time::timeout(connect_timeout, config.connect(NoTls)).await??;
+    let (client, connection) = tokio::time::timeout(connect_timeout, config.connect(NoTls))
+        .await
+        .map_err(|e| scrubbed(&e))?
+        .map_err(|e| scrubbed(&e))?;
     tokio::spawn(async move {
         if let Err(error) = connection.await {
             tracing::warn!(%error, "the connection sending hints of released locks failed");

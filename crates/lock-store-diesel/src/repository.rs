@@ -176,14 +176,16 @@ impl DieselLockRepository {
             config.statement_timeout,
             health.clone(),
         );
+        // libpq may repeat parts of the connection string in its messages: every reason is
+        // scrubbed of the URL's passwords.
         let mut first = manager.establish().map_err(|e| StoreError::Unreachable {
             url: url.clone(),
-            reason: error_chain(&e),
+            reason: config.url.scrub(&error_chain(&e)),
         })?;
         migrations::run(&mut first, config.sqlite_busy_timeout).map_err(|e| {
             StoreError::Migration {
                 url: url.clone(),
-                reason: error_chain(e.as_ref()),
+                reason: config.url.scrub(&error_chain(e.as_ref())),
             }
         })?;
 
@@ -196,7 +198,7 @@ impl DieselLockRepository {
             .build(manager)
             .map_err(|e| StoreError::Unreachable {
                 url: url.clone(),
-                reason: error_chain(&e),
+                reason: config.url.scrub(&error_chain(&e)),
             })?;
         let sqlite_writer = match first {
             DbConnection::Sqlite(conn) => Some(

@@ -5,9 +5,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::dev::Server;
-use actix_web::{App, HttpServer};
 use lock_domain::{LockRepository, SystemClock};
-use lock_http_actix::{ApiKeys, ApiSettings, LockApi, Metrics};
+use lock_http_actix::{ApiKeys, ApiSettings, LockApi, Metrics, ServerOptions};
 use lock_store_diesel::{DieselLockRepository, SqliteSynchronous, StoreConfig, StoreError};
 
 use crate::cli::{ServeArgs, Synchronous};
@@ -92,6 +91,7 @@ impl Application {
             api_keys,
             metrics,
             max_wait_seconds: args.max_wait_seconds,
+            waiter_limits: args.waiter_limits(),
         };
         // One API for all workers: they share the queues of waiting acquires.
         let api = LockApi::new(repo, settings);
@@ -102,26 +102,21 @@ impl Application {
             stop_signal().await;
             waiting.close();
         });
-        let mut server = HttpServer::new(move || App::new().configure(api.configure()))
-            // Lets a waiting acquire see that its client hung up before answering a grant.
-            .on_connect(lock_http_actix::remember_peer_socket)
-            .shutdown_timeout(args.shutdown_grace().as_secs())
-            // A client that closes its connection (even only its sending half) is gone: its
-            // request is dropped at once, so a waiting acquire leaves its queue and is never
-            // granted a lock nobody would use. HTTP/1.1 clients do not half-close to signal the end
-            // of a request (its length does), so none is cut off early.
-            .h1_allow_half_closed(false)
-            .client_request_timeout(Duration::from_secs(args.header_timeout_seconds))
-            .listen(listener)
-            .map_err(|source| StartupError::Bind {
-                addr: args.bind,
-                source,
-            })?;
-        if let Some(workers) = args.workers {
-            server = server.workers(workers as usize);
-        }
+        let server = lock_http_actix::serve(
+            &api,
+            listener,
+            &ServerOptions {
+                workers: args.workers.map(|workers| workers as usize),
+                shutdown_timeout: args.shutdown_grace(),
+                client_request_timeout: Duration::from_secs(args.header_timeout_seconds),
+            },
+        )
+        .map_err(|source| StartupError::Bind {
+            addr: args.bind,
+            source,
+        })?;
         Ok(Self {
-            server: server.run(),
+            server,
             addr,
             sweeper,
             live_lock_counter,

@@ -81,7 +81,9 @@ pub struct ServeArgs {
 
     /// Database: sqlite://PATH (created if missing; sqlite:///abs/path for an absolute path) or
     /// postgres://USER@HOST:PORT/DB.
-    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://lockd.db")]
+    /// (Neither `--help` nor an error repeats the value: it may hold a password.)
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://lockd.db", hide_env_values = true,
+          value_parser = DatabaseUrlParser)]
     pub database_url: DatabaseUrl,
 
     /// Largest ttl_seconds accepted on acquire and renew.
@@ -93,6 +95,15 @@ pub struct ServeArgs {
     #[arg(long, env = "LOCKD_MAX_WAIT_SECONDS", default_value_t = lock_http_actix::DEFAULT_MAX_WAIT_SECONDS,
           value_parser = clap::value_parser!(u32).range(0..=3600))]
     pub max_wait_seconds: u32,
+
+    /// Most acquires waiting at once in this process; one more is answered 429.
+    #[arg(long, env = "LOCKD_MAX_WAITERS", default_value_t = lock_http_actix::DEFAULT_MAX_WAITERS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_waiters: u64,
+
+    /// Most acquires of one tenant waiting at once in this process [default: --max-waiters].
+    #[arg(long, env = "LOCKD_MAX_WAITERS_PER_TENANT", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_waiters_per_tenant: Option<u64>,
 
     /// Database connections in the pool [default: 4 for SQLite, 16 for PostgreSQL].
     #[arg(long, env = "LOCKD_POOL_SIZE", value_parser = clap::value_parser!(u32).range(2..=1024))]
@@ -197,6 +208,35 @@ pub struct RunArgs {
     pub command: Vec<std::ffi::OsString>,
 }
 
+/// Parses `--database-url` (or `DATABASE_URL`). clap's own errors repeat the value they refuse;
+/// this one says only why, since the value may hold a password.
+#[derive(Debug, Clone, Copy)]
+struct DatabaseUrlParser;
+
+impl clap::builder::TypedValueParser for DatabaseUrlParser {
+    type Value = DatabaseUrl;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<DatabaseUrl, clap::Error> {
+        let refused = |kind, reason: &dyn std::fmt::Display| {
+            clap::Error::raw(
+                kind,
+                format!("invalid value for '--database-url': {reason}\n"),
+            )
+            .with_cmd(cmd)
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| refused(clap::error::ErrorKind::InvalidUtf8, &"not valid UTF-8"))?;
+        text.parse()
+            .map_err(|error| refused(clap::error::ErrorKind::ValueValidation, &error))
+    }
+}
+
 impl ServeArgs {
     pub fn pool_timeout(&self) -> Duration {
         Duration::from_secs(self.pool_timeout_seconds)
@@ -208,6 +248,14 @@ impl ServeArgs {
 
     pub fn shutdown_grace(&self) -> Duration {
         Duration::from_secs(self.shutdown_grace_seconds)
+    }
+
+    /// The limits of waiting acquires: per tenant as in all unless set.
+    pub fn waiter_limits(&self) -> lock_http_actix::WaiterLimits {
+        lock_http_actix::WaiterLimits {
+            total: self.max_waiters,
+            per_tenant: self.max_waiters_per_tenant.unwrap_or(self.max_waiters),
+        }
     }
 }
 
@@ -249,6 +297,14 @@ mod tests {
         assert_eq!(args.pool_size, None);
         assert_eq!(args.max_wait_seconds, 60);
         assert_eq!(args.postgres_batch_connections, 2);
+        assert_eq!(args.waiter_limits().total, 10_000);
+        assert_eq!(args.waiter_limits().per_tenant, 10_000);
+        let capped = serve_args(parse(&["--max-waiters", "50"]).unwrap());
+        assert_eq!(capped.waiter_limits().per_tenant, 50);
+        let split =
+            serve_args(parse(&["--max-waiters", "50", "--max-waiters-per-tenant", "5"]).unwrap());
+        assert_eq!(split.waiter_limits().total, 50);
+        assert_eq!(split.waiter_limits().per_tenant, 5);
     }
 
     #[test]
@@ -293,6 +349,15 @@ mod tests {
     #[test]
     fn bad_values_are_refused() {
         assert!(parse(&["--database-url", "mysql://x/y"]).is_err());
+        for url in [
+            "mysql://u:s3cr3t@h/db",
+            "postgres://u:s3cr3t/x@h/db",
+            "postgres://u@h/db?password=s3cr3t&x",
+        ] {
+            let error = parse(&["--database-url", url]).expect_err(url).to_string();
+            assert!(error.contains("--database-url"), "{error}");
+            assert!(!error.contains("s3cr3t"), "{error}");
+        }
         assert!(parse(&["--max-ttl-seconds", "0"]).is_err());
         assert!(parse(&["--bind", "localhost"]).is_err());
         assert!(parse(&["--pool-size", "1"]).is_err());

@@ -147,6 +147,11 @@ fn example(status: u16, instance: &str) -> Option<Value> {
                 }],
             }))
         }
+        429 => (
+            "too-many-requests",
+            "Too Many Requests",
+            crate::locks::waiters_full_detail(false),
+        ),
         500 => (
             "internal",
             "Internal Server Error",
@@ -176,7 +181,7 @@ fn header_of(status: u16) -> Option<(&'static str, &'static str)> {
             "`Bearer`: send an API key of your tenant.",
         )),
         408 => Some(("Connection", "`close`: the server closes the connection.")),
-        503 => Some(("Retry-After", "Seconds to wait before retrying (`1`).")),
+        429 | 503 => Some(("Retry-After", "Seconds to wait before retrying (`1`).")),
         _ => None,
     }
 }
@@ -209,6 +214,10 @@ mod tests {
                 "out_of_range",
                 "ttl_seconds must be between 1 and 86400, got 0",
             )]),
+            ProblemKind::TooManyRequests {
+                detail: crate::locks::waiters_full_detail(false),
+                retry_after_seconds: 1,
+            },
             ProblemKind::Internal("disk on fire".into()),
             ProblemKind::Unavailable(lock_domain::RepositoryError::Unavailable(
                 "connection refused".into(),
