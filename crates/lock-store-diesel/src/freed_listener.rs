@@ -6,15 +6,18 @@
 //! are blocking and cannot wait for a notification without holding a thread). It is not a pooled
 //! connection, so waiting acquires never take one from the pool. When it breaks, it is opened
 //! again with a growing delay, and a [`Freed::Unknown`] tells the subscriber that hints may have
-//! been lost meanwhile.
+//! been lost meanwhile. A connection can also die silently (a black-holed TCP connection sends
+//! no FIN and no RST): a heartbeat on it finds that out, and it is then replaced the same way.
 
+use std::future::Future;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::future::poll_fn;
 use lock_domain::{Freed, FreedLocks, RepositoryError, ResourceName, Tenant};
-use tokio::sync::mpsc;
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio::sync::{mpsc, oneshot};
+use tokio_postgres::tls::NoTlsStream;
+use tokio_postgres::{AsyncMessage, Client, Connection, NoTls, Socket};
 
 use crate::database_url::scrub_secrets;
 
@@ -26,6 +29,18 @@ const BACKLOG: usize = 4_096;
 
 /// The longest pause between two attempts to open the listening connection again.
 const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(2);
+
+// A listening connection only reads, so a silently dead one (a black-holed TCP connection: no
+// FIN, no RST; TCP keepalive would take hours) looks exactly like a quiet one. A heartbeat
+// every 2 s that must be answered within 2 s finds it within about 4 s, so hints are missing
+// for seconds instead of for good (waiters meanwhile fall back to their 5 s safety look); it
+// costs one `SELECT 1` every 2 s on the connection that is open anyway (no pooled connection).
+// A healthy server answers in well under a millisecond, so 2 s leaves room for a busy one, and
+// a false alarm only costs a reconnect and one `Freed::Unknown`.
+/// How long the listening connection rests between two heartbeats.
+const HEARTBEAT_PERIOD: Duration = Duration::from_secs(2);
+/// How long a heartbeat may take before the listening connection counts as dead.
+const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A live `LISTEN lockd_freed` subscription. Dropping it closes the connection.
 pub(crate) struct PgFreedLocks {
@@ -86,7 +101,8 @@ pub(crate) async fn subscribe(
 }
 
 /// Connects, starts forwarding notifications to `hints` and sends `LISTEN`. Returns the task
-/// that forwards them; it ends when the connection does.
+/// that forwards them; it ends when the connection does, when the connection stops answering
+/// its heartbeat, or when the subscriber has gone.
 async fn listen(
     url: &str,
     connect_timeout: Duration,
@@ -98,58 +114,105 @@ async fn listen(
         .parse()
         .map_err(|e| RepositoryError::internal(scrubbed(&e)))?;
     config.connect_timeout(connect_timeout);
-    let (client, mut connection) = tokio::time::timeout(connect_timeout, config.connect(NoTls))
+    let (client, connection) = tokio::time::timeout(connect_timeout, config.connect(NoTls))
         .await
         .map_err(|e| RepositoryError::unavailable(scrubbed(&e)))?
         .map_err(|e| RepositoryError::unavailable(scrubbed(&e)))?;
-    let (listening_tx, listening) = tokio::sync::oneshot::channel::<tokio_postgres::Client>();
-    let forwarder = tokio::spawn(async move {
-        // The client must live as long as the connection is read, or the connection closes.
-        let mut client = None;
-        let mut listening = Some(listening);
-        loop {
-            let message = tokio::select! {
-                message = poll_fn(|cx| connection.poll_message(cx)) => message,
-                kept = async { listening.as_mut()?.await.ok() }, if listening.is_some() => {
-                    listening = None;
-                    client = kept;
-                    continue;
-                }
-            };
-            match message {
-                Some(Ok(AsyncMessage::Notification(note))) => {
-                    let hint = parse(note.payload()).unwrap_or(Freed::Unknown);
-                    if forward(&hints, hint).await.is_err() {
-                        break;
-                    }
-                }
-                Some(Ok(_)) => {}
-                Some(Err(error)) => {
-                    tracing::warn!(%error, "the connection listening for released locks failed");
-                    break;
-                }
-                None => break,
-            }
-        }
-        drop(client);
-    });
-    let listened = tokio::time::timeout(
+    let (listening_tx, listening) = oneshot::channel();
+    let forwarder = tokio::spawn(serve(
+        client,
+        connection,
+        hints,
         connect_timeout,
-        client.batch_execute(&format!("LISTEN {CHANNEL}")),
+        listening_tx,
+    ));
+    match listening.await {
+        Ok(Ok(())) => Ok(forwarder),
+        Ok(Err(error)) => Err(error),
+        Err(_) => Err(RepositoryError::unavailable(
+            "the connection closed before LISTEN took effect",
+        )),
+    }
+}
+
+/// The forwarding task of one connection: sends `LISTEN` (reporting its outcome on `listening`),
+/// then forwards notifications and sends a heartbeat every [`HEARTBEAT_PERIOD`] while it reads
+/// them. A connection that does not answer a heartbeat within [`HEARTBEAT_TIMEOUT`] counts as
+/// dead (a black-holed TCP connection sends neither FIN nor RST, and would otherwise wait for
+/// notifications forever): the task ends, which makes `subscribe` open a new one.
+async fn serve(
+    client: Client,
+    mut connection: Connection<Socket, NoTlsStream>,
+    hints: mpsc::Sender<Freed>,
+    connect_timeout: Duration,
+    listening: oneshot::Sender<Result<(), RepositoryError>>,
+) {
+    let listen = format!("LISTEN {CHANNEL}");
+    let listened = read_until(
+        &mut connection,
+        &hints,
+        tokio::time::timeout(connect_timeout, client.batch_execute(&listen)),
     )
     .await;
-    match listened {
-        Ok(Ok(())) => {
-            let _ = listening_tx.send(client);
-            Ok(forwarder)
+    let outcome = match listened {
+        Some(Ok(Ok(()))) => Ok(()),
+        Some(Ok(Err(error))) => Err(RepositoryError::unavailable(error)),
+        Some(Err(elapsed)) => Err(RepositoryError::unavailable(elapsed)),
+        None => return,
+    };
+    let listens = outcome.is_ok();
+    if listening.send(outcome).is_err() || !listens {
+        return;
+    }
+    loop {
+        let heartbeat = async {
+            tokio::time::sleep(HEARTBEAT_PERIOD).await;
+            tokio::time::timeout(HEARTBEAT_TIMEOUT, client.batch_execute("SELECT 1")).await
+        };
+        match read_until(&mut connection, &hints, heartbeat).await {
+            Some(Ok(Ok(()))) => {}
+            Some(Ok(Err(error))) => {
+                tracing::warn!(%error, "the connection listening for released locks failed; reconnecting");
+                return;
+            }
+            Some(Err(_)) => {
+                tracing::warn!(
+                    timeout = ?HEARTBEAT_TIMEOUT,
+                    "the connection listening for released locks did not answer its heartbeat; reconnecting"
+                );
+                return;
+            }
+            None => return,
         }
-        Ok(Err(error)) => {
-            forwarder.abort();
-            Err(RepositoryError::unavailable(error))
-        }
-        Err(elapsed) => {
-            forwarder.abort();
-            Err(RepositoryError::unavailable(elapsed))
+    }
+}
+
+/// Reads the connection, forwarding its notifications to `hints`, until `request` (a request
+/// of its client, which only progresses while the connection is read) completes. `None` when
+/// the connection ends or the subscriber goes first.
+async fn read_until<F: Future>(
+    connection: &mut Connection<Socket, NoTlsStream>,
+    hints: &mpsc::Sender<Freed>,
+    request: F,
+) -> Option<F::Output> {
+    tokio::pin!(request);
+    loop {
+        let message = tokio::select! {
+            output = &mut request => return Some(output),
+            message = poll_fn(|cx| connection.poll_message(cx)) => message,
+            () = hints.closed() => return None,
+        };
+        match message {
+            Some(Ok(AsyncMessage::Notification(note))) => {
+                let hint = parse(note.payload()).unwrap_or(Freed::Unknown);
+                forward(hints, hint).await.ok()?;
+            }
+            Some(Ok(_)) => {}
+            Some(Err(error)) => {
+                tracing::warn!(%error, "the connection listening for released locks failed");
+                return None;
+            }
+            None => return None,
         }
     }
 }
