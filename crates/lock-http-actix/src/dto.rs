@@ -122,7 +122,9 @@ pub(crate) struct AcquireHeld {
 #[allow(dead_code)] // documents the body that `body::LockFields` parses
 pub(crate) struct AcquireRequest {
     /// Who is acquiring: trimmed of surrounding whitespace, 1 to 255 bytes, no control
-    /// characters. Compared case-sensitively.
+    /// characters. Compared case-sensitively. An owner string is an identity: an acquire by
+    /// the owner that holds the lock re-grants it to that holder (same fencing token), so two
+    /// holders must never share one (add a random part per process or run).
     #[schema(
         min_length = 1,
         max_length = 255,
