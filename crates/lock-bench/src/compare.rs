@@ -53,9 +53,10 @@ pub fn run(
         );
         all.push(series);
     }
+    // Two databases: each binary migrates its own (the baseline may not know this schema).
     let databases = [
-        postgres_database(postgres_admin),
-        postgres_database(postgres_admin),
+        postgres_database(postgres_admin, "_baseline"),
+        postgres_database(postgres_admin, "_current"),
     ];
     if let [Some((admin, a, url_a)), Some((_, b, url_b))] = &databases {
         let mut series = Series {

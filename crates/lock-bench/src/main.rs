@@ -232,7 +232,7 @@ fn main() {
         }
     }
     // lockd on PostgreSQL.
-    match postgres_database(&args.postgres_url) {
+    match postgres_database(&args.postgres_url, "") {
         Some((admin, name, url)) => {
             {
                 let server = lockd::Lockd::start(&binary, &url, &lockd_args)
@@ -317,7 +317,7 @@ fn main() {
             } else {
                 "W3 (1M live)"
             };
-            let Some((admin, name, url)) = postgres_database(&args.postgres_url) else {
+            let Some((admin, name, url)) = postgres_database(&args.postgres_url, "") else {
                 break;
             };
             drop(
@@ -586,8 +586,8 @@ fn tempfile_dir() -> PathBuf {
 }
 
 /// A fresh database on the PostgreSQL server: (admin URL, name, URL of the new database).
-fn postgres_database(admin: &str) -> Option<(String, String, String)> {
-    let name = format!("lock_bench_{}", std::process::id());
+fn postgres_database(admin: &str, suffix: &str) -> Option<(String, String, String)> {
+    let name = format!("lock_bench_{}{suffix}", std::process::id());
     let created = std::process::Command::new("psql")
         .args([admin, "-qc", &format!("CREATE DATABASE {name}")])
         .output()
