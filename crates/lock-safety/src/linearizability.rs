@@ -247,7 +247,29 @@ impl Search<'_> {
             }
         }
         candidates.retain(|&i| self.entries[i].invoke <= min1.0);
-        candidates.sort_by_key(|&i| (self.entries[i].optional, self.entries[i].deadline, i));
+        // Definite entries first, earliest deadline first: the greedy order that a valid history
+        // follows. But when the most urgent definite entry has no explanation in this state, the
+        // likeliest one is an unknown operation's effect: try those first then.
+        let urgent_stuck = min1.1 != usize::MAX && {
+            let entry = &self.entries[min1.1];
+            let when = When {
+                lo: node.lo.max(entry.invoke),
+                hi: entry.deadline.min(min2),
+                margin: self.margin,
+            };
+            step(
+                &node.state,
+                entry.call,
+                entry.ret,
+                &when,
+                entry.source as u32,
+            )
+            .is_empty()
+        };
+        candidates.sort_by_key(|&i| {
+            let optional_first = self.entries[i].optional != urgent_stuck;
+            (optional_first, self.entries[i].deadline, i)
+        });
         let mut out = Vec::new();
         for i in candidates {
             let entry = &self.entries[i];

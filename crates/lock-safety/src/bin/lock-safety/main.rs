@@ -68,6 +68,9 @@ struct Args {
     /// "unknown".
     #[arg(long, default_value_t = 3_000_000)]
     budget: u64,
+    /// Check a recorded history (the `history.jsonl` of an earlier run) instead of running.
+    #[arg(long)]
+    check: Option<PathBuf>,
     /// Where the lockd logs and the recorded history go (default target/safety/BACKEND-SEED).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -75,6 +78,19 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(path) = &args.check {
+        let history = match std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| lock_safety::history::json::read(&text))
+        {
+            Ok(history) => history,
+            Err(error) => {
+                eprintln!("lock-safety: {}: {error}", path.display());
+                return ExitCode::from(2);
+            }
+        };
+        return verdict(&history, args.budget, &[], &[], "recorded", &args);
+    }
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -189,13 +205,34 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
         history.push(op);
     }
     write_history(&history, &events, &out);
+    println!("history and lockd logs: {}", out.display());
 
-    print_summary(&history, &events);
-    for error in &fault_errors {
+    Ok(verdict(
+        &history,
+        args.budget,
+        &events,
+        &fault_errors,
+        backend,
+        args,
+    ))
+}
+
+/// Checks the history, prints the summary and the verdict, and says how the process exits.
+fn verdict(
+    history: &History,
+    budget: u64,
+    events: &[faults::Event],
+    fault_errors: &[String],
+    backend: &str,
+    args: &Args,
+) -> ExitCode {
+    let seed = history.seed;
+    print_summary(history, events);
+    for error in fault_errors {
         println!("!!! fault injection stopped early: {error}");
     }
     let checked = Instant::now();
-    let report = check(&history, args.budget);
+    let report = check(history, budget);
     println!(
         "checked in {:.1} s: {} resources, {} violations, {} unknown, at most {} states searched per resource",
         checked.elapsed().as_secs_f64(),
@@ -204,10 +241,9 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
         report.unknown(),
         report.max_states()
     );
-    print!("{}", report.render(&history));
-    println!("history and lockd logs: {}", out.display());
+    print!("{}", report.render(history));
     if report.violations() > 0 {
-        print!("faults injected:\n{}", fault_lines(&history, &events));
+        print!("faults injected:\n{}", fault_lines(history, events));
         println!(
             "FAILED: {} violations (backend {backend}, seed {}); rerun: lock-safety --backend {backend} --seed {} --seconds {} --instances {} --clients {} --resources {}",
             report.violations(),
@@ -218,7 +254,7 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
             args.clients,
             args.resources
         );
-        return Ok(ExitCode::from(1));
+        return ExitCode::from(1);
     }
     if report.unknown() > 0 || !fault_errors.is_empty() {
         println!(
@@ -230,10 +266,10 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
                 ", and fault injection failed"
             }
         );
-        return Ok(ExitCode::from(3));
+        return ExitCode::from(3);
     }
     println!("passed: 0 violations (backend {backend}, seed {seed})");
-    Ok(ExitCode::SUCCESS)
+    ExitCode::SUCCESS
 }
 
 fn print_summary(history: &History, events: &[faults::Event]) {
@@ -290,6 +326,10 @@ fn write_history(history: &History, events: &[faults::Event], out: &std::path::P
         .map(|op| history.describe(op) + "\n")
         .collect();
     let _ = std::fs::write(out.join("history.txt"), text);
+    let _ = std::fs::write(
+        out.join("history.jsonl"),
+        lock_safety::history::json::write(history),
+    );
     let _ = std::fs::write(out.join("faults.txt"), fault_lines(history, events));
 }
 

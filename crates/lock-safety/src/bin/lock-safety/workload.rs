@@ -46,10 +46,11 @@ pub struct Plan {
     pub seed: u64,
 }
 
-/// The owner string of client `c`: clients 0 and 1 share one (same owner, same identity: the
-/// contract allows it, and it is where a same-owner re-grant meets a concurrent release).
+/// The owner string of client `c`: clients 0 and 1 share one, and so do 2 and 3 (same owner, same
+/// identity: the contract allows it, and it is where a same-owner re-grant meets a concurrent
+/// release on another instance).
 pub fn owner_of(plan: &Plan, c: usize) -> String {
-    let slot = if c == 1 { 0 } else { c };
+    let slot = if c < 4 { c / 2 * 2 } else { c };
     format!("{}-owner-{slot}", plan.run_id)
 }
 
