@@ -20,6 +20,9 @@ pub enum Kind {
     Revived,
     /// A status read or listing, made while an acknowledged lease was surely held, did not show it.
     LostAcknowledgement,
+    /// A lease whose grant no acquire of its owner can explain: its `acquired_at` lies outside
+    /// every granted or unknown acquire of that owner (a grant after a definite refusal, say).
+    PhantomGrant,
 }
 
 impl Kind {
@@ -29,6 +32,7 @@ impl Kind {
             Kind::TokenRegression => "fencing tokens went backwards or were reused",
             Kind::Revived => "an ended lease was seen live again",
             Kind::LostAcknowledgement => "an acknowledged lease was not seen by a later read",
+            Kind::PhantomGrant => "a lease was granted that no request of its owner explains",
         }
     }
 }
@@ -77,6 +81,7 @@ pub fn run(history: &History) -> Vec<Finding> {
         token_order(resource, &seen, &mut findings);
         revivals(resource, &seen, &ended, &mut findings);
         lost_acknowledgements(resource, &holds, &ended, &mut findings);
+        phantom_grants(history, resource, &seen, &mut findings);
     }
     findings
 }
@@ -353,6 +358,79 @@ fn lost_acknowledgements(
                 });
                 reported += 1;
             }
+        }
+    }
+}
+
+/// Every lease shown was (re)granted, at its `acquired_at` on the server's clock, by an acquire of
+/// its owner answered "granted" or left unknown, whose time covers that instant: from its invoke
+/// to its completion (plus the horizon when unknown), widened by the margin. (A renew keeps
+/// `acquired_at`; only an acquire sets it.)
+fn phantom_grants(
+    history: &History,
+    resource: &str,
+    seen: &[Seen<'_>],
+    findings: &mut Vec<Finding>,
+) {
+    let acquires: Vec<&Op> = history
+        .ops
+        .iter()
+        .filter(|op| {
+            op.resource == resource
+                && matches!(op.kind, OpKind::Acquire { .. })
+                && matches!(op.outcome, Outcome::Granted(_) | Outcome::Unknown { .. })
+        })
+        .collect();
+    let mut reported: Vec<(i64, Micros)> = Vec::new();
+    for s in seen {
+        let lease = s.lease;
+        let key = (lease.token, lease.acquired_at);
+        if reported.contains(&key) {
+            continue;
+        }
+        let explained = acquires.iter().any(|op| {
+            let latest = if op.outcome.is_unknown() {
+                op.complete.saturating_add(history.horizon_us)
+            } else {
+                op.complete
+            };
+            op_owner(op) == Some(lease.owner.as_str())
+                && op.invoke - history.margin_us <= lease.acquired_at
+                && lease.acquired_at <= latest + history.margin_us
+        });
+        if !explained && reported.len() < 5 {
+            // The owner's last two acquires invoked before that instant, for the slice.
+            let mut near: Vec<usize> = history
+                .ops
+                .iter()
+                .filter(|op| {
+                    op.resource == resource
+                        && op_owner(op) == Some(lease.owner.as_str())
+                        && matches!(op.kind, OpKind::Acquire { .. })
+                        && op.invoke <= lease.acquired_at
+                })
+                .map(|op| op.id)
+                .collect();
+            near.drain(..near.len().saturating_sub(2));
+            findings.push(Finding {
+                kind: Kind::PhantomGrant,
+                resource: resource.to_owned(),
+                message: format!(
+                    "op #{} showed {} holding token {} acquired at {:.3}s, but no acquire of {} answered granted or unknown was running then{}",
+                    s.op.id,
+                    lease.owner,
+                    lease.token,
+                    (lease.acquired_at - history.start) as f64 / 1e6,
+                    lease.owner,
+                    if near.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (its last acquires before: {near:?})")
+                    }
+                ),
+                ops: std::iter::once(s.op.id).chain(near).collect(),
+            });
+            reported.push(key);
         }
     }
 }

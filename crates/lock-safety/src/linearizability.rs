@@ -206,7 +206,12 @@ struct Node {
 struct Search<'a> {
     entries: &'a [Entry],
     margin: Micros,
+    /// The grants some undo names; any other grant is recorded as `NO_UNDO`, so that states
+    /// that differ only in which definite acquire made the lease are one state.
+    undone: HashSet<u32>,
 }
+
+const NO_UNDO: u32 = u32::MAX;
 
 impl Search<'_> {
     fn resolved(&self, node: &Node, i: usize) -> bool {
@@ -257,14 +262,7 @@ impl Search<'_> {
                 hi: entry.deadline.min(min2),
                 margin: self.margin,
             };
-            step(
-                &node.state,
-                entry.call,
-                entry.ret,
-                &when,
-                entry.source as u32,
-            )
-            .is_empty()
+            step(&node.state, entry.call, entry.ret, &when, NO_UNDO).is_empty()
         };
         candidates.sort_by_key(|&i| {
             let optional_first = self.entries[i].optional != urgent_stuck;
@@ -282,13 +280,12 @@ impl Search<'_> {
             if when.lo > when.hi {
                 continue;
             }
-            for state in step(
-                &node.state,
-                entry.call,
-                entry.ret,
-                &when,
-                entry.source as u32,
-            ) {
+            let grant = if self.undone.contains(&(entry.source as u32)) {
+                entry.source as u32
+            } else {
+                NO_UNDO
+            };
+            for state in step(&node.state, entry.call, entry.ret, &when, grant) {
                 if entry.optional && state == node.state {
                     continue;
                 }
@@ -334,7 +331,18 @@ pub enum Found {
 
 /// Searches one list of entries (sorted by invoke), exploring at most `budget` states.
 pub fn search(entries: &[Entry], margin: Micros, budget: u64) -> (Found, u64) {
-    let search = Search { entries, margin };
+    let undone = entries
+        .iter()
+        .filter_map(|e| match e.call {
+            Call::Undo { grant } => Some(grant),
+            _ => None,
+        })
+        .collect();
+    let search = Search {
+        entries,
+        margin,
+        undone,
+    };
     let mut root = Node {
         frontier: 0,
         placed: Vec::new(),
@@ -366,6 +374,17 @@ pub fn search(entries: &[Entry], margin: Micros, budget: u64) -> (Found, u64) {
                 .min()
                 .unwrap_or(Micros::MAX);
             deepest = (node.required_left, stuck);
+            if std::env::var_os("LOCK_SAFETY_DEBUG").is_some() {
+                let urgent: Vec<usize> = entries[node.frontier..]
+                    .iter()
+                    .filter(|e| !e.optional && e.deadline == stuck)
+                    .map(|e| e.source)
+                    .collect();
+                eprintln!(
+                    "deepest: left {} frontier {} lo {} urgent {:?} state {:?}",
+                    node.required_left, node.frontier, node.lo, urgent, node.state
+                );
+            }
         }
     };
     note_depth(&root);

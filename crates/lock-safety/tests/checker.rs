@@ -439,3 +439,19 @@ fn concurrent_operations_find_their_order() {
     h.status(120, 400, seen("b", 2, 155, 10));
     assert_passes(&h);
 }
+
+#[test]
+fn a_grant_after_a_refusal_is_caught() {
+    // b's waiting acquire answered "held", yet a lease of b's, acquired after that answer, shows up.
+    let mut h = Recorder::new();
+    h.acquire("a", 2, 0, 0, 10, granted("a", 1, 5, 2));
+    h.acquire("b", 2, 1, 100, 1100, Outcome::Held);
+    h.status(2500, 2510, seen("b", 2, 2400, 2));
+    let report = h.check();
+    assert!(
+        found(&report, Kind::PhantomGrant),
+        "{}",
+        report.render(&h.history)
+    );
+    assert!(not_linearizable(&report), "{}", report.render(&h.history));
+}

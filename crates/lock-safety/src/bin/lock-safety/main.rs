@@ -197,9 +197,10 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
     let mut history = History::new(start, seed);
     history.resources = plan.resources.clone();
     // An operation left unanswered may still take effect after its client gave up: while its
-    // instance was paused, behind a held write lock or a stalled commit (each at most
-    // faults::LONGEST), plus lockd's own bounds (a pool wait of 2 s, a statement's timeout).
-    history.horizon_us = (faults::LONGEST + Duration::from_secs(7)).as_micros() as i64;
+    // instance was paused, behind a held write lock or a stalled commit (one fault at a time,
+    // each at most faults::LONGEST), then within lockd's own bounds (a pool wait of 2 s, a
+    // statement timeout of 1.5 s).
+    history.horizon_us = (faults::LONGEST + Duration::from_secs(4)).as_micros() as i64;
     ops.sort_by_key(|op| (op.invoke, op.client));
     for op in ops {
         history.push(op);
@@ -244,6 +245,10 @@ fn verdict(
     print!("{}", report.render(history));
     if report.violations() > 0 {
         print!("faults injected:\n{}", fault_lines(history, events));
+        if backend == "recorded" {
+            println!("FAILED: {} violations (seed {seed})", report.violations());
+            return ExitCode::from(1);
+        }
         println!(
             "FAILED: {} violations (backend {backend}, seed {}); rerun: lock-safety --backend {backend} --seed {} --seconds {} --instances {} --clients {} --resources {}",
             report.violations(),

@@ -68,12 +68,14 @@ pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Vec
             continue;
         };
         let resource = plan.resources[rng.below(plan.resources.len() as u64) as usize].clone();
-        // Mostly our own owner; sometimes someone else's (a wrong owner), or a stranger's.
-        let owner = match rng.below(10) {
-            0 => owner_of(&plan, rng.below(plan.clients as u64) as usize),
-            1 => format!("{}-stranger", plan.run_id),
-            _ => own.clone(),
+        // Acquires use our own owner; renews and releases sometimes another client's (a wrong
+        // owner, or the same identity used by someone else) or a stranger's (never a holder).
+        let wrong_owner = match rng.below(10) {
+            0 => Some(owner_of(&plan, rng.below(plan.clients as u64) as usize)),
+            1 => Some(format!("{}-stranger", plan.run_id)),
+            _ => None,
         };
+        let owner = own.clone();
         let ttl = 1 + rng.below(3) as u32;
         let timeout = if impatient {
             Duration::from_millis(200 + rng.below(1500))
@@ -92,10 +94,12 @@ pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Vec
                 wait_seconds: 1 + rng.below(3) as u32,
             },
             40..=54 => OpKind::Renew {
-                owner,
+                owner: wrong_owner.unwrap_or(owner),
                 ttl_seconds: ttl,
             },
-            55..=69 => OpKind::Release { owner },
+            55..=69 => OpKind::Release {
+                owner: wrong_owner.unwrap_or(owner),
+            },
             70..=94 => OpKind::Status,
             _ => OpKind::List,
         };
