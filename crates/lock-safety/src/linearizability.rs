@@ -261,6 +261,7 @@ impl Search<'_> {
                 lo: node.lo.max(entry.invoke),
                 hi: entry.deadline.min(min2),
                 margin: self.margin,
+                window: (entry.invoke, entry.deadline),
             };
             step(&node.state, entry.call, entry.ret, &when, NO_UNDO).is_empty()
         };
@@ -276,6 +277,7 @@ impl Search<'_> {
                 lo: node.lo.max(entry.invoke),
                 hi: entry.deadline.min(others),
                 margin: self.margin,
+                window: (entry.invoke, entry.deadline),
             };
             if when.lo > when.hi {
                 continue;

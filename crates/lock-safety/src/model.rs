@@ -87,13 +87,24 @@ pub struct When {
     pub lo: Micros,
     pub hi: Micros,
     pub margin: Micros,
+    /// The whole span the operation may take effect in (its invoke to its deadline), whatever
+    /// the search's order: a lease whose grant or renew went unanswered ends `ttl` after some
+    /// instant of it. (Using the span, not `[lo, hi]`, is a little weaker but makes the state
+    /// independent of where the search placed the operation, so paths merge.)
+    pub window: (Micros, Micros),
 }
 
 impl When {
     fn ends(&self, ttl: Micros) -> (Micros, Micros) {
         (
-            self.lo.saturating_add(ttl).saturating_sub(self.margin),
-            self.hi.saturating_add(ttl).saturating_add(self.margin),
+            self.window
+                .0
+                .saturating_add(ttl)
+                .saturating_sub(self.margin),
+            self.window
+                .1
+                .saturating_add(ttl)
+                .saturating_add(self.margin),
         )
     }
 
@@ -292,6 +303,7 @@ mod tests {
             lo,
             hi,
             margin: 50_000,
+            window: (lo, hi),
         }
     }
 
