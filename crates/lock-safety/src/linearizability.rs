@@ -439,17 +439,41 @@ pub fn check_partition(partition: &Partition, budget: u64) -> PartitionResult {
     }
 }
 
-/// The definite entries of a slice that still has no explanation, as history op ids: the prefix
-/// up to the instant the search got stuck (entries still running then become optional), then
-/// greedy weakening: runs of definite entries are made optional (reads dropped) as long as the
-/// rest still fails. Weakening only adds explanations, so what remains is a true violation.
+/// The definite entries of a slice that still has no explanation, as history op ids.
+///
+/// The history is cut at the instant the search got stuck (entries still running then become
+/// optional). Then, greedily, definite entries are weakened: reads dropped, writes made
+/// optional ("may have happened"), first everything that completed more than a growing window
+/// before that instant, then runs of entries of halving length, as long as the rest still fails
+/// within a small search budget. Weakening only adds explanations, so what remains is a true
+/// violation. When the far past cannot be weakened cheaply, the slice is the definite entries of
+/// the last two seconds before the stuck instant (earlier answers then also play a part).
 fn shrink(partition: &Partition, stuck_at: Micros, budget: u64) -> Vec<usize> {
     let started = Instant::now();
+    let trial_budget = (budget / 50).max(20_000);
     let fails = |entries: &[Entry]| {
         matches!(
-            search(entries, partition.margin, budget / 4).0,
+            search(entries, partition.margin, trial_budget).0,
             Found::NotLinearizable { .. }
         )
+    };
+    let weaken = |entries: &[Entry], pick: &dyn Fn(usize, &Entry) -> bool| -> Vec<Entry> {
+        entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| {
+                if e.optional || !pick(i, e) {
+                    Some(e.clone())
+                } else if e.call == Call::Read {
+                    None
+                } else {
+                    Some(Entry {
+                        optional: true,
+                        ..e.clone()
+                    })
+                }
+            })
+            .collect()
     };
     let mut entries: Vec<Entry> = partition
         .entries
@@ -457,44 +481,47 @@ fn shrink(partition: &Partition, stuck_at: Micros, budget: u64) -> Vec<usize> {
         .filter(|e| e.invoke <= stuck_at)
         .cloned()
         .map(|mut e| {
-            if e.deadline > stuck_at && !e.optional {
+            if e.deadline > stuck_at {
                 e.optional = true;
             }
             e
         })
         .filter(|e| !(e.optional && e.call == Call::Read))
         .collect();
-    if !fails(&entries) {
-        entries = partition.entries.clone();
-    }
-    let weaken = |entries: &[Entry], range: std::ops::Range<usize>| -> Vec<Entry> {
-        entries
+    let recent = |entries: &[Entry]| -> Vec<usize> {
+        let from = stuck_at.saturating_sub(2_000_000);
+        let mut ids: Vec<usize> = entries
             .iter()
-            .enumerate()
-            .filter_map(|(i, e)| {
-                if !range.contains(&i) || e.optional {
-                    return Some(e.clone());
-                }
-                if e.call == Call::Read {
-                    return None;
-                }
-                let mut weaker = e.clone();
-                weaker.optional = true;
-                Some(weaker)
-            })
-            .collect()
+            .filter(|e| !e.optional && e.deadline >= from)
+            .map(|e| e.source)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
     };
+    let mut narrowed = false;
+    for window_ms in [250, 1_000, 4_000] {
+        let cut = stuck_at.saturating_sub(window_ms * 1_000);
+        let candidate = weaken(&entries, &|_, e| e.deadline < cut);
+        if fails(&candidate) {
+            entries = candidate;
+            narrowed = true;
+            break;
+        }
+    }
+    if !narrowed {
+        return recent(&entries);
+    }
+    let limit = Duration::from_secs(10);
     let mut chunk = entries.len().div_ceil(2).max(1);
-    while chunk >= 1 && started.elapsed() < Duration::from_secs(30) {
+    while started.elapsed() < limit {
         let mut start = 0;
-        while start < entries.len() && started.elapsed() < Duration::from_secs(30) {
+        while start < entries.len() && started.elapsed() < limit {
             let end = (start + chunk).min(entries.len());
-            let definite_in_range = entries[start..end].iter().any(|e| !e.optional);
-            if definite_in_range {
-                let candidate = weaken(&entries, start..end);
+            if entries[start..end].iter().any(|e| !e.optional) {
+                let candidate = weaken(&entries, &|i, _| (start..end).contains(&i));
                 if fails(&candidate) {
-                    // Indices shift when reads are dropped: restart this chunk size's pass at the
-                    // same start.
+                    // Indices shift when reads are dropped: go on from the same start.
                     entries = candidate;
                     continue;
                 }
