@@ -82,6 +82,7 @@ pub fn run(history: &History) -> Vec<Finding> {
         revivals(resource, &seen, &ended, &mut findings);
         lost_acknowledgements(resource, &holds, &ended, &mut findings);
         phantom_grants(history, resource, &seen, &mut findings);
+        phantom_releases(history, resource, &ended, &mut findings);
     }
     findings
 }
@@ -431,6 +432,72 @@ fn phantom_grants(
                 ops: std::iter::once(s.op.id).chain(near).collect(),
             });
             reported.push(key);
+        }
+    }
+}
+
+/// A 204 release by an owner needs a lease of that owner live at some instant of the release.
+/// It has none when an answer proved the owner held nothing (a 404, an empty listing, a 403 or
+/// "held" to that owner, its own earlier 204), invoked after the latest instant any acquire of the
+/// owner (answered granted, or unknown) could have granted, and completed before the release was
+/// invoked.
+fn phantom_releases(
+    history: &History,
+    resource: &str,
+    ended: &[(&Op, Ended<'_>)],
+    findings: &mut Vec<Finding>,
+) {
+    let mut reported = 0;
+    for release in history.ops.iter().filter(|op| {
+        op.resource == resource
+            && matches!(op.kind, OpKind::Release { .. })
+            && op.outcome == Outcome::Released
+    }) {
+        let Some(owner) = op_owner(release) else {
+            continue;
+        };
+        let latest_grant = history
+            .ops
+            .iter()
+            .filter(|op| {
+                op.resource == resource
+                    && op_owner(op) == Some(owner)
+                    && matches!(op.kind, OpKind::Acquire { .. })
+                    && matches!(op.outcome, Outcome::Granted(_) | Outcome::Unknown { .. })
+                    && op.invoke < release.complete
+            })
+            .map(|op| {
+                if op.outcome.is_unknown() {
+                    op.complete.saturating_add(history.horizon_us)
+                } else {
+                    op.complete
+                }
+            })
+            .max()
+            .unwrap_or(Micros::MIN);
+        let proof = ended.iter().find(|(op, what)| {
+            op.id != release.id
+                && op.invoke > latest_grant
+                && op.complete < release.invoke
+                && match what {
+                    Ended::Everything => true,
+                    Ended::OwnerOf(o) => *o == owner,
+                    Ended::AllBut(_) => false,
+                }
+        });
+        if let Some((proof, _)) = proof {
+            if reported < 5 {
+                findings.push(Finding {
+                    kind: Kind::PhantomGrant,
+                    resource: resource.to_owned(),
+                    message: format!(
+                        "op #{} released {owner}'s lease (204), but op #{} had proved {owner} held nothing, after the last instant any acquire of {owner} answered granted or unknown could have granted one",
+                        release.id, proof.id
+                    ),
+                    ops: vec![proof.id, release.id],
+                });
+                reported += 1;
+            }
         }
     }
 }

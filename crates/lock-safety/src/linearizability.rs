@@ -270,6 +270,7 @@ impl Search<'_> {
             (optional_first, self.entries[i].deadline, i)
         });
         let mut out = Vec::new();
+        let mut rank = 0usize;
         for i in candidates {
             let entry = &self.entries[i];
             let others = if i == min1.1 { min2 } else { min1.0 };
@@ -302,10 +303,16 @@ impl Search<'_> {
                     required_left: node.required_left - usize::from(!entry.optional),
                 };
                 self.advance(&mut child);
-                out.push(child);
+                // An answer that only observes (the state stays as it is) is placed as early as
+                // it is true: later the state may change under it (a "held" while another
+                // owner's lease still ran, say).
+                let observes = !entry.optional && state == node.state;
+                out.push(((!observes, rank), child));
             }
+            rank += 1;
         }
-        out
+        out.sort_by_key(|(key, _)| *key);
+        out.into_iter().map(|(_, child)| child).collect()
     }
 }
 

@@ -59,9 +59,9 @@ impl CheckReport {
             if let Verdict::Violation { slice } = &p.verdict {
                 let _ = writeln!(
                     out,
-                    "\nVIOLATION on {} (seed {}): no order of the operations explains these answers \
-                     (the definite answers that remain after shrinking; every other operation in \
-                     the window was allowed to have happened or not):",
+                    "\nVIOLATION on {} (seed {}): no order of the operations explains the answers \
+                     marked * (what remains after shrinking; the others were allowed to have \
+                     happened or not, see docs/safety.md):",
                     p.resource, history.seed
                 );
                 out.push_str(&slice_text(history, &p.resource, slice));

@@ -455,3 +455,19 @@ fn a_grant_after_a_refusal_is_caught() {
     );
     assert!(not_linearizable(&report), "{}", report.render(&h.history));
 }
+
+#[test]
+fn a_release_of_a_lease_never_granted_is_caught() {
+    // b's waiting acquire answered "held", yet b's release, after it, answered 204.
+    let mut h = Recorder::new();
+    h.acquire("a", 1, 0, 0, 10, granted("a", 1, 5, 1));
+    h.acquire("b", 1, 1, 100, 1100, Outcome::Held);
+    h.release("b", 1200, 1210, Outcome::Released);
+    let report = h.check();
+    assert!(
+        found(&report, Kind::PhantomGrant),
+        "{}",
+        report.render(&h.history)
+    );
+    assert!(not_linearizable(&report), "{}", report.render(&h.history));
+}
