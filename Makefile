@@ -6,8 +6,8 @@ DOMAIN_FORBIDDEN := diesel actix-web actix-http serde serde_json r2d2 libsqlite3
 # The HTTP client (`lockd run`, tests, the benchmark) stays plain HTTP: no TLS stack.
 CLIENT_FORBIDDEN := rustls native-tls openssl openssl-sys ring webpki-roots
 
-.PHONY: help run test postgres-check fuzz bench-deps bench-quick bench bench-compare lint fmt openapi deps-check ci \
-	lockd-debug e2e docs-check python-client browser-test
+.PHONY: safety-build help run test postgres-check fuzz bench-deps bench-quick bench bench-compare lint fmt openapi \
+	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci
 
 # The PostgreSQL server the PostgreSQL tests use (they create and drop their own databases on it).
 LOCKD_TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
@@ -18,6 +18,7 @@ help:
 	@echo "make test        every test: unit, contract, handler and end-to-end"
 	@echo "make e2e         the live tests: generated Python client, Swagger UI in Chromium, docs-check (< 4 min)"
 	@echo "make docs-check  run the curl examples of docs/getting-started.md and docs/api.md against a live lockd"
+	@echo "make safety      the safety checker on both backends under faults (SECONDS=60 SEED=random BACKEND=both)"
 	@echo "make fuzz        schemathesis against a live lockd on SQLite and PostgreSQL (FUZZ_EXAMPLES=100)"
 	@echo "make bench-deps  install redis-server, etcd and fonts from Debian's packages (root)"
 	@echo "make bench-quick W1 and W2 for lockd (SQLite, PostgreSQL), Redis and etcd (< 3 min)"
@@ -101,6 +102,34 @@ docs-check: lockd-debug
 
 e2e: python-client browser-test docs-check
 
+# The safety checker (docs/safety.md): lockd instances on one database, random clients, faults, then
+# a linearizability check of the history. SEED empty = a random seed, printed. BACKEND=sqlite or
+# postgres for one backend. lockd is the debug build, like the tests; the checker is a release
+# build (its search is CPU-bound).
+SECONDS ?= 60
+SEED ?=
+BACKEND ?= both
+SAFETY_BACKENDS := $(if $(filter both,$(BACKEND)),sqlite postgres,$(BACKEND))
+# CI's bounded form: per backend a fixed seed, then a random one (printed).
+SAFETY_CI_SEED ?= 20261130
+
+safety-build:
+	$(CARGO) build --locked -p lockd
+	$(CARGO) build --release --locked -p lock-safety
+
+# Every run goes ahead; the target fails at the end if any run failed.
+safety: safety-build
+	@failed=0; for backend in $(SAFETY_BACKENDS); do \
+	  target/release/lock-safety --lockd target/debug/lockd --backend $$backend --seconds $(SECONDS) \
+	    $(if $(SEED),--seed $(SEED)) || failed=1; \
+	done; exit $$failed
+
+safety-ci: safety-build
+	@failed=0; for backend in sqlite postgres; do \
+	  target/release/lock-safety --lockd target/debug/lockd --backend $$backend --seconds 60 --seed $(SAFETY_CI_SEED) || failed=1; \
+	  target/release/lock-safety --lockd target/debug/lockd --backend $$backend --seconds 60 || failed=1; \
+	done; exit $$failed
+
 # Lists the normal (non-dev) dependency tree of lock-domain with every feature on and fails if a
 # forbidden crate appears. The second check proves the listing works: the store does have diesel.
 deps-check:
@@ -119,4 +148,4 @@ deps-check:
 	done; \
 	echo "deps-check: lock-client depends on none of: $(CLIENT_FORBIDDEN)"
 
-ci: lint deps-check test e2e
+ci: lint deps-check test safety-ci e2e

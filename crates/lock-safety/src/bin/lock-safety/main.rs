@@ -1,0 +1,355 @@
+//! `lock-safety`: runs several lockd instances on one database, many concurrent clients doing
+//! random lock operations, and a fault injector; records every operation; then checks the history
+//! (see the `lock_safety` library) and exits non-zero on any violation. docs/safety.md explains
+//! how to run it and read its output.
+
+mod cluster;
+mod faults;
+mod proxy;
+mod rng;
+mod workload;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, ValueEnum};
+use lock_safety::{check, History, OpKind, Outcome};
+
+use crate::cluster::{Database, Fleet, PgCluster};
+use crate::faults::Fault;
+use crate::workload::{Clock, Plan};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Record a history of lock operations against lockd under faults, then check it.
+#[derive(Debug, Parser)]
+#[command(name = "lock-safety")]
+struct Args {
+    /// How long the clients run.
+    #[arg(long, default_value_t = 60)]
+    seconds: u64,
+    /// The seed of every random choice (clients and faults); random when absent, and printed.
+    #[arg(long, env = "LOCK_SAFETY_SEED")]
+    seed: Option<u64>,
+    #[arg(long, value_enum, default_value = "sqlite")]
+    backend: Backend,
+    /// lockd instances on the one database.
+    #[arg(long, default_value_t = 2)]
+    instances: usize,
+    /// Concurrent clients (threads).
+    #[arg(long, default_value_t = 10)]
+    clients: usize,
+    /// Resources the clients share.
+    #[arg(long, default_value_t = 4)]
+    resources: usize,
+    /// The lockd binary.
+    #[arg(long, env = "LOCKD_BINARY", default_value = "target/debug/lockd")]
+    lockd: PathBuf,
+    /// Where PostgreSQL's initdb and pg_ctl are (a private cluster is made for the run).
+    #[arg(
+        long,
+        env = "LOCKD_PG_BIN",
+        default_value = "/usr/lib/postgresql/15/bin"
+    )]
+    pg_bin: PathBuf,
+    /// Run without injecting faults.
+    #[arg(long)]
+    no_faults: bool,
+    /// The most states one resource's linearizability search may explore before it reports
+    /// "unknown".
+    #[arg(long, default_value_t = 3_000_000)]
+    budget: u64,
+    /// Check a recorded history (the `history.jsonl` of an earlier run) instead of running.
+    #[arg(long)]
+    check: Option<PathBuf>,
+    /// Where the lockd logs and the recorded history go (default target/safety/BACKEND-SEED).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if let Some(path) = &args.check {
+        let history = match std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| lock_safety::history::json::read(&text))
+        {
+            Ok(history) => history,
+            Err(error) => {
+                eprintln!("lock-safety: {}: {error}", path.display());
+                return ExitCode::from(2);
+            }
+        };
+        return verdict(&history, args.budget, &[], &[], "recorded", &args);
+    }
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+            % 1_000_000_007
+    });
+    let backend = match args.backend {
+        Backend::Sqlite => "sqlite",
+        Backend::Postgres => "postgres",
+    };
+    println!(
+        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, faults {}",
+        args.seconds,
+        args.instances,
+        args.clients,
+        args.resources,
+        if args.no_faults { "off" } else { "on" }
+    );
+    match run(&args, seed, backend) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("lock-safety: {error} (seed {seed})");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("target/safety/{backend}-{seed}")));
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    if !args.lockd.exists() {
+        return Err(format!(
+            "no lockd binary at {} (build it, or pass --lockd)",
+            args.lockd.display()
+        ));
+    }
+    let db = Arc::new(match args.backend {
+        Backend::Sqlite => {
+            let dir = tempfile::Builder::new()
+                .prefix("lock-safety-sqlite")
+                .tempdir()
+                .map_err(|e| format!("temp dir: {e}"))?;
+            Database::Sqlite {
+                path: dir.path().join("lockd.db"),
+                _dir: dir,
+            }
+        }
+        Backend::Postgres => {
+            let cluster = PgCluster::start(&args.pg_bin)?;
+            let upstream: SocketAddr = format!("127.0.0.1:{}", cluster.port)
+                .parse()
+                .expect("address");
+            let proxy = proxy::Proxy::start(upstream);
+            Database::Postgres { cluster, proxy }
+        }
+    });
+    let fleet = Arc::new(Fleet::start(
+        &args.lockd,
+        &db.url(),
+        args.instances.max(1),
+        &out,
+    )?);
+    let clock = Clock::new();
+    let start = clock.now();
+    let run_id = format!("safety-{seed}");
+    let plan = Arc::new(Plan {
+        resources: (0..args.resources.max(1))
+            .map(|j| format!("{run_id}/r{j}"))
+            .collect(),
+        prefix: format!("{run_id}/"),
+        run_id,
+        clients: args.clients.max(1),
+        until: Instant::now() + Duration::from_secs(args.seconds),
+        seed,
+    });
+    let clients: Vec<_> = (0..plan.clients)
+        .map(|c| {
+            let (plan, fleet) = (Arc::clone(&plan), Arc::clone(&fleet));
+            thread::spawn(move || workload::client(plan, fleet, clock, c))
+        })
+        .collect();
+    let kinds = if args.no_faults {
+        Vec::new()
+    } else {
+        Fault::for_database(&db)
+    };
+    let injector = {
+        let (db, fleet, until) = (Arc::clone(&db), Arc::clone(&fleet), plan.until);
+        thread::spawn(move || faults::inject(db, fleet, kinds, seed, until, move || clock.now()))
+    };
+    let mut ops = Vec::new();
+    for client in clients {
+        ops.extend(client.join().map_err(|_| "a client thread panicked")?);
+    }
+    let (events, fault_errors) = injector.join().map_err(|_| "the fault injector panicked")?;
+    fleet.stop();
+    drop(fleet);
+    drop(db);
+
+    let mut history = History::new(start, seed);
+    history.resources = plan.resources.clone();
+    // An operation left unanswered may still take effect after its client gave up: while its
+    // instance was paused, behind a held write lock or a stalled commit (one fault at a time,
+    // each at most faults::LONGEST), then within lockd's own bounds (a pool wait of 2 s, a
+    // statement timeout of 1.5 s).
+    history.horizon_us = (faults::LONGEST + Duration::from_secs(4)).as_micros() as i64;
+    ops.sort_by_key(|op| (op.invoke, op.client));
+    for op in ops {
+        history.push(op);
+    }
+    write_history(&history, &events, &out);
+    println!("history and lockd logs: {}", out.display());
+
+    Ok(verdict(
+        &history,
+        args.budget,
+        &events,
+        &fault_errors,
+        backend,
+        args,
+    ))
+}
+
+/// Checks the history, prints the summary and the verdict, and says how the process exits.
+fn verdict(
+    history: &History,
+    budget: u64,
+    events: &[faults::Event],
+    fault_errors: &[String],
+    backend: &str,
+    args: &Args,
+) -> ExitCode {
+    let seed = history.seed;
+    print_summary(history, events);
+    for error in fault_errors {
+        println!("!!! fault injection stopped early: {error}");
+    }
+    let checked = Instant::now();
+    let report = check(history, budget);
+    println!(
+        "checked in {:.1} s: {} resources, {} violations, {} unknown, at most {} states searched per resource",
+        checked.elapsed().as_secs_f64(),
+        report.partitions.len(),
+        report.violations(),
+        report.unknown(),
+        report.max_states()
+    );
+    print!("{}", report.render(history));
+    if report.violations() > 0 {
+        print!("faults injected:\n{}", fault_lines(history, events));
+        if backend == "recorded" {
+            println!("FAILED: {} violations (seed {seed})", report.violations());
+            return ExitCode::from(1);
+        }
+        println!(
+            "FAILED: {} violations (backend {backend}, seed {}); rerun: lock-safety --backend {backend} --seed {} --seconds {} --instances {} --clients {} --resources {}",
+            report.violations(),
+            seed,
+            seed,
+            args.seconds,
+            args.instances,
+            args.clients,
+            args.resources
+        );
+        return ExitCode::from(1);
+    }
+    if report.unknown() > 0 || !fault_errors.is_empty() {
+        println!(
+            "!!! NOT PASSED: {} resources could not be decided within the budget{} (seed {seed})",
+            report.unknown(),
+            if fault_errors.is_empty() {
+                ""
+            } else {
+                ", and fault injection failed"
+            }
+        );
+        return ExitCode::from(3);
+    }
+    println!("passed: 0 violations (backend {backend}, seed {seed})");
+    ExitCode::SUCCESS
+}
+
+fn print_summary(history: &History, events: &[faults::Event]) {
+    let mut counts: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
+    for op in &history.ops {
+        let kind = match &op.kind {
+            OpKind::Acquire {
+                wait_seconds: 0, ..
+            } => "acquire",
+            OpKind::Acquire { .. } => "acquire (waiting)",
+            OpKind::Release { .. } => "release",
+            OpKind::Renew { .. } => "renew",
+            OpKind::Status => "status",
+            OpKind::List => "list",
+        };
+        let slot = match &op.outcome {
+            Outcome::Unknown { .. } => 2,
+            Outcome::Failed { .. } => 1,
+            _ => 0,
+        };
+        counts.entry(kind).or_default()[slot] += 1;
+    }
+    println!("{} operations:", history.ops.len());
+    println!(
+        "  {:<18} {:>8} {:>8} {:>8}",
+        "kind", "answered", "failed", "unknown"
+    );
+    for (kind, [ok, fail, info]) in &counts {
+        println!("  {kind:<18} {ok:>8} {fail:>8} {info:>8}");
+    }
+    let granted = history
+        .ops
+        .iter()
+        .filter(|op| matches!(op.outcome, Outcome::Granted(_)))
+        .count();
+    println!(
+        "  ({granted} grants acknowledged; 'failed' = a definite 4xx or a refused connection)"
+    );
+    let mut by_fault: BTreeMap<Fault, usize> = BTreeMap::new();
+    for event in events {
+        *by_fault.entry(event.fault).or_default() += 1;
+    }
+    println!("{} faults injected:", events.len());
+    for (fault, n) in by_fault {
+        println!("  {n:>4} x {}", fault.name());
+    }
+}
+
+/// Writes the history, one operation a line, and the faults, for reading after the run.
+fn write_history(history: &History, events: &[faults::Event], out: &std::path::Path) {
+    let text: String = history
+        .ops
+        .iter()
+        .map(|op| history.describe(op) + "\n")
+        .collect();
+    let _ = std::fs::write(out.join("history.txt"), text);
+    let _ = std::fs::write(
+        out.join("history.jsonl"),
+        lock_safety::history::json::write(history),
+    );
+    let _ = std::fs::write(out.join("faults.txt"), fault_lines(history, events));
+}
+
+fn fault_lines(history: &History, events: &[faults::Event]) -> String {
+    let at = |t: i64| (t - history.start) as f64 / 1e6;
+    events
+        .iter()
+        .map(|e| {
+            format!(
+                "[{:.3}s .. {:.3}s] {}: {}\n",
+                at(e.from),
+                at(e.to),
+                e.fault.name(),
+                e.detail
+            )
+        })
+        .collect()
+}
