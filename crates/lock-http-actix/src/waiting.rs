@@ -128,6 +128,13 @@ struct Queue {
     recheck: AtomicBool,
     /// The end of the holder's lease as last seen, for `Retry-After`.
     expires_at: Mutex<Option<DateTime<Utc>>>,
+    /// The waiter an acquire attempt is being made for, until its grant is sent or the attempt
+    /// failed. A waiter whose time runs out meanwhile waits for that attempt: the attempt may be
+    /// granted, and answering "not acquired" then would hide a grant (a lease that someone else
+    /// sees held, with no request to explain it).
+    attempting: Mutex<Option<u64>>,
+    /// Notified when `attempting` is cleared.
+    attempt_done: Notify,
 }
 
 struct Waiter {
@@ -282,6 +289,7 @@ impl Waiting {
         self.start_hints();
         Ok(Ticket {
             _seat: seat,
+            id,
             granted,
             queue,
             shared: Arc::clone(&self.shared),
@@ -362,6 +370,8 @@ impl Queue {
             // holder's own lease (kept if its requester is gone) from a new grant (released).
             recheck: AtomicBool::new(true),
             expires_at: Mutex::new(None),
+            attempting: Mutex::new(None),
+            attempt_done: Notify::new(),
         }
     }
 
@@ -395,6 +405,25 @@ impl Queue {
         for waiter in waiters {
             let _ = waiter.grant.send(Err(copy_error(error)));
         }
+    }
+
+    /// Marks an attempt for waiter `id` as in flight, unless the waiter has closed its channel
+    /// (its wait ended): `false` then.
+    fn start_attempt(&self, id: u64) -> bool {
+        let mut attempting = locked(&self.attempting);
+        let open = locked(&self.waiters)
+            .iter()
+            .any(|w| w.id == id && !w.grant.is_closed());
+        if open {
+            *attempting = Some(id);
+        }
+        open
+    }
+
+    /// No attempt is in flight any more: waiters whose time ran out meanwhile may answer.
+    fn end_attempt(&self) {
+        *locked(&self.attempting) = None;
+        self.attempt_done.notify_waiters();
     }
 
     fn set_expires_at(&self, at: Option<DateTime<Utc>>) {
@@ -467,6 +496,8 @@ impl Drop for WaiterSeat {
 pub(crate) struct Ticket {
     /// Given back when the ticket is dropped.
     _seat: WaiterSeat,
+    /// This waiter's place in its queue.
+    id: u64,
     granted: oneshot::Receiver<Grant>,
     queue: Arc<Queue>,
     shared: Arc<Shared>,
@@ -476,6 +507,32 @@ pub(crate) struct Ticket {
 }
 
 impl Ticket {
+    /// After the wait ended: the outcome of an attempt in flight for this waiter (waiting for it
+    /// to end), or of one whose grant was just sent; `None` when there is none. The channel is
+    /// closed after, so the queue hands no later grant to this waiter.
+    async fn last_word(&mut self) -> Option<Grant> {
+        loop {
+            let done = self.queue.attempt_done.notified();
+            tokio::pin!(done);
+            done.as_mut().enable();
+            {
+                let attempting = locked(&self.queue.attempting);
+                if *attempting != Some(self.id) {
+                    // Closed under the lock the queue takes to start an attempt for an open
+                    // waiter: no attempt starts for this one any more. A grant is sent before
+                    // `attempting` is cleared, so one made for it is in the channel now.
+                    self.granted.close();
+                    drop(attempting);
+                    return self.granted.try_recv().ok();
+                }
+            }
+            tokio::select! {
+                answered = &mut self.granted => return answered.ok(),
+                () = done => {}
+            }
+        }
+    }
+
     /// Waits for the grant, at most `wait`. `hung_up` is asked once a grant has arrived: when the
     /// client is already gone, the grant is undone (unless it only re-granted a lease the owner
     /// held before) and the outcome is [`WaitOutcome::HungUp`].
@@ -503,15 +560,15 @@ impl Ticket {
                 "the queue of waiting acquires ended without an answer",
             )),
             None => {
-                // The grant may have been sent just now: take it rather than leave it behind.
-                self.granted.close();
-                match self.granted.try_recv() {
-                    Ok(Ok(granted)) => {
+                // An attempt made for this waiter right now decides; a grant sent just now is
+                // taken rather than left behind.
+                match self.last_word().await {
+                    Some(Ok(granted)) => {
                         settle = Some(granted.settled);
                         WaitOutcome::Granted(granted.lock)
                     }
-                    Ok(Err(error)) => WaitOutcome::Failed(error),
-                    Err(_) => {
+                    Some(Err(error)) => WaitOutcome::Failed(error),
+                    None => {
                         self.shared.timed_out.fetch_add(1, Ordering::Relaxed);
                         self.queue.wake.notify_one();
                         WaitOutcome::TimedOut {
@@ -670,11 +727,20 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
         let mut look = queue.recheck.swap(false, Ordering::AcqRel);
         if attempt {
             attempt = false;
-            match shared
+            if !queue.start_attempt(id) {
+                // The waiter's time ran out (or its request is gone) just now: the next one
+                // tries instead.
+                attempt = true;
+                continue;
+            }
+            let attempted = shared
                 .repo
                 .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
-                .await
-            {
+                .await;
+            if !matches!(attempted, Ok(AcquireOutcome::Granted(_))) {
+                queue.end_attempt();
+            }
+            match attempted {
                 Ok(AcquireOutcome::Granted(lock)) => {
                     skew = Duration::ZERO;
                     if deliver(&shared, &queue, &tenant, id, lock.clone()).await {
@@ -765,6 +831,8 @@ async fn deliver(shared: &Shared, queue: &Queue, tenant: &Tenant, id: u64, lock:
         Some(waiter) => waiter.grant.send(Ok(grant)).is_ok(),
         None => false,
     };
+    // Sent (or not) before the attempt ends: a waiter whose time ran out takes it.
+    queue.end_attempt();
     if sent {
         // `Err`: handed back without an undo (no runtime to make it on): make it here.
         if let Ok(undone) = taken.await {
@@ -784,7 +852,8 @@ mod tests {
 
     use lock_domain::testing::InMemoryLockRepository;
     use lock_domain::{
-        AcquireOutcome, LockRepository, Owner, ResourceName, SystemClock, Tenant, Ttl,
+        AcquireOutcome, ListPage, ListQuery, Lock, LockRepository, Owner, PoolState, ReleaseResult,
+        RenewResult, RepositoryError, ResourceName, SystemClock, Tenant, Ttl,
     };
 
     use super::{WaitOutcome, Waiting};
@@ -859,6 +928,99 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(third, AcquireOutcome::Held, "a third owner got the lock");
+    }
+
+    /// The in-memory store, with acquires that take a while (a slow database).
+    struct SlowAcquires(InMemoryLockRepository, Duration);
+
+    #[async_trait::async_trait]
+    impl LockRepository for SlowAcquires {
+        async fn acquire(
+            &self,
+            tenant: Tenant,
+            resource: ResourceName,
+            owner: Owner,
+            ttl: Ttl,
+        ) -> Result<AcquireOutcome, RepositoryError> {
+            tokio::time::sleep(self.1).await;
+            self.0.acquire(tenant, resource, owner, ttl).await
+        }
+        async fn status(
+            &self,
+            tenant: Tenant,
+            resource: ResourceName,
+        ) -> Result<Option<Lock>, RepositoryError> {
+            self.0.status(tenant, resource).await
+        }
+        async fn release(
+            &self,
+            tenant: Tenant,
+            resource: ResourceName,
+            owner: Owner,
+        ) -> Result<ReleaseResult, RepositoryError> {
+            self.0.release(tenant, resource, owner).await
+        }
+        async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
+            self.0.undo_grant(tenant, grant).await
+        }
+        async fn renew(
+            &self,
+            tenant: Tenant,
+            resource: ResourceName,
+            owner: Owner,
+            ttl: Ttl,
+        ) -> Result<RenewResult, RepositoryError> {
+            self.0.renew(tenant, resource, owner, ttl).await
+        }
+        async fn ping(&self) -> Result<(), RepositoryError> {
+            self.0.ping().await
+        }
+        async fn list(
+            &self,
+            tenant: Tenant,
+            query: ListQuery,
+        ) -> Result<ListPage, RepositoryError> {
+            self.0.list(tenant, query).await
+        }
+        async fn count_live(&self) -> Result<u64, RepositoryError> {
+            self.0.count_live().await
+        }
+        fn pool_state(&self) -> Option<PoolState> {
+            self.0.pool_state()
+        }
+        async fn count_expired_takeovers(&self) -> Result<u64, RepositoryError> {
+            self.0.count_expired_takeovers().await
+        }
+    }
+
+    /// A wait that ends while the acquire attempt made for it is still running must not answer
+    /// "not acquired" when that attempt grants: the lease would exist with no request to explain
+    /// it (others are refused), until its undo.
+    #[tokio::test]
+    async fn a_wait_that_ends_during_its_attempt_answers_with_that_attempt_s_grant() {
+        let repo: Arc<dyn LockRepository> = Arc::new(SlowAcquires(
+            InMemoryLockRepository::new(Arc::new(SystemClock)),
+            Duration::from_millis(300),
+        ));
+        let waiting = Waiting::new(Arc::clone(&repo));
+        let ticket = waiting
+            .enqueue(
+                Tenant::default_tenant(),
+                ResourceName::parse("r").unwrap(),
+                owner("o"),
+                ttl(),
+            )
+            .expect("room for a waiter");
+        let outcome = ticket.wait(Duration::from_millis(100), || false).await;
+        let WaitOutcome::Granted(lock) = outcome else {
+            panic!("the attempt in flight granted the lock, but the waiter was told otherwise");
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let status = repo
+            .status(Tenant::default_tenant(), ResourceName::parse("r").unwrap())
+            .await
+            .unwrap();
+        assert_eq!(status, Some(lock));
     }
 
     #[tokio::test]
