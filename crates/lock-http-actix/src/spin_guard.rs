@@ -12,7 +12,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
@@ -37,16 +36,30 @@ pub struct SpinGuard<F> {
     pause: Option<Pin<Box<Sleep>>>,
 }
 
-/// What happened to the waker the guard hands to its future.
+/// What happened to the waker the guard hands to its future. One lock for all of it: a wake
+/// from another thread must decide "during the poll" or "not" and record it in one step, or a
+/// wake that reads "polling" just before the poll ends, and records itself just after the guard
+/// looked, is lost (the connection then hangs with its answer ready).
 struct Wakes {
+    state: Mutex<WakeState>,
+}
+
+#[derive(Default)]
+struct WakeState {
     /// The guard is polling its future: a wake now is the future waking itself.
-    polling: AtomicBool,
+    polling: bool,
     /// The future woke itself during its last poll.
-    woke_itself: AtomicBool,
+    woke_itself: bool,
     /// Something else woke the future since its last poll.
-    woken: AtomicBool,
+    woken: bool,
     /// The waker of the task that polls the guard.
-    outer: Mutex<Option<Waker>>,
+    outer: Option<Waker>,
+}
+
+impl Wakes {
+    fn state(&self) -> std::sync::MutexGuard<'_, WakeState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl Wake for Wakes {
@@ -55,17 +68,16 @@ impl Wake for Wakes {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        if self.polling.load(Ordering::Acquire) {
-            // Passed on (or not) by the guard once the poll has returned.
-            self.woke_itself.store(true, Ordering::Release);
-            return;
-        }
-        self.woken.store(true, Ordering::Release);
-        let outer = self
-            .outer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let outer = {
+            let mut state = self.state();
+            if state.polling {
+                // Passed on (or not) by the guard once the poll has returned.
+                state.woke_itself = true;
+                return;
+            }
+            state.woken = true;
+            state.outer.clone()
+        };
         if let Some(outer) = outer {
             outer.wake();
         }
@@ -75,10 +87,7 @@ impl Wake for Wakes {
 impl<F: Future> SpinGuard<F> {
     pub fn new(inner: F) -> Self {
         let wakes = Arc::new(Wakes {
-            polling: AtomicBool::new(false),
-            woke_itself: AtomicBool::new(false),
-            woken: AtomicBool::new(false),
-            outer: Mutex::new(None),
+            state: Mutex::new(WakeState::default()),
         });
         Self {
             inner: Box::pin(inner),
@@ -95,17 +104,18 @@ impl<F: Future> Future for SpinGuard<F> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
-        {
-            let mut outer = this
-                .wakes
+        let woken = {
+            let mut state = this.wakes.state();
+            if !state
                 .outer
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if !outer.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                *outer = Some(cx.waker().clone());
+                .as_ref()
+                .is_some_and(|w| w.will_wake(cx.waker()))
+            {
+                state.outer = Some(cx.waker().clone());
             }
-        }
-        if this.wakes.woken.swap(false, Ordering::AcqRel) {
+            std::mem::take(&mut state.woken)
+        };
+        if woken {
             this.self_wakes = 0;
             this.pause = None;
         } else if let Some(pause) = this.pause.as_mut() {
@@ -114,17 +124,24 @@ impl<F: Future> Future for SpinGuard<F> {
             }
             this.pause = None;
         }
-        this.wakes.woke_itself.store(false, Ordering::Release);
-        this.wakes.polling.store(true, Ordering::Release);
+        {
+            let mut state = this.wakes.state();
+            state.woke_itself = false;
+            state.polling = true;
+        }
         let polled = this
             .inner
             .as_mut()
             .poll(&mut Context::from_waker(&this.waker));
-        this.wakes.polling.store(false, Ordering::Release);
+        let woke_itself = {
+            let mut state = this.wakes.state();
+            state.polling = false;
+            std::mem::take(&mut state.woke_itself)
+        };
         if polled.is_ready() {
             return polled;
         }
-        if this.wakes.woke_itself.swap(false, Ordering::AcqRel) {
+        if woke_itself {
             this.self_wakes = this.self_wakes.saturating_add(1);
             if this.self_wakes < SELF_WAKES_BEFORE_PAUSE {
                 cx.waker().wake_by_ref();
@@ -146,7 +163,7 @@ impl<F: Future> Future for SpinGuard<F> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicU32;
+    use std::sync::atomic::{AtomicU32, Ordering};
     use std::time::Instant;
 
     use super::*;
@@ -222,5 +239,43 @@ mod tests {
         tokio::task::yield_now().await;
         send.send(7).expect("the guarded future waits");
         assert_eq!(guarded.await.expect("ends").expect("answered"), 7);
+    }
+
+    /// A wake from another thread that lands just as a poll ends must never be lost: each of
+    /// many guarded futures is woken by a thread racing with its poll, and every one must end.
+    #[test]
+    fn wakes_from_other_threads_racing_with_polls_are_never_lost() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            for round in 0..2_000 {
+                let (send, receive) = tokio::sync::oneshot::channel::<()>();
+                let mut receive = Box::pin(receive);
+                let mut polls = 0_u32;
+                // Wakes itself a few times (so the guard counts), then waits for the channel.
+                let waiting = std::future::poll_fn(move |cx| {
+                    polls += 1;
+                    if receive.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(());
+                    }
+                    if polls < 3 {
+                        cx.waker().wake_by_ref();
+                    }
+                    Poll::Pending
+                });
+                let sender = std::thread::spawn(move || {
+                    for _ in 0..(round % 50) {
+                        std::hint::spin_loop();
+                    }
+                    let _ = send.send(());
+                });
+                let ended =
+                    tokio::time::timeout(Duration::from_secs(2), SpinGuard::new(waiting)).await;
+                sender.join().expect("the sender");
+                assert!(ended.is_ok(), "round {round}: a wake was lost");
+            }
+        });
     }
 }
