@@ -11,6 +11,7 @@ pub mod checks;
 pub mod history;
 pub mod linearizability;
 pub mod model;
+pub mod proxy;
 pub mod report;
 
 pub use history::{History, Lease, Op, OpKind, Outcome};

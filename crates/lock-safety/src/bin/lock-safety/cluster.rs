@@ -11,7 +11,7 @@ use std::sync::{mpsc, Mutex, RwLock};
 use std::thread;
 use std::time::Duration;
 
-use crate::proxy::Proxy;
+use lock_safety::proxy::Proxy;
 
 /// A private PostgreSQL cluster (initdb + pg_ctl on a free port), so it can be restarted and its
 /// commits slowed without touching anyone else's server. Stopped and removed when dropped.

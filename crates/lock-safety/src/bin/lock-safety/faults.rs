@@ -10,8 +10,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::cluster::{Database, Fleet};
-use crate::proxy::Mode;
 use crate::rng::Rng;
+use lock_safety::proxy::Mode;
 
 /// The longest a fault lasts.
 pub const LONGEST: Duration = Duration::from_secs(3);

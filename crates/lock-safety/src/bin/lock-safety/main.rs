@@ -5,7 +5,7 @@
 
 mod cluster;
 mod faults;
-mod proxy;
+
 mod rng;
 mod workload;
 
@@ -147,7 +147,7 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
             let upstream: SocketAddr = format!("127.0.0.1:{}", cluster.port)
                 .parse()
                 .expect("address");
-            let proxy = proxy::Proxy::start(upstream);
+            let proxy = lock_safety::proxy::Proxy::start(upstream);
             Database::Postgres { cluster, proxy }
         }
     });

@@ -1,8 +1,9 @@
-//! A TCP proxy between lockd and PostgreSQL that the fault injector cuts: `Refuse` (the port is
-//! closed, open connections are reset) or `BlackHole` (connections stay open and are accepted, but
-//! not a byte is forwarded, as behind a dead router). `restore` forwards again and closes every
-//! connection opened before it, so that nothing sent into the black hole can reach the database
-//! later. (The same proxy as the end-to-end tests' tests/e2e/proxy.rs.)
+//! A TCP proxy between lockd and PostgreSQL that a fault injector cuts, to see what lockd does
+//! while its database is unreachable: `Refuse` (the port is closed, open connections are reset)
+//! or `BlackHole` (connections stay open and are accepted, but not a byte is forwarded, as behind
+//! a dead router). `restore` forwards again and closes every connection opened before it, so
+//! that nothing sent into the black hole can reach the database later. Used by the checker's
+//! runner and by the end-to-end tests (tests/e2e/proxy.rs).
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
