@@ -487,7 +487,7 @@ fn answer_followers(
                 live.insert(key, owner);
             }
             Holder::Ask => {
-                if let Ok(Some(row)) = postgres::status(conn, &key.0, &key.1) {
+                if let Ok(Some(row)) = postgres::live_holder_now(conn, &key.0, &key.1) {
                     live.insert(key, row.owner);
                 }
             }

@@ -267,6 +267,20 @@ impl DieselLockRepository {
         }
     }
 
+    /// SQLite: runs the read `op` inside the writer, after every write in flight (see `sqlite`).
+    async fn read_in_writer<T, F>(&self, op: F) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut SqliteConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
+    {
+        match &self.inner.sqlite_writer {
+            Some(writer) => writer.submit(op).await,
+            None => Err(RepositoryError::internal(
+                "a SQLite read for the writer in a store without one",
+            )),
+        }
+    }
+
     /// Runs `op` on a pooled connection on tokio's blocking pool (reads on SQLite; everything on
     /// PostgreSQL).
     async fn run<T, F>(&self, op: F) -> Result<T, RepositoryError>
@@ -519,16 +533,28 @@ impl LockRepository for DieselLockRepository {
         tenant: Tenant,
         resource: ResourceName,
     ) -> Result<Option<Lock>, RepositoryError> {
-        self.run(move |conn, now_ms| {
-            match conn {
-                DbConnection::Sqlite(c) => sqlite::status(c, &tenant, &resource, now_ms),
-                DbConnection::Postgres(c) => postgres::status(c, &tenant, &resource),
+        let (t, r) = (tenant.clone(), resource.clone());
+        let row = match self
+            .run(move |conn, now_ms| {
+                match conn {
+                    DbConnection::Sqlite(c) => sqlite::status_outside_writer(c, &t, &r, now_ms),
+                    DbConnection::Postgres(c) => {
+                        postgres::status(c, &t, &r).map(sqlite::Outside::Answer)
+                    }
+                }
+                .map_err(from_query)
+            })
+            .await?
+        {
+            sqlite::Outside::Answer(row) => row,
+            sqlite::Outside::AskTheWriter => {
+                self.read_in_writer(move |c, now_ms| {
+                    sqlite::status(c, &tenant, &resource, now_ms).map_err(from_query)
+                })
+                .await?
             }
-            .map_err(from_query)?
-            .map(Lock::try_from)
-            .transpose()
-        })
-        .await
+        };
+        row.map(Lock::try_from).transpose()
     }
 
     async fn release(
@@ -623,15 +649,24 @@ impl LockRepository for DieselLockRepository {
 
     async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
         let limit = query.limit;
-        let rows = self
-            .run(move |conn, now_ms| {
-                match conn {
-                    DbConnection::Sqlite(c) => sqlite::list(c, &tenant, &query, now_ms),
-                    DbConnection::Postgres(c) => postgres::list(c, &tenant, &query),
+        let (t, q) = (tenant.clone(), query.clone());
+        let rows = match self
+            .run(move |conn, now_ms| match conn {
+                DbConnection::Sqlite(c) => {
+                    sqlite::list_outside_writer(c, &t, &q, now_ms).map_err(from_query)
                 }
-                .map_err(from_query)
+                DbConnection::Postgres(c) => postgres::list(c, &t, &q).map(sqlite::Outside::Answer),
             })
-            .await?;
+            .await?
+        {
+            sqlite::Outside::Answer(rows) => rows,
+            sqlite::Outside::AskTheWriter => {
+                self.read_in_writer(move |c, now_ms| {
+                    sqlite::list(c, &tenant, &query, now_ms).map_err(from_query)
+                })
+                .await?
+            }
+        };
         let listed = rows
             .into_iter()
             .map(ListedRow::into_listed)

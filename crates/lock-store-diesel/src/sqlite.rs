@@ -2,9 +2,16 @@
 //! repository's `Clock`. The write functions here run inside the group-commit writer's
 //! IMMEDIATE transaction (see `group_commit`), which takes SQLite's write lock before anything is
 //! read, so a read-then-write can never fail on lock upgrade or act on a stale read.
+//!
+//! Reads run outside the writer, on the last committed state. That state can lag a write whose
+//! decision is already made: a renew decided before the lease's end whose COMMIT (its fsync, or
+//! another process's) lands after it. Read outside, the row's lease has ended; read once that
+//! commit lands, it is live again with the same token. So a read that meets a row whose lease
+//! has ended does not answer from it ([`Outside::AskTheWriter`]): the caller reads again inside
+//! the writer, after every write in flight, in this process or another.
 
 use diesel::sqlite::SqliteConnection;
-use diesel::{OptionalExtension, QueryResult, RunQueryDsl};
+use diesel::{Connection, OptionalExtension, QueryResult, RunQueryDsl};
 use lock_domain::{ListQuery, Lock, Owner, ResourceName, Tenant, Ttl};
 
 use crate::prepared::{Param, Prepared};
@@ -33,6 +40,20 @@ RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
 const STATUS: &str = "\
 SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
 FROM distributed_locks WHERE tenant = ?1 AND resource = ?2 AND expires_at_ms > ?3";
+
+/// The row of `(?1, ?2)` whether its lease is live or not.
+const ROW: &str = "\
+SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
+FROM distributed_locks WHERE tenant = ?1 AND resource = ?2";
+
+/// Whether a row of tenant `?1` in `[?2, ?3)` past the cursor `?4` and at most `?5` (when `?6` is
+/// 1; anywhere past the cursor when it is 0) has a lease that ended at or before `?7`.
+const ENDED_IN_RANGE: &str = "\
+SELECT COUNT(*) AS count FROM (
+    SELECT 1 FROM distributed_locks
+    WHERE tenant = ?1 AND resource >= ?2 AND (?3 = '' OR resource < ?3) AND resource > ?4
+      AND (?6 = 0 OR resource <= ?5) AND expires_at_ms <= ?7
+    LIMIT 1)";
 
 pub const RELEASE: &str = "\
 DELETE FROM distributed_locks
@@ -120,6 +141,32 @@ pub(crate) fn status(
     .optional()
 }
 
+/// The answer of a read outside the writer, or none yet (see the module documentation).
+pub(crate) enum Outside<T> {
+    Answer(T),
+    /// A row the read met has an ended lease: read again inside the writer.
+    AskTheWriter,
+}
+
+/// [`status`] outside the writer.
+pub(crate) fn status_outside_writer(
+    conn: &mut SqliteConnection,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    now_ms: i64,
+) -> QueryResult<Outside<Option<LockRow>>> {
+    let row = Prepared::new(
+        ROW,
+        vec![Param::Text(tenant.as_str()), Param::Text(resource.as_str())],
+    )
+    .get_result::<LockRow>(conn)
+    .optional()?;
+    Ok(match row {
+        Some(row) if row.expires_at_ms <= now_ms => Outside::AskTheWriter,
+        row => Outside::Answer(row),
+    })
+}
+
 pub(crate) fn release(
     conn: &mut SqliteConnection,
     tenant: &Tenant,
@@ -196,6 +243,7 @@ pub(crate) fn renew(
     })
 }
 
+/// A page of live locks (and one more row, when there are more). Inside the writer.
 pub(crate) fn list(
     conn: &mut SqliteConnection,
     tenant: &Tenant,
@@ -219,6 +267,43 @@ pub(crate) fn list(
         ],
     )
     .load::<ListedRow>(conn)
+}
+
+/// [`list`] outside the writer: the page and, in the same read transaction, whether any row in
+/// the range the page covers has an ended lease.
+pub(crate) fn list_outside_writer(
+    conn: &mut SqliteConnection,
+    tenant: &Tenant,
+    query: &ListQuery,
+    now_ms: i64,
+) -> QueryResult<Outside<Vec<ListedRow>>> {
+    conn.transaction(|conn| {
+        let rows = list(conn, tenant, query, now_ms)?;
+        // A full page covers the range up to its last row; a short one, all of the prefix.
+        let last = match rows.last() {
+            Some(row) if rows.len() > query.limit.get() => Some(row.lock.resource.clone()),
+            _ => None,
+        };
+        let upper = query.prefix.upper_bound();
+        let ended = Prepared::new(
+            ENDED_IN_RANGE,
+            vec![
+                Param::Text(tenant.as_str()),
+                Param::Text(query.prefix.as_str()),
+                Param::Text(upper.as_ref().map_or("", |u| u.as_str())),
+                Param::Text(query.after.as_ref().map_or("", |a| a.as_str())),
+                Param::Text(last.as_deref().unwrap_or("")),
+                Param::BigInt(i64::from(last.is_some())),
+                Param::BigInt(now_ms),
+            ],
+        )
+        .get_result::<CountRow>(conn)?;
+        Ok(if ended.count > 0 {
+            Outside::AskTheWriter
+        } else {
+            Outside::Answer(rows)
+        })
+    })
 }
 
 pub(crate) fn count_live(conn: &mut SqliteConnection, now_ms: i64) -> QueryResult<i64> {

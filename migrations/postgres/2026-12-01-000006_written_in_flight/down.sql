@@ -1,0 +1,1 @@
+DROP FUNCTION lockd_written_in_flight(xid);
