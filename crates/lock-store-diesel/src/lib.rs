@@ -31,14 +31,16 @@ pub mod testing;
 ///
 /// The listing statements are here too, for the tests that EXPLAIN them (binds: tenant, prefix,
 /// prefix upper bound, cursor (`''` for none), then `now_ms, limit` on SQLite or `limit` on
-/// PostgreSQL).
+/// PostgreSQL; SQLite's check for ended rows in a page's range: tenant, prefix, last name,
+/// cursor, `now_ms`).
 pub mod statements {
     pub use crate::postgres::{
         ACQUIRE as POSTGRES_ACQUIRE, LIST_BOUNDED as POSTGRES_LIST, RELEASE as POSTGRES_RELEASE,
         RENEW as POSTGRES_RENEW, WRITE_BATCH as POSTGRES_WRITE_BATCH,
     };
     pub use crate::sqlite::{
-        ACQUIRE as SQLITE_ACQUIRE, LIST_BOUNDED as SQLITE_LIST, RELEASE as SQLITE_RELEASE,
+        ACQUIRE as SQLITE_ACQUIRE, ENDED_IN_RANGE as SQLITE_LIST_ENDED,
+        LIST_BOUNDED as SQLITE_LIST, RELEASE as SQLITE_RELEASE,
     };
 }
 

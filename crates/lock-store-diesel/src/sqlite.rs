@@ -46,13 +46,20 @@ const ROW: &str = "\
 SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
 FROM distributed_locks WHERE tenant = ?1 AND resource = ?2";
 
-/// Whether a row of tenant `?1` in `[?2, ?3)` past the cursor `?4` and at most `?5` (when `?6` is
-/// 1; anywhere past the cursor when it is 0) has a lease that ended at or before `?7`.
-const ENDED_IN_RANGE: &str = "\
+/// Whether a row of tenant `?1` in `[?2, ?3]` past the cursor `?4` has a lease that ended at or
+/// before `?5`. Both bounds are index bounds, so this reads no more rows than the page did.
+pub const ENDED_IN_RANGE: &str = "\
 SELECT COUNT(*) AS count FROM (
     SELECT 1 FROM distributed_locks
-    WHERE tenant = ?1 AND resource >= ?2 AND (?3 = '' OR resource < ?3) AND resource > ?4
-      AND (?6 = 0 OR resource <= ?5) AND expires_at_ms <= ?7
+    WHERE tenant = ?1 AND resource >= ?2 AND resource <= ?3 AND resource > ?4
+      AND expires_at_ms <= ?5
+    LIMIT 1)";
+
+/// [`ENDED_IN_RANGE`] up to the end of the tenant's names (`?3` is not used).
+const ENDED_TO_END: &str = "\
+SELECT COUNT(*) AS count FROM (
+    SELECT 1 FROM distributed_locks
+    WHERE tenant = ?1 AND resource >= ?2 AND resource > ?4 AND expires_at_ms <= ?5
     LIMIT 1)";
 
 pub const RELEASE: &str = "\
@@ -279,21 +286,23 @@ pub(crate) fn list_outside_writer(
 ) -> QueryResult<Outside<Vec<ListedRow>>> {
     conn.transaction(|conn| {
         let rows = list(conn, tenant, query, now_ms)?;
-        // A full page covers the range up to its last row; a short one, all of the prefix.
-        let last = match rows.last() {
+        // A full page covers the range up to its last row; a short one, all of the prefix (the
+        // prefix's upper bound itself is not a match, but including it costs nothing).
+        let upper = match rows.last() {
             Some(row) if rows.len() > query.limit.get() => Some(row.lock.resource.clone()),
-            _ => None,
+            _ => query.prefix.upper_bound(),
         };
-        let upper = query.prefix.upper_bound();
+        let (sql, upper) = match &upper {
+            Some(upper) => (ENDED_IN_RANGE, upper.as_str()),
+            None => (ENDED_TO_END, ""),
+        };
         let ended = Prepared::new(
-            ENDED_IN_RANGE,
+            sql,
             vec![
                 Param::Text(tenant.as_str()),
                 Param::Text(query.prefix.as_str()),
-                Param::Text(upper.as_ref().map_or("", |u| u.as_str())),
+                Param::Text(upper),
                 Param::Text(query.after.as_ref().map_or("", |a| a.as_str())),
-                Param::Text(last.as_deref().unwrap_or("")),
-                Param::BigInt(i64::from(last.is_some())),
                 Param::BigInt(now_ms),
             ],
         )

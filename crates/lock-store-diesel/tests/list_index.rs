@@ -10,7 +10,7 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, QueryableByName, RunQueryDsl};
 use lock_domain::testing::ManualClock;
 use lock_domain::{Clock, ListLimit, ListQuery, LockRepository, ResourcePrefix, Tenant};
-use lock_store_diesel::statements::{POSTGRES_LIST, SQLITE_LIST};
+use lock_store_diesel::statements::{POSTGRES_LIST, SQLITE_LIST, SQLITE_LIST_ENDED};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
 
@@ -135,6 +135,30 @@ async fn sqlite_listing_searches_the_primary_key_without_sorting() {
     assert!(
         !text.contains("TEMP B-TREE"),
         "no sort: the key is the order:\n{text}"
+    );
+
+    // The check for ended rows in the page's range reads that range only.
+    let plan: Vec<String> = diesel::sql_query(format!("EXPLAIN QUERY PLAN {SQLITE_LIST_ENDED}"))
+        .bind::<Text, _>("default")
+        .bind::<Text, _>("item:05")
+        .bind::<Text, _>("item:05010")
+        .bind::<Text, _>("item:05000")
+        .bind::<BigInt, _>(now_ms)
+        .load::<SqlitePlanRow>(&mut conn)
+        .unwrap()
+        .into_iter()
+        .map(|row| row.detail)
+        .collect();
+    let text = plan.join("\n");
+    assert!(
+        text.contains(
+            "SEARCH distributed_locks USING PRIMARY KEY (tenant=? AND resource>? AND resource<?)"
+        ),
+        "the check must range-search the primary key:\n{text}"
+    );
+    assert!(
+        !text.contains("SCAN distributed_locks"),
+        "no table scan:\n{text}"
     );
 }
 
