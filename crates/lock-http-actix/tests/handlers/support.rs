@@ -1,0 +1,376 @@
+//! Calling the app, mocked repositories and the assertions every handler test uses.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{Payload, ServiceResponse};
+use actix_web::error::PayloadError;
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::http::{Method, StatusCode};
+use actix_web::test::{self, TestRequest};
+use actix_web::web::Bytes;
+use actix_web::App;
+use chrono::{DateTime, Utc};
+use futures::Stream;
+use lock_domain::{
+    AcquireOutcome, FencingToken, ListPage, Lock, MockLockRepository, Owner, PoolState,
+    ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant,
+};
+use lock_http_actix::{configure, ApiSettings};
+use serde_json::{json, Value};
+
+pub(crate) const ACQUIRED_AT: &str = "2026-11-29T21:32:27.120Z";
+pub(crate) const EXPIRES_AT: &str = "2026-11-29T21:33:27.000Z";
+pub(crate) const TOKEN: i64 = 17;
+pub(crate) const VALID_BODY: &str = r#"{"owner": "worker-7", "ttl_seconds": 60}"#;
+
+// ---------------------------------------------------------------------------------------------
+// Calling the app
+// ---------------------------------------------------------------------------------------------
+
+/// What the app answered.
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+}
+
+impl Answer {
+    #[track_caller]
+    pub(crate) fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "the body is not JSON ({e}): {:?}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    pub(crate) fn header(&self, name: header::HeaderName) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+pub(crate) async fn answer<B: MessageBody>(response: ServiceResponse<B>) -> Answer {
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = test::read_body(response).await;
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// Sends one request to a fresh app over `repo` with the default settings.
+pub(crate) async fn call(repo: MockLockRepository, req: TestRequest) -> Answer {
+    call_with(repo, ApiSettings::default(), req).await
+}
+
+/// Sends one request to a fresh app. The app (and the mock, whose expectations are checked when
+/// it drops) is dropped before this returns.
+pub(crate) async fn call_with(
+    repo: MockLockRepository,
+    settings: ApiSettings,
+    req: TestRequest,
+) -> Answer {
+    let app = test::init_service(App::new().configure(configure(Arc::new(repo), settings))).await;
+    answer(test::call_service(&app, req.to_request()).await).await
+}
+
+/// Sends `req` with its body streamed in `chunks`, chunked: no `Content-Length` announces the size.
+pub(crate) async fn call_chunked(
+    repo: MockLockRepository,
+    req: TestRequest,
+    chunks: Vec<Vec<u8>>,
+) -> Answer {
+    let app =
+        test::init_service(App::new().configure(configure(Arc::new(repo), ApiSettings::default())))
+            .await;
+    let mut request = req.to_request();
+    request.headers_mut().remove(header::CONTENT_LENGTH);
+    request.headers_mut().insert(
+        header::TRANSFER_ENCODING,
+        header::HeaderValue::from_static("chunked"),
+    );
+    let stream: Pin<Box<dyn Stream<Item = Result<Bytes, PayloadError>>>> = Box::pin(
+        futures::stream::iter(chunks.into_iter().map(|chunk| Ok(Bytes::from(chunk)))),
+    );
+    let (request, _) = request.replace_payload(Payload::from(stream));
+    answer(test::call_service(&app, request).await).await
+}
+
+/// A JSON request (`Content-Type: application/json`) with `body`.
+pub(crate) fn json_request(method: Method, uri: &str, body: impl Into<Bytes>) -> TestRequest {
+    TestRequest::default()
+        .method(method)
+        .uri(uri)
+        .insert_header((header::CONTENT_TYPE, "application/json"))
+        .set_payload(body)
+}
+
+pub(crate) fn post_json(uri: &str, body: impl Into<Bytes>) -> TestRequest {
+    json_request(Method::POST, uri, body)
+}
+
+/// The three routes that read a JSON body, with a body each accepts.
+pub(crate) fn body_routes() -> [(Method, &'static str); 3] {
+    [
+        (Method::POST, "/locks/x"),
+        (Method::POST, "/locks/x/renew"),
+        (Method::DELETE, "/locks/x"),
+    ]
+}
+
+/// `VALID_BODY` padded with spaces to exactly `len` bytes.
+pub(crate) fn padded_body(len: usize) -> Vec<u8> {
+    let mut body = VALID_BODY.as_bytes().to_vec();
+    body.resize(len, b' ');
+    body
+}
+
+// ---------------------------------------------------------------------------------------------
+// Repositories
+// ---------------------------------------------------------------------------------------------
+
+/// A repository that must not be called: mockall panics on any call.
+pub(crate) fn untouched_repo() -> MockLockRepository {
+    MockLockRepository::new()
+}
+
+pub(crate) fn at(rfc3339: &str) -> DateTime<Utc> {
+    rfc3339.parse().expect("a valid timestamp")
+}
+
+pub(crate) fn lock_of(resource: &str, owner: &str) -> Lock {
+    Lock {
+        resource: ResourceName::parse(resource).expect("a valid resource"),
+        owner: Owner::parse(owner).expect("a valid owner"),
+        acquired_at: at(ACQUIRED_AT),
+        expires_at: at(EXPIRES_AT),
+        fencing_token: FencingToken::new(TOKEN).expect("a positive token"),
+    }
+}
+
+/// The LOCK object the API must serve for `lock_of(resource, owner)`: the millis `.120` keep
+/// their trailing zero and whole seconds are written `.000`.
+pub(crate) fn lock_json(resource: &str, owner: &str) -> Value {
+    json!({
+        "resource": resource,
+        "owner": owner,
+        "acquired_at": ACQUIRED_AT,
+        "expires_at": EXPIRES_AT,
+        "fencing_token": TOKEN,
+    })
+}
+
+/// A repository expecting exactly one acquire with exactly these domain values.
+pub(crate) fn expect_acquire(
+    resource: &str,
+    owner: &str,
+    ttl: u32,
+    outcome: AcquireOutcome,
+) -> MockLockRepository {
+    let mut repo = MockLockRepository::new();
+    let (resource, owner) = (resource.to_owned(), owner.to_owned());
+    repo.expect_acquire()
+        .withf(move |tn, r, o, t| {
+            *tn == Tenant::default_tenant()
+                && r.as_str() == resource
+                && o.as_str() == owner
+                && t.seconds() == ttl
+        })
+        .times(1)
+        .returning(move |_, _, _, _| Ok(outcome.clone()));
+    repo
+}
+
+pub(crate) fn expect_status(resource: &str, found: Option<Lock>) -> MockLockRepository {
+    let mut repo = MockLockRepository::new();
+    let resource = resource.to_owned();
+    repo.expect_status()
+        .withf(move |tn, r| *tn == Tenant::default_tenant() && r.as_str() == resource)
+        .times(1)
+        .returning(move |_, _| Ok(found.clone()));
+    repo
+}
+
+pub(crate) fn expect_release(
+    resource: &str,
+    owner: &str,
+    result: ReleaseResult,
+) -> MockLockRepository {
+    let mut repo = MockLockRepository::new();
+    let (resource, owner) = (resource.to_owned(), owner.to_owned());
+    repo.expect_release()
+        .withf(move |tn, r, o| {
+            *tn == Tenant::default_tenant() && r.as_str() == resource && o.as_str() == owner
+        })
+        .times(1)
+        .returning(move |_, _, _| Ok(result));
+    repo
+}
+
+pub(crate) fn expect_renew(
+    resource: &str,
+    owner: &str,
+    ttl: u32,
+    result: RenewResult,
+) -> MockLockRepository {
+    let mut repo = MockLockRepository::new();
+    let (resource, owner) = (resource.to_owned(), owner.to_owned());
+    repo.expect_renew()
+        .withf(move |tn, r, o, t| {
+            *tn == Tenant::default_tenant()
+                && r.as_str() == resource
+                && o.as_str() == owner
+                && t.seconds() == ttl
+        })
+        .times(1)
+        .returning(move |_, _, _, _| Ok(result.clone()));
+    repo
+}
+
+/// A repository that answers every operation with success, however often it is called.
+pub(crate) fn permissive_repo() -> MockLockRepository {
+    let mut repo = MockLockRepository::new();
+    repo.expect_acquire()
+        .returning(|_, r, o, _| Ok(AcquireOutcome::Granted(lock_of(r.as_str(), o.as_str()))));
+    repo.expect_status()
+        .returning(|_, r| Ok(Some(lock_of(r.as_str(), "worker-7"))));
+    repo.expect_release()
+        .returning(|_, _, _| Ok(ReleaseResult::Released(FencingToken::new(17).unwrap())));
+    repo.expect_renew()
+        .returning(|_, r, o, _| Ok(RenewResult::Renewed(lock_of(r.as_str(), o.as_str()))));
+    repo.expect_ping().returning(|| Ok(()));
+    repo.expect_list().returning(|_, _| Ok(ListPage::default()));
+    repo.expect_pool_state()
+        .returning(|| Some(PoolState { in_use: 1, idle: 3 }));
+    repo
+}
+
+/// An error whose text must never reach a client.
+#[derive(Debug)]
+pub(crate) struct SecretError;
+
+pub(crate) const SECRET: &str = "SQL secret /var/lib/x.db";
+
+impl std::fmt::Display for SecretError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(SECRET)
+    }
+}
+
+impl std::error::Error for SecretError {}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Failure {
+    Unavailable,
+    Internal,
+}
+
+impl Failure {
+    pub(crate) fn error(self) -> RepositoryError {
+        match self {
+            Failure::Unavailable => RepositoryError::unavailable(SecretError),
+            Failure::Internal => RepositoryError::internal(SecretError),
+        }
+    }
+}
+
+/// A repository whose every operation fails with `failure`.
+pub(crate) fn failing_repo(failure: Failure) -> MockLockRepository {
+    let mut repo = MockLockRepository::new();
+    repo.expect_acquire()
+        .returning(move |_, _, _, _| Err(failure.error()));
+    repo.expect_status()
+        .returning(move |_, _| Err(failure.error()));
+    repo.expect_release()
+        .returning(move |_, _, _| Err(failure.error()));
+    repo.expect_renew()
+        .returning(move |_, _, _, _| Err(failure.error()));
+    repo.expect_ping().returning(move || Err(failure.error()));
+    repo
+}
+
+// ---------------------------------------------------------------------------------------------
+// Assertions
+// ---------------------------------------------------------------------------------------------
+
+#[track_caller]
+pub(crate) fn assert_json_ok(answer: &Answer) -> Value {
+    assert_eq!(
+        answer.status,
+        StatusCode::OK,
+        "body: {}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    let content_type = answer.header(header::CONTENT_TYPE).unwrap_or_default();
+    assert!(
+        content_type.starts_with("application/json"),
+        "content-type {content_type:?}"
+    );
+    answer.json()
+}
+
+/// Asserts `answer` is an RFC 9457 problem with `status`, the `slug` type and `instance`, and
+/// returns its body.
+#[track_caller]
+pub(crate) fn assert_problem(
+    answer: &Answer,
+    status: StatusCode,
+    slug: &str,
+    instance: &str,
+) -> Value {
+    let text = String::from_utf8_lossy(&answer.body);
+    assert_eq!(answer.status, status, "body: {text}");
+    assert_eq!(
+        answer.header(header::CONTENT_TYPE),
+        Some("application/problem+json"),
+        "body: {text}"
+    );
+    let body = answer.json();
+    let kind = body["type"].as_str().unwrap_or_default();
+    assert!(
+        kind.ends_with(&format!("/{slug}")),
+        "type {kind:?} should end in {slug:?}"
+    );
+    for member in ["title", "detail"] {
+        assert!(
+            body[member].as_str().is_some_and(|s| !s.is_empty()),
+            "{member} should be a non-empty string: {text}"
+        );
+    }
+    assert_eq!(body["status"], json!(status.as_u16()), "body: {text}");
+    assert_eq!(body["instance"], json!(instance), "body: {text}");
+    body
+}
+
+/// Asserts `answer` is a 422 listing exactly `expected` `(field, code)` pairs, in order.
+#[track_caller]
+pub(crate) fn assert_invalid(answer: &Answer, instance: &str, expected: &[(&str, &str)]) {
+    let body = assert_problem(
+        answer,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "validation-failed",
+        instance,
+    );
+    let errors = body["errors"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a 422 lists its errors: {body}"));
+    let got: Vec<(&str, &str)> = errors
+        .iter()
+        .map(|e| {
+            assert!(
+                e["message"].as_str().is_some_and(|m| !m.is_empty()),
+                "every error has a message: {e}"
+            );
+            (
+                e["field"].as_str().unwrap_or_default(),
+                e["code"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected, "body: {body}");
+}
