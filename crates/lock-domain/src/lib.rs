@@ -26,7 +26,7 @@ pub use freed::{Freed, FreedLocks};
 pub use listing::{ListLimit, ListPage, ListQuery, ListedLock, ResourcePrefix};
 pub use lock::{AcquireOutcome, Lock, ReleaseResult, RenewResult};
 pub use owner::Owner;
-pub use repository::{LockRepository, PoolState, RepositoryError};
+pub use repository::{FreedHints, LockRepository, PoolState, RepositoryError, StoreHealth};
 pub use resource_name::ResourceName;
 pub use rules::{
     decide_acquire, decide_release, decide_renew, decide_undo, is_expired, AcquireDecision,
@@ -37,4 +37,4 @@ pub use ttl::{Ttl, DEFAULT_MAX_TTL_SECONDS};
 pub use validation::ValidationError;
 
 #[cfg(feature = "mock")]
-pub use repository::MockLockRepository;
+pub use repository::{MockFreedHints, MockLockRepository, MockStoreHealth};

@@ -40,7 +40,7 @@ pub struct PoolState {
     pub idle: u32,
 }
 
-/// Where locks live. A lock is identified by its tenant and its resource name: the same name in
+/// The lock operations of a store: where locks live. A lock is identified by its tenant and its resource name: the same name in
 /// two tenants is two independent locks, and no operation of one tenant can see or change
 /// another's. Every implementation MUST be linearizable per lock: each operation takes
 /// effect atomically at one instant between its call and its return, across every process that
@@ -124,12 +124,6 @@ pub trait LockRepository: Send + Sync {
         ttl: Ttl,
     ) -> Result<RenewResult, RepositoryError>;
 
-    /// Checks that storage answers (for readiness probes).
-    ///
-    /// # Errors
-    /// [`RepositoryError::Unavailable`] when it does not.
-    async fn ping(&self) -> Result<(), RepositoryError>;
-
     /// Lists `tenant`'s live locks whose names start with `query.prefix` (literally, bytewise)
     /// and are bytewise greater than `query.after`, in bytewise name order, at most
     /// `query.limit` of them; `has_more` tells whether more matched. Each lock comes with its
@@ -144,6 +138,18 @@ pub trait LockRepository: Send + Sync {
     /// # Errors
     /// [`RepositoryError`] when storage fails.
     async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError>;
+}
+
+/// The health and statistics of a store, for readiness probes and metrics: nothing here changes
+/// a lock, and nothing here is on a request's path except [`Self::ping`] (readiness).
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait StoreHealth: Send + Sync {
+    /// Checks that storage answers (for readiness probes).
+    ///
+    /// # Errors
+    /// [`RepositoryError::Unavailable`] when it does not.
+    async fn ping(&self) -> Result<(), RepositoryError>;
 
     /// Counts the live locks of every tenant. This may read every live row: callers cache it
     /// (metrics refresh it every few seconds), never run it per request.
@@ -166,7 +172,14 @@ pub trait LockRepository: Send + Sync {
     /// # Errors
     /// [`RepositoryError`] when storage fails.
     async fn count_expired_takeovers(&self) -> Result<u64, RepositoryError>;
+}
 
+/// Hints from a store that locks may have been freed by any process sharing it. A store that
+/// never gives them (the in-memory store) need not implement this trait; one that gives them on
+/// some backends only answers `Ok(None)` on the others.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait FreedHints: Send + Sync {
     /// Subscribes to hints that a lock may have been freed (released, or its lease shortened by a
     /// renew) by any process sharing the storage, so that waiting acquires need not poll. Once
     /// this returns `Some`, every later release and renew SHOULD produce a hint promptly, and a

@@ -6,9 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_domain::testing::contract::Harness;
+use lock_domain::testing::contract::{ContractStore, Harness};
 use lock_domain::testing::{InMemoryLockRepository, ManualClock};
-use lock_domain::LockRepository;
 
 struct InMemoryHarness {
     clock: ManualClock,
@@ -25,7 +24,7 @@ impl InMemoryHarness {
 
 #[async_trait]
 impl Harness for InMemoryHarness {
-    async fn open(&self) -> Arc<dyn LockRepository> {
+    async fn open(&self) -> Arc<dyn ContractStore> {
         Arc::new(self.repo.clone())
     }
 

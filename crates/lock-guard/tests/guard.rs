@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use lock_domain::testing::{InMemoryLockRepository, ManualClock};
 use lock_domain::{
-    AcquireOutcome, ListPage, ListQuery, Lock, LockRepository, Owner, PoolState, ReleaseResult,
-    RenewResult, RepositoryError, ResourceName, SystemClock, Tenant, Ttl,
+    AcquireOutcome, ListPage, ListQuery, Lock, LockRepository, Owner, ReleaseResult, RenewResult,
+    RepositoryError, ResourceName, SystemClock, Tenant, Ttl,
 };
 use lock_guard::{GuardError, GuardSettings, LockGuard};
 use lock_store_diesel::testing::TestDatabase;
@@ -99,20 +99,8 @@ impl LockRepository for Flaky {
         }
         self.inner.renew(tenant, resource, owner, ttl).await
     }
-    async fn ping(&self) -> Result<(), RepositoryError> {
-        self.inner.ping().await
-    }
     async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
         self.inner.list(tenant, query).await
-    }
-    async fn count_live(&self) -> Result<u64, RepositoryError> {
-        self.inner.count_live().await
-    }
-    fn pool_state(&self) -> Option<PoolState> {
-        self.inner.pool_state()
-    }
-    async fn count_expired_takeovers(&self) -> Result<u64, RepositoryError> {
-        self.inner.count_expired_takeovers().await
     }
 }
 

@@ -1,9 +1,11 @@
 //! lockd's REST API on actix-web: the routes, the request and response bodies, one problem+json
 //! error type, the OpenAPI document and Swagger UI.
 //!
-//! The crate knows the domain's port (`Arc<dyn LockRepository>`), never a store: the composition
-//! root decides what sits behind it. Request bodies are parsed here into domain values, so the
-//! domain never sees JSON.
+//! A handler parses the request into domain values, makes one call to the application layer
+//! (`lock_service::LockService`), and renders the answer. The crate knows the service, the
+//! domain's values and its `StoreHealth` port (readiness, pool metrics), never a store: the
+//! composition root decides what sits behind them. Metrics and the audit log are this crate's
+//! implementation of the service's events port ([`MetricsAndAudit`]).
 
 mod api_doc;
 mod api_keys;
@@ -12,6 +14,7 @@ mod authentication;
 mod body;
 mod cursor;
 mod dto;
+mod events;
 mod listing;
 mod locks;
 mod metrics;
@@ -21,21 +24,21 @@ mod problem;
 mod resource_path;
 mod server;
 mod spin_guard;
-mod waiting;
 
 use std::sync::Arc;
 
 use actix_web::middleware::ErrorHandlers;
 use actix_web::web::{self, ServiceConfig};
-use lock_domain::{LockRepository, DEFAULT_MAX_TTL_SECONDS};
+use lock_domain::{LockRepository, StoreHealth, SystemClock, DEFAULT_MAX_TTL_SECONDS};
+use lock_service::{LockService, ServicePorts, WaiterLimits};
 
 pub use api_doc::{openapi_document, openapi_json};
 pub use api_keys::{hash_key, ApiKeys, KeysFileError};
-pub use metrics::{run_live_lock_counter, AcquireMetric, Metrics};
+pub use events::MetricsAndAudit;
+pub use metrics::{AcquireMetric, Metrics};
 pub use peer::remember_peer_socket;
 pub use problem::{ApiError, FieldError};
 pub use server::{serve, ServerOptions};
-pub use waiting::{WaiterLimits, Waiting, DEFAULT_MAX_WAITERS};
 
 /// The most bytes a request body may have: larger bodies answer 413.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -59,8 +62,6 @@ pub struct ApiSettings {
     pub metrics: Arc<Metrics>,
     /// The largest `wait_seconds` accepted on acquire (0: acquires never wait).
     pub max_wait_seconds: u32,
-    /// The most acquires that wait at once; one more is answered 429.
-    pub waiter_limits: WaiterLimits,
 }
 
 impl Default for ApiSettings {
@@ -71,41 +72,63 @@ impl Default for ApiSettings {
             api_keys: None,
             metrics: Arc::default(),
             max_wait_seconds: DEFAULT_MAX_WAIT_SECONDS,
-            waiter_limits: WaiterLimits::default(),
         }
     }
 }
 
 /// What every handler shares.
 pub(crate) struct ApiState {
-    pub repo: Arc<dyn LockRepository>,
+    pub service: LockService,
+    pub health: Arc<dyn StoreHealth>,
     pub settings: ApiSettings,
     pub openapi_json: String,
-    pub waiting: Waiting,
 }
 
 /// The API of one server: build it once and register it on every worker's `App`, so that all
-/// workers share one set of waiting acquires (a release on one worker wakes a waiter on another).
+/// workers share one service, and so one set of waiting acquires (a release on one worker wakes
+/// a waiter on another).
 #[derive(Clone)]
 pub struct LockApi {
     state: web::Data<ApiState>,
 }
 
 impl LockApi {
-    pub fn new(repo: Arc<dyn LockRepository>, settings: ApiSettings) -> Self {
+    /// The API over `service`, with `health` for `/readyz` and the pool's metrics.
+    pub fn new(service: LockService, health: Arc<dyn StoreHealth>, settings: ApiSettings) -> Self {
         Self {
             state: web::Data::new(ApiState {
-                waiting: Waiting::with_limits(Arc::clone(&repo), settings.waiter_limits),
-                repo,
+                service,
+                health,
                 settings,
                 openapi_json: openapi_json(),
             }),
         }
     }
 
-    /// The waiting acquires, for their counters.
-    pub fn waiting(&self) -> &Waiting {
-        &self.state.waiting
+    /// The API over one store's lock operations and health, with a service of its own that
+    /// reports to `settings.metrics` and the audit log, on the system clock, without hints of
+    /// other processes' releases: for tests and single-process setups.
+    pub fn over(
+        locks: Arc<dyn LockRepository>,
+        health: Arc<dyn StoreHealth>,
+        settings: ApiSettings,
+        waiter_limits: WaiterLimits,
+    ) -> Self {
+        let service = LockService::new(
+            ServicePorts {
+                locks,
+                hints: None,
+                clock: Arc::new(SystemClock),
+                events: Arc::new(MetricsAndAudit::new(Arc::clone(&settings.metrics))),
+            },
+            waiter_limits,
+        );
+        Self::new(service, health, settings)
+    }
+
+    /// The service behind the API.
+    pub fn service(&self) -> &LockService {
+        &self.state.service
     }
 
     /// Registers every route of the API on an actix `App`:
@@ -129,12 +152,13 @@ impl LockApi {
     }
 }
 
-/// Registers every route of the API on one actix `App`:
-/// `App::new().configure(lock_http_actix::configure(repo, settings))`. A server with several
-/// workers builds one [`LockApi`] instead and registers it on each.
+/// Registers every route of the API on one actix `App`, over one store (see [`LockApi::over`]):
+/// `App::new().configure(lock_http_actix::configure(locks, health, settings))`. A server with
+/// several workers builds one [`LockApi`] instead and registers it on each.
 pub fn configure(
-    repo: Arc<dyn LockRepository>,
+    locks: Arc<dyn LockRepository>,
+    health: Arc<dyn StoreHealth>,
     settings: ApiSettings,
 ) -> impl FnOnce(&mut ServiceConfig) {
-    LockApi::new(repo, settings).configure()
+    LockApi::over(locks, health, settings, WaiterLimits::default()).configure()
 }

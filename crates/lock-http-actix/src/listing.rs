@@ -130,7 +130,7 @@ pub(crate) async fn list(
     async {
         let tenant = tenant_of(&req, &state)?;
         let query = list_query(req.query_string())?;
-        let page = state.repo.list(tenant, query).await?;
+        let page = state.service.list(tenant, query).await?;
         let next_cursor = page.next_after().map(cursor::encode);
         let body = LockList {
             locks: page.locks.into_iter().map(ListedLockView::from).collect(),

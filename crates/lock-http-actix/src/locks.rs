@@ -5,21 +5,17 @@ use std::time::Duration;
 use actix_web::http::header;
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{HttpRequest, HttpResponse};
-use lock_domain::{
-    AcquireOutcome, Lock, Owner, ReleaseResult, RenewResult, ResourceName, Tenant, Ttl,
-};
+use lock_domain::{Owner, ReleaseResult, RenewResult, ResourceName, Tenant, Ttl};
+use lock_service::{AcquireError, AcquireRequest, Acquired, WaitersFull};
 use percent_encoding::percent_decode;
 
-use crate::audit;
 use crate::authentication::tenant_of;
 use crate::body::{
     declares_body, owner_field, parse_object, read_json_body, ttl_field, wait_field,
 };
 use crate::dto::{AcquireGranted, AcquireHeld, AcquireResponse, LockView};
-use crate::metrics::AcquireMetric;
 use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
 use crate::resource_path::resource_of;
-use crate::waiting::{WaitOutcome, WaitersFull};
 
 /// `Retry-After` of a waiting acquire refused because too many already wait.
 const WAITERS_FULL_RETRY_AFTER_SECONDS: u64 = 1;
@@ -184,61 +180,39 @@ pub(crate) async fn acquire(
             ttl,
             wait,
         } = lease_request(&req, payload, &state, Waits::Read).await?;
-        let outcome = if wait.is_zero() {
-            Waited::Answered(
-                state
-                    .repo
-                    .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
-                    .await?,
-            )
-        } else {
-            acquire_waiting(&req, &state, &tenant, &resource, &owner, ttl, wait).await?
+        let request = AcquireRequest {
+            tenant,
+            resource: resource.clone(),
+            owner,
+            ttl,
+            wait,
         };
-        Ok(match outcome {
-            Waited::Answered(AcquireOutcome::Granted(lock)) => {
-                state
-                    .settings
-                    .metrics
-                    .acquire_outcome(AcquireMetric::Granted);
-                audit::granted(&tenant, &lock);
-                json(&AcquireResponse::Granted(AcquireGranted {
-                    acquired: true,
-                    lock: lock.into(),
-                }))
-            }
-            Waited::Answered(AcquireOutcome::Held) => {
-                state.settings.metrics.acquire_outcome(AcquireMetric::Held);
-                audit::denied(&tenant, &resource, &owner);
-                json(&held(resource))
-            }
-            Waited::GrantedAfterWait(lock) => {
-                state
-                    .settings
-                    .metrics
-                    .acquire_outcome(AcquireMetric::WaitedThenGranted);
-                audit::granted(&tenant, &lock);
-                json(&AcquireResponse::Granted(AcquireGranted {
-                    acquired: true,
-                    lock: lock.into(),
-                }))
-            }
-            Waited::HungUp => {
-                // Nobody reads this answer; the lock was not left to the gone client.
-                audit::denied(&tenant, &resource, &owner);
-                json(&held(resource))
-            }
-            Waited::TimedOut {
+        let acquired = state
+            .service
+            .acquire(request, || crate::peer::has_hung_up(&req))
+            .await
+            .map_err(|error| match error {
+                AcquireError::Store(error) => ProblemKind::from(error),
+                AcquireError::WaitersFull(full) => {
+                    let per_tenant = full == WaitersFull::Tenant;
+                    ProblemKind::TooManyRequests {
+                        detail: waiters_full_detail(per_tenant),
+                        retry_after_seconds: WAITERS_FULL_RETRY_AFTER_SECONDS,
+                    }
+                }
+            })?;
+        Ok(match acquired {
+            Acquired::Granted { lock, .. } => json(&AcquireResponse::Granted(AcquireGranted {
+                acquired: true,
+                lock: lock.into(),
+            })),
+            // HungUp: nobody reads this answer.
+            Acquired::Held | Acquired::HungUp => json(&held(resource)),
+            Acquired::TimedOut {
                 retry_after_seconds,
-            } => {
-                state
-                    .settings
-                    .metrics
-                    .acquire_outcome(AcquireMetric::TimedOut);
-                audit::denied(&tenant, &resource, &owner);
-                HttpResponse::Ok()
-                    .insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()))
-                    .json(held(resource))
-            }
+            } => HttpResponse::Ok()
+                .insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()))
+                .json(held(resource)),
         })
     }
     .await
@@ -250,73 +224,6 @@ fn held(resource: ResourceName) -> AcquireResponse {
         acquired: false,
         resource: resource.into_string(),
     })
-}
-
-/// How an acquire ended.
-enum Waited {
-    /// Granted at once, or held when the request did not wait.
-    Answered(AcquireOutcome),
-    /// Granted after standing in line.
-    GrantedAfterWait(Lock),
-    /// Granted after standing in line, but the client had hung up: the grant was released.
-    HungUp,
-    /// The wait ended without a grant.
-    TimedOut { retry_after_seconds: u64 },
-}
-
-/// An acquire that may wait up to `wait`: it joins the lock's queue in this process, first come
-/// first served (the queue's task makes the attempts, the first one at once), except that the
-/// holder of the lock is granted again at once, as without a wait. A grant that arrives when
-/// the client has already hung up is released instead of answered.
-async fn acquire_waiting(
-    req: &HttpRequest,
-    state: &ApiState,
-    tenant: &Tenant,
-    resource: &ResourceName,
-    owner: &Owner,
-    ttl: Ttl,
-    wait: Duration,
-) -> Result<Waited, ProblemKind> {
-    if state.waiting.has_queue(tenant, resource) {
-        let holds = state
-            .repo
-            .status(tenant.clone(), resource.clone())
-            .await?
-            .is_some_and(|lock| lock.owner == *owner);
-        if holds {
-            let outcome = state
-                .repo
-                .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
-                .await?;
-            if let AcquireOutcome::Granted(_) = outcome {
-                return Ok(Waited::Answered(outcome));
-            }
-        }
-    }
-    let ticket = match state
-        .waiting
-        .enqueue(tenant.clone(), resource.clone(), owner.clone(), ttl)
-    {
-        Ok(ticket) => ticket,
-        Err(full) => {
-            let per_tenant = full == WaitersFull::Tenant;
-            state.settings.metrics.waiter_rejected(per_tenant);
-            return Err(ProblemKind::TooManyRequests {
-                detail: waiters_full_detail(per_tenant),
-                retry_after_seconds: WAITERS_FULL_RETRY_AFTER_SECONDS,
-            });
-        }
-    };
-    match ticket.wait(wait, || crate::peer::has_hung_up(req)).await {
-        WaitOutcome::Granted(lock) => Ok(Waited::GrantedAfterWait(lock)),
-        WaitOutcome::TimedOut {
-            retry_after_seconds,
-        } => Ok(Waited::TimedOut {
-            retry_after_seconds,
-        }),
-        WaitOutcome::Failed(error) => Err(error.into()),
-        WaitOutcome::HungUp => Ok(Waited::HungUp),
-    }
 }
 
 /// The detail of the 429 answered to a waiter beyond the limit (of its tenant, or in all).
@@ -352,7 +259,7 @@ pub(crate) async fn status(
     async {
         let tenant = tenant_of(&req, &state)?;
         let resource = resource_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
-        match state.repo.status(tenant, resource.clone()).await? {
+        match state.service.status(tenant, resource.clone()).await? {
             Some(lock) => Ok(json(&LockView::from(lock))),
             None => Err(no_lock(&resource)),
         }
@@ -409,16 +316,11 @@ pub(crate) async fn release(
         let query_owner = query_owner(req.query_string());
         let (resource, owner) =
             valid2(resource_of(&req), reconcile_owner(body_owner, query_owner))?;
-        let result = state
-            .repo
-            .release(tenant.clone(), resource.clone(), owner.clone())
-            .await?;
-        audit::released(&tenant, &resource, &owner, result);
-        state.settings.metrics.release_result(&result);
-        if let ReleaseResult::Released(_) = result {
-            state.waiting.freed(&tenant, &resource);
-        }
-        match result {
+        match state
+            .service
+            .release(tenant, resource.clone(), owner)
+            .await?
+        {
             ReleaseResult::Released(_) => Ok(HttpResponse::NoContent().finish()),
             ReleaseResult::NotFound => Err(no_lock(&resource)),
             ReleaseResult::Forbidden => Err(not_yours(&resource)),
@@ -529,16 +431,11 @@ pub(crate) async fn renew(
             ttl,
             ..
         } = lease_request(&req, payload, &state, Waits::Ignored).await?;
-        let result = state
-            .repo
-            .renew(tenant.clone(), resource.clone(), owner.clone(), ttl)
-            .await?;
-        audit::renewed(&tenant, &resource, &owner, &result);
-        state.settings.metrics.renew_result(&result);
-        if let RenewResult::Renewed(_) = result {
-            state.waiting.lease_changed(&tenant, &resource);
-        }
-        match result {
+        match state
+            .service
+            .renew(tenant, resource.clone(), owner, ttl)
+            .await?
+        {
             RenewResult::Renewed(lock) => Ok(json(&LockView::from(lock))),
             RenewResult::NotFound => Err(no_lock(&resource)),
             RenewResult::Forbidden => Err(not_yours(&resource)),

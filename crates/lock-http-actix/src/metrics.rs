@@ -17,7 +17,7 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
 use actix_web::middleware::Next;
-use lock_domain::{LockRepository, PoolState, ReleaseResult, RenewResult};
+use lock_domain::{PoolState, ReleaseResult, RenewResult};
 
 /// The upper bounds (seconds) of the request latency histogram's buckets.
 const LATENCY_BUCKETS: [f64; 14] = [
@@ -173,6 +173,12 @@ impl Metrics {
             count,
             read_at: Instant::now(),
         });
+    }
+
+    /// A count of the live locks failed (`lockd_live_locks_count_failures_total`).
+    pub fn live_lock_count_failed(&self) {
+        self.live_lock_refreshes_failed
+            .fetch_add(1, Ordering::Relaxed);
     }
 
     /// Records the database's count of expired takeovers.
@@ -433,37 +439,4 @@ pub(crate) async fn record(
         metrics.request(route.as_deref(), &method, status, started.elapsed());
     }
     response
-}
-
-/// Counts the live locks (and reads the expired takeovers) every `interval`, forever: the values
-/// `/metrics` reports are at most `interval` plus one count's duration old (their age is
-/// reported beside them). Counting reads the expiry index of every live lock, so it runs here
-/// in the background, never per scrape.
-pub async fn run_live_lock_counter(
-    repo: Arc<dyn LockRepository>,
-    metrics: Arc<Metrics>,
-    interval: Duration,
-) {
-    let mut ticks = tokio::time::interval(interval);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        ticks.tick().await;
-        let counts = async {
-            let live = repo.count_live().await?;
-            let takeovers = repo.count_expired_takeovers().await?;
-            Ok::<_, lock_domain::RepositoryError>((live, takeovers))
-        };
-        match counts.await {
-            Ok((live, takeovers)) => {
-                metrics.set_live_locks(live);
-                metrics.set_expired_takeovers(takeovers);
-            }
-            Err(error) => {
-                metrics
-                    .live_lock_refreshes_failed
-                    .fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(error = %error, "counting live locks for /metrics failed");
-            }
-        }
-    }
 }

@@ -70,7 +70,7 @@ pub(crate) async fn readyz(
     req: HttpRequest,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    match state.repo.ping().await {
+    match state.health.ping().await {
         Ok(()) => Ok(HttpResponse::Ok().json(HealthStatus { status: "ready" })),
         Err(error) => Err(ProblemKind::Unavailable(match error {
             lock_domain::RepositoryError::Internal(source) => {
@@ -99,8 +99,8 @@ pub(crate) async fn readyz(
 )]
 pub(crate) async fn metrics(state: web::Data<ApiState>) -> HttpResponse {
     let metrics = &state.settings.metrics;
-    metrics.set_live_waiters(state.waiting.live_waiters());
-    let text = metrics.render(state.repo.pool_state());
+    metrics.set_live_waiters(state.service.waiting_stats().live);
+    let text = metrics.render(state.health.pool_state());
     HttpResponse::Ok()
         .insert_header((
             header::CONTENT_TYPE,

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use actix_web::http::StatusCode;
 use actix_web::test::{call_service, init_service, read_body, TestRequest};
 use actix_web::App;
-use lock_domain::{AcquireOutcome, FencingToken, MockLockRepository, ReleaseResult, Tenant};
+use lock_domain::{
+    AcquireOutcome, FencingToken, MockLockRepository, MockStoreHealth, ReleaseResult, Tenant,
+};
 use lock_http_actix::{hash_key, ApiKeys, ApiSettings};
 use serde_json::Value;
 
@@ -31,9 +33,15 @@ async fn call(
         api_keys,
         ..ApiSettings::default()
     };
-    let app =
-        init_service(App::new().configure(lock_http_actix::configure(Arc::new(repo), settings)))
-            .await;
+    // The store answers readiness probes.
+    let mut health = MockStoreHealth::new();
+    health.expect_ping().returning(|| Ok(()));
+    let app = init_service(App::new().configure(lock_http_actix::configure(
+        Arc::new(repo),
+        Arc::new(health),
+        settings,
+    )))
+    .await;
     let response = call_service(&app, request.to_request()).await;
     let status = response.status();
     let www = response
@@ -183,9 +191,12 @@ async fn without_keys_the_default_tenant_is_used_and_authorization_is_ignored() 
 #[actix_web::test]
 async fn health_readiness_and_documents_stay_open() {
     for path in ["/healthz", "/readyz", "/openapi.json", "/swagger-ui/"] {
-        let mut repo = MockLockRepository::new();
-        repo.expect_ping().returning(|| Ok(()));
-        let (status, _, _) = call(repo, Some(keys()), TestRequest::get().uri(path)).await;
+        let (status, _, _) = call(
+            MockLockRepository::new(),
+            Some(keys()),
+            TestRequest::get().uri(path),
+        )
+        .await;
         assert_eq!(status, StatusCode::OK, "{path}");
     }
 }

@@ -9,7 +9,7 @@ use actix_web::http::{header, StatusCode};
 use actix_web::test::{call_service, init_service, read_body, TestRequest};
 use actix_web::App;
 use lock_domain::testing::{InMemoryLockRepository, ManualClock};
-use lock_domain::{LockRepository, MockLockRepository, PoolState};
+use lock_domain::{LockRepository, MockLockRepository, MockStoreHealth, PoolState, StoreHealth};
 use lock_http_actix::{hash_key, AcquireMetric, ApiKeys, ApiSettings, Metrics};
 use serde_json::Value;
 
@@ -30,7 +30,20 @@ async fn send(
     settings: ApiSettings,
     reqs: Vec<TestRequest>,
 ) -> Vec<Answer> {
-    let app = init_service(App::new().configure(lock_http_actix::configure(repo, settings))).await;
+    let mut health = MockStoreHealth::new();
+    health.expect_pool_state().returning(|| None);
+    send_over(repo, Arc::new(health), settings, reqs).await
+}
+
+async fn send_over(
+    repo: Arc<dyn LockRepository>,
+    health: Arc<dyn StoreHealth>,
+    settings: ApiSettings,
+    reqs: Vec<TestRequest>,
+) -> Vec<Answer> {
+    let app =
+        init_service(App::new().configure(lock_http_actix::configure(repo, health, settings)))
+            .await;
     let mut answers = Vec::new();
     for req in reqs {
         let response = call_service(&app, req.to_request()).await;
@@ -327,14 +340,17 @@ async fn metrics_count_requests_by_route_pattern_and_outcomes() {
         .returning(move |t, res, o| futures_block(s.release(t, res, o)));
     repo.expect_renew()
         .returning(move |t, res, o, ttl| futures_block(r.renew(t, res, o, ttl)));
-    repo.expect_pool_state()
+    let mut health = MockStoreHealth::new();
+    health
+        .expect_pool_state()
         .returning(|| Some(PoolState { in_use: 2, idle: 5 }));
     metrics.set_live_locks(42);
     metrics.acquire_outcome(AcquireMetric::WaitedThenGranted);
 
     let secret = "secret-resource-name";
-    let answers = send(
+    let answers = send_over(
         Arc::new(repo),
+        Arc::new(health),
         settings,
         vec![
             acquire(secret, "w"),
@@ -474,17 +490,17 @@ fn futures_block<F: std::future::Future>(future: F) -> F::Output {
 
 #[actix_web::test]
 async fn the_live_lock_counter_reads_the_repository() {
-    let repo = memory();
+    let store = Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new())));
     send(
-        Arc::clone(&repo),
+        Arc::clone(&store) as Arc<dyn LockRepository>,
         ApiSettings::default(),
         vec![acquire("a", "w"), acquire("b", "w")],
     )
     .await;
     let metrics = Arc::new(Metrics::new());
-    let counter = actix_web::rt::spawn(lock_http_actix::run_live_lock_counter(
-        repo,
-        Arc::clone(&metrics),
+    let counter = actix_web::rt::spawn(lock_service::run_live_lock_counter(
+        store,
+        Arc::new(lock_http_actix::MetricsAndAudit::new(Arc::clone(&metrics))),
         std::time::Duration::from_millis(10),
     ));
     let mut text = String::new();

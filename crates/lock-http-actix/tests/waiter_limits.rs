@@ -13,15 +13,16 @@ use actix_web::App;
 use futures::future::join;
 use lock_domain::testing::InMemoryLockRepository;
 use lock_domain::{LockRepository, ResourceName, SystemClock, Tenant};
-use lock_http_actix::{hash_key, ApiKeys, ApiSettings, LockApi, WaiterLimits};
+use lock_http_actix::{hash_key, ApiKeys, ApiSettings, LockApi};
+use lock_service::WaiterLimits;
 use serde_json::{json, Value};
 
 const ACME_KEY: &str = "acme-key-000000001";
 const GLOBEX_KEY: &str = "globex-key-00000001";
 
 fn api(limits: WaiterLimits) -> (LockApi, Arc<dyn LockRepository>) {
-    let repo: Arc<dyn LockRepository> =
-        Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let store = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let repo: Arc<dyn LockRepository> = Arc::clone(&store) as _;
     let keys = ApiKeys::parse(&format!(
         "acme {}\nglobex {}\n",
         hash_key(ACME_KEY),
@@ -30,10 +31,12 @@ fn api(limits: WaiterLimits) -> (LockApi, Arc<dyn LockRepository>) {
     .expect("keys");
     let settings = ApiSettings {
         api_keys: Some(Arc::new(keys)),
-        waiter_limits: limits,
         ..ApiSettings::default()
     };
-    (LockApi::new(Arc::clone(&repo), settings), repo)
+    (
+        LockApi::over(Arc::clone(&repo), store, settings, limits),
+        repo,
+    )
 }
 
 fn acquire(key: &str, resource: &str, owner: &str, wait: u32) -> TestRequest {
@@ -118,7 +121,7 @@ async fn a_waiter_beyond_the_total_limit_gets_429_and_nothing_changes() {
     );
     let third = async {
         settle().await;
-        assert_eq!(api.waiting().live_waiters(), 1 + 1);
+        assert_eq!(api.service().waiting_stats().live, 1 + 1);
         // A free lock: a waiter let in would be granted it at once.
         let refused = call_service(&app, acquire(ACME_KEY, "free", "w3", 5).to_request()).await;
         let problem = assert_too_many(refused).await;
@@ -143,7 +146,7 @@ async fn a_waiter_beyond_the_total_limit_gets_429_and_nothing_changes() {
     assert_eq!(json_of(second).await["acquired"], false);
 
     // Both places are free again.
-    assert_eq!(api.waiting().live_waiters(), 0);
+    assert_eq!(api.service().waiting_stats().live, 0);
     let (a, b) = join(
         call_service(&app, acquire(ACME_KEY, "q", "w4", 1).to_request()),
         call_service(&app, acquire(ACME_KEY, "other", "w5", 1).to_request()),

@@ -13,13 +13,19 @@ use actix_web::App;
 use lock_domain::testing::InMemoryLockRepository;
 use lock_domain::{LockRepository, Owner, ResourceName, SystemClock, Tenant};
 use lock_http_actix::{ApiSettings, LockApi};
+use lock_service::WaiterLimits;
 use serde_json::{json, Value};
 
 fn api() -> (LockApi, Arc<dyn LockRepository>) {
-    let repo: Arc<dyn LockRepository> =
-        Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let store = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let repo: Arc<dyn LockRepository> = Arc::clone(&store) as _;
     (
-        LockApi::new(Arc::clone(&repo), ApiSettings::default()),
+        LockApi::over(
+            Arc::clone(&repo),
+            store,
+            ApiSettings::default(),
+            WaiterLimits::default(),
+        ),
         repo,
     )
 }
@@ -86,9 +92,9 @@ async fn ten_waiters_are_granted_in_arrival_order_each_at_once() {
     };
     let releaser = async {
         settle().await;
-        assert_eq!(api.waiting().live_waiters(), 10);
+        assert_eq!(api.service().waiting_stats().live, 10);
         let (tenant, resource) = key("q");
-        assert_eq!(api.waiting().waiters(&tenant, &resource), 10);
+        assert_eq!(api.service().waiters(&tenant, &resource), 10);
         let scrape = call_service(&app, TestRequest::get().uri("/metrics").to_request()).await;
         let text = String::from_utf8(read_body(scrape).await.to_vec()).expect("UTF-8");
         assert!(
@@ -121,9 +127,9 @@ async fn ten_waiters_are_granted_in_arrival_order_each_at_once() {
         waits[5], waits[9]
     );
     assert!(waits[9] < Duration::from_millis(200), "{waits:?}");
-    assert_eq!(api.waiting().live_waiters(), 0);
-    assert_eq!(api.waiting().granted_after_wait(), 10);
-    assert_eq!(api.waiting().timed_out(), 0);
+    assert_eq!(api.service().waiting_stats().live, 0);
+    assert_eq!(api.service().waiting_stats().granted_after_wait, 10);
+    assert_eq!(api.service().waiting_stats().timed_out, 0);
 }
 
 #[actix_web::test]
@@ -141,8 +147,8 @@ async fn a_dropped_waiter_leaves_at_once_and_is_never_granted() {
     )
     .await;
     assert!(waited.is_err(), "it waits");
-    assert_eq!(api.waiting().live_waiters(), 0, "left at once");
-    assert_eq!(api.waiting().waiters(&tenant, &resource), 0);
+    assert_eq!(api.service().waiting_stats().live, 0, "left at once");
+    assert_eq!(api.service().waiters(&tenant, &resource), 0);
     call_service(&app, release("d", "holder").to_request()).await;
     settle().await;
     assert_eq!(holder_of(&repo, "d").await, None, "nobody was granted");
@@ -163,8 +169,8 @@ async fn a_dropped_waiter_leaves_at_once_and_is_never_granted() {
     drop(pending);
     settle().await;
     assert_eq!(holder_of(&repo, "d").await, None, "its grant was released");
-    assert_eq!(api.waiting().abandoned_grants(), 1);
-    assert_eq!(api.waiting().live_waiters(), 0);
+    assert_eq!(api.service().waiting_stats().abandoned_grants, 1);
+    assert_eq!(api.service().waiting_stats().live, 0);
 }
 
 #[actix_web::test]
@@ -222,8 +228,8 @@ async fn a_wait_that_ends_answers_held_with_retry_after() {
         waited >= Duration::from_secs(1) && waited < Duration::from_millis(1_300),
         "{waited:?}"
     );
-    assert_eq!(api.waiting().timed_out(), 1);
-    assert_eq!(api.waiting().live_waiters(), 0);
+    assert_eq!(api.service().waiting_stats().timed_out, 1);
+    assert_eq!(api.service().waiting_stats().live, 0);
     assert_eq!(
         holder_of(&repo, "t").await.map(Owner::into_string),
         Some("holder".into())

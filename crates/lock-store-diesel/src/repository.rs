@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    AcquireOutcome, Clock, FreedLocks, ListPage, ListQuery, Lock, LockRepository, Owner, PoolState,
-    ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
+    AcquireOutcome, Clock, FreedHints, FreedLocks, ListPage, ListQuery, Lock, LockRepository,
+    Owner, PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName, StoreHealth,
+    Tenant, Ttl,
 };
 
 use diesel::pg::PgConnection;
@@ -634,19 +635,6 @@ impl LockRepository for DieselLockRepository {
         })
     }
 
-    async fn ping(&self) -> Result<(), RepositoryError> {
-        self.run(|conn, _| {
-            use diesel::RunQueryDsl;
-            match conn {
-                DbConnection::Sqlite(c) => diesel::sql_query("SELECT 1").execute(c),
-                DbConnection::Postgres(c) => diesel::sql_query("SELECT 1").execute(c),
-            }
-            .map(drop)
-            .map_err(from_query)
-        })
-        .await
-    }
-
     async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
         let limit = query.limit;
         let (t, q) = (tenant.clone(), query.clone());
@@ -672,6 +660,22 @@ impl LockRepository for DieselLockRepository {
             .map(ListedRow::into_listed)
             .collect::<Result<Vec<_>, _>>()?;
         Ok(ListPage::from_overfetch(listed, limit))
+    }
+}
+
+#[async_trait]
+impl StoreHealth for DieselLockRepository {
+    async fn ping(&self) -> Result<(), RepositoryError> {
+        self.run(|conn, _| {
+            use diesel::RunQueryDsl;
+            match conn {
+                DbConnection::Sqlite(c) => diesel::sql_query("SELECT 1").execute(c),
+                DbConnection::Postgres(c) => diesel::sql_query("SELECT 1").execute(c),
+            }
+            .map(drop)
+            .map_err(from_query)
+        })
+        .await
     }
 
     async fn count_live(&self) -> Result<u64, RepositoryError> {
@@ -709,7 +713,10 @@ impl LockRepository for DieselLockRepository {
             idle: state.idle_connections,
         })
     }
+}
 
+#[async_trait]
+impl FreedHints for DieselLockRepository {
     /// PostgreSQL: `LISTEN` on the channel every release and renew notifies (`freed_notifier`). SQLite: no hints (it
     /// has no notifications; waiters in other processes poll).
     async fn subscribe_freed(&self) -> Result<Option<Box<dyn FreedLocks>>, RepositoryError> {

@@ -9,7 +9,9 @@ use diesel::sql_types::{BigInt, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, QueryableByName, RunQueryDsl};
 use lock_domain::testing::ManualClock;
-use lock_domain::{Clock, ListLimit, ListQuery, LockRepository, ResourcePrefix, Tenant};
+use lock_domain::{
+    Clock, ListLimit, ListQuery, LockRepository, ResourcePrefix, StoreHealth, Tenant,
+};
 use lock_store_diesel::statements::{POSTGRES_LIST, SQLITE_LIST, SQLITE_LIST_ENDED};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};

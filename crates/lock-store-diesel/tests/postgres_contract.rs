@@ -6,9 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_domain::testing::contract::Harness;
+use lock_domain::testing::contract::{ContractStore, Harness};
 use lock_domain::testing::ManualClock;
-use lock_domain::LockRepository;
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
 
@@ -28,7 +27,7 @@ impl PostgresHarness {
 
 #[async_trait]
 impl Harness for PostgresHarness {
-    async fn open(&self) -> Arc<dyn LockRepository> {
+    async fn open(&self) -> Arc<dyn ContractStore> {
         let mut config = StoreConfig::new(self.db.url().clone());
         config.postgres_batch_connections = self.batch_connections;
         // A manual clock that never moves: PostgreSQL must not use it.

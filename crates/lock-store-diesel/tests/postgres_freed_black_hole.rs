@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lock_domain::testing::ManualClock;
+use lock_domain::FreedHints;
 use lock_domain::{
     AcquireOutcome, Freed, FreedLocks, LockRepository, Owner, ResourceName, Tenant, Ttl,
 };

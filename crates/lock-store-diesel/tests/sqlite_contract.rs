@@ -4,9 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_domain::testing::contract::Harness;
+use lock_domain::testing::contract::{ContractStore, Harness};
 use lock_domain::testing::ManualClock;
-use lock_domain::LockRepository;
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
 
 struct SqliteHarness {
@@ -29,7 +28,7 @@ impl SqliteHarness {
 
 #[async_trait]
 impl Harness for SqliteHarness {
-    async fn open(&self) -> Arc<dyn LockRepository> {
+    async fn open(&self) -> Arc<dyn ContractStore> {
         let config = self.config.clone();
         let clock = Arc::new(self.clock.clone());
         let repo = tokio::task::spawn_blocking(move || DieselLockRepository::open(&config, clock))

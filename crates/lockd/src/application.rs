@@ -1,12 +1,14 @@
-//! The composition root: opens the store, wires it behind the HTTP API and runs the server.
+//! The composition root: opens the store, builds the lock service over it (reporting to the
+//! metrics and the audit log), puts the HTTP API in front, and runs the server.
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::dev::Server;
-use lock_domain::{LockRepository, SystemClock};
-use lock_http_actix::{ApiKeys, ApiSettings, LockApi, Metrics, ServerOptions};
+use lock_domain::{Clock, SystemClock};
+use lock_http_actix::{ApiKeys, ApiSettings, LockApi, Metrics, MetricsAndAudit, ServerOptions};
+use lock_service::{LockService, ServicePorts};
 use lock_store_diesel::{DieselLockRepository, SqliteSynchronous, StoreConfig, StoreError};
 
 use crate::cli::{ServeArgs, Synchronous};
@@ -70,13 +72,24 @@ impl Application {
             Duration::from_secs(args.sweep_interval_seconds),
             SWEEP_BATCH,
         ));
-        let repo: Arc<dyn LockRepository> = Arc::new(store);
+        let store = Arc::new(store);
         let metrics = Arc::new(Metrics::new());
-        let live_lock_counter = actix_web::rt::spawn(lock_http_actix::run_live_lock_counter(
-            Arc::clone(&repo),
-            Arc::clone(&metrics),
+        let events = Arc::new(MetricsAndAudit::new(Arc::clone(&metrics)));
+        let live_lock_counter = actix_web::rt::spawn(lock_service::run_live_lock_counter(
+            Arc::clone(&store) as _,
+            Arc::clone(&events) as _,
             LIVE_LOCK_COUNT_INTERVAL,
         ));
+        // One service for all workers: they share the queues of waiting acquires.
+        let service = LockService::new(
+            ServicePorts {
+                locks: Arc::clone(&store) as _,
+                hints: Some(Arc::clone(&store) as _),
+                clock: store_clock(),
+                events,
+            },
+            args.waiter_limits(),
+        );
         let listener = TcpListener::bind(args.bind).map_err(|source| StartupError::Bind {
             addr: args.bind,
             source,
@@ -91,16 +104,13 @@ impl Application {
             api_keys,
             metrics,
             max_wait_seconds: args.max_wait_seconds,
-            waiter_limits: args.waiter_limits(),
         };
-        // One API for all workers: they share the queues of waiting acquires.
-        let api = LockApi::new(repo, settings);
-        let waiting = api.waiting().clone();
+        let api = LockApi::new(service.clone(), store, settings);
         let on_stop = actix_web::rt::spawn(async move {
             // actix stops gracefully on these signals, waiting for requests in flight; waiting
             // acquires would hold that up for their whole wait, so they end now.
             stop_signal().await;
-            waiting.close();
+            service.close();
         });
         let server = lock_http_actix::serve(
             &api,
@@ -170,6 +180,12 @@ fn load_api_keys(args: &ServeArgs) -> Result<Option<Arc<ApiKeys>>, StartupError>
     Ok(Some(Arc::new(keys)))
 }
 
+/// The clock of the store and of the service: the process's clock (on PostgreSQL the store
+/// decides with the database server's clock; the service uses this one only to time its waits).
+fn store_clock() -> Arc<dyn Clock> {
+    Arc::new(SystemClock)
+}
+
 async fn open_store(args: &ServeArgs) -> Result<DieselLockRepository, StartupError> {
     let mut config = StoreConfig::new(args.database_url.clone());
     config.pool_size = args.pool_size;
@@ -184,7 +200,7 @@ async fn open_store(args: &ServeArgs) -> Result<DieselLockRepository, StartupErr
     loop {
         let attempt_config = config.clone();
         let opened = tokio::task::spawn_blocking(move || {
-            DieselLockRepository::open(&attempt_config, Arc::new(SystemClock))
+            DieselLockRepository::open(&attempt_config, store_clock())
         })
         .await?;
         match opened {

@@ -97,7 +97,7 @@ pub struct ServeArgs {
     pub max_wait_seconds: u32,
 
     /// Most acquires waiting at once in this process; one more is answered 429.
-    #[arg(long, env = "LOCKD_MAX_WAITERS", default_value_t = lock_http_actix::DEFAULT_MAX_WAITERS,
+    #[arg(long, env = "LOCKD_MAX_WAITERS", default_value_t = lock_service::DEFAULT_MAX_WAITERS,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_waiters: u64,
 
@@ -251,8 +251,8 @@ impl ServeArgs {
     }
 
     /// The limits of waiting acquires: per tenant as in all unless set.
-    pub fn waiter_limits(&self) -> lock_http_actix::WaiterLimits {
-        lock_http_actix::WaiterLimits {
+    pub fn waiter_limits(&self) -> lock_service::WaiterLimits {
+        lock_service::WaiterLimits {
             total: self.max_waiters,
             per_tenant: self.max_waiters_per_tenant.unwrap_or(self.max_waiters),
         }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use actix_web::test::{call_service, init_service, TestRequest};
 use actix_web::App;
-use lock_domain::{LockRepository, SystemClock};
+use lock_domain::SystemClock;
 use lock_http_actix::{hash_key, ApiKeys, ApiSettings};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
@@ -67,13 +67,18 @@ async fn audited_requests(format: LogFormat) -> Vec<String> {
     .await
     .unwrap()
     .unwrap();
-    let repo: Arc<dyn LockRepository> = Arc::new(store);
+    let store = Arc::new(store);
     let keys = ApiKeys::parse(&format!("{TENANT} {}\n", hash_key(KEY))).unwrap();
     let settings = ApiSettings {
         api_keys: Some(Arc::new(keys)),
         ..ApiSettings::default()
     };
-    let app = init_service(App::new().configure(lock_http_actix::configure(repo, settings))).await;
+    let app = init_service(App::new().configure(lock_http_actix::configure(
+        Arc::clone(&store) as _,
+        store,
+        settings,
+    )))
+    .await;
     let path = format!(
         "/locks/{}",
         percent_encoding::utf8_percent_encode(RESOURCE, percent_encoding::NON_ALPHANUMERIC)

@@ -6,13 +6,13 @@ use std::sync::Arc;
 use actix_web::http::StatusCode;
 use actix_web::test::{call_service, init_service, read_body, TestRequest};
 use actix_web::App;
-use lock_domain::{LockRepository, SystemClock};
+use lock_domain::SystemClock;
 use lock_http_actix::ApiSettings;
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
 use serde_json::{json, Value};
 
-async fn repository(db: &TestDatabase) -> Arc<dyn LockRepository> {
+async fn repository(db: &TestDatabase) -> Arc<DieselLockRepository> {
     let config = StoreConfig::new(db.url().clone());
     let store = tokio::task::spawn_blocking(move || {
         DieselLockRepository::open(&config, Arc::new(SystemClock))
@@ -40,9 +40,11 @@ fn request(method: &str, path: &str, body: Option<Value>) -> TestRequest {
 
 async fn outcomes_reach_the_client(db: TestDatabase) {
     let repo = repository(&db).await;
-    let app = init_service(
-        App::new().configure(lock_http_actix::configure(repo, ApiSettings::default())),
-    )
+    let app = init_service(App::new().configure(lock_http_actix::configure(
+        Arc::clone(&repo) as _,
+        repo,
+        ApiSettings::default(),
+    )))
     .await;
     macro_rules! call {
         ($method:expr, $path:expr, $body:expr) => {{

@@ -14,15 +14,20 @@ use futures::future::join_all;
 
 use crate::{
     AcquireOutcome, FencingToken, ListLimit, ListPage, ListQuery, Lock, LockRepository, Owner,
-    ReleaseResult, RenewResult, ResourceName, ResourcePrefix, Tenant, Ttl,
+    ReleaseResult, RenewResult, ResourceName, ResourcePrefix, StoreHealth, Tenant, Ttl,
 };
+
+/// What the suite needs of a store: its lock operations and its statistics.
+pub trait ContractStore: LockRepository + StoreHealth {}
+
+impl<S: LockRepository + StoreHealth> ContractStore for S {}
 
 /// One adapter's storage, as the suite sees it.
 #[async_trait]
 pub trait Harness: Send + Sync {
     /// Opens a repository over this harness's storage. A second call opens another one over the
     /// same storage, as a restarted (or second) server process would.
-    async fn open(&self) -> Arc<dyn LockRepository>;
+    async fn open(&self) -> Arc<dyn ContractStore>;
 
     /// Lets `by` pass on the clock the repository decides expiry with (a manual clock moves, a
     /// real one is slept on).

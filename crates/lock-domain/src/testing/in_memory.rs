@@ -8,7 +8,8 @@ use async_trait::async_trait;
 use crate::{
     decide_acquire, decide_release, decide_renew, decide_undo, AcquireDecision, AcquireOutcome,
     Clock, FencingToken, ListPage, ListQuery, ListedLock, Lock, LockRepository, Owner, PoolState,
-    ReleaseResult, RenewDecision, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
+    ReleaseResult, RenewDecision, RenewResult, RepositoryError, ResourceName, StoreHealth, Tenant,
+    Ttl,
 };
 
 #[derive(Debug, Default)]
@@ -152,10 +153,6 @@ impl LockRepository for InMemoryLockRepository {
         })
     }
 
-    async fn ping(&self) -> Result<(), RepositoryError> {
-        Ok(())
-    }
-
     /// Filters and sorts the whole map: the reference answer, not an index.
     async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
         let now = self.clock.now();
@@ -186,6 +183,13 @@ impl LockRepository for InMemoryLockRepository {
             })
             .collect();
         Ok(ListPage::from_overfetch(listed, query.limit))
+    }
+}
+
+#[async_trait]
+impl StoreHealth for InMemoryLockRepository {
+    async fn ping(&self) -> Result<(), RepositoryError> {
+        Ok(())
     }
 
     async fn count_live(&self) -> Result<u64, RepositoryError> {

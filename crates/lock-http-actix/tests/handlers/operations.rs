@@ -3,7 +3,7 @@
 use actix_web::http::header;
 use actix_web::http::StatusCode;
 use actix_web::test::TestRequest;
-use lock_domain::MockLockRepository;
+use lock_domain::{MockLockRepository, MockStoreHealth};
 use lock_http_actix::openapi_json;
 use serde_json::json;
 
@@ -17,9 +17,13 @@ async fn healthz_is_200_json() {
 
 #[actix_web::test]
 async fn readyz_is_200_when_the_repository_answers() {
-    let mut repo = MockLockRepository::new();
-    repo.expect_ping().times(1).returning(|| Ok(()));
-    let answer = call(repo, TestRequest::get().uri("/readyz")).await;
+    let mut health = MockStoreHealth::new();
+    health.expect_ping().times(1).returning(|| Ok(()));
+    let store = Mocks {
+        locks: MockLockRepository::new(),
+        health,
+    };
+    let answer = call(store, TestRequest::get().uri("/readyz")).await;
     assert!(assert_json_ok(&answer).is_object());
 }
 

@@ -14,8 +14,8 @@ use actix_web::App;
 use chrono::{DateTime, Utc};
 use futures::Stream;
 use lock_domain::{
-    AcquireOutcome, FencingToken, ListPage, Lock, MockLockRepository, Owner, PoolState,
-    ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant,
+    AcquireOutcome, FencingToken, ListPage, Lock, MockLockRepository, MockStoreHealth, Owner,
+    PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant,
 };
 use lock_http_actix::{configure, ApiSettings};
 use serde_json::{json, Value};
@@ -63,30 +63,52 @@ pub(crate) async fn answer<B: MessageBody>(response: ServiceResponse<B>) -> Answ
     }
 }
 
-/// Sends one request to a fresh app over `repo` with the default settings.
-pub(crate) async fn call(repo: MockLockRepository, req: TestRequest) -> Answer {
-    call_with(repo, ApiSettings::default(), req).await
+/// The store a test app runs over: its lock operations and its health, both mocks. A bare
+/// [`MockLockRepository`] comes with a health mock that expects no call.
+pub(crate) struct Mocks {
+    pub(crate) locks: MockLockRepository,
+    pub(crate) health: MockStoreHealth,
+}
+
+impl From<MockLockRepository> for Mocks {
+    fn from(locks: MockLockRepository) -> Self {
+        Self {
+            locks,
+            health: MockStoreHealth::new(),
+        }
+    }
+}
+
+impl Mocks {
+    fn configure(self, settings: ApiSettings) -> impl FnOnce(&mut actix_web::web::ServiceConfig) {
+        configure(Arc::new(self.locks), Arc::new(self.health), settings)
+    }
+}
+
+/// Sends one request to a fresh app over `store` with the default settings.
+pub(crate) async fn call(store: impl Into<Mocks>, req: TestRequest) -> Answer {
+    call_with(store, ApiSettings::default(), req).await
 }
 
 /// Sends one request to a fresh app. The app (and the mock, whose expectations are checked when
 /// it drops) is dropped before this returns.
 pub(crate) async fn call_with(
-    repo: MockLockRepository,
+    store: impl Into<Mocks>,
     settings: ApiSettings,
     req: TestRequest,
 ) -> Answer {
-    let app = test::init_service(App::new().configure(configure(Arc::new(repo), settings))).await;
+    let app = test::init_service(App::new().configure(store.into().configure(settings))).await;
     answer(test::call_service(&app, req.to_request()).await).await
 }
 
 /// Sends `req` with its body streamed in `chunks`, chunked: no `Content-Length` announces the size.
 pub(crate) async fn call_chunked(
-    repo: MockLockRepository,
+    store: impl Into<Mocks>,
     req: TestRequest,
     chunks: Vec<Vec<u8>>,
 ) -> Answer {
     let app =
-        test::init_service(App::new().configure(configure(Arc::new(repo), ApiSettings::default())))
+        test::init_service(App::new().configure(store.into().configure(ApiSettings::default())))
             .await;
     let mut request = req.to_request();
     request.headers_mut().remove(header::CONTENT_LENGTH);
@@ -232,8 +254,8 @@ pub(crate) fn expect_renew(
     repo
 }
 
-/// A repository that answers every operation with success, however often it is called.
-pub(crate) fn permissive_repo() -> MockLockRepository {
+/// A store that answers every operation with success, however often it is called.
+pub(crate) fn permissive_repo() -> Mocks {
     let mut repo = MockLockRepository::new();
     repo.expect_acquire()
         .returning(|_, r, o, _| Ok(AcquireOutcome::Granted(lock_of(r.as_str(), o.as_str()))));
@@ -243,11 +265,16 @@ pub(crate) fn permissive_repo() -> MockLockRepository {
         .returning(|_, _, _| Ok(ReleaseResult::Released(FencingToken::new(17).unwrap())));
     repo.expect_renew()
         .returning(|_, r, o, _| Ok(RenewResult::Renewed(lock_of(r.as_str(), o.as_str()))));
-    repo.expect_ping().returning(|| Ok(()));
     repo.expect_list().returning(|_, _| Ok(ListPage::default()));
-    repo.expect_pool_state()
+    let mut health = MockStoreHealth::new();
+    health.expect_ping().returning(|| Ok(()));
+    health
+        .expect_pool_state()
         .returning(|| Some(PoolState { in_use: 1, idle: 3 }));
-    repo
+    Mocks {
+        locks: repo,
+        health,
+    }
 }
 
 /// An error whose text must never reach a client.
@@ -279,8 +306,8 @@ impl Failure {
     }
 }
 
-/// A repository whose every operation fails with `failure`.
-pub(crate) fn failing_repo(failure: Failure) -> MockLockRepository {
+/// A store whose every operation fails with `failure`.
+pub(crate) fn failing_repo(failure: Failure) -> Mocks {
     let mut repo = MockLockRepository::new();
     repo.expect_acquire()
         .returning(move |_, _, _, _| Err(failure.error()));
@@ -290,8 +317,12 @@ pub(crate) fn failing_repo(failure: Failure) -> MockLockRepository {
         .returning(move |_, _, _| Err(failure.error()));
     repo.expect_renew()
         .returning(move |_, _, _, _| Err(failure.error()));
-    repo.expect_ping().returning(move || Err(failure.error()));
-    repo
+    let mut health = MockStoreHealth::new();
+    health.expect_ping().returning(move || Err(failure.error()));
+    Mocks {
+        locks: repo,
+        health,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

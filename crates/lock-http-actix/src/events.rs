@@ -1,0 +1,109 @@
+//! The service's outcomes, counted in `/metrics` and written to the audit log: this crate's
+//! implementation of `lock_service::LockEvents`.
+
+use std::sync::Arc;
+
+use lock_domain::{Lock, Owner, ReleaseResult, RenewResult, ResourceName, Tenant};
+use lock_service::{Acquired, LockEvents, Trouble, WaitersFull};
+
+use crate::audit;
+use crate::metrics::{AcquireMetric, Metrics};
+
+/// Counts every outcome in [`Metrics`] and writes it to the audit log (target `lockd::audit`);
+/// background trouble becomes a warning in the log.
+pub struct MetricsAndAudit {
+    metrics: Arc<Metrics>,
+}
+
+impl MetricsAndAudit {
+    pub fn new(metrics: Arc<Metrics>) -> Self {
+        Self { metrics }
+    }
+}
+
+impl LockEvents for MetricsAndAudit {
+    fn acquired(&self, tenant: &Tenant, resource: &ResourceName, owner: &Owner, how: &Acquired) {
+        let metric = match how {
+            Acquired::Granted { lock, waited } => {
+                audit::granted(tenant, lock);
+                Some(if *waited {
+                    AcquireMetric::WaitedThenGranted
+                } else {
+                    AcquireMetric::Granted
+                })
+            }
+            Acquired::Held => {
+                audit::denied(tenant, resource, owner);
+                Some(AcquireMetric::Held)
+            }
+            Acquired::TimedOut { .. } => {
+                audit::denied(tenant, resource, owner);
+                Some(AcquireMetric::TimedOut)
+            }
+            // Nobody reads this answer; the lock was not left to the gone client.
+            Acquired::HungUp => {
+                audit::denied(tenant, resource, owner);
+                None
+            }
+        };
+        if let Some(metric) = metric {
+            self.metrics.acquire_outcome(metric);
+        }
+    }
+
+    fn released(
+        &self,
+        tenant: &Tenant,
+        resource: &ResourceName,
+        owner: &Owner,
+        result: ReleaseResult,
+    ) {
+        audit::released(tenant, resource, owner, result);
+        self.metrics.release_result(&result);
+    }
+
+    fn renewed(
+        &self,
+        tenant: &Tenant,
+        resource: &ResourceName,
+        owner: &Owner,
+        result: &RenewResult,
+    ) {
+        audit::renewed(tenant, resource, owner, result);
+        self.metrics.renew_result(result);
+    }
+
+    fn waiter_rejected(&self, _tenant: &Tenant, full: WaitersFull) {
+        self.metrics.waiter_rejected(full == WaitersFull::Tenant);
+    }
+
+    fn grant_undone(&self, tenant: &Tenant, lock: &Lock, undone: bool, why: &'static str) {
+        audit::grant_undone(tenant, lock, undone, why);
+    }
+
+    fn counted(&self, live_locks: u64, expired_takeovers: u64) {
+        self.metrics.set_live_locks(live_locks);
+        self.metrics.set_expired_takeovers(expired_takeovers);
+    }
+
+    fn trouble(&self, trouble: Trouble<'_>) {
+        match trouble {
+            Trouble::WaitFailed { resource, error } => {
+                tracing::warn!(%error, resource = %resource.as_str(), "the store failed for waiting acquires; ending their waits");
+            }
+            Trouble::UndoFailed { resource, error } => {
+                tracing::warn!(%error, resource = %resource.as_str(), "could not undo a grant for a request that is gone; it expires with its lease");
+            }
+            Trouble::HintsLost { error: Some(error) } => {
+                tracing::warn!(%error, "cannot subscribe to hints of released locks; polling");
+            }
+            Trouble::HintsLost { error: None } => {
+                tracing::warn!("the store stopped sending hints of released locks; polling");
+            }
+            Trouble::CountFailed { error } => {
+                self.metrics.live_lock_count_failed();
+                tracing::warn!(%error, "counting live locks for /metrics failed");
+            }
+        }
+    }
+}

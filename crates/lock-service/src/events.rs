@@ -1,0 +1,101 @@
+//! The outbound port for what happened: every outcome of a use case, for metrics and the audit
+//! log. The service reports; an adapter (the HTTP crate's metrics and audit log) decides what to
+//! count and write. Reports are synchronous and must be cheap: they run on the request's path.
+
+use lock_domain::{Lock, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant};
+
+/// How an acquire ended, as the caller hears it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Acquired {
+    /// Granted: at once, or after standing in line (`waited`).
+    Granted { lock: Lock, waited: bool },
+    /// Another owner holds the lock, and the request did not wait.
+    Held,
+    /// The wait ended without a grant; the holder's lease, as last seen, ends in about this
+    /// many seconds (at least 1).
+    TimedOut { retry_after_seconds: u64 },
+    /// Granted after a wait, but the client had hung up by then: the grant was undone (a
+    /// re-grant of a lease the owner already held is left as it was). Nobody hears this answer.
+    HungUp,
+}
+
+/// Which limit refused a waiting acquire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitersFull {
+    /// The server's limit of waiting acquires in all.
+    Total,
+    /// The limit of one tenant.
+    Tenant,
+}
+
+/// Something went wrong in the background of the use cases: worth a warning in the log, never
+/// an answer to anyone.
+#[derive(Debug)]
+pub enum Trouble<'a> {
+    /// The store failed an attempt made for waiting acquires: their waits end with the error.
+    WaitFailed {
+        resource: &'a ResourceName,
+        error: &'a RepositoryError,
+    },
+    /// A grant nobody will hear of could not be undone: it expires with its lease.
+    UndoFailed {
+        resource: &'a ResourceName,
+        error: &'a RepositoryError,
+    },
+    /// The store's hints of freed locks stopped, or could not be subscribed to (then `error`):
+    /// waiting acquires poll meanwhile.
+    HintsLost { error: Option<&'a RepositoryError> },
+    /// Counting the live locks failed.
+    CountFailed { error: &'a RepositoryError },
+}
+
+/// Receives every outcome of the lock use cases.
+pub trait LockEvents: Send + Sync {
+    /// An acquire was answered (or, for [`Acquired::HungUp`], would have been).
+    fn acquired(&self, tenant: &Tenant, resource: &ResourceName, owner: &Owner, how: &Acquired);
+
+    /// A release was answered.
+    fn released(
+        &self,
+        tenant: &Tenant,
+        resource: &ResourceName,
+        owner: &Owner,
+        result: ReleaseResult,
+    );
+
+    /// A renew was answered.
+    fn renewed(
+        &self,
+        tenant: &Tenant,
+        resource: &ResourceName,
+        owner: &Owner,
+        result: &RenewResult,
+    );
+
+    /// A waiting acquire was refused (429): too many already wait.
+    fn waiter_rejected(&self, tenant: &Tenant, full: WaitersFull);
+
+    /// A grant nobody will hear of (its client hung up) was undone (`undone`), or was left
+    /// because it was no longer exactly that grant.
+    fn grant_undone(&self, tenant: &Tenant, lock: &Lock, undone: bool, why: &'static str);
+
+    /// The live locks of every tenant were counted, and the expired takeovers read.
+    fn counted(&self, live_locks: u64, expired_takeovers: u64);
+
+    /// See [`Trouble`].
+    fn trouble(&self, trouble: Trouble<'_>);
+}
+
+/// Reports nowhere: for tests and tools that want no metrics and no audit log.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoEvents;
+
+impl LockEvents for NoEvents {
+    fn acquired(&self, _: &Tenant, _: &ResourceName, _: &Owner, _: &Acquired) {}
+    fn released(&self, _: &Tenant, _: &ResourceName, _: &Owner, _: ReleaseResult) {}
+    fn renewed(&self, _: &Tenant, _: &ResourceName, _: &Owner, _: &RenewResult) {}
+    fn waiter_rejected(&self, _: &Tenant, _: WaitersFull) {}
+    fn grant_undone(&self, _: &Tenant, _: &Lock, _: bool, _: &'static str) {}
+    fn counted(&self, _: u64, _: u64) {}
+    fn trouble(&self, _: Trouble<'_>) {}
+}

@@ -1,0 +1,20 @@
+//! lockd's application layer: the lock use cases, from the call to the store's port to the
+//! report of what happened.
+//!
+//! [`LockService`] owns acquire (with the queues of waiting acquires), status, release (which
+//! wakes the waiters), renew and list, and reports every outcome to the [`LockEvents`] port
+//! (metrics and the audit log live behind it, in an adapter). Inbound adapters (the HTTP API,
+//! `LockGuard`) parse, make one call, and render. Time comes from the domain's `Clock` port.
+//!
+//! The crate knows the domain's ports and values, and tokio for queues and timers; never a web
+//! framework or a database.
+
+mod counting;
+mod events;
+mod service;
+mod waiting;
+
+pub use counting::run_live_lock_counter;
+pub use events::{Acquired, LockEvents, NoEvents, Trouble, WaitersFull};
+pub use service::{AcquireError, AcquireRequest, LockService, ServicePorts, WaitingStats};
+pub use waiting::{WaiterLimits, DEFAULT_MAX_WAITERS};

@@ -1,0 +1,271 @@
+//! [`LockService`]: the lock use cases, each from the call to the store to the report of its
+//! outcome.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_domain::{
+    decide_acquire, AcquireDecision, AcquireOutcome, Clock, FreedHints, ListPage, ListQuery, Lock,
+    LockRepository, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
+};
+
+use crate::events::{Acquired, LockEvents, WaitersFull};
+use crate::waiting::{WaitOutcome, WaiterLimits, Waiting};
+
+/// What the service is built on: the store's lock operations and (if it gives them) its hints
+/// of locks freed by other processes, the clock, and where outcomes are reported.
+#[derive(Clone)]
+pub struct ServicePorts {
+    pub locks: Arc<dyn LockRepository>,
+    pub hints: Option<Arc<dyn FreedHints>>,
+    pub clock: Arc<dyn Clock>,
+    pub events: Arc<dyn LockEvents>,
+}
+
+/// An acquire, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcquireRequest {
+    pub tenant: Tenant,
+    pub resource: ResourceName,
+    pub owner: Owner,
+    pub ttl: Ttl,
+    /// How long the acquire may wait for the lock; zero answers at once.
+    pub wait: Duration,
+}
+
+/// Why an acquire was not answered.
+#[derive(Debug)]
+pub enum AcquireError {
+    /// The store failed: nothing was granted.
+    Store(RepositoryError),
+    /// The acquire would wait, but too many already do: nothing was attempted.
+    WaitersFull(WaitersFull),
+}
+
+impl From<RepositoryError> for AcquireError {
+    fn from(error: RepositoryError) -> Self {
+        Self::Store(error)
+    }
+}
+
+/// How the waiting acquires of this process have fared, for metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WaitingStats {
+    /// Acquires waiting right now.
+    pub live: u64,
+    /// Waiting acquires granted their lock, since start.
+    pub granted_after_wait: u64,
+    /// Waiting acquires whose wait ended without the lock, since start.
+    pub timed_out: u64,
+    /// Grants made for waiters whose client had gone, and undone, since start.
+    pub abandoned_grants: u64,
+}
+
+/// The lock use cases of one process. Cheap to clone: clones share the queues of waiting
+/// acquires, so build one per process and hand it to every inbound adapter (all HTTP workers,
+/// a `LockGuard`): a release through any of them wakes a waiter of any other.
+#[derive(Clone)]
+pub struct LockService {
+    locks: Arc<dyn LockRepository>,
+    clock: Arc<dyn Clock>,
+    events: Arc<dyn LockEvents>,
+    waiting: Waiting,
+}
+
+impl LockService {
+    /// The use cases over `ports`, holding at most `limits` waiting acquires at once.
+    pub fn new(ports: ServicePorts, limits: WaiterLimits) -> Self {
+        let waiting = Waiting::new(
+            Arc::clone(&ports.locks),
+            ports.hints,
+            Arc::clone(&ports.clock),
+            Arc::clone(&ports.events),
+            limits,
+        );
+        Self {
+            locks: ports.locks,
+            clock: ports.clock,
+            events: ports.events,
+            waiting,
+        }
+    }
+
+    /// Acquires a lock, waiting up to `request.wait` for it: at once when the lock is free, has
+    /// expired, or the owner already holds it (a re-grant from now, keeping the token). A
+    /// waiting acquire joins the lock's queue in this process, first come first served, and is
+    /// granted when the lock is released (by any process sharing the store) or expires.
+    /// `hung_up` is asked once a grant has arrived after a wait: when the client has gone, that
+    /// grant is undone and the answer is [`Acquired::HungUp`]. Must be called inside a tokio
+    /// runtime. Every answer is reported to the events port.
+    ///
+    /// # Errors
+    /// [`AcquireError::Store`] when the store failed (nothing was granted);
+    /// [`AcquireError::WaitersFull`] when the acquire would wait but the limits are reached.
+    pub async fn acquire(
+        &self,
+        request: AcquireRequest,
+        hung_up: impl Fn() -> bool,
+    ) -> Result<Acquired, AcquireError> {
+        let outcome = if request.wait.is_zero() {
+            self.acquire_now(&request).await?
+        } else {
+            self.acquire_waiting(&request, hung_up).await?
+        };
+        self.events
+            .acquired(&request.tenant, &request.resource, &request.owner, &outcome);
+        Ok(outcome)
+    }
+
+    async fn acquire_now(&self, request: &AcquireRequest) -> Result<Acquired, RepositoryError> {
+        let outcome = self
+            .locks
+            .acquire(
+                request.tenant.clone(),
+                request.resource.clone(),
+                request.owner.clone(),
+                request.ttl,
+            )
+            .await?;
+        Ok(match outcome {
+            AcquireOutcome::Granted(lock) => Acquired::Granted {
+                lock,
+                waited: false,
+            },
+            AcquireOutcome::Held => Acquired::Held,
+        })
+    }
+
+    /// Joins the lock's queue, except that the holder of the lock is granted again at once, as
+    /// without a wait (it must not queue behind waiters for its own lock).
+    async fn acquire_waiting(
+        &self,
+        request: &AcquireRequest,
+        hung_up: impl Fn() -> bool,
+    ) -> Result<Acquired, AcquireError> {
+        let AcquireRequest {
+            tenant,
+            resource,
+            owner,
+            ttl,
+            wait,
+        } = request;
+        if self.waiting.has_queue(tenant, resource) {
+            let current = self.locks.status(tenant.clone(), resource.clone()).await?;
+            if decide_acquire(current.as_ref(), owner, self.clock.now()) == AcquireDecision::Extend
+            {
+                if let granted @ Acquired::Granted { .. } = self.acquire_now(request).await? {
+                    return Ok(granted);
+                }
+            }
+        }
+        let ticket = self
+            .waiting
+            .enqueue(tenant.clone(), resource.clone(), owner.clone(), *ttl)
+            .map_err(|full| {
+                self.events.waiter_rejected(tenant, full);
+                AcquireError::WaitersFull(full)
+            })?;
+        Ok(match ticket.wait(*wait, hung_up).await {
+            WaitOutcome::Granted(lock) => Acquired::Granted { lock, waited: true },
+            WaitOutcome::TimedOut {
+                retry_after_seconds,
+            } => Acquired::TimedOut {
+                retry_after_seconds,
+            },
+            WaitOutcome::Failed(error) => return Err(error.into()),
+            WaitOutcome::HungUp => Acquired::HungUp,
+        })
+    }
+
+    /// The live lock on `resource`, or `None`.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn status(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<Lock>, RepositoryError> {
+        self.locks.status(tenant, resource).await
+    }
+
+    /// Releases `owner`'s live lock on `resource`, reports it, and on success wakes the lock's
+    /// waiters in this process.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed: nothing was released (or, after a 503-like
+    /// failure, it may have been; see the store's contract).
+    pub async fn release(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+    ) -> Result<ReleaseResult, RepositoryError> {
+        let result = self
+            .locks
+            .release(tenant.clone(), resource.clone(), owner.clone())
+            .await?;
+        self.events.released(&tenant, &resource, &owner, result);
+        if let ReleaseResult::Released(_) = result {
+            self.waiting.freed(&tenant, &resource);
+        }
+        Ok(result)
+    }
+
+    /// Renews `owner`'s live lock on `resource` to now + `ttl`, reports it, and on success lets
+    /// the lock's waiters in this process look at the new expiry (a renew may shorten a lease).
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn renew(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<RenewResult, RepositoryError> {
+        let result = self
+            .locks
+            .renew(tenant.clone(), resource.clone(), owner.clone(), ttl)
+            .await?;
+        self.events.renewed(&tenant, &resource, &owner, &result);
+        if let RenewResult::Renewed(_) = result {
+            self.waiting.lease_changed(&tenant, &resource);
+        }
+        Ok(result)
+    }
+
+    /// A page of `tenant`'s live locks.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn list(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<ListPage, RepositoryError> {
+        self.locks.list(tenant, query).await
+    }
+
+    /// Ends every wait now, as if its time were up, and makes later acquires answer at once:
+    /// for a process that is shutting down, whose graceful stop would otherwise wait for
+    /// waiters.
+    pub fn close(&self) {
+        self.waiting.close();
+    }
+
+    /// How the waiting acquires have fared.
+    pub fn waiting_stats(&self) -> WaitingStats {
+        WaitingStats {
+            live: self.waiting.live_waiters(),
+            granted_after_wait: self.waiting.granted_after_wait(),
+            timed_out: self.waiting.timed_out(),
+            abandoned_grants: self.waiting.abandoned_grants(),
+        }
+    }
+
+    /// Acquires waiting for the lock on `resource` of `tenant` right now.
+    pub fn waiters(&self, tenant: &Tenant, resource: &ResourceName) -> usize {
+        self.waiting.waiters(tenant, resource)
+    }
+}

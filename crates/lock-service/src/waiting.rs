@@ -1,0 +1,325 @@
+//! Acquires that wait for a lock (`wait_seconds`): per (tenant, resource) that has waiters, a
+//! FIFO of waiters and one task that makes the acquire attempts for the head waiter through the
+//! repository port, and hands the grant over a oneshot channel.
+//!
+//! A waiter is a handler future awaiting its channel: it holds no database connection and no
+//! worker thread. The queue's task attempts an acquire only when the lock may be free:
+//! - a release (or a renew, which may shorten the lease) through this process's API: the
+//!   service's release and renew call [`Waiting::freed`] / [`Waiting::lease_changed`], which
+//!   wake the task at once;
+//! - a hint from the store that another process freed it ([`lock_domain::FreedHints`],
+//!   PostgreSQL's `LISTEN`); while the store gives no hints (SQLite), the task polls the lock's
+//!   status every [`POLL_PERIOD`] instead, and with hints it still looks every [`SAFETY_PERIOD`];
+//! - the end of the holder's lease: the task knows `expires_at` from the grant or the status
+//!   and tries just after it (never before it counts, since only a grant at or after the expiry
+//!   succeeds, and the store's clock decides).
+//!
+//! A waiter whose request is dropped (the client went away) leaves the queue at once. If its
+//! grant was already made, that exact grant is undone ([`lock_domain::LockRepository::undo_grant`]: never a
+//! later re-grant or renewal, never a re-grant of a lease the owner already held), so a client
+//! that is gone is never left holding a lock. The queue hands out its next grant only once the
+//! waiter has taken the last one or it has been undone: a grant to the next waiter (perhaps of
+//! the same owner) can never be ended by the undo of the one before.
+
+mod queue;
+mod serve;
+#[cfg(test)]
+mod tests;
+mod ticket;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use lock_domain::{Clock, FreedHints, LockRepository, Owner, ResourceName, Tenant, Ttl};
+use tokio::sync::{oneshot, Notify};
+
+use crate::events::{LockEvents, WaitersFull};
+use queue::{Queue, Waiter};
+use ticket::WaiterSeat;
+pub(crate) use ticket::{Ticket, WaitOutcome};
+
+/// How often a queue looks at its lock when the store gives no hints of other processes'
+/// releases (SQLite shared by several processes).
+const POLL_PERIOD: Duration = Duration::from_millis(200);
+
+/// How often a queue looks at its lock even with hints, in case one was lost.
+const SAFETY_PERIOD: Duration = Duration::from_secs(5);
+
+/// How long after a holder's `expires_at` the first attempt is made: the lease has ended once
+/// the store's clock has passed it.
+const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
+
+/// The longest extra wait after an expiry attempt that still found the lease live (the store's
+/// clock is behind this process's); attempts repeat at most this far apart until it ends.
+const MAX_SKEW_BACKOFF: Duration = Duration::from_millis(200);
+
+/// How long to wait before subscribing to the store's hints again after a failure.
+const RESUBSCRIBE_DELAY: Duration = Duration::from_secs(2);
+
+type QueueKey = (Tenant, ResourceName);
+
+/// The most waiting acquires a server holds at once: in all, and of one tenant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaiterLimits {
+    pub total: u64,
+    pub per_tenant: u64,
+}
+
+/// The default of both [`WaiterLimits`].
+pub const DEFAULT_MAX_WAITERS: u64 = 10_000;
+
+impl Default for WaiterLimits {
+    fn default() -> Self {
+        Self {
+            total: DEFAULT_MAX_WAITERS,
+            per_tenant: DEFAULT_MAX_WAITERS,
+        }
+    }
+}
+
+/// The state of the subscription to the store's hints.
+const HINTS_NOT_STARTED: u8 = 0;
+const HINTS_PENDING: u8 = 1;
+const HINTS_LIVE: u8 = 2;
+const HINTS_NONE: u8 = 3;
+
+/// The waiting acquires of one server (shared by all its workers). Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Waiting {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    repo: Arc<dyn LockRepository>,
+    hint_source: Option<Arc<dyn FreedHints>>,
+    clock: Arc<dyn Clock>,
+    events: Arc<dyn LockEvents>,
+    queues: Mutex<HashMap<QueueKey, Arc<Queue>>>,
+    hints: AtomicU8,
+    next_id: AtomicU64,
+    /// Waiters now; raised only under `waiters_by_tenant`'s lock, so the limits hold exactly.
+    live: AtomicU64,
+    limits: WaiterLimits,
+    waiters_by_tenant: Mutex<HashMap<Tenant, u64>>,
+    granted: AtomicU64,
+    timed_out: AtomicU64,
+    abandoned: AtomicU64,
+    /// Set by [`Waiting::close`]: every wait ends now, and no new one starts.
+    closed: AtomicBool,
+    closing: Notify,
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding one of these locks leaves plain data behind, never a broken
+    // invariant worth refusing every later request for.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Waiting {
+    /// Waiting acquires over `repo`, at most `limits` at once, woken by `hint_source`'s hints of
+    /// other processes' releases when there is one.
+    pub(crate) fn new(
+        repo: Arc<dyn LockRepository>,
+        hint_source: Option<Arc<dyn FreedHints>>,
+        clock: Arc<dyn Clock>,
+        events: Arc<dyn LockEvents>,
+        limits: WaiterLimits,
+    ) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                repo,
+                hint_source,
+                clock,
+                events,
+                queues: Mutex::new(HashMap::new()),
+                hints: AtomicU8::new(HINTS_NOT_STARTED),
+                next_id: AtomicU64::new(0),
+                live: AtomicU64::new(0),
+                limits,
+                waiters_by_tenant: Mutex::new(HashMap::new()),
+                granted: AtomicU64::new(0),
+                timed_out: AtomicU64::new(0),
+                abandoned: AtomicU64::new(0),
+                closed: AtomicBool::new(false),
+                closing: Notify::new(),
+            }),
+        }
+    }
+
+    /// Requests waiting for a lock right now.
+    pub(crate) fn live_waiters(&self) -> u64 {
+        self.shared.live.load(Ordering::Relaxed)
+    }
+
+    /// Waiting requests that were granted their lock, since start.
+    pub(crate) fn granted_after_wait(&self) -> u64 {
+        self.shared.granted.load(Ordering::Relaxed)
+    }
+
+    /// Waiting requests whose wait ended without a lock, since start.
+    pub(crate) fn timed_out(&self) -> u64 {
+        self.shared.timed_out.load(Ordering::Relaxed)
+    }
+
+    /// Grants made for waiters whose client had gone, and released at once, since start.
+    pub(crate) fn abandoned_grants(&self) -> u64 {
+        self.shared.abandoned.load(Ordering::Relaxed)
+    }
+
+    /// Ends every wait now, as if its time were up (`acquired: false`), and makes later acquires
+    /// answer at once: for a server that is shutting down, whose graceful stop would otherwise
+    /// wait for waiters.
+    pub(crate) fn close(&self) {
+        self.shared.closed.store(true, Ordering::Release);
+        self.shared.closing.notify_waiters();
+    }
+
+    /// Requests waiting for the lock on `resource` of `tenant` right now.
+    pub(crate) fn waiters(&self, tenant: &Tenant, resource: &ResourceName) -> usize {
+        let queue = locked(&self.shared.queues)
+            .get(&(tenant.clone(), resource.clone()))
+            .cloned();
+        queue.map_or(0, |queue| {
+            locked(&queue.waiters)
+                .iter()
+                .filter(|w| !w.grant.is_closed())
+                .count()
+        })
+    }
+
+    /// Whether requests wait for this lock in this process.
+    pub(crate) fn has_queue(&self, tenant: &Tenant, resource: &ResourceName) -> bool {
+        locked(&self.shared.queues).contains_key(&(tenant.clone(), resource.clone()))
+    }
+
+    /// The lock on `resource` was released through this process: the head waiter tries at once.
+    pub(crate) fn freed(&self, tenant: &Tenant, resource: &ResourceName) {
+        self.shared.wake(&(tenant.clone(), resource.clone()), true);
+    }
+
+    /// The lease on `resource` was renewed through this process, maybe shortened: the queue
+    /// looks at the new expiry.
+    pub(crate) fn lease_changed(&self, tenant: &Tenant, resource: &ResourceName) {
+        self.shared.wake(&(tenant.clone(), resource.clone()), false);
+    }
+
+    /// Puts a waiter at the end of the lock's queue. Must be called inside a tokio runtime (the
+    /// queue's task is spawned on it).
+    ///
+    /// # Errors
+    /// [`WaitersFull`] when the server already holds as many waiters as its limits allow, in
+    /// all or of this tenant: nothing was queued.
+    pub(crate) fn enqueue(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<Ticket, WaitersFull> {
+        let seat = WaiterSeat::take(&self.shared, &tenant)?;
+        let (grant, granted) = oneshot::channel();
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let key = (tenant, resource);
+        let queue = {
+            let mut queues = locked(&self.shared.queues);
+            let queue = match queues.get(&key) {
+                Some(queue) => Arc::clone(queue),
+                None => {
+                    let queue = Arc::new(Queue::new());
+                    queues.insert(key.clone(), Arc::clone(&queue));
+                    tokio::spawn(serve::serve(
+                        Arc::clone(&self.shared),
+                        key.clone(),
+                        Arc::clone(&queue),
+                    ));
+                    queue
+                }
+            };
+            locked(&queue.waiters).push_back(Waiter {
+                id,
+                owner: owner.clone(),
+                ttl,
+                grant,
+            });
+            queue
+        };
+        self.start_hints();
+        Ok(Ticket {
+            _seat: seat,
+            id,
+            granted,
+            queue,
+            shared: Arc::clone(&self.shared),
+            key,
+            settled: false,
+        })
+    }
+
+    /// Subscribes to the store's hints once, on the first wait.
+    fn start_hints(&self) {
+        if self
+            .shared
+            .hints
+            .compare_exchange(
+                HINTS_NOT_STARTED,
+                HINTS_PENDING,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
+        {
+            match &self.shared.hint_source {
+                Some(source) => {
+                    tokio::spawn(serve::listen_for_hints(
+                        Arc::downgrade(&self.shared),
+                        Arc::clone(source),
+                    ));
+                }
+                None => self.shared.hints.store(HINTS_NONE, Ordering::Release),
+            }
+        }
+    }
+}
+
+impl Shared {
+    fn wake(&self, key: &QueueKey, freed: bool) {
+        let queue = locked(&self.queues).get(key).cloned();
+        if let Some(queue) = queue {
+            queue.wake(freed);
+        }
+    }
+
+    fn wake_all(&self) {
+        let queues: Vec<Arc<Queue>> = locked(&self.queues).values().cloned().collect();
+        for queue in queues {
+            queue.wake(false);
+        }
+    }
+
+    fn poll_period(&self) -> Duration {
+        if self.hints.load(Ordering::Acquire) == HINTS_LIVE {
+            SAFETY_PERIOD
+        } else {
+            POLL_PERIOD
+        }
+    }
+
+    /// The head waiter (after dropping those whose request is gone), or `None` when the queue
+    /// is empty, in which case it has been removed: a later waiter starts a new queue.
+    fn head(&self, key: &QueueKey, queue: &Arc<Queue>) -> Option<(u64, Owner, Ttl)> {
+        if let Some(head) = queue.head() {
+            return Some(head);
+        }
+        let mut queues = locked(&self.queues);
+        // A waiter may have joined between the two looks; it joined under the map's lock.
+        if let Some(head) = queue.head() {
+            return Some(head);
+        }
+        if queues.get(key).is_some_and(|q| Arc::ptr_eq(q, queue)) {
+            queues.remove(key);
+        }
+        None
+    }
+}

@@ -1,0 +1,141 @@
+//! One lock's queue of waiters, and what a waiter receives.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use chrono::{DateTime, Utc};
+use lock_domain::{Lock, Owner, RepositoryError, Ttl};
+use tokio::sync::{oneshot, Notify};
+
+use super::locked;
+
+pub(super) type Grant = Result<Granted, RepositoryError>;
+
+/// A lock granted to a waiter.
+pub(super) struct Granted {
+    pub(super) lock: Lock,
+    /// Tells the queue that the waiter has taken the grant (`false`) or that it was undone
+    /// (`true`); dropped unsent, it means the undo could not be made. The queue waits for it
+    /// before it makes its next grant.
+    pub(super) settled: oneshot::Sender<bool>,
+}
+
+/// The waiters of one lock, first come first served.
+pub(super) struct Queue {
+    pub(super) waiters: Mutex<VecDeque<Waiter>>,
+    pub(super) wake: Notify,
+    /// A release may have freed the lock: attempt an acquire.
+    pub(super) freed: AtomicBool,
+    /// The lease may have changed (a renew, lost hints): look at the lock's status.
+    pub(super) recheck: AtomicBool,
+    /// The end of the holder's lease as last seen, for `Retry-After`.
+    pub(super) expires_at: Mutex<Option<DateTime<Utc>>>,
+    /// The waiter an acquire attempt is being made for, until its grant is sent or the attempt
+    /// failed. A waiter whose time runs out meanwhile waits for that attempt: the attempt may be
+    /// granted, and answering "not acquired" then would hide a grant (a lease that someone else
+    /// sees held, with no request to explain it).
+    pub(super) attempting: Mutex<Option<u64>>,
+    /// Notified when `attempting` is cleared.
+    pub(super) attempt_done: Notify,
+}
+
+pub(super) struct Waiter {
+    pub(super) id: u64,
+    pub(super) owner: Owner,
+    pub(super) ttl: Ttl,
+    pub(super) grant: oneshot::Sender<Grant>,
+}
+
+impl Queue {
+    pub(super) fn new() -> Self {
+        Self {
+            waiters: Mutex::new(VecDeque::new()),
+            wake: Notify::new(),
+            freed: AtomicBool::new(false),
+            // A new queue looks before it leaps: knowing the holder tells a re-grant of the
+            // holder's own lease (kept if its requester is gone) from a new grant (released).
+            recheck: AtomicBool::new(true),
+            expires_at: Mutex::new(None),
+            attempting: Mutex::new(None),
+            attempt_done: Notify::new(),
+        }
+    }
+
+    pub(super) fn wake(&self, freed: bool) {
+        if freed {
+            self.freed.store(true, Ordering::Release);
+        } else {
+            self.recheck.store(true, Ordering::Release);
+        }
+        self.wake.notify_one();
+    }
+
+    pub(super) fn head(&self) -> Option<(u64, Owner, Ttl)> {
+        let mut waiters = locked(&self.waiters);
+        while waiters.front().is_some_and(|w| w.grant.is_closed()) {
+            waiters.pop_front();
+        }
+        waiters.front().map(|w| (w.id, w.owner.clone(), w.ttl))
+    }
+
+    /// Takes waiter `id` out of the queue.
+    pub(super) fn take(&self, id: u64) -> Option<Waiter> {
+        let mut waiters = locked(&self.waiters);
+        let position = waiters.iter().position(|w| w.id == id)?;
+        waiters.remove(position)
+    }
+
+    /// Ends every wait with `error`.
+    pub(super) fn fail_all(&self, error: &RepositoryError) {
+        let waiters: Vec<Waiter> = locked(&self.waiters).drain(..).collect();
+        for waiter in waiters {
+            let _ = waiter.grant.send(Err(copy_error(error)));
+        }
+    }
+
+    /// Marks an attempt for waiter `id` as in flight, unless the waiter has closed its channel
+    /// (its wait ended): `false` then.
+    pub(super) fn start_attempt(&self, id: u64) -> bool {
+        let mut attempting = locked(&self.attempting);
+        let open = locked(&self.waiters)
+            .iter()
+            .any(|w| w.id == id && !w.grant.is_closed());
+        if open {
+            *attempting = Some(id);
+        }
+        open
+    }
+
+    /// No attempt is in flight any more: waiters whose time ran out meanwhile may answer.
+    pub(super) fn end_attempt(&self) {
+        *locked(&self.attempting) = None;
+        self.attempt_done.notify_waiters();
+    }
+
+    pub(super) fn set_expires_at(&self, at: Option<DateTime<Utc>>) {
+        *locked(&self.expires_at) = at;
+    }
+
+    pub(super) fn retry_after_seconds(&self, now: DateTime<Utc>) -> u64 {
+        let expires_at = *locked(&self.expires_at);
+        expires_at
+            .and_then(|at| (at - now).to_std().ok())
+            .map_or(1, |left| left.as_secs() + 1)
+    }
+}
+
+/// The same failure, for another waiter (repository errors are not `Clone`).
+pub(super) fn copy_error(error: &RepositoryError) -> RepositoryError {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    match error {
+        RepositoryError::Unavailable(_) => RepositoryError::unavailable(text),
+        RepositoryError::Internal(_) => RepositoryError::internal(text),
+    }
+}

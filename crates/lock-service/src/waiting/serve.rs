@@ -1,0 +1,217 @@
+//! The task of one queue, the hand-over of a grant, and the subscription to the store's hints.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use lock_domain::{
+    decide_acquire, AcquireDecision, AcquireOutcome, Freed, FreedHints, Lock, Tenant,
+};
+use tokio::sync::oneshot;
+
+use super::queue::{Granted, Queue};
+use super::ticket::undo;
+use super::{
+    QueueKey, Shared, EXPIRY_MARGIN, HINTS_LIVE, HINTS_NONE, HINTS_PENDING, MAX_SKEW_BACKOFF,
+    RESUBSCRIBE_DELAY,
+};
+use crate::events::Trouble;
+
+/// Subscribes to the store's hints and wakes the queues they name, for as long as the
+/// `Waiting` lives; resubscribes after a failure.
+pub(super) async fn listen_for_hints(shared: Weak<Shared>, source: Arc<dyn FreedHints>) {
+    loop {
+        match source.subscribe_freed().await {
+            Ok(None) => {
+                if let Some(shared) = shared.upgrade() {
+                    shared.hints.store(HINTS_NONE, Ordering::Release);
+                }
+                return;
+            }
+            Ok(Some(mut hints)) => {
+                {
+                    let Some(shared) = shared.upgrade() else {
+                        return;
+                    };
+                    shared.hints.store(HINTS_LIVE, Ordering::Release);
+                    // Releases made before the subscription took effect were not hinted.
+                    shared.wake_all();
+                }
+                while let Some(hint) = hints.next().await {
+                    let Some(shared) = shared.upgrade() else {
+                        return;
+                    };
+                    match hint {
+                        Freed::Lock { tenant, resource } => shared.wake(&(tenant, resource), true),
+                        Freed::Unknown => shared.wake_all(),
+                    }
+                }
+                if let Some(shared) = shared.upgrade() {
+                    shared.events.trouble(Trouble::HintsLost { error: None });
+                }
+            }
+            Err(error) => {
+                if let Some(shared) = shared.upgrade() {
+                    shared.events.trouble(Trouble::HintsLost {
+                        error: Some(&error),
+                    });
+                }
+            }
+        }
+        let Some(alive) = shared.upgrade() else {
+            return;
+        };
+        alive.hints.store(HINTS_PENDING, Ordering::Release);
+        drop(alive);
+        tokio::time::sleep(RESUBSCRIBE_DELAY).await;
+    }
+}
+
+/// The task of one queue: attempts acquires for the head waiter when the lock may be free, and
+/// ends when the queue is empty.
+pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
+    let (tenant, resource) = key.clone();
+    // The live lock as last seen (from a grant or a status), if any.
+    let mut holder: Option<Lock> = None;
+    let mut attempt = false;
+    let mut head_id = None;
+    // Extra wait after an expiry attempt found the same lease still live.
+    let mut skew = Duration::ZERO;
+    loop {
+        let Some((id, owner, ttl)) = shared.head(&key, &queue) else {
+            return;
+        };
+        if head_id != Some(id) {
+            head_id = Some(id);
+            // A new head that already holds the lock is granted again at once.
+            if decide_acquire(holder.as_ref(), &owner, shared.clock.now())
+                == AcquireDecision::Extend
+            {
+                attempt = true;
+            }
+        }
+        if queue.freed.swap(false, Ordering::AcqRel) {
+            attempt = true;
+        }
+        let mut look = queue.recheck.swap(false, Ordering::AcqRel);
+        if attempt {
+            attempt = false;
+            if !queue.start_attempt(id) {
+                // The waiter's time ran out (or its request is gone) just now: the next one
+                // tries instead.
+                attempt = true;
+                continue;
+            }
+            let attempted = shared
+                .repo
+                .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
+                .await;
+            if !matches!(attempted, Ok(AcquireOutcome::Granted(_))) {
+                queue.end_attempt();
+            }
+            match attempted {
+                Ok(AcquireOutcome::Granted(lock)) => {
+                    skew = Duration::ZERO;
+                    if deliver(&shared, &queue, &tenant, id, lock.clone()).await {
+                        // Undone: the lock is free again.
+                        holder = None;
+                        queue.set_expires_at(None);
+                        attempt = true;
+                    } else {
+                        queue.set_expires_at(Some(lock.expires_at));
+                        holder = Some(lock);
+                    }
+                    continue;
+                }
+                Ok(AcquireOutcome::Held) => look = true,
+                Err(error) => {
+                    shared.events.trouble(Trouble::WaitFailed {
+                        resource: &resource,
+                        error: &error,
+                    });
+                    queue.fail_all(&error);
+                    continue;
+                }
+            }
+        }
+        if look {
+            match shared.repo.status(tenant.clone(), resource.clone()).await {
+                Ok(Some(lock)) => {
+                    let now = shared.clock.now();
+                    let same = holder.as_ref().is_some_and(|held| {
+                        held.fencing_token == lock.fencing_token
+                            && held.expires_at == lock.expires_at
+                    });
+                    if same && lock.expires_at <= now {
+                        // Our clock says the lease is over, the store's does not yet.
+                        skew = (skew * 2).clamp(Duration::from_millis(10), MAX_SKEW_BACKOFF);
+                    } else if !same {
+                        skew = Duration::ZERO;
+                    }
+                    // The waiter already holds it: re-granted at once.
+                    if decide_acquire(Some(&lock), &owner, now) != AcquireDecision::Deny {
+                        attempt = true;
+                    }
+                    queue.set_expires_at(Some(lock.expires_at));
+                    holder = Some(lock);
+                }
+                Ok(None) => {
+                    holder = None;
+                    queue.set_expires_at(None);
+                    attempt = true;
+                }
+                Err(error) => {
+                    shared.events.trouble(Trouble::WaitFailed {
+                        resource: &resource,
+                        error: &error,
+                    });
+                    queue.fail_all(&error);
+                    continue;
+                }
+            }
+            if attempt {
+                continue;
+            }
+        }
+        let poll = shared.poll_period();
+        let now = shared.clock.now();
+        let until_expiry = holder.as_ref().map(|lock| {
+            (lock.expires_at - now).to_std().unwrap_or(Duration::ZERO) + EXPIRY_MARGIN + skew
+        });
+        let sleep = until_expiry.map_or(poll, |left| left.min(poll));
+        let timer_fired = tokio::select! {
+            () = queue.wake.notified() => false,
+            () = tokio::time::sleep(sleep) => true,
+        };
+        if timer_fired {
+            match &holder {
+                Some(lock) if lock.expires_at <= shared.clock.now() => attempt = true,
+                _ => queue.recheck.store(true, Ordering::Release),
+            }
+        }
+    }
+}
+
+/// Hands a grant to waiter `id` and waits until the waiter has taken it or it has been undone;
+/// whether it was undone. A waiter whose request is gone cannot take it: the grant is undone at
+/// once (the store keeps a re-grant of a lease its owner already held).
+async fn deliver(shared: &Shared, queue: &Queue, tenant: &Tenant, id: u64, lock: Lock) -> bool {
+    let (settled, taken) = oneshot::channel();
+    let grant = Granted {
+        lock: lock.clone(),
+        settled,
+    };
+    let sent = match queue.take(id) {
+        Some(waiter) => waiter.grant.send(Ok(grant)).is_ok(),
+        None => false,
+    };
+    // Sent (or not) before the attempt ends: a waiter whose time ran out takes it.
+    queue.end_attempt();
+    if sent {
+        // `Err`: handed back without an undo (no runtime to make it on): make it here.
+        if let Ok(undone) = taken.await {
+            return undone;
+        }
+    }
+    undo(shared, tenant, lock).await
+}

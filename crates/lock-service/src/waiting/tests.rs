@@ -1,0 +1,191 @@
+//! The hand-over of a grant to a waiter whose client is gone, with two waiters of one owner:
+//! the undo of the first grant must never end the second waiter's lease.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_domain::testing::InMemoryLockRepository;
+use lock_domain::{
+    AcquireOutcome, ListPage, ListQuery, Lock, LockRepository, Owner, ReleaseResult, RenewResult,
+    RepositoryError, ResourceName, SystemClock, Tenant, Ttl,
+};
+
+use super::{WaitOutcome, Waiting};
+
+fn setup() -> (Waiting, Arc<dyn LockRepository>, Tenant, ResourceName) {
+    let repo: Arc<dyn LockRepository> =
+        Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    (
+        waiting_over(Arc::clone(&repo)),
+        repo,
+        Tenant::default_tenant(),
+        ResourceName::parse("r").unwrap(),
+    )
+}
+
+/// Waiting acquires over `repo`, with the default limits and no hints.
+fn waiting_over(repo: Arc<dyn LockRepository>) -> Waiting {
+    Waiting::new(
+        repo,
+        None,
+        Arc::new(SystemClock),
+        Arc::new(crate::NoEvents),
+        super::WaiterLimits::default(),
+    )
+}
+
+fn owner(raw: &str) -> Owner {
+    Owner::parse(raw).unwrap()
+}
+
+fn ttl() -> Ttl {
+    Ttl::parse(60, 3_600).unwrap()
+}
+
+/// Holder H holds `r`; two waiters of owner O queue behind it; H releases.
+async fn two_waiters_of_one_owner() -> (
+    Waiting,
+    Arc<dyn LockRepository>,
+    super::Ticket,
+    super::Ticket,
+) {
+    let (waiting, repo, tenant, resource) = setup();
+    let held = repo
+        .acquire(tenant.clone(), resource.clone(), owner("h"), ttl())
+        .await
+        .unwrap();
+    assert!(matches!(held, AcquireOutcome::Granted(_)));
+    let first = waiting
+        .enqueue(tenant.clone(), resource.clone(), owner("o"), ttl())
+        .expect("room for a waiter");
+    let second = waiting
+        .enqueue(tenant.clone(), resource.clone(), owner("o"), ttl())
+        .expect("room for a waiter");
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    repo.release(tenant.clone(), resource.clone(), owner("h"))
+        .await
+        .unwrap();
+    waiting.freed(&tenant, &resource);
+    (waiting, repo, first, second)
+}
+
+async fn assert_second_waiter_holds(repo: &Arc<dyn LockRepository>, second: super::Ticket) {
+    let WaitOutcome::Granted(lock) = second.wait(Duration::from_secs(5), || false).await else {
+        panic!("the second waiter was not granted");
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let status = repo
+        .status(Tenant::default_tenant(), ResourceName::parse("r").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        status.as_ref(),
+        Some(&lock),
+        "the second waiter was answered a lease that is gone"
+    );
+    let third = repo
+        .acquire(
+            Tenant::default_tenant(),
+            ResourceName::parse("r").unwrap(),
+            owner("third"),
+            ttl(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(third, AcquireOutcome::Held, "a third owner got the lock");
+}
+
+/// The in-memory store, with acquires that take a while (a slow database).
+struct SlowAcquires(InMemoryLockRepository, Duration);
+
+#[async_trait::async_trait]
+impl LockRepository for SlowAcquires {
+    async fn acquire(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<AcquireOutcome, RepositoryError> {
+        tokio::time::sleep(self.1).await;
+        self.0.acquire(tenant, resource, owner, ttl).await
+    }
+    async fn status(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<Lock>, RepositoryError> {
+        self.0.status(tenant, resource).await
+    }
+    async fn release(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+    ) -> Result<ReleaseResult, RepositoryError> {
+        self.0.release(tenant, resource, owner).await
+    }
+    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
+        self.0.undo_grant(tenant, grant).await
+    }
+    async fn renew(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<RenewResult, RepositoryError> {
+        self.0.renew(tenant, resource, owner, ttl).await
+    }
+    async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
+        self.0.list(tenant, query).await
+    }
+}
+
+/// A wait that ends while the acquire attempt made for it is still running must not answer
+/// "not acquired" when that attempt grants: the lease would exist with no request to explain
+/// it (others are refused), until its undo.
+#[tokio::test]
+async fn a_wait_that_ends_during_its_attempt_answers_with_that_attempt_s_grant() {
+    let repo: Arc<dyn LockRepository> = Arc::new(SlowAcquires(
+        InMemoryLockRepository::new(Arc::new(SystemClock)),
+        Duration::from_millis(300),
+    ));
+    let waiting = waiting_over(Arc::clone(&repo));
+    let ticket = waiting
+        .enqueue(
+            Tenant::default_tenant(),
+            ResourceName::parse("r").unwrap(),
+            owner("o"),
+            ttl(),
+        )
+        .expect("room for a waiter");
+    let outcome = ticket.wait(Duration::from_millis(100), || false).await;
+    let WaitOutcome::Granted(lock) = outcome else {
+        panic!("the attempt in flight granted the lock, but the waiter was told otherwise");
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let status = repo
+        .status(Tenant::default_tenant(), ResourceName::parse("r").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(status, Some(lock));
+}
+
+#[tokio::test]
+async fn a_hung_up_waiter_s_undo_never_ends_the_next_same_owner_waiter_s_lease() {
+    let (_waiting, repo, first, second) = two_waiters_of_one_owner().await;
+    // The first waiter's client has hung up by the time its grant arrives.
+    let outcome = first.wait(Duration::from_secs(5), || true).await;
+    assert!(matches!(outcome, WaitOutcome::HungUp));
+    assert_second_waiter_holds(&repo, second).await;
+}
+
+#[tokio::test]
+async fn a_dropped_waiter_s_undo_never_ends_the_next_same_owner_waiter_s_lease() {
+    let (_waiting, repo, first, second) = two_waiters_of_one_owner().await;
+    // The grant is in the first waiter's channel when its request is dropped.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    drop(first);
+    assert_second_waiter_holds(&repo, second).await;
+}
