@@ -5,6 +5,10 @@ CARGO ?= cargo
 DOMAIN_FORBIDDEN := diesel actix-web actix-http serde serde_json r2d2 libsqlite3-sys pq-sys tokio
 # The HTTP client (`lockd run`, tests, the benchmark) stays plain HTTP: no TLS stack.
 CLIENT_FORBIDDEN := rustls native-tls openssl openssl-sys ring webpki-roots
+# The application layer knows the domain (and tokio), never the web framework or the database.
+SERVICE_FORBIDDEN := diesel actix-web actix-http actix-server r2d2 libsqlite3-sys pq-sys serde serde_json lock-store-diesel lock-http-actix
+# The HTTP adapter knows the service and the domain, never the store.
+HTTP_FORBIDDEN := diesel r2d2 libsqlite3-sys pq-sys lock-store-diesel tokio-postgres
 
 .PHONY: safety-build help run test postgres-check fuzz bench-deps bench-quick bench bench-compare lint fmt openapi \
 	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci
@@ -27,7 +31,7 @@ help:
 	@echo "make lint        cargo fmt --check and clippy -D warnings"
 	@echo "make fmt         format the code"
 	@echo "make openapi     regenerate openapi/openapi.json from the code"
-	@echo "make deps-check  prove lock-domain depends on no framework or database crate, lock-client on no TLS"
+	@echo "make deps-check  prove lock-domain depends on no framework or database crate, lock-service on neither actix nor diesel, lock-http-actix on no store, lock-client on no TLS"
 	@echo "make ci          what .ci/run runs"
 
 run:
@@ -147,6 +151,18 @@ deps-check:
 	for crate in $(CLIENT_FORBIDDEN); do \
 	  if echo "$$client" | grep -qx "$$crate"; then echo "deps-check: lock-client depends on $$crate"; exit 1; fi; \
 	done; \
-	echo "deps-check: lock-client depends on none of: $(CLIENT_FORBIDDEN)"
+	echo "deps-check: lock-client depends on none of: $(CLIENT_FORBIDDEN)"; \
+	service=$$($(CARGO) tree --locked -p lock-service -e normal --prefix none | awk '{print $$1}' | sort -u); \
+	echo "$$service" | grep -qx lock-domain || { echo "deps-check: the lock-service listing is broken (no lock-domain)"; exit 1; }; \
+	for crate in $(SERVICE_FORBIDDEN); do \
+	  if echo "$$service" | grep -qx "$$crate"; then echo "deps-check: lock-service depends on $$crate"; exit 1; fi; \
+	done; \
+	echo "deps-check: lock-service depends on none of: $(SERVICE_FORBIDDEN)"; \
+	http=$$($(CARGO) tree --locked -p lock-http-actix -e normal --prefix none | awk '{print $$1}' | sort -u); \
+	echo "$$http" | grep -qx actix-web || { echo "deps-check: the lock-http-actix listing is broken (no actix-web)"; exit 1; }; \
+	for crate in $(HTTP_FORBIDDEN); do \
+	  if echo "$$http" | grep -qx "$$crate"; then echo "deps-check: lock-http-actix depends on $$crate"; exit 1; fi; \
+	done; \
+	echo "deps-check: lock-http-actix depends on none of: $(HTTP_FORBIDDEN)"
 
 ci: lint deps-check test safety-ci e2e

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use lock_domain::{FencingToken, LockRepository, Owner, ResourceName, SystemClock, Ttl};
 use lock_guard::LockGuard;
+use lock_service::LockService;
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
 
 /// What the job is told to do.
@@ -108,7 +109,7 @@ pub fn run(job: &ExportJob) -> Result<FencingToken, Box<dyn Error>> {
     let repo: Arc<dyn LockRepository> = Arc::new(store);
     let owner = Owner::parse(&format!("nightly-export:{}", std::process::id()))?;
     let guard = LockGuard::acquire(
-        repo,
+        LockService::over(repo),
         ResourceName::parse("report:nightly")?,
         owner,
         Ttl::parse(30, 86_400)?,

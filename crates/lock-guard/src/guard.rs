@@ -6,9 +6,9 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lock_domain::{
-    AcquireOutcome, FencingToken, LockRepository, Owner, ReleaseResult, RenewResult,
-    RepositoryError, ResourceName, Ttl,
+    FencingToken, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName, Ttl,
 };
+use lock_service::{AcquireError, AcquireRequest, Acquired, LockService};
 use tokio::runtime::Runtime;
 use tokio::sync::watch;
 
@@ -26,6 +26,10 @@ pub enum GuardError {
     /// The repository did not answer within the call timeout.
     #[error("the lock repository did not answer within {0:?}")]
     Timeout(Duration),
+    /// The service refused to queue the acquire: too many acquires wait already. The guard's
+    /// acquire does not wait, so only a service with a limit of zero waiters answers this.
+    #[error("too many acquires are waiting for locks")]
+    TooManyWaiters,
     /// The guard's runtime could not be started.
     #[error("cannot start the lock guard's runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -48,7 +52,7 @@ struct Lease {
 /// it has. Check [`LockGuard::is_safe`] before each write and send [`LockGuard::fencing_token`]
 /// with it, so that the downstream store can refuse a write from a holder that lost the lock.
 pub struct LockGuard {
-    repo: Arc<dyn LockRepository>,
+    service: LockService,
     resource: ResourceName,
     owner: Owner,
     token: FencingToken,
@@ -79,12 +83,12 @@ impl LockGuard {
     /// [`GuardError::Held`] when another owner holds it; [`GuardError::Repository`] or
     /// [`GuardError::Timeout`] when the repository fails; [`GuardError::Runtime`].
     pub fn acquire(
-        repo: Arc<dyn LockRepository>,
+        service: LockService,
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
     ) -> Result<Self, GuardError> {
-        Self::acquire_with(repo, resource, owner, ttl, GuardSettings::for_ttl(ttl))
+        Self::acquire_with(service, resource, owner, ttl, GuardSettings::for_ttl(ttl))
     }
 
     /// [`LockGuard::acquire`] with explicit timing and tenant.
@@ -92,7 +96,7 @@ impl LockGuard {
     /// # Errors
     /// As [`LockGuard::acquire`].
     pub fn acquire_with(
-        repo: Arc<dyn LockRepository>,
+        service: LockService,
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
@@ -106,15 +110,25 @@ impl LockGuard {
             .map_err(GuardError::Runtime)?;
         let sent_at = Instant::now();
         let outcome = {
-            let (repo, tenant) = (Arc::clone(&repo), settings.tenant.clone());
-            let (resource, owner) = (resource.clone(), owner.clone());
+            let request = AcquireRequest {
+                tenant: settings.tenant.clone(),
+                resource: resource.clone(),
+                owner: owner.clone(),
+                ttl,
+                wait: Duration::ZERO,
+            };
+            let service = service.clone();
             run_on(&runtime, settings.call_timeout, async move {
-                repo.acquire(tenant, resource, owner, ttl).await
-            })??
+                service.acquire(request, || false).await
+            })?
         };
         let token = match outcome {
-            AcquireOutcome::Granted(lock) => lock.fencing_token,
-            AcquireOutcome::Held => return Err(GuardError::Held(resource)),
+            Ok(Acquired::Granted { lock, .. }) => lock.fencing_token,
+            Ok(Acquired::Held | Acquired::TimedOut { .. } | Acquired::HungUp) => {
+                return Err(GuardError::Held(resource))
+            }
+            Err(AcquireError::Store(error)) => return Err(GuardError::Repository(error)),
+            Err(AcquireError::WaitersFull(_)) => return Err(GuardError::TooManyWaiters),
         };
         let lease = Arc::new(Lease {
             renewed_at: Mutex::new(sent_at),
@@ -122,7 +136,7 @@ impl LockGuard {
         });
         let (stop, stopped) = watch::channel(false);
         runtime.spawn(renew_until_stopped(
-            Arc::clone(&repo),
+            service.clone(),
             resource.clone(),
             owner.clone(),
             ttl,
@@ -131,7 +145,7 @@ impl LockGuard {
             stopped,
         ));
         Ok(Self {
-            repo,
+            service,
             resource,
             owner,
             token,
@@ -196,10 +210,10 @@ impl LockGuard {
         // A renewal in flight may land after the release: it then finds no lock and changes
         // nothing, since a renew never creates one.
         let _ = self.stop.send(true);
-        let (repo, tenant) = (Arc::clone(&self.repo), self.settings.tenant.clone());
+        let (service, tenant) = (self.service.clone(), self.settings.tenant.clone());
         let (resource, owner) = (self.resource.clone(), self.owner.clone());
         let result = run_on(&runtime, self.settings.call_timeout, async move {
-            repo.release(tenant, resource, owner).await
+            service.release(tenant, resource, owner).await
         });
         runtime.shutdown_background();
         Ok(result??)
@@ -234,7 +248,7 @@ fn run_on<T: Send + 'static>(
 }
 
 async fn renew_until_stopped(
-    repo: Arc<dyn LockRepository>,
+    service: LockService,
     resource: ResourceName,
     owner: Owner,
     ttl: Ttl,
@@ -249,7 +263,7 @@ async fn renew_until_stopped(
             () = tokio::time::sleep(pause) => {}
         }
         let sent_at = Instant::now();
-        let renewal = repo.renew(
+        let renewal = service.renew(
             settings.tenant.clone(),
             resource.clone(),
             owner.clone(),

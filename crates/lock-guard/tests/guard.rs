@@ -12,6 +12,7 @@ use lock_domain::{
     RepositoryError, ResourceName, SystemClock, Tenant, Ttl,
 };
 use lock_guard::{GuardError, GuardSettings, LockGuard};
+use lock_service::LockService;
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
 
@@ -108,8 +109,13 @@ impl LockRepository for Flaky {
 fn the_guard_holds_the_lock_with_its_token_and_drop_releases_it() {
     let repo: Arc<dyn LockRepository> =
         Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new())));
-    let guard =
-        LockGuard::acquire(Arc::clone(&repo), resource("export"), owner("job"), ttl(30)).unwrap();
+    let guard = LockGuard::acquire(
+        LockService::over(Arc::clone(&repo)),
+        resource("export"),
+        owner("job"),
+        ttl(30),
+    )
+    .unwrap();
     let lock = status(repo.as_ref(), "export").expect("held");
     assert_eq!(lock.owner, owner("job"));
     assert_eq!(guard.fencing_token(), lock.fencing_token);
@@ -118,7 +124,7 @@ fn the_guard_holds_the_lock_with_its_token_and_drop_releases_it() {
 
     // Held by the guard: another owner is refused.
     let other = LockGuard::acquire(
-        Arc::clone(&repo),
+        LockService::over(Arc::clone(&repo)),
         resource("export"),
         owner("other"),
         ttl(30),
@@ -129,8 +135,13 @@ fn the_guard_holds_the_lock_with_its_token_and_drop_releases_it() {
     assert_eq!(status(repo.as_ref(), "export"), None, "released on drop");
 
     // An explicit release reports its outcome.
-    let guard =
-        LockGuard::acquire(Arc::clone(&repo), resource("export"), owner("job"), ttl(30)).unwrap();
+    let guard = LockGuard::acquire(
+        LockService::over(Arc::clone(&repo)),
+        resource("export"),
+        owner("job"),
+        ttl(30),
+    )
+    .unwrap();
     let token = guard.fencing_token();
     assert_eq!(guard.release().unwrap(), ReleaseResult::Released(token));
 }
@@ -143,7 +154,7 @@ fn a_lost_lease_flips_is_safe_and_drop_leaves_the_new_holder_alone() {
     let mut settings = GuardSettings::for_ttl(ttl(30));
     settings.renew_every = Duration::from_millis(50);
     let guard = LockGuard::acquire_with(
-        Arc::clone(&repo),
+        LockService::over(Arc::clone(&repo)),
         resource("export"),
         owner("job"),
         ttl(30),
@@ -182,7 +193,13 @@ fn failed_renewals_make_the_lease_unsafe_after_ttl_minus_margin_and_a_success_re
     });
     // ttl 1 s: renewals every 333 ms, a 100 ms margin: unsafe 900 ms after the last success.
     let started = Instant::now();
-    let guard = LockGuard::acquire(Arc::clone(&repo), resource("r"), owner("job"), ttl(1)).unwrap();
+    let guard = LockGuard::acquire(
+        LockService::over(Arc::clone(&repo)),
+        resource("r"),
+        owner("job"),
+        ttl(1),
+    )
+    .unwrap();
     failing.store(true, Ordering::SeqCst);
     let unsafe_after = eventually(Duration::from_secs(5), || !guard.is_safe())
         .map(|_| started.elapsed())
@@ -206,7 +223,7 @@ fn renewal_keeps_the_lock_alive_past_its_ttl_on_sqlite() {
             .unwrap();
     let repo: Arc<dyn LockRepository> = Arc::new(store);
     let guard = LockGuard::acquire(
-        Arc::clone(&repo),
+        LockService::over(Arc::clone(&repo)),
         resource("sqlite job"),
         owner("job"),
         ttl(1),

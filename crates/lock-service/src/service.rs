@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use lock_domain::{
     decide_acquire, AcquireDecision, AcquireOutcome, Clock, FreedHints, ListPage, ListQuery, Lock,
-    LockRepository, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
+    LockRepository, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName, SystemClock,
+    Tenant, Ttl,
 };
 
-use crate::events::{Acquired, LockEvents, WaitersFull};
+use crate::events::{Acquired, LockEvents, NoEvents, WaitersFull};
 use crate::waiting::{WaitOutcome, WaiterLimits, Waiting};
 
 /// What the service is built on: the store's lock operations and (if it gives them) its hints
@@ -88,6 +89,21 @@ impl LockService {
             events: ports.events,
             waiting,
         }
+    }
+
+    /// The use cases over `locks` alone: no hints of other processes' releases, the system
+    /// clock, no reports, the default limits. For tools and batch jobs that reach the store
+    /// directly (`LockGuard`) and want no metrics or audit log of their own.
+    pub fn over(locks: Arc<dyn LockRepository>) -> Self {
+        Self::new(
+            ServicePorts {
+                locks,
+                hints: None,
+                clock: Arc::new(SystemClock),
+                events: Arc::new(NoEvents),
+            },
+            WaiterLimits::default(),
+        )
     }
 
     /// Acquires a lock, waiting up to `request.wait` for it: at once when the lock is free, has
