@@ -1,6 +1,6 @@
 //! What `GET /metrics` reports, in the Prometheus text exposition format (version 0.0.4):
 //! requests by route pattern and status, their latency, lock outcomes, live waiters, the
-//! database pool, and the number of live locks.
+//! database pool, the number of live locks and the log lines dropped.
 //!
 //! The families are defined once, typed, in a `prometheus-client` registry (the Prometheus
 //! project's own Rust client), which also renders them. No label value ever comes from a
@@ -16,6 +16,7 @@ mod families;
 mod live_locks;
 mod middleware;
 
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use lock_domain::{PoolState, ReleaseResult, RenewResult};
@@ -78,9 +79,17 @@ impl Default for Metrics {
 }
 
 impl Metrics {
+    /// Metrics whose `lockd_log_lines_dropped_total` stays 0 (nothing logs through them): for
+    /// tests, and servers whose logging is not lockd's own.
     pub fn new() -> Self {
+        Self::with_log_lines_dropped(Arc::default())
+    }
+
+    /// Metrics that report `dropped` as `lockd_log_lines_dropped_total`: the count of log lines
+    /// the logger dropped rather than block, which it keeps and increments itself.
+    pub fn with_log_lines_dropped(dropped: Arc<AtomicU64>) -> Self {
         let mut registry = Registry::default();
-        let families = Families::register(&mut registry);
+        let families = Families::register(&mut registry, dropped);
         let live_locks = Arc::new(LiveLockReadings::default());
         registry.register_collector(Box::new(Arc::clone(&live_locks)));
         Self {

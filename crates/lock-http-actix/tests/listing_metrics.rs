@@ -506,7 +506,7 @@ async fn the_live_lock_counter_reads_the_repository() {
 }
 
 /// Every family the docs list (docs/api.md), with its type: names and types are an interface.
-const FAMILIES: [(&str, &str); 12] = [
+const FAMILIES: [(&str, &str); 13] = [
     ("lockd_http_requests_total", "counter"),
     ("lockd_http_request_duration_seconds", "histogram"),
     ("lockd_acquire_total", "counter"),
@@ -519,12 +519,14 @@ const FAMILIES: [(&str, &str); 12] = [
     ("lockd_live_locks_age_seconds", "gauge"),
     ("lockd_expired_takeovers_total", "counter"),
     ("lockd_live_locks_count_failures_total", "counter"),
+    ("lockd_log_lines_dropped_total", "counter"),
 ];
 
-/// A scrape in which every family has samples: requests, outcomes, waiters refused, the pool
-/// and a live-lock count.
+/// A scrape in which every family has samples: requests, outcomes, waiters refused, the pool,
+/// a live-lock count and dropped log lines.
 async fn full_scrape() -> String {
-    let metrics = Arc::new(Metrics::new());
+    let dropped = Arc::new(std::sync::atomic::AtomicU64::new(3));
+    let metrics = Arc::new(Metrics::with_log_lines_dropped(dropped));
     metrics.set_live_locks(7);
     metrics.set_expired_takeovers(2);
     metrics.waiter_rejected(true);
@@ -578,6 +580,7 @@ async fn every_documented_family_is_reported_once_with_its_type() {
     }
     let types = text.lines().filter(|l| l.starts_with("# TYPE ")).count();
     assert_eq!(types, FAMILIES.len(), "an undocumented family:\n{text}");
+    assert_eq!(sample(&text, "lockd_log_lines_dropped_total"), 3.0);
     assert_eq!(sample(&text, "lockd_expired_takeovers_total"), 2.0);
     assert_eq!(
         sample(&text, r#"lockd_waiters_rejected_total{limit="tenant"}"#),

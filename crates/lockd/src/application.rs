@@ -71,7 +71,9 @@ impl Application {
             SWEEP_BATCH,
         ));
         let repo: Arc<dyn LockRepository> = Arc::new(store);
-        let metrics = Arc::new(Metrics::new());
+        let metrics = Arc::new(Metrics::with_log_lines_dropped(
+            crate::telemetry::log_lines_dropped(),
+        ));
         let live_lock_counter = actix_web::rt::spawn(lock_http_actix::run_live_lock_counter(
             Arc::clone(&repo),
             Arc::clone(&metrics),

@@ -2,11 +2,17 @@
 //! once in the process's registry. Every label value comes from a fixed set or from the app's
 //! route table, never from a request.
 
-use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use prometheus_client::encoding::{
+    EncodeLabelSet, EncodeLabelValue, EncodeMetric, LabelValueEncoder, MetricEncoder, NoLabelSet,
+};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
 use super::AcquireMetric;
@@ -88,9 +94,10 @@ pub(super) struct Families {
 }
 
 impl Families {
-    /// Registers every family of requests, outcomes, waiters and the pool in `registry`. Counters are named without `_total`: the
+    /// Registers every family of requests, outcomes, waiters and the pool in `registry`, and
+    /// `dropped` as `lockd_log_lines_dropped_total`. Counters are named without `_total`: the
     /// encoder appends it. Help texts end without a period: the registry appends one.
-    pub fn register(registry: &mut Registry) -> Self {
+    pub fn register(registry: &mut Registry, dropped: Arc<AtomicU64>) -> Self {
         let families = Self {
             requests: Family::default(),
             latency: Family::new_with_constructor(latency_histogram),
@@ -168,6 +175,26 @@ impl Families {
             "Background counts of live locks that failed",
             families.live_lock_count_failures.clone(),
         );
+        registry.register(
+            "lockd_log_lines_dropped",
+            "Log and audit lines dropped because standard error did not take them in time (the \
+             queue to the log writer was full), or because writing them failed",
+            SharedCounter(dropped),
+        );
         families
+    }
+}
+
+/// A counter kept and incremented outside this crate (by the logger), read at each scrape.
+#[derive(Debug)]
+struct SharedCounter(Arc<AtomicU64>);
+
+impl EncodeMetric for SharedCounter {
+    fn encode(&self, mut encoder: MetricEncoder) -> std::fmt::Result {
+        encoder.encode_counter::<NoLabelSet, _, u64>(&self.0.load(Ordering::Relaxed), None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Counter
     }
 }
