@@ -15,7 +15,6 @@ mod log_writer;
 use std::cell::RefCell;
 use std::fmt;
 use std::io::IsTerminal;
-use std::os::fd::AsFd;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, LazyLock};
 
@@ -51,18 +50,10 @@ pub fn init(filter: &str, format: LogFormat) -> Option<LogWriterGuard> {
         .or_else(|_| EnvFilter::try_new(filter))
         .unwrap_or_else(|_| EnvFilter::new("info"));
     let ansi = std::io::stderr().is_terminal();
-    // The writer has standard error's descriptor to itself: it never takes the lock that
-    // `eprintln!` takes, so a blocked write cannot stop the rest of the process from printing.
-    let queued = std::io::stderr()
-        .as_fd()
-        .try_clone_to_owned()
-        .and_then(|fd| {
-            LogQueue::start(
-                std::fs::File::from(fd),
-                LOG_QUEUE_BYTES,
-                log_lines_dropped(),
-            )
-        });
+    // The writer holds standard error's lock for each batch, as `eprintln!` does for its line
+    // (`listening on ...`, which the tests wait for), so lines never interleave. Only start-up,
+    // exit and panics print directly, and those would wait for a stalled reader anyway.
+    let queued = LogQueue::start(std::io::stderr(), LOG_QUEUE_BYTES, log_lines_dropped());
     // A second initialisation (tests) keeps the first subscriber. `try_init` also forwards the
     // `log` crate's records, as tracing-subscriber's own initialisation does.
     match queued {

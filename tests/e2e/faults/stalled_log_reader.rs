@@ -1,11 +1,13 @@
 //! A log collector that stops reading (issue #12): lockd's standard error goes to a pipe that
 //! the test never reads after start-up, so the pipe's buffer (64 KiB, about 460 audit lines)
 //! and then lockd's log queue fill up. Every request and `/healthz` must still be answered, and
-//! the lines that found no room are counted in `lockd_log_lines_dropped_total`.
+//! the lines that found no room are counted in `lockd_log_lines_dropped_total` and, once the
+//! reader is back, reported in the log itself.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::time::Instant;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use lock_store_diesel::testing::TestDatabase;
 
@@ -105,6 +107,25 @@ fn requests_and_healthz_are_answered_while_nobody_reads_stderr() {
         CLIENTS * CYCLES * 2
     );
     eprintln!("stalled stderr: {dropped} log lines dropped");
+
+    // The reader comes back: what was queued arrives, then a warning that lines are missing.
+    let (lines_tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = lines
+            .recv_timeout(left)
+            .expect("a WARN line saying that log lines were dropped");
+        if line.contains("WARN") && line.contains("log lines were dropped") {
+            break;
+        }
+    }
     drop(child);
-    drop(stderr);
 }

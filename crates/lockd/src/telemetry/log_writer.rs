@@ -148,13 +148,19 @@ fn write_lines(shared: &Shared, mut out: impl Write) {
         if written.is_err() {
             shared.dropped.fetch_add(lines, Ordering::Relaxed);
         }
-        shared.state().writing = false;
+        let has_room = {
+            let mut state = shared.state();
+            state.writing = false;
+            state.pending.len() < shared.capacity / 2
+        };
         shared.written.notify_all();
 
-        // Say in the log itself that lines are missing, at most every few seconds. The line
-        // goes through the queue like any other (and is dropped too if there is no room).
+        // Say in the log itself that lines are missing, at most every few seconds, once the
+        // reader takes lines again. The line goes through the queue like any other, so only
+        // while it has room (right after a stall it is still full).
         let dropped = shared.dropped.load(Ordering::Relaxed);
         if written.is_ok()
+            && has_room
             && dropped > reported
             && last_notice.is_none_or(|at| at.elapsed() >= DROPPED_NOTICE_EVERY)
         {
