@@ -1,7 +1,9 @@
 //! Faults under a running lockd: its database cut off, an unwritable SQLite file, kill -9 and
-//! SIGTERM in the middle of a load. Each test states what must hold through the fault and after.
+//! SIGTERM in the middle of a load, a reader of its standard error that stalls. Each test states
+//! what must hold through the fault and after.
 
 mod crash_under_load;
 mod database_outage;
 mod sigterm_under_load;
+mod stalled_log_reader;
 mod unwritable_sqlite;

@@ -520,3 +520,144 @@ async fn the_live_lock_counter_reads_the_repository() {
         "no pool, no pool series"
     );
 }
+
+/// Every family the docs list (docs/api.md), with its type: names and types are an interface.
+const FAMILIES: [(&str, &str); 13] = [
+    ("lockd_http_requests_total", "counter"),
+    ("lockd_http_request_duration_seconds", "histogram"),
+    ("lockd_acquire_total", "counter"),
+    ("lockd_release_total", "counter"),
+    ("lockd_renew_total", "counter"),
+    ("lockd_waiters_rejected_total", "counter"),
+    ("lockd_live_waiters", "gauge"),
+    ("lockd_db_pool_connections", "gauge"),
+    ("lockd_live_locks", "gauge"),
+    ("lockd_live_locks_age_seconds", "gauge"),
+    ("lockd_expired_takeovers_total", "counter"),
+    ("lockd_live_locks_count_failures_total", "counter"),
+    ("lockd_log_lines_dropped_total", "counter"),
+];
+
+/// A scrape in which every family has samples: requests, outcomes, waiters refused, the pool,
+/// a live-lock count and dropped log lines.
+async fn full_scrape() -> String {
+    let dropped = Arc::new(std::sync::atomic::AtomicU64::new(3));
+    let metrics = Arc::new(Metrics::with_log_lines_dropped(dropped));
+    metrics.set_live_locks(7);
+    metrics.set_expired_takeovers(2);
+    metrics.waiter_rejected(true);
+    metrics.acquire_outcome(AcquireMetric::TimedOut);
+    let settings = ApiSettings {
+        metrics: Arc::clone(&metrics),
+        ..ApiSettings::default()
+    };
+    let mut repo = MockLockRepository::new();
+    let inner = InMemoryLockRepository::new(Arc::new(ManualClock::new()));
+    let (a, s) = (inner.clone(), inner.clone());
+    repo.expect_acquire()
+        .returning(move |t, res, o, ttl| futures_block(a.acquire(t, res, o, ttl)));
+    repo.expect_release()
+        .returning(move |t, res, o| futures_block(s.release(t, res, o)));
+    let mut health = MockStoreHealth::new();
+    health
+        .expect_pool_state()
+        .returning(|| Some(PoolState { in_use: 1, idle: 3 }));
+    let answers = send_over(
+        Arc::new(repo),
+        Arc::new(health),
+        settings,
+        vec![
+            acquire("a", "w"),
+            acquire("a", "intruder"),
+            TestRequest::delete().uri("/locks/a?owner=w"),
+            get("/healthz"),
+            get("/no-such-route"),
+            get("/metrics"),
+        ],
+    )
+    .await;
+    let scrape = answers.last().unwrap();
+    assert_eq!(scrape.status, StatusCode::OK);
+    scrape.body.clone()
+}
+
+#[actix_web::test]
+async fn every_documented_family_is_reported_once_with_its_type() {
+    let text = full_scrape().await;
+    assert_exposition(&text);
+    for (name, kind) in FAMILIES {
+        assert_eq!(
+            text.matches(&format!("# TYPE {name} {kind}\n")).count(),
+            1,
+            "{name} {kind}:\n{text}"
+        );
+        assert_eq!(
+            text.matches(&format!("# HELP {name} ")).count(),
+            1,
+            "{name}:\n{text}"
+        );
+    }
+    let types = text.lines().filter(|l| l.starts_with("# TYPE ")).count();
+    assert_eq!(types, FAMILIES.len(), "an undocumented family:\n{text}");
+    assert_eq!(sample(&text, "lockd_log_lines_dropped_total"), 3.0);
+    assert_eq!(sample(&text, "lockd_expired_takeovers_total"), 2.0);
+    assert_eq!(
+        sample(&text, r#"lockd_waiters_rejected_total{limit="tenant"}"#),
+        1.0
+    );
+    for bound in ["0.0005", "0.0025", "1", "10", "+Inf"] {
+        let bucket = format!(
+            r#"lockd_http_request_duration_seconds_bucket{{route="/locks/{{resource}}",le="{bound}"}}"#
+        );
+        assert_eq!(sample(&text, &bucket), 3.0, "{bucket}");
+    }
+    for line in text.lines().filter(|l| l.starts_with("# HELP")) {
+        assert!(line.ends_with('.') && !line.ends_with(".."), "{line}");
+    }
+}
+
+/// `promtool check metrics` (Prometheus's own parser and linter, from Debian's `prometheus`
+/// package, which `.ci/run` installs) accepts the exposition with every family present.
+#[actix_web::test]
+async fn promtool_check_metrics_accepts_the_exposition() {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+
+    match Command::new("promtool").arg("--version").output() {
+        Ok(output) if output.status.success() => {}
+        other if std::env::var_os("CI").is_some() => panic!(
+            "promtool cannot run ({other:?}); in CI (CI is set) this test must run, not skip: \
+             install Debian's `prometheus` package, as .ci/run does"
+        ),
+        other => {
+            eprintln!(
+                "\n!!!!! SKIPPING the promtool check of /metrics: promtool cannot run \
+                 ({other:?}). Install it with `apt-get install prometheus` (CI fails instead \
+                 of skipping).\n"
+            );
+            return;
+        }
+    }
+    let text = full_scrape().await;
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn promtool");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(text.as_bytes())
+        .expect("write to promtool");
+    let output = child.wait_with_output().expect("promtool's answer");
+    assert!(
+        output.status.success(),
+        "promtool check metrics failed ({}):\n{}{}\nThe exposition:\n{text}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+}

@@ -73,7 +73,9 @@ impl Application {
             SWEEP_BATCH,
         ));
         let store = Arc::new(store);
-        let metrics = Arc::new(Metrics::new());
+        let metrics = Arc::new(Metrics::with_log_lines_dropped(
+            crate::telemetry::log_lines_dropped(),
+        ));
         let events = Arc::new(MetricsAndAudit::new(Arc::clone(&metrics)));
         let live_lock_counter = actix_web::rt::spawn(lock_service::run_live_lock_counter(
             Arc::clone(&store) as _,

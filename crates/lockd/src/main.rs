@@ -33,7 +33,8 @@ fn hash_key() -> ExitCode {
 }
 
 fn serve(args: ServeArgs) -> ExitCode {
-    telemetry::init(&args.log, args.log_format);
+    // Dropped when `serve` returns: the lines still queued are written out first.
+    let _log_writer = telemetry::init(&args.log, args.log_format);
     let result = actix_web::rt::System::new().block_on(async move {
         let app = Application::build(&args).await?;
         tracing::info!(addr = %app.local_addr(), database = %args.database_url.redacted(), "lockd started");

@@ -1,4 +1,6 @@
-//! Structured logs to standard error, as text or JSON lines.
+//! Structured logs to standard error, as text or JSON lines, written by one thread of their own
+//! through a bounded queue ([`log_writer`]): a reader of standard error that stalls costs log
+//! lines (counted in `lockd_log_lines_dropped_total`), never a request.
 //!
 //! In the text format every field is `key=value`. A string field is quoted, as
 //! tracing-subscriber writes it (`event="granted"`); a `%value` (Display) or `?value` field,
@@ -8,8 +10,13 @@
 //! `x owner=victim event=released`, can never read as another field: a logfmt parser sees
 //! exactly the fields lockd wrote. In JSON every value is already a string of its own.
 
+mod log_writer;
+
+use std::cell::RefCell;
 use std::fmt;
 use std::io::IsTerminal;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, LazyLock};
 
 use tracing::field::{Field, Visit};
 use tracing::Subscriber;
@@ -20,17 +27,46 @@ use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::EnvFilter;
 
 use crate::cli::LogFormat;
+pub use log_writer::{LogQueue, LogWriterGuard, QueuedLine};
 
-/// Installs the global subscriber, writing to standard error. `RUST_LOG`, when set, wins over
-/// `filter`.
-pub fn init(filter: &str, format: LogFormat) {
+/// The most bytes of log lines that wait for standard error: about 1,800 audit lines, four
+/// times a pipe's buffer. A reader further behind than that loses lines instead of stopping
+/// lockd.
+pub const LOG_QUEUE_BYTES: usize = 256 * 1024;
+
+/// The log lines this process dropped rather than wait for standard error: hand it to
+/// `Metrics::with_log_lines_dropped`, which reports it as `lockd_log_lines_dropped_total`.
+pub fn log_lines_dropped() -> Arc<AtomicU64> {
+    static DROPPED: LazyLock<Arc<AtomicU64>> = LazyLock::new(Arc::default);
+    Arc::clone(&DROPPED)
+}
+
+/// Installs the global subscriber, writing to standard error through the bounded queue and its
+/// writer thread (directly, should that thread fail to start). `RUST_LOG`, when set, wins over
+/// `filter`. Keep the guard until the process ends: dropping it writes out what is still
+/// queued (waiting at most 2 s for a stalled reader).
+pub fn init(filter: &str, format: LogFormat) -> Option<LogWriterGuard> {
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(filter))
         .unwrap_or_else(|_| EnvFilter::new("info"));
     let ansi = std::io::stderr().is_terminal();
+    // The writer holds standard error's lock for each batch, as `eprintln!` does for its line
+    // (`listening on ...`, which the tests wait for), so lines never interleave. Only start-up,
+    // exit and panics print directly, and those would wait for a stalled reader anyway.
+    let queued = LogQueue::start(std::io::stderr(), LOG_QUEUE_BYTES, log_lines_dropped());
     // A second initialisation (tests) keeps the first subscriber. `try_init` also forwards the
     // `log` crate's records, as tracing-subscriber's own initialisation does.
-    drop(subscriber(filter, format, std::io::stderr, ansi).try_init());
+    match queued {
+        Ok((queue, guard)) => {
+            drop(subscriber(filter, format, queue, ansi).try_init());
+            Some(guard)
+        }
+        Err(error) => {
+            eprintln!("lockd: logging directly to stderr, the log writer did not start: {error}");
+            drop(subscriber(filter, format, std::io::stderr, ansi).try_init());
+            None
+        }
+    }
 }
 
 /// The subscriber lockd logs through, writing to `writer` (standard error in `lockd`; a buffer
@@ -147,8 +183,24 @@ impl Visit for QuotingVisitor<'_> {
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        // `%value` fields arrive here too, their Debug being their Display.
-        self.text(field, &format!("{value:?}"), Quote::WhenNeeded);
+        // `%value` fields arrive here too, their Debug being their Display. They are written
+        // into a reused buffer first (whether to quote depends on the whole value), so a
+        // resource or owner costs no allocation.
+        thread_local! {
+            static SCRATCH: RefCell<String> = const { RefCell::new(String::new()) };
+        }
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => {
+                scratch.clear();
+                if fmt::write(&mut *scratch, format_args!("{value:?}")).is_err() {
+                    self.result = Err(fmt::Error);
+                    return;
+                }
+                self.text(field, &scratch, Quote::WhenNeeded);
+            }
+            // A value whose Debug logs an event of its own: rare, so it may allocate.
+            Err(_) => self.text(field, &format!("{value:?}"), Quote::WhenNeeded),
+        });
     }
 }
 

@@ -3,6 +3,7 @@
 //! exactly one of each key and values that round-trip; in JSON each value is the plain string.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use actix_web::test::{call_service, init_service, TestRequest};
@@ -12,6 +13,7 @@ use lock_http_actix::{hash_key, ApiKeys, ApiSettings};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
 use lockd::cli::LogFormat;
+use lockd::telemetry::LogQueue;
 use serde_json::{json, Value};
 use tracing_subscriber::EnvFilter;
 
@@ -47,16 +49,15 @@ impl Captured {
     }
 }
 
-/// Grant, deny, renew, forbid and release on `RESOURCE`, with the log going to `format`.
+/// Grant, deny, renew, forbid and release on `RESOURCE`, with the log going to `format` through
+/// lockd's log queue and writer thread, as `lockd serve` writes it.
 async fn audited_requests(format: LogFormat) -> Vec<String> {
     let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = lockd::telemetry::subscriber(
-        EnvFilter::new("lockd::audit=info"),
-        format,
-        move || writer.clone(),
-        false,
-    );
+    let dropped = Arc::new(AtomicU64::new(0));
+    let (queue, log_writer) = LogQueue::start(captured.clone(), 1 << 20, Arc::clone(&dropped))
+        .expect("the log writer starts");
+    let subscriber =
+        lockd::telemetry::subscriber(EnvFilter::new("lockd::audit=info"), format, queue, false);
     let _default = tracing::subscriber::set_default(subscriber);
 
     let db = TestDatabase::sqlite();
@@ -128,6 +129,9 @@ async fn audited_requests(format: LogFormat) -> Vec<String> {
     }
     drop(app);
     drop(db);
+    // Writes out what is still queued.
+    drop(log_writer);
+    assert_eq!(dropped.load(Ordering::Relaxed), 0);
     captured.audit_lines()
 }
 

@@ -1,0 +1,200 @@
+//! The metric families lockd reports: their names, help texts, types and label sets, registered
+//! once in the process's registry. Every label value comes from a fixed set or from the app's
+//! route table, never from a request.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use prometheus_client::encoding::{
+    EncodeLabelSet, EncodeLabelValue, EncodeMetric, LabelValueEncoder, MetricEncoder, NoLabelSet,
+};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
+
+use super::AcquireMetric;
+
+/// The upper bounds (seconds) of the request latency histogram's buckets.
+const LATENCY_BUCKETS: [f64; 14] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// `lockd_http_requests_total`'s labels.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(super) struct RequestLabels {
+    /// The route pattern, or `unmatched`.
+    pub route: &'static str,
+    /// The method, or `other` outside the usual ones.
+    pub method: &'static str,
+    pub status: u16,
+}
+
+/// `lockd_http_request_duration_seconds`'s label.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(super) struct RouteLabel {
+    pub route: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(super) struct OutcomeLabel {
+    outcome: AcquireMetric,
+}
+
+impl From<AcquireMetric> for OutcomeLabel {
+    fn from(outcome: AcquireMetric) -> Self {
+        Self { outcome }
+    }
+}
+
+impl EncodeLabelValue for AcquireMetric {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> std::fmt::Result {
+        EncodeLabelValue::encode(&self.label(), encoder)
+    }
+}
+
+/// The result of a release or a renewal.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(super) struct ResultLabel {
+    pub result: &'static str,
+}
+
+/// Which limit of waiters was reached: `total` or `tenant`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(super) struct LimitLabel {
+    pub limit: &'static str,
+}
+
+/// A pooled connection's state: `in_use` or `idle`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(super) struct PoolLabel {
+    pub state: &'static str,
+}
+
+type LatencyFamily = Family<RouteLabel, Histogram, fn() -> Histogram>;
+
+fn latency_histogram() -> Histogram {
+    Histogram::new(LATENCY_BUCKETS)
+}
+
+/// Handles on the registered families (clones share their values with the registry).
+#[derive(Debug)]
+pub(super) struct Families {
+    pub requests: Family<RequestLabels, Counter>,
+    pub latency: LatencyFamily,
+    pub acquires: Family<OutcomeLabel, Counter>,
+    pub releases: Family<ResultLabel, Counter>,
+    pub renewals: Family<ResultLabel, Counter>,
+    pub waiters_rejected: Family<LimitLabel, Counter>,
+    pub live_waiters: Gauge,
+    pub pool_connections: Family<PoolLabel, Gauge>,
+    pub live_lock_count_failures: Counter,
+}
+
+impl Families {
+    /// Registers every family of requests, outcomes, waiters and the pool in `registry`, and
+    /// `dropped` as `lockd_log_lines_dropped_total`. Counters are named without `_total`: the
+    /// encoder appends it. Help texts end without a period: the registry appends one.
+    pub fn register(registry: &mut Registry, dropped: Arc<AtomicU64>) -> Self {
+        let families = Self {
+            requests: Family::default(),
+            latency: Family::new_with_constructor(latency_histogram),
+            acquires: Family::default(),
+            releases: Family::default(),
+            renewals: Family::default(),
+            waiters_rejected: Family::default(),
+            live_waiters: Gauge::default(),
+            pool_connections: Family::default(),
+            live_lock_count_failures: Counter::default(),
+        };
+        // The fixed outcomes are reported from the start, at 0, so that a rate over them is
+        // defined before the first one happens.
+        for outcome in AcquireMetric::ALL {
+            drop(families.acquires.get_or_create(&outcome.into()));
+        }
+        for result in ["released", "not_found", "forbidden"] {
+            drop(families.releases.get_or_create(&ResultLabel { result }));
+        }
+        for result in ["renewed", "not_found", "forbidden"] {
+            drop(families.renewals.get_or_create(&ResultLabel { result }));
+        }
+        for limit in ["total", "tenant"] {
+            drop(
+                families
+                    .waiters_rejected
+                    .get_or_create(&LimitLabel { limit }),
+            );
+        }
+
+        registry.register(
+            "lockd_http_requests",
+            "HTTP requests answered, by route pattern, method and status",
+            families.requests.clone(),
+        );
+        registry.register(
+            "lockd_http_request_duration_seconds",
+            "Time from request to response, by route pattern",
+            families.latency.clone(),
+        );
+        registry.register(
+            "lockd_acquire",
+            "Acquires by outcome (granted at once, held, granted after waiting, timed out waiting)",
+            families.acquires.clone(),
+        );
+        registry.register(
+            "lockd_release",
+            "Releases by result",
+            families.releases.clone(),
+        );
+        registry.register(
+            "lockd_renew",
+            "Renewals by result",
+            families.renewals.clone(),
+        );
+        registry.register(
+            "lockd_waiters_rejected",
+            "Acquires with wait_seconds answered 429 because the limit of waiting acquires was \
+             reached, by limit (total, or the tenant's)",
+            families.waiters_rejected.clone(),
+        );
+        registry.register(
+            "lockd_live_waiters",
+            "Acquires waiting for a lock right now",
+            families.live_waiters.clone(),
+        );
+        registry.register(
+            "lockd_db_pool_connections",
+            "Pooled database connections by state (the SQLite writer's own connection is not \
+             pooled)",
+            families.pool_connections.clone(),
+        );
+        registry.register(
+            "lockd_live_locks_count_failures",
+            "Background counts of live locks that failed",
+            families.live_lock_count_failures.clone(),
+        );
+        registry.register(
+            "lockd_log_lines_dropped",
+            "Log and audit lines dropped because standard error did not take them in time (the \
+             queue to the log writer was full), or because writing them failed",
+            SharedCounter(dropped),
+        );
+        families
+    }
+}
+
+/// A counter kept and incremented outside this crate (by the logger), read at each scrape.
+#[derive(Debug)]
+struct SharedCounter(Arc<AtomicU64>);
+
+impl EncodeMetric for SharedCounter {
+    fn encode(&self, mut encoder: MetricEncoder) -> std::fmt::Result {
+        encoder.encode_counter::<NoLabelSet, _, u64>(&self.0.load(Ordering::Relaxed), None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Counter
+    }
+}
