@@ -79,6 +79,26 @@ pub trait LockRepository: Send + Sync {
         resource: ResourceName,
     ) -> Result<Option<Lock>, RepositoryError>;
 
+    /// The live lock on each of `locks` (a tenant and a resource name each), in order: one
+    /// answer per entry, with exactly the meaning of [`Self::status`] for it, each read at some
+    /// instant during the call (not one snapshot of all). For pollers that look at many locks
+    /// at once; an implementation SHOULD read them all in one round trip.
+    ///
+    /// The default reads them one after another with [`Self::status`].
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails.
+    async fn statuses(
+        &self,
+        locks: Vec<(Tenant, ResourceName)>,
+    ) -> Result<Vec<Option<Lock>>, RepositoryError> {
+        let mut found = Vec::with_capacity(locks.len());
+        for (tenant, resource) in locks {
+            found.push(self.status(tenant, resource).await?);
+        }
+        Ok(found)
+    }
+
     /// Releases `owner`'s live lock on `resource`.
     ///
     /// MUST return `Released` (with the ended grant's fencing token) only after ending `owner`'s

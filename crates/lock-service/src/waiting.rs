@@ -8,8 +8,9 @@
 //!   service's release and renew call [`Waiting::freed`] / [`Waiting::lease_changed`], which
 //!   wake the task at once;
 //! - a hint from the store that another process freed it ([`lock_domain::FreedHints`],
-//!   PostgreSQL's `LISTEN`); while the store gives no hints (SQLite), the task polls the lock's
-//!   status every [`POLL_PERIOD`] instead, and with hints it still looks every [`SAFETY_PERIOD`];
+//!   PostgreSQL's `LISTEN`); while the store gives no hints (SQLite), one poller per process
+//!   reads the status of every queued lock every [`POLL_PERIOD`] instead and wakes the queues
+//!   whose lock changed (with hints it still looks every [`SAFETY_PERIOD`]);
 //! - the end of the holder's lease: the task knows `expires_at` from the grant or the status
 //!   and tries just after it (never before it counts, since only a grant at or after the expiry
 //!   succeeds, and the store's clock decides).
@@ -40,11 +41,11 @@ use queue::{Queue, Waiter};
 use ticket::WaiterSeat;
 pub(crate) use ticket::{Ticket, WaitOutcome};
 
-/// How often a queue looks at its lock when the store gives no hints of other processes'
-/// releases (SQLite shared by several processes).
+/// How often the poller looks at the queued locks when the store gives no hints of other
+/// processes' releases (SQLite shared by several processes).
 const POLL_PERIOD: Duration = Duration::from_millis(200);
 
-/// How often a queue looks at its lock even with hints, in case one was lost.
+/// How often the poller looks at the queued locks even with hints, in case one was lost.
 const SAFETY_PERIOD: Duration = Duration::from_secs(5);
 
 /// How long after a holder's `expires_at` the first attempt is made: the lease has ended once
@@ -257,7 +258,7 @@ impl Waiting {
         })
     }
 
-    /// Subscribes to the store's hints once, on the first wait.
+    /// Subscribes to the store's hints and starts the poller, once, on the first wait.
     fn start_hints(&self) {
         if self
             .shared
@@ -279,6 +280,7 @@ impl Waiting {
                 }
                 None => self.shared.hints.store(HINTS_NONE, Ordering::Release),
             }
+            tokio::spawn(serve::poll_queues(Arc::downgrade(&self.shared)));
         }
     }
 }

@@ -147,6 +147,54 @@ pub async fn status_of_unknown_or_expired_lock_is_none(h: &dyn Harness) {
     assert_eq!(status(&*repo, "short").await, None);
 }
 
+pub async fn statuses_answer_like_status_for_each_lock_in_order(h: &dyn Harness) {
+    let repo = h.open().await;
+    let acme = Tenant::parse("acme").expect("tenant");
+    let held = granted(&*repo, "held", "alice", 30).await;
+    let short = granted(&*repo, "short", "bob", 1).await;
+    let AcquireOutcome::Granted(other_tenant) = repo
+        .acquire(acme.clone(), name("acme-only"), owner("carol"), ttl(30))
+        .await
+        .expect("answers")
+    else {
+        panic!("acme is granted its lock")
+    };
+    let ask = |names: &[(&Tenant, &str)]| {
+        names
+            .iter()
+            .map(|(t, n)| ((*t).clone(), name(n)))
+            .collect::<Vec<_>>()
+    };
+    let default = Tenant::default_tenant();
+    let query = ask(&[
+        (&default, "held"),
+        (&default, "never"),
+        (&default, "short"),
+        (&default, "acme-only"),
+        (&acme, "acme-only"),
+        (&acme, "held"),
+        (&default, "held"),
+    ]);
+    assert_eq!(
+        repo.statuses(query.clone()).await.expect("answers"),
+        vec![
+            Some(held.clone()),
+            None,
+            Some(short),
+            None,
+            Some(other_tenant.clone()),
+            None,
+            Some(held.clone()),
+        ]
+    );
+    assert_eq!(repo.statuses(Vec::new()).await.expect("answers"), vec![]);
+    h.advance(PAST_SHORT).await;
+    let after = repo.statuses(query).await.expect("answers");
+    assert_eq!(after[2], None, "an expired lease is none, as for status");
+    assert_eq!(after[0], Some(held));
+    assert_eq!(after[4], Some(other_tenant));
+}
+
 pub async fn expired_lock_is_taken_over_with_a_larger_token(h: &dyn Harness) {
     let repo = h.open().await;
     let old = granted(&*repo, "r", "alice", SHORT.as_secs() as i64).await;
@@ -803,6 +851,7 @@ macro_rules! repository_contract_suite {
             same_owner_reacquire_regrants_from_now_and_keeps_the_token,
             owners_and_names_are_case_sensitive_literal_data,
             status_of_unknown_or_expired_lock_is_none,
+            statuses_answer_like_status_for_each_lock_in_order,
             expired_lock_is_taken_over_with_a_larger_token,
             expired_takeovers_count_only_leases_that_ran_out,
             release_by_the_owner_deletes_the_lock,

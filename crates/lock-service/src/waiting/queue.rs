@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use lock_domain::{Lock, Owner, RepositoryError, Ttl};
+use lock_domain::{FencingToken, Lock, Owner, RepositoryError, Ttl};
 use tokio::sync::{oneshot, Notify};
 
 use super::locked;
@@ -29,8 +29,9 @@ pub(super) struct Queue {
     pub(super) freed: AtomicBool,
     /// The lease may have changed (a renew, lost hints): look at the lock's status.
     pub(super) recheck: AtomicBool,
-    /// The end of the holder's lease as last seen, for `Retry-After`.
-    pub(super) expires_at: Mutex<Option<DateTime<Utc>>>,
+    /// The holder's lease as the queue's task last saw it (its token and end), for
+    /// `Retry-After` and for the poller to tell a change.
+    holder: Mutex<Option<(FencingToken, DateTime<Utc>)>>,
     /// The waiter an acquire attempt is being made for, until its grant is sent or the attempt
     /// failed. A waiter whose time runs out meanwhile waits for that attempt: the attempt may be
     /// granted, and answering "not acquired" then would hide a grant (a lease that someone else
@@ -56,7 +57,7 @@ impl Queue {
             // A new queue looks before it leaps: knowing the holder tells a re-grant of the
             // holder's own lease (kept if its requester is gone) from a new grant (released).
             recheck: AtomicBool::new(true),
-            expires_at: Mutex::new(None),
+            holder: Mutex::new(None),
             attempting: Mutex::new(None),
             attempt_done: Notify::new(),
         }
@@ -113,12 +114,27 @@ impl Queue {
         self.attempt_done.notify_waiters();
     }
 
-    pub(super) fn set_expires_at(&self, at: Option<DateTime<Utc>>) {
-        *locked(&self.expires_at) = at;
+    /// Records the holder's lease as the queue's task now sees it.
+    pub(super) fn set_holder(&self, holder: Option<&Lock>) {
+        *locked(&self.holder) = holder.map(|lock| (lock.fencing_token, lock.expires_at));
+    }
+
+    /// What the poller read of the lock: when it looks free, the task attempts; when it shows
+    /// another lease than the task last saw, the task looks for itself. Nothing else wakes it.
+    pub(super) fn observe(&self, seen: Option<&Lock>) {
+        match seen {
+            None => self.wake(true),
+            Some(lock) => {
+                let known = *locked(&self.holder);
+                if known != Some((lock.fencing_token, lock.expires_at)) {
+                    self.wake(false);
+                }
+            }
+        }
     }
 
     pub(super) fn retry_after_seconds(&self, now: DateTime<Utc>) -> u64 {
-        let expires_at = *locked(&self.expires_at);
+        let expires_at = locked(&self.holder).map(|(_, expires_at)| expires_at);
         expires_at
             .and_then(|at| (at - now).to_std().ok())
             .map_or(1, |left| left.as_secs() + 1)

@@ -12,8 +12,8 @@ use tokio::sync::oneshot;
 use super::queue::{Granted, Queue};
 use super::ticket::undo;
 use super::{
-    QueueKey, Shared, EXPIRY_MARGIN, HINTS_LIVE, HINTS_NONE, HINTS_PENDING, MAX_SKEW_BACKOFF,
-    RESUBSCRIBE_DELAY,
+    locked, QueueKey, Shared, EXPIRY_MARGIN, HINTS_LIVE, HINTS_NONE, HINTS_PENDING,
+    MAX_SKEW_BACKOFF, RESUBSCRIBE_DELAY,
 };
 use crate::events::Trouble;
 
@@ -115,10 +115,10 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                     if deliver(&shared, &queue, &tenant, id, lock.clone()).await {
                         // Undone: the lock is free again.
                         holder = None;
-                        queue.set_expires_at(None);
+                        queue.set_holder(None);
                         attempt = true;
                     } else {
-                        queue.set_expires_at(Some(lock.expires_at));
+                        queue.set_holder(Some(&lock));
                         holder = Some(lock);
                     }
                     continue;
@@ -152,12 +152,12 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                     if decide_acquire(Some(&lock), &owner, now) != AcquireDecision::Deny {
                         attempt = true;
                     }
-                    queue.set_expires_at(Some(lock.expires_at));
+                    queue.set_holder(Some(&lock));
                     holder = Some(lock);
                 }
                 Ok(None) => {
                     holder = None;
-                    queue.set_expires_at(None);
+                    queue.set_holder(None);
                     attempt = true;
                 }
                 Err(error) => {
@@ -173,21 +173,62 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                 continue;
             }
         }
-        let poll = shared.poll_period();
+        // Asleep until the lease ends, or until woken: by this process's release or renew, a
+        // hint, or the poller (see `poll_queues`). The queue itself never polls.
         let now = shared.clock.now();
         let until_expiry = holder.as_ref().map(|lock| {
             (lock.expires_at - now).to_std().unwrap_or(Duration::ZERO) + EXPIRY_MARGIN + skew
         });
-        let sleep = until_expiry.map_or(poll, |left| left.min(poll));
-        let timer_fired = tokio::select! {
-            () = queue.wake.notified() => false,
-            () = tokio::time::sleep(sleep) => true,
+        let timer_fired = match until_expiry {
+            Some(sleep) => tokio::select! {
+                () = queue.wake.notified() => false,
+                () = tokio::time::sleep(sleep) => true,
+            },
+            None => {
+                queue.wake.notified().await;
+                false
+            }
         };
         if timer_fired {
             match &holder {
                 Some(lock) if lock.expires_at <= shared.clock.now() => attempt = true,
                 _ => queue.recheck.store(true, Ordering::Release),
             }
+        }
+    }
+}
+
+/// The one poller of a process's queues: every [`Shared::poll_period`] (often while the store
+/// gives no hints of other processes' releases, now and then in case a hint was lost) it reads
+/// the status of every queued lock in one call ([`lock_domain::LockRepository::statuses`]) and wakes only
+/// the queues whose lock looks free or shows a lease their task has not seen
+/// ([`Queue::observe`]). So idle waiters cost one batched read per period on one task, whatever
+/// their number, and no thread each.
+/// Ends when the `Waiting` is gone.
+pub(super) async fn poll_queues(shared: Weak<Shared>) {
+    loop {
+        let Some(period) = shared.upgrade().map(|alive| alive.poll_period()) else {
+            return;
+        };
+        tokio::time::sleep(period).await;
+        let Some(alive) = shared.upgrade() else {
+            return;
+        };
+        let (keys, queues): (Vec<QueueKey>, Vec<Arc<Queue>>) = locked(&alive.queues)
+            .iter()
+            .map(|(key, queue)| (key.clone(), Arc::clone(queue)))
+            .unzip();
+        if keys.is_empty() {
+            continue;
+        }
+        match alive.repo.statuses(keys).await {
+            Ok(seen) => {
+                for (queue, seen) in queues.iter().zip(seen) {
+                    queue.observe(seen.as_ref());
+                }
+            }
+            // Each queue's task looks for itself, and ends its waits if the store fails it.
+            Err(_) => queues.iter().for_each(|queue| queue.wake(false)),
         }
     }
 }

@@ -189,3 +189,33 @@ async fn a_dropped_waiter_s_undo_never_ends_the_next_same_owner_waiter_s_lease()
     drop(first);
     assert_second_waiter_holds(&repo, second).await;
 }
+
+/// Another process releases (straight on the store, so this process hears nothing of it and the
+/// store gives no hints): the poller sees the lock free and the waiter is granted, within a few
+/// poll periods; and with nothing changing, the poller wakes no queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_poller_finds_a_release_made_elsewhere() {
+    let (waiting, repo, tenant, resource) = setup();
+    let held = repo
+        .acquire(tenant.clone(), resource.clone(), owner("elsewhere"), ttl())
+        .await
+        .unwrap();
+    assert!(matches!(held, AcquireOutcome::Granted(_)));
+    let ticket = waiting
+        .enqueue(tenant.clone(), resource.clone(), owner("here"), ttl())
+        .expect("room for a waiter");
+    tokio::time::sleep(super::POLL_PERIOD * 2).await;
+    repo.release(tenant.clone(), resource.clone(), owner("elsewhere"))
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let WaitOutcome::Granted(lock) = ticket.wait(Duration::from_secs(5), || false).await else {
+        panic!("the waiter was not granted after a release elsewhere");
+    };
+    assert_eq!(lock.owner, owner("here"));
+    assert!(
+        started.elapsed() < super::POLL_PERIOD * 5,
+        "granted only after {:?}",
+        started.elapsed()
+    );
+}
