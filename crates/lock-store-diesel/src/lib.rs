@@ -6,6 +6,7 @@
 //! because their clocks, placeholders and token sources differ. Blocking diesel calls run on
 //! tokio's blocking pool, never on the caller's async worker.
 
+mod config;
 mod connection;
 mod database_url;
 mod error;
@@ -13,6 +14,7 @@ mod freed_listener;
 mod freed_notifier;
 mod group_commit;
 mod migrations;
+mod outcome;
 mod postgres;
 mod postgres_batch;
 mod prepared;
@@ -44,8 +46,9 @@ pub mod statements {
     };
 }
 
+pub use config::{Deadlines, StoreConfig, SWEEP_GRACE};
 pub use connection::SqliteSynchronous;
 pub use database_url::{DatabaseUrl, DatabaseUrlError};
 pub use error::StoreError;
-pub use repository::{Deadlines, DieselLockRepository, StoreConfig};
-pub use sweeper::{run_sweeper, SWEEP_GRACE};
+pub use repository::DieselLockRepository;
+pub use sweeper::run_sweeper;

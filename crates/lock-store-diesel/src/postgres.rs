@@ -27,7 +27,7 @@ use lock_domain::{
 use crate::error::from_query;
 use crate::prepared::{Param, Prepared};
 
-use crate::repository::RenewRow;
+use crate::outcome::RenewRow;
 use crate::row::{CountRow, ListedRow, LockRow};
 use crate::schema::distributed_locks;
 

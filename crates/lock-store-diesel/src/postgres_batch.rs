@@ -44,10 +44,11 @@ use diesel::r2d2::R2D2Connection;
 use lock_domain::{Lock, Owner, ReleaseResult, RepositoryError, ResourceName, Tenant, Ttl};
 use tokio::sync::oneshot;
 
+use crate::config::Deadlines;
 use crate::connection::{ConnectionManager, DbConnection, PoolHealth};
 use crate::error::from_query;
+use crate::outcome::RenewRow;
 use crate::postgres::{self, BatchRow, KeptChanging, Miss, WriteColumns, MAX_ATTEMPTS};
-use crate::repository::{Deadlines, RenewRow};
 use crate::row::LockRow;
 
 /// The operations the batcher runs.
@@ -748,8 +749,8 @@ mod tests {
     use lock_domain::{Owner, ResourceName, Tenant, Ttl};
 
     use super::{lock, PostgresBatcher};
+    use crate::config::Deadlines;
     use crate::connection::{ConnectionManager, PoolHealth};
-    use crate::repository::Deadlines;
     use crate::{DatabaseUrl, SqliteSynchronous};
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

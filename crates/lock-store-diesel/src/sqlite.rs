@@ -14,8 +14,8 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, OptionalExtension, QueryResult, RunQueryDsl};
 use lock_domain::{ListQuery, Lock, Owner, ResourceName, Tenant, Ttl};
 
+use crate::outcome::{ReleaseRow, RenewRow};
 use crate::prepared::{Param, Prepared};
-use crate::repository::{ReleaseRow, RenewRow};
 use crate::row::{CountRow, ListedRow, LockRow};
 
 /// The compare-and-set of an acquire, as one statement: insert the lock, or take over the existing
