@@ -15,6 +15,7 @@ mod freed_notifier;
 mod group_commit;
 mod migrations;
 mod outcome;
+mod pooled;
 mod postgres;
 mod postgres_batch;
 mod prepared;

@@ -46,7 +46,7 @@ use tokio::sync::oneshot;
 
 use crate::config::Deadlines;
 use crate::connection::{ConnectionManager, DbConnection, PoolHealth};
-use crate::error::from_query;
+use crate::error::{from_query, NoAnswer};
 use crate::outcome::RenewRow;
 use crate::postgres::{self, BatchRow, KeptChanging, Miss, WriteColumns, MAX_ATTEMPTS};
 use crate::row::LockRow;
@@ -166,11 +166,6 @@ impl Drop for PostgresBatcher {
         self.shared.work.notify_all();
     }
 }
-
-/// The database did not take or finish the operation in time.
-#[derive(Debug, thiserror::Error)]
-#[error("the database did not answer within {0:?}")]
-struct NoAnswer(Duration);
 
 impl PostgresBatcher {
     /// Starts `executors` executor threads on `pool`.

@@ -1,6 +1,6 @@
 //! `DieselLockRepository`: the `LockRepository` port over the pooled connections.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -12,22 +12,17 @@ use lock_domain::{
 
 use diesel::pg::PgConnection;
 use diesel::sqlite::SqliteConnection;
-use tokio::sync::oneshot;
 
-use crate::config::{Deadlines, StoreConfig};
+use crate::config::StoreConfig;
 use crate::connection::{ConnectionManager, DbConnection, PoolHealth};
-use crate::error::{from_pool, from_query};
+use crate::error::from_query;
 use crate::freed_notifier::FreedNotifier;
 use crate::group_commit::GroupCommitWriter;
 use crate::outcome::{ReleaseRow, RenewRow};
+use crate::pooled::Pooled;
 use crate::postgres_batch::PostgresBatcher;
 use crate::row::{ListedRow, LockRow};
 use crate::{freed_listener, migrations, postgres, sqlite, DatabaseUrl, StoreError};
-
-/// The database did not answer within the operation timeout.
-#[derive(Debug, thiserror::Error)]
-#[error("the database did not answer within {0:?}")]
-struct NoAnswer(Duration);
 
 /// The `LockRepository` over SQLite or PostgreSQL. Cheap to clone; clones share the pool.
 #[derive(Clone)]
@@ -36,13 +31,9 @@ pub struct DieselLockRepository {
 }
 
 struct Inner {
-    pool: r2d2::Pool<ConnectionManager>,
-    /// Makes the pool test its connections after a failure (see `PoolHealth`).
-    health: PoolHealth,
-    clock: Arc<dyn Clock>,
+    /// Reads, and on PostgreSQL the writes that do not go through the batcher.
+    pooled: Pooled,
     sweep_grace: Duration,
-    /// PostgreSQL only: see [`StoreConfig::deadlines`].
-    deadlines: Option<Deadlines>,
     /// On SQLite, the one writer of this process (group commit); other processes' writers still
     /// meet the busy timeout.
     sqlite_writer: Option<GroupCommitWriter>,
@@ -59,7 +50,7 @@ struct Inner {
 impl std::fmt::Debug for DieselLockRepository {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DieselLockRepository")
-            .field("state", &self.inner.pool.state())
+            .field("state", &self.inner.pooled.pool().state())
             .finish()
     }
 }
@@ -153,11 +144,13 @@ impl DieselLockRepository {
         };
         Ok(Self {
             inner: Arc::new(Inner {
-                pool,
-                health: health.clone(),
-                clock,
+                pooled: Pooled::new(
+                    pool,
+                    health,
+                    clock,
+                    (!is_sqlite).then(|| config.deadlines()),
+                ),
                 sweep_grace: config.sweep_grace,
-                deadlines: (!is_sqlite).then(|| config.deadlines()),
                 sqlite_writer,
                 postgres_url: match &config.url {
                     DatabaseUrl::Postgres(url) => Some(url.clone()),
@@ -181,13 +174,15 @@ impl DieselLockRepository {
         match &self.inner.sqlite_writer {
             Some(writer) => writer.submit(on_sqlite).await,
             None => {
-                self.run(move |conn, _| match conn {
-                    DbConnection::Postgres(c) => on_postgres(c),
-                    DbConnection::Sqlite(_) => Err(RepositoryError::internal(
-                        "a SQLite connection in a store without its writer",
-                    )),
-                })
-                .await
+                self.inner
+                    .pooled
+                    .run(move |conn, _| match conn {
+                        DbConnection::Postgres(c) => on_postgres(c),
+                        DbConnection::Sqlite(_) => Err(RepositoryError::internal(
+                            "a SQLite connection in a store without its writer",
+                        )),
+                    })
+                    .await
             }
         }
     }
@@ -203,134 +198,6 @@ impl DieselLockRepository {
             None => Err(RepositoryError::internal(
                 "a SQLite read for the writer in a store without one",
             )),
-        }
-    }
-
-    /// Runs `op` on a pooled connection on tokio's blocking pool (reads on SQLite; everything on
-    /// PostgreSQL).
-    async fn run<T, F>(&self, op: F) -> Result<T, RepositoryError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut DbConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
-    {
-        self.run_undoable(op, |_, _| {}).await
-    }
-
-    /// [`Self::run`], and when the caller has given up (answered 503) or gone away by the time
-    /// `op` succeeded, `undo` runs on the same connection with its result, which nobody will
-    /// hear of. The caller gives up, and `op`'s end is recorded, under one lock, so a result is
-    /// either answered or undone, never lost.
-    async fn run_undoable<T, F, U>(&self, op: F, undo: U) -> Result<T, RepositoryError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut DbConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
-        U: FnOnce(&mut DbConnection, T) + Send + 'static,
-    {
-        let inner = Arc::clone(&self.inner);
-        let deadlines = inner.deadlines;
-        let caller = Arc::new(Mutex::new(Caller::Waiting));
-        let mut gone = CallerGone(Arc::clone(&caller));
-        let (connected, has_connection) = oneshot::channel::<()>();
-        let work = tokio::task::spawn_blocking(move || {
-            if matches!(*lock_caller(&caller), Caller::Gone) {
-                return Err(RepositoryError::unavailable("the caller has gone"));
-            }
-            let mut conn = inner.pool.get().map_err(from_pool)?;
-            let _ = connected.send(());
-            let now_ms = inner.clock.now().timestamp_millis();
-            let result = op(&mut conn, now_ms);
-            if let Err(RepositoryError::Unavailable(_)) = &result {
-                inner.health.suspect();
-            }
-            let mut state = lock_caller(&caller);
-            match (&*state, result) {
-                (Caller::Gone, Ok(value)) => {
-                    drop(state);
-                    undo(&mut conn, value);
-                    Err(RepositoryError::unavailable("the caller has gone"))
-                }
-                (_, result) => {
-                    *state = Caller::Answered;
-                    result
-                }
-            }
-        });
-        let Some(deadlines) = deadlines else {
-            let joined = work.await;
-            gone.disarm();
-            return joined.map_err(RepositoryError::internal)?;
-        };
-        // A database that stopped answering (a black-holed connection) must not hold the
-        // request: give up per phase, and let the blocking thread finish or fail on its own.
-        tokio::pin!(work);
-        tokio::select! {
-            joined = &mut work => {
-                gone.disarm();
-                return joined.map_err(RepositoryError::internal)?;
-            }
-            connection = tokio::time::timeout(deadlines.connection, has_connection) => {
-                if connection.is_err() && gone.give_up() {
-                    return Err(RepositoryError::unavailable(NoAnswer(deadlines.connection)));
-                }
-            }
-        }
-        match tokio::time::timeout(deadlines.statement, &mut work).await {
-            Ok(joined) => {
-                gone.disarm();
-                joined.map_err(RepositoryError::internal)?
-            }
-            Err(_) if gone.give_up() => {
-                Err(RepositoryError::unavailable(NoAnswer(deadlines.statement)))
-            }
-            // The work ended just now: its result is on its way.
-            Err(_) => {
-                let joined = work.await;
-                gone.disarm();
-                joined.map_err(RepositoryError::internal)?
-            }
-        }
-    }
-}
-
-/// Where the caller of [`DieselLockRepository::run_undoable`] is.
-enum Caller {
-    Waiting,
-    /// It gave up or went away: a result is undone, not answered.
-    Gone,
-    /// The work has ended and its result goes to the caller.
-    Answered,
-}
-
-fn lock_caller(caller: &Mutex<Caller>) -> std::sync::MutexGuard<'_, Caller> {
-    caller
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Marks the caller gone when its request is dropped before the work has answered.
-struct CallerGone(Arc<Mutex<Caller>>);
-
-impl CallerGone {
-    /// Gives up waiting; `false` when the work has answered meanwhile (wait for it then).
-    fn give_up(&mut self) -> bool {
-        let mut state = lock_caller(&self.0);
-        if matches!(*state, Caller::Answered) {
-            return false;
-        }
-        *state = Caller::Gone;
-        true
-    }
-
-    fn disarm(&mut self) {
-        *lock_caller(&self.0) = Caller::Answered;
-    }
-}
-
-impl Drop for CallerGone {
-    fn drop(&mut self) {
-        let mut state = lock_caller(&self.0);
-        if matches!(*state, Caller::Waiting) {
-            *state = Caller::Gone;
         }
     }
 }
@@ -425,27 +292,30 @@ impl LockRepository for DieselLockRepository {
                 .await?
         } else {
             let undo_tenant = tenant.clone();
-            self.run_undoable(
-                move |conn, _| match conn {
-                    DbConnection::Postgres(c) => {
-                        postgres::acquire(c, &tenant, &resource, &owner, ttl).map_err(from_query)
-                    }
-                    DbConnection::Sqlite(_) => Err(RepositoryError::internal(
-                        "a SQLite connection in a store without its writer",
-                    )),
-                },
-                // A grant that committed after its caller heard 503 (a commit is not covered
-                // by `statement_timeout`) or went away.
-                move |conn, row| {
-                    let (Some(row), DbConnection::Postgres(c)) = (row, conn) else {
-                        return;
-                    };
-                    undo_unheard_grant(&undo_tenant, row, |lock| {
-                        postgres::undo_grant(c, &undo_tenant, lock)
-                    });
-                },
-            )
-            .await?
+            self.inner
+                .pooled
+                .run_undoable(
+                    move |conn, _| match conn {
+                        DbConnection::Postgres(c) => {
+                            postgres::acquire(c, &tenant, &resource, &owner, ttl)
+                                .map_err(from_query)
+                        }
+                        DbConnection::Sqlite(_) => Err(RepositoryError::internal(
+                            "a SQLite connection in a store without its writer",
+                        )),
+                    },
+                    // A grant that committed after its caller heard 503 (a commit is not covered
+                    // by `statement_timeout`) or went away.
+                    move |conn, row| {
+                        let (Some(row), DbConnection::Postgres(c)) = (row, conn) else {
+                            return;
+                        };
+                        undo_unheard_grant(&undo_tenant, row, |lock| {
+                            postgres::undo_grant(c, &undo_tenant, lock)
+                        });
+                    },
+                )
+                .await?
         };
         Ok(match row {
             Some(row) => AcquireOutcome::Granted(Lock::try_from(row)?),
@@ -460,6 +330,8 @@ impl LockRepository for DieselLockRepository {
     ) -> Result<Option<Lock>, RepositoryError> {
         let (t, r) = (tenant.clone(), resource.clone());
         let row = match self
+            .inner
+            .pooled
             .run(move |conn, now_ms| {
                 match conn {
                     DbConnection::Sqlite(c) => sqlite::status_outside_writer(c, &t, &r, now_ms),
@@ -563,6 +435,8 @@ impl LockRepository for DieselLockRepository {
         let limit = query.limit;
         let (t, q) = (tenant.clone(), query.clone());
         let rows = match self
+            .inner
+            .pooled
             .run(move |conn, now_ms| match conn {
                 DbConnection::Sqlite(c) => {
                     sqlite::list_outside_writer(c, &t, &q, now_ms).map_err(from_query)
@@ -590,20 +464,24 @@ impl LockRepository for DieselLockRepository {
 #[async_trait]
 impl StoreHealth for DieselLockRepository {
     async fn ping(&self) -> Result<(), RepositoryError> {
-        self.run(|conn, _| {
-            use diesel::RunQueryDsl;
-            match conn {
-                DbConnection::Sqlite(c) => diesel::sql_query("SELECT 1").execute(c),
-                DbConnection::Postgres(c) => diesel::sql_query("SELECT 1").execute(c),
-            }
-            .map(drop)
-            .map_err(from_query)
-        })
-        .await
+        self.inner
+            .pooled
+            .run(|conn, _| {
+                use diesel::RunQueryDsl;
+                match conn {
+                    DbConnection::Sqlite(c) => diesel::sql_query("SELECT 1").execute(c),
+                    DbConnection::Postgres(c) => diesel::sql_query("SELECT 1").execute(c),
+                }
+                .map(drop)
+                .map_err(from_query)
+            })
+            .await
     }
 
     async fn count_live(&self) -> Result<u64, RepositoryError> {
         let count = self
+            .inner
+            .pooled
             .run(|conn, now_ms| {
                 match conn {
                     DbConnection::Sqlite(c) => sqlite::count_live(c, now_ms),
@@ -617,6 +495,8 @@ impl StoreHealth for DieselLockRepository {
 
     async fn count_expired_takeovers(&self) -> Result<u64, RepositoryError> {
         let count = self
+            .inner
+            .pooled
             .run(|conn, _| {
                 match conn {
                     DbConnection::Sqlite(c) => sqlite::count_expired_takeovers(c),
@@ -631,7 +511,7 @@ impl StoreHealth for DieselLockRepository {
     /// The reading pool (on SQLite the group-commit writer's own connection is not in it: it is
     /// always open and busy whenever writes are queued).
     fn pool_state(&self) -> Option<PoolState> {
-        let state = self.inner.pool.state();
+        let state = self.inner.pooled.pool().state();
         Some(PoolState {
             in_use: state.connections.saturating_sub(state.idle_connections),
             idle: state.idle_connections,
