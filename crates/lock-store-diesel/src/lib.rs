@@ -12,18 +12,17 @@ mod database_url;
 mod error;
 mod freed_listener;
 mod freed_notifier;
-mod group_commit;
 mod migrations;
 mod outcome;
 mod pooled;
 mod postgres;
-mod postgres_batch;
 mod prepared;
 mod repository;
 mod row;
 mod schema;
 mod sqlite;
 mod sweeper;
+mod writer;
 
 #[cfg(feature = "testing")]
 pub mod testing;

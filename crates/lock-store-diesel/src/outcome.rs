@@ -3,6 +3,10 @@
 
 use crate::row::LockRow;
 
+/// The outcome of an acquire: the granted (or re-granted) row, or `None` when another owner's
+/// lease is live (`Held`).
+pub(crate) type AcquireRow = Option<LockRow>;
+
 /// The outcome of a release.
 pub(crate) enum ReleaseRow {
     /// The caller's live lease ended; the row as it was released.

@@ -49,6 +49,10 @@ impl Pooled {
         &self.shared.pool
     }
 
+    pub(crate) fn health(&self) -> &PoolHealth {
+        &self.shared.health
+    }
+
     /// Runs `op` on a pooled connection on tokio's blocking pool (reads; on PostgreSQL also the
     /// writes that do not go through the batcher).
     pub(crate) async fn run<T, F>(&self, op: F) -> Result<T, RepositoryError>

@@ -20,14 +20,12 @@
 use diesel::pg::PgConnection;
 use diesel::sql_types::BigInt;
 use diesel::{OptionalExtension, QueryResult, QueryableByName, RunQueryDsl};
-use lock_domain::{
-    ListQuery, Lock, Owner, ReleaseResult, RepositoryError, ResourceName, Tenant, Ttl,
-};
+use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
 
 use crate::error::from_query;
 use crate::prepared::{Param, Prepared};
 
-use crate::outcome::RenewRow;
+use crate::outcome::{ReleaseRow, RenewRow};
 use crate::row::{CountRow, ListedRow, LockRow};
 use crate::schema::distributed_locks;
 
@@ -453,7 +451,7 @@ pub(crate) fn release(
     tenant: &Tenant,
     resource: &ResourceName,
     owner: &Owner,
-) -> Result<ReleaseResult, RepositoryError> {
+) -> Result<ReleaseRow, RepositoryError> {
     for _ in 0..MAX_ATTEMPTS {
         let released = Prepared::new(
             RELEASE,
@@ -467,11 +465,11 @@ pub(crate) fn release(
         .optional()
         .map_err(from_query)?;
         if let Some(row) = released {
-            return Ok(ReleaseResult::Released(Lock::try_from(row)?.fencing_token));
+            return Ok(ReleaseRow::Released(row));
         }
         match classify_miss(conn, tenant, resource, owner).map_err(from_query)? {
-            Miss::NotFound => return Ok(ReleaseResult::NotFound),
-            Miss::Forbidden => return Ok(ReleaseResult::Forbidden),
+            Miss::NotFound => return Ok(ReleaseRow::NotFound),
+            Miss::Forbidden => return Ok(ReleaseRow::Forbidden),
             Miss::Retry => {}
         }
     }

@@ -1,4 +1,5 @@
-//! `DieselLockRepository`: the `LockRepository` port over the pooled connections.
+//! `DieselLockRepository`: the domain's ports (`LockRepository`, `StoreHealth`, `FreedHints`)
+//! over the store's writer (lock operations, see `writer`) and its pool (health, statistics).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,18 +11,14 @@ use lock_domain::{
     Tenant, Ttl,
 };
 
-use diesel::pg::PgConnection;
-use diesel::sqlite::SqliteConnection;
-
 use crate::config::StoreConfig;
 use crate::connection::{ConnectionManager, DbConnection, PoolHealth};
 use crate::error::from_query;
 use crate::freed_notifier::FreedNotifier;
-use crate::group_commit::GroupCommitWriter;
 use crate::outcome::{ReleaseRow, RenewRow};
 use crate::pooled::Pooled;
-use crate::postgres_batch::PostgresBatcher;
-use crate::row::{ListedRow, LockRow};
+use crate::row::ListedRow;
+use crate::writer::{self, Writer};
 use crate::{freed_listener, migrations, postgres, sqlite, DatabaseUrl, StoreError};
 
 /// The `LockRepository` over SQLite or PostgreSQL. Cheap to clone; clones share the pool.
@@ -31,20 +28,17 @@ pub struct DieselLockRepository {
 }
 
 struct Inner {
-    /// Reads, and on PostgreSQL the writes that do not go through the batcher.
+    /// The lock operations (see `writer`).
+    writer: Box<dyn Writer>,
+    /// Health and statistics.
     pooled: Pooled,
     sweep_grace: Duration,
-    /// On SQLite, the one writer of this process (group commit); other processes' writers still
-    /// meet the busy timeout.
-    sqlite_writer: Option<GroupCommitWriter>,
     /// PostgreSQL only: where to open the connection that listens for released locks.
     postgres_url: Option<String>,
     /// How long opening that connection may take.
     connection_timeout: Duration,
     /// PostgreSQL only: sends the hints of releases and renews, started by the first of them.
     notifier: std::sync::OnceLock<FreedNotifier>,
-    /// On PostgreSQL unless switched off, the batcher that runs acquires, releases and renews.
-    postgres_batcher: Option<PostgresBatcher>,
 }
 
 impl std::fmt::Debug for DieselLockRepository {
@@ -116,123 +110,33 @@ impl DieselLockRepository {
                 url: url.clone(),
                 reason: config.url.scrub(&error_chain(&e)),
             })?;
-        let sqlite_writer = match first {
-            DbConnection::Sqlite(conn) => Some(
-                GroupCommitWriter::spawn(conn, Arc::clone(&clock), config.sqlite_max_batch)
-                    .map_err(|e| StoreError::Unreachable {
-                        url: url.clone(),
-                        reason: format!("cannot start the SQLite writer: {e}"),
-                    })?,
-            ),
-            DbConnection::Postgres(_) => None,
-        };
-        let postgres_batcher = match (is_sqlite, config.postgres_batch_connections) {
-            (true, _) | (false, 0) => None,
-            (false, executors) => Some(
-                PostgresBatcher::spawn(
-                    pool.clone(),
-                    health.clone(),
-                    config.deadlines(),
-                    executors,
-                    config.postgres_max_batch,
-                )
-                .map_err(|e| StoreError::Unreachable {
-                    url: url.clone(),
-                    reason: format!("cannot start the PostgreSQL batcher: {e}"),
-                })?,
-            ),
-        };
+        let pooled = Pooled::new(
+            pool,
+            health,
+            Arc::clone(&clock),
+            (!is_sqlite).then(|| config.deadlines()),
+        );
+        let writer = writer::start(config, first, pooled.clone(), clock).map_err(|reason| {
+            StoreError::Unreachable {
+                url: url.clone(),
+                reason,
+            }
+        })?;
         Ok(Self {
             inner: Arc::new(Inner {
-                pooled: Pooled::new(
-                    pool,
-                    health,
-                    clock,
-                    (!is_sqlite).then(|| config.deadlines()),
-                ),
+                writer,
+                pooled,
                 sweep_grace: config.sweep_grace,
-                sqlite_writer,
                 postgres_url: match &config.url {
                     DatabaseUrl::Postgres(url) => Some(url.clone()),
                     DatabaseUrl::Sqlite(_) => None,
                 },
                 connection_timeout: config.connection_timeout,
                 notifier: std::sync::OnceLock::new(),
-                postgres_batcher,
             }),
         })
     }
 
-    /// Runs a write: on SQLite through the group-commit writer (answered once its batch has
-    /// committed), on PostgreSQL as one statement on a pooled connection.
-    async fn write<T, S, P>(&self, on_sqlite: S, on_postgres: P) -> Result<T, RepositoryError>
-    where
-        T: Send + 'static,
-        S: FnOnce(&mut SqliteConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
-        P: FnOnce(&mut PgConnection) -> Result<T, RepositoryError> + Send + 'static,
-    {
-        match &self.inner.sqlite_writer {
-            Some(writer) => writer.submit(on_sqlite).await,
-            None => {
-                self.inner
-                    .pooled
-                    .run(move |conn, _| match conn {
-                        DbConnection::Postgres(c) => on_postgres(c),
-                        DbConnection::Sqlite(_) => Err(RepositoryError::internal(
-                            "a SQLite connection in a store without its writer",
-                        )),
-                    })
-                    .await
-            }
-        }
-    }
-
-    /// SQLite: runs the read `op` inside the writer, after every write in flight (see `sqlite`).
-    async fn read_in_writer<T, F>(&self, op: F) -> Result<T, RepositoryError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut SqliteConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
-    {
-        match &self.inner.sqlite_writer {
-            Some(writer) => writer.submit(op).await,
-            None => Err(RepositoryError::internal(
-                "a SQLite read for the writer in a store without one",
-            )),
-        }
-    }
-}
-
-/// Undoes a grant that nobody will hear of (its caller gave up or went away before it was
-/// answered) with `undo`, and audits it.
-pub(crate) fn undo_unheard_grant(
-    tenant: &Tenant,
-    row: LockRow,
-    undo: impl FnOnce(&Lock) -> diesel::QueryResult<bool>,
-) {
-    let lock = match Lock::try_from(row) {
-        Ok(lock) => lock,
-        Err(error) => {
-            tracing::error!(%error, "a grant nobody heard of could not be read back; it expires with its lease");
-            return;
-        }
-    };
-    match undo(&lock) {
-        Ok(undone) => tracing::warn!(
-            target: "lockd::audit",
-            event = if undone { "grant_undone" } else { "grant_undo_skipped" },
-            tenant = %tenant,
-            resource = %lock.resource,
-            owner = %lock.owner,
-            fencing_token = lock.fencing_token.value(),
-            reason = "the grant was made after its caller had gone",
-        ),
-        Err(error) => {
-            tracing::warn!(%error, resource = %lock.resource.as_str(), "a grant made after its caller had gone could not be undone; it expires with its lease")
-        }
-    }
-}
-
-impl DieselLockRepository {
     /// PostgreSQL: tells the other processes (and this one) that the lease on `resource` ended or
     /// changed, so that their waiting acquires look at it. Must be called inside a tokio runtime.
     fn hint_freed(&self, tenant: &Tenant, resource: &ResourceName) {
@@ -251,14 +155,7 @@ impl DieselLockRepository {
     /// # Errors
     /// [`RepositoryError`] when the database fails.
     pub async fn sweep_expired(&self, batch: u32) -> Result<usize, RepositoryError> {
-        let grace_ms = self.inner.sweep_grace.as_millis() as i64;
-        self.write(
-            move |c, now_ms| {
-                sqlite::sweep(c, now_ms - grace_ms, i64::from(batch)).map_err(from_query)
-            },
-            move |c| postgres::sweep(c, grace_ms, i64::from(batch)).map_err(from_query),
-        )
-        .await
+        self.inner.writer.sweep(self.inner.sweep_grace, batch).await
     }
 }
 
@@ -271,56 +168,17 @@ impl LockRepository for DieselLockRepository {
         owner: Owner,
         ttl: Ttl,
     ) -> Result<AcquireOutcome, RepositoryError> {
-        let row = if let Some(batcher) = &self.inner.postgres_batcher {
-            batcher.acquire(tenant, resource, owner, ttl).await?
-        } else if let Some(writer) = &self.inner.sqlite_writer {
-            let undo_tenant = tenant.clone();
-            writer
-                .submit_undoable(
-                    move |c, now_ms| {
-                        sqlite::acquire(c, &tenant, &resource, &owner, ttl, now_ms)
-                            .map_err(from_query)
-                    },
-                    // A grant whose caller went away before it was answered.
-                    move |c, now_ms, row| {
-                        let Some(row) = row else { return };
-                        undo_unheard_grant(&undo_tenant, row, |lock| {
-                            sqlite::undo_grant(c, &undo_tenant, lock, now_ms)
-                        });
-                    },
-                )
+        Ok(
+            match self
+                .inner
+                .writer
+                .acquire(tenant, resource, owner, ttl)
                 .await?
-        } else {
-            let undo_tenant = tenant.clone();
-            self.inner
-                .pooled
-                .run_undoable(
-                    move |conn, _| match conn {
-                        DbConnection::Postgres(c) => {
-                            postgres::acquire(c, &tenant, &resource, &owner, ttl)
-                                .map_err(from_query)
-                        }
-                        DbConnection::Sqlite(_) => Err(RepositoryError::internal(
-                            "a SQLite connection in a store without its writer",
-                        )),
-                    },
-                    // A grant that committed after its caller heard 503 (a commit is not covered
-                    // by `statement_timeout`) or went away.
-                    move |conn, row| {
-                        let (Some(row), DbConnection::Postgres(c)) = (row, conn) else {
-                            return;
-                        };
-                        undo_unheard_grant(&undo_tenant, row, |lock| {
-                            postgres::undo_grant(c, &undo_tenant, lock)
-                        });
-                    },
-                )
-                .await?
-        };
-        Ok(match row {
-            Some(row) => AcquireOutcome::Granted(Lock::try_from(row)?),
-            None => AcquireOutcome::Held,
-        })
+            {
+                Some(row) => AcquireOutcome::Granted(Lock::try_from(row)?),
+                None => AcquireOutcome::Held,
+            },
+        )
     }
 
     async fn status(
@@ -328,29 +186,7 @@ impl LockRepository for DieselLockRepository {
         tenant: Tenant,
         resource: ResourceName,
     ) -> Result<Option<Lock>, RepositoryError> {
-        let (t, r) = (tenant.clone(), resource.clone());
-        let row = match self
-            .inner
-            .pooled
-            .run(move |conn, now_ms| {
-                match conn {
-                    DbConnection::Sqlite(c) => sqlite::status_outside_writer(c, &t, &r, now_ms),
-                    DbConnection::Postgres(c) => {
-                        postgres::status(c, &t, &r).map(sqlite::Outside::Answer)
-                    }
-                }
-                .map_err(from_query)
-            })
-            .await?
-        {
-            sqlite::Outside::Answer(row) => row,
-            sqlite::Outside::AskTheWriter => {
-                self.read_in_writer(move |c, now_ms| {
-                    sqlite::status(c, &tenant, &resource, now_ms).map_err(from_query)
-                })
-                .await?
-            }
-        };
+        let row = self.inner.writer.status(tenant, resource).await?;
         row.map(Lock::try_from).transpose()
     }
 
@@ -361,43 +197,26 @@ impl LockRepository for DieselLockRepository {
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError> {
         let (hint_tenant, hint_resource) = (tenant.clone(), resource.clone());
-        let result = if let Some(batcher) = &self.inner.postgres_batcher {
-            batcher.release(tenant, resource, owner).await
-        } else {
-            let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
-            self.write(
-                move |c, now_ms| match sqlite::release(c, &tenant, &resource, &owner, now_ms)
-                    .map_err(from_query)?
-                {
-                    ReleaseRow::Released(row) => {
-                        Ok(ReleaseResult::Released(Lock::try_from(row)?.fencing_token))
-                    }
-                    ReleaseRow::NotFound => Ok(ReleaseResult::NotFound),
-                    ReleaseRow::Forbidden => Ok(ReleaseResult::Forbidden),
-                },
-                move |c| postgres::release(c, &t, &r, &o),
-            )
-            .await
-        };
-        if let Ok(ReleaseResult::Released(_)) = &result {
-            self.hint_freed(&hint_tenant, &hint_resource);
-        }
-        result
+        Ok(
+            match self.inner.writer.release(tenant, resource, owner).await? {
+                ReleaseRow::Released(row) => {
+                    let token = Lock::try_from(row)?.fencing_token;
+                    self.hint_freed(&hint_tenant, &hint_resource);
+                    ReleaseResult::Released(token)
+                }
+                ReleaseRow::NotFound => ReleaseResult::NotFound,
+                ReleaseRow::Forbidden => ReleaseResult::Forbidden,
+            },
+        )
     }
 
     async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
         let (hint_tenant, hint_resource) = (tenant.clone(), grant.resource.clone());
-        let (t, g) = (tenant.clone(), grant.clone());
-        let undone = self
-            .write(
-                move |c, now_ms| sqlite::undo_grant(c, &tenant, &grant, now_ms).map_err(from_query),
-                move |c| postgres::undo_grant(c, &t, &g).map_err(from_query),
-            )
-            .await;
-        if let Ok(true) = undone {
+        let undone = self.inner.writer.undo_grant(tenant, grant).await?;
+        if undone {
             self.hint_freed(&hint_tenant, &hint_resource);
         }
-        undone
+        Ok(undone)
     }
 
     async fn renew(
@@ -408,52 +227,31 @@ impl LockRepository for DieselLockRepository {
         ttl: Ttl,
     ) -> Result<RenewResult, RepositoryError> {
         let (hint_tenant, hint_resource) = (tenant.clone(), resource.clone());
-        let row = if let Some(batcher) = &self.inner.postgres_batcher {
-            batcher.renew(tenant, resource, owner, ttl).await?
-        } else {
-            let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
-            self.write(
-                move |c, now_ms| {
-                    sqlite::renew(c, &tenant, &resource, &owner, ttl, now_ms).map_err(from_query)
-                },
-                move |c| postgres::renew(c, &t, &r, &o, ttl),
-            )
-            .await?
-        };
-        Ok(match row {
-            RenewRow::Renewed(row) => {
-                // The lease may be shorter now: waiters elsewhere must look at its new end.
-                self.hint_freed(&hint_tenant, &hint_resource);
-                RenewResult::Renewed(Lock::try_from(row)?)
-            }
-            RenewRow::NotFound => RenewResult::NotFound,
-            RenewRow::Forbidden => RenewResult::Forbidden,
-        })
+        Ok(
+            match self
+                .inner
+                .writer
+                .renew(tenant, resource, owner, ttl)
+                .await?
+            {
+                RenewRow::Renewed(row) => {
+                    // The lease may be shorter now: waiters elsewhere must look at its new end.
+                    self.hint_freed(&hint_tenant, &hint_resource);
+                    RenewResult::Renewed(Lock::try_from(row)?)
+                }
+                RenewRow::NotFound => RenewResult::NotFound,
+                RenewRow::Forbidden => RenewResult::Forbidden,
+            },
+        )
     }
 
     async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
         let limit = query.limit;
-        let (t, q) = (tenant.clone(), query.clone());
-        let rows = match self
+        let listed = self
             .inner
-            .pooled
-            .run(move |conn, now_ms| match conn {
-                DbConnection::Sqlite(c) => {
-                    sqlite::list_outside_writer(c, &t, &q, now_ms).map_err(from_query)
-                }
-                DbConnection::Postgres(c) => postgres::list(c, &t, &q).map(sqlite::Outside::Answer),
-            })
+            .writer
+            .list(tenant, query)
             .await?
-        {
-            sqlite::Outside::Answer(rows) => rows,
-            sqlite::Outside::AskTheWriter => {
-                self.read_in_writer(move |c, now_ms| {
-                    sqlite::list(c, &tenant, &query, now_ms).map_err(from_query)
-                })
-                .await?
-            }
-        };
-        let listed = rows
             .into_iter()
             .map(ListedRow::into_listed)
             .collect::<Result<Vec<_>, _>>()?;

@@ -39,17 +39,19 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use async_trait::async_trait;
 use diesel::pg::PgConnection;
 use diesel::r2d2::R2D2Connection;
-use lock_domain::{Lock, Owner, ReleaseResult, RepositoryError, ResourceName, Tenant, Ttl};
+use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
 use tokio::sync::oneshot;
 
+use super::{PostgresDirect, Writer};
 use crate::config::Deadlines;
 use crate::connection::{ConnectionManager, DbConnection, PoolHealth};
 use crate::error::{from_query, NoAnswer};
-use crate::outcome::RenewRow;
+use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
 use crate::postgres::{self, BatchRow, KeptChanging, Miss, WriteColumns, MAX_ATTEMPTS};
-use crate::row::LockRow;
+use crate::row::{ListedRow, LockRow};
 
 /// The operations the batcher runs.
 #[derive(Debug)]
@@ -63,7 +65,7 @@ enum Operation {
 enum Outcome {
     /// The granted row, or `None` when another owner's lease is live.
     Acquire(Option<LockRow>),
-    Release(ReleaseResult),
+    Release(ReleaseRow),
     Renew(RenewRow),
 }
 
@@ -158,6 +160,8 @@ struct Shared {
 /// is empty.
 pub(crate) struct PostgresBatcher {
     shared: Arc<Shared>,
+    /// Runs what the batcher does not: undos, sweeps, reads.
+    direct: PostgresDirect,
 }
 
 impl Drop for PostgresBatcher {
@@ -168,13 +172,13 @@ impl Drop for PostgresBatcher {
 }
 
 impl PostgresBatcher {
-    /// Starts `executors` executor threads on `pool`.
+    /// Starts `executors` executor threads on the pool of `direct`, which runs every other
+    /// operation.
     ///
     /// # Errors
     /// When a thread cannot be spawned.
     pub(crate) fn spawn(
-        pool: r2d2::Pool<ConnectionManager>,
-        health: PoolHealth,
+        direct: PostgresDirect,
         deadlines: Deadlines,
         executors: u32,
         max_batch: usize,
@@ -182,8 +186,8 @@ impl PostgresBatcher {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue::default()),
             work: Condvar::new(),
-            pool,
-            health,
+            pool: direct.pooled().pool().clone(),
+            health: direct.pooled().health().clone(),
             deadlines,
             max_batch: max_batch.max(1),
         });
@@ -193,55 +197,7 @@ impl PostgresBatcher {
                 .name(format!("lockd-pg-batch-{i}"))
                 .spawn(move || execute(&shared))?;
         }
-        Ok(Self { shared })
-    }
-
-    /// Acquires in the next batch: the granted row, or `None` when another owner holds it.
-    pub(crate) async fn acquire(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-    ) -> Result<Option<LockRow>, RepositoryError> {
-        match self
-            .submit((tenant, resource), Operation::Acquire { owner, ttl })
-            .await?
-        {
-            Outcome::Acquire(row) => Ok(row),
-            _ => Err(mismatch()),
-        }
-    }
-
-    pub(crate) async fn release(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-    ) -> Result<ReleaseResult, RepositoryError> {
-        match self
-            .submit((tenant, resource), Operation::Release { owner })
-            .await?
-        {
-            Outcome::Release(result) => Ok(result),
-            _ => Err(mismatch()),
-        }
-    }
-
-    pub(crate) async fn renew(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-    ) -> Result<RenewRow, RepositoryError> {
-        match self
-            .submit((tenant, resource), Operation::Renew { owner, ttl })
-            .await?
-        {
-            Outcome::Renew(row) => Ok(row),
-            _ => Err(mismatch()),
-        }
+        Ok(Self { shared, direct })
     }
 
     /// Queues `operation` and waits for its outcome, or answers `Unavailable` once its deadline
@@ -322,6 +278,80 @@ impl PostgresBatcher {
             drop(withdraw);
             return Err(RepositoryError::unavailable(NoAnswer(waited)));
         }
+    }
+}
+
+#[async_trait]
+impl Writer for PostgresBatcher {
+    async fn acquire(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<AcquireRow, RepositoryError> {
+        match self
+            .submit((tenant, resource), Operation::Acquire { owner, ttl })
+            .await?
+        {
+            Outcome::Acquire(row) => Ok(row),
+            _ => Err(mismatch()),
+        }
+    }
+
+    async fn release(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+    ) -> Result<ReleaseRow, RepositoryError> {
+        match self
+            .submit((tenant, resource), Operation::Release { owner })
+            .await?
+        {
+            Outcome::Release(row) => Ok(row),
+            _ => Err(mismatch()),
+        }
+    }
+
+    async fn renew(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<RenewRow, RepositoryError> {
+        match self
+            .submit((tenant, resource), Operation::Renew { owner, ttl })
+            .await?
+        {
+            Outcome::Renew(row) => Ok(row),
+            _ => Err(mismatch()),
+        }
+    }
+
+    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
+        self.direct.undo_grant(tenant, grant).await
+    }
+
+    async fn sweep(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        self.direct.sweep(grace, batch).await
+    }
+
+    async fn status(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<LockRow>, RepositoryError> {
+        self.direct.status(tenant, resource).await
+    }
+
+    async fn list(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<Vec<ListedRow>, RepositoryError> {
+        self.direct.list(tenant, query).await
     }
 }
 
@@ -503,7 +533,7 @@ fn answer_followers(
                         Some(Outcome::Acquire(None))
                     }
                     Operation::Release { owner } if owner.as_str() != holder => {
-                        Some(Outcome::Release(ReleaseResult::Forbidden))
+                        Some(Outcome::Release(ReleaseRow::Forbidden))
                     }
                     Operation::Renew { owner, .. } if owner.as_str() != holder => {
                         Some(Outcome::Renew(RenewRow::Forbidden))
@@ -688,8 +718,9 @@ fn settle(
         }
         let outcome = match (&queued.operation, row) {
             (Operation::Acquire { .. }, row) => Ok(Outcome::Acquire(row)),
-            (Operation::Release { .. }, Some(row)) => Lock::try_from(row)
-                .map(|lock| Outcome::Release(ReleaseResult::Released(lock.fencing_token))),
+            (Operation::Release { .. }, Some(row)) => {
+                Ok(Outcome::Release(ReleaseRow::Released(row)))
+            }
             (Operation::Renew { .. }, Some(row)) => Ok(Outcome::Renew(RenewRow::Renewed(row))),
             (Operation::Release { owner }, None) => {
                 misses.push((true, owner.clone(), queued));
@@ -710,8 +741,8 @@ fn settle(
         let (tenant, resource) = &queued.key;
         let outcome = match postgres::classify_miss(conn, tenant, resource, &owner) {
             Err(error) => Err(from_query(error)),
-            Ok(Miss::NotFound) if release => Ok(Outcome::Release(ReleaseResult::NotFound)),
-            Ok(Miss::Forbidden) if release => Ok(Outcome::Release(ReleaseResult::Forbidden)),
+            Ok(Miss::NotFound) if release => Ok(Outcome::Release(ReleaseRow::NotFound)),
+            Ok(Miss::Forbidden) if release => Ok(Outcome::Release(ReleaseRow::Forbidden)),
             Ok(Miss::NotFound) => Ok(Outcome::Renew(RenewRow::NotFound)),
             Ok(Miss::Forbidden) => Ok(Outcome::Renew(RenewRow::Forbidden)),
             Ok(Miss::Retry) if queued.attempts < MAX_ATTEMPTS => {
@@ -728,9 +759,7 @@ fn settle(
 
 /// Undoes a grant that committed after its caller had gone (see the module documentation).
 fn undo_unheard_grant(conn: &mut PgConnection, tenant: &Tenant, row: LockRow) {
-    crate::repository::undo_unheard_grant(tenant, row, |lock| {
-        postgres::undo_grant(conn, tenant, lock)
-    });
+    super::undo_unheard_grant(tenant, row, |lock| postgres::undo_grant(conn, tenant, lock));
 }
 
 #[cfg(test)]
@@ -741,11 +770,12 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use lock_domain::{Owner, ResourceName, Tenant, Ttl};
+    use lock_domain::{Owner, ResourceName, SystemClock, Tenant, Ttl};
 
-    use super::{lock, PostgresBatcher};
+    use super::{lock, PostgresBatcher, PostgresDirect, Writer};
     use crate::config::Deadlines;
     use crate::connection::{ConnectionManager, PoolHealth};
+    use crate::pooled::Pooled;
     use crate::{DatabaseUrl, SqliteSynchronous};
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -770,7 +800,13 @@ mod tests {
             connection: Duration::from_millis(100),
             statement: Duration::from_millis(500),
         };
-        let batcher = Arc::new(PostgresBatcher::spawn(pool, health, deadlines, 2, 64).unwrap());
+        let direct = PostgresDirect::new(Pooled::new(
+            pool,
+            health,
+            Arc::new(SystemClock),
+            Some(deadlines),
+        ));
+        let batcher = Arc::new(PostgresBatcher::spawn(direct, deadlines, 2, 64).unwrap());
         let attempts: Vec<_> = (0..200)
             .map(|i| {
                 let batcher = Arc::clone(&batcher);
