@@ -18,7 +18,10 @@ use crate::freed_notifier::FreedNotifier;
 use crate::outcome::{ReleaseRow, RenewRow};
 use crate::pooled::Pooled;
 use crate::row::ListedRow;
-use crate::writer::{self, Writer};
+use crate::writer::postgres_batch::PostgresBatcher;
+use crate::writer::postgres_direct::PostgresDirect;
+use crate::writer::sqlite::SqliteWriter;
+use crate::writer::Writer;
 use crate::{freed_listener, migrations, postgres, sqlite, DatabaseUrl, StoreError};
 
 /// The `LockRepository` over SQLite or PostgreSQL. Cheap to clone; clones share the pool.
@@ -116,7 +119,7 @@ impl DieselLockRepository {
             Arc::clone(&clock),
             (!is_sqlite).then(|| config.deadlines()),
         );
-        let writer = writer::start(config, first, pooled.clone(), clock).map_err(|reason| {
+        let writer = start_writer(config, first, pooled.clone(), clock).map_err(|reason| {
             StoreError::Unreachable {
                 url: url.clone(),
                 reason,
@@ -329,6 +332,37 @@ impl FreedHints for DieselLockRepository {
             freed_listener::subscribe(url.clone(), self.inner.connection_timeout).await?;
         Ok(Some(Box::new(subscription)))
     }
+}
+
+/// Starts the writer of the configured backend. `first` is the connection the schema was
+/// migrated on: SQLite's writer keeps it.
+///
+/// # Errors
+/// Why the writer could not start (a thread that could not be spawned).
+fn start_writer(
+    config: &StoreConfig,
+    first: DbConnection,
+    pooled: Pooled,
+    clock: Arc<dyn Clock>,
+) -> Result<Box<dyn Writer>, String> {
+    Ok(match first {
+        DbConnection::Sqlite(conn) => Box::new(
+            SqliteWriter::spawn(conn, pooled, clock, config.sqlite_max_batch)
+                .map_err(|e| format!("cannot start the SQLite writer: {e}"))?,
+        ),
+        DbConnection::Postgres(_) if config.postgres_batch_connections == 0 => {
+            Box::new(PostgresDirect::new(pooled))
+        }
+        DbConnection::Postgres(_) => Box::new(
+            PostgresBatcher::spawn(
+                PostgresDirect::new(pooled),
+                config.deadlines(),
+                config.postgres_batch_connections,
+                config.postgres_max_batch,
+            )
+            .map_err(|e| format!("cannot start the PostgreSQL batcher: {e}"))?,
+        ),
+    })
 }
 
 /// An error and its sources on one line, for start-up messages.

@@ -1,10 +1,10 @@
-//! The one interface the repository runs its lock statements through ([`Writer`]), and which
-//! writer each configuration gets:
+//! The one interface the repository runs its lock statements through ([`Writer`]), and its
+//! implementations (the repository picks one when it opens the store):
 //!
-//! - SQLite: [`SqliteWriter`], the group-commit writer thread of this process (`group_commit`);
-//! - PostgreSQL: [`PostgresBatcher`], which batches the acquires, releases and renews of
+//! - SQLite: `SqliteWriter`, the group-commit writer thread of this process (`group_commit`);
+//! - PostgreSQL: `PostgresBatcher`, which batches the acquires, releases and renews of
 //!   concurrent requests into one statement (`postgres_batch`), or with
-//!   `postgres_batch_connections = 0` [`PostgresDirect`], which runs each on the request's own
+//!   `postgres_batch_connections = 0` `PostgresDirect`, which runs each on the request's own
 //!   pooled connection.
 //!
 //! Every writer answers a write only once it has committed, keeps the caller's deadlines, and
@@ -14,25 +14,17 @@
 //! still committing"), and how to wait for those writes is the writer's business.
 
 mod group_commit;
-mod postgres_batch;
-mod postgres_direct;
-mod sqlite;
+pub(crate) mod postgres_batch;
+pub(crate) mod postgres_direct;
+pub(crate) mod sqlite;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_domain::{Clock, ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
+use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
 
-use crate::config::StoreConfig;
-use crate::connection::DbConnection;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
-use crate::pooled::Pooled;
 use crate::row::{ListedRow, LockRow};
-
-pub(crate) use postgres_batch::PostgresBatcher;
-pub(crate) use postgres_direct::PostgresDirect;
-pub(crate) use sqlite::SqliteWriter;
 
 /// How the lock statements of one store run. The same outcome types on every backend.
 #[async_trait]
@@ -82,37 +74,6 @@ pub(crate) trait Writer: Send + Sync {
         tenant: Tenant,
         query: ListQuery,
     ) -> Result<Vec<ListedRow>, RepositoryError>;
-}
-
-/// Starts the writer of the configured backend. `first` is the connection the schema was
-/// migrated on: SQLite's writer keeps it.
-///
-/// # Errors
-/// Why the writer could not start (a thread that could not be spawned).
-pub(crate) fn start(
-    config: &StoreConfig,
-    first: DbConnection,
-    pooled: Pooled,
-    clock: Arc<dyn Clock>,
-) -> Result<Box<dyn Writer>, String> {
-    Ok(match first {
-        DbConnection::Sqlite(conn) => Box::new(
-            SqliteWriter::spawn(conn, pooled, clock, config.sqlite_max_batch)
-                .map_err(|e| format!("cannot start the SQLite writer: {e}"))?,
-        ),
-        DbConnection::Postgres(_) if config.postgres_batch_connections == 0 => {
-            Box::new(PostgresDirect::new(pooled))
-        }
-        DbConnection::Postgres(_) => Box::new(
-            PostgresBatcher::spawn(
-                PostgresDirect::new(pooled),
-                config.deadlines(),
-                config.postgres_batch_connections,
-                config.postgres_max_batch,
-            )
-            .map_err(|e| format!("cannot start the PostgreSQL batcher: {e}"))?,
-        ),
-    })
 }
 
 /// Undoes a grant that nobody will hear of (its caller gave up or went away before it was

@@ -45,7 +45,8 @@ use diesel::r2d2::R2D2Connection;
 use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
 use tokio::sync::oneshot;
 
-use super::{PostgresDirect, Writer};
+use super::postgres_direct::PostgresDirect;
+use super::Writer;
 use crate::config::Deadlines;
 use crate::connection::{ConnectionManager, DbConnection, PoolHealth};
 use crate::error::{from_query, NoAnswer};
