@@ -30,8 +30,9 @@ pub struct StoreConfig {
     pub statement_timeout: Duration,
     /// SQLite: the most writes committed together in one transaction (default 256).
     pub sqlite_max_batch: usize,
-    /// PostgreSQL: how many connections run batched writes (see `postgres_batch`); 0 runs every
-    /// write as its own statement instead (default 2).
+    /// PostgreSQL: how many connections run batched writes (see `writer::postgres_batch`); 0
+    /// runs every write alone on the request's own pooled connection, as the batched statement
+    /// with that one operation (default 2).
     pub postgres_batch_connections: u32,
     /// PostgreSQL: the most writes in one batched statement (default 256).
     pub postgres_max_batch: usize,

@@ -286,7 +286,7 @@ impl StoreHealth for DieselLockRepository {
             .run(|conn, now_ms| {
                 match conn {
                     DbConnection::Sqlite(c) => sqlite::count_live(c, now_ms),
-                    DbConnection::Postgres(c) => postgres::count_live(c),
+                    DbConnection::Postgres(c) => postgres::reads::count_live(c),
                 }
                 .map_err(from_query)
             })
@@ -301,7 +301,7 @@ impl StoreHealth for DieselLockRepository {
             .run(|conn, _| {
                 match conn {
                     DbConnection::Sqlite(c) => sqlite::count_expired_takeovers(c),
-                    DbConnection::Postgres(c) => postgres::count_expired_takeovers(c),
+                    DbConnection::Postgres(c) => postgres::reads::count_expired_takeovers(c),
                 }
                 .map_err(from_query)
             })

@@ -51,16 +51,10 @@ use crate::config::Deadlines;
 use crate::connection::{ConnectionManager, DbConnection, PoolHealth};
 use crate::error::{from_query, NoAnswer};
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
-use crate::postgres::{self, BatchRow, KeptChanging, Miss, WriteColumns, MAX_ATTEMPTS};
+use crate::postgres::reads;
+use crate::postgres::writes::{self, BatchRow, Miss, Operation};
+use crate::postgres::{KeptChanging, MAX_ATTEMPTS};
 use crate::row::{ListedRow, LockRow};
-
-/// The operations the batcher runs.
-#[derive(Debug)]
-enum Operation {
-    Acquire { owner: Owner, ttl: Ttl },
-    Release { owner: Owner },
-    Renew { owner: Owner, ttl: Ttl },
-}
 
 /// What an operation comes to.
 enum Outcome {
@@ -514,7 +508,7 @@ fn answer_followers(
                 live.insert(key, owner);
             }
             Holder::Ask => {
-                if let Ok(Some(row)) = postgres::live_holder_now(conn, &key.0, &key.1) {
+                if let Ok(Some(row)) = reads::live_holder_now(conn, &key.0, &key.1) {
                     live.insert(key, row.owner);
                 }
             }
@@ -671,18 +665,12 @@ fn is_conflict(error: &diesel::result::Error) -> bool {
 
 /// The one statement of a batch.
 fn write(conn: &mut PgConnection, batch: &[Queued]) -> diesel::QueryResult<Vec<BatchRow>> {
-    let mut acquires = WriteColumns::default();
-    let mut releases = WriteColumns::default();
-    let mut renews = WriteColumns::default();
-    for queued in batch {
-        let (tenant, resource) = &queued.key;
-        match &queued.operation {
-            Operation::Acquire { owner, ttl } => acquires.push(tenant, resource, owner, Some(*ttl)),
-            Operation::Release { owner } => releases.push(tenant, resource, owner, None),
-            Operation::Renew { owner, ttl } => renews.push(tenant, resource, owner, Some(*ttl)),
-        }
-    }
-    postgres::write_batch(conn, &acquires, &releases, &renews)
+    writes::write_batch(
+        conn,
+        batch
+            .iter()
+            .map(|queued| (&queued.key.0, &queued.key.1, &queued.operation)),
+    )
 }
 
 /// Answers the operations of a committed batch from its rows. A release or renew that wrote
@@ -740,7 +728,7 @@ fn settle(
     }
     for (release, owner, queued) in misses {
         let (tenant, resource) = &queued.key;
-        let outcome = match postgres::classify_miss(conn, tenant, resource, &owner) {
+        let outcome = match writes::classify_miss(conn, tenant, resource, &owner) {
             Err(error) => Err(from_query(error)),
             Ok(Miss::NotFound) if release => Ok(Outcome::Release(ReleaseRow::NotFound)),
             Ok(Miss::Forbidden) if release => Ok(Outcome::Release(ReleaseRow::Forbidden)),
@@ -760,7 +748,7 @@ fn settle(
 
 /// Undoes a grant that committed after its caller had gone (see the module documentation).
 fn undo_unheard_grant(conn: &mut PgConnection, tenant: &Tenant, row: LockRow) {
-    super::undo_unheard_grant(tenant, row, |lock| postgres::undo_grant(conn, tenant, lock));
+    super::undo_unheard_grant(tenant, row, |lock| writes::undo_grant(conn, tenant, lock));
 }
 
 #[cfg(test)]

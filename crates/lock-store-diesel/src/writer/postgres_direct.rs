@@ -11,7 +11,7 @@ use super::{undo_unheard_grant, Writer};
 use crate::error::from_query;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
 use crate::pooled::Pooled;
-use crate::postgres;
+use crate::postgres::{reads, writes};
 use crate::row::{ListedRow, LockRow};
 
 /// Runs every operation on a pooled connection.
@@ -42,7 +42,7 @@ impl Writer for PostgresDirect {
         self.pooled
             .run_undoable(
                 move |conn, _| {
-                    postgres::acquire(conn.postgres()?, &tenant, &resource, &owner, ttl)
+                    writes::acquire(conn.postgres()?, &tenant, &resource, &owner, ttl)
                         .map_err(from_query)
                 },
                 // A grant that committed after its caller heard 503 (a commit is not covered
@@ -52,7 +52,7 @@ impl Writer for PostgresDirect {
                         return;
                     };
                     undo_unheard_grant(&undo_tenant, row, |lock| {
-                        postgres::undo_grant(c, &undo_tenant, lock)
+                        writes::undo_grant(c, &undo_tenant, lock)
                     });
                 },
             )
@@ -66,7 +66,7 @@ impl Writer for PostgresDirect {
         owner: Owner,
     ) -> Result<ReleaseRow, RepositoryError> {
         self.pooled
-            .run(move |conn, _| postgres::release(conn.postgres()?, &tenant, &resource, &owner))
+            .run(move |conn, _| writes::release(conn.postgres()?, &tenant, &resource, &owner))
             .await
     }
 
@@ -78,14 +78,14 @@ impl Writer for PostgresDirect {
         ttl: Ttl,
     ) -> Result<RenewRow, RepositoryError> {
         self.pooled
-            .run(move |conn, _| postgres::renew(conn.postgres()?, &tenant, &resource, &owner, ttl))
+            .run(move |conn, _| writes::renew(conn.postgres()?, &tenant, &resource, &owner, ttl))
             .await
     }
 
     async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
         self.pooled
             .run(move |conn, _| {
-                postgres::undo_grant(conn.postgres()?, &tenant, &grant).map_err(from_query)
+                writes::undo_grant(conn.postgres()?, &tenant, &grant).map_err(from_query)
             })
             .await
     }
@@ -94,7 +94,7 @@ impl Writer for PostgresDirect {
         let grace_ms = grace.as_millis() as i64;
         self.pooled
             .run(move |conn, _| {
-                postgres::sweep(conn.postgres()?, grace_ms, i64::from(batch)).map_err(from_query)
+                writes::sweep(conn.postgres()?, grace_ms, i64::from(batch)).map_err(from_query)
             })
             .await
     }
@@ -107,7 +107,7 @@ impl Writer for PostgresDirect {
     ) -> Result<Option<LockRow>, RepositoryError> {
         self.pooled
             .run(move |conn, _| {
-                postgres::status(conn.postgres()?, &tenant, &resource).map_err(from_query)
+                reads::status(conn.postgres()?, &tenant, &resource).map_err(from_query)
             })
             .await
     }
@@ -118,7 +118,7 @@ impl Writer for PostgresDirect {
         query: ListQuery,
     ) -> Result<Vec<ListedRow>, RepositoryError> {
         self.pooled
-            .run(move |conn, _| postgres::list(conn.postgres()?, &tenant, &query))
+            .run(move |conn, _| reads::list(conn.postgres()?, &tenant, &query))
             .await
     }
 }
