@@ -8,7 +8,7 @@ use lock_domain::{ListQuery, RepositoryError, ResourceName, Tenant};
 use super::{KeptChanging, MAX_ATTEMPTS};
 use crate::error::from_query;
 use crate::prepared::{Param, Prepared};
-use crate::row::{CountRow, ListedRow, LockRow};
+use crate::row::{CountRow, ListedRow, LockRow, SeenLive};
 
 /// Whether the row version `l` that a read sees has an ended lease that a transaction not yet
 /// committed when the read's snapshot was taken is writing (`lockd_written_in_flight`, migration
@@ -23,10 +23,10 @@ macro_rules! ended_in_flight {
     };
 }
 
-/// The lock on `($1, $2)` if it is live at the statement's start, or its row with an ended lease
-/// and `in_flight` set when a writer was in flight on it (see [`ended_in_flight`]).
+/// The lock on `($1, $2)` if it is live at the statement's start (`now_ms`), or its row with an
+/// ended lease and `in_flight` set when a writer was in flight on it (see [`ended_in_flight`]).
 const STATUS: &str = concat!(
-    "SELECT l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, ",
+    "SELECT l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, n.ms AS now_ms, ",
     ended_in_flight!(),
     " AS in_flight
 FROM distributed_locks AS l,
@@ -47,7 +47,8 @@ const STATUS_AFTER_WRITER: &str = concat!(
 n AS MATERIALIZED (SELECT ",
     clock_ms!(),
     " AS ms FROM (SELECT count(*) FROM k) AS locked)
-SELECT k.resource, k.owner, k.acquired_at_ms, k.expires_at_ms, k.fencing_token, false AS in_flight
+SELECT k.resource, k.owner, k.acquired_at_ms, k.expires_at_ms, k.fencing_token, n.ms AS now_ms,
+       false AS in_flight
 FROM k, n WHERE k.expires_at_ms > n.ms"
 );
 
@@ -103,12 +104,20 @@ pub(crate) fn status(
     tenant: &Tenant,
     resource: &ResourceName,
 ) -> QueryResult<Option<LockRow>> {
-    match read_status(conn, STATUS, tenant, resource)? {
-        Some(row) if row.in_flight => {
-            Ok(read_status(conn, STATUS_AFTER_WRITER, tenant, resource)?.map(|row| row.lock))
-        }
-        row => Ok(row.map(|row| row.lock)),
-    }
+    Ok(status_seen(conn, tenant, resource)?.map(|seen| seen.lock))
+}
+
+/// [`status`], with the database's clock at which the lock was read live.
+pub(crate) fn status_seen(
+    conn: &mut PgConnection,
+    tenant: &Tenant,
+    resource: &ResourceName,
+) -> QueryResult<Option<SeenLive>> {
+    let row = match read_status(conn, STATUS, tenant, resource)? {
+        Some(row) if row.in_flight => read_status(conn, STATUS_AFTER_WRITER, tenant, resource)?,
+        row => row,
+    };
+    Ok(row.map(StatusRow::seen))
 }
 
 /// The live lock on `(tenant, resource)` without waiting for anyone: `None` also when a writer
@@ -118,10 +127,10 @@ pub(crate) fn live_holder_now(
     conn: &mut PgConnection,
     tenant: &Tenant,
     resource: &ResourceName,
-) -> QueryResult<Option<LockRow>> {
+) -> QueryResult<Option<SeenLive>> {
     Ok(read_status(conn, STATUS, tenant, resource)?
         .filter(|row| !row.in_flight)
-        .map(|row| row.lock))
+        .map(StatusRow::seen))
 }
 
 fn read_status(
@@ -184,8 +193,20 @@ pub(crate) fn list(
 struct StatusRow {
     #[diesel(embed)]
     lock: LockRow,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    now_ms: i64,
     #[diesel(sql_type = diesel::sql_types::Bool)]
     in_flight: bool,
+}
+
+impl StatusRow {
+    /// A row the read returned with `in_flight` unset is live at `now_ms`.
+    fn seen(self) -> SeenLive {
+        SeenLive {
+            lock: self.lock,
+            now_ms: self.now_ms,
+        }
+    }
 }
 
 /// A row of [`LIST_BOUNDED`] or [`LIST_UNBOUNDED`].

@@ -9,7 +9,10 @@
 use diesel::pg::PgConnection;
 use diesel::sql_types::BigInt;
 use diesel::{QueryResult, QueryableByName, RunQueryDsl};
-use lock_domain::{Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
+use lock_domain::{
+    decide_release, decide_renew, Lock, Owner, ReleaseResult, RenewDecision, RepositoryError,
+    ResourceName, Tenant, Ttl,
+};
 
 use super::reads;
 use super::{KeptChanging, MAX_ATTEMPTS};
@@ -320,24 +323,45 @@ pub(crate) fn undo_grant(
     .map(|rows| rows > 0)
 }
 
-/// Who holds the live lock when a conditional write matched nothing.
+/// Why a release or renew wrote nothing, as the live lock read afterwards shows.
 pub(crate) enum Miss {
     NotFound,
     Forbidden,
-    /// The caller's own lock is live now: run the write again.
+    /// The caller's own lock is live now (granted concurrently): run the write again.
     Retry,
 }
 
+/// Reads the live lock after `operation` (a release or renew) wrote nothing, waiting for a
+/// writer in flight on it, and lets the domain decide the operation against it.
+///
+/// # Errors
+/// When the read fails, the row is corrupt, or `operation` is an acquire (which never misses).
 pub(crate) fn classify_miss(
     conn: &mut PgConnection,
     tenant: &Tenant,
     resource: &ResourceName,
-    owner: &Owner,
-) -> QueryResult<Miss> {
-    Ok(match reads::status(conn, tenant, resource)? {
-        None => Miss::NotFound,
-        Some(row) if row.owner == owner.as_str() => Miss::Retry,
-        Some(_) => Miss::Forbidden,
+    operation: &Operation,
+) -> Result<Miss, RepositoryError> {
+    let Some(seen) = reads::status_seen(conn, tenant, resource).map_err(from_query)? else {
+        return Ok(Miss::NotFound);
+    };
+    let (live, now) = seen.into_domain()?;
+    Ok(match operation {
+        Operation::Release { owner } => match decide_release(Some(&live), owner, now) {
+            ReleaseResult::Released(_) => Miss::Retry,
+            ReleaseResult::NotFound => Miss::NotFound,
+            ReleaseResult::Forbidden => Miss::Forbidden,
+        },
+        Operation::Renew { owner, .. } => match decide_renew(Some(&live), owner, now) {
+            RenewDecision::Renew => Miss::Retry,
+            RenewDecision::NotFound => Miss::NotFound,
+            RenewDecision::Forbidden => Miss::Forbidden,
+        },
+        Operation::Acquire { .. } => {
+            return Err(RepositoryError::internal(
+                "an acquire has no miss to classify",
+            ))
+        }
     })
 }
 
@@ -356,7 +380,7 @@ pub(crate) fn release(
         if let Some(row) = released {
             return Ok(ReleaseRow::Released(row));
         }
-        match classify_miss(conn, tenant, resource, owner).map_err(from_query)? {
+        match classify_miss(conn, tenant, resource, &release)? {
             Miss::NotFound => return Ok(ReleaseRow::NotFound),
             Miss::Forbidden => return Ok(ReleaseRow::Forbidden),
             Miss::Retry => {}
@@ -382,7 +406,7 @@ pub(crate) fn renew(
         if let Some(row) = renewed {
             return Ok(RenewRow::Renewed(row));
         }
-        match classify_miss(conn, tenant, resource, owner).map_err(from_query)? {
+        match classify_miss(conn, tenant, resource, &renew)? {
             Miss::NotFound => return Ok(RenewRow::NotFound),
             Miss::Forbidden => return Ok(RenewRow::Forbidden),
             Miss::Retry => {}

@@ -40,21 +40,25 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use diesel::pg::PgConnection;
 use diesel::r2d2::R2D2Connection;
-use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
+use lock_domain::{
+    decide_acquire, decide_release, decide_renew, AcquireDecision, ListQuery, Lock, Owner,
+    ReleaseResult, RenewDecision, RepositoryError, ResourceName, Tenant, Ttl,
+};
 use tokio::sync::oneshot;
 
 use super::postgres_direct::PostgresDirect;
 use super::Writer;
 use crate::config::Deadlines;
 use crate::connection::{ConnectionManager, DbConnection, PoolHealth};
-use crate::error::{from_query, NoAnswer};
+use crate::error::NoAnswer;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
 use crate::postgres::reads;
 use crate::postgres::writes::{self, BatchRow, Miss, Operation};
 use crate::postgres::{KeptChanging, MAX_ATTEMPTS};
-use crate::row::{ListedRow, LockRow};
+use crate::row::{ListedRow, LockRow, SeenLive};
 
 /// What an operation comes to.
 enum Outcome {
@@ -472,11 +476,11 @@ fn take_batch(shared: &Shared) -> (Vec<Queued>, u64, u64) {
     (batch, seen, changes)
 }
 
-/// Who holds a key's live lease after a batch, as far as the batch shows.
+/// A key's live lease after a batch, as far as the batch shows.
 enum Holder {
-    /// This owner (the batch granted or renewed its lease).
-    Known(String),
-    /// Someone else: the batch's acquire was refused; a read tells who.
+    /// The lease the batch granted or renewed, live at the database's clock of that write.
+    Seen(SeenLive),
+    /// Someone else's: the batch's acquire was refused; a read tells whose.
     Ask,
 }
 
@@ -501,17 +505,15 @@ fn answer_followers(
             .collect();
         holders.retain(|(key, _)| followed.contains(key));
     }
-    let mut live: HashMap<Key, String> = HashMap::with_capacity(holders.len());
+    let mut live: HashMap<Key, (Lock, DateTime<Utc>)> = HashMap::with_capacity(holders.len());
     for (key, holder) in holders {
-        match holder {
-            Holder::Known(owner) => {
-                live.insert(key, owner);
-            }
-            Holder::Ask => {
-                if let Ok(Some(row)) = reads::live_holder_now(conn, &key.0, &key.1) {
-                    live.insert(key, row.owner);
-                }
-            }
+        let lease = match holder {
+            Holder::Seen(lease) => Some(lease),
+            Holder::Ask => reads::live_holder_now(conn, &key.0, &key.1).ok().flatten(),
+        };
+        // A lease the domain cannot read (a corrupt row) decides nothing: its operations run.
+        if let Some(Ok(lease)) = lease.map(SeenLive::into_domain) {
+            live.insert(key, lease);
         }
     }
     if live.is_empty() {
@@ -522,19 +524,8 @@ fn answer_followers(
     let mut kept = VecDeque::with_capacity(queue.waiting.len());
     while let Some(queued) = queue.waiting.pop_front() {
         let decided = match live.get(&queued.key) {
-            Some(holder) if queued.seq < seen && !blocked.contains(&queued.key) => {
-                match &queued.operation {
-                    Operation::Acquire { owner, .. } if owner.as_str() != holder => {
-                        Some(Outcome::Acquire(None))
-                    }
-                    Operation::Release { owner } if owner.as_str() != holder => {
-                        Some(Outcome::Release(ReleaseRow::Forbidden))
-                    }
-                    Operation::Renew { owner, .. } if owner.as_str() != holder => {
-                        Some(Outcome::Renew(RenewRow::Forbidden))
-                    }
-                    _ => None,
-                }
+            Some((lease, at)) if queued.seq < seen && !blocked.contains(&queued.key) => {
+                decided_by_lease(&queued.operation, lease, *at)
             }
             _ => None,
         };
@@ -551,6 +542,26 @@ fn answer_followers(
         }
     }
     queue.waiting = kept;
+}
+
+/// What `operation` comes to against `lease`, live at `at`, when the domain decides it without
+/// a write (an acquire refused, a release or renew forbidden); `None` when it needs its write.
+fn decided_by_lease(operation: &Operation, lease: &Lock, at: DateTime<Utc>) -> Option<Outcome> {
+    let lease = Some(lease);
+    match operation {
+        Operation::Acquire { owner, .. } => {
+            matches!(decide_acquire(lease, owner, at), AcquireDecision::Deny)
+                .then_some(Outcome::Acquire(None))
+        }
+        Operation::Release { owner } => {
+            matches!(decide_release(lease, owner, at), ReleaseResult::Forbidden)
+                .then_some(Outcome::Release(ReleaseRow::Forbidden))
+        }
+        Operation::Renew { owner, .. } => {
+            matches!(decide_renew(lease, owner, at), RenewDecision::Forbidden)
+                .then_some(Outcome::Renew(RenewRow::Forbidden))
+        }
+    }
 }
 
 /// Frees the keys of a finished batch and puts its operations to run again at the head of the
@@ -696,9 +707,16 @@ fn settle(
         let row = written.remove(&(tenant.as_str().to_owned(), resource.as_str().to_owned()));
         queued.attempts += 1;
         let holder = match (&queued.operation, &row) {
-            (Operation::Acquire { .. } | Operation::Renew { .. }, Some(row)) => {
-                Some(Holder::Known(row.owner.clone()))
-            }
+            // A grant starts at the database's clock of its write.
+            (Operation::Acquire { .. }, Some(row)) => Some(Holder::Seen(SeenLive {
+                lock: row.clone(),
+                now_ms: row.acquired_at_ms,
+            })),
+            // A renewal ends `ttl` after the database's clock of its write.
+            (Operation::Renew { ttl, .. }, Some(row)) => Some(Holder::Seen(SeenLive {
+                lock: row.clone(),
+                now_ms: row.expires_at_ms - i64::from(ttl.seconds()) * 1_000,
+            })),
             (Operation::Acquire { .. }, None) => Some(Holder::Ask),
             _ => None,
         };
@@ -711,12 +729,8 @@ fn settle(
                 Ok(Outcome::Release(ReleaseRow::Released(row)))
             }
             (Operation::Renew { .. }, Some(row)) => Ok(Outcome::Renew(RenewRow::Renewed(row))),
-            (Operation::Release { owner }, None) => {
-                misses.push((true, owner.clone(), queued));
-                continue;
-            }
-            (Operation::Renew { owner, .. }, None) => {
-                misses.push((false, owner.clone(), queued));
+            (Operation::Release { .. } | Operation::Renew { .. }, None) => {
+                misses.push(queued);
                 continue;
             }
         };
@@ -726,10 +740,11 @@ fn settle(
             undo_unheard_grant(conn, &tenant, row);
         }
     }
-    for (release, owner, queued) in misses {
+    for queued in misses {
         let (tenant, resource) = &queued.key;
-        let outcome = match writes::classify_miss(conn, tenant, resource, &owner) {
-            Err(error) => Err(from_query(error)),
+        let release = matches!(queued.operation, Operation::Release { .. });
+        let outcome = match writes::classify_miss(conn, tenant, resource, &queued.operation) {
+            Err(error) => Err(error),
             Ok(Miss::NotFound) if release => Ok(Outcome::Release(ReleaseRow::NotFound)),
             Ok(Miss::Forbidden) if release => Ok(Outcome::Release(ReleaseRow::Forbidden)),
             Ok(Miss::NotFound) => Ok(Outcome::Renew(RenewRow::NotFound)),
