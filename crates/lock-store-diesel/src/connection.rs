@@ -130,8 +130,8 @@ impl ConnectionManager {
                             ConnectError::Postgres(self.url.scrub(&error.to_string()))
                         })?;
                 // The server cancels any statement that runs past this (its COMMIT is not
-                // covered: see `postgres_batch` for a grant that commits after its caller gave
-                // up), and the sweeper's grace (60 s) stays far longer than any statement can
+                // covered: see `writer::postgres_batch` for a grant that commits after its caller
+                // gave up), and the sweeper's grace (60 s) stays far longer than any statement can
                 // run. `synchronous_commit = on` whatever the database's or role's default: a
                 // grant is answered only once it is durable (and, with synchronous replication,
                 // on the standby), so a crash cannot take back an acknowledged grant and issue

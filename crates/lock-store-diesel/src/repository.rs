@@ -322,8 +322,8 @@ impl StoreHealth for DieselLockRepository {
 
 #[async_trait]
 impl FreedHints for DieselLockRepository {
-    /// PostgreSQL: `LISTEN` on the channel every release and renew notifies (`freed_notifier`). SQLite: no hints (it
-    /// has no notifications; waiters in other processes poll).
+    /// PostgreSQL: `LISTEN` on the channel every release and renew notifies (`freed_notifier`).
+    /// SQLite: no hints (it has no notifications; waiters in other processes poll).
     async fn subscribe_freed(&self) -> Result<Option<Box<dyn FreedLocks>>, RepositoryError> {
         let Some(url) = &self.inner.postgres_url else {
             return Ok(None);

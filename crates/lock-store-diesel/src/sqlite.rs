@@ -1,7 +1,7 @@
 //! The lock statements on SQLite. The process clock is the clock: `now_ms` comes from the
 //! repository's `Clock`. The write functions here run inside the group-commit writer's
-//! IMMEDIATE transaction (see `group_commit`), which takes SQLite's write lock before anything is
-//! read, so a read-then-write can never fail on lock upgrade or act on a stale read.
+//! IMMEDIATE transaction (see `writer::group_commit`), which takes SQLite's write lock before
+//! anything is read, so a read-then-write can never fail on lock upgrade or act on a stale read.
 //!
 //! Reads run outside the writer, on the last committed state. That state can lag a write whose
 //! decision is already made: a renew decided before the lease's end whose COMMIT (its fsync, or

@@ -22,67 +22,6 @@ use crate::prepared::{Param, Prepared};
 use crate::row::LockRow;
 use crate::schema::distributed_locks;
 
-/// The `DO UPDATE` of an acquire, shared by [`ACQUIRE`] and [`WRITE_BATCH`]. `ON CONFLICT DO
-/// UPDATE` locks the conflicting row, waiting for a concurrent writer, and evaluates its `WHERE`
-/// and `SET` on the row's newest version after that, so both read the clock then. The `SET`
-/// reads it once for all its columns (`c.ms`); the `WHERE` reads it just before, which is never
-/// later: a lease the `WHERE` finds expired is expired for the `SET` too.
-macro_rules! acquire_on_conflict {
-    () => {
-        concat!(
-            "ON CONFLICT (tenant, resource) DO UPDATE SET
-    (owner, acquired_at_ms, expires_at_ms, fencing_token, regranted) = (
-        SELECT EXCLUDED.owner, c.ms, c.ms + (EXCLUDED.expires_at_ms - EXCLUDED.acquired_at_ms),
-               CASE WHEN l.expires_at_ms > c.ms THEN l.fencing_token
-                    ELSE nextval('fencing_tokens') END,
-               l.expires_at_ms > c.ms
-        FROM (SELECT ",
-            clock_ms!(),
-            " AS ms) AS c)
-WHERE l.expires_at_ms <= ",
-            clock_ms!(),
-            " OR l.owner = EXCLUDED.owner"
-        )
-    };
-}
-
-/// The rule of a release and a renew: the row's lease is live at `n.ms` (read after the row
-/// lock, see [`lock_then_clock`]) and `$owner` holds it. Shared by [`RELEASE`], [`RENEW`] and
-/// [`WRITE_BATCH`].
-macro_rules! live_and_held_by {
-    ($owner:literal) => {
-        concat!("l.owner = ", $owner, " AND l.expires_at_ms > n.ms")
-    };
-}
-
-/// How a release ends a lease: at `n.ms`, with `acquired_at_ms = expires_at_ms` marking it as
-/// released (see [`RELEASE`]).
-macro_rules! end_lease {
-    () => {
-        "SET acquired_at_ms = n.ms, expires_at_ms = n.ms"
-    };
-}
-
-/// Locks the rows of `$keys` (waiting for a concurrent writer), then reads the clock (`n.ms`):
-/// the head of [`RELEASE`], [`RENEW`], [`UNDO_GRANT`] and [`WRITE_BATCH`]. `n` counts the locked rows, so it is evaluated only
-/// after `k` has taken every lock; the `UPDATE` then re-checks its `WHERE` on the row's newest
-/// version (READ COMMITTED) against that later "now".
-macro_rules! lock_then_clock {
-    ($keys:literal) => {
-        concat!(
-            "WITH k AS MATERIALIZED (
-    SELECT d.tenant FROM distributed_locks AS d ",
-            $keys,
-            "
-    ORDER BY d.tenant COLLATE \"C\", d.resource COLLATE \"C\" FOR UPDATE OF d),
-n AS MATERIALIZED (SELECT ",
-            clock_ms!(),
-            " AS ms FROM (SELECT count(*) FROM k) AS locked)
-"
-        )
-    };
-}
-
 /// The compare-and-set of an acquire, as one statement. Under READ COMMITTED, `ON CONFLICT DO
 /// UPDATE` locks the conflicting row and evaluates the `WHERE` on its newest version, so of two
 /// callers racing for one expired lock the second sees the first's grant and gets no row back.

@@ -1,5 +1,6 @@
 //! Batching for PostgreSQL: the acquires, releases and renews of many concurrent requests run as
-//! one statement over arrays ([`WRITE_BATCH`](crate::postgres::writes::WRITE_BATCH)), one round trip and one commit for all.
+//! one statement over arrays (`postgres::writes::WRITE_BATCH`), one round trip and one commit
+//! for all.
 //!
 //! Requests queue their operation and wait. A few executor threads (`executors`) each take a
 //! pooled connection and whatever is queued (up to `max_batch`), run it as one statement in
