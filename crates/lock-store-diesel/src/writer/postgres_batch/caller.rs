@@ -13,7 +13,7 @@ use crate::error::NoAnswer;
 use crate::postgres::writes::Operation;
 
 /// Queues `operation` and waits for its outcome, or answers `Unavailable` once its deadline
-/// has passed (see the module documentation).
+/// has passed (see the batcher's module documentation).
 pub(super) async fn submit(
     shared: &Shared,
     key: Key,

@@ -26,7 +26,7 @@ pub(super) enum Holder {
 }
 
 /// Answers the operations queued on the batch's keys before its statement that the lease seen
-/// decides without a write (see the module documentation), in arrival order per key.
+/// decides without a write (see the batcher's module documentation), in arrival order per key.
 pub(super) fn answer_followers(
     shared: &Shared,
     conn: &mut PgConnection,

@@ -186,7 +186,7 @@ fn settle(
     (done, retries)
 }
 
-/// Undoes a grant that committed after its caller had gone (see the module documentation).
+/// Undoes a grant that committed after its caller had gone (see the batcher's module documentation).
 fn undo_unheard_grant(conn: &mut PgConnection, tenant: &Tenant, row: LockRow) {
     crate::writer::undo_unheard_grant(tenant, row, |lock| writes::undo_grant(conn, tenant, lock));
 }
