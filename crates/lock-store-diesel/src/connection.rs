@@ -9,6 +9,7 @@ use diesel::pg::PgConnection;
 use diesel::r2d2::R2D2Connection;
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, ConnectionError, RunQueryDsl};
+use lock_domain::RepositoryError;
 
 use crate::DatabaseUrl;
 
@@ -16,6 +17,28 @@ use crate::DatabaseUrl;
 pub(crate) enum DbConnection {
     Sqlite(SqliteConnection),
     Postgres(PgConnection),
+}
+
+impl DbConnection {
+    /// The SQLite connection; an internal error on a PostgreSQL one (a store mixes no backends).
+    pub(crate) fn sqlite(&mut self) -> Result<&mut SqliteConnection, RepositoryError> {
+        match self {
+            DbConnection::Sqlite(c) => Ok(c),
+            DbConnection::Postgres(_) => Err(RepositoryError::internal(
+                "a PostgreSQL connection in a SQLite store",
+            )),
+        }
+    }
+
+    /// The PostgreSQL connection; an internal error on a SQLite one.
+    pub(crate) fn postgres(&mut self) -> Result<&mut PgConnection, RepositoryError> {
+        match self {
+            DbConnection::Postgres(c) => Ok(c),
+            DbConnection::Sqlite(_) => Err(RepositoryError::internal(
+                "a SQLite connection in a PostgreSQL store",
+            )),
+        }
+    }
 }
 
 /// Why a connection could not be opened or set up.
@@ -107,8 +130,8 @@ impl ConnectionManager {
                             ConnectError::Postgres(self.url.scrub(&error.to_string()))
                         })?;
                 // The server cancels any statement that runs past this (its COMMIT is not
-                // covered: see `postgres_batch` for a grant that commits after its caller gave
-                // up), and the sweeper's grace (60 s) stays far longer than any statement can
+                // covered: see `writer::postgres_batch` for a grant that commits after its caller
+                // gave up), and the sweeper's grace (60 s) stays far longer than any statement can
                 // run. `synchronous_commit = on` whatever the database's or role's default: a
                 // grant is answered only once it is durable (and, with synchronous replication,
                 // on the standby), so a crash cannot take back an acknowledged grant and issue

@@ -66,6 +66,11 @@ pub(crate) fn is_unavailable(error: &DieselError) -> bool {
     }
 }
 
+/// The database did not take or finish an operation within its deadline.
+#[derive(Debug, thiserror::Error)]
+#[error("the database did not answer within {0:?}")]
+pub(crate) struct NoAnswer(pub std::time::Duration);
+
 /// A pool that could not hand out a connection in time: the database is unavailable.
 pub(crate) fn from_pool(error: r2d2::Error) -> RepositoryError {
     RepositoryError::unavailable(error)

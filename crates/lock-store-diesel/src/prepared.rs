@@ -5,7 +5,7 @@
 //! placeholders (`$n` on PostgreSQL, `?n` on SQLite), which is exactly what a prepared-statement
 //! cache keys on: this type pushes the same text and binds without that mark, and diesel
 //! prepares each statement once per connection. PostgreSQL statements may also take arrays
-//! (the batched statements of `postgres_batch`).
+//! (`postgres::writes::WRITE_BATCH`).
 
 use diesel::backend::Backend;
 use diesel::pg::Pg;

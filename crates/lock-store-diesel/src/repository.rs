@@ -1,6 +1,7 @@
-//! `DieselLockRepository`: the `LockRepository` port over the pooled connections.
+//! `DieselLockRepository`: the domain's ports (`LockRepository`, `StoreHealth`, `FreedHints`)
+//! over the store's writer (lock operations, see `writer`) and its pool (health, statistics).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -10,100 +11,18 @@ use lock_domain::{
     Tenant, Ttl,
 };
 
-use diesel::pg::PgConnection;
-use diesel::sqlite::SqliteConnection;
-use tokio::sync::oneshot;
-
-use crate::connection::{ConnectionManager, DbConnection, PoolHealth, SqliteSynchronous};
-use crate::error::{from_pool, from_query};
+use crate::config::StoreConfig;
+use crate::connection::{ConnectionManager, DbConnection, PoolHealth};
+use crate::error::from_query;
 use crate::freed_notifier::FreedNotifier;
-use crate::group_commit::GroupCommitWriter;
-use crate::postgres_batch::PostgresBatcher;
-use crate::row::{ListedRow, LockRow};
+use crate::outcome::{ReleaseRow, RenewRow};
+use crate::pooled::Pooled;
+use crate::row::ListedRow;
+use crate::writer::postgres_batch::PostgresBatcher;
+use crate::writer::postgres_direct::PostgresDirect;
+use crate::writer::sqlite::SqliteWriter;
+use crate::writer::Writer;
 use crate::{freed_listener, migrations, postgres, sqlite, DatabaseUrl, StoreError};
-
-/// How to open the store.
-#[derive(Debug, Clone)]
-pub struct StoreConfig {
-    pub url: DatabaseUrl,
-    /// Pooled connections; `None` picks the backend's default (SQLite 4, PostgreSQL 16).
-    pub pool_size: Option<u32>,
-    /// How long a request waits for a pooled connection before the database counts as
-    /// unavailable.
-    pub connection_timeout: Duration,
-    /// How long SQLite waits for another process's write lock before giving up.
-    pub sqlite_busy_timeout: Duration,
-    /// SQLite durability (default [`SqliteSynchronous::Full`]).
-    pub sqlite_synchronous: SqliteSynchronous,
-    /// How long after its expiry a row may be swept (default [`crate::SWEEP_GRACE`]). On
-    /// PostgreSQL it must stay well above `statement_timeout`.
-    pub sweep_grace: Duration,
-    /// PostgreSQL: the server cancels statements running longer than this (default 1.5 s).
-    pub statement_timeout: Duration,
-    /// SQLite: the most writes committed together in one transaction (default 256).
-    pub sqlite_max_batch: usize,
-    /// PostgreSQL: how many connections run batched writes (see `postgres_batch`); 0 runs every
-    /// write as its own statement instead (default 2).
-    pub postgres_batch_connections: u32,
-    /// PostgreSQL: the most writes in one batched statement (default 256).
-    pub postgres_max_batch: usize,
-}
-
-impl StoreConfig {
-    pub fn new(url: DatabaseUrl) -> Self {
-        Self {
-            url,
-            pool_size: None,
-            connection_timeout: Duration::from_secs(2),
-            sqlite_busy_timeout: Duration::from_secs(5),
-            sqlite_synchronous: SqliteSynchronous::Full,
-            sweep_grace: crate::SWEEP_GRACE,
-            statement_timeout: Duration::from_millis(1_500),
-            sqlite_max_batch: 256,
-            postgres_batch_connections: 2,
-            postgres_max_batch: 256,
-        }
-    }
-
-    /// PostgreSQL: how long an operation may wait, first for a pooled connection
-    /// (`connection_timeout`), then, once it has one, for its statement (`statement_timeout`
-    /// plus a margin), before the store gives up and reports the database unavailable. The
-    /// server cancels the statement at `statement_timeout`, so by the time the caller hears 503
-    /// nothing it asked for has happened. (SQLite has no such cut-off: a local file does not
-    /// vanish; its writer waits at most the busy timeout.)
-    pub fn deadlines(&self) -> Deadlines {
-        Deadlines {
-            connection: self.connection_timeout,
-            statement: self.statement_timeout + Duration::from_millis(300),
-        }
-    }
-}
-
-/// How long a PostgreSQL operation waits, per phase (see [`StoreConfig::deadlines`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Deadlines {
-    pub connection: Duration,
-    pub statement: Duration,
-}
-
-/// The database did not answer within the operation timeout.
-#[derive(Debug, thiserror::Error)]
-#[error("the database did not answer within {0:?}")]
-struct NoAnswer(Duration);
-
-/// The outcome of a release, as the SQLite statements report it.
-pub(crate) enum ReleaseRow {
-    Released(LockRow),
-    NotFound,
-    Forbidden,
-}
-
-/// The outcome of a renew, as the backend statements report it.
-pub(crate) enum RenewRow {
-    Renewed(LockRow),
-    NotFound,
-    Forbidden,
-}
 
 /// The `LockRepository` over SQLite or PostgreSQL. Cheap to clone; clones share the pool.
 #[derive(Clone)]
@@ -112,30 +31,23 @@ pub struct DieselLockRepository {
 }
 
 struct Inner {
-    pool: r2d2::Pool<ConnectionManager>,
-    /// Makes the pool test its connections after a failure (see `PoolHealth`).
-    health: PoolHealth,
-    clock: Arc<dyn Clock>,
+    /// The lock operations (see `writer`).
+    writer: Box<dyn Writer>,
+    /// Health and statistics.
+    pooled: Pooled,
     sweep_grace: Duration,
-    /// PostgreSQL only: see [`StoreConfig::deadlines`].
-    deadlines: Option<Deadlines>,
-    /// On SQLite, the one writer of this process (group commit); other processes' writers still
-    /// meet the busy timeout.
-    sqlite_writer: Option<GroupCommitWriter>,
     /// PostgreSQL only: where to open the connection that listens for released locks.
     postgres_url: Option<String>,
     /// How long opening that connection may take.
     connection_timeout: Duration,
     /// PostgreSQL only: sends the hints of releases and renews, started by the first of them.
     notifier: std::sync::OnceLock<FreedNotifier>,
-    /// On PostgreSQL unless switched off, the batcher that runs acquires, releases and renews.
-    postgres_batcher: Option<PostgresBatcher>,
 }
 
 impl std::fmt::Debug for DieselLockRepository {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DieselLockRepository")
-            .field("state", &self.inner.pool.state())
+            .field("state", &self.inner.pooled.pool().state())
             .finish()
     }
 }
@@ -201,247 +113,33 @@ impl DieselLockRepository {
                 url: url.clone(),
                 reason: config.url.scrub(&error_chain(&e)),
             })?;
-        let sqlite_writer = match first {
-            DbConnection::Sqlite(conn) => Some(
-                GroupCommitWriter::spawn(conn, Arc::clone(&clock), config.sqlite_max_batch)
-                    .map_err(|e| StoreError::Unreachable {
-                        url: url.clone(),
-                        reason: format!("cannot start the SQLite writer: {e}"),
-                    })?,
-            ),
-            DbConnection::Postgres(_) => None,
-        };
-        let postgres_batcher = match (is_sqlite, config.postgres_batch_connections) {
-            (true, _) | (false, 0) => None,
-            (false, executors) => Some(
-                PostgresBatcher::spawn(
-                    pool.clone(),
-                    health.clone(),
-                    config.deadlines(),
-                    executors,
-                    config.postgres_max_batch,
-                )
-                .map_err(|e| StoreError::Unreachable {
-                    url: url.clone(),
-                    reason: format!("cannot start the PostgreSQL batcher: {e}"),
-                })?,
-            ),
-        };
+        let pooled = Pooled::new(
+            pool,
+            health,
+            Arc::clone(&clock),
+            (!is_sqlite).then(|| config.deadlines()),
+        );
+        let writer = start_writer(config, first, pooled.clone(), clock).map_err(|reason| {
+            StoreError::Unreachable {
+                url: url.clone(),
+                reason,
+            }
+        })?;
         Ok(Self {
             inner: Arc::new(Inner {
-                pool,
-                health: health.clone(),
-                clock,
+                writer,
+                pooled,
                 sweep_grace: config.sweep_grace,
-                deadlines: (!is_sqlite).then(|| config.deadlines()),
-                sqlite_writer,
                 postgres_url: match &config.url {
                     DatabaseUrl::Postgres(url) => Some(url.clone()),
                     DatabaseUrl::Sqlite(_) => None,
                 },
                 connection_timeout: config.connection_timeout,
                 notifier: std::sync::OnceLock::new(),
-                postgres_batcher,
             }),
         })
     }
 
-    /// Runs a write: on SQLite through the group-commit writer (answered once its batch has
-    /// committed), on PostgreSQL as one statement on a pooled connection.
-    async fn write<T, S, P>(&self, on_sqlite: S, on_postgres: P) -> Result<T, RepositoryError>
-    where
-        T: Send + 'static,
-        S: FnOnce(&mut SqliteConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
-        P: FnOnce(&mut PgConnection) -> Result<T, RepositoryError> + Send + 'static,
-    {
-        match &self.inner.sqlite_writer {
-            Some(writer) => writer.submit(on_sqlite).await,
-            None => {
-                self.run(move |conn, _| match conn {
-                    DbConnection::Postgres(c) => on_postgres(c),
-                    DbConnection::Sqlite(_) => Err(RepositoryError::internal(
-                        "a SQLite connection in a store without its writer",
-                    )),
-                })
-                .await
-            }
-        }
-    }
-
-    /// SQLite: runs the read `op` inside the writer, after every write in flight (see `sqlite`).
-    async fn read_in_writer<T, F>(&self, op: F) -> Result<T, RepositoryError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut SqliteConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
-    {
-        match &self.inner.sqlite_writer {
-            Some(writer) => writer.submit(op).await,
-            None => Err(RepositoryError::internal(
-                "a SQLite read for the writer in a store without one",
-            )),
-        }
-    }
-
-    /// Runs `op` on a pooled connection on tokio's blocking pool (reads on SQLite; everything on
-    /// PostgreSQL).
-    async fn run<T, F>(&self, op: F) -> Result<T, RepositoryError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut DbConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
-    {
-        self.run_undoable(op, |_, _| {}).await
-    }
-
-    /// [`Self::run`], and when the caller has given up (answered 503) or gone away by the time
-    /// `op` succeeded, `undo` runs on the same connection with its result, which nobody will
-    /// hear of. The caller gives up, and `op`'s end is recorded, under one lock, so a result is
-    /// either answered or undone, never lost.
-    async fn run_undoable<T, F, U>(&self, op: F, undo: U) -> Result<T, RepositoryError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut DbConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
-        U: FnOnce(&mut DbConnection, T) + Send + 'static,
-    {
-        let inner = Arc::clone(&self.inner);
-        let deadlines = inner.deadlines;
-        let caller = Arc::new(Mutex::new(Caller::Waiting));
-        let mut gone = CallerGone(Arc::clone(&caller));
-        let (connected, has_connection) = oneshot::channel::<()>();
-        let work = tokio::task::spawn_blocking(move || {
-            if matches!(*lock_caller(&caller), Caller::Gone) {
-                return Err(RepositoryError::unavailable("the caller has gone"));
-            }
-            let mut conn = inner.pool.get().map_err(from_pool)?;
-            let _ = connected.send(());
-            let now_ms = inner.clock.now().timestamp_millis();
-            let result = op(&mut conn, now_ms);
-            if let Err(RepositoryError::Unavailable(_)) = &result {
-                inner.health.suspect();
-            }
-            let mut state = lock_caller(&caller);
-            match (&*state, result) {
-                (Caller::Gone, Ok(value)) => {
-                    drop(state);
-                    undo(&mut conn, value);
-                    Err(RepositoryError::unavailable("the caller has gone"))
-                }
-                (_, result) => {
-                    *state = Caller::Answered;
-                    result
-                }
-            }
-        });
-        let Some(deadlines) = deadlines else {
-            let joined = work.await;
-            gone.disarm();
-            return joined.map_err(RepositoryError::internal)?;
-        };
-        // A database that stopped answering (a black-holed connection) must not hold the
-        // request: give up per phase, and let the blocking thread finish or fail on its own.
-        tokio::pin!(work);
-        tokio::select! {
-            joined = &mut work => {
-                gone.disarm();
-                return joined.map_err(RepositoryError::internal)?;
-            }
-            connection = tokio::time::timeout(deadlines.connection, has_connection) => {
-                if connection.is_err() && gone.give_up() {
-                    return Err(RepositoryError::unavailable(NoAnswer(deadlines.connection)));
-                }
-            }
-        }
-        match tokio::time::timeout(deadlines.statement, &mut work).await {
-            Ok(joined) => {
-                gone.disarm();
-                joined.map_err(RepositoryError::internal)?
-            }
-            Err(_) if gone.give_up() => {
-                Err(RepositoryError::unavailable(NoAnswer(deadlines.statement)))
-            }
-            // The work ended just now: its result is on its way.
-            Err(_) => {
-                let joined = work.await;
-                gone.disarm();
-                joined.map_err(RepositoryError::internal)?
-            }
-        }
-    }
-}
-
-/// Where the caller of [`DieselLockRepository::run_undoable`] is.
-enum Caller {
-    Waiting,
-    /// It gave up or went away: a result is undone, not answered.
-    Gone,
-    /// The work has ended and its result goes to the caller.
-    Answered,
-}
-
-fn lock_caller(caller: &Mutex<Caller>) -> std::sync::MutexGuard<'_, Caller> {
-    caller
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Marks the caller gone when its request is dropped before the work has answered.
-struct CallerGone(Arc<Mutex<Caller>>);
-
-impl CallerGone {
-    /// Gives up waiting; `false` when the work has answered meanwhile (wait for it then).
-    fn give_up(&mut self) -> bool {
-        let mut state = lock_caller(&self.0);
-        if matches!(*state, Caller::Answered) {
-            return false;
-        }
-        *state = Caller::Gone;
-        true
-    }
-
-    fn disarm(&mut self) {
-        *lock_caller(&self.0) = Caller::Answered;
-    }
-}
-
-impl Drop for CallerGone {
-    fn drop(&mut self) {
-        let mut state = lock_caller(&self.0);
-        if matches!(*state, Caller::Waiting) {
-            *state = Caller::Gone;
-        }
-    }
-}
-
-/// Undoes a grant that nobody will hear of (its caller gave up or went away before it was
-/// answered) with `undo`, and audits it.
-pub(crate) fn undo_unheard_grant(
-    tenant: &Tenant,
-    row: LockRow,
-    undo: impl FnOnce(&Lock) -> diesel::QueryResult<bool>,
-) {
-    let lock = match Lock::try_from(row) {
-        Ok(lock) => lock,
-        Err(error) => {
-            tracing::error!(%error, "a grant nobody heard of could not be read back; it expires with its lease");
-            return;
-        }
-    };
-    match undo(&lock) {
-        Ok(undone) => tracing::warn!(
-            target: "lockd::audit",
-            event = if undone { "grant_undone" } else { "grant_undo_skipped" },
-            tenant = %tenant,
-            resource = %lock.resource,
-            owner = %lock.owner,
-            fencing_token = lock.fencing_token.value(),
-            reason = "the grant was made after its caller had gone",
-        ),
-        Err(error) => {
-            tracing::warn!(%error, resource = %lock.resource.as_str(), "a grant made after its caller had gone could not be undone; it expires with its lease")
-        }
-    }
-}
-
-impl DieselLockRepository {
     /// PostgreSQL: tells the other processes (and this one) that the lease on `resource` ended or
     /// changed, so that their waiting acquires look at it. Must be called inside a tokio runtime.
     fn hint_freed(&self, tenant: &Tenant, resource: &ResourceName) {
@@ -460,14 +158,7 @@ impl DieselLockRepository {
     /// # Errors
     /// [`RepositoryError`] when the database fails.
     pub async fn sweep_expired(&self, batch: u32) -> Result<usize, RepositoryError> {
-        let grace_ms = self.inner.sweep_grace.as_millis() as i64;
-        self.write(
-            move |c, now_ms| {
-                sqlite::sweep(c, now_ms - grace_ms, i64::from(batch)).map_err(from_query)
-            },
-            move |c| postgres::sweep(c, grace_ms, i64::from(batch)).map_err(from_query),
-        )
-        .await
+        self.inner.writer.sweep(self.inner.sweep_grace, batch).await
     }
 }
 
@@ -480,53 +171,17 @@ impl LockRepository for DieselLockRepository {
         owner: Owner,
         ttl: Ttl,
     ) -> Result<AcquireOutcome, RepositoryError> {
-        let row = if let Some(batcher) = &self.inner.postgres_batcher {
-            batcher.acquire(tenant, resource, owner, ttl).await?
-        } else if let Some(writer) = &self.inner.sqlite_writer {
-            let undo_tenant = tenant.clone();
-            writer
-                .submit_undoable(
-                    move |c, now_ms| {
-                        sqlite::acquire(c, &tenant, &resource, &owner, ttl, now_ms)
-                            .map_err(from_query)
-                    },
-                    // A grant whose caller went away before it was answered.
-                    move |c, now_ms, row| {
-                        let Some(row) = row else { return };
-                        undo_unheard_grant(&undo_tenant, row, |lock| {
-                            sqlite::undo_grant(c, &undo_tenant, lock, now_ms)
-                        });
-                    },
-                )
+        Ok(
+            match self
+                .inner
+                .writer
+                .acquire(tenant, resource, owner, ttl)
                 .await?
-        } else {
-            let undo_tenant = tenant.clone();
-            self.run_undoable(
-                move |conn, _| match conn {
-                    DbConnection::Postgres(c) => {
-                        postgres::acquire(c, &tenant, &resource, &owner, ttl).map_err(from_query)
-                    }
-                    DbConnection::Sqlite(_) => Err(RepositoryError::internal(
-                        "a SQLite connection in a store without its writer",
-                    )),
-                },
-                // A grant that committed after its caller heard 503 (a commit is not covered
-                // by `statement_timeout`) or went away.
-                move |conn, row| {
-                    let (Some(row), DbConnection::Postgres(c)) = (row, conn) else {
-                        return;
-                    };
-                    undo_unheard_grant(&undo_tenant, row, |lock| {
-                        postgres::undo_grant(c, &undo_tenant, lock)
-                    });
-                },
-            )
-            .await?
-        };
-        Ok(match row {
-            Some(row) => AcquireOutcome::Granted(Lock::try_from(row)?),
-            None => AcquireOutcome::Held,
-        })
+            {
+                Some(row) => AcquireOutcome::Granted(Lock::try_from(row)?),
+                None => AcquireOutcome::Held,
+            },
+        )
     }
 
     async fn status(
@@ -534,27 +189,7 @@ impl LockRepository for DieselLockRepository {
         tenant: Tenant,
         resource: ResourceName,
     ) -> Result<Option<Lock>, RepositoryError> {
-        let (t, r) = (tenant.clone(), resource.clone());
-        let row = match self
-            .run(move |conn, now_ms| {
-                match conn {
-                    DbConnection::Sqlite(c) => sqlite::status_outside_writer(c, &t, &r, now_ms),
-                    DbConnection::Postgres(c) => {
-                        postgres::status(c, &t, &r).map(sqlite::Outside::Answer)
-                    }
-                }
-                .map_err(from_query)
-            })
-            .await?
-        {
-            sqlite::Outside::Answer(row) => row,
-            sqlite::Outside::AskTheWriter => {
-                self.read_in_writer(move |c, now_ms| {
-                    sqlite::status(c, &tenant, &resource, now_ms).map_err(from_query)
-                })
-                .await?
-            }
-        };
+        let row = self.inner.writer.status(tenant, resource).await?;
         row.map(Lock::try_from).transpose()
     }
 
@@ -565,43 +200,26 @@ impl LockRepository for DieselLockRepository {
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError> {
         let (hint_tenant, hint_resource) = (tenant.clone(), resource.clone());
-        let result = if let Some(batcher) = &self.inner.postgres_batcher {
-            batcher.release(tenant, resource, owner).await
-        } else {
-            let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
-            self.write(
-                move |c, now_ms| match sqlite::release(c, &tenant, &resource, &owner, now_ms)
-                    .map_err(from_query)?
-                {
-                    ReleaseRow::Released(row) => {
-                        Ok(ReleaseResult::Released(Lock::try_from(row)?.fencing_token))
-                    }
-                    ReleaseRow::NotFound => Ok(ReleaseResult::NotFound),
-                    ReleaseRow::Forbidden => Ok(ReleaseResult::Forbidden),
-                },
-                move |c| postgres::release(c, &t, &r, &o),
-            )
-            .await
-        };
-        if let Ok(ReleaseResult::Released(_)) = &result {
-            self.hint_freed(&hint_tenant, &hint_resource);
-        }
-        result
+        Ok(
+            match self.inner.writer.release(tenant, resource, owner).await? {
+                ReleaseRow::Released(row) => {
+                    let token = Lock::try_from(row)?.fencing_token;
+                    self.hint_freed(&hint_tenant, &hint_resource);
+                    ReleaseResult::Released(token)
+                }
+                ReleaseRow::NotFound => ReleaseResult::NotFound,
+                ReleaseRow::Forbidden => ReleaseResult::Forbidden,
+            },
+        )
     }
 
     async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
         let (hint_tenant, hint_resource) = (tenant.clone(), grant.resource.clone());
-        let (t, g) = (tenant.clone(), grant.clone());
-        let undone = self
-            .write(
-                move |c, now_ms| sqlite::undo_grant(c, &tenant, &grant, now_ms).map_err(from_query),
-                move |c| postgres::undo_grant(c, &t, &g).map_err(from_query),
-            )
-            .await;
-        if let Ok(true) = undone {
+        let undone = self.inner.writer.undo_grant(tenant, grant).await?;
+        if undone {
             self.hint_freed(&hint_tenant, &hint_resource);
         }
-        undone
+        Ok(undone)
     }
 
     async fn renew(
@@ -612,50 +230,31 @@ impl LockRepository for DieselLockRepository {
         ttl: Ttl,
     ) -> Result<RenewResult, RepositoryError> {
         let (hint_tenant, hint_resource) = (tenant.clone(), resource.clone());
-        let row = if let Some(batcher) = &self.inner.postgres_batcher {
-            batcher.renew(tenant, resource, owner, ttl).await?
-        } else {
-            let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
-            self.write(
-                move |c, now_ms| {
-                    sqlite::renew(c, &tenant, &resource, &owner, ttl, now_ms).map_err(from_query)
-                },
-                move |c| postgres::renew(c, &t, &r, &o, ttl),
-            )
-            .await?
-        };
-        Ok(match row {
-            RenewRow::Renewed(row) => {
-                // The lease may be shorter now: waiters elsewhere must look at its new end.
-                self.hint_freed(&hint_tenant, &hint_resource);
-                RenewResult::Renewed(Lock::try_from(row)?)
-            }
-            RenewRow::NotFound => RenewResult::NotFound,
-            RenewRow::Forbidden => RenewResult::Forbidden,
-        })
+        Ok(
+            match self
+                .inner
+                .writer
+                .renew(tenant, resource, owner, ttl)
+                .await?
+            {
+                RenewRow::Renewed(row) => {
+                    // The lease may be shorter now: waiters elsewhere must look at its new end.
+                    self.hint_freed(&hint_tenant, &hint_resource);
+                    RenewResult::Renewed(Lock::try_from(row)?)
+                }
+                RenewRow::NotFound => RenewResult::NotFound,
+                RenewRow::Forbidden => RenewResult::Forbidden,
+            },
+        )
     }
 
     async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
         let limit = query.limit;
-        let (t, q) = (tenant.clone(), query.clone());
-        let rows = match self
-            .run(move |conn, now_ms| match conn {
-                DbConnection::Sqlite(c) => {
-                    sqlite::list_outside_writer(c, &t, &q, now_ms).map_err(from_query)
-                }
-                DbConnection::Postgres(c) => postgres::list(c, &t, &q).map(sqlite::Outside::Answer),
-            })
+        let listed = self
+            .inner
+            .writer
+            .list(tenant, query)
             .await?
-        {
-            sqlite::Outside::Answer(rows) => rows,
-            sqlite::Outside::AskTheWriter => {
-                self.read_in_writer(move |c, now_ms| {
-                    sqlite::list(c, &tenant, &query, now_ms).map_err(from_query)
-                })
-                .await?
-            }
-        };
-        let listed = rows
             .into_iter()
             .map(ListedRow::into_listed)
             .collect::<Result<Vec<_>, _>>()?;
@@ -666,24 +265,28 @@ impl LockRepository for DieselLockRepository {
 #[async_trait]
 impl StoreHealth for DieselLockRepository {
     async fn ping(&self) -> Result<(), RepositoryError> {
-        self.run(|conn, _| {
-            use diesel::RunQueryDsl;
-            match conn {
-                DbConnection::Sqlite(c) => diesel::sql_query("SELECT 1").execute(c),
-                DbConnection::Postgres(c) => diesel::sql_query("SELECT 1").execute(c),
-            }
-            .map(drop)
-            .map_err(from_query)
-        })
-        .await
+        self.inner
+            .pooled
+            .run(|conn, _| {
+                use diesel::RunQueryDsl;
+                match conn {
+                    DbConnection::Sqlite(c) => diesel::sql_query("SELECT 1").execute(c),
+                    DbConnection::Postgres(c) => diesel::sql_query("SELECT 1").execute(c),
+                }
+                .map(drop)
+                .map_err(from_query)
+            })
+            .await
     }
 
     async fn count_live(&self) -> Result<u64, RepositoryError> {
         let count = self
+            .inner
+            .pooled
             .run(|conn, now_ms| {
                 match conn {
                     DbConnection::Sqlite(c) => sqlite::count_live(c, now_ms),
-                    DbConnection::Postgres(c) => postgres::count_live(c),
+                    DbConnection::Postgres(c) => postgres::reads::count_live(c),
                 }
                 .map_err(from_query)
             })
@@ -693,10 +296,12 @@ impl StoreHealth for DieselLockRepository {
 
     async fn count_expired_takeovers(&self) -> Result<u64, RepositoryError> {
         let count = self
+            .inner
+            .pooled
             .run(|conn, _| {
                 match conn {
                     DbConnection::Sqlite(c) => sqlite::count_expired_takeovers(c),
-                    DbConnection::Postgres(c) => postgres::count_expired_takeovers(c),
+                    DbConnection::Postgres(c) => postgres::reads::count_expired_takeovers(c),
                 }
                 .map_err(from_query)
             })
@@ -707,7 +312,7 @@ impl StoreHealth for DieselLockRepository {
     /// The reading pool (on SQLite the group-commit writer's own connection is not in it: it is
     /// always open and busy whenever writes are queued).
     fn pool_state(&self) -> Option<PoolState> {
-        let state = self.inner.pool.state();
+        let state = self.inner.pooled.pool().state();
         Some(PoolState {
             in_use: state.connections.saturating_sub(state.idle_connections),
             idle: state.idle_connections,
@@ -717,8 +322,8 @@ impl StoreHealth for DieselLockRepository {
 
 #[async_trait]
 impl FreedHints for DieselLockRepository {
-    /// PostgreSQL: `LISTEN` on the channel every release and renew notifies (`freed_notifier`). SQLite: no hints (it
-    /// has no notifications; waiters in other processes poll).
+    /// PostgreSQL: `LISTEN` on the channel every release and renew notifies (`freed_notifier`).
+    /// SQLite: no hints (it has no notifications; waiters in other processes poll).
     async fn subscribe_freed(&self) -> Result<Option<Box<dyn FreedLocks>>, RepositoryError> {
         let Some(url) = &self.inner.postgres_url else {
             return Ok(None);
@@ -727,6 +332,37 @@ impl FreedHints for DieselLockRepository {
             freed_listener::subscribe(url.clone(), self.inner.connection_timeout).await?;
         Ok(Some(Box::new(subscription)))
     }
+}
+
+/// Starts the writer of the configured backend. `first` is the connection the schema was
+/// migrated on: SQLite's writer keeps it.
+///
+/// # Errors
+/// Why the writer could not start (a thread that could not be spawned).
+fn start_writer(
+    config: &StoreConfig,
+    first: DbConnection,
+    pooled: Pooled,
+    clock: Arc<dyn Clock>,
+) -> Result<Box<dyn Writer>, String> {
+    Ok(match first {
+        DbConnection::Sqlite(conn) => Box::new(
+            SqliteWriter::spawn(conn, pooled, clock, config.sqlite_max_batch)
+                .map_err(|e| format!("cannot start the SQLite writer: {e}"))?,
+        ),
+        DbConnection::Postgres(_) if config.postgres_batch_connections == 0 => {
+            Box::new(PostgresDirect::new(pooled))
+        }
+        DbConnection::Postgres(_) => Box::new(
+            PostgresBatcher::spawn(
+                PostgresDirect::new(pooled),
+                config.deadlines(),
+                config.postgres_batch_connections,
+                config.postgres_max_batch,
+            )
+            .map_err(|e| format!("cannot start the PostgreSQL batcher: {e}"))?,
+        ),
+    })
 }
 
 /// An error and its sources on one line, for start-up messages.

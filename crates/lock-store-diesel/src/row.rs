@@ -9,7 +9,7 @@ use lock_domain::{FencingToken, ListedLock, Lock, Owner, RepositoryError, Resour
 use crate::schema::distributed_locks;
 
 /// A row as every lock statement returns it (`RETURNING` / `SELECT` of all five columns).
-#[derive(Debug, QueryableByName)]
+#[derive(Debug, Clone, QueryableByName)]
 #[diesel(table_name = distributed_locks)]
 pub(crate) struct LockRow {
     pub resource: String,
@@ -27,6 +27,23 @@ pub(crate) struct ListedRow {
     pub lock: LockRow,
     #[diesel(sql_type = diesel::sql_types::BigInt)]
     pub now_ms: i64,
+}
+
+/// A live lock and the database's "now" at which it was seen live (read, granted or renewed):
+/// what the domain's decisions (`lock_domain::decide_*`) take.
+#[derive(Debug)]
+pub(crate) struct SeenLive {
+    pub lock: LockRow,
+    pub now_ms: i64,
+}
+
+impl SeenLive {
+    /// The lock and the moment, as the domain's decisions take them.
+    pub(crate) fn into_domain(self) -> Result<(Lock, DateTime<Utc>), RepositoryError> {
+        let now = millis(self.now_ms)
+            .ok_or_else(|| RepositoryError::internal(CorruptRow(format!("now {}", self.now_ms))))?;
+        Ok((Lock::try_from(self.lock)?, now))
+    }
 }
 
 /// How many rows a count matched.

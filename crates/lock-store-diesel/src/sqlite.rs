@@ -1,7 +1,7 @@
 //! The lock statements on SQLite. The process clock is the clock: `now_ms` comes from the
 //! repository's `Clock`. The write functions here run inside the group-commit writer's
-//! IMMEDIATE transaction (see `group_commit`), which takes SQLite's write lock before anything is
-//! read, so a read-then-write can never fail on lock upgrade or act on a stale read.
+//! IMMEDIATE transaction (see `writer::group_commit`), which takes SQLite's write lock before
+//! anything is read, so a read-then-write can never fail on lock upgrade or act on a stale read.
 //!
 //! Reads run outside the writer, on the last committed state. That state can lag a write whose
 //! decision is already made: a renew decided before the lease's end whose COMMIT (its fsync, or
@@ -14,8 +14,8 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, OptionalExtension, QueryResult, RunQueryDsl};
 use lock_domain::{ListQuery, Lock, Owner, ResourceName, Tenant, Ttl};
 
+use crate::outcome::{ReleaseRow, RenewRow};
 use crate::prepared::{Param, Prepared};
-use crate::repository::{ReleaseRow, RenewRow};
 use crate::row::{CountRow, ListedRow, LockRow};
 
 /// The compare-and-set of an acquire, as one statement: insert the lock, or take over the existing

@@ -5,11 +5,6 @@ use std::time::Duration;
 
 use crate::DieselLockRepository;
 
-/// How long after its expiry a row may be deleted, by default. Much longer than any statement may run (on
-/// PostgreSQL `statement_timeout` is 1.5 s), which the fencing-token argument of the PostgreSQL
-/// statements relies on.
-pub const SWEEP_GRACE: Duration = Duration::from_secs(60);
-
 /// Every `interval`, deletes expired rows in batches of `batch` until a batch comes back short.
 /// Runs until the returned future is dropped; failures are logged and retried next interval.
 pub async fn run_sweeper(repo: DieselLockRepository, interval: Duration, batch: u32) {

@@ -1,0 +1,76 @@
+//! How to open the store: [`StoreConfig`], and the deadlines a PostgreSQL operation keeps.
+
+use std::time::Duration;
+
+use crate::connection::SqliteSynchronous;
+use crate::database_url::DatabaseUrl;
+
+/// How long after its expiry a row may be deleted, by default. Much longer than any statement may run (on
+/// PostgreSQL `statement_timeout` is 1.5 s), which the fencing-token argument of the PostgreSQL
+/// statements relies on.
+pub const SWEEP_GRACE: Duration = Duration::from_secs(60);
+
+/// How to open the store.
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    pub url: DatabaseUrl,
+    /// Pooled connections; `None` picks the backend's default (SQLite 4, PostgreSQL 16).
+    pub pool_size: Option<u32>,
+    /// How long a request waits for a pooled connection before the database counts as
+    /// unavailable.
+    pub connection_timeout: Duration,
+    /// How long SQLite waits for another process's write lock before giving up.
+    pub sqlite_busy_timeout: Duration,
+    /// SQLite durability (default [`SqliteSynchronous::Full`]).
+    pub sqlite_synchronous: SqliteSynchronous,
+    /// How long after its expiry a row may be swept (default [`SWEEP_GRACE`]). On
+    /// PostgreSQL it must stay well above `statement_timeout`.
+    pub sweep_grace: Duration,
+    /// PostgreSQL: the server cancels statements running longer than this (default 1.5 s).
+    pub statement_timeout: Duration,
+    /// SQLite: the most writes committed together in one transaction (default 256).
+    pub sqlite_max_batch: usize,
+    /// PostgreSQL: how many connections run batched writes (see `writer::postgres_batch`); 0
+    /// runs every write alone on the request's own pooled connection, as the batched statement
+    /// with that one operation (default 2).
+    pub postgres_batch_connections: u32,
+    /// PostgreSQL: the most writes in one batched statement (default 256).
+    pub postgres_max_batch: usize,
+}
+
+impl StoreConfig {
+    pub fn new(url: DatabaseUrl) -> Self {
+        Self {
+            url,
+            pool_size: None,
+            connection_timeout: Duration::from_secs(2),
+            sqlite_busy_timeout: Duration::from_secs(5),
+            sqlite_synchronous: SqliteSynchronous::Full,
+            sweep_grace: SWEEP_GRACE,
+            statement_timeout: Duration::from_millis(1_500),
+            sqlite_max_batch: 256,
+            postgres_batch_connections: 2,
+            postgres_max_batch: 256,
+        }
+    }
+
+    /// PostgreSQL: how long an operation may wait, first for a pooled connection
+    /// (`connection_timeout`), then, once it has one, for its statement (`statement_timeout`
+    /// plus a margin), before the store gives up and reports the database unavailable. The
+    /// server cancels the statement at `statement_timeout`, so by the time the caller hears 503
+    /// nothing it asked for has happened. (SQLite has no such cut-off: a local file does not
+    /// vanish; its writer waits at most the busy timeout.)
+    pub fn deadlines(&self) -> Deadlines {
+        Deadlines {
+            connection: self.connection_timeout,
+            statement: self.statement_timeout + Duration::from_millis(300),
+        }
+    }
+}
+
+/// How long a PostgreSQL operation waits, per phase (see [`StoreConfig::deadlines`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines {
+    pub connection: Duration,
+    pub statement: Duration,
+}

@@ -1,0 +1,362 @@
+//! The writes on PostgreSQL: [`WRITE_BATCH`] for every acquire, release and renew (batched, or
+//! alone as a batch of one), the undo of a grant nobody heard of, and the sweep. Each decides
+//! against a "now" read after it holds the row's lock ([`clock_ms`]).
+//!
+//! [`ACQUIRE`], [`RELEASE`] and [`RENEW`] are one request's statements, made of the same
+//! fragments as [`WRITE_BATCH`] (so the rule is written once): lockd does not send them; they
+//! are exported (`statements`) for benchmarks that compare with a raw client.
+
+use diesel::pg::PgConnection;
+use diesel::sql_types::BigInt;
+use diesel::{QueryResult, QueryableByName, RunQueryDsl};
+use lock_domain::{
+    decide_release, decide_renew, Lock, Owner, ReleaseResult, RenewDecision, RepositoryError,
+    ResourceName, Tenant, Ttl,
+};
+
+use super::reads;
+use super::{KeptChanging, MAX_ATTEMPTS};
+use crate::error::from_query;
+use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
+use crate::prepared::{Param, Prepared};
+use crate::row::LockRow;
+use crate::schema::distributed_locks;
+
+/// The compare-and-set of an acquire, as one statement. Under READ COMMITTED, `ON CONFLICT DO
+/// UPDATE` locks the conflicting row and evaluates the `WHERE` on its newest version, so of two
+/// callers racing for one expired lock the second sees the first's grant and gets no row back.
+/// A same-owner acquire keeps the token only of a lease that is live when the row is locked.
+pub const ACQUIRE: &str = concat!(
+    "INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
+SELECT $1, $2, $3, n.ms, n.ms + $4, nextval('fencing_tokens')
+FROM (SELECT ",
+    clock_ms!(),
+    " AS ms) AS n
+",
+    acquire_on_conflict!(),
+    "
+RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token"
+);
+
+/// Ends the caller's live lease. The row stays (expired) so that the next grant draws its token
+/// under the row lock; the sweeper deletes it later. `acquired_at_ms = expires_at_ms` marks the
+/// lease as ended by release (a lease that runs out is at least a second long), so that the
+/// expired-takeover trigger (migration 4) does not count the next owner's grant.
+pub const RELEASE: &str = concat!(
+    lock_then_clock!("WHERE d.tenant = $1 AND d.resource = $2"),
+    "UPDATE distributed_locks AS l ",
+    end_lease!(),
+    "
+FROM n
+WHERE l.tenant = $1 AND l.resource = $2 AND ",
+    live_and_held_by!("$3"),
+    "
+RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token"
+);
+
+/// Moves the end of the caller's live lease to `$4` ms from now.
+pub const RENEW: &str = concat!(
+    lock_then_clock!("WHERE d.tenant = $1 AND d.resource = $2"),
+    "UPDATE distributed_locks AS l SET expires_at_ms = n.ms + $4
+FROM n
+WHERE l.tenant = $1 AND l.resource = $2 AND ",
+    live_and_held_by!("$3"),
+    "
+RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token"
+);
+
+/// Ends the grant `($3, $4, $5, $6)` (owner, token, acquired, expires) on `($1, $2)` if it is
+/// still exactly that grant, live once its row is locked, and a new grant (a re-grant is left as
+/// it is); marked as a release (see [`RELEASE`]).
+const UNDO_GRANT: &str = concat!(
+    lock_then_clock!("WHERE d.tenant = $1 AND d.resource = $2"),
+    "UPDATE distributed_locks AS l ",
+    end_lease!(),
+    "
+FROM n
+WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.fencing_token = $4
+  AND l.acquired_at_ms = $5 AND l.expires_at_ms = $6 AND l.expires_at_ms > n.ms
+  AND NOT l.regranted"
+);
+
+/// Acquires ($1–$4: tenants, resources, owners, TTLs in ms), releases ($5–$7: tenants,
+/// resources, owners) and renews ($8–$11, as acquires) of many requests as one statement, so one
+/// round trip and one commit. Each row gets the very compare-and-set of [`ACQUIRE`], [`RELEASE`]
+/// or [`RENEW`]. A key (tenant, resource) may appear only once in the whole batch: `ON CONFLICT
+/// DO UPDATE` cannot touch a row twice, and the sub-statements share one snapshot, so none may
+/// depend on another's effect. First `k` locks every existing row of the batch in key order
+/// (so batches of two instances lock in the same order), then `n` reads the clock; releases and
+/// renews decide against it, acquires of existing rows against a clock read once their row is
+/// locked. A deadlock that happens anyway aborts the whole statement, which then changed
+/// nothing. Returns the granted, released and renewed rows, each with its tenant.
+pub const WRITE_BATCH: &str = concat!(
+    lock_then_clock!(
+        "JOIN (SELECT * FROM unnest($1::text[], $2::text[])
+          UNION ALL SELECT * FROM unnest($5::text[], $6::text[])
+          UNION ALL SELECT * FROM unnest($8::text[], $9::text[])) AS key(tenant, resource)
+      ON d.tenant = key.tenant AND d.resource = key.resource"
+    ),
+    ",
+acquired AS (
+    INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
+    SELECT a.tenant, a.resource, a.owner, n.ms, n.ms + a.ttl_ms, nextval('fencing_tokens')
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS a(tenant, resource, owner, ttl_ms), n
+    ORDER BY a.tenant COLLATE \"C\", a.resource COLLATE \"C\"
+    ",
+    acquire_on_conflict!(),
+    "
+    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token),
+released AS (
+    UPDATE distributed_locks AS l ",
+    end_lease!(),
+    "
+    FROM unnest($5::text[], $6::text[], $7::text[]) AS r(tenant, resource, owner), n
+    WHERE l.tenant = r.tenant AND l.resource = r.resource AND ",
+    live_and_held_by!("r.owner"),
+    "
+    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token),
+renewed AS (
+    UPDATE distributed_locks AS l SET expires_at_ms = n.ms + r.ttl_ms
+    FROM unnest($8::text[], $9::text[], $10::text[], $11::bigint[]) AS r(tenant, resource, owner, ttl_ms), n
+    WHERE l.tenant = r.tenant AND l.resource = r.resource AND ",
+    live_and_held_by!("r.owner"),
+    "
+    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token)
+SELECT * FROM acquired UNION ALL SELECT * FROM released UNION ALL SELECT * FROM renewed"
+);
+
+/// Deletes up to `$2` rows whose lease ended more than `$1` ms ago. Rows that a concurrent grant
+/// holds locked are skipped, and locked rows are re-checked against their newest version.
+const SWEEP: &str = "\
+DELETE FROM distributed_locks WHERE (tenant, resource) IN (
+    SELECT tenant, resource FROM distributed_locks
+    WHERE expires_at_ms <= FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT - $1
+    ORDER BY expires_at_ms
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED)";
+
+/// One write, on the key it is made for.
+#[derive(Debug)]
+pub(crate) enum Operation {
+    Acquire { owner: Owner, ttl: Ttl },
+    Release { owner: Owner },
+    Renew { owner: Owner, ttl: Ttl },
+}
+
+/// A row that [`WRITE_BATCH`] wrote, with its tenant (the key that tells whose write it was).
+#[derive(Debug, QueryableByName)]
+#[diesel(table_name = distributed_locks)]
+pub(crate) struct BatchRow {
+    pub tenant: String,
+    #[diesel(embed)]
+    pub lock: LockRow,
+}
+
+/// Runs `operations` as one statement ([`WRITE_BATCH`]): the rows it granted, released and
+/// renewed. Every key must appear at most once.
+pub(crate) fn write_batch<'a>(
+    conn: &mut PgConnection,
+    operations: impl IntoIterator<Item = (&'a Tenant, &'a ResourceName, &'a Operation)>,
+) -> QueryResult<Vec<BatchRow>> {
+    let mut acquires = Columns::default();
+    let mut releases = Columns::default();
+    let mut renews = Columns::default();
+    for (tenant, resource, operation) in operations {
+        match operation {
+            Operation::Acquire { owner, ttl } => acquires.push(tenant, resource, owner, Some(*ttl)),
+            Operation::Release { owner } => releases.push(tenant, resource, owner, None),
+            Operation::Renew { owner, ttl } => renews.push(tenant, resource, owner, Some(*ttl)),
+        }
+    }
+    Prepared::new(
+        WRITE_BATCH,
+        vec![
+            Param::TextArray(&acquires.tenants),
+            Param::TextArray(&acquires.resources),
+            Param::TextArray(&acquires.owners),
+            Param::BigIntArray(&acquires.ttls_ms),
+            Param::TextArray(&releases.tenants),
+            Param::TextArray(&releases.resources),
+            Param::TextArray(&releases.owners),
+            Param::TextArray(&renews.tenants),
+            Param::TextArray(&renews.resources),
+            Param::TextArray(&renews.owners),
+            Param::BigIntArray(&renews.ttls_ms),
+        ],
+    )
+    .load::<BatchRow>(conn)
+}
+
+/// One kind of write of a batch, as the columns [`WRITE_BATCH`] takes (releases leave `ttls_ms`
+/// empty).
+#[derive(Default)]
+struct Columns<'a> {
+    tenants: Vec<&'a str>,
+    resources: Vec<&'a str>,
+    owners: Vec<&'a str>,
+    ttls_ms: Vec<i64>,
+}
+
+impl<'a> Columns<'a> {
+    fn push(
+        &mut self,
+        tenant: &'a Tenant,
+        resource: &'a ResourceName,
+        owner: &'a Owner,
+        ttl: Option<Ttl>,
+    ) {
+        self.tenants.push(tenant.as_str());
+        self.resources.push(resource.as_str());
+        self.owners.push(owner.as_str());
+        if let Some(ttl) = ttl {
+            self.ttls_ms.push(i64::from(ttl.seconds()) * 1_000);
+        }
+    }
+}
+
+/// Runs `operation` alone, as [`WRITE_BATCH`] of one: the row it wrote, if any.
+fn write_one(
+    conn: &mut PgConnection,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    operation: &Operation,
+) -> QueryResult<Option<LockRow>> {
+    Ok(write_batch(conn, [(tenant, resource, operation)])?
+        .pop()
+        .map(|row| row.lock))
+}
+
+/// One acquire, alone: the granted row, or `None` when another owner's lease is live.
+pub(crate) fn acquire(
+    conn: &mut PgConnection,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    owner: &Owner,
+    ttl: Ttl,
+) -> QueryResult<AcquireRow> {
+    let acquire = Operation::Acquire {
+        owner: owner.clone(),
+        ttl,
+    };
+    write_one(conn, tenant, resource, &acquire)
+}
+
+/// Whether the grant was still exactly as made, and is now ended.
+pub(crate) fn undo_grant(
+    conn: &mut PgConnection,
+    tenant: &Tenant,
+    grant: &Lock,
+) -> QueryResult<bool> {
+    Prepared::new(
+        UNDO_GRANT,
+        vec![
+            Param::Text(tenant.as_str()),
+            Param::Text(grant.resource.as_str()),
+            Param::Text(grant.owner.as_str()),
+            Param::BigInt(grant.fencing_token.value()),
+            Param::BigInt(grant.acquired_at.timestamp_millis()),
+            Param::BigInt(grant.expires_at.timestamp_millis()),
+        ],
+    )
+    .execute(conn)
+    .map(|rows| rows > 0)
+}
+
+/// Why a release or renew wrote nothing, as the live lock read afterwards shows.
+pub(crate) enum Miss {
+    NotFound,
+    Forbidden,
+    /// The caller's own lock is live now (granted concurrently): run the write again.
+    Retry,
+}
+
+/// Reads the live lock after `operation` (a release or renew) wrote nothing, waiting for a
+/// writer in flight on it, and lets the domain decide the operation against it.
+///
+/// # Errors
+/// When the read fails, the row is corrupt, or `operation` is an acquire (which never misses).
+pub(crate) fn classify_miss(
+    conn: &mut PgConnection,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    operation: &Operation,
+) -> Result<Miss, RepositoryError> {
+    let Some(seen) = reads::status_seen(conn, tenant, resource).map_err(from_query)? else {
+        return Ok(Miss::NotFound);
+    };
+    let (live, now) = seen.into_domain()?;
+    Ok(match operation {
+        Operation::Release { owner } => match decide_release(Some(&live), owner, now) {
+            ReleaseResult::Released(_) => Miss::Retry,
+            ReleaseResult::NotFound => Miss::NotFound,
+            ReleaseResult::Forbidden => Miss::Forbidden,
+        },
+        Operation::Renew { owner, .. } => match decide_renew(Some(&live), owner, now) {
+            RenewDecision::Renew => Miss::Retry,
+            RenewDecision::NotFound => Miss::NotFound,
+            RenewDecision::Forbidden => Miss::Forbidden,
+        },
+        Operation::Acquire { .. } => {
+            return Err(RepositoryError::internal(
+                "an acquire has no miss to classify",
+            ))
+        }
+    })
+}
+
+/// One release, alone; when it matched nothing, a read afterwards tells 403 from 404.
+pub(crate) fn release(
+    conn: &mut PgConnection,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    owner: &Owner,
+) -> Result<ReleaseRow, RepositoryError> {
+    let release = Operation::Release {
+        owner: owner.clone(),
+    };
+    for _ in 0..MAX_ATTEMPTS {
+        let released = write_one(conn, tenant, resource, &release).map_err(from_query)?;
+        if let Some(row) = released {
+            return Ok(ReleaseRow::Released(row));
+        }
+        match classify_miss(conn, tenant, resource, &release)? {
+            Miss::NotFound => return Ok(ReleaseRow::NotFound),
+            Miss::Forbidden => return Ok(ReleaseRow::Forbidden),
+            Miss::Retry => {}
+        }
+    }
+    Err(RepositoryError::unavailable(KeptChanging))
+}
+
+/// One renew, alone; when it matched nothing, a read afterwards tells 403 from 404.
+pub(crate) fn renew(
+    conn: &mut PgConnection,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    owner: &Owner,
+    ttl: Ttl,
+) -> Result<RenewRow, RepositoryError> {
+    let renew = Operation::Renew {
+        owner: owner.clone(),
+        ttl,
+    };
+    for _ in 0..MAX_ATTEMPTS {
+        let renewed = write_one(conn, tenant, resource, &renew).map_err(from_query)?;
+        if let Some(row) = renewed {
+            return Ok(RenewRow::Renewed(row));
+        }
+        match classify_miss(conn, tenant, resource, &renew)? {
+            Miss::NotFound => return Ok(RenewRow::NotFound),
+            Miss::Forbidden => return Ok(RenewRow::Forbidden),
+            Miss::Retry => {}
+        }
+    }
+    Err(RepositoryError::unavailable(KeptChanging))
+}
+
+pub(crate) fn sweep(conn: &mut PgConnection, grace_ms: i64, batch: i64) -> QueryResult<usize> {
+    diesel::sql_query(SWEEP)
+        .bind::<BigInt, _>(grace_ms)
+        .bind::<BigInt, _>(batch)
+        .execute(conn)
+}

@@ -1,0 +1,107 @@
+//! The one interface the repository runs its lock statements through ([`Writer`]), and its
+//! implementations (the repository picks one when it opens the store):
+//!
+//! - SQLite: `SqliteWriter`, the group-commit writer thread of this process (`group_commit`);
+//! - PostgreSQL: `PostgresBatcher`, which batches the acquires, releases and renews of
+//!   concurrent requests into one statement (`postgres_batch`), or with
+//!   `postgres_batch_connections = 0` `PostgresDirect`, which runs each on the request's own
+//!   pooled connection.
+//!
+//! Every writer answers a write only once it has committed, keeps the caller's deadlines, and
+//! undoes a grant whose caller has gone by the time it would be answered
+//! ([`undo_unheard_grant`]). The reads are here too because they must not answer from a row
+//! that a write still in flight is about to change (docs/architecture.md, "Reads and writes
+//! still committing"), and how to wait for those writes is the writer's business.
+
+mod group_commit;
+pub(crate) mod postgres_batch;
+pub(crate) mod postgres_direct;
+pub(crate) mod sqlite;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
+
+use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
+use crate::row::{ListedRow, LockRow};
+
+/// How the lock statements of one store run. The same outcome types on every backend.
+#[async_trait]
+pub(crate) trait Writer: Send + Sync {
+    /// Grants, re-grants or refuses the lock. A grant whose caller has gone (answered 503, or
+    /// dropped its request) by the time it would be answered is undone.
+    async fn acquire(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<AcquireRow, RepositoryError>;
+
+    async fn release(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+    ) -> Result<ReleaseRow, RepositoryError>;
+
+    async fn renew(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<RenewRow, RepositoryError>;
+
+    /// Ends `grant` if it is still exactly that new grant (`LockRepository::undo_grant`).
+    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError>;
+
+    /// Deletes at most `batch` rows whose lease ended more than `grace` ago.
+    async fn sweep(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError>;
+
+    /// The live lock on `resource`, never read from a row that a write in flight may make live
+    /// again.
+    async fn status(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<LockRow>, RepositoryError>;
+
+    /// A page of live locks and one more row when there are more, read like [`Self::status`].
+    async fn list(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<Vec<ListedRow>, RepositoryError>;
+}
+
+/// Undoes a grant that nobody will hear of (its caller gave up or went away before it was
+/// answered) with `undo`, and audits it.
+pub(crate) fn undo_unheard_grant(
+    tenant: &Tenant,
+    row: LockRow,
+    undo: impl FnOnce(&Lock) -> diesel::QueryResult<bool>,
+) {
+    let lock = match Lock::try_from(row) {
+        Ok(lock) => lock,
+        Err(error) => {
+            tracing::error!(%error, "a grant nobody heard of could not be read back; it expires with its lease");
+            return;
+        }
+    };
+    match undo(&lock) {
+        Ok(undone) => tracing::warn!(
+            target: "lockd::audit",
+            event = if undone { "grant_undone" } else { "grant_undo_skipped" },
+            tenant = %tenant,
+            resource = %lock.resource,
+            owner = %lock.owner,
+            fencing_token = lock.fencing_token.value(),
+            reason = "the grant was made after its caller had gone",
+        ),
+        Err(error) => {
+            tracing::warn!(%error, resource = %lock.resource.as_str(), "a grant made after its caller had gone could not be undone; it expires with its lease")
+        }
+    }
+}

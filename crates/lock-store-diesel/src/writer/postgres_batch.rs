@@ -1,0 +1,196 @@
+//! Batching for PostgreSQL: the acquires, releases and renews of many concurrent requests run as
+//! one statement over arrays (`postgres::writes::WRITE_BATCH`), one round trip and one commit
+//! for all.
+//!
+//! Requests queue their operation and wait. A few executor threads (`executors`) each take a
+//! pooled connection and whatever is queued (up to `max_batch`), run it as one statement in
+//! autocommit, and answer each caller only after that statement has committed (synchronous
+//! commit stays on). A key (tenant, resource) is in at most one running batch at a time, and at
+//! most once in it: a later operation on a key that is queued or running waits for the next
+//! batch, so operations on one key run in the order they arrived and never touch a row twice
+//! in one statement.
+//!
+//! A caller waits at most `deadlines.connection` in the queue (its operation is then withdrawn,
+//! untouched, and leaves the queue at once, so an outage does not pile abandoned operations up),
+//! and at most `deadlines.statement` (the server's `statement_timeout` plus a margin) after the
+//! start of the last statement that could write for it; then it answers 503. An executor starts
+//! a statement (or a retry) for an operation only after pushing that operation's deadline out,
+//! and never for one whose caller has gone (answered 503, or its request dropped). But
+//! `statement_timeout` does not cover COMMIT: a commit that stalls (an fsync, a synchronous
+//! standby) can land after the caller heard 503. A grant whose caller is gone by the time it
+//! would be answered is therefore undone at once, as that exact grant
+//! (`postgres::writes::undo_grant`, which keeps re-grants), on the same connection and before any
+//! later operation of this process on its key runs: the orphan lease lives no longer than the
+//! late commit plus one statement (or, if the database is lost right then, until its TTL).
+//!
+//! A hot key would otherwise take one batch per queued operation. So once a batch shows who
+//! holds a key's live lease (its grant or renewal, or a read after an acquire that was refused),
+//! the operations queued on that key before the batch's statement that this lease decides
+//! without a write (acquires, releases and renews by other owners) are answered from it at once
+//! (Held, Forbidden), in arrival order up to the first that needs a write. Each of them was
+//! waiting when the lease was seen, so it may take effect at that moment.
+//!
+//! Failures stay with their operation: a batch of several that fails (a statement timeout
+//! caused by one row, a deadlock with another instance's batch) changed nothing, and each of its
+//! operations runs again alone; only a lost connection fails the whole batch at once (retrying
+//! on it is pointless), each caller hearing 503.
+//!
+//! The parts: [`queue`] (what callers and executors share), [`caller`] (queueing an operation
+//! and waiting within its deadlines), [`executor`] (the threads that take batches),
+//! [`statement`] (one batch: its statement, the answers from its rows, what runs again) and
+//! [`followers`] (answering queued operations from a lease a batch showed).
+
+mod caller;
+mod executor;
+mod followers;
+mod queue;
+mod statement;
+#[cfg(test)]
+mod tests;
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
+
+use self::queue::{lock, Outcome, Queue, Shared};
+use super::postgres_direct::PostgresDirect;
+use super::Writer;
+use crate::config::Deadlines;
+use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
+use crate::postgres::writes::Operation;
+use crate::row::{ListedRow, LockRow};
+
+/// The handle the repository submits through. Dropping it stops the executors once the queue
+/// is empty.
+pub(crate) struct PostgresBatcher {
+    shared: Arc<Shared>,
+    /// Runs what the batcher does not: undos, sweeps, reads.
+    direct: PostgresDirect,
+}
+
+impl Drop for PostgresBatcher {
+    fn drop(&mut self) {
+        lock(&self.shared.queue).stopped = true;
+        self.shared.work.notify_all();
+    }
+}
+
+impl PostgresBatcher {
+    /// Starts `executors` executor threads on the pool of `direct`, which runs every other
+    /// operation.
+    ///
+    /// # Errors
+    /// When a thread cannot be spawned.
+    pub(crate) fn spawn(
+        direct: PostgresDirect,
+        deadlines: Deadlines,
+        executors: u32,
+        max_batch: usize,
+    ) -> std::io::Result<Self> {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue::default()),
+            work: Condvar::new(),
+            pool: direct.pooled().pool().clone(),
+            health: direct.pooled().health().clone(),
+            deadlines,
+            max_batch: max_batch.max(1),
+        });
+        for i in 0..executors.max(1) {
+            let shared = Arc::clone(&shared);
+            thread::Builder::new()
+                .name(format!("lockd-pg-batch-{i}"))
+                .spawn(move || executor::execute(&shared))?;
+        }
+        Ok(Self { shared, direct })
+    }
+}
+
+#[async_trait]
+impl Writer for PostgresBatcher {
+    async fn acquire(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<AcquireRow, RepositoryError> {
+        match caller::submit(
+            &self.shared,
+            (tenant, resource),
+            Operation::Acquire { owner, ttl },
+        )
+        .await?
+        {
+            Outcome::Acquire(row) => Ok(row),
+            _ => Err(mismatch()),
+        }
+    }
+
+    async fn release(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+    ) -> Result<ReleaseRow, RepositoryError> {
+        match caller::submit(
+            &self.shared,
+            (tenant, resource),
+            Operation::Release { owner },
+        )
+        .await?
+        {
+            Outcome::Release(row) => Ok(row),
+            _ => Err(mismatch()),
+        }
+    }
+
+    async fn renew(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<RenewRow, RepositoryError> {
+        match caller::submit(
+            &self.shared,
+            (tenant, resource),
+            Operation::Renew { owner, ttl },
+        )
+        .await?
+        {
+            Outcome::Renew(row) => Ok(row),
+            _ => Err(mismatch()),
+        }
+    }
+
+    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
+        self.direct.undo_grant(tenant, grant).await
+    }
+
+    async fn sweep(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        self.direct.sweep(grace, batch).await
+    }
+
+    async fn status(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<LockRow>, RepositoryError> {
+        self.direct.status(tenant, resource).await
+    }
+
+    async fn list(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<Vec<ListedRow>, RepositoryError> {
+        self.direct.list(tenant, query).await
+    }
+}
+
+fn mismatch() -> RepositoryError {
+    RepositoryError::internal("the PostgreSQL batcher answered another kind of operation")
+}

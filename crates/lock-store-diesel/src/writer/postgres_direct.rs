@@ -1,0 +1,124 @@
+//! The PostgreSQL writer without batching (`postgres_batch_connections = 0`): each operation
+//! runs on a pooled connection of its own, within the caller's deadlines ([`Pooled`]). The
+//! batcher runs everything but acquires, releases and renews this way too.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
+
+use super::{undo_unheard_grant, Writer};
+use crate::error::from_query;
+use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
+use crate::pooled::Pooled;
+use crate::postgres::{reads, writes};
+use crate::row::{ListedRow, LockRow};
+
+/// Runs every operation on a pooled connection.
+pub(crate) struct PostgresDirect {
+    pooled: Pooled,
+}
+
+impl PostgresDirect {
+    pub(crate) fn new(pooled: Pooled) -> Self {
+        Self { pooled }
+    }
+
+    pub(crate) fn pooled(&self) -> &Pooled {
+        &self.pooled
+    }
+}
+
+#[async_trait]
+impl Writer for PostgresDirect {
+    async fn acquire(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<AcquireRow, RepositoryError> {
+        let undo_tenant = tenant.clone();
+        self.pooled
+            .run_undoable(
+                move |conn, _| {
+                    writes::acquire(conn.postgres()?, &tenant, &resource, &owner, ttl)
+                        .map_err(from_query)
+                },
+                // A grant that committed after its caller heard 503 (a commit is not covered
+                // by `statement_timeout`) or went away.
+                move |conn, row| {
+                    let (Some(row), Ok(c)) = (row, conn.postgres()) else {
+                        return;
+                    };
+                    undo_unheard_grant(&undo_tenant, row, |lock| {
+                        writes::undo_grant(c, &undo_tenant, lock)
+                    });
+                },
+            )
+            .await
+    }
+
+    async fn release(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+    ) -> Result<ReleaseRow, RepositoryError> {
+        self.pooled
+            .run(move |conn, _| writes::release(conn.postgres()?, &tenant, &resource, &owner))
+            .await
+    }
+
+    async fn renew(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<RenewRow, RepositoryError> {
+        self.pooled
+            .run(move |conn, _| writes::renew(conn.postgres()?, &tenant, &resource, &owner, ttl))
+            .await
+    }
+
+    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
+        self.pooled
+            .run(move |conn, _| {
+                writes::undo_grant(conn.postgres()?, &tenant, &grant).map_err(from_query)
+            })
+            .await
+    }
+
+    async fn sweep(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        let grace_ms = grace.as_millis() as i64;
+        self.pooled
+            .run(move |conn, _| {
+                writes::sweep(conn.postgres()?, grace_ms, i64::from(batch)).map_err(from_query)
+            })
+            .await
+    }
+
+    /// PostgreSQL's status waits for a writer in flight on an ended row itself.
+    async fn status(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<LockRow>, RepositoryError> {
+        self.pooled
+            .run(move |conn, _| {
+                reads::status(conn.postgres()?, &tenant, &resource).map_err(from_query)
+            })
+            .await
+    }
+
+    async fn list(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<Vec<ListedRow>, RepositoryError> {
+        self.pooled
+            .run(move |conn, _| reads::list(conn.postgres()?, &tenant, &query))
+            .await
+    }
+}

@@ -1,0 +1,161 @@
+//! The writer of a SQLite store: every write goes through this process's group-commit writer
+//! thread ([`GroupCommitWriter`]), and a read that meets an ended lease reads again inside it,
+//! after every write in flight (see the `sqlite` statements).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use diesel::sqlite::SqliteConnection;
+use lock_domain::{Clock, ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
+
+use super::group_commit::GroupCommitWriter;
+use super::{undo_unheard_grant, Writer};
+use crate::error::from_query;
+use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
+use crate::pooled::Pooled;
+use crate::row::{ListedRow, LockRow};
+use crate::sqlite::{self, Outside};
+
+/// The group-commit writer for the writes, the pool for the reads.
+pub(crate) struct SqliteWriter {
+    commits: GroupCommitWriter,
+    pooled: Pooled,
+}
+
+impl SqliteWriter {
+    /// Starts the writer thread on `conn`, the one connection of this process that writes.
+    ///
+    /// # Errors
+    /// When the thread cannot be spawned.
+    pub(crate) fn spawn(
+        conn: SqliteConnection,
+        pooled: Pooled,
+        clock: Arc<dyn Clock>,
+        max_batch: usize,
+    ) -> std::io::Result<Self> {
+        Ok(Self {
+            commits: GroupCommitWriter::spawn(conn, clock, max_batch)?,
+            pooled,
+        })
+    }
+}
+
+#[async_trait]
+impl Writer for SqliteWriter {
+    async fn acquire(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<AcquireRow, RepositoryError> {
+        let undo_tenant = tenant.clone();
+        self.commits
+            .submit_undoable(
+                move |c, now_ms| {
+                    sqlite::acquire(c, &tenant, &resource, &owner, ttl, now_ms).map_err(from_query)
+                },
+                // A grant whose caller went away before it was answered.
+                move |c, now_ms, row| {
+                    let Some(row) = row else { return };
+                    undo_unheard_grant(&undo_tenant, row, |lock| {
+                        sqlite::undo_grant(c, &undo_tenant, lock, now_ms)
+                    });
+                },
+            )
+            .await
+    }
+
+    async fn release(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+    ) -> Result<ReleaseRow, RepositoryError> {
+        self.commits
+            .submit(move |c, now_ms| {
+                sqlite::release(c, &tenant, &resource, &owner, now_ms).map_err(from_query)
+            })
+            .await
+    }
+
+    async fn renew(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<RenewRow, RepositoryError> {
+        self.commits
+            .submit(move |c, now_ms| {
+                sqlite::renew(c, &tenant, &resource, &owner, ttl, now_ms).map_err(from_query)
+            })
+            .await
+    }
+
+    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
+        self.commits
+            .submit(move |c, now_ms| {
+                sqlite::undo_grant(c, &tenant, &grant, now_ms).map_err(from_query)
+            })
+            .await
+    }
+
+    async fn sweep(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        let grace_ms = grace.as_millis() as i64;
+        self.commits
+            .submit(move |c, now_ms| {
+                sqlite::sweep(c, now_ms - grace_ms, i64::from(batch)).map_err(from_query)
+            })
+            .await
+    }
+
+    async fn status(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<LockRow>, RepositoryError> {
+        let (t, r) = (tenant.clone(), resource.clone());
+        let outside = self
+            .pooled
+            .run(move |conn, now_ms| {
+                sqlite::status_outside_writer(conn.sqlite()?, &t, &r, now_ms).map_err(from_query)
+            })
+            .await?;
+        match outside {
+            Outside::Answer(row) => Ok(row),
+            Outside::AskTheWriter => {
+                self.commits
+                    .submit(move |c, now_ms| {
+                        sqlite::status(c, &tenant, &resource, now_ms).map_err(from_query)
+                    })
+                    .await
+            }
+        }
+    }
+
+    async fn list(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<Vec<ListedRow>, RepositoryError> {
+        let (t, q) = (tenant.clone(), query.clone());
+        let outside = self
+            .pooled
+            .run(move |conn, now_ms| {
+                sqlite::list_outside_writer(conn.sqlite()?, &t, &q, now_ms).map_err(from_query)
+            })
+            .await?;
+        match outside {
+            Outside::Answer(rows) => Ok(rows),
+            Outside::AskTheWriter => {
+                self.commits
+                    .submit(move |c, now_ms| {
+                        sqlite::list(c, &tenant, &query, now_ms).map_err(from_query)
+                    })
+                    .await
+            }
+        }
+    }
+}
