@@ -12,12 +12,15 @@ mod authentication;
 mod body;
 mod cursor;
 mod dto;
+mod fields;
 mod listing;
+mod lock_request;
 mod locks;
 mod metrics;
 mod operations;
 mod peer;
 mod problem;
+mod query_string;
 mod resource_path;
 mod server;
 mod spin_guard;
@@ -29,7 +32,7 @@ use actix_web::middleware::ErrorHandlers;
 use actix_web::web::{self, ServiceConfig};
 use lock_domain::{LockRepository, DEFAULT_MAX_TTL_SECONDS};
 
-pub use api_doc::{openapi_document, openapi_json};
+pub use api_doc::{openapi_document, openapi_json, openapi_json_for};
 pub use api_keys::{hash_key, ApiKeys, KeysFileError};
 pub use metrics::{run_live_lock_counter, AcquireMetric, Metrics};
 pub use peer::remember_peer_socket;
@@ -46,7 +49,7 @@ pub const DEFAULT_MAX_WAIT_SECONDS: u32 = 60;
 /// Settings of the API that are not the repository.
 #[derive(Debug, Clone)]
 pub struct ApiSettings {
-    /// The largest `ttl_seconds` accepted on acquire and renew.
+    /// The largest `ttl_seconds` accepted on acquire and renew (the served document says so).
     pub max_ttl_seconds: u32,
     /// How long a client may take to send a request body once its headers are in; a client
     /// that stalls mid-body (slowloris) gets 408 and its connection is closed.
@@ -57,7 +60,8 @@ pub struct ApiSettings {
     /// What `/metrics` reports; share it with whatever else updates it (the live-lock counter,
     /// the waiting acquires).
     pub metrics: Arc<Metrics>,
-    /// The largest `wait_seconds` accepted on acquire (0: acquires never wait).
+    /// The largest `wait_seconds` accepted on acquire (0: acquires never wait; the served
+    /// document says so).
     pub max_wait_seconds: u32,
     /// The most acquires that wait at once; one more is answered 429.
     pub waiter_limits: WaiterLimits,
@@ -96,9 +100,9 @@ impl LockApi {
         Self {
             state: web::Data::new(ApiState {
                 waiting: Waiting::with_limits(Arc::clone(&repo), settings.waiter_limits),
+                openapi_json: openapi_json_for(&settings),
                 repo,
                 settings,
-                openapi_json: openapi_json(),
             }),
         }
     }
