@@ -23,7 +23,7 @@ help:
 	@echo "make e2e         the live tests: generated Python client, Swagger UI in Chromium, docs-check (< 4 min)"
 	@echo "make docs-check  run the curl examples of docs/getting-started.md and docs/api.md against a live lockd"
 	@echo "make safety      the safety checker on both backends under faults (SECONDS=60 SEED=random BACKEND=both)"
-	@echo "make fuzz        schemathesis against a live lockd on SQLite and PostgreSQL (FUZZ_EXAMPLES=100)"
+	@echo "make fuzz        schemathesis, every check, against a live lockd on SQLite and PostgreSQL (FUZZ_EXAMPLES=100 SEED=random)"
 	@echo "make bench-deps  install redis-server, etcd and fonts from Debian's packages (root)"
 	@echo "make bench-quick W1 and W2 for lockd (SQLite, PostgreSQL), Redis and etcd (< 3 min)"
 	@echo "make bench       every system and workload, 3 x 10 s, writes docs/benchmarks.md and .png"
@@ -53,8 +53,9 @@ postgres-check:
 	  echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
 	fi
 
+# SEED empty = a fresh random seed, printed; SEED=N replays a run.
 fuzz:
-	scripts/fuzz
+	$(if $(SEED),FUZZ_SEED=$(SEED)) scripts/fuzz
 
 bench-deps:
 	apt-get update -qq

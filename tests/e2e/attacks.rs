@@ -120,7 +120,8 @@ fn atk_06_ttls_of_the_wrong_type_are_refused(db: TestDatabase) {
     for ttl in [
         json!("3600"),
         json!(60.5),
-        json!(60.0),
+        // (60.0 is no wrong type: JSON Schema counts it as the integer 60, and so does lockd.)
+        json!(60.01),
         json!(true),
         json!(null),
         json!([60]),

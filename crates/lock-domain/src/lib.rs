@@ -34,7 +34,7 @@ pub use rules::{
 };
 pub use tenant::Tenant;
 pub use ttl::{Ttl, DEFAULT_MAX_TTL_SECONDS};
-pub use validation::ValidationError;
+pub use validation::{ValidationError, CONTROL_CHARACTERS, WHITESPACE};
 
 #[cfg(feature = "mock")]
 pub use repository::{MockFreedHints, MockLockRepository, MockStoreHealth};

@@ -48,7 +48,7 @@ impl Default for ListLimit {
     }
 }
 
-/// What every listed name starts with: 0..=255 bytes of UTF-8 without control characters (the
+/// What every listed name starts with: 0..=255 characters without control characters (the
 /// limits of a [`ResourceName`], except that it may be empty, which matches every name).
 ///
 /// The prefix is literal data: `%`, `_` and `\` are ordinary characters.
@@ -59,14 +59,15 @@ impl ResourcePrefix {
     /// Parses a prefix.
     ///
     /// # Errors
-    /// [`ValidationError::TooLong`] past [`ResourceName::MAX_BYTES`], or
+    /// [`ValidationError::TooLong`] past [`ResourceName::MAX_CHARS`], or
     /// [`ValidationError::ControlCharacter`] (no name can contain one).
     pub fn parse(raw: impl Into<String>) -> Result<Self, ValidationError> {
         let raw = raw.into();
-        if raw.len() > ResourceName::MAX_BYTES {
+        let length = raw.chars().count();
+        if length > ResourceName::MAX_CHARS {
             return Err(ValidationError::TooLong {
-                max: ResourceName::MAX_BYTES,
-                actual: raw.len(),
+                max: ResourceName::MAX_CHARS,
+                actual: length,
             });
         }
         if raw.chars().any(char::is_control) {
@@ -183,6 +184,7 @@ mod tests {
         assert_eq!(ResourcePrefix::parse("").map(|p| p.0), Ok(String::new()));
         assert!(ResourcePrefix::parse("%_\\").is_ok());
         assert!(ResourcePrefix::parse("r".repeat(255)).is_ok());
+        assert!(ResourcePrefix::parse("日".repeat(255)).is_ok());
         assert_eq!(
             ResourcePrefix::parse("r".repeat(256)).map_err(|e| e.code()),
             Err("too_long")

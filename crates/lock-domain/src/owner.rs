@@ -4,24 +4,24 @@ use std::fmt;
 
 use crate::validation::{check_text, ValidationError};
 
-/// A validated owner: trimmed of leading and trailing Unicode whitespace, then 1..=255 bytes of
-/// UTF-8 without control characters. The trimmed form is what is stored and compared,
+/// A validated owner: trimmed of leading and trailing Unicode whitespace, then 1..=255 characters
+/// without control characters. The trimmed form is what is stored and compared,
 /// case-sensitively.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Owner(String);
 
 impl Owner {
-    /// The longest owner accepted after trimming, in UTF-8 bytes.
-    pub const MAX_BYTES: usize = 255;
+    /// The longest owner accepted after trimming, in characters (Unicode scalar values).
+    pub const MAX_CHARS: usize = 255;
 
     /// Trims and validates an owner.
     ///
     /// # Errors
     /// [`ValidationError::Empty`] when nothing is left after trimming, [`ValidationError::TooLong`]
-    /// past [`Self::MAX_BYTES`], [`ValidationError::ControlCharacter`].
+    /// past [`Self::MAX_CHARS`], [`ValidationError::ControlCharacter`].
     pub fn parse(raw: &str) -> Result<Self, ValidationError> {
         let trimmed = raw.trim();
-        check_text(trimmed, Self::MAX_BYTES)?;
+        check_text(trimmed, Self::MAX_CHARS)?;
         Ok(Self(trimmed.to_owned()))
     }
 
@@ -54,6 +54,9 @@ mod tests {
     fn parse_table() {
         let at_limit = format!("  {}  ", "o".repeat(255));
         let over_limit = "o".repeat(256);
+        // 255 characters of up to four bytes each: the limit counts characters.
+        let multibyte_at_limit = format!("\u{3000}{}😀\u{3000}", "日".repeat(254));
+        let multibyte_over_limit = "é".repeat(256);
         let cases: Vec<(&str, Result<&str, &str>)> = vec![
             ("worker-7", Ok("worker-7")),
             ("  worker-7\t", Ok("worker-7")),
@@ -64,6 +67,8 @@ mod tests {
             ("   ", Err("empty")),
             ("\n\t\r", Err("empty")),
             (&over_limit, Err("too_long")),
+            (&multibyte_at_limit, Ok(multibyte_at_limit.trim())),
+            (&multibyte_over_limit, Err("too_long")),
             ("work\0er", Err("control_character")),
             ("work\ner", Err("control_character")),
             ("work\u{1b}er", Err("control_character")),

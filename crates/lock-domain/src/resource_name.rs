@@ -4,7 +4,8 @@ use std::fmt;
 
 use crate::validation::{check_text, ValidationError};
 
-/// A validated resource name: 1..=255 bytes of UTF-8 without control characters.
+/// A validated resource name: 1..=255 characters (Unicode scalar values) without control
+/// characters.
 ///
 /// A name is opaque data: it is compared bytewise and case-sensitively, never trimmed, and never
 /// interpreted (`x'; DROP TABLE distributed_locks; --` is a valid name).
@@ -12,17 +13,17 @@ use crate::validation::{check_text, ValidationError};
 pub struct ResourceName(String);
 
 impl ResourceName {
-    /// The longest name accepted, in UTF-8 bytes.
-    pub const MAX_BYTES: usize = 255;
+    /// The longest name accepted, in characters (Unicode scalar values).
+    pub const MAX_CHARS: usize = 255;
 
     /// Parses a resource name.
     ///
     /// # Errors
-    /// [`ValidationError::Empty`], [`ValidationError::TooLong`] past [`Self::MAX_BYTES`], or
+    /// [`ValidationError::Empty`], [`ValidationError::TooLong`] past [`Self::MAX_CHARS`], or
     /// [`ValidationError::ControlCharacter`].
     pub fn parse(raw: impl Into<String>) -> Result<Self, ValidationError> {
         let raw = raw.into();
-        check_text(&raw, Self::MAX_BYTES)?;
+        check_text(&raw, Self::MAX_CHARS)?;
         Ok(Self(raw))
     }
 
@@ -55,9 +56,9 @@ mod tests {
     fn parse_table() {
         let long_ok = "r".repeat(255);
         let long_bad = "r".repeat(256);
-        // 85 three-byte characters are 255 bytes; one more is 258.
-        let multibyte_ok = "€".repeat(85);
-        let multibyte_bad = "€".repeat(86);
+        // The limit counts characters, whatever their size in UTF-8.
+        let multibyte_ok = "€".repeat(255);
+        let multibyte_bad = "😀".repeat(256);
         let cases: Vec<(&str, Result<(), &str>)> = vec![
             ("payment:42", Ok(())),
             ("a", Ok(())),

@@ -9,8 +9,9 @@ pub enum ValidationError {
     /// The value is empty (for an owner: empty after trimming).
     #[error("must not be empty")]
     Empty,
-    /// The value is longer than the limit, counted in UTF-8 bytes.
-    #[error("must be at most {max} bytes of UTF-8, got {actual}")]
+    /// The value is longer than the limit, counted in characters (Unicode scalar values, what
+    /// JSON Schema's `maxLength` counts).
+    #[error("must be at most {max} characters, got {actual}")]
     TooLong { max: usize, actual: usize },
     /// The value contains a control character (Unicode category Cc), such as NUL or a newline.
     #[error("must not contain control characters")]
@@ -37,19 +38,62 @@ impl ValidationError {
     }
 }
 
-/// Checks the limits shared by resource names and owners: 1..=`max` bytes, no Cc characters.
+/// The control characters (Unicode category Cc, what `char::is_control` matches): C0, DEL and
+/// C1, as inclusive ranges. No owner, resource name or prefix contains one; the HTTP layer writes
+/// its OpenAPI patterns from this table.
+pub const CONTROL_CHARACTERS: &[(char, char)] = &[('\u{0}', '\u{1f}'), ('\u{7f}', '\u{9f}')];
+
+/// The whitespace that `str::trim` removes from an owner (Unicode `White_Space`, what
+/// `char::is_whitespace` matches), as inclusive ranges. Some of it (tab, line breaks, NEL) is also
+/// control characters: allowed around an owner, never inside it.
+pub const WHITESPACE: &[(char, char)] = &[
+    ('\u{9}', '\u{d}'),
+    ('\u{20}', '\u{20}'),
+    ('\u{85}', '\u{85}'),
+    ('\u{a0}', '\u{a0}'),
+    ('\u{1680}', '\u{1680}'),
+    ('\u{2000}', '\u{200a}'),
+    ('\u{2028}', '\u{2029}'),
+    ('\u{202f}', '\u{202f}'),
+    ('\u{205f}', '\u{205f}'),
+    ('\u{3000}', '\u{3000}'),
+];
+
+/// Checks the limits shared by resource names and owners: 1..=`max` characters, no Cc
+/// characters.
 pub(crate) fn check_text(value: &str, max: usize) -> Result<(), ValidationError> {
     if value.is_empty() {
         return Err(ValidationError::Empty);
     }
-    if value.len() > max {
+    let length = value.chars().count();
+    if length > max {
         return Err(ValidationError::TooLong {
             max,
-            actual: value.len(),
+            actual: length,
         });
     }
     if value.chars().any(char::is_control) {
         return Err(ValidationError::ControlCharacter);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn in_table(table: &[(char, char)], c: char) -> bool {
+        table
+            .iter()
+            .any(|&(first, last)| (first..=last).contains(&c))
+    }
+
+    /// The tables are exactly what the parsers use, over every character.
+    #[test]
+    fn the_tables_match_the_standard_library() {
+        for c in (0..=u32::from(char::MAX)).filter_map(char::from_u32) {
+            assert_eq!(in_table(CONTROL_CHARACTERS, c), c.is_control(), "{c:?}");
+            assert_eq!(in_table(WHITESPACE, c), c.is_whitespace(), "{c:?}");
+        }
+    }
 }

@@ -57,8 +57,8 @@ fn padding() -> impl Strategy<Value = String> {
     .prop_map(String::from_iter)
 }
 
-/// About 255 bytes: a core of exactly `bytes` bytes (a run of one 1- to 4-byte character, a few
-/// edge characters in its middle, topped up with ASCII) with padding at both ends.
+/// About 255 characters: a core of exactly `chars` characters (a run of one 1- to 4-byte
+/// character, a few edge characters in its middle, topped up with ASCII) with padding at both ends.
 fn near_limit() -> impl Strategy<Value = String> {
     (
         padding(),
@@ -67,23 +67,21 @@ fn near_limit() -> impl Strategy<Value = String> {
         prop::collection::vec(edge_char(), 0..3),
         padding(),
     )
-        .prop_map(|(before, fill, bytes, middle, after)| {
+        .prop_map(|(before, fill, chars, middle, after)| {
+            let run = chars.saturating_sub(middle.len());
+            let half = run / 2;
             let middle = String::from_iter(middle);
-            let run = fill
-                .to_string()
-                .repeat(bytes.saturating_sub(middle.len()) / fill.len_utf8());
-            let top_up = "a".repeat(bytes.saturating_sub(middle.len() + run.len()));
-            let half = run.len() / 2 / fill.len_utf8() * fill.len_utf8();
+            let fill = fill.to_string();
             format!(
-                "{before}{}{middle}{}{top_up}{after}",
-                &run[..half],
-                &run[half..]
+                "{before}{}{middle}{}{after}",
+                fill.repeat(half),
+                fill.repeat(run - half)
             )
         })
 }
 
 /// Strings that hit the edges of the text rules: mixed ASCII and multi-byte characters, Unicode
-/// whitespace, control characters, whitespace only, and lengths around 255 bytes.
+/// whitespace, control characters, whitespace only, and lengths around 255 characters.
 fn edge_text() -> impl Strategy<Value = String> {
     prop_oneof![
         4 => prop::collection::vec(edge_char(), 0..16).prop_map(String::from_iter),
@@ -114,7 +112,7 @@ fn reasons(text: &str) -> Vec<&'static str> {
     if text.is_empty() {
         reasons.push("empty");
     }
-    if text.len() > LIMIT {
+    if text.chars().count() > LIMIT {
         reasons.push("too_long");
     }
     if text.chars().any(char::is_control) {
@@ -123,7 +121,7 @@ fn reasons(text: &str) -> Vec<&'static str> {
     reasons
 }
 
-/// The owner rule, restated: the trimmed text is kept when it is 1..=255 bytes without control
+/// The owner rule, restated: the trimmed text is kept when it is 1..=255 characters without control
 /// characters.
 fn expected_owner(raw: &str) -> Result<&str, Vec<&'static str>> {
     let trimmed = raw.trim();
@@ -135,7 +133,8 @@ fn expected_owner(raw: &str) -> Result<&str, Vec<&'static str>> {
     }
 }
 
-/// The resource name rule, restated: the text as given, when it is 1..=255 bytes without control
+/// The resource name rule, restated: the text as given, when it is 1..=255 characters without
+/// control
 /// characters.
 fn expected_name(raw: &str) -> Result<&str, Vec<&'static str>> {
     let reasons = reasons(raw);
@@ -159,7 +158,7 @@ fn check_refusal(
     );
     if let ValidationError::TooLong { max, actual } = error {
         prop_assert_eq!(*max, LIMIT);
-        prop_assert_eq!(*actual, checked.len());
+        prop_assert_eq!(*actual, checked.chars().count());
     }
     Ok(())
 }
@@ -168,7 +167,7 @@ proptest! {
     #![proptest_config(config(4096))]
 
     #[test]
-    fn owner_is_the_trimmed_text_when_it_is_1_to_255_bytes_without_control_characters(
+    fn owner_is_the_trimmed_text_when_it_is_1_to_255_characters_without_control_characters(
         raw in edge_text()
     ) {
         match (Owner::parse(&raw), expected_owner(&raw)) {
@@ -187,7 +186,7 @@ proptest! {
     }
 
     #[test]
-    fn resource_name_is_the_text_as_given_when_it_is_1_to_255_bytes_without_control_characters(
+    fn resource_name_is_the_text_as_given_when_it_is_1_to_255_characters_without_control_characters(
         raw in edge_text()
     ) {
         match (ResourceName::parse(raw.clone()), expected_name(&raw)) {
@@ -257,7 +256,7 @@ proptest! {
 }
 
 /// The text properties are only worth something if the generator reaches every verdict and both
-/// sides of the byte limit.
+/// sides of the limit.
 #[test]
 fn edge_texts_reach_every_verdict_and_both_sides_of_the_limit() {
     let mut runner = TestRunner::deterministic();
@@ -266,10 +265,12 @@ fn edge_texts_reach_every_verdict_and_both_sides_of_the_limit() {
         let raw = edge_text().new_tree(&mut runner).unwrap().current();
         let trimmed = raw.trim();
         let kinds = match expected_owner(&raw) {
-            Ok(_) if trimmed.len() == LIMIT => vec!["owner of exactly 255 bytes"],
+            Ok(_) if trimmed.chars().count() == LIMIT => vec!["owner of exactly 255 characters"],
             Ok(_) if trimmed != raw => vec!["owner trimmed"],
             Ok(_) => vec!["owner as given"],
-            Err(_) if trimmed.len() == LIMIT + 1 => vec!["owner of exactly 256 bytes"],
+            Err(_) if trimmed.chars().count() == LIMIT + 1 => {
+                vec!["owner of exactly 256 characters"]
+            }
             Err(reasons) => reasons,
         };
         for kind in kinds {
@@ -278,20 +279,20 @@ fn edge_texts_reach_every_verdict_and_both_sides_of_the_limit() {
         if expected_name(&raw).is_ok() && trimmed != raw {
             *seen.entry("name with outer whitespace").or_default() += 1;
         }
-        if raw.chars().any(|c| c.len_utf8() > 1) && trimmed.len() > 200 {
-            *seen.entry("long multi-byte text").or_default() += 1;
+        if expected_owner(&raw).is_ok() && trimmed.len() > LIMIT {
+            *seen.entry("owner of more than 255 bytes").or_default() += 1;
         }
     }
     for kind in [
-        "owner of exactly 255 bytes",
-        "owner of exactly 256 bytes",
+        "owner of exactly 255 characters",
+        "owner of exactly 256 characters",
         "owner trimmed",
         "owner as given",
         "empty",
         "too_long",
         "control_character",
         "name with outer whitespace",
-        "long multi-byte text",
+        "owner of more than 255 bytes",
     ] {
         let count = seen.get(kind).copied().unwrap_or(0);
         assert!(count >= 10, "{kind}: {count} in {seen:?}");

@@ -6,8 +6,10 @@
 //! every status each operation answers, with an example.
 
 mod problem_responses;
+pub(crate) mod requests;
 
 use problem_responses::ProblemResponses;
+pub(crate) use requests::RequestLimits;
 
 use utoipa::openapi::request_body::RequestBody;
 use utoipa::openapi::schema::Schema;
@@ -42,9 +44,9 @@ use crate::{dto, listing, locks, operations, problem};
         dto::AcquireResponse,
         dto::AcquireGranted,
         dto::AcquireHeld,
-        dto::AcquireRequest,
-        dto::RenewRequest,
-        dto::ReleaseRequest,
+        requests::AcquireRequest,
+        requests::RenewRequest,
+        requests::ReleaseRequest,
         dto::HealthStatus,
         problem::Problem,
         problem::FieldError,
@@ -118,18 +120,36 @@ fn is_null(schema: &RefOr<Schema>) -> bool {
     matches!(schema, RefOr::T(Schema::Object(object)) if object.schema_type == Type::Null.into())
 }
 
-/// The OpenAPI document as a value.
+/// The OpenAPI document of a server with the default settings, as a value.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    document(RequestLimits::default())
+}
+
+fn document(limits: RequestLimits) -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
+    limits.modify(&mut doc);
     // The version is the crate's, so the committed document changes only with a release.
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
     doc
 }
 
-/// The OpenAPI document exactly as served at `/openapi.json` and committed as
+/// The OpenAPI document of a server with the default settings, as committed as
 /// `openapi/openapi.json` (pretty-printed, with a final newline).
 pub fn openapi_json() -> String {
-    let mut json = openapi_document()
+    pretty(document(RequestLimits::default()))
+}
+
+/// The OpenAPI document exactly as a server with `settings` serves it at `/openapi.json`: the
+/// limits of `ttl_seconds` and `wait_seconds` are the settings'.
+pub fn openapi_json_for(settings: &crate::ApiSettings) -> String {
+    pretty(document(RequestLimits {
+        max_ttl_seconds: settings.max_ttl_seconds,
+        max_wait_seconds: settings.max_wait_seconds,
+    }))
+}
+
+fn pretty(doc: utoipa::openapi::OpenApi) -> String {
+    let mut json = doc
         .to_pretty_json()
         .expect("the OpenAPI document serializes");
     json.push('\n');

@@ -1,8 +1,6 @@
-//! The JSON bodies of the API, as served and as documented in the OpenAPI document.
-//!
-//! Responses are built from domain values here. Requests are documented here but parsed by
-//! `body` field by field (so every wrong field gets its own 422 entry); the two must agree, and
-//! the handler tests hold both to the contract.
+//! The JSON bodies of the API's answers, as served and as documented in the OpenAPI document,
+//! built from domain values. (Requests are parsed and documented field by field from
+//! `crate::fields`.)
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use lock_domain::{ListedLock, Lock};
@@ -115,64 +113,6 @@ pub(crate) struct AcquireHeld {
     /// The resource that is held.
     #[schema(example = "payment:42")]
     pub resource: String,
-}
-
-/// Acquire a lock. Unknown fields are ignored.
-#[derive(Debug, ToSchema)]
-#[allow(dead_code)] // documents the body that `body::LockFields` parses
-pub(crate) struct AcquireRequest {
-    /// Who is acquiring: trimmed of surrounding whitespace, 1 to 255 bytes, no control
-    /// characters. Compared case-sensitively. An owner string is an identity: an acquire by
-    /// the owner that holds the lock re-grants it to that holder (same fencing token), so two
-    /// holders must never share one (add a random part per process or run).
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = "^\\s*[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F])?\\s*$",
-        example = "worker-7"
-    )]
-    pub owner: String,
-    /// The lease length in whole seconds, 1 to the server's maximum (86400 by default).
-    #[schema(minimum = 1, maximum = 86400, example = 30)]
-    pub ttl_seconds: i64,
-    /// How long to wait for the lock when another owner holds it, in whole seconds, 0 to the
-    /// server's maximum (60 by default). Absent, `null` or 0: answer at once. Waiting requests
-    /// of one lock are served first come first served on each server; the answer comes as soon
-    /// as the lock is granted, or with `acquired: false` and `Retry-After` when the wait ends.
-    /// A client that closes its connection leaves the queue at once.
-    #[schema(minimum = 0, maximum = 60, example = 10, nullable = false)]
-    pub wait_seconds: Option<i64>,
-}
-
-/// Renew a lock you hold. Unknown fields are ignored.
-#[derive(Debug, ToSchema)]
-#[allow(dead_code)] // documents the body that `body::LockFields` parses
-pub(crate) struct RenewRequest {
-    /// The owner that holds the lock.
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = "^\\s*[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F])?\\s*$",
-        example = "worker-7"
-    )]
-    pub owner: String,
-    /// The new lease length from now, in whole seconds, 1 to the server's maximum.
-    #[schema(minimum = 1, maximum = 86400, example = 30)]
-    pub ttl_seconds: i64,
-}
-
-/// Release a lock you hold. The owner may instead be given as `?owner=` without a body.
-#[derive(Debug, ToSchema)]
-#[allow(dead_code)] // documents the body that `body::LockFields` parses
-pub(crate) struct ReleaseRequest {
-    /// The owner that holds the lock.
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = "^\\s*[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F])?\\s*$",
-        example = "worker-7"
-    )]
-    pub owner: String,
 }
 
 /// Liveness or readiness.

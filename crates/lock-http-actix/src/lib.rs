@@ -15,12 +15,15 @@ mod body;
 mod cursor;
 mod dto;
 mod events;
+mod fields;
 mod listing;
+mod lock_request;
 mod locks;
 mod metrics;
 mod operations;
 mod peer;
 mod problem;
+mod query_string;
 mod resource_path;
 mod server;
 mod spin_guard;
@@ -32,7 +35,7 @@ use actix_web::web::{self, ServiceConfig};
 use lock_domain::{LockRepository, StoreHealth, SystemClock, DEFAULT_MAX_TTL_SECONDS};
 use lock_service::{LockService, ServicePorts, WaiterLimits};
 
-pub use api_doc::{openapi_document, openapi_json};
+pub use api_doc::{openapi_document, openapi_json, openapi_json_for};
 pub use api_keys::{hash_key, ApiKeys, KeysFileError};
 pub use events::MetricsAndAudit;
 pub use metrics::{AcquireMetric, Metrics};
@@ -49,7 +52,7 @@ pub const DEFAULT_MAX_WAIT_SECONDS: u32 = 60;
 /// Settings of the API that are not the repository.
 #[derive(Debug, Clone)]
 pub struct ApiSettings {
-    /// The largest `ttl_seconds` accepted on acquire and renew.
+    /// The largest `ttl_seconds` accepted on acquire and renew (the served document says so).
     pub max_ttl_seconds: u32,
     /// How long a client may take to send a request body once its headers are in; a client
     /// that stalls mid-body (slowloris) gets 408 and its connection is closed.
@@ -60,7 +63,8 @@ pub struct ApiSettings {
     /// What `/metrics` reports; share it with whatever else updates it (the live-lock counter,
     /// the waiting acquires).
     pub metrics: Arc<Metrics>,
-    /// The largest `wait_seconds` accepted on acquire (0: acquires never wait).
+    /// The largest `wait_seconds` accepted on acquire (0: acquires never wait; the served
+    /// document says so).
     pub max_wait_seconds: u32,
 }
 
@@ -99,8 +103,8 @@ impl LockApi {
             state: web::Data::new(ApiState {
                 service,
                 health,
+                openapi_json: openapi_json_for(&settings),
                 settings,
-                openapi_json: openapi_json(),
             }),
         }
     }

@@ -6,12 +6,14 @@
 
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{HttpRequest, HttpResponse};
-use lock_domain::{ListLimit, ListQuery, ResourceName, ResourcePrefix};
+use lock_domain::ListQuery;
 
+use crate::api_doc::requests::ListParams;
 use crate::authentication::tenant_of;
 use crate::dto::{ListedLockView, LockList};
-use crate::locks::form_decode;
+use crate::fields::listing;
 use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
+use crate::query_string::form_decode;
 use crate::{cursor, ApiState};
 
 pub(crate) fn routes(cfg: &mut ServiceConfig) {
@@ -63,13 +65,9 @@ fn list_query(query: &str) -> Result<ListQuery, ProblemKind> {
             continue;
         };
         let parsed = match key.as_str() {
-            "prefix" => ResourcePrefix::parse(value)
-                .map(|prefix| list.prefix = prefix)
-                .map_err(|e| FieldError::new("prefix", e.code(), format!("prefix {e}"))),
-            "limit" => parse_limit(&value).map(|limit| list.limit = limit),
-            _ => cursor::decode(&value)
-                .map(|after: ResourceName| list.after = Some(after))
-                .map_err(|e| FieldError::new("cursor", "invalid_cursor", format!("cursor {e}"))),
+            "prefix" => listing::prefix_text(value).map(|prefix| list.prefix = prefix),
+            "limit" => listing::limit_text(&value).map(|limit| list.limit = limit),
+            _ => listing::cursor_text(&value).map(|after| list.after = Some(after)),
         };
         if let Err(error) = parsed {
             errors.push(error);
@@ -80,21 +78,6 @@ fn list_query(query: &str) -> Result<ListQuery, ProblemKind> {
     } else {
         Err(ProblemKind::Validation(errors))
     }
-}
-
-fn parse_limit(value: &str) -> Result<ListLimit, FieldError> {
-    let number: i64 = value.parse().map_err(|_| {
-        FieldError::new(
-            "limit",
-            "invalid_type",
-            format!(
-                "limit must be an integer between {} and {}",
-                ListLimit::MIN,
-                ListLimit::MAX
-            ),
-        )
-    })?;
-    ListLimit::parse(number).map_err(|e| FieldError::new("limit", e.code(), format!("limit {e}")))
 }
 
 /// List live locks.
@@ -111,11 +94,7 @@ fn parse_limit(value: &str) -> Result<ListLimit, FieldError> {
     operation_id = "listLocks",
     tag = "locks",
     security((), ("bearer" = [])),
-    params(
-        ("prefix" = Option<String>, Query, description = "Only names starting with this, compared literally and bytewise (`%`, `_` and `\\` are ordinary characters). 0 to 255 bytes of UTF-8, no control characters. Default: every name.", max_length = 255, example = "payment:"),
-        ("limit" = Option<i64>, Query, description = "The most locks on one page.", minimum = 1, maximum = 1000, example = 100),
-        ("cursor" = Option<String>, Query, description = "The `next_cursor` of the previous page, unchanged. Opaque.", example = "AXBheW1lbnQ6NDI"),
-    ),
+    params(ListParams),
     responses(
         (status = 200, description = "One page of live locks; `next_cursor` only when more follow.", body = LockList, example = json!({"locks": [{"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17, "ttl_remaining_ms": 29873}], "next_cursor": "AXBheW1lbnQ6NDI"})),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -144,6 +123,8 @@ pub(crate) async fn list(
 
 #[cfg(test)]
 mod tests {
+    use lock_domain::ResourceName;
+
     use super::*;
 
     fn codes(query: &str) -> Vec<(String, String)> {
@@ -167,6 +148,14 @@ mod tests {
         let q = list_query(&format!("cursor={}&limit=1", cursor::encode(&name))).unwrap();
         assert_eq!(q.after, Some(name));
         assert_eq!(list_query("prefix=").unwrap().prefix.as_str(), "");
+        // An integer as JSON Schema counts it.
+        assert_eq!(list_query("limit=100.0").unwrap().limit.get(), 100);
+        assert_eq!(list_query("limit=1e2").unwrap().limit.get(), 100);
+        let long = format!("prefix={}", "日".repeat(255));
+        assert_eq!(
+            list_query(&long).unwrap().prefix.as_str().chars().count(),
+            255
+        );
     }
 
     #[test]
@@ -181,8 +170,10 @@ mod tests {
             ("limit=", vec![pair("limit", "invalid_type")]),
             (
                 "limit=99999999999999999999",
-                vec![pair("limit", "invalid_type")],
+                vec![pair("limit", "out_of_range")],
             ),
+            ("limit=1.5", vec![pair("limit", "invalid_type")]),
+            ("limit=%2B5", vec![pair("limit", "invalid_type")]),
             ("cursor=", vec![pair("cursor", "invalid_cursor")]),
             ("cursor=%%%", vec![pair("cursor", "invalid_cursor")]),
             ("cursor=YQ", vec![pair("cursor", "invalid_cursor")]),

@@ -1,20 +1,16 @@
 //! The `/locks/{resource}` routes: acquire, status, release and renew.
 
-use std::time::Duration;
-
 use actix_web::http::header;
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{HttpRequest, HttpResponse};
-use lock_domain::{Owner, ReleaseResult, RenewResult, ResourceName, Tenant, Ttl};
+use lock_domain::{ReleaseResult, RenewResult, ResourceName};
 use lock_service::{AcquireError, AcquireRequest, Acquired, WaitersFull};
-use percent_encoding::percent_decode;
 
+use crate::api_doc::requests::{AcquireResourcePath, ReleaseQuery, ResourcePath};
 use crate::authentication::tenant_of;
-use crate::body::{
-    declares_body, owner_field, parse_object, read_json_body, ttl_field, wait_field,
-};
 use crate::dto::{AcquireGranted, AcquireHeld, AcquireResponse, LockView};
-use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
+use crate::lock_request::{lease_request, release_request, LeaseRequest, Release, Waits};
+use crate::problem::{method_not_allowed, ApiError, ProblemKind};
 use crate::resource_path::resource_of;
 
 /// `Retry-After` of a waiting acquire refused because too many already wait.
@@ -34,90 +30,6 @@ pub(crate) fn routes(cfg: &mut ServiceConfig) {
             .route(web::delete().to(release))
             .default_service(web::to(method_not_allowed("GET, POST, DELETE"))),
     );
-}
-
-/// The values of two inputs, or a 422 listing every invalid one.
-fn valid2<A, B>(a: Result<A, FieldError>, b: Result<B, FieldError>) -> Result<(A, B), ProblemKind> {
-    match (a, b) {
-        (Ok(a), Ok(b)) => Ok((a, b)),
-        (a, b) => Err(ProblemKind::Validation(
-            a.err().into_iter().chain(b.err()).collect(),
-        )),
-    }
-}
-
-/// The values of three inputs, or a 422 listing every invalid one.
-fn valid3<A, B, C>(
-    a: Result<A, FieldError>,
-    b: Result<B, FieldError>,
-    c: Result<C, FieldError>,
-) -> Result<(A, B, C), ProblemKind> {
-    match (a, b, c) {
-        (Ok(a), Ok(b), Ok(c)) => Ok((a, b, c)),
-        (a, b, c) => Err(ProblemKind::Validation(
-            a.err().into_iter().chain(b.err()).chain(c.err()).collect(),
-        )),
-    }
-}
-
-/// An acquire or renew, parsed: `{owner, ttl_seconds}` on `/locks/{resource}[/renew]`, and on
-/// an acquire the optional `wait_seconds`.
-struct LeaseRequest {
-    tenant: Tenant,
-    resource: ResourceName,
-    owner: Owner,
-    ttl: Ttl,
-    /// How long an acquire may wait for the lock (zero: answer at once; always zero on renew).
-    wait: Duration,
-}
-
-/// Whether the request's `wait_seconds` is read (acquire) or ignored like any unknown field
-/// (renew).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Waits {
-    Read,
-    Ignored,
-}
-
-/// Authenticates, reads and validates an acquire or renew, in the contract's order:
-/// 401, 415, 413, 408, 400, then one 422 listing every invalid field.
-async fn lease_request(
-    req: &HttpRequest,
-    payload: web::Payload,
-    state: &ApiState,
-    waits: Waits,
-) -> Result<LeaseRequest, ProblemKind> {
-    let tenant = tenant_of(req, state)?;
-    let body = read_json_body(req, payload, state.settings.body_timeout).await?;
-    let fields = parse_object(&body)?;
-    let wait = match waits {
-        Waits::Read => wait_field(fields.wait_seconds, state.settings.max_wait_seconds),
-        Waits::Ignored => Ok(0),
-    };
-    let lease = valid3(
-        resource_of(req),
-        owner_field(fields.owner),
-        ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
-    );
-    let ((resource, owner, ttl), wait) = match (lease, wait) {
-        (Ok(lease), Ok(wait)) => (lease, wait),
-        (lease, wait) => {
-            let mut errors = match lease {
-                Err(ProblemKind::Validation(errors)) => errors,
-                Err(other) => return Err(other),
-                Ok(_) => Vec::new(),
-            };
-            errors.extend(wait.err());
-            return Err(ProblemKind::Validation(errors));
-        }
-    };
-    Ok(LeaseRequest {
-        tenant,
-        resource,
-        owner,
-        ttl,
-        wait: Duration::from_secs(u64::from(wait)),
-    })
 }
 
 fn json(body: &impl serde::Serialize) -> HttpResponse {
@@ -152,8 +64,8 @@ fn not_yours(resource: &ResourceName) -> ProblemKind {
     operation_id = "acquireLock",
     tag = "locks",
     security((), ("bearer" = [])),
-    params(("resource" = String, Path, description = "The resource name: 1 to 255 bytes of UTF-8 once percent-decoded, no control characters (`%2F` is a `/`, `+` is a plus).", min_length = 1, max_length = 255, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", example = "payment:42")),
-    request_body(content = crate::dto::AcquireRequest, content_type = "application/json", example = json!({"owner": "worker-7", "ttl_seconds": 30})),
+    params(AcquireResourcePath),
+    request_body(content = crate::api_doc::requests::AcquireRequest, content_type = "application/json", example = json!({"owner": "worker-7", "ttl_seconds": 30})),
     responses(
         (status = 200, description = "Granted (`acquired: true` with the lock) or held by another owner (`acquired: false`; after a wait that ended, with `Retry-After`).", body = AcquireResponse,
             headers(("Retry-After" = u32, description = "Only on `acquired: false` after a wait (`wait_seconds` > 0): seconds until the holder's lease ends as last seen (at least 1).")), examples(("granted" = (summary = "Granted: you hold the lock", value = json!({"acquired": true, "lock": {"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17}}))), ("held" = (summary = "Held by another owner: retry later", value = json!({"acquired": false, "resource": "payment:42"}))))),
@@ -243,7 +155,7 @@ pub(crate) fn waiters_full_detail(per_tenant: bool) -> String {
     operation_id = "getLock",
     tag = "locks",
     security((), ("bearer" = [])),
-    params(("resource" = String, Path, description = "The resource name (see acquireLock).", min_length = 1, max_length = 255, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", example = "payment:42")),
+    params(ResourcePath),
     responses(
         (status = 200, description = "The live lock.", body = LockView, example = json!({"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17})),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -278,11 +190,8 @@ pub(crate) async fn status(
     operation_id = "releaseLock",
     tag = "locks",
     security((), ("bearer" = [])),
-    params(
-        ("resource" = String, Path, description = "The resource name (see acquireLock).", min_length = 1, max_length = 255, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", example = "payment:42"),
-        ("owner" = Option<String>, Query, description = "The owner, when the request has no body (form-encoded: `+` is a space).", min_length = 1, max_length = 255, pattern = "^\\s*[^\\s\\u0000-\\u001F\\u007F-\\u009F](?:[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F])?\\s*$", example = "worker-7"),
-    ),
-    request_body(content = Option<crate::dto::ReleaseRequest>, content_type = "application/json", example = json!({"owner": "worker-7"})),
+    params(ResourcePath, ReleaseQuery),
+    request_body(content = Option<crate::api_doc::requests::ReleaseRequest>, content_type = "application/json", example = json!({"owner": "worker-7"})),
     responses(
         (status = 204, description = "Released."),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -302,20 +211,11 @@ pub(crate) async fn release(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     async {
-        let tenant = tenant_of(&req, &state)?;
-        let body_owner = if declares_body(&req) {
-            let body = read_json_body(&req, payload, state.settings.body_timeout).await?;
-            if body.iter().all(u8::is_ascii_whitespace) {
-                None
-            } else {
-                parse_object(&body)?.owner.map(|raw| owner_field(Some(raw)))
-            }
-        } else {
-            None
-        };
-        let query_owner = query_owner(req.query_string());
-        let (resource, owner) =
-            valid2(resource_of(&req), reconcile_owner(body_owner, query_owner))?;
+        let Release {
+            tenant,
+            resource,
+            owner,
+        } = release_request(&req, payload, &state).await?;
         match state
             .service
             .release(tenant, resource.clone(), owner)
@@ -330,69 +230,6 @@ pub(crate) async fn release(
     .map_err(|kind: ProblemKind| kind.at(&req))
 }
 
-/// The `owner` query parameter(s), form-decoded (`+` is a space); `None` when absent.
-fn query_owner(query: &str) -> Option<Result<Owner, FieldError>> {
-    let mut found: Option<Result<Owner, FieldError>> = None;
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        if form_decode(key).as_deref() != Ok("owner") {
-            continue;
-        }
-        let parsed = form_decode(value)
-            .map_err(|_| {
-                FieldError::new(
-                    "owner",
-                    "invalid_utf8",
-                    "owner must be valid UTF-8 once percent-decoded",
-                )
-            })
-            .and_then(|text| {
-                Owner::parse(&text)
-                    .map_err(|e| FieldError::new("owner", e.code(), format!("owner {e}")))
-            });
-        found = Some(match (found, parsed) {
-            (None, parsed) => parsed,
-            (Some(Ok(first)), Ok(next)) if first == next => Ok(first),
-            (Some(Err(e)), _) | (_, Err(e)) => Err(e),
-            (Some(Ok(_)), Ok(_)) => Err(FieldError::new(
-                "owner",
-                "conflict",
-                "owner is given twice with different values",
-            )),
-        });
-    }
-    found
-}
-
-/// A form-encoded query value, decoded (`+` is a space).
-pub(crate) fn form_decode(raw: &str) -> Result<String, std::str::Utf8Error> {
-    let spaced = raw.replace('+', " ");
-    percent_decode(spaced.as_bytes())
-        .decode_utf8()
-        .map(|s| s.into_owned())
-}
-
-fn reconcile_owner(
-    body: Option<Result<Owner, FieldError>>,
-    query: Option<Result<Owner, FieldError>>,
-) -> Result<Owner, FieldError> {
-    match (body, query) {
-        (None, None) => Err(FieldError::new(
-            "owner",
-            "required",
-            "owner is required: in the JSON body, or as ?owner= when there is no body",
-        )),
-        (Some(one), None) | (None, Some(one)) => one,
-        (Some(Err(e)), _) | (_, Some(Err(e))) => Err(e),
-        (Some(Ok(body)), Some(Ok(query))) if body == query => Ok(body),
-        (Some(Ok(_)), Some(Ok(_))) => Err(FieldError::new(
-            "owner",
-            "conflict",
-            "the owner in the body and the owner in the query disagree",
-        )),
-    }
-}
-
 /// Renew a lock.
 ///
 /// Extends the caller's live lock to now + `ttl_seconds`, keeping `acquired_at` and the fencing
@@ -403,8 +240,8 @@ fn reconcile_owner(
     operation_id = "renewLock",
     tag = "locks",
     security((), ("bearer" = [])),
-    params(("resource" = String, Path, description = "The resource name (see acquireLock).", min_length = 1, max_length = 255, pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$", example = "payment:42")),
-    request_body(content = crate::dto::RenewRequest, content_type = "application/json", example = json!({"owner": "worker-7", "ttl_seconds": 60})),
+    params(ResourcePath),
+    request_body(content = crate::api_doc::requests::RenewRequest, content_type = "application/json", example = json!({"owner": "worker-7", "ttl_seconds": 60})),
     responses(
         (status = 200, description = "Renewed: the lock with its new `expires_at`.", body = LockView, example = json!({"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:33:27.456Z", "fencing_token": 17})),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),

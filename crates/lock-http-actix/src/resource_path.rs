@@ -9,6 +9,7 @@ use actix_web::HttpRequest;
 use lock_domain::ResourceName;
 use percent_encoding::percent_decode_str;
 
+use crate::fields::resource::resource_text;
 use crate::problem::FieldError;
 
 const PREFIX: &str = "/locks/";
@@ -31,8 +32,7 @@ fn decode(segment: &str) -> Result<ResourceName, FieldError> {
             "resource must be valid UTF-8 once percent-decoded",
         )
     })?;
-    ResourceName::parse(decoded.into_owned())
-        .map_err(|e| FieldError::new("resource", e.code(), format!("resource {e}")))
+    resource_text(decoded.into_owned())
 }
 
 #[cfg(test)]
@@ -42,6 +42,8 @@ mod tests {
     #[test]
     fn decoding_table() {
         let long = "a".repeat(256);
+        // The limit counts characters: 255 three-byte characters are a valid name.
+        let (wide_raw, wide) = ("%E6%97%A5".repeat(255), "日".repeat(255));
         let cases: Vec<(&str, Result<&str, &str>)> = vec![
             ("payment:42", Ok("payment:42")),
             ("a%2Fb", Ok("a/b")),
@@ -62,6 +64,7 @@ mod tests {
             ("a%00b", Err("control_character")),
             ("a%0Ab", Err("control_character")),
             (&long, Err("too_long")),
+            (&wide_raw, Ok(&wide)),
         ];
         for (raw, expected) in cases {
             let got = decode(raw);

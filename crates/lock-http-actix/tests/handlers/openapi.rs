@@ -1,8 +1,10 @@
-//! The OpenAPI document: committed copy current, every documented operation routed.
+//! The OpenAPI document: committed copy current, limits that follow the settings, every
+//! documented operation routed.
 
 use actix_web::http::Method;
 use actix_web::test::TestRequest;
-use lock_http_actix::{openapi_document, openapi_json};
+use lock_http_actix::{openapi_document, openapi_json, openapi_json_for, ApiSettings};
+use serde_json::json;
 
 use crate::support::*;
 
@@ -57,5 +59,46 @@ async fn every_documented_operation_is_routed() {
     assert_eq!(
         operations, 9,
         "list, acquire, status, release, renew and four operations routes"
+    );
+}
+
+/// The served document's `maximum`s are the server's settings; with the default settings it is
+/// the committed document.
+#[actix_web::test]
+async fn the_served_document_follows_the_configured_limits() {
+    let settings = ApiSettings {
+        max_ttl_seconds: 120,
+        max_wait_seconds: 5,
+        ..ApiSettings::default()
+    };
+    let answer = call_with(
+        untouched_repo(),
+        settings.clone(),
+        TestRequest::get().uri("/openapi.json"),
+    )
+    .await;
+    let served = assert_json_ok(&answer);
+    assert_eq!(
+        String::from_utf8_lossy(&answer.body),
+        openapi_json_for(&settings)
+    );
+    let schemas = &served["components"]["schemas"];
+    for (request, field, maximum) in [
+        ("AcquireRequest", "ttl_seconds", 120),
+        ("AcquireRequest", "wait_seconds", 5),
+        ("RenewRequest", "ttl_seconds", 120),
+    ] {
+        let schema = &schemas[request]["properties"][field];
+        assert_eq!(schema["maximum"], json!(maximum), "{request}.{field}");
+        let description = schema["description"].as_str().unwrap_or_default();
+        assert!(
+            description.contains(&format!("{maximum} on this server")),
+            "{request}.{field}: {description}"
+        );
+    }
+    assert_eq!(
+        openapi_json_for(&ApiSettings::default()),
+        openapi_json(),
+        "the default settings serve the committed document"
     );
 }

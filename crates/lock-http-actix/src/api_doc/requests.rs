@@ -1,0 +1,179 @@
+//! What the requests look like in the OpenAPI document: the bodies of acquire, renew and release
+//! and the parameters of every route, assembled from the field definitions in `crate::fields`,
+//! which the parsers use too.
+//!
+//! The bodies' `maximum`s follow the server's configuration: [`RequestLimits`] writes them into
+//! the served document; the committed `openapi/openapi.json` shows the defaults.
+
+use lock_domain::DEFAULT_MAX_TTL_SECONDS;
+use utoipa::openapi::path::{Parameter, ParameterIn};
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::{Object, ObjectBuilder, OpenApi, RefOr, Type};
+use utoipa::{IntoParams, Modify, PartialSchema, ToSchema};
+
+use crate::fields::{listing, owner, resource, seconds};
+use crate::DEFAULT_MAX_WAIT_SECONDS;
+
+/// The limits a server puts on its request fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RequestLimits {
+    pub max_ttl_seconds: u32,
+    pub max_wait_seconds: u32,
+}
+
+impl Default for RequestLimits {
+    fn default() -> Self {
+        Self {
+            max_ttl_seconds: DEFAULT_MAX_TTL_SECONDS,
+            max_wait_seconds: DEFAULT_MAX_WAIT_SECONDS,
+        }
+    }
+}
+
+impl Modify for RequestLimits {
+    fn modify(&self, openapi: &mut OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        for (name, schema) in [
+            (AcquireRequest::name(), acquire(self)),
+            (RenewRequest::name(), renew(self)),
+        ] {
+            components
+                .schemas
+                .insert(name.into_owned(), RefOr::T(Schema::Object(schema)));
+        }
+    }
+}
+
+fn object(description: &str) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some(description))
+}
+
+fn acquire(limits: &RequestLimits) -> Object {
+    object("Acquire a lock. Unknown fields are ignored.")
+        .property(
+            "owner",
+            owner::schema(format!(
+                "Who is acquiring: {} An owner string is an identity: an acquire by the owner \
+                 that holds the lock re-grants it to that holder (same fencing token), so two \
+                 holders must never share one (add a random part per process or run).",
+                owner::rule()
+            )),
+        )
+        .required("owner")
+        .property(
+            "ttl_seconds",
+            seconds::ttl_schema("The lease length", limits.max_ttl_seconds),
+        )
+        .required("ttl_seconds")
+        .property(
+            "wait_seconds",
+            seconds::wait_schema(
+                "How long to wait for the lock when another owner holds it,",
+                "Waiting requests of one lock are served first come first served on each server; \
+                 the answer comes as soon as the lock is granted, or with `acquired: false` and \
+                 `Retry-After` when the wait ends. A client that closes its connection leaves the \
+                 queue at once.",
+                limits.max_wait_seconds,
+            ),
+        )
+        .build()
+}
+
+fn renew(limits: &RequestLimits) -> Object {
+    object("Renew a lock you hold. Unknown fields are ignored.")
+        .property("owner", holder())
+        .required("owner")
+        .property(
+            "ttl_seconds",
+            seconds::ttl_schema("The new lease length from now,", limits.max_ttl_seconds),
+        )
+        .required("ttl_seconds")
+        .build()
+}
+
+fn holder() -> Object {
+    owner::schema(format!("The owner that holds the lock: {}", owner::rule()))
+}
+
+fn release() -> Object {
+    object("Release a lock you hold. The owner may instead be given as `?owner=` without a body.")
+        .property("owner", holder())
+        .required("owner")
+        .build()
+}
+
+/// The body of an acquire (`body::LockFields` parses it).
+pub(crate) struct AcquireRequest;
+
+impl PartialSchema for AcquireRequest {
+    fn schema() -> RefOr<Schema> {
+        RefOr::T(Schema::Object(acquire(&RequestLimits::default())))
+    }
+}
+
+impl ToSchema for AcquireRequest {}
+
+/// The body of a renew (`body::LockFields` parses it).
+pub(crate) struct RenewRequest;
+
+impl PartialSchema for RenewRequest {
+    fn schema() -> RefOr<Schema> {
+        RefOr::T(Schema::Object(renew(&RequestLimits::default())))
+    }
+}
+
+impl ToSchema for RenewRequest {}
+
+/// The body of a release (`body::LockFields` parses it).
+pub(crate) struct ReleaseRequest;
+
+impl PartialSchema for ReleaseRequest {
+    fn schema() -> RefOr<Schema> {
+        RefOr::T(Schema::Object(release()))
+    }
+}
+
+impl ToSchema for ReleaseRequest {}
+
+/// The `{resource}` of an acquire, where the document states the rule.
+pub(crate) struct AcquireResourcePath;
+
+impl IntoParams for AcquireResourcePath {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![resource::parameter(format!(
+            "The resource name: {}",
+            resource::rule()
+        ))]
+    }
+}
+
+/// The `{resource}` of the other lock routes.
+pub(crate) struct ResourcePath;
+
+impl IntoParams for ResourcePath {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![resource::parameter(
+            "The resource name (see acquireLock).".to_owned(),
+        )]
+    }
+}
+
+/// The `?owner=` of a release.
+pub(crate) struct ReleaseQuery;
+
+impl IntoParams for ReleaseQuery {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![owner::query_parameter()]
+    }
+}
+
+/// The query of a listing.
+pub(crate) struct ListParams;
+
+impl IntoParams for ListParams {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        listing::parameters()
+    }
+}

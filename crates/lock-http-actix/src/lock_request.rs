@@ -1,0 +1,192 @@
+//! Reading the requests of the lock routes into domain values: an acquire or renew
+//! ([`lease_request`]) and a release ([`release_request`]). Each authenticates, reads the body and
+//! parses every input through its field definition (`crate::fields`), in the contract's order of
+//! precedence, and lists every invalid input in one 422.
+
+use std::time::Duration;
+
+use actix_web::web;
+use actix_web::HttpRequest;
+use lock_domain::{Owner, ResourceName, Tenant, Ttl};
+
+use crate::authentication::tenant_of;
+use crate::body::{
+    declares_body, owner_field, parse_object, read_json_body, ttl_field, wait_field,
+};
+use crate::fields::owner::owner_text;
+use crate::problem::{FieldError, ProblemKind};
+use crate::query_string::form_decode;
+use crate::resource_path::resource_of;
+use crate::ApiState;
+
+/// The values of two inputs, or a 422 listing every invalid one.
+fn valid2<A, B>(a: Result<A, FieldError>, b: Result<B, FieldError>) -> Result<(A, B), ProblemKind> {
+    match (a, b) {
+        (Ok(a), Ok(b)) => Ok((a, b)),
+        (a, b) => Err(ProblemKind::Validation(
+            a.err().into_iter().chain(b.err()).collect(),
+        )),
+    }
+}
+
+/// The values of three inputs, or a 422 listing every invalid one.
+fn valid3<A, B, C>(
+    a: Result<A, FieldError>,
+    b: Result<B, FieldError>,
+    c: Result<C, FieldError>,
+) -> Result<(A, B, C), ProblemKind> {
+    match (a, b, c) {
+        (Ok(a), Ok(b), Ok(c)) => Ok((a, b, c)),
+        (a, b, c) => Err(ProblemKind::Validation(
+            a.err().into_iter().chain(b.err()).chain(c.err()).collect(),
+        )),
+    }
+}
+
+/// An acquire or renew, parsed: `{owner, ttl_seconds}` on `/locks/{resource}[/renew]`, and on
+/// an acquire the optional `wait_seconds`.
+pub(crate) struct LeaseRequest {
+    pub tenant: Tenant,
+    pub resource: ResourceName,
+    pub owner: Owner,
+    pub ttl: Ttl,
+    /// How long an acquire may wait for the lock (zero: answer at once; always zero on renew).
+    pub wait: Duration,
+}
+
+/// Whether the request's `wait_seconds` is read (acquire) or ignored like any unknown field
+/// (renew).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Waits {
+    Read,
+    Ignored,
+}
+
+/// Authenticates, reads and validates an acquire or renew, in the contract's order:
+/// 401, 415, 413, 408, 400, then one 422 listing every invalid field.
+pub(crate) async fn lease_request(
+    req: &HttpRequest,
+    payload: web::Payload,
+    state: &ApiState,
+    waits: Waits,
+) -> Result<LeaseRequest, ProblemKind> {
+    let tenant = tenant_of(req, state)?;
+    let body = read_json_body(req, payload, state.settings.body_timeout).await?;
+    let fields = parse_object(&body)?;
+    let wait = match waits {
+        Waits::Read => wait_field(fields.wait_seconds, state.settings.max_wait_seconds),
+        Waits::Ignored => Ok(0),
+    };
+    let lease = valid3(
+        resource_of(req),
+        owner_field(fields.owner),
+        ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
+    );
+    let ((resource, owner, ttl), wait) = match (lease, wait) {
+        (Ok(lease), Ok(wait)) => (lease, wait),
+        (lease, wait) => {
+            let mut errors = match lease {
+                Err(ProblemKind::Validation(errors)) => errors,
+                Err(other) => return Err(other),
+                Ok(_) => Vec::new(),
+            };
+            errors.extend(wait.err());
+            return Err(ProblemKind::Validation(errors));
+        }
+    };
+    Ok(LeaseRequest {
+        tenant,
+        resource,
+        owner,
+        ttl,
+        wait: Duration::from_secs(u64::from(wait)),
+    })
+}
+
+/// A release, parsed.
+pub(crate) struct Release {
+    pub tenant: Tenant,
+    pub resource: ResourceName,
+    pub owner: Owner,
+}
+
+/// Authenticates, reads and validates a release, in the contract's order: 401, 415, 413, 408,
+/// 400, then one 422 listing every invalid input. The owner comes from the JSON body or, when
+/// there is none, from `?owner=`; both must agree when both are given.
+pub(crate) async fn release_request(
+    req: &HttpRequest,
+    payload: web::Payload,
+    state: &ApiState,
+) -> Result<Release, ProblemKind> {
+    let tenant = tenant_of(req, state)?;
+    let body_owner = if declares_body(req) {
+        let body = read_json_body(req, payload, state.settings.body_timeout).await?;
+        if body.iter().all(u8::is_ascii_whitespace) {
+            None
+        } else {
+            // A body names the owner: without one it is `required`, as its schema says.
+            Some(owner_field(parse_object(&body)?.owner))
+        }
+    } else {
+        None
+    };
+    let query_owner = query_owner(req.query_string());
+    let (resource, owner) = valid2(resource_of(req), reconcile_owner(body_owner, query_owner))?;
+    Ok(Release {
+        tenant,
+        resource,
+        owner,
+    })
+}
+
+/// The `owner` query parameter(s), form-decoded (`+` is a space); `None` when absent.
+fn query_owner(query: &str) -> Option<Result<Owner, FieldError>> {
+    let mut found: Option<Result<Owner, FieldError>> = None;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if form_decode(key).as_deref() != Ok("owner") {
+            continue;
+        }
+        let parsed = form_decode(value)
+            .map_err(|_| {
+                FieldError::new(
+                    "owner",
+                    "invalid_utf8",
+                    "owner must be valid UTF-8 once percent-decoded",
+                )
+            })
+            .and_then(|text| owner_text(&text));
+        found = Some(match (found, parsed) {
+            (None, parsed) => parsed,
+            (Some(Ok(first)), Ok(next)) if first == next => Ok(first),
+            (Some(Err(e)), _) | (_, Err(e)) => Err(e),
+            (Some(Ok(_)), Ok(_)) => Err(FieldError::new(
+                "owner",
+                "conflict",
+                "owner is given twice with different values",
+            )),
+        });
+    }
+    found
+}
+
+fn reconcile_owner(
+    body: Option<Result<Owner, FieldError>>,
+    query: Option<Result<Owner, FieldError>>,
+) -> Result<Owner, FieldError> {
+    match (body, query) {
+        (None, None) => Err(FieldError::new(
+            "owner",
+            "required",
+            "owner is required: in the JSON body, or as ?owner= when there is no body",
+        )),
+        (Some(one), None) | (None, Some(one)) => one,
+        (Some(Err(e)), _) | (_, Some(Err(e))) => Err(e),
+        (Some(Ok(body)), Some(Ok(query))) if body == query => Ok(body),
+        (Some(Ok(_)), Some(Ok(_))) => Err(FieldError::new(
+            "owner",
+            "conflict",
+            "the owner in the body and the owner in the query disagree",
+        )),
+    }
+}
