@@ -1,9 +1,10 @@
 //! The repository contract suite: every [`LockRepository`] must pass these, whatever its storage.
 //!
-//! Each case is a public async function over a [`Harness`]; [`repository_contract_suite!`]
-//! (crate root) turns all of them into `#[tokio::test]`s for one adapter. Durations are chosen so
-//! that a harness whose clock is real (a database server's) can advance by sleeping. The cases
-//! live in one file per topic (acquire, status, release, renew, listing, ...) under `contract/`.
+//! Each case is a public async function over a [`Harness`];
+//! [`repository_contract_suite!`](crate::repository_contract_suite) (crate root) turns all of them
+//! into `#[tokio::test]`s for one adapter. Durations are chosen so that a harness whose clock is
+//! real (a database server's) can advance by sleeping. The cases live in one file per topic
+//! (acquire, status, release, renew, listing, ...) under `contract/`.
 
 mod acquire;
 mod concurrency;
