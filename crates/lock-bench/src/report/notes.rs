@@ -19,6 +19,7 @@ pub(super) const NOTES: &str = "
   anchor commits each statement on its own (one fsync each); lockd commits the writes of all
   concurrent requests together (group commit) and answers each request only after the commit
   that holds it, so every acknowledged grant is durable (`synchronous = FULL`).
+- Which system runs which workload is one table, `crates/lock-bench/src/table.rs`.
 - W5 starts two lockd processes on one database. For each handoff a holder takes a lock, a
   waiter asks for it with `wait_seconds` (on the holder's instance, or on the other one) and
   stands in line, and the holder releases; the latency runs from sending the release to the
