@@ -14,6 +14,8 @@ mod etcd;
 mod handoff;
 mod http;
 mod lockd;
+#[cfg(test)]
+mod lockd_schema;
 mod measure;
 mod plan;
 mod postgres_database;

@@ -247,7 +247,7 @@ pub const TABLE: &[Row] = &[
         HANDOFFS,
     ),
     row(
-        "raw PostgreSQL (tokio-postgres, same statements)",
+        "raw PostgreSQL, a commit per statement (tokio-postgres)",
         System::RawPostgres,
         &[Workload::W1],
     ),

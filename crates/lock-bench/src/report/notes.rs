@@ -8,17 +8,25 @@ pub(super) const NOTES: &str = "
 - Every system is driven by the same client code (`crates/lock-bench/src/workload.rs`): 64
   concurrent clients on one connection each, HTTP/1.1 keep-alive for lockd and etcd's JSON
   gateway, RESP for Redis, the PostgreSQL wire protocol with prepared statements for the raw
-  PostgreSQL anchor. Client and servers share the same 2 cores, so every system pays for its
+  PostgreSQL ceiling. Client and servers share the same 2 cores, so every system pays for its
   client too; the CPU table shows how much.
 - The `HTTP ceiling` row is an actix-web server (same framework, same worker count as lockd)
   that answers lockd's acquire and release requests with fixed bodies and stores nothing,
   driven by lockd's own client: the most any lockd cycle (two HTTP requests) could reach on this
   machine, whatever the storage.
-- `raw SQLite` and `raw PostgreSQL` send exactly lockd's own acquire and release statements
-  (`lock_store_diesel::statements`), without HTTP: the cost of the storage alone. The raw SQLite
-  anchor commits each statement on its own (one fsync each); lockd commits the writes of all
-  concurrent requests together (group commit) and answers each request only after the commit
-  that holds it, so every acknowledged grant is durable (`synchronous = FULL`).
+- The `raw SQLite` and `raw PostgreSQL` rows are storage ceilings, without HTTP and without
+  lockd: a load generator in lock-bench (`raw_sqlite.rs`, `raw_postgres.rs`) sends its own
+  minimal compare-and-set statements, shaped like lockd's (one statement per acquire and per
+  release, on lockd's table with the indexes and triggers lockd's migrations create, the fencing
+  token drawn inside the acquire), each committed on its own: what a careful program without
+  group commit gets from the database. They are not lockd's statements (those stay private to
+  its store, and on PostgreSQL lockd sends many requests as one batched statement), so these rows
+  show what one lock operation costs the storage, not what lockd's SQL costs. The raw SQLite
+  ceiling uses one connection in process (an fsync per statement with `synchronous = FULL`; with
+  `NORMAL`, only at checkpoints); the raw PostgreSQL one, a connection per client with prepared
+  statements. lockd commits the writes of all concurrent requests together (group commit on
+  SQLite, one batch statement on PostgreSQL) and answers each request only after the commit that
+  holds it, so every acknowledged grant is durable (`synchronous = FULL`).
 - Which system runs which workload is one table, `crates/lock-bench/src/table.rs`.
 - W5 starts two lockd processes on one database. For each handoff a holder takes a lock, a
   waiter asks for it with `wait_seconds` (on the holder's instance, or on the other one) and

@@ -70,7 +70,10 @@ fn a_full_run_measures_every_pair_once_in_report_order() {
             (postgres, "W4"),
             (postgres, "W5 (same instance)"),
             (postgres, "W5 (other instance)"),
-            ("raw PostgreSQL (tokio-postgres, same statements)", "W1"),
+            (
+                "raw PostgreSQL, a commit per statement (tokio-postgres)",
+                "W1"
+            ),
             (sqlite, "W3 (1k live)"),
             (sqlite, "W3 (1M live)"),
             (postgres, "W3 (1k live)"),
