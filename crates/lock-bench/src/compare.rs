@@ -7,8 +7,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::lockd::{Lockd, LockdSystem};
+use crate::postgres_database::PostgresDatabase;
+use crate::runner::Bench;
 use crate::stats::RunStats;
-use crate::{drop_database, postgres_database, workload};
+use crate::workload;
 
 /// Measured cycles per second of each run, per (backend, binary).
 struct Series {
@@ -17,69 +19,34 @@ struct Series {
     current: Vec<f64>,
 }
 
-/// Runs the comparison and prints a Markdown table with the ratios.
-#[allow(clippy::too_many_arguments)]
-pub fn run(
-    runtime: &tokio::runtime::Runtime,
-    baseline: &Path,
-    current: &Path,
-    postgres_admin: &str,
-    runs: usize,
-    duration: Duration,
-    clients: usize,
-    lockd_args: &[&str],
-    work: &Path,
-) {
+/// Runs the comparison of `baseline` with `bench.binary` and prints a Markdown table with the
+/// ratios. Runs, duration and clients come from `bench.plan`.
+pub fn run(bench: &Bench<'_>, baseline: &Path) {
     let mut all = Vec::new();
-    {
-        let mut series = Series {
-            backend: "SQLite",
-            baseline: Vec::new(),
-            current: Vec::new(),
-        };
-        let urls = [
-            format!("sqlite://{}", work.join("compare-baseline.db").display()),
-            format!("sqlite://{}", work.join("compare-current.db").display()),
-        ];
-        measure(
-            runtime,
-            &mut series,
-            [baseline, current],
-            &urls,
-            runs,
-            duration,
-            clients,
-            lockd_args,
-        );
-        all.push(series);
-    }
+    let urls = [
+        format!(
+            "sqlite://{}",
+            bench.work.join("compare-baseline.db").display()
+        ),
+        format!(
+            "sqlite://{}",
+            bench.work.join("compare-current.db").display()
+        ),
+    ];
+    all.push(measure(bench, "SQLite", baseline, &urls));
     // Two databases: each binary migrates its own (the baseline may not know this schema).
     let databases = [
-        postgres_database(postgres_admin, "_baseline"),
-        postgres_database(postgres_admin, "_current"),
+        PostgresDatabase::create(bench.postgres_url, "_baseline"),
+        PostgresDatabase::create(bench.postgres_url, "_current"),
     ];
-    if let [Some((admin, a, url_a)), Some((_, b, url_b))] = &databases {
-        let mut series = Series {
-            backend: "PostgreSQL",
-            baseline: Vec::new(),
-            current: Vec::new(),
-        };
-        let urls = [url_a.clone(), url_b.clone()];
-        measure(
-            runtime,
-            &mut series,
-            [baseline, current],
-            &urls,
-            runs,
-            duration,
-            clients,
-            lockd_args,
-        );
-        all.push(series);
-        drop_database(admin, a);
-        drop_database(admin, b);
+    if let [Some(a), Some(b)] = &databases {
+        let urls = [a.url().to_owned(), b.url().to_owned()];
+        all.push(measure(bench, "PostgreSQL", baseline, &urls));
     } else {
-        eprintln!("!!! PostgreSQL does not answer at {postgres_admin}: not compared");
+        eprintln!(
+            "!!! PostgreSQL does not answer at {}: not compared",
+            bench.postgres_url
+        );
     }
     println!("\n| backend | baseline W1 cycles/s (median) | this build | ratio | runs (baseline / this) |");
     println!("|---|---|---|---|---|");
@@ -97,21 +64,23 @@ pub fn run(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// W1 of `baseline` on `urls[0]` and of this build on `urls[1]`, alternating run by run.
 fn measure(
-    runtime: &tokio::runtime::Runtime,
-    series: &mut Series,
-    binaries: [&Path; 2],
+    bench: &Bench<'_>,
+    backend: &'static str,
+    baseline: &Path,
     urls: &[String; 2],
-    runs: usize,
-    duration: Duration,
-    clients: usize,
-    lockd_args: &[&str],
-) {
-    let servers: Vec<Lockd> = binaries
+) -> Series {
+    let mut series = Series {
+        backend,
+        baseline: Vec::new(),
+        current: Vec::new(),
+    };
+    let (runtime, clients) = (bench.runtime, bench.plan.clients);
+    let servers: Vec<Lockd> = [baseline, bench.binary.as_path()]
         .iter()
         .zip(urls)
-        .map(|(binary, url)| Lockd::start(binary, url, lockd_args).expect("start lockd"))
+        .map(|(binary, url)| Lockd::start(binary, url, &bench.lockd_args).expect("start lockd"))
         .collect();
     let systems: Vec<LockdSystem> = servers
         .iter()
@@ -125,11 +94,15 @@ fn measure(
     for (i, system) in systems.iter().enumerate() {
         let _ = once(system, format!("warm-{i}"), Duration::from_secs(1));
     }
-    for run in 0..runs {
+    for run in 0..bench.plan.runs {
         // ABBA order: baseline first in even runs, this build first in odd ones.
         let order: [usize; 2] = if run % 2 == 0 { [0, 1] } else { [1, 0] };
         for which in order {
-            let stats = once(&systems[which], format!("cmp-{which}-{run}"), duration);
+            let stats = once(
+                &systems[which],
+                format!("cmp-{which}-{run}"),
+                bench.plan.duration,
+            );
             let rate = stats.per_second();
             eprintln!(
                 "{} {}: {:.0} cycles/s ({} errors)",
@@ -145,6 +118,7 @@ fn measure(
             }
         }
     }
+    series
 }
 
 fn median(values: &[f64]) -> f64 {

@@ -19,7 +19,7 @@ pub struct EtcdServer {
 
 impl EtcdServer {
     pub fn start(dir: &Path) -> io::Result<Self> {
-        let (client_port, peer_port) = (crate::free_port()?, crate::free_port()?);
+        let (client_port, peer_port) = (crate::process::free_port()?, crate::process::free_port()?);
         let client = format!("http://127.0.0.1:{client_port}");
         let peer = format!("http://127.0.0.1:{peer_port}");
         let child = Command::new("etcd")
@@ -48,7 +48,7 @@ impl EtcdServer {
             .stderr(Stdio::null())
             .spawn()?;
         let addr = format!("127.0.0.1:{client_port}");
-        crate::wait_for_port(&addr, Duration::from_secs(20))?;
+        crate::process::wait_for_port(&addr, Duration::from_secs(20))?;
         Ok(Self { child, addr })
     }
 

@@ -1,13 +1,53 @@
-//! The anchor for lockd on PostgreSQL: the same acquire and release statements lockd sends,
+//! The raw PostgreSQL ceiling: what a program gets from PostgreSQL with one statement, and so one
+//! commit, per lock operation. It is a load generator, not lockd: this benchmark's own minimal
+//! compare-and-set statements, of the same shape as lockd's (one statement per acquire and per
+//! release on lockd's table `distributed_locks`, as lockd's migrations create it, with its
+//! indexes and trigger; the database server's clock; the fencing token drawn from lockd's
+//! `fencing_tokens` sequence in the acquire; a release that ends the lease and keeps the row),
 //! prepared once per connection and sent through tokio-postgres, one connection per client,
-//! synchronous commit on (the server's default), no HTTP in between.
+//! synchronous commit on (the server's default), no HTTP in between. lockd's own statements stay
+//! private to its store (and batch many requests into one statement); these are simpler (no
+//! row lock before reading the clock, no re-grant that keeps the token, no undo mark).
 
 use std::io;
 
-use lock_store_diesel::statements::{POSTGRES_ACQUIRE, POSTGRES_RELEASE};
 use tokio_postgres::{Client, NoTls, Statement};
 
 use crate::workload::{LockClient, LockSystem};
+
+/// The database server's clock now, in epoch milliseconds.
+macro_rules! now_ms {
+    () => {
+        "(SELECT FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT AS ms) AS n"
+    };
+}
+
+/// Takes the lock when it is free, when its lease has ended, or when it is the caller's own, with
+/// a new fencing token. No row when another owner's lease is live. Binds: tenant, resource,
+/// owner, TTL (ms).
+const ACQUIRE: &str = concat!(
+    "INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
+SELECT $1, $2, $3, n.ms, n.ms + $4, nextval('fencing_tokens') FROM ",
+    now_ms!(),
+    "
+ON CONFLICT (tenant, resource) DO UPDATE SET
+    owner = EXCLUDED.owner,
+    acquired_at_ms = EXCLUDED.acquired_at_ms,
+    expires_at_ms = EXCLUDED.expires_at_ms,
+    fencing_token = nextval('fencing_tokens')
+WHERE l.expires_at_ms <= EXCLUDED.acquired_at_ms OR l.owner = EXCLUDED.owner
+RETURNING l.fencing_token"
+);
+
+/// Ends the caller's live lease (the row stays, its lease ended now). Binds: tenant, resource,
+/// owner.
+const RELEASE: &str = concat!(
+    "UPDATE distributed_locks AS l SET acquired_at_ms = n.ms, expires_at_ms = n.ms FROM ",
+    now_ms!(),
+    "
+WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.expires_at_ms > n.ms
+RETURNING l.fencing_token"
+);
 
 pub struct RawPostgresSystem {
     pub url: String,
@@ -29,11 +69,11 @@ impl LockSystem for RawPostgresSystem {
             .map_err(io::Error::other)?;
         tokio::spawn(connection);
         let acquire = connection_client
-            .prepare(POSTGRES_ACQUIRE)
+            .prepare(ACQUIRE)
             .await
             .map_err(io::Error::other)?;
         let release = connection_client
-            .prepare(POSTGRES_RELEASE)
+            .prepare(RELEASE)
             .await
             .map_err(io::Error::other)?;
         Ok(RawPostgresClient {
@@ -65,5 +105,67 @@ impl LockClient for RawPostgresClient {
             .await
             .map_err(io::Error::other)?;
         Ok(rows.len() == 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lockd_schema::migrations;
+    use crate::postgres_database::PostgresDatabase;
+
+    /// On lockd's schema, the statements take a free lock, refuse another owner's, release only
+    /// the owner's, and draw a new fencing token for each grant. Skipped when PostgreSQL does not
+    /// answer, unless `LOCKD_REQUIRE_POSTGRES=1` (CI).
+    #[test]
+    fn the_statements_are_a_compare_and_set_on_lockds_schema() {
+        let admin = std::env::var("LOCKD_TEST_DATABASE_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
+        let Some(database) = PostgresDatabase::create(&admin, "_raw_statements") else {
+            assert!(
+                std::env::var("LOCKD_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+                "PostgreSQL is required (LOCKD_REQUIRE_POSTGRES=1) but {admin} gave no database"
+            );
+            eprintln!("!!! PostgreSQL does not answer at {admin}: test skipped");
+            return;
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let (admin, connection) = tokio_postgres::connect(database.url(), NoTls)
+                .await
+                .expect("connect");
+            tokio::spawn(connection);
+            for script in migrations("postgres") {
+                admin.batch_execute(&script).await.expect("migrate");
+            }
+            let system = RawPostgresSystem {
+                url: database.url().to_owned(),
+            };
+            let mut alice = system.connect(0).await.expect("connect");
+            let mut bob = system.connect(1).await.expect("connect");
+            assert!(alice.acquire("r").await.expect("acquire"));
+            assert!(!bob.acquire("r").await.expect("acquire"), "alice holds it");
+            assert!(!bob.release("r").await.expect("release"), "not bob's lock");
+            assert!(alice.release("r").await.expect("release"));
+            assert!(!alice.release("r").await.expect("release"), "released");
+            assert!(bob.acquire("r").await.expect("acquire"));
+            let tokens: Vec<i64> = admin
+                .query("SELECT fencing_token FROM distributed_locks", &[])
+                .await
+                .expect("read the token")
+                .iter()
+                .map(|row| row.get(0))
+                .collect();
+            let first = admin
+                .query_one("SELECT last_value FROM fencing_tokens", &[])
+                .await
+                .expect("read the sequence")
+                .get::<_, i64>(0);
+            assert_eq!(tokens, [first], "bob holds the last token drawn");
+            assert!(first >= 2, "a token per grant");
+        });
     }
 }

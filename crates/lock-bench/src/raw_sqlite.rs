@@ -1,7 +1,12 @@
-//! The anchor for lockd on SQLite: the same acquire and release statements, sent in-process
-//! through diesel to one WAL-mode connection, each in its own transaction (one commit, so one
-//! fsync with `synchronous = FULL`, per statement) — what a careful program without group commit
-//! gets from SQLite.
+//! The raw SQLite ceiling: what a careful program without group commit gets from SQLite. It is a
+//! load generator, not lockd: this benchmark's own minimal compare-and-set statements, of the same
+//! shape as lockd's (one statement per acquire and per release on lockd's table
+//! `distributed_locks`, as lockd's migrations create it, with its index and triggers; the acquire
+//! draws the fencing token from lockd's `fencing_counter` in the same statement), sent in-process
+//! through diesel to one WAL-mode connection, each in its own transaction: one commit, so one
+//! fsync with `synchronous = FULL`, per statement. lockd's own statements stay private to its
+//! store; these are simpler (no re-grant that keeps the token, no undo mark) and answer only
+//! "done" or "not done", which is all the workloads ask.
 
 use std::io;
 use std::path::Path;
@@ -12,9 +17,29 @@ use diesel::connection::SimpleConnection;
 use diesel::sql_types::{BigInt, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, RunQueryDsl};
-use lock_store_diesel::statements::{SQLITE_ACQUIRE, SQLITE_RELEASE};
 
 use crate::workload::{LockClient, LockSystem};
+
+/// Takes the lock when it is free, when its lease has ended, or when it is the caller's own, with
+/// the next fencing token (lockd's triggers move the counter). No row when another owner's lease
+/// is live. Binds: tenant, resource, owner, now (epoch ms), expiry (epoch ms).
+const ACQUIRE: &str = "\
+INSERT INTO distributed_locks (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
+VALUES (?1, ?2, ?3, ?4, ?5, (SELECT last_token + 1 FROM fencing_counter WHERE id = 1))
+ON CONFLICT (tenant, resource) DO UPDATE SET
+    owner = excluded.owner,
+    acquired_at_ms = excluded.acquired_at_ms,
+    expires_at_ms = excluded.expires_at_ms,
+    fencing_token = excluded.fencing_token
+WHERE distributed_locks.expires_at_ms <= excluded.acquired_at_ms
+   OR distributed_locks.owner = excluded.owner
+RETURNING fencing_token";
+
+/// Deletes the caller's live lock. Binds: tenant, resource, owner, now (epoch ms).
+const RELEASE: &str = "\
+DELETE FROM distributed_locks
+WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND expires_at_ms > ?4
+RETURNING fencing_token";
 
 pub struct RawSqliteSystem {
     conn: Arc<Mutex<SqliteConnection>>,
@@ -87,10 +112,56 @@ impl RawSqliteClient {
 
 impl LockClient for RawSqliteClient {
     async fn acquire(&mut self, resource: &str) -> io::Result<bool> {
-        self.run(SQLITE_ACQUIRE, resource, true).await
+        self.run(ACQUIRE, resource, true).await
     }
 
     async fn release(&mut self, resource: &str) -> io::Result<bool> {
-        self.run(SQLITE_RELEASE, resource, false).await
+        self.run(RELEASE, resource, false).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lockd_schema::migrations;
+
+    /// On lockd's schema, the statements take a free lock, refuse another owner's, release only
+    /// the owner's, and draw a new fencing token from lockd's counter for each grant.
+    #[test]
+    fn the_statements_are_a_compare_and_set_on_lockds_schema() {
+        let file =
+            std::env::temp_dir().join(format!("lock-bench-raw-sqlite-{}.db", std::process::id()));
+        let mut conn = SqliteConnection::establish(&file.to_string_lossy()).expect("open");
+        for script in migrations("sqlite") {
+            conn.batch_execute(&script).expect("migrate");
+        }
+        let system = RawSqliteSystem::open(&file, "FULL").expect("open");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let mut alice = system.connect(0).await.expect("connect");
+            let mut bob = system.connect(1).await.expect("connect");
+            assert!(alice.acquire("r").await.expect("acquire"));
+            assert!(!bob.acquire("r").await.expect("acquire"), "alice holds it");
+            assert!(!bob.release("r").await.expect("release"), "not bob's lock");
+            assert!(alice.release("r").await.expect("release"));
+            assert!(!alice.release("r").await.expect("release"), "released");
+            assert!(bob.acquire("r").await.expect("acquire"));
+        });
+        #[derive(diesel::QueryableByName)]
+        struct Counter {
+            #[diesel(sql_type = BigInt)]
+            last_token: i64,
+        }
+        let counter: Counter = diesel::sql_query("SELECT last_token FROM fencing_counter")
+            .get_result(&mut conn)
+            .expect("read the counter");
+        assert_eq!(counter.last_token, 2, "one token per grant");
+        drop((conn, system));
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+        }
     }
 }

@@ -24,7 +24,7 @@ impl RedisServer {
     /// Starts redis-server on a free port; with `fsync_always`, every write is appended to the
     /// AOF and fsynced before the answer (`appendfsync always`), else nothing is persisted.
     pub fn start(dir: &Path, fsync_always: bool) -> io::Result<Self> {
-        let port = crate::free_port()?;
+        let port = crate::process::free_port()?;
         let mut command = Command::new("redis-server");
         command
             .args([
@@ -46,7 +46,7 @@ impl RedisServer {
         }
         let child = command.spawn()?;
         let addr = format!("127.0.0.1:{port}");
-        crate::wait_for_port(&addr, Duration::from_secs(10))?;
+        crate::process::wait_for_port(&addr, Duration::from_secs(10))?;
         Ok(Self { child, addr })
     }
 

@@ -1,0 +1,92 @@
+//! What each definite answer shows about one resource: the leases it saw live, and what it proves
+//! was not live at its instant.
+
+use crate::history::{History, Lease, Op, OpKind, Outcome};
+
+/// A lease as one definite answer showed it, on one resource.
+#[derive(Debug, Clone)]
+pub(super) struct Seen<'a> {
+    pub(super) op: &'a Op,
+    pub(super) lease: &'a Lease,
+    /// Whether the answer was the owner's own grant or renew (an acknowledged hold).
+    pub(super) acknowledged: bool,
+}
+
+/// What one definite answer proves was not live at its instant.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Ended<'a> {
+    /// Nothing was live (404, a listing without the resource).
+    Everything,
+    /// Only this token was live.
+    AllBut(i64),
+    /// The owner's lease was not live (403, held by another, or released by the owner: 204).
+    OwnerOf(&'a str),
+}
+
+/// Whether an operation may have ended or shortened a lease of its owner.
+pub(super) fn may_end_a_lease(op: &Op) -> bool {
+    matches!(
+        op.kind,
+        OpKind::Acquire { .. } | OpKind::Release { .. } | OpKind::Renew { .. }
+    ) && !matches!(op.outcome, Outcome::Failed { .. })
+}
+
+pub(super) fn op_owner(op: &Op) -> Option<&str> {
+    match &op.kind {
+        OpKind::Acquire { owner, .. } | OpKind::Release { owner } | OpKind::Renew { owner, .. } => {
+            Some(owner)
+        }
+        _ => None,
+    }
+}
+
+pub(super) fn observations<'a>(
+    history: &'a History,
+    resource: &str,
+) -> (Vec<Seen<'a>>, Vec<(&'a Op, Ended<'a>)>) {
+    let mut seen = Vec::new();
+    let mut ended = Vec::new();
+    for op in &history.ops {
+        match &op.outcome {
+            Outcome::Listed(leases) => {
+                match leases.iter().find(|l| l.resource == resource) {
+                    Some(lease) => {
+                        seen.push(Seen {
+                            op,
+                            lease,
+                            acknowledged: false,
+                        });
+                        ended.push((op, Ended::AllBut(lease.token)));
+                    }
+                    None => ended.push((op, Ended::Everything)),
+                }
+                continue;
+            }
+            _ if op.resource != resource => continue,
+            Outcome::Granted(lease) | Outcome::Renewed(lease) => {
+                seen.push(Seen {
+                    op,
+                    lease,
+                    acknowledged: true,
+                });
+                ended.push((op, Ended::AllBut(lease.token)));
+            }
+            Outcome::Seen(Some(lease)) => {
+                seen.push(Seen {
+                    op,
+                    lease,
+                    acknowledged: false,
+                });
+                ended.push((op, Ended::AllBut(lease.token)));
+            }
+            Outcome::Seen(None) | Outcome::NotFound => ended.push((op, Ended::Everything)),
+            Outcome::Forbidden | Outcome::Held | Outcome::Released => {
+                if let Some(owner) = op_owner(op) {
+                    ended.push((op, Ended::OwnerOf(owner)));
+                }
+            }
+            _ => {}
+        }
+    }
+    (seen, ended)
+}

@@ -1,0 +1,136 @@
+//! A history cut into one partition per resource: every operation that may have changed or
+//! shown the resource's lock, as an entry of the search.
+
+use std::collections::HashMap;
+
+use super::{Entry, Partition};
+use crate::history::{History, Op, OpKind, Outcome};
+use crate::model::{Call, OwnerId, Ret};
+
+/// Splits a history into one partition per resource. Reads with an unknown outcome and definite
+/// failures change nothing and are left out; a listing becomes one read per resource; an acquire
+/// with an unknown outcome also brings the optional undo of its grant by lockd.
+pub fn partitions(history: &History) -> Vec<Partition> {
+    let mut by_resource: Vec<Partition> = history
+        .resources
+        .iter()
+        .map(|r| Partition {
+            resource: r.clone(),
+            entries: Vec::new(),
+            margin: history.margin_us,
+        })
+        .collect();
+    let mut owners: Vec<HashMap<String, OwnerId>> = vec![HashMap::new(); by_resource.len()];
+    let index: HashMap<&str, usize> = history
+        .resources
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.as_str(), i))
+        .collect();
+    let mut owner_id = |p: usize, owner: &str| -> OwnerId {
+        let table = &mut owners[p];
+        let next = table.len() as OwnerId;
+        *table.entry(owner.to_owned()).or_insert(next)
+    };
+    for op in &history.ops {
+        if let OpKind::List = op.kind {
+            if let Outcome::Listed(leases) = &op.outcome {
+                for (p, resource) in history.resources.iter().enumerate() {
+                    let seen = leases
+                        .iter()
+                        .find(|l| &l.resource == resource)
+                        .map(|l| (owner_id(p, &l.owner), l.token, l.expires_at));
+                    by_resource[p]
+                        .entries
+                        .push(required(op, Call::Read, Ret::Seen(seen)));
+                }
+            }
+            continue;
+        }
+        let Some(&p) = index.get(op.resource.as_str()) else {
+            continue;
+        };
+        let call = match &op.kind {
+            OpKind::Acquire {
+                owner, ttl_seconds, ..
+            } => Call::Acquire {
+                owner: owner_id(p, owner),
+                ttl: i64::from(*ttl_seconds) * 1_000_000,
+            },
+            OpKind::Release { owner } => Call::Release {
+                owner: owner_id(p, owner),
+            },
+            OpKind::Renew { owner, ttl_seconds } => Call::Renew {
+                owner: owner_id(p, owner),
+                ttl: i64::from(*ttl_seconds) * 1_000_000,
+            },
+            OpKind::Status => Call::Read,
+            OpKind::List => unreachable!(),
+        };
+        let ret = match &op.outcome {
+            Outcome::Granted(l) => Ret::Granted {
+                token: l.token,
+                expires: l.expires_at,
+            },
+            Outcome::Held => Ret::Held,
+            Outcome::Released => Ret::Released,
+            Outcome::Renewed(l) => Ret::Renewed {
+                token: l.token,
+                expires: l.expires_at,
+            },
+            Outcome::Seen(seen) => Ret::Seen(
+                seen.as_ref()
+                    .map(|l| (owner_id(p, &l.owner), l.token, l.expires_at)),
+            ),
+            Outcome::Listed(_) => continue,
+            Outcome::Forbidden => Ret::Forbidden,
+            Outcome::NotFound => Ret::NotFound,
+            Outcome::Failed { .. } => continue,
+            Outcome::Unknown { .. } => Ret::Unknown,
+        };
+        let entries = &mut by_resource[p].entries;
+        if ret == Ret::Unknown {
+            if call == Call::Read {
+                continue;
+            }
+            let deadline = op.complete.saturating_add(history.horizon_us);
+            entries.push(Entry {
+                call,
+                ret,
+                invoke: op.invoke,
+                deadline,
+                optional: true,
+                source: op.id,
+            });
+            if let Call::Acquire { .. } = call {
+                entries.push(Entry {
+                    call: Call::Undo {
+                        grant: op.id as u32,
+                    },
+                    ret,
+                    invoke: op.invoke,
+                    deadline,
+                    optional: true,
+                    source: op.id,
+                });
+            }
+        } else {
+            entries.push(required(op, call, ret));
+        }
+    }
+    for partition in &mut by_resource {
+        partition.entries.sort_by_key(|e| (e.invoke, e.source));
+    }
+    by_resource
+}
+
+fn required(op: &Op, call: Call, ret: Ret) -> Entry {
+    Entry {
+        call,
+        ret,
+        invoke: op.invoke,
+        deadline: op.complete,
+        optional: false,
+        source: op.id,
+    }
+}
