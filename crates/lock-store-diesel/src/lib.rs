@@ -29,29 +29,15 @@ mod writer;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-/// The SQL text of the hot statements, for benchmarks that send what lockd sends and for tests.
-///
-/// On SQLite lockd sends `SQLITE_ACQUIRE` and `SQLITE_RELEASE` (binds: tenant, resource, owner,
-/// then `now_ms, expires_ms` for an acquire, `now_ms` for a release). On PostgreSQL it sends
-/// `POSTGRES_WRITE_BATCH` for every acquire, release and renew, batched or alone;
-/// `POSTGRES_ACQUIRE`, `POSTGRES_RELEASE` and `POSTGRES_RENEW` are one request's statements,
-/// made of the same SQL fragments, so they decide exactly as a batch of one (binds: tenant,
-/// resource, owner, and `ttl_ms` for an acquire or renew).
-///
-/// The listing statements are here too, for the tests that EXPLAIN them (binds: tenant, prefix,
-/// prefix upper bound, cursor (`''` for none), then `now_ms, limit` on SQLite or `limit` on
-/// PostgreSQL; SQLite's check for ended rows in a page's range: tenant, prefix, last name,
-/// cursor, `now_ms`).
+/// The SQL text of statements that tests EXPLAIN or run by hand: the listing (binds: tenant,
+/// prefix, prefix upper bound, cursor (`''` for none), then `now_ms, limit` on SQLite or `limit`
+/// on PostgreSQL), SQLite's check for ended rows in a page's range (binds: tenant, prefix, last
+/// name, cursor, `now_ms`), and PostgreSQL's `WRITE_BATCH`, which every acquire, release and
+/// renew goes through, batched or alone.
 pub mod statements {
     pub use crate::postgres::reads::LIST_BOUNDED as POSTGRES_LIST;
-    pub use crate::postgres::writes::{
-        ACQUIRE as POSTGRES_ACQUIRE, RELEASE as POSTGRES_RELEASE, RENEW as POSTGRES_RENEW,
-        WRITE_BATCH as POSTGRES_WRITE_BATCH,
-    };
-    pub use crate::sqlite::{
-        ACQUIRE as SQLITE_ACQUIRE, ENDED_IN_RANGE as SQLITE_LIST_ENDED,
-        LIST_BOUNDED as SQLITE_LIST, RELEASE as SQLITE_RELEASE,
-    };
+    pub use crate::postgres::writes::WRITE_BATCH as POSTGRES_WRITE_BATCH;
+    pub use crate::sqlite::{ENDED_IN_RANGE as SQLITE_LIST_ENDED, LIST_BOUNDED as SQLITE_LIST};
 }
 
 pub use config::{Deadlines, StoreConfig, SWEEP_GRACE};

@@ -22,7 +22,7 @@ use crate::row::{CountRow, ListedRow, LockRow};
 /// row only when it has expired or belongs to the same owner. A new grant takes the next value of
 /// `fencing_counter`; the triggers of the schema move the counter inside this same statement.
 /// `RETURNING` yields no row when another owner holds a live lock.
-pub const ACQUIRE: &str = "\
+pub(crate) const ACQUIRE: &str = "\
 INSERT INTO distributed_locks (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
 VALUES (?1, ?2, ?3, ?4, ?5, (SELECT last_token + 1 FROM fencing_counter WHERE id = 1))
 ON CONFLICT (tenant, resource) DO UPDATE SET
@@ -62,7 +62,7 @@ SELECT COUNT(*) AS count FROM (
     WHERE tenant = ?1 AND resource >= ?2 AND resource > ?4 AND expires_at_ms <= ?5
     LIMIT 1)";
 
-pub const RELEASE: &str = "\
+pub(crate) const RELEASE: &str = "\
 DELETE FROM distributed_locks
 WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND expires_at_ms > ?4
 RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";

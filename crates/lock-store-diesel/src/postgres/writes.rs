@@ -2,9 +2,8 @@
 //! alone as a batch of one), the undo of a grant nobody heard of, and the sweep. Each decides
 //! against a "now" read after it holds the row's lock ([`clock_ms`]).
 //!
-//! [`ACQUIRE`], [`RELEASE`] and [`RENEW`] are one request's statements, made of the same
-//! fragments as [`WRITE_BATCH`] (so the rule is written once): lockd does not send them; they
-//! are exported (`statements`) for benchmarks that compare with a raw client.
+//! There is no single-request statement: a request alone is a batch of one, so the rule is
+//! written once in SQL, beside the domain's `decide_*` functions (docs/architecture.md).
 
 use diesel::pg::PgConnection;
 use diesel::sql_types::BigInt;
@@ -22,52 +21,9 @@ use crate::prepared::{Param, Prepared};
 use crate::row::LockRow;
 use crate::schema::distributed_locks;
 
-/// The compare-and-set of an acquire, as one statement. Under READ COMMITTED, `ON CONFLICT DO
-/// UPDATE` locks the conflicting row and evaluates the `WHERE` on its newest version, so of two
-/// callers racing for one expired lock the second sees the first's grant and gets no row back.
-/// A same-owner acquire keeps the token only of a lease that is live when the row is locked.
-pub const ACQUIRE: &str = concat!(
-    "INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
-SELECT $1, $2, $3, n.ms, n.ms + $4, nextval('fencing_tokens')
-FROM (SELECT ",
-    clock_ms!(),
-    " AS ms) AS n
-",
-    acquire_on_conflict!(),
-    "
-RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token"
-);
-
-/// Ends the caller's live lease. The row stays (expired) so that the next grant draws its token
-/// under the row lock; the sweeper deletes it later. `acquired_at_ms = expires_at_ms` marks the
-/// lease as ended by release (a lease that runs out is at least a second long), so that the
-/// expired-takeover trigger (migration 4) does not count the next owner's grant.
-pub const RELEASE: &str = concat!(
-    lock_then_clock!("WHERE d.tenant = $1 AND d.resource = $2"),
-    "UPDATE distributed_locks AS l ",
-    end_lease!(),
-    "
-FROM n
-WHERE l.tenant = $1 AND l.resource = $2 AND ",
-    live_and_held_by!("$3"),
-    "
-RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token"
-);
-
-/// Moves the end of the caller's live lease to `$4` ms from now.
-pub const RENEW: &str = concat!(
-    lock_then_clock!("WHERE d.tenant = $1 AND d.resource = $2"),
-    "UPDATE distributed_locks AS l SET expires_at_ms = n.ms + $4
-FROM n
-WHERE l.tenant = $1 AND l.resource = $2 AND ",
-    live_and_held_by!("$3"),
-    "
-RETURNING l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token"
-);
-
 /// Ends the grant `($3, $4, $5, $6)` (owner, token, acquired, expires) on `($1, $2)` if it is
 /// still exactly that grant, live once its row is locked, and a new grant (a re-grant is left as
-/// it is); marked as a release (see [`RELEASE`]).
+/// it is); marked as a release (see [`WRITE_BATCH`]).
 const UNDO_GRANT: &str = concat!(
     lock_then_clock!("WHERE d.tenant = $1 AND d.resource = $2"),
     "UPDATE distributed_locks AS l ",
@@ -81,8 +37,20 @@ WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.fencing_token = $
 
 /// Acquires ($1–$4: tenants, resources, owners, TTLs in ms), releases ($5–$7: tenants,
 /// resources, owners) and renews ($8–$11, as acquires) of many requests as one statement, so one
-/// round trip and one commit. Each row gets the very compare-and-set of [`ACQUIRE`], [`RELEASE`]
-/// or [`RENEW`]. A key (tenant, resource) may appear only once in the whole batch: `ON CONFLICT
+/// round trip and one commit. Per row:
+/// - an acquire is the compare-and-set `INSERT … ON CONFLICT DO UPDATE … WHERE`: under READ
+///   COMMITTED, `ON CONFLICT DO UPDATE` locks the conflicting row and evaluates the `WHERE` on
+///   its newest version, so of two callers racing for one expired lock the second sees the
+///   first's grant and gets no row back; a same-owner acquire keeps the token only of a lease
+///   that is live when the row is locked;
+/// - a release ends the caller's live lease. The row stays (expired) so that the next grant
+///   draws its token under the row lock; the sweeper deletes it later. `acquired_at_ms =
+///   expires_at_ms` marks the lease as ended by release (a lease that runs out is at least a
+///   second long), so that the expired-takeover trigger (migration 4) does not count the next
+///   owner's grant;
+/// - a renew moves the end of the caller's live lease to its TTL from now.
+///
+/// A key (tenant, resource) may appear only once in the whole batch: `ON CONFLICT
 /// DO UPDATE` cannot touch a row twice, and the sub-statements share one snapshot, so none may
 /// depend on another's effect. First `k` locks every existing row of the batch in key order
 /// (so batches of two instances lock in the same order), then `n` reads the clock; releases and
