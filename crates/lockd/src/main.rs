@@ -6,12 +6,6 @@ use clap::Parser;
 use lockd::cli::{Cli, Command, ServeArgs};
 use lockd::{telemetry, Application};
 
-/// mimalloc instead of the system allocator: a request makes many small, short-lived
-/// allocations (headers, JSON, log lines), and glibc's malloc and free took about a tenth of
-/// lockd's CPU in a W1 profile.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
