@@ -16,6 +16,7 @@ mod freed_listener;
 mod freed_notifier;
 mod migrations;
 mod outcome;
+mod peek;
 mod pooled;
 mod postgres;
 mod prepared;

@@ -16,6 +16,7 @@ use crate::connection::{ConnectionManager, DbConnection, PoolHealth};
 use crate::error::from_query;
 use crate::freed_notifier::FreedNotifier;
 use crate::outcome::{ReleaseRow, RenewRow};
+use crate::peek;
 use crate::pooled::Pooled;
 use crate::row::ListedRow;
 use crate::writer::postgres_batch::PostgresBatcher;
@@ -246,6 +247,14 @@ impl LockRepository for DieselLockRepository {
                 RenewRow::Forbidden => RenewResult::Forbidden,
             },
         )
+    }
+
+    /// One read for all of `locks` (see `peek`).
+    async fn statuses(
+        &self,
+        locks: Vec<(Tenant, ResourceName)>,
+    ) -> Result<Vec<Option<Lock>>, RepositoryError> {
+        peek::statuses(&self.inner.pooled, self.inner.writer.as_ref(), locks).await
     }
 
     async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {

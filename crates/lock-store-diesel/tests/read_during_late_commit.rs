@@ -74,6 +74,14 @@ async fn reads_show(repo: &Arc<DieselLockRepository>) -> (Option<Lock>, Vec<Lock
         let repo = Arc::clone(repo);
         tokio::spawn(async move { repo.status(tenant(), name("slow")).await })
     };
+    // The waiting queues' poller reads many locks at once: the same answer.
+    let statuses = {
+        let repo = Arc::clone(repo);
+        tokio::spawn(async move {
+            repo.statuses(vec![(tenant(), name("slow")), (tenant(), name("other"))])
+                .await
+        })
+    };
     let list = {
         let repo = Arc::clone(repo);
         tokio::spawn(async move {
@@ -85,6 +93,12 @@ async fn reads_show(repo: &Arc<DieselLockRepository>) -> (Option<Lock>, Vec<Lock
         })
     };
     let status = status.await.unwrap().expect("status");
+    let statuses = statuses.await.unwrap().expect("statuses");
+    assert_eq!(
+        statuses,
+        vec![status.clone(), None],
+        "statuses and status disagree"
+    );
     let list = list.await.unwrap().expect("list");
     let listed: Vec<Lock> = list.locks.into_iter().map(|l| l.lock).collect();
     (status, listed)

@@ -48,6 +48,7 @@ pub use renew::{
 };
 pub use status::{
     status_of_unknown_or_expired_lock_is_none, statuses_answer_like_status_for_each_lock_in_order,
+    statuses_of_many_locks_keep_their_order,
 };
 pub use takeover::{
     expired_lock_is_taken_over_with_a_larger_token,
@@ -93,6 +94,7 @@ macro_rules! repository_contract_suite {
             owners_and_names_are_case_sensitive_literal_data,
             status_of_unknown_or_expired_lock_is_none,
             statuses_answer_like_status_for_each_lock_in_order,
+            statuses_of_many_locks_keep_their_order,
             expired_lock_is_taken_over_with_a_larger_token,
             expired_takeovers_count_only_leases_that_ran_out,
             release_by_the_owner_deletes_the_lock,

@@ -60,3 +60,24 @@ pub async fn statuses_answer_like_status_for_each_lock_in_order(h: &dyn Harness)
     assert_eq!(after[0], Some(held));
     assert_eq!(after[4], Some(other_tenant));
 }
+
+/// Many more locks than a store reads in one statement, in an order no index gives: every
+/// answer still belongs to its own lock.
+pub async fn statuses_of_many_locks_keep_their_order(h: &dyn Harness) {
+    let repo = h.open().await;
+    let mut held = Vec::new();
+    for i in (0..150).step_by(3) {
+        held.push((i, granted(&*repo, &format!("many-{i}"), "alice", 30).await));
+    }
+    let query: Vec<_> = (0..150)
+        .rev()
+        .map(|i| (Tenant::default_tenant(), name(&format!("many-{i}"))))
+        .collect();
+    let answers = repo.statuses(query).await.expect("answers");
+    assert_eq!(answers.len(), 150);
+    for (position, answer) in answers.iter().enumerate() {
+        let i = 149 - position;
+        let expected = held.iter().find(|(j, _)| *j == i).map(|(_, lock)| lock);
+        assert_eq!(answer.as_ref(), expected, "many-{i}");
+    }
+}
