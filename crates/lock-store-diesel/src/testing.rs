@@ -136,6 +136,42 @@ fn with_database(url: &str, database: &str) -> String {
     }
 }
 
+/// Opens the store of `config` on `clock` (on tokio's blocking pool, as lockd does), for tests;
+/// panics when it cannot.
+pub async fn open_store(
+    config: crate::StoreConfig,
+    clock: std::sync::Arc<dyn lock_domain::Clock>,
+) -> std::sync::Arc<crate::DieselLockRepository> {
+    let repo =
+        tokio::task::spawn_blocking(move || crate::DieselLockRepository::open(&config, clock))
+            .await
+            .expect("open task")
+            .expect("open the store");
+    std::sync::Arc::new(repo)
+}
+
+/// Valid lock values for tests, panicking on invalid input: the default tenant, a resource
+/// name, an owner, a TTL (at most an hour).
+pub mod values {
+    use lock_domain::{Owner, ResourceName, Tenant, Ttl};
+
+    pub fn tenant() -> Tenant {
+        Tenant::parse("default").unwrap()
+    }
+
+    pub fn name(raw: &str) -> ResourceName {
+        ResourceName::parse(raw.to_owned()).unwrap()
+    }
+
+    pub fn owner(raw: &str) -> Owner {
+        Owner::parse(raw).unwrap()
+    }
+
+    pub fn ttl(seconds: i64) -> Ttl {
+        Ttl::parse(seconds, 3_600).unwrap()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::with_database;

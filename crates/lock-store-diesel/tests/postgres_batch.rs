@@ -8,10 +8,8 @@ use std::time::Duration;
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection};
 use lock_domain::testing::ManualClock;
-use lock_domain::{
-    AcquireOutcome, LockRepository, Owner, ReleaseResult, RenewResult, RepositoryError,
-    ResourceName, Tenant, Ttl,
-};
+use lock_domain::{AcquireOutcome, LockRepository, ReleaseResult, RenewResult, RepositoryError};
+use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
 
@@ -29,22 +27,6 @@ async fn open(
         .expect("open task")
         .expect("open the PostgreSQL store");
     Arc::new(repo)
-}
-
-fn tenant() -> Tenant {
-    Tenant::parse("default").unwrap()
-}
-
-fn name(raw: &str) -> ResourceName {
-    ResourceName::parse(raw.to_owned()).unwrap()
-}
-
-fn owner(raw: &str) -> Owner {
-    Owner::parse(raw).unwrap()
-}
-
-fn ttl(seconds: i64) -> Ttl {
-    Ttl::parse(seconds, 3_600).unwrap()
 }
 
 fn granted(outcome: AcquireOutcome) -> lock_domain::Lock {

@@ -11,10 +11,9 @@ use diesel::connection::SimpleConnection;
 use diesel::sql_types::{Array, BigInt, Text};
 use diesel::{Connection, PgConnection, QueryableByName, RunQueryDsl};
 use lock_domain::testing::ManualClock;
-use lock_domain::{
-    AcquireOutcome, LockRepository, Owner, ReleaseResult, ResourceName, Tenant, Ttl,
-};
+use lock_domain::{AcquireOutcome, LockRepository, ReleaseResult};
 use lock_store_diesel::statements::POSTGRES_WRITE_BATCH;
+use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
 
@@ -28,22 +27,6 @@ struct Row {
     expires_at_ms: i64,
     #[diesel(sql_type = BigInt)]
     fencing_token: i64,
-}
-
-fn tenant() -> Tenant {
-    Tenant::parse("default").unwrap()
-}
-
-fn name(raw: &str) -> ResourceName {
-    ResourceName::parse(raw.to_owned()).unwrap()
-}
-
-fn owner(raw: &str) -> Owner {
-    Owner::parse(raw).unwrap()
-}
-
-fn ttl(seconds: i64) -> Ttl {
-    Ttl::parse(seconds, 3_600).unwrap()
 }
 
 fn pg_url(db: &TestDatabase) -> String {

@@ -18,36 +18,14 @@ use chrono::Utc;
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection, SqliteConnection};
 use lock_domain::{
-    AcquireOutcome, ListLimit, ListQuery, Lock, LockRepository, Owner, RenewResult, ResourceName,
-    SystemClock, Tenant, Ttl,
+    AcquireOutcome, ListLimit, ListQuery, Lock, LockRepository, RenewResult, SystemClock,
 };
-use lock_store_diesel::testing::TestDatabase;
+use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
+use lock_store_diesel::testing::{open_store, TestDatabase};
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
 
-fn tenant() -> Tenant {
-    Tenant::parse("default").unwrap()
-}
-
-fn name(raw: &str) -> ResourceName {
-    ResourceName::parse(raw.to_owned()).unwrap()
-}
-
-fn owner(raw: &str) -> Owner {
-    Owner::parse(raw).unwrap()
-}
-
-fn ttl(seconds: i64) -> Ttl {
-    Ttl::parse(seconds, 3_600).unwrap()
-}
-
 async fn open(config: StoreConfig) -> Arc<DieselLockRepository> {
-    let repo = tokio::task::spawn_blocking(move || {
-        DieselLockRepository::open(&config, Arc::new(SystemClock))
-    })
-    .await
-    .expect("open task")
-    .expect("open the store");
-    Arc::new(repo)
+    open_store(config, Arc::new(SystemClock)).await
 }
 
 async fn grant(repo: &DieselLockRepository, ttl_seconds: i64) -> Lock {
