@@ -5,7 +5,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use lock_domain::{
-    decide_acquire, AcquireDecision, AcquireOutcome, Freed, FreedHints, Lock, Tenant,
+    decide_acquire, is_expired, AcquireDecision, AcquireOutcome, Freed, FreedHints, Lock, Tenant,
 };
 use tokio::sync::oneshot;
 
@@ -142,7 +142,7 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                         held.fencing_token == lock.fencing_token
                             && held.expires_at == lock.expires_at
                     });
-                    if same && lock.expires_at <= now {
+                    if same && is_expired(lock.expires_at, now) {
                         // Our clock says the lease is over, the store's does not yet.
                         skew = (skew * 2).clamp(Duration::from_millis(10), MAX_SKEW_BACKOFF);
                     } else if !same {
@@ -191,7 +191,7 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
         };
         if timer_fired {
             match &holder {
-                Some(lock) if lock.expires_at <= shared.clock.now() => attempt = true,
+                Some(lock) if is_expired(lock.expires_at, shared.clock.now()) => attempt = true,
                 _ => queue.recheck.store(true, Ordering::Release),
             }
         }
