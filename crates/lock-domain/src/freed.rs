@@ -21,7 +21,7 @@ pub enum Freed {
 }
 
 /// A subscription to [`Freed`] hints from every process that shares the storage (this one
-/// included), opened by [`crate::LockRepository::subscribe_freed`].
+/// included), opened by [`crate::FreedHints::subscribe_freed`].
 #[async_trait]
 pub trait FreedLocks: Send {
     /// Waits for the next hint. Returns `None` once the subscription has ended for good; the
