@@ -1,5 +1,5 @@
-//! The background count of live locks, for metrics: counting reads the expiry index of every
-//! live lock, so it runs now and then, never per request or per scrape.
+//! The background count of live locks, for metrics: counting reads every live lock (on an
+//! index, or the whole table), so it runs now and then, never per request or per scrape.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -45,5 +45,6 @@ pub use config::{Deadlines, StoreConfig, SWEEP_GRACE};
 pub use connection::SqliteSynchronous;
 pub use database_url::{DatabaseUrl, DatabaseUrlError};
 pub use error::StoreError;
+pub use outcome::{SweepPosition, Swept};
 pub use repository::DieselLockRepository;
 pub use sweeper::run_sweeper;

@@ -26,3 +26,25 @@ pub(crate) enum RenewRow {
     /// Another owner's lease is live.
     Forbidden,
 }
+
+/// Where a sweep pass goes on from. A pass starts at [`SweepPosition::START`] and follows the
+/// `next` of each [`Swept`] until it is `None`. What a position means is the backend's business:
+/// PostgreSQL reads its table in ranges of pages (its expiry column has no index, so that a
+/// write updates its row in place), SQLite finds the oldest rows on its expiry index and always
+/// starts again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepPosition(pub(crate) u64);
+
+impl SweepPosition {
+    /// The start of a pass.
+    pub const START: Self = Self(0);
+}
+
+/// One step of a sweep pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Swept {
+    /// Rows deleted by this step: at most the step's batch.
+    pub deleted: usize,
+    /// Where the pass goes on, or `None` when it is done.
+    pub next: Option<SweepPosition>,
+}

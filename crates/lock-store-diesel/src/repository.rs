@@ -15,7 +15,7 @@ use crate::config::StoreConfig;
 use crate::connection::{ConnectionManager, DbConnection, PoolHealth};
 use crate::error::from_query;
 use crate::freed_notifier::FreedNotifier;
-use crate::outcome::{ReleaseRow, RenewRow};
+use crate::outcome::{ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::peek;
 use crate::pooled::Pooled;
 use crate::row::ListedRow;
@@ -152,14 +152,24 @@ impl DieselLockRepository {
         }
     }
 
-    /// Deletes at most `batch` rows whose lease ended more than the sweep grace ago and
-    /// returns how many it deleted. Live locks and recently ended ones are never touched; fencing
-    /// tokens do not depend on the rows, so they keep increasing across sweeps.
+    /// One step of a sweep pass that starts at `from`: deletes at most `batch` rows whose lease
+    /// ended more than the sweep grace ago, and says how many it deleted and where the pass goes
+    /// on ([`Swept::next`], `None` once the whole table has been looked at). Live locks and
+    /// recently ended ones are never touched, nor rows a concurrent write holds locked (a later
+    /// pass takes them); fencing tokens do not depend on the rows, so they keep increasing
+    /// across sweeps.
     ///
     /// # Errors
     /// [`RepositoryError`] when the database fails.
-    pub async fn sweep_expired(&self, batch: u32) -> Result<usize, RepositoryError> {
-        self.inner.writer.sweep(self.inner.sweep_grace, batch).await
+    pub async fn sweep_expired(
+        &self,
+        batch: u32,
+        from: SweepPosition,
+    ) -> Result<Swept, RepositoryError> {
+        self.inner
+            .writer
+            .sweep(self.inner.sweep_grace, batch, from)
+            .await
     }
 }
 

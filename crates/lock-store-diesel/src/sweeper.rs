@@ -3,22 +3,25 @@
 
 use std::time::Duration;
 
-use crate::DieselLockRepository;
+use crate::{DieselLockRepository, SweepPosition};
 
-/// Every `interval`, deletes expired rows in batches of `batch` until a batch comes back short.
-/// Runs until the returned future is dropped; failures are logged and retried next interval.
+/// Every `interval`, runs a sweep pass: deletes expired rows in steps of at most `batch` rows
+/// until the pass has looked at the whole table. Runs until the returned future is dropped;
+/// failures are logged and the pass starts again next interval.
 pub async fn run_sweeper(repo: DieselLockRepository, interval: Duration, batch: u32) {
     loop {
         tokio::time::sleep(interval).await;
         let mut swept = 0usize;
+        let mut from = SweepPosition::START;
         loop {
-            match repo.sweep_expired(batch).await {
-                Ok(deleted) => {
-                    swept += deleted;
-                    if deleted < batch as usize {
+            match repo.sweep_expired(batch, from).await {
+                Ok(step) => {
+                    swept += step.deleted;
+                    let Some(next) = step.next else {
                         break;
-                    }
-                    // Let other writers in between full batches.
+                    };
+                    from = next;
+                    // Let other writers in between steps.
                     tokio::task::yield_now().await;
                 }
                 Err(error) => {

@@ -23,7 +23,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
 
-use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
+use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::row::{ListedRow, LockRow};
 
 /// How the lock statements of one store run. The same outcome types on every backend.
@@ -57,8 +57,14 @@ pub(crate) trait Writer: Send + Sync {
     /// Ends `grant` if it is still exactly that new grant (`LockRepository::undo_grant`).
     async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError>;
 
-    /// Deletes at most `batch` rows whose lease ended more than `grace` ago.
-    async fn sweep(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError>;
+    /// One step of a sweep pass from `from`: deletes at most `batch` rows whose lease ended
+    /// more than `grace` ago.
+    async fn sweep(
+        &self,
+        grace: Duration,
+        batch: u32,
+        from: SweepPosition,
+    ) -> Result<Swept, RepositoryError>;
 
     /// The live lock on `resource`, never read from a row that a write in flight may make live
     /// again.

@@ -4,12 +4,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use diesel::connection::SimpleConnection;
+use diesel::{Connection, PgConnection, RunQueryDsl};
 use lock_domain::testing::ManualClock;
 use lock_domain::{
     AcquireOutcome, Clock, LockRepository, Owner, ReleaseResult, ResourceName, Tenant, Ttl,
 };
 use lock_store_diesel::testing::TestDatabase;
-use lock_store_diesel::{DieselLockRepository, StoreConfig};
+use lock_store_diesel::{DieselLockRepository, StoreConfig, SweepPosition};
 
 fn name(raw: &str) -> ResourceName {
     ResourceName::parse(raw).unwrap()
@@ -52,6 +54,25 @@ async fn token(repo: &DieselLockRepository, resource: &str, who: &str, seconds: 
     }
 }
 
+/// Runs one sweep pass in steps of at most `batch` rows: the rows deleted and the steps taken.
+async fn sweep_pass(repo: &DieselLockRepository, batch: u32) -> (usize, usize) {
+    let (mut total, mut steps) = (0, 0);
+    let mut from = SweepPosition::START;
+    loop {
+        let step = repo.sweep_expired(batch, from).await.unwrap();
+        assert!(
+            step.deleted <= batch as usize,
+            "a step is bounded: {step:?}"
+        );
+        total += step.deleted;
+        steps += 1;
+        match step.next {
+            Some(next) => from = next,
+            None => return (total, steps),
+        }
+    }
+}
+
 /// Expired and released rows are deleted in bounded batches; live locks stay; tokens keep
 /// increasing after the rows that carried them are gone.
 async fn sweeping_keeps_live_locks_and_token_order(
@@ -78,18 +99,10 @@ async fn sweeping_keeps_live_locks_and_token_order(
     } else {
         clock.advance(Duration::from_millis(1_100));
     }
-    let mut total = 0;
-    loop {
-        let deleted = repo.sweep_expired(10).await.unwrap();
-        assert!(deleted <= 10, "a batch is bounded: {deleted}");
-        total += deleted;
-        if deleted < 10 {
-            break;
-        }
-    }
+    let (total, _) = sweep_pass(&repo, 10).await;
     // 25 expired, plus the released row where release only ends the lease (PostgreSQL).
     assert!((25..=26).contains(&total), "swept {total}");
-    assert_eq!(repo.sweep_expired(10).await.unwrap(), 0);
+    assert_eq!(sweep_pass(&repo, 10).await.0, 0);
     assert!(
         repo.status(Tenant::default_tenant(), name("live"))
             .await
@@ -129,12 +142,74 @@ async fn sqlite_sweeping_respects_the_grace_period() {
     token(&repo, "r", "w", 1).await;
     clock.advance(Duration::from_secs(30));
     assert_eq!(
-        repo.sweep_expired(100).await.unwrap(),
+        sweep_pass(&repo, 100).await.0,
         0,
         "expired 29 s ago, grace 60 s"
     );
     clock.advance(Duration::from_secs(32));
-    assert_eq!(repo.sweep_expired(100).await.unwrap(), 1);
+    assert_eq!(sweep_pass(&repo, 100).await.0, 1);
+}
+
+/// PostgreSQL has no index on the lease's end (migration 7): a pass reads the table in ranges of
+/// pages. Over a table of many pages, with live locks scattered among the ended ones, one pass
+/// deletes every row ended past the grace, keeps every other, and takes a bounded number of
+/// steps.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_sweep_pass_covers_every_page() {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    let repo = open(&db, Arc::new(ManualClock::new()), Duration::from_secs(60)).await;
+    let url = db.url_string();
+    let pages = tokio::task::spawn_blocking(move || {
+        let mut conn = PgConnection::establish(&url).expect("connect");
+        // 20,000 rows, every 100th live for an hour, every 100th (offset 50) ended 30 s ago
+        // (inside the grace), the rest ended an hour ago.
+        conn.batch_execute(
+            "INSERT INTO distributed_locks
+                 (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
+             SELECT 'default', 'r-' || g, 'w', now_ms - 7200000,
+                    CASE WHEN g % 100 = 0 THEN now_ms + 3600000
+                         WHEN g % 100 = 50 THEN now_ms - 30000
+                         ELSE now_ms - 3600000 END,
+                    g
+             FROM generate_series(1, 20000) AS g,
+                  (SELECT FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT AS now_ms) AS n",
+        )
+        .expect("insert");
+        diesel::sql_query(
+            "SELECT pg_relation_size('distributed_locks') / 8192 AS count",
+        )
+        .get_result::<Count>(&mut conn)
+        .expect("pages")
+        .count
+    })
+    .await
+    .unwrap();
+    assert!(pages > 128, "the table spans several steps: {pages} pages");
+
+    let (swept, steps) = sweep_pass(&repo, 1_000).await;
+    assert_eq!(swept, 19_600, "every row ended an hour ago, none other");
+    let bound = usize::try_from(pages).unwrap() / 128 + 19_600 / 1_000 + 2;
+    assert!(steps <= bound, "{steps} steps for {pages} pages");
+    let url = db.url_string();
+    let left = tokio::task::spawn_blocking(move || {
+        let mut conn = PgConnection::establish(&url).expect("connect");
+        diesel::sql_query("SELECT count(*) AS count FROM distributed_locks")
+            .get_result::<Count>(&mut conn)
+            .expect("count")
+            .count
+    })
+    .await
+    .unwrap();
+    assert_eq!(left, 400, "200 live locks and 200 inside the grace stay");
+    assert_eq!(sweep_pass(&repo, 1_000).await.0, 0);
+}
+
+#[derive(diesel::QueryableByName)]
+struct Count {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    count: i64,
 }
 
 /// Two instances on one PostgreSQL database whose own clocks are 60 s apart still agree on who

@@ -43,11 +43,12 @@ pub struct Application {
     on_stop: actix_web::rt::task::JoinHandle<()>,
 }
 
-/// Rows deleted per sweep batch: bounded, so a sweep never holds the write lock for long.
+/// Rows deleted per sweep step at most: bounded, so a sweep never holds the write lock for long.
 const SWEEP_BATCH: u32 = 1_000;
 
 /// How often the live locks are counted for `/metrics`: the reported number is at most this
-/// (plus one count) old. A count reads the expiry index of every live lock, so not per scrape.
+/// (plus one count) old. A count reads every live lock (PostgreSQL: the whole table), so not per
+/// scrape.
 const LIVE_LOCK_COUNT_INTERVAL: Duration = Duration::from_secs(5);
 
 impl Application {

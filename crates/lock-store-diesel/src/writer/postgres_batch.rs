@@ -59,7 +59,7 @@ use self::queue::{lock, Outcome, Queue, Shared};
 use super::postgres_direct::PostgresDirect;
 use super::Writer;
 use crate::config::Deadlines;
-use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
+use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::postgres::writes::Operation;
 use crate::row::{ListedRow, LockRow};
 
@@ -170,8 +170,13 @@ impl Writer for PostgresBatcher {
         self.direct.undo_grant(tenant, grant).await
     }
 
-    async fn sweep(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
-        self.direct.sweep(grace, batch).await
+    async fn sweep(
+        &self,
+        grace: Duration,
+        batch: u32,
+        from: SweepPosition,
+    ) -> Result<Swept, RepositoryError> {
+        self.direct.sweep(grace, batch, from).await
     }
 
     async fn status(

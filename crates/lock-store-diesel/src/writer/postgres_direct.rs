@@ -9,7 +9,7 @@ use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant,
 
 use super::{undo_unheard_grant, Writer};
 use crate::error::from_query;
-use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
+use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::pooled::Pooled;
 use crate::postgres::{reads, writes};
 use crate::row::{ListedRow, LockRow};
@@ -90,11 +90,16 @@ impl Writer for PostgresDirect {
             .await
     }
 
-    async fn sweep(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+    async fn sweep(
+        &self,
+        grace: Duration,
+        batch: u32,
+        from: SweepPosition,
+    ) -> Result<Swept, RepositoryError> {
         let grace_ms = grace.as_millis() as i64;
         self.pooled
             .run(move |conn, _| {
-                writes::sweep(conn.postgres()?, grace_ms, i64::from(batch)).map_err(from_query)
+                writes::sweep(conn.postgres()?, grace_ms, batch, from).map_err(from_query)
             })
             .await
     }

@@ -12,7 +12,7 @@ use lock_domain::{Clock, ListQuery, Lock, Owner, RepositoryError, ResourceName, 
 use super::group_commit::GroupCommitWriter;
 use super::{undo_unheard_grant, Writer};
 use crate::error::from_query;
-use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
+use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::pooled::Pooled;
 use crate::row::{ListedRow, LockRow};
 use crate::sqlite::{self, Outside};
@@ -102,13 +102,25 @@ impl Writer for SqliteWriter {
             .await
     }
 
-    async fn sweep(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+    /// SQLite takes the oldest ended rows on its expiry index: every step starts again, and the
+    /// pass goes on while a step deletes a full batch.
+    async fn sweep(
+        &self,
+        grace: Duration,
+        batch: u32,
+        from: SweepPosition,
+    ) -> Result<Swept, RepositoryError> {
         let grace_ms = grace.as_millis() as i64;
-        self.commits
+        let deleted = self
+            .commits
             .submit(move |c, now_ms| {
                 sqlite::sweep(c, now_ms - grace_ms, i64::from(batch)).map_err(from_query)
             })
-            .await
+            .await?;
+        Ok(Swept {
+            deleted,
+            next: (deleted >= batch as usize).then_some(from),
+        })
     }
 
     async fn status(
