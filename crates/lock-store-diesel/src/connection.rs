@@ -135,9 +135,13 @@ impl ConnectionManager {
                 // run. `synchronous_commit = on` whatever the database's or role's default: a
                 // grant is answered only once it is durable (and, with synchronous replication,
                 // on the standby), so a crash cannot take back an acknowledged grant and issue
-                // its fencing token again.
+                // its fencing token again. No parallel workers: every statement of lockd is a
+                // keyed lookup or a bounded range, but for the live-lock count (a scan of the
+                // table, migration 7), which would otherwise take every core of the server for
+                // its duration in a burst every 5 s.
                 conn.batch_execute(&format!(
-                    "SET statement_timeout = {}; SET synchronous_commit = on",
+                    "SET statement_timeout = {}; SET synchronous_commit = on; \
+                     SET max_parallel_workers_per_gather = 0",
                     self.statement_timeout.as_millis()
                 ))?;
                 Ok(DbConnection::Postgres(conn))
