@@ -7,6 +7,8 @@
 mod clock;
 mod fencing_token;
 mod freed;
+mod holders;
+mod lease;
 mod listing;
 mod lock;
 mod owner;
@@ -23,6 +25,11 @@ pub mod testing;
 pub use clock::{Clock, SystemClock};
 pub use fencing_token::FencingToken;
 pub use freed::{Freed, FreedLocks};
+pub use holders::{
+    available, decide_acquire_among, decide_release_among, decide_renew_among, live_holders,
+    HolderDecision,
+};
+pub use lease::{Capacity, Lease, LeaseValue, Weight, MAX_LEASE_VALUE_BYTES, MAX_SEMAPHORE_LIMIT};
 pub use listing::{ListLimit, ListPage, ListQuery, ListedLock, ResourcePrefix};
 pub use lock::{AcquireOutcome, Lock, ReleaseResult, RenewResult};
 pub use owner::Owner;

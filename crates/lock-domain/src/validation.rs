@@ -16,6 +16,12 @@ pub enum ValidationError {
     /// The value contains a control character (Unicode category Cc), such as NUL or a newline.
     #[error("must not contain control characters")]
     ControlCharacter,
+    /// The value is larger than the limit, counted in bytes of its compact JSON text.
+    #[error("must be at most {max_bytes} bytes as compact JSON, got {actual_bytes}")]
+    TooLarge {
+        max_bytes: usize,
+        actual_bytes: usize,
+    },
     /// A character outside the value's alphabet.
     #[error("contains a character that is not allowed")]
     InvalidCharacter,
@@ -30,7 +36,7 @@ impl ValidationError {
     pub fn code(&self) -> &'static str {
         match self {
             ValidationError::Empty => "empty",
-            ValidationError::TooLong { .. } => "too_long",
+            ValidationError::TooLong { .. } | ValidationError::TooLarge { .. } => "too_long",
             ValidationError::ControlCharacter => "control_character",
             ValidationError::OutOfRange { .. } => "out_of_range",
             ValidationError::InvalidCharacter => "invalid_character",
