@@ -86,11 +86,7 @@ pub fn decide_release_among(holders: &[Lease], owner: &Owner, now: DateTime<Utc>
 /// Decides a renew by `owner`: only the holder of a live lease may extend it (the same answers
 /// as [`decide_release_among`]).
 pub fn decide_renew_among(holders: &[Lease], owner: &Owner, now: DateTime<Utc>) -> RenewDecision {
-    match decide_release_among(holders, owner, now) {
-        ReleaseResult::Released(_) => RenewDecision::Renew,
-        ReleaseResult::NotFound => RenewDecision::NotFound,
-        ReleaseResult::Forbidden => RenewDecision::Forbidden,
-    }
+    RenewDecision::from(decide_release_among(holders, owner, now))
 }
 
 #[cfg(test)]

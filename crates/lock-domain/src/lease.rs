@@ -12,7 +12,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::rules::is_expired;
-use crate::validation::ValidationError;
+use crate::validation::{count_up_to, ValidationError};
 use crate::{FencingToken, Owner};
 
 /// The largest limit of a semaphore.
@@ -35,16 +35,7 @@ impl Capacity {
     /// # Errors
     /// [`ValidationError::OutOfRange`] when `limit` is not in `1..=MAX_SEMAPHORE_LIMIT`.
     pub fn semaphore_limit(limit: i64) -> Result<Self, ValidationError> {
-        let max = i64::from(MAX_SEMAPHORE_LIMIT);
-        if (1..=max).contains(&limit) {
-            Ok(Self(limit as u32))
-        } else {
-            Err(ValidationError::OutOfRange {
-                min: 1,
-                max,
-                actual: limit,
-            })
-        }
+        count_up_to(limit, MAX_SEMAPHORE_LIMIT).map(Self)
     }
 
     pub fn get(self) -> u32 {
@@ -68,16 +59,7 @@ impl Weight {
     /// # Errors
     /// [`ValidationError::OutOfRange`] when `permits` is not in `1..=limit`.
     pub fn permits(permits: i64, limit: Capacity) -> Result<Self, ValidationError> {
-        let max = i64::from(limit.get());
-        if (1..=max).contains(&permits) {
-            Ok(Self(permits as u32))
-        } else {
-            Err(ValidationError::OutOfRange {
-                min: 1,
-                max,
-                actual: permits,
-            })
-        }
+        count_up_to(permits, limit.get()).map(Self)
     }
 
     pub fn get(self) -> u32 {

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use crate::validation::ValidationError;
+use crate::validation::{count_up_to, ValidationError};
 use crate::{Lock, ResourceName};
 
 /// How many locks one page may hold: `1..=1000`, 100 when the caller does not say.
@@ -26,15 +26,8 @@ impl ListLimit {
     /// # Errors
     /// [`ValidationError::OutOfRange`] outside `1..=1000`.
     pub fn parse(raw: i64) -> Result<Self, ValidationError> {
-        if (i64::from(Self::MIN)..=i64::from(Self::MAX)).contains(&raw) {
-            Ok(Self(raw as u16))
-        } else {
-            Err(ValidationError::OutOfRange {
-                min: i64::from(Self::MIN),
-                max: i64::from(Self::MAX),
-                actual: raw,
-            })
-        }
+        const _: () = assert!(ListLimit::MIN == 1, "count_up_to starts at 1");
+        count_up_to(raw, u32::from(Self::MAX)).map(|n| Self(n as u16))
     }
 
     pub fn get(self) -> usize {

@@ -89,10 +89,17 @@ pub enum RenewDecision {
 
 /// Decides a renew: only the owner of a live lock may extend it.
 pub fn decide_renew(current: Option<&Lock>, owner: &Owner, now: DateTime<Utc>) -> RenewDecision {
-    match decide_release(current, owner, now) {
-        ReleaseResult::Released(_) => RenewDecision::Renew,
-        ReleaseResult::NotFound => RenewDecision::NotFound,
-        ReleaseResult::Forbidden => RenewDecision::Forbidden,
+    RenewDecision::from(decide_release(current, owner, now))
+}
+
+/// A renew is allowed exactly where a release would be: by the holder of a live lease.
+impl From<ReleaseResult> for RenewDecision {
+    fn from(release: ReleaseResult) -> Self {
+        match release {
+            ReleaseResult::Released(_) => RenewDecision::Renew,
+            ReleaseResult::NotFound => RenewDecision::NotFound,
+            ReleaseResult::Forbidden => RenewDecision::Forbidden,
+        }
     }
 }
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use chrono::TimeDelta;
 
-use crate::validation::ValidationError;
+use crate::validation::{count_up_to, ValidationError};
 
 /// The default upper bound of a TTL: one day.
 pub const DEFAULT_MAX_TTL_SECONDS: u32 = 86_400;
@@ -19,16 +19,7 @@ impl Ttl {
     /// # Errors
     /// [`ValidationError::OutOfRange`] when `seconds` is below 1 or above `max_seconds`.
     pub fn parse(seconds: i64, max_seconds: u32) -> Result<Self, ValidationError> {
-        let max = i64::from(max_seconds.max(1));
-        if (1..=max).contains(&seconds) {
-            Ok(Self(seconds as u32))
-        } else {
-            Err(ValidationError::OutOfRange {
-                min: 1,
-                max,
-                actual: seconds,
-            })
-        }
+        count_up_to(seconds, max_seconds.max(1)).map(Self)
     }
 
     pub fn seconds(self) -> u32 {

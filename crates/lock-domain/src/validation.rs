@@ -44,6 +44,24 @@ impl ValidationError {
     }
 }
 
+/// `actual` when it is a count in `1..=max`: the range check of every whole-number value (a
+/// TTL, a page size, a semaphore's limit and permits).
+///
+/// # Errors
+/// [`ValidationError::OutOfRange`] otherwise.
+pub(crate) fn count_up_to(actual: i64, max: u32) -> Result<u32, ValidationError> {
+    let max = i64::from(max);
+    if (1..=max).contains(&actual) {
+        Ok(actual as u32)
+    } else {
+        Err(ValidationError::OutOfRange {
+            min: 1,
+            max,
+            actual,
+        })
+    }
+}
+
 /// The control characters (Unicode category Cc, what `char::is_control` matches): C0, DEL and
 /// C1, as inclusive ranges. No owner, resource name or prefix contains one; the HTTP layer writes
 /// its OpenAPI patterns from this table.
