@@ -206,6 +206,46 @@ async fn postgres_sweep_pass_covers_every_page() {
     assert_eq!(sweep_pass(&repo, 1_000).await.0, 0);
 }
 
+/// A sweep never waits on, nor deletes, a row that a concurrent write holds locked (a grant
+/// taking over that ended lease may be about to commit): the pass skips it and ends, and a later
+/// pass deletes it once the row is free and still ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_sweep_skips_a_row_a_writer_holds() {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    let repo = open(&db, Arc::new(ManualClock::new()), Duration::from_secs(60)).await;
+    let url = db.url_string();
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let (free_tx, free_rx) = std::sync::mpsc::channel::<()>();
+    let writer = std::thread::spawn(move || {
+        let mut conn = PgConnection::establish(&url).expect("connect");
+        conn.batch_execute(
+            "INSERT INTO distributed_locks
+                 (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
+             VALUES ('default', 'held', 'w', 1, 1000, 1), ('default', 'free', 'w', 1, 1000, 2)",
+        )
+        .expect("insert two rows ended long ago");
+        // Apart from the INSERT: in one simple query, BEGIN would take it into the transaction.
+        conn.batch_execute(
+            "BEGIN; SELECT 1 FROM distributed_locks WHERE resource = 'held' FOR UPDATE;",
+        )
+        .expect("lock the row");
+        locked_tx.send(()).unwrap();
+        free_rx.recv().unwrap();
+        conn.batch_execute("COMMIT").expect("commit");
+    });
+    locked_rx.recv().unwrap();
+    let pass = tokio::time::timeout(Duration::from_secs(5), sweep_pass(&repo, 1_000))
+        .await
+        .expect("the sweep waited on a locked row");
+    assert_eq!(pass.0, 1, "only the free row goes");
+    free_tx.send(()).unwrap();
+    writer.join().unwrap();
+    assert_eq!(sweep_pass(&repo, 1_000).await.0, 1, "the row, free again");
+    assert_eq!(sweep_pass(&repo, 1_000).await.0, 0);
+}
+
 #[derive(diesel::QueryableByName)]
 struct Count {
     #[diesel(sql_type = diesel::sql_types::BigInt)]
