@@ -15,6 +15,8 @@ mod owner;
 mod repository;
 mod resource_name;
 mod rules;
+mod semaphore;
+mod semaphore_repository;
 mod tenant;
 mod ttl;
 mod validation;
@@ -39,9 +41,16 @@ pub use rules::{
     decide_acquire, decide_release, decide_renew, decide_undo, is_expired, AcquireDecision,
     RenewDecision,
 };
+pub use semaphore::{
+    Permit, PermitReleaseResult, PermitRenewResult, PermitRequest, SemaphoreAcquireOutcome,
+    SemaphorePage, SemaphoreState,
+};
+pub use semaphore_repository::SemaphoreRepository;
 pub use tenant::Tenant;
 pub use ttl::{Ttl, DEFAULT_MAX_TTL_SECONDS};
 pub use validation::{ValidationError, CONTROL_CHARACTERS, WHITESPACE};
 
 #[cfg(feature = "mock")]
 pub use repository::{MockFreedHints, MockLockRepository, MockStoreHealth};
+#[cfg(feature = "mock")]
+pub use semaphore_repository::MockSemaphoreRepository;

@@ -14,6 +14,7 @@ mod health;
 mod listing;
 mod release;
 mod renew;
+mod semaphores;
 mod status;
 mod takeover;
 mod tenants;
@@ -46,6 +47,17 @@ pub use renew::{
     renew_keeps_a_short_lease_alive_past_its_first_expiry,
     renew_of_unknown_or_expired_lock_is_not_found,
 };
+pub use semaphores::{
+    a_limit_is_kept_while_a_holder_is_live,
+    a_permit_renew_moves_only_the_expiry_and_the_value_it_carries,
+    a_regrant_replaces_the_value_only_when_given, concurrent_acquires_never_exceed_the_limit,
+    contended_permit_cycles_never_exceed_the_limit, expired_holders_free_their_permits,
+    list_semaphores_pages_live_ones_in_name_order,
+    permits_are_granted_up_to_the_limit_and_no_further,
+    releasing_frees_the_permits_of_that_owner_only, semaphores_are_apart_from_locks_and_tenants,
+    the_same_owner_is_regranted_its_permits_or_refused_others,
+    undo_permit_grant_ends_only_that_exact_grant,
+};
 pub use status::{
     status_of_unknown_or_expired_lock_is_none, statuses_answer_like_status_for_each_lock_in_order,
     statuses_of_many_locks_keep_their_order,
@@ -62,12 +74,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::{LockRepository, StoreHealth};
+use crate::{LockRepository, SemaphoreRepository, StoreHealth};
 
-/// What the suite needs of a store: its lock operations and its statistics.
-pub trait ContractStore: LockRepository + StoreHealth {}
+/// What the suite needs of a store: its lock and semaphore operations and its statistics.
+pub trait ContractStore: LockRepository + SemaphoreRepository + StoreHealth {}
 
-impl<S: LockRepository + StoreHealth> ContractStore for S {}
+impl<S: LockRepository + SemaphoreRepository + StoreHealth> ContractStore for S {}
 
 /// One adapter's storage, as the suite sees it.
 #[async_trait]
@@ -116,7 +128,19 @@ macro_rules! repository_contract_suite {
             list_pages_have_no_duplicates_or_gaps_while_locks_are_added,
             list_limit_bounds_the_page,
             list_shows_only_live_locks_with_their_remaining_ttl,
-            list_is_per_tenant
+            list_is_per_tenant,
+            permits_are_granted_up_to_the_limit_and_no_further,
+            the_same_owner_is_regranted_its_permits_or_refused_others,
+            a_limit_is_kept_while_a_holder_is_live,
+            releasing_frees_the_permits_of_that_owner_only,
+            expired_holders_free_their_permits,
+            a_permit_renew_moves_only_the_expiry_and_the_value_it_carries,
+            a_regrant_replaces_the_value_only_when_given,
+            concurrent_acquires_never_exceed_the_limit,
+            contended_permit_cycles_never_exceed_the_limit,
+            undo_permit_grant_ends_only_that_exact_grant,
+            semaphores_are_apart_from_locks_and_tenants,
+            list_semaphores_pages_live_ones_in_name_order
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

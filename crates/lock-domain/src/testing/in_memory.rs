@@ -1,5 +1,7 @@
 //! The reference repository: the domain rules applied to a map under one mutex.
 
+mod semaphores;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
@@ -7,9 +9,9 @@ use async_trait::async_trait;
 
 use crate::{
     decide_acquire, decide_release, decide_renew, decide_undo, AcquireDecision, AcquireOutcome,
-    Clock, FencingToken, ListPage, ListQuery, ListedLock, Lock, LockRepository, Owner, PoolState,
-    ReleaseResult, RenewDecision, RenewResult, RepositoryError, ResourceName, StoreHealth, Tenant,
-    Ttl,
+    Clock, FencingToken, Lease, ListPage, ListQuery, ListedLock, Lock, LockRepository, Owner,
+    PoolState, ReleaseResult, RenewDecision, RenewResult, RepositoryError, ResourceName,
+    StoreHealth, Tenant, Ttl,
 };
 
 #[derive(Debug, Default)]
@@ -19,6 +21,18 @@ struct State {
     regranted: HashSet<(Tenant, ResourceName)>,
     last_token: i64,
     expired_takeovers: u64,
+    /// Every lease of every semaphore, live or not, until a new grant there drops the ended ones.
+    semaphores: HashMap<(Tenant, ResourceName), Vec<Lease>>,
+    /// Semaphore grants whose current lease is a re-grant to the owner that already held it.
+    regranted_permits: HashSet<(Tenant, ResourceName, Owner)>,
+}
+
+impl State {
+    /// The next fencing token: one counter for every lock and semaphore, as in the real stores.
+    fn next_token(&mut self) -> Result<FencingToken, RepositoryError> {
+        self.last_token += 1;
+        FencingToken::new(self.last_token).map_err(|_| RepositoryError::internal("token overflow"))
+    }
 }
 
 /// A [`LockRepository`] in memory. Clones share the same locks, as two handles on one database
@@ -63,10 +77,7 @@ impl LockRepository for InMemoryLockRepository {
             (AcquireDecision::Deny, _) => return Ok(AcquireOutcome::Held),
             (AcquireDecision::Extend, Some(lock)) => (lock.fencing_token, true),
             (AcquireDecision::Extend | AcquireDecision::GrantNew, _) => {
-                state.last_token += 1;
-                let token = FencingToken::new(state.last_token)
-                    .map_err(|_| RepositoryError::internal("token overflow"))?;
-                (token, false)
+                (state.next_token()?, false)
             }
         };
         if regranted {

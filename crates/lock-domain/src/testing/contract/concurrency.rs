@@ -118,7 +118,7 @@ pub async fn contended_acquire_release_cycles_never_overlap(h: &dyn Harness) {
 }
 
 /// Yields to other futures without depending on a particular runtime.
-async fn tokio_free_yield() {
+pub(super) async fn tokio_free_yield() {
     let mut yielded = false;
     futures::future::poll_fn(|cx| {
         if yielded {

@@ -1,0 +1,196 @@
+//! The reference semaphore store: the holders' decisions applied to each semaphore's leases.
+
+use async_trait::async_trait;
+
+use super::InMemoryLockRepository;
+use crate::{
+    decide_acquire_among, decide_release_among, HolderDecision, LeaseValue, ListQuery, Owner,
+    Permit, PermitReleaseResult, PermitRenewResult, PermitRequest, ReleaseResult, RepositoryError,
+    ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreRepository, SemaphoreState,
+    Tenant, Ttl,
+};
+
+#[async_trait]
+impl SemaphoreRepository for InMemoryLockRepository {
+    async fn acquire_permits(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        request: PermitRequest,
+    ) -> Result<SemaphoreAcquireOutcome, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let key = (tenant, name);
+        let leases = state.semaphores.get(&key).map(Vec::as_slice).unwrap_or(&[]);
+        let decision =
+            decide_acquire_among(leases, &request.owner, request.permits, request.limit, now);
+        let owner_key = (key.0.clone(), key.1.clone(), request.owner.clone());
+        let expires_at = now + request.ttl.as_time_delta();
+        let lease = match decision {
+            HolderDecision::CapacityMismatch(limit) => {
+                return Ok(SemaphoreAcquireOutcome::LimitMismatch(limit))
+            }
+            HolderDecision::WeightMismatch(permits) => {
+                return Ok(SemaphoreAcquireOutcome::PermitsMismatch(permits))
+            }
+            HolderDecision::Unavailable { available } => {
+                return Ok(SemaphoreAcquireOutcome::Unavailable {
+                    limit: request.limit,
+                    available,
+                })
+            }
+            HolderDecision::Extend(token) => {
+                let leases = state.semaphores.entry(key.clone()).or_default();
+                let own = leases
+                    .iter_mut()
+                    .find(|lease| lease.owner == request.owner && lease.fencing_token == token)
+                    .ok_or_else(|| RepositoryError::internal("the extended lease is gone"))?;
+                own.acquired_at = now;
+                own.expires_at = expires_at;
+                if request.value.is_some() {
+                    own.value = request.value;
+                }
+                let lease = own.clone();
+                state.regranted_permits.insert(owner_key);
+                lease
+            }
+            HolderDecision::GrantNew => {
+                let fencing_token = state.next_token()?;
+                let lease = crate::Lease {
+                    owner: request.owner,
+                    weight: request.permits,
+                    capacity: request.limit,
+                    acquired_at: now,
+                    expires_at,
+                    fencing_token,
+                    value: request.value,
+                };
+                let leases = state.semaphores.entry(key.clone()).or_default();
+                leases.retain(|held| held.is_live_at(now));
+                leases.push(lease.clone());
+                state.regranted_permits.remove(&owner_key);
+                lease
+            }
+        };
+        Ok(SemaphoreAcquireOutcome::Granted(Permit {
+            name: key.1,
+            lease,
+        }))
+    }
+
+    async fn semaphore(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+    ) -> Result<Option<SemaphoreState>, RepositoryError> {
+        let now = self.clock.now();
+        let state = self.state();
+        let leases = state.semaphores.get(&(tenant, name.clone()));
+        Ok(leases.and_then(|leases| SemaphoreState::of_leases(name, leases, now)))
+    }
+
+    async fn release_permits(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        owner: Owner,
+    ) -> Result<PermitReleaseResult, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let Some(leases) = state.semaphores.get_mut(&(tenant, name)) else {
+            return Ok(PermitReleaseResult::NotFound);
+        };
+        Ok(match decide_release_among(leases, &owner, now) {
+            ReleaseResult::Released(token) => {
+                leases.retain(|lease| lease.fencing_token != token);
+                PermitReleaseResult::Released(token)
+            }
+            ReleaseResult::NotFound | ReleaseResult::Forbidden => PermitReleaseResult::NotFound,
+        })
+    }
+
+    async fn renew_permits(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+        value: Option<LeaseValue>,
+    ) -> Result<PermitRenewResult, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let Some(leases) = state.semaphores.get_mut(&(tenant, name.clone())) else {
+            return Ok(PermitRenewResult::NotFound);
+        };
+        let Some(own) = leases
+            .iter_mut()
+            .find(|lease| lease.owner == owner && lease.is_live_at(now))
+        else {
+            return Ok(PermitRenewResult::NotFound);
+        };
+        own.expires_at = now + ttl.as_time_delta();
+        if value.is_some() {
+            own.value = value;
+        }
+        Ok(PermitRenewResult::Renewed(Permit {
+            name,
+            lease: own.clone(),
+        }))
+    }
+
+    async fn undo_permit_grant(
+        &self,
+        tenant: Tenant,
+        grant: Permit,
+    ) -> Result<bool, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let owner_key = (
+            tenant.clone(),
+            grant.name.clone(),
+            grant.lease.owner.clone(),
+        );
+        if state.regranted_permits.contains(&owner_key) {
+            return Ok(false);
+        }
+        let Some(leases) = state.semaphores.get_mut(&(tenant, grant.name)) else {
+            return Ok(false);
+        };
+        let before = leases.len();
+        leases.retain(|lease| {
+            !(lease.is_live_at(now)
+                && lease.owner == grant.lease.owner
+                && lease.fencing_token == grant.lease.fencing_token
+                && lease.acquired_at == grant.lease.acquired_at
+                && lease.expires_at == grant.lease.expires_at)
+        });
+        Ok(leases.len() < before)
+    }
+
+    /// Filters and sorts the whole map: the reference answer, not an index.
+    async fn list_semaphores(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<SemaphorePage, RepositoryError> {
+        let now = self.clock.now();
+        let state = self.state();
+        let mut matching: Vec<SemaphoreState> = state
+            .semaphores
+            .iter()
+            .filter(|((t, name), _)| {
+                *t == tenant
+                    && query.prefix.matches(name)
+                    && query.after.as_ref().is_none_or(|after| name > after)
+            })
+            .filter_map(|((_, name), leases)| SemaphoreState::of_leases(name.clone(), leases, now))
+            .collect();
+        matching.sort_by(|a, b| a.name.as_str().as_bytes().cmp(b.name.as_str().as_bytes()));
+        let has_more = matching.len() > query.limit.get();
+        matching.truncate(query.limit.get());
+        Ok(SemaphorePage {
+            semaphores: matching,
+            has_more,
+        })
+    }
+}
