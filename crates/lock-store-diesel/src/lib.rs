@@ -18,11 +18,14 @@ mod migrations;
 mod outcome;
 mod peek;
 mod pooled;
+// Its statement macros (`clock_ms!`) serve the semaphore statements too.
+#[macro_use]
 mod postgres;
 mod prepared;
 mod repository;
 mod row;
 mod schema;
+mod semaphores;
 mod sqlite;
 mod sweeper;
 mod writer;

@@ -5,12 +5,13 @@
 //! placeholders (`$n` on PostgreSQL, `?n` on SQLite), which is exactly what a prepared-statement
 //! cache keys on: this type pushes the same text and binds without that mark, and diesel
 //! prepares each statement once per connection. PostgreSQL statements may also take arrays
-//! (`postgres::writes::WRITE_BATCH`).
+//! (`postgres::writes::WRITE_BATCH`). A statement written once for both backends
+//! ([`Prepared::portable`]) uses `$n` on both.
 
 use diesel::backend::Backend;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
-use diesel::sql_types::{Array, BigInt, Text, Untyped};
+use diesel::sql_types::{Array, BigInt, Nullable, Text, Untyped};
 use diesel::sqlite::Sqlite;
 use diesel::{QueryResult, RunQueryDsl};
 
@@ -19,6 +20,8 @@ use diesel::{QueryResult, RunQueryDsl};
 pub(crate) enum Param<'a> {
     Text(&'a str),
     BigInt(i64),
+    /// A text that may be NULL.
+    NullableText(Option<&'a str>),
     /// PostgreSQL only: `text[]`.
     TextArray(&'a [&'a str]),
     /// PostgreSQL only: `bigint[]`.
@@ -30,11 +33,27 @@ pub(crate) enum Param<'a> {
 pub(crate) struct Prepared<'a> {
     sql: &'static str,
     params: Vec<Param<'a>>,
+    /// Written with `$n` placeholders for both backends, SQLite included.
+    portable: bool,
 }
 
 impl<'a> Prepared<'a> {
+    /// `sql` with `$n` placeholders on PostgreSQL, `?n` on SQLite.
     pub(crate) fn new(sql: &'static str, params: Vec<Param<'a>>) -> Self {
-        Self { sql, params }
+        Self {
+            sql,
+            params,
+            portable: false,
+        }
+    }
+
+    /// `sql` written once for both backends, with `$n` placeholders on both.
+    pub(crate) fn portable(sql: &'static str, params: Vec<Param<'a>>) -> Self {
+        Self {
+            sql,
+            params,
+            portable: true,
+        }
     }
 }
 
@@ -94,6 +113,9 @@ impl QueryFragment<Pg> for Prepared<'_> {
         self.walk('$', out, |param, out| match param {
             Param::Text(value) => out.push_bind_param::<Text, str>(value),
             Param::BigInt(value) => out.push_bind_param::<BigInt, i64>(value),
+            Param::NullableText(value) => {
+                out.push_bind_param::<Nullable<Text>, Option<&str>>(value)
+            }
             Param::TextArray(values) => out.push_bind_param::<Array<Text>, [&str]>(values),
             Param::BigIntArray(values) => out.push_bind_param::<Array<BigInt>, [i64]>(values),
         })
@@ -102,9 +124,13 @@ impl QueryFragment<Pg> for Prepared<'_> {
 
 impl QueryFragment<Sqlite> for Prepared<'_> {
     fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
-        self.walk('?', out, |param, out| match param {
+        let marker = if self.portable { '$' } else { '?' };
+        self.walk(marker, out, |param, out| match param {
             Param::Text(value) => out.push_bind_param::<Text, str>(value),
             Param::BigInt(value) => out.push_bind_param::<BigInt, i64>(value),
+            Param::NullableText(value) => {
+                out.push_bind_param::<Nullable<Text>, Option<&str>>(value)
+            }
             Param::TextArray(_) | Param::BigIntArray(_) => Err(
                 diesel::result::Error::QueryBuilderError("SQLite has no array parameters".into()),
             ),
@@ -158,6 +184,24 @@ mod tests {
         let query = Prepared::new("SELECT ?1", vec![Param::TextArray(&resources)]);
         let mut builder = diesel::sqlite::SqliteQueryBuilder::new();
         assert!(QueryFragment::<Sqlite>::to_sql(&query, &mut builder, &Sqlite).is_err());
+    }
+
+    #[test]
+    fn portable_statements_use_dollar_placeholders_on_both_backends() {
+        let params = || vec![Param::Text("n"), Param::NullableText(None)];
+        let sql = "UPDATE t SET v = COALESCE($2, v) WHERE n = $1";
+        let on_sqlite =
+            diesel::debug_query::<Sqlite, _>(&Prepared::portable(sql, params())).to_string();
+        assert_eq!(
+            on_sqlite,
+            r#"UPDATE t SET v = COALESCE(?, v) WHERE n = ? -- binds: [None, "n"]"#
+        );
+        let on_postgres =
+            diesel::debug_query::<Pg, _>(&Prepared::portable(sql, params())).to_string();
+        assert_eq!(
+            on_postgres,
+            r#"UPDATE t SET v = COALESCE($1, v) WHERE n = $2 -- binds: [None, "n"]"#
+        );
     }
 
     #[test]

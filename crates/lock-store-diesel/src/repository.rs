@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+mod semaphores;
+
 use async_trait::async_trait;
 use lock_domain::{
     AcquireOutcome, Clock, FreedHints, FreedLocks, ListPage, ListQuery, Lock, LockRepository,
@@ -150,6 +152,18 @@ impl DieselLockRepository {
                 .get_or_init(|| FreedNotifier::spawn(url.clone(), self.inner.connection_timeout))
                 .freed(tenant, resource);
         }
+    }
+
+    /// Deletes at most `batch` semaphore rows whose lease ended more than the sweep grace ago,
+    /// and says how many it deleted (a full batch: call again).
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the database fails.
+    pub async fn sweep_ended_permits(&self, batch: u32) -> Result<usize, RepositoryError> {
+        self.inner
+            .writer
+            .sweep_permits(self.inner.sweep_grace, batch)
+            .await
     }
 
     /// One step of a sweep pass that starts at `from`: deletes at most `batch` rows whose lease

@@ -1,5 +1,5 @@
-//! The background sweeper: deletes rows of long-expired locks so the table does not grow without
-//! bound.
+//! The background sweeper: deletes rows of long-expired locks and semaphore permits so the
+//! tables do not grow without bound.
 
 use std::time::Duration;
 
@@ -26,6 +26,22 @@ pub async fn run_sweeper(repo: DieselLockRepository, interval: Duration, batch: 
                 }
                 Err(error) => {
                     tracing::warn!(%error, "sweeping expired locks failed; retrying next interval");
+                    break;
+                }
+            }
+        }
+        // Semaphore rows: a full batch means there may be more.
+        loop {
+            match repo.sweep_ended_permits(batch).await {
+                Ok(deleted) => {
+                    swept += deleted;
+                    if deleted < batch as usize {
+                        break;
+                    }
+                    tokio::task::yield_now().await;
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "sweeping ended semaphore permits failed; retrying next interval");
                     break;
                 }
             }

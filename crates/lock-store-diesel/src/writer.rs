@@ -25,6 +25,7 @@ use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant,
 
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::row::{ListedRow, LockRow};
+use crate::semaphores::{PermitAnswer, PermitOp};
 
 /// How the lock statements of one store run. The same outcome types on every backend.
 #[async_trait]
@@ -80,6 +81,46 @@ pub(crate) trait Writer: Send + Sync {
         tenant: Tenant,
         query: ListQuery,
     ) -> Result<Vec<ListedRow>, RepositoryError>;
+
+    /// Runs one semaphore operation (see `semaphores`) alone against every other write of that
+    /// semaphore, reads included. An acquire granted after its caller has gone is undone.
+    async fn permits(&self, tenant: Tenant, op: PermitOp) -> Result<PermitAnswer, RepositoryError>;
+
+    /// Deletes at most `batch` semaphore rows whose lease ended more than `grace` ago.
+    async fn sweep_permits(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError>;
+}
+
+/// Undoes a semaphore grant nobody will hear of with `run` (an undo operation run on the
+/// writer's connection), and audits it.
+pub(crate) fn undo_unheard_permit(
+    tenant: &Tenant,
+    answer: PermitAnswer,
+    run: impl FnOnce(PermitOp) -> Result<PermitAnswer, RepositoryError>,
+) {
+    let PermitAnswer::Acquired(lock_domain::SemaphoreAcquireOutcome::Granted(grant)) = answer
+    else {
+        return;
+    };
+    let (name, owner, token) = (
+        grant.name.clone(),
+        grant.lease.owner.clone(),
+        grant.lease.fencing_token,
+    );
+    match run(PermitOp::Undo { grant }) {
+        Ok(PermitAnswer::Undone(undone)) => tracing::warn!(
+            target: "lockd::audit",
+            event = if undone { "permit_grant_undone" } else { "permit_grant_undo_skipped" },
+            tenant = %tenant,
+            semaphore = %name,
+            owner = %owner,
+            fencing_token = token.value(),
+            reason = "the grant was made after its caller had gone",
+        ),
+        Ok(_) => {}
+        Err(error) => {
+            tracing::warn!(%error, semaphore = %name, "a permit grant made after its caller had gone could not be undone; it expires with its lease")
+        }
+    }
 }
 
 /// Undoes a grant that nobody will hear of (its caller gave up or went away before it was

@@ -62,6 +62,7 @@ use crate::config::Deadlines;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::postgres::writes::Operation;
 use crate::row::{ListedRow, LockRow};
+use crate::semaphores::{PermitAnswer, PermitOp};
 
 /// The handle the repository submits through. Dropping it stops the executors once the queue
 /// is empty.
@@ -193,6 +194,15 @@ impl Writer for PostgresBatcher {
         query: ListQuery,
     ) -> Result<Vec<ListedRow>, RepositoryError> {
         self.direct.list(tenant, query).await
+    }
+
+    /// Not batched: each runs on a pooled connection of its own (`PostgresDirect`).
+    async fn permits(&self, tenant: Tenant, op: PermitOp) -> Result<PermitAnswer, RepositoryError> {
+        self.direct.permits(tenant, op).await
+    }
+
+    async fn sweep_permits(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        self.direct.sweep_permits(grace, batch).await
     }
 }
 

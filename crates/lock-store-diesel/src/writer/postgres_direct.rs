@@ -7,12 +7,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
 
-use super::{undo_unheard_grant, Writer};
+use super::{undo_unheard_grant, undo_unheard_permit, Writer};
 use crate::error::from_query;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::pooled::Pooled;
 use crate::postgres::{reads, writes};
 use crate::row::{ListedRow, LockRow};
+use crate::semaphores::{self, PermitAnswer, PermitError, PermitOp, PostgresHolders};
 
 /// Runs every operation on a pooled connection.
 pub(crate) struct PostgresDirect {
@@ -126,4 +127,41 @@ impl Writer for PostgresDirect {
             .run(move |conn, _| reads::list(conn.postgres()?, &tenant, &query))
             .await
     }
+
+    /// In a transaction of its own, under the semaphore's advisory lock.
+    async fn permits(&self, tenant: Tenant, op: PermitOp) -> Result<PermitAnswer, RepositoryError> {
+        let undo_tenant = tenant.clone();
+        self.pooled
+            .run_undoable(
+                move |conn, _| Ok(run_permits(conn.postgres()?, &tenant, op)?),
+                // A grant that committed after its caller heard 503 or went away.
+                move |conn, answer| {
+                    let Ok(c) = conn.postgres() else { return };
+                    undo_unheard_permit(&undo_tenant, answer, |undo| {
+                        Ok(run_permits(c, &undo_tenant, undo)?)
+                    });
+                },
+            )
+            .await
+    }
+
+    async fn sweep_permits(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        let grace_ms = grace.as_millis() as i64;
+        self.pooled
+            .run(move |conn, _| {
+                semaphores::sweep_postgres(conn.postgres()?, grace_ms, i64::from(batch))
+                    .map_err(from_query)
+            })
+            .await
+    }
+}
+
+/// One semaphore operation in a transaction of its own.
+fn run_permits(
+    conn: &mut diesel::pg::PgConnection,
+    tenant: &Tenant,
+    op: PermitOp,
+) -> Result<PermitAnswer, PermitError> {
+    use diesel::Connection;
+    conn.transaction(|conn| semaphores::run(&mut PostgresHolders { conn }, tenant, op))
 }

@@ -1,0 +1,108 @@
+//! The semaphore port over the store's writer: every operation is one [`PermitOp`].
+
+use async_trait::async_trait;
+use lock_domain::{
+    LeaseValue, ListQuery, Owner, Permit, PermitReleaseResult, PermitRenewResult, PermitRequest,
+    RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreRepository,
+    SemaphoreState, Tenant, Ttl,
+};
+
+use super::DieselLockRepository;
+use crate::semaphores::{PermitAnswer, PermitOp};
+
+impl DieselLockRepository {
+    async fn permits(&self, tenant: Tenant, op: PermitOp) -> Result<PermitAnswer, RepositoryError> {
+        self.inner.writer.permits(tenant, op).await
+    }
+}
+
+/// An answer of another kind than the operation's: a bug in the store.
+fn mismatched(answer: PermitAnswer) -> RepositoryError {
+    RepositoryError::internal(format!("a semaphore operation answered {answer:?}"))
+}
+
+#[async_trait]
+impl SemaphoreRepository for DieselLockRepository {
+    async fn acquire_permits(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        request: PermitRequest,
+    ) -> Result<SemaphoreAcquireOutcome, RepositoryError> {
+        match self
+            .permits(tenant, PermitOp::Acquire { name, request })
+            .await?
+        {
+            PermitAnswer::Acquired(outcome) => Ok(outcome),
+            other => Err(mismatched(other)),
+        }
+    }
+
+    async fn semaphore(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+    ) -> Result<Option<SemaphoreState>, RepositoryError> {
+        match self.permits(tenant, PermitOp::Status { name }).await? {
+            PermitAnswer::Status(state) => Ok(state),
+            other => Err(mismatched(other)),
+        }
+    }
+
+    async fn release_permits(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        owner: Owner,
+    ) -> Result<PermitReleaseResult, RepositoryError> {
+        match self
+            .permits(tenant, PermitOp::Release { name, owner })
+            .await?
+        {
+            PermitAnswer::Released(result) => Ok(result),
+            other => Err(mismatched(other)),
+        }
+    }
+
+    async fn renew_permits(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+        value: Option<LeaseValue>,
+    ) -> Result<PermitRenewResult, RepositoryError> {
+        let op = PermitOp::Renew {
+            name,
+            owner,
+            ttl,
+            value,
+        };
+        match self.permits(tenant, op).await? {
+            PermitAnswer::Renewed(result) => Ok(result),
+            other => Err(mismatched(other)),
+        }
+    }
+
+    async fn undo_permit_grant(
+        &self,
+        tenant: Tenant,
+        grant: Permit,
+    ) -> Result<bool, RepositoryError> {
+        match self.permits(tenant, PermitOp::Undo { grant }).await? {
+            PermitAnswer::Undone(undone) => Ok(undone),
+            other => Err(mismatched(other)),
+        }
+    }
+
+    async fn list_semaphores(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<SemaphorePage, RepositoryError> {
+        match self.permits(tenant, PermitOp::List { query }).await? {
+            PermitAnswer::Listed(page) => Ok(page),
+            other => Err(mismatched(other)),
+        }
+    }
+}

@@ -1,0 +1,402 @@
+//! Semaphore permits in the `semaphore_holders` table (migration `semaphores`), on both backends.
+//!
+//! Every operation of one semaphore runs alone: on SQLite inside the group-commit writer's
+//! IMMEDIATE transaction (which holds the database's write lock), on PostgreSQL in a transaction
+//! that first takes an advisory lock on the semaphore's (tenant, name). Under that lock the
+//! operation reads every row of the semaphore and applies the domain's decision
+//! (`decide_acquire_among`, `decide_release_among`): the rule "the permits of the live holders
+//! never add up to more than the limit" has no SQL copy. The statements (`semaphores/table.rs`)
+//! are written once for both backends; what differs (the lock, the clock, the token source) is
+//! behind [`HolderTable`].
+
+mod table;
+
+use chrono::{DateTime, Utc};
+use diesel::QueryableByName;
+use lock_domain::{
+    decide_acquire_among, decide_release_among, Capacity, FencingToken, HolderDecision, Lease,
+    LeaseValue, ListQuery, Owner, Permit, PermitReleaseResult, PermitRenewResult, PermitRequest,
+    ReleaseResult, RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage,
+    SemaphoreState, Tenant, Ttl, Weight,
+};
+
+use crate::error::from_query;
+
+pub(crate) use table::{sweep_postgres, sweep_sqlite, PostgresHolders, SqliteHolders};
+
+/// One semaphore operation, as the repository hands it to its writer.
+#[derive(Debug, Clone)]
+pub(crate) enum PermitOp {
+    Acquire {
+        name: ResourceName,
+        request: PermitRequest,
+    },
+    Status {
+        name: ResourceName,
+    },
+    Release {
+        name: ResourceName,
+        owner: Owner,
+    },
+    Renew {
+        name: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+        value: Option<LeaseValue>,
+    },
+    Undo {
+        grant: Permit,
+    },
+    List {
+        query: ListQuery,
+    },
+}
+
+/// What a [`PermitOp`] came to.
+#[derive(Debug, Clone)]
+pub(crate) enum PermitAnswer {
+    Acquired(SemaphoreAcquireOutcome),
+    Status(Option<SemaphoreState>),
+    Released(PermitReleaseResult),
+    Renewed(PermitRenewResult),
+    Undone(bool),
+    Listed(SemaphorePage),
+}
+
+/// A `semaphore_holders` row.
+#[derive(Debug, Clone, QueryableByName)]
+pub(crate) struct HolderRow {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub name: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub owner: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub permits: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub semaphore_limit: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub acquired_at_ms: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub expires_at_ms: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub fencing_token: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub regranted: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    pub value: Option<String>,
+}
+
+/// The statements a semaphore operation runs, on one connection inside one transaction.
+pub(crate) trait HolderTable {
+    /// Serialises this transaction with every other writer of `(tenant, name)` until it ends.
+    fn lock_semaphore(&mut self, tenant: &Tenant, name: &ResourceName) -> diesel::QueryResult<()>;
+    /// The clock the leases are decided with, in Unix milliseconds.
+    fn now_ms(&mut self) -> diesel::QueryResult<i64>;
+    /// A fencing token larger than every one issued before, for locks and semaphores alike.
+    fn next_token(&mut self) -> diesel::QueryResult<i64>;
+    fn holders(
+        &mut self,
+        tenant: &Tenant,
+        name: &ResourceName,
+    ) -> diesel::QueryResult<Vec<HolderRow>>;
+    fn delete_ended(
+        &mut self,
+        tenant: &Tenant,
+        name: &ResourceName,
+        now_ms: i64,
+    ) -> diesel::QueryResult<usize>;
+    fn insert(&mut self, tenant: &Tenant, row: &HolderRow) -> diesel::QueryResult<usize>;
+    fn regrant(
+        &mut self,
+        tenant: &Tenant,
+        row: &HolderRow,
+        value: Option<&str>,
+    ) -> diesel::QueryResult<usize>;
+    fn renew(
+        &mut self,
+        tenant: &Tenant,
+        row: &HolderRow,
+        value: Option<&str>,
+    ) -> diesel::QueryResult<usize>;
+    fn delete_owner(
+        &mut self,
+        tenant: &Tenant,
+        name: &ResourceName,
+        owner: &Owner,
+    ) -> diesel::QueryResult<usize>;
+    /// The live rows of the semaphores of the page `query` at `now_ms`: at most `limit + 1`
+    /// names, every live row of each, in name then token order.
+    fn list(
+        &mut self,
+        tenant: &Tenant,
+        query: &ListQuery,
+        now_ms: i64,
+    ) -> diesel::QueryResult<Vec<HolderRow>>;
+}
+
+/// Why an operation failed: a statement, or a row the domain would not accept.
+#[derive(Debug)]
+pub(crate) enum PermitError {
+    Query(diesel::result::Error),
+    Repository(RepositoryError),
+}
+
+impl From<diesel::result::Error> for PermitError {
+    fn from(error: diesel::result::Error) -> Self {
+        Self::Query(error)
+    }
+}
+
+impl From<RepositoryError> for PermitError {
+    fn from(error: RepositoryError) -> Self {
+        Self::Repository(error)
+    }
+}
+
+impl From<PermitError> for RepositoryError {
+    fn from(error: PermitError) -> Self {
+        match error {
+            PermitError::Query(error) => from_query(error),
+            PermitError::Repository(error) => error,
+        }
+    }
+}
+
+/// Runs `op` for `tenant` on `table`.
+///
+/// # Errors
+/// [`PermitError`] when a statement fails or a row is corrupt; the caller rolls back.
+pub(crate) fn run(
+    table: &mut dyn HolderTable,
+    tenant: &Tenant,
+    op: PermitOp,
+) -> Result<PermitAnswer, PermitError> {
+    Ok(match op {
+        PermitOp::Acquire { name, request } => {
+            PermitAnswer::Acquired(acquire(table, tenant, name, request)?)
+        }
+        PermitOp::Status { name } => {
+            table.lock_semaphore(tenant, &name)?;
+            let now_ms = table.now_ms()?;
+            let leases = leases(table.holders(tenant, &name)?)?;
+            PermitAnswer::Status(SemaphoreState::of_leases(name, &leases, at(now_ms)?))
+        }
+        PermitOp::Release { name, owner } => {
+            table.lock_semaphore(tenant, &name)?;
+            let now_ms = table.now_ms()?;
+            let leases = leases(table.holders(tenant, &name)?)?;
+            PermitAnswer::Released(match decide_release_among(&leases, &owner, at(now_ms)?) {
+                ReleaseResult::Released(token) => {
+                    table.delete_owner(tenant, &name, &owner)?;
+                    PermitReleaseResult::Released(token)
+                }
+                ReleaseResult::NotFound | ReleaseResult::Forbidden => PermitReleaseResult::NotFound,
+            })
+        }
+        PermitOp::Renew {
+            name,
+            owner,
+            ttl,
+            value,
+        } => PermitAnswer::Renewed(renew(table, tenant, name, owner, ttl, value)?),
+        PermitOp::Undo { grant } => PermitAnswer::Undone(undo(table, tenant, grant)?),
+        PermitOp::List { query } => {
+            let now_ms = table.now_ms()?;
+            let rows = table.list(tenant, &query, now_ms)?;
+            PermitAnswer::Listed(page(rows, &query, at(now_ms)?)?)
+        }
+    })
+}
+
+fn acquire(
+    table: &mut dyn HolderTable,
+    tenant: &Tenant,
+    name: ResourceName,
+    request: PermitRequest,
+) -> Result<SemaphoreAcquireOutcome, PermitError> {
+    table.lock_semaphore(tenant, &name)?;
+    let now_ms = table.now_ms()?;
+    let rows = table.holders(tenant, &name)?;
+    let held = leases(rows.clone())?;
+    let decision = decide_acquire_among(
+        &held,
+        &request.owner,
+        request.permits,
+        request.limit,
+        at(now_ms)?,
+    );
+    let expires_at_ms = now_ms + i64::from(request.ttl.seconds()) * 1_000;
+    let value = request.value.as_ref().map(LeaseValue::as_str);
+    let row = match decision {
+        HolderDecision::CapacityMismatch(limit) => {
+            return Ok(SemaphoreAcquireOutcome::LimitMismatch(limit))
+        }
+        HolderDecision::WeightMismatch(permits) => {
+            return Ok(SemaphoreAcquireOutcome::PermitsMismatch(permits))
+        }
+        HolderDecision::Unavailable { available } => {
+            return Ok(SemaphoreAcquireOutcome::Unavailable {
+                limit: request.limit,
+                available,
+            })
+        }
+        HolderDecision::Extend(token) => {
+            let own = rows
+                .into_iter()
+                .find(|row| row.fencing_token == token.value())
+                .ok_or_else(|| RepositoryError::internal("the re-granted lease is gone"))?;
+            let row = HolderRow {
+                acquired_at_ms: now_ms,
+                expires_at_ms,
+                regranted: 1,
+                value: value.map(str::to_owned).or(own.value.clone()),
+                ..own
+            };
+            table.regrant(tenant, &row, value)?;
+            row
+        }
+        HolderDecision::GrantNew => {
+            table.delete_ended(tenant, &name, now_ms)?;
+            let row = HolderRow {
+                name: name.as_str().to_owned(),
+                owner: request.owner.as_str().to_owned(),
+                permits: i64::from(request.permits.get()),
+                semaphore_limit: i64::from(request.limit.get()),
+                acquired_at_ms: now_ms,
+                expires_at_ms,
+                fencing_token: table.next_token()?,
+                regranted: 0,
+                value: value.map(str::to_owned),
+            };
+            table.insert(tenant, &row)?;
+            row
+        }
+    };
+    Ok(SemaphoreAcquireOutcome::Granted(permit(row)?))
+}
+
+fn renew(
+    table: &mut dyn HolderTable,
+    tenant: &Tenant,
+    name: ResourceName,
+    owner: Owner,
+    ttl: Ttl,
+    value: Option<LeaseValue>,
+) -> Result<PermitRenewResult, PermitError> {
+    table.lock_semaphore(tenant, &name)?;
+    let now_ms = table.now_ms()?;
+    let live_own = table
+        .holders(tenant, &name)?
+        .into_iter()
+        .find(|row| row.owner == owner.as_str() && row.expires_at_ms > now_ms);
+    let Some(own) = live_own else {
+        return Ok(PermitRenewResult::NotFound);
+    };
+    let value = value.as_ref().map(LeaseValue::as_str);
+    let row = HolderRow {
+        expires_at_ms: now_ms + i64::from(ttl.seconds()) * 1_000,
+        value: value.map(str::to_owned).or(own.value.clone()),
+        ..own
+    };
+    table.renew(tenant, &row, value)?;
+    Ok(PermitRenewResult::Renewed(permit(row)?))
+}
+
+/// Ends `grant` only if it is still exactly that new grant, live.
+fn undo(table: &mut dyn HolderTable, tenant: &Tenant, grant: Permit) -> Result<bool, PermitError> {
+    table.lock_semaphore(tenant, &grant.name)?;
+    let now_ms = table.now_ms()?;
+    let lease = &grant.lease;
+    let exact = table.holders(tenant, &grant.name)?.into_iter().any(|row| {
+        row.owner == lease.owner.as_str()
+            && row.fencing_token == lease.fencing_token.value()
+            && row.acquired_at_ms == lease.acquired_at.timestamp_millis()
+            && row.expires_at_ms == lease.expires_at.timestamp_millis()
+            && row.expires_at_ms > now_ms
+            && row.regranted == 0
+    });
+    if exact {
+        table.delete_owner(tenant, &grant.name, &lease.owner)?;
+    }
+    Ok(exact)
+}
+
+/// The page of a listing from its rows (at most `limit + 1` names).
+fn page(
+    rows: Vec<HolderRow>,
+    query: &ListQuery,
+    now: DateTime<Utc>,
+) -> Result<SemaphorePage, PermitError> {
+    let mut semaphores: Vec<SemaphoreState> = Vec::new();
+    let mut current: Option<(String, Vec<Lease>)> = None;
+    let mut flush = |name: String, leases: Vec<Lease>| -> Result<(), PermitError> {
+        let name = ResourceName::parse(name)
+            .map_err(|e| RepositoryError::internal(format!("corrupt semaphore name: {e}")))?;
+        semaphores.extend(SemaphoreState::of_leases(name, &leases, now));
+        Ok(())
+    };
+    for row in rows {
+        let name = row.name.clone();
+        let lease = lease(row)?;
+        match &mut current {
+            Some((current_name, leases)) if *current_name == name => leases.push(lease),
+            _ => {
+                if let Some((done, leases)) = current.replace((name, vec![lease])) {
+                    flush(done, leases)?;
+                }
+            }
+        }
+    }
+    if let Some((done, leases)) = current {
+        flush(done, leases)?;
+    }
+    let has_more = semaphores.len() > query.limit.get();
+    semaphores.truncate(query.limit.get());
+    Ok(SemaphorePage {
+        semaphores,
+        has_more,
+    })
+}
+
+fn at(ms: i64) -> Result<DateTime<Utc>, RepositoryError> {
+    DateTime::from_timestamp_millis(ms)
+        .ok_or_else(|| RepositoryError::internal(format!("a clock reading out of range: {ms}")))
+}
+
+fn leases(rows: Vec<HolderRow>) -> Result<Vec<Lease>, RepositoryError> {
+    rows.into_iter().map(lease).collect()
+}
+
+fn permit(row: HolderRow) -> Result<Permit, RepositoryError> {
+    let name = ResourceName::parse(row.name.clone())
+        .map_err(|e| RepositoryError::internal(format!("corrupt semaphore name: {e}")))?;
+    Ok(Permit {
+        name,
+        lease: lease(row)?,
+    })
+}
+
+/// A row as the domain's lease; a value the domain would not accept is corrupt data.
+fn lease(row: HolderRow) -> Result<Lease, RepositoryError> {
+    let corrupt = |what: String| {
+        RepositoryError::internal(format!("corrupt semaphore row of {}: {what}", row.name))
+    };
+    let capacity = Capacity::semaphore_limit(row.semaphore_limit)
+        .map_err(|e| corrupt(format!("limit {e}")))?;
+    Ok(Lease {
+        owner: Owner::parse(&row.owner).map_err(|e| corrupt(format!("owner {e}")))?,
+        weight: Weight::permits(row.permits, capacity)
+            .map_err(|e| corrupt(format!("permits {e}")))?,
+        capacity,
+        acquired_at: at(row.acquired_at_ms)?,
+        expires_at: at(row.expires_at_ms)?,
+        fencing_token: FencingToken::new(row.fencing_token)
+            .map_err(|token| corrupt(format!("fencing token {token}")))?,
+        value: row
+            .value
+            .clone()
+            .map(LeaseValue::parse)
+            .transpose()
+            .map_err(|e| corrupt(format!("value {e}")))?,
+    })
+}

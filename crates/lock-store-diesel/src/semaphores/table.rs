@@ -1,0 +1,294 @@
+//! The statements of the semaphore operations, written once for both backends (`$n`
+//! placeholders, see `Prepared::portable`), and the two [`HolderTable`]s that run them.
+
+use diesel::pg::PgConnection;
+use diesel::sqlite::SqliteConnection;
+use diesel::{QueryResult, RunQueryDsl};
+use lock_domain::{ListQuery, Owner, ResourceName, Tenant};
+
+use super::{HolderRow, HolderTable};
+use crate::prepared::{Param, Prepared};
+use crate::row::CountRow;
+
+const HOLDERS: &str = "\
+SELECT name, owner, permits, semaphore_limit, acquired_at_ms, expires_at_ms, fencing_token,
+       regranted, value
+FROM semaphore_holders WHERE tenant = $1 AND name = $2";
+
+const DELETE_ENDED: &str = "\
+DELETE FROM semaphore_holders WHERE tenant = $1 AND name = $2 AND expires_at_ms <= $3";
+
+const INSERT: &str = "\
+INSERT INTO semaphore_holders (tenant, name, owner, permits, semaphore_limit, acquired_at_ms,
+                               expires_at_ms, fencing_token, regranted, value)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9)";
+
+/// A re-grant to the owner that holds the live lease: from `$4` to `$5`, marked as a re-grant,
+/// its value replaced only when `$6` is not NULL.
+const REGRANT: &str = "\
+UPDATE semaphore_holders SET acquired_at_ms = $4, expires_at_ms = $5, regranted = 1,
+                             value = COALESCE($6, value)
+WHERE tenant = $1 AND name = $2 AND owner = $3";
+
+const RENEW: &str = "\
+UPDATE semaphore_holders SET expires_at_ms = $4, value = COALESCE($5, value)
+WHERE tenant = $1 AND name = $2 AND owner = $3";
+
+const DELETE_OWNER: &str = "\
+DELETE FROM semaphore_holders WHERE tenant = $1 AND name = $2 AND owner = $3";
+
+/// The live rows of at most `$6` semaphores of tenant `$1` in `[$2, $3)` past the cursor `$4`,
+/// live at `$5`: the names come from the primary key in order, then their rows.
+const LIST_BOUNDED: &str = "\
+SELECT h.name, h.owner, h.permits, h.semaphore_limit, h.acquired_at_ms, h.expires_at_ms,
+       h.fencing_token, h.regranted, h.value
+FROM (SELECT DISTINCT name FROM semaphore_holders
+      WHERE tenant = $1 AND name >= $2 AND name < $3 AND name > $4 AND expires_at_ms > $5
+      ORDER BY name LIMIT $6) AS page
+JOIN semaphore_holders AS h ON h.tenant = $1 AND h.name = page.name
+WHERE h.expires_at_ms > $5
+ORDER BY h.name, h.fencing_token";
+
+/// [`LIST_BOUNDED`] for a prefix without an upper bound (`$3` is not used).
+const LIST_UNBOUNDED: &str = "\
+SELECT h.name, h.owner, h.permits, h.semaphore_limit, h.acquired_at_ms, h.expires_at_ms,
+       h.fencing_token, h.regranted, h.value
+FROM (SELECT DISTINCT name FROM semaphore_holders
+      WHERE tenant = $1 AND name >= $2 AND name > $4 AND expires_at_ms > $5
+      ORDER BY name LIMIT $6) AS page
+JOIN semaphore_holders AS h ON h.tenant = $1 AND h.name = page.name
+WHERE h.expires_at_ms > $5
+ORDER BY h.name, h.fencing_token";
+
+/// Deletes up to `$2` rows whose lease ended at or before `$1`.
+pub(crate) const SWEEP: &str = "\
+DELETE FROM semaphore_holders WHERE (tenant, name, owner) IN (
+    SELECT tenant, name, owner FROM semaphore_holders WHERE expires_at_ms <= $1
+    ORDER BY expires_at_ms LIMIT $2)";
+
+/// SQLite: the one counter of every fencing token, moved inside the writer's transaction.
+const SQLITE_NEXT_TOKEN: &str =
+    "UPDATE fencing_counter SET last_token = last_token + 1 WHERE id = 1 RETURNING last_token AS count";
+
+/// PostgreSQL: the sequence every lock grant draws from too.
+const POSTGRES_NEXT_TOKEN: &str = "SELECT nextval('fencing_tokens') AS count";
+
+/// PostgreSQL: the server's clock, read once the semaphore's lock is held.
+const POSTGRES_NOW: &str = concat!("SELECT ", clock_ms!(), " AS count");
+
+/// PostgreSQL: a transaction-level advisory lock on the semaphore (`$1`, `$2`), released at
+/// commit or rollback. Two semaphores whose keys collide only wait for each other.
+const POSTGRES_LOCK: &str =
+    "SELECT 1::BIGINT AS count FROM (SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 13))) AS l";
+
+/// The semaphore statements on SQLite, inside the group-commit writer's transaction: it holds
+/// the write lock already, and `now_ms` is the batch's clock.
+pub(crate) struct SqliteHolders<'c> {
+    pub conn: &'c mut SqliteConnection,
+    pub now_ms: i64,
+}
+
+/// The semaphore statements on PostgreSQL, inside a transaction of their own.
+pub(crate) struct PostgresHolders<'c> {
+    pub conn: &'c mut PgConnection,
+}
+
+/// The statements both backends share, written once over a connection type that runs
+/// [`Prepared`] statements.
+macro_rules! shared_statements {
+    () => {
+        fn holders(&mut self, tenant: &Tenant, name: &ResourceName) -> QueryResult<Vec<HolderRow>> {
+            Prepared::portable(
+                HOLDERS,
+                vec![Param::Text(tenant.as_str()), Param::Text(name.as_str())],
+            )
+            .load(self.conn)
+        }
+
+        fn delete_ended(
+            &mut self,
+            tenant: &Tenant,
+            name: &ResourceName,
+            now_ms: i64,
+        ) -> QueryResult<usize> {
+            Prepared::portable(
+                DELETE_ENDED,
+                vec![
+                    Param::Text(tenant.as_str()),
+                    Param::Text(name.as_str()),
+                    Param::BigInt(now_ms),
+                ],
+            )
+            .execute(self.conn)
+        }
+
+        fn insert(&mut self, tenant: &Tenant, row: &HolderRow) -> QueryResult<usize> {
+            Prepared::portable(
+                INSERT,
+                vec![
+                    Param::Text(tenant.as_str()),
+                    Param::Text(&row.name),
+                    Param::Text(&row.owner),
+                    Param::BigInt(row.permits),
+                    Param::BigInt(row.semaphore_limit),
+                    Param::BigInt(row.acquired_at_ms),
+                    Param::BigInt(row.expires_at_ms),
+                    Param::BigInt(row.fencing_token),
+                    Param::NullableText(row.value.as_deref()),
+                ],
+            )
+            .execute(self.conn)
+        }
+
+        fn regrant(
+            &mut self,
+            tenant: &Tenant,
+            row: &HolderRow,
+            value: Option<&str>,
+        ) -> QueryResult<usize> {
+            Prepared::portable(
+                REGRANT,
+                vec![
+                    Param::Text(tenant.as_str()),
+                    Param::Text(&row.name),
+                    Param::Text(&row.owner),
+                    Param::BigInt(row.acquired_at_ms),
+                    Param::BigInt(row.expires_at_ms),
+                    Param::NullableText(value),
+                ],
+            )
+            .execute(self.conn)
+        }
+
+        fn renew(
+            &mut self,
+            tenant: &Tenant,
+            row: &HolderRow,
+            value: Option<&str>,
+        ) -> QueryResult<usize> {
+            Prepared::portable(
+                RENEW,
+                vec![
+                    Param::Text(tenant.as_str()),
+                    Param::Text(&row.name),
+                    Param::Text(&row.owner),
+                    Param::BigInt(row.expires_at_ms),
+                    Param::NullableText(value),
+                ],
+            )
+            .execute(self.conn)
+        }
+
+        fn delete_owner(
+            &mut self,
+            tenant: &Tenant,
+            name: &ResourceName,
+            owner: &Owner,
+        ) -> QueryResult<usize> {
+            Prepared::portable(
+                DELETE_OWNER,
+                vec![
+                    Param::Text(tenant.as_str()),
+                    Param::Text(name.as_str()),
+                    Param::Text(owner.as_str()),
+                ],
+            )
+            .execute(self.conn)
+        }
+
+        fn list(
+            &mut self,
+            tenant: &Tenant,
+            query: &ListQuery,
+            now_ms: i64,
+        ) -> QueryResult<Vec<HolderRow>> {
+            let upper = query.prefix.upper_bound();
+            let after = query.after.as_ref().map_or("", ResourceName::as_str);
+            let sql = if upper.is_some() {
+                LIST_BOUNDED
+            } else {
+                LIST_UNBOUNDED
+            };
+            Prepared::portable(
+                sql,
+                vec![
+                    Param::Text(tenant.as_str()),
+                    Param::Text(query.prefix.as_str()),
+                    Param::Text(upper.as_deref().unwrap_or("")),
+                    Param::Text(after),
+                    Param::BigInt(now_ms),
+                    Param::BigInt(query.limit.get() as i64 + 1),
+                ],
+            )
+            .load(self.conn)
+        }
+    };
+}
+
+impl HolderTable for SqliteHolders<'_> {
+    /// The writer's transaction holds SQLite's write lock: nothing else writes meanwhile.
+    fn lock_semaphore(&mut self, _: &Tenant, _: &ResourceName) -> QueryResult<()> {
+        Ok(())
+    }
+
+    fn now_ms(&mut self) -> QueryResult<i64> {
+        Ok(self.now_ms)
+    }
+
+    fn next_token(&mut self) -> QueryResult<i64> {
+        one(Prepared::portable(SQLITE_NEXT_TOKEN, vec![]).load(self.conn)?)
+    }
+
+    shared_statements!();
+}
+
+impl HolderTable for PostgresHolders<'_> {
+    fn lock_semaphore(&mut self, tenant: &Tenant, name: &ResourceName) -> QueryResult<()> {
+        Prepared::portable(
+            POSTGRES_LOCK,
+            vec![Param::Text(tenant.as_str()), Param::Text(name.as_str())],
+        )
+        .load::<CountRow>(self.conn)
+        .map(drop)
+    }
+
+    fn now_ms(&mut self) -> QueryResult<i64> {
+        one(Prepared::portable(POSTGRES_NOW, vec![]).load(self.conn)?)
+    }
+
+    fn next_token(&mut self) -> QueryResult<i64> {
+        one(Prepared::portable(POSTGRES_NEXT_TOKEN, vec![]).load(self.conn)?)
+    }
+
+    shared_statements!();
+}
+
+/// The one count a statement returns.
+fn one(rows: Vec<CountRow>) -> QueryResult<i64> {
+    rows.first()
+        .map(|row| row.count)
+        .ok_or(diesel::result::Error::NotFound)
+}
+
+/// Deletes up to `batch` semaphore rows whose lease ended at or before `cutoff_ms`.
+pub(crate) fn sweep_sqlite(
+    conn: &mut SqliteConnection,
+    cutoff_ms: i64,
+    batch: i64,
+) -> QueryResult<usize> {
+    Prepared::portable(SWEEP, vec![Param::BigInt(cutoff_ms), Param::BigInt(batch)]).execute(conn)
+}
+
+/// [`sweep_sqlite`] on PostgreSQL, against the server's clock less `grace_ms`.
+pub(crate) fn sweep_postgres(
+    conn: &mut PgConnection,
+    grace_ms: i64,
+    batch: i64,
+) -> QueryResult<usize> {
+    let now = one(Prepared::portable(POSTGRES_NOW, vec![]).load(conn)?)?;
+    Prepared::portable(
+        SWEEP,
+        vec![Param::BigInt(now - grace_ms), Param::BigInt(batch)],
+    )
+    .execute(conn)
+}
