@@ -2,7 +2,10 @@
 //! log. The service reports; an adapter (the HTTP crate's metrics and audit log) decides what to
 //! count and write. Reports are synchronous and must be cheap: they run on the request's path.
 
-use lock_domain::{Lock, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant};
+use lock_domain::{
+    Capacity, Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult, ReleaseResult,
+    RenewResult, RepositoryError, ResourceName, Tenant, Weight,
+};
 
 /// How an acquire ended, as the caller hears it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +19,29 @@ pub enum Acquired {
     TimedOut { retry_after_seconds: u64 },
     /// Granted after a wait, but the client had hung up by then: the grant was undone (a
     /// re-grant of a lease the owner already held is left as it was). Nobody hears this answer.
+    HungUp,
+}
+
+/// How an acquire of semaphore permits ended, as the caller hears it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermitsAcquired {
+    /// Granted: at once, or after standing in line (`waited`).
+    Granted { permit: Permit, waited: bool },
+    /// Too few permits were free (or waiters of this process were first in line), and the
+    /// request did not wait: `available` of `limit` were free.
+    Unavailable { limit: Capacity, available: u64 },
+    /// The wait ended without a grant: `available` of `limit` were free when it ended, and
+    /// the earliest live lease ends in about `retry_after_seconds` (at least 1).
+    TimedOut {
+        limit: Capacity,
+        available: u64,
+        retry_after_seconds: u64,
+    },
+    /// The live holders use this other limit: nothing changed.
+    LimitMismatch(Capacity),
+    /// The owner holds a live grant of these other permits: nothing changed.
+    PermitsMismatch(Weight),
+    /// Granted after a wait, but the client had hung up by then: the grant was undone.
     HungUp,
 }
 
@@ -79,6 +105,44 @@ pub trait LockEvents: Send + Sync {
     /// because it was no longer exactly that grant.
     fn grant_undone(&self, tenant: &Tenant, lock: &Lock, undone: bool, why: &'static str);
 
+    /// An acquire of semaphore permits was answered (or, for [`PermitsAcquired::HungUp`],
+    /// would have been).
+    fn permits_acquired(
+        &self,
+        tenant: &Tenant,
+        name: &ResourceName,
+        owner: &Owner,
+        how: &PermitsAcquired,
+    );
+
+    /// A release of semaphore permits was answered.
+    fn permits_released(
+        &self,
+        tenant: &Tenant,
+        name: &ResourceName,
+        owner: &Owner,
+        result: PermitReleaseResult,
+    );
+
+    /// A renew of semaphore permits was answered.
+    fn permits_renewed(
+        &self,
+        tenant: &Tenant,
+        name: &ResourceName,
+        owner: &Owner,
+        result: &PermitRenewResult,
+    );
+
+    /// A permit grant nobody will hear of (its client hung up) was undone (`undone`), or was
+    /// left because it was no longer exactly that grant.
+    fn permit_grant_undone(
+        &self,
+        tenant: &Tenant,
+        permit: &Permit,
+        undone: bool,
+        why: &'static str,
+    );
+
     /// The live locks of every tenant were counted, and the expired takeovers read.
     fn counted(&self, live_locks: u64, expired_takeovers: u64);
 
@@ -96,6 +160,10 @@ impl LockEvents for NoEvents {
     fn renewed(&self, _: &Tenant, _: &ResourceName, _: &Owner, _: &RenewResult) {}
     fn waiter_rejected(&self, _: &Tenant, _: WaitersFull) {}
     fn grant_undone(&self, _: &Tenant, _: &Lock, _: bool, _: &'static str) {}
+    fn permits_acquired(&self, _: &Tenant, _: &ResourceName, _: &Owner, _: &PermitsAcquired) {}
+    fn permits_released(&self, _: &Tenant, _: &ResourceName, _: &Owner, _: PermitReleaseResult) {}
+    fn permits_renewed(&self, _: &Tenant, _: &ResourceName, _: &Owner, _: &PermitRenewResult) {}
+    fn permit_grant_undone(&self, _: &Tenant, _: &Permit, _: bool, _: &'static str) {}
     fn counted(&self, _: u64, _: u64) {}
     fn trouble(&self, _: Trouble<'_>) {}
 }

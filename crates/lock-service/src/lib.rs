@@ -2,7 +2,7 @@
 //! report of what happened.
 //!
 //! [`LockService`] owns acquire (with the queues of waiting acquires), status, release (which
-//! wakes the waiters), renew and list, and reports every outcome to the [`LockEvents`] port
+//! wakes the waiters), renew and list, of locks and of semaphore permits (`permits.rs`), and reports every outcome to the [`LockEvents`] port
 //! (metrics and the audit log live behind it, in an adapter). Inbound adapters (the HTTP API,
 //! `LockGuard`) parse, make one call, and render. Time comes from the domain's `Clock` port.
 //!
@@ -11,10 +11,12 @@
 
 mod counting;
 mod events;
+mod permits;
 mod service;
 mod waiting;
 
 pub use counting::run_live_lock_counter;
-pub use events::{Acquired, LockEvents, NoEvents, Trouble, WaitersFull};
+pub use events::{Acquired, LockEvents, NoEvents, PermitsAcquired, Trouble, WaitersFull};
+pub use permits::PermitsRequest;
 pub use service::{AcquireError, AcquireRequest, LockService, ServicePorts, WaitingStats};
 pub use waiting::{WaiterLimits, DEFAULT_MAX_WAITERS};

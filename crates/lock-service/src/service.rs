@@ -6,18 +6,20 @@ use std::time::Duration;
 
 use lock_domain::{
     decide_acquire, AcquireDecision, AcquireOutcome, Clock, FreedHints, ListPage, ListQuery, Lock,
-    LockRepository, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName, SystemClock,
-    Tenant, Ttl,
+    LockRepository, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName,
+    SemaphoreRepository, SystemClock, Tenant, Ttl,
 };
 
 use crate::events::{Acquired, LockEvents, NoEvents, WaitersFull};
+use crate::permits::PermitQueues;
 use crate::waiting::{WaitOutcome, WaiterLimits, Waiting};
 
-/// What the service is built on: the store's lock operations and (if it gives them) its hints
-/// of locks freed by other processes, the clock, and where outcomes are reported.
+/// What the service is built on: the store's lock and semaphore operations and (if it gives
+/// them) its hints of locks freed by other processes, the clock, and where outcomes are reported.
 #[derive(Clone)]
 pub struct ServicePorts {
     pub locks: Arc<dyn LockRepository>,
+    pub semaphores: Arc<dyn SemaphoreRepository>,
     pub hints: Option<Arc<dyn FreedHints>>,
     pub clock: Arc<dyn Clock>,
     pub events: Arc<dyn LockEvents>,
@@ -68,9 +70,11 @@ pub struct WaitingStats {
 #[derive(Clone)]
 pub struct LockService {
     locks: Arc<dyn LockRepository>,
-    clock: Arc<dyn Clock>,
-    events: Arc<dyn LockEvents>,
-    waiting: Waiting,
+    pub(crate) semaphores: Arc<dyn SemaphoreRepository>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) events: Arc<dyn LockEvents>,
+    pub(crate) waiting: Waiting,
+    pub(crate) permit_queues: PermitQueues,
 }
 
 impl LockService {
@@ -83,21 +87,33 @@ impl LockService {
             Arc::clone(&ports.events),
             limits,
         );
+        let permit_queues = PermitQueues::new(
+            Arc::clone(&ports.semaphores),
+            Arc::clone(&ports.clock),
+            Arc::clone(&ports.events),
+            waiting.clone(),
+        );
         Self {
             locks: ports.locks,
+            semaphores: ports.semaphores,
             clock: ports.clock,
             events: ports.events,
             waiting,
+            permit_queues,
         }
     }
 
-    /// The use cases over `locks` alone: no hints of other processes' releases, the system
+    /// The use cases over `store` alone: no hints of other processes' releases, the system
     /// clock, no reports, the default limits. For tools and batch jobs that reach the store
     /// directly (`LockGuard`) and want no metrics or audit log of their own.
-    pub fn over(locks: Arc<dyn LockRepository>) -> Self {
+    pub fn over<S>(store: Arc<S>) -> Self
+    where
+        S: LockRepository + SemaphoreRepository + 'static,
+    {
         Self::new(
             ServicePorts {
-                locks,
+                locks: Arc::clone(&store) as _,
+                semaphores: store,
                 hints: None,
                 clock: Arc::new(SystemClock),
                 events: Arc::new(NoEvents),

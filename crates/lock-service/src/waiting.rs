@@ -258,6 +258,35 @@ impl Waiting {
         })
     }
 
+    /// A seat for a wait that is not in a lock's queue (semaphore permits): the same limits as
+    /// every waiting acquire. Dropping it gives the seat back.
+    ///
+    /// # Errors
+    /// [`WaitersFull`] when the limits are reached: nothing was taken.
+    pub(crate) fn seat(&self, tenant: &Tenant) -> Result<Seat, WaitersFull> {
+        WaiterSeat::take(&self.shared, tenant).map(|seat| Seat { seat })
+    }
+
+    /// Resolves once [`Self::close`] has been called (at once if it has).
+    pub(crate) async fn closed(&self) {
+        let closing = self.shared.closing.notified();
+        tokio::pin!(closing);
+        closing.as_mut().enable();
+        if !self.shared.closed.load(Ordering::Acquire) {
+            closing.await;
+        }
+    }
+
+    /// Counts how a wait outside a lock's queue ended, with the locks' waits.
+    pub(crate) fn count_wait_end(&self, end: WaitEnd) {
+        let counter = match end {
+            WaitEnd::Granted => &self.shared.granted,
+            WaitEnd::TimedOut => &self.shared.timed_out,
+            WaitEnd::Abandoned => &self.shared.abandoned,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Subscribes to the store's hints and starts the poller, once, on the first wait.
     fn start_hints(&self) {
         if self
@@ -282,6 +311,27 @@ impl Waiting {
             }
             tokio::spawn(serve::poll_queues(Arc::downgrade(&self.shared)));
         }
+    }
+}
+
+/// How a wait ended, for the counters of [`crate::WaitingStats`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum WaitEnd {
+    Granted,
+    TimedOut,
+    /// Granted after its client had gone, and undone.
+    Abandoned,
+}
+
+/// A waiter's share of the limits, outside a lock's queue: given back, and the count of live
+/// waiters lowered, when dropped.
+pub(crate) struct Seat {
+    seat: WaiterSeat,
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        self.seat.shared.live.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -1,0 +1,352 @@
+//! The semaphore use cases of [`LockService`]: acquire permits (waiting in this process's FIFO
+//! of the semaphore, `permits/queue.rs`), status, release (which wakes the waiters), renew and
+//! list, each reported to the events port.
+
+mod queue;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_domain::{
+    LeaseValue, ListQuery, Owner, PermitReleaseResult, PermitRenewResult, PermitRequest,
+    RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant,
+    Ttl,
+};
+use tokio::sync::oneshot;
+
+pub(crate) use queue::PermitQueues;
+use queue::{PermitWaiter, Reply, Standing};
+
+use crate::events::PermitsAcquired;
+use crate::service::{AcquireError, LockService};
+use crate::waiting::WaitEnd;
+
+/// An acquire of semaphore permits, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermitsRequest {
+    pub tenant: Tenant,
+    pub name: ResourceName,
+    pub permit: PermitRequest,
+    /// How long the acquire may wait for room; zero answers at once.
+    pub wait: Duration,
+}
+
+impl LockService {
+    /// Acquires permits of a semaphore, waiting up to `request.wait` for room. Waiters of one
+    /// semaphore in this process are served first come first served, and a new acquire goes
+    /// behind them (only an owner that already holds a live grant is answered at once: a
+    /// re-grant, or a mismatch). `hung_up` is asked once a grant has arrived after a wait: when
+    /// the client has gone, that grant is undone and the answer is [`PermitsAcquired::HungUp`].
+    /// Must be called inside a tokio runtime. Every answer is reported to the events port.
+    ///
+    /// # Errors
+    /// [`AcquireError::Store`] when the store failed (nothing was granted);
+    /// [`AcquireError::WaitersFull`] when the acquire would wait but the limits are reached.
+    pub async fn acquire_permits(
+        &self,
+        request: PermitsRequest,
+        hung_up: impl Fn() -> bool,
+    ) -> Result<PermitsAcquired, AcquireError> {
+        let outcome = self.acquire_permits_unreported(&request, hung_up).await?;
+        self.events.permits_acquired(
+            &request.tenant,
+            &request.name,
+            &request.permit.owner,
+            &outcome,
+        );
+        Ok(outcome)
+    }
+
+    async fn acquire_permits_unreported(
+        &self,
+        request: &PermitsRequest,
+        hung_up: impl Fn() -> bool,
+    ) -> Result<PermitsAcquired, AcquireError> {
+        let PermitsRequest {
+            tenant,
+            name,
+            permit,
+            wait,
+        } = request;
+        if self.permit_queues.waiters(tenant, name) > 0 {
+            // Behind the waiters of this process, unless the owner already holds a grant.
+            let state = self
+                .semaphores
+                .semaphore(tenant.clone(), name.clone())
+                .await?;
+            let holds = state.as_ref().is_some_and(|state| {
+                state
+                    .holders
+                    .iter()
+                    .any(|lease| lease.owner == permit.owner)
+            });
+            match &state {
+                _ if holds => return Ok(self.acquire_permits_now(request).await?),
+                Some(state) if state.limit != permit.limit => {
+                    return Ok(PermitsAcquired::LimitMismatch(state.limit))
+                }
+                _ if wait.is_zero() => {
+                    return Ok(PermitsAcquired::Unavailable {
+                        limit: permit.limit,
+                        available: state.map_or(u64::from(permit.limit.get()), |state| {
+                            state.available(self.clock.now())
+                        }),
+                    })
+                }
+                _ => {}
+            }
+        } else {
+            let now = self.acquire_permits_now(request).await?;
+            if wait.is_zero() || !matches!(now, PermitsAcquired::Unavailable { .. }) {
+                return Ok(now);
+            }
+        }
+        self.wait_for_permits(request, hung_up).await
+    }
+
+    async fn acquire_permits_now(
+        &self,
+        request: &PermitsRequest,
+    ) -> Result<PermitsAcquired, RepositoryError> {
+        let outcome = self
+            .semaphores
+            .acquire_permits(
+                request.tenant.clone(),
+                request.name.clone(),
+                request.permit.clone(),
+            )
+            .await?;
+        Ok(answer(outcome, false))
+    }
+
+    async fn wait_for_permits(
+        &self,
+        request: &PermitsRequest,
+        hung_up: impl Fn() -> bool,
+    ) -> Result<PermitsAcquired, AcquireError> {
+        let _seat = self.waiting.seat(&request.tenant).map_err(|full| {
+            self.events.waiter_rejected(&request.tenant, full);
+            AcquireError::WaitersFull(full)
+        })?;
+        let (waiter, replied) = self.permit_queues.enqueue(
+            request.tenant.clone(),
+            request.name.clone(),
+            request.permit.clone(),
+        );
+        let mut place = Place {
+            waiter,
+            replied: Some(replied),
+            queues: self.permit_queues.clone(),
+            tenant: request.tenant.clone(),
+            name: request.name.clone(),
+        };
+        let reply = {
+            let replied = place.replied.as_mut().expect("the reply is awaited once");
+            let closed = self.waiting.closed();
+            tokio::select! {
+                reply = &mut *replied => Some(reply),
+                () = tokio::time::sleep(request.wait) => None,
+                () = closed => None,
+            }
+        };
+        let reply = match reply {
+            Some(reply) => Some(reply),
+            None => place.time_is_up().await,
+        };
+        place.replied = None;
+        match reply {
+            None => Ok(self.timed_out(request).await),
+            Some(Err(_)) => Err(AcquireError::Store(RepositoryError::internal(
+                "the queue of waiting permit acquires ended without an answer",
+            ))),
+            Some(Ok(Err(error))) => Err(AcquireError::Store(error)),
+            Some(Ok(Ok(SemaphoreAcquireOutcome::Unavailable { .. }))) => {
+                Ok(self.timed_out(request).await)
+            }
+            Some(Ok(Ok(SemaphoreAcquireOutcome::Granted(grant)))) if hung_up() => {
+                // Spawned: this request may be dropped at any await now that its client is gone.
+                let (queues, tenant) = (self.permit_queues.clone(), request.tenant.clone());
+                tokio::spawn(async move { queues.undo(tenant, grant).await });
+                Ok(PermitsAcquired::HungUp)
+            }
+            Some(Ok(Ok(outcome))) => {
+                if matches!(outcome, SemaphoreAcquireOutcome::Granted(_)) {
+                    self.waiting.count_wait_end(WaitEnd::Granted);
+                }
+                Ok(answer(outcome, true))
+            }
+        }
+    }
+
+    /// The answer of a wait that ended without room, with the semaphore as it is now.
+    async fn timed_out(&self, request: &PermitsRequest) -> PermitsAcquired {
+        self.waiting.count_wait_end(WaitEnd::TimedOut);
+        let limit = request.permit.limit;
+        let now = self.clock.now();
+        let state = self
+            .semaphores
+            .semaphore(request.tenant.clone(), request.name.clone())
+            .await
+            .ok()
+            .flatten();
+        let (available, retry_after_seconds) = match state {
+            Some(state) => {
+                let left = state
+                    .next_expiry()
+                    .and_then(|end| (end - now).to_std().ok())
+                    .unwrap_or_default();
+                (
+                    state.available(now),
+                    left.as_secs_f64().ceil().max(1.0) as u64,
+                )
+            }
+            None => (u64::from(limit.get()), 1),
+        };
+        PermitsAcquired::TimedOut {
+            limit,
+            available,
+            retry_after_seconds,
+        }
+    }
+
+    /// The live holders of semaphore `name`, or `None` when no grant is live.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn semaphore(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+    ) -> Result<Option<SemaphoreState>, RepositoryError> {
+        self.semaphores.semaphore(tenant, name).await
+    }
+
+    /// Acquires of permits of `name` waiting in this process right now.
+    pub fn semaphore_waiters(&self, tenant: &Tenant, name: &ResourceName) -> usize {
+        self.permit_queues.waiters(tenant, name)
+    }
+
+    /// Releases `owner`'s live grant on `name`, reports it, and on success wakes the
+    /// semaphore's waiters in this process.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn release_permits(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        owner: Owner,
+    ) -> Result<PermitReleaseResult, RepositoryError> {
+        let result = self
+            .semaphores
+            .release_permits(tenant.clone(), name.clone(), owner.clone())
+            .await?;
+        self.events.permits_released(&tenant, &name, &owner, result);
+        if let PermitReleaseResult::Released(_) = result {
+            self.permit_queues.wake(&tenant, &name);
+        }
+        Ok(result)
+    }
+
+    /// Renews `owner`'s live grant on `name` to now + `ttl` (replacing its value when `value`
+    /// is `Some`), reports it, and lets the waiters look again (a renew may shorten a lease).
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn renew_permits(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+        value: Option<LeaseValue>,
+    ) -> Result<PermitRenewResult, RepositoryError> {
+        let result = self
+            .semaphores
+            .renew_permits(tenant.clone(), name.clone(), owner.clone(), ttl, value)
+            .await?;
+        self.events.permits_renewed(&tenant, &name, &owner, &result);
+        if let PermitRenewResult::Renewed(_) = result {
+            self.permit_queues.wake(&tenant, &name);
+        }
+        Ok(result)
+    }
+
+    /// A page of `tenant`'s semaphores that have a live holder.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn list_semaphores(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<SemaphorePage, RepositoryError> {
+        self.semaphores.list_semaphores(tenant, query).await
+    }
+}
+
+/// The store's outcome as the caller hears it.
+fn answer(outcome: SemaphoreAcquireOutcome, waited: bool) -> PermitsAcquired {
+    match outcome {
+        SemaphoreAcquireOutcome::Granted(permit) => PermitsAcquired::Granted { permit, waited },
+        SemaphoreAcquireOutcome::Unavailable { limit, available } => {
+            PermitsAcquired::Unavailable { limit, available }
+        }
+        SemaphoreAcquireOutcome::LimitMismatch(limit) => PermitsAcquired::LimitMismatch(limit),
+        SemaphoreAcquireOutcome::PermitsMismatch(permits) => {
+            PermitsAcquired::PermitsMismatch(permits)
+        }
+    }
+}
+
+/// A waiting request's place in its semaphore's queue. Dropped before its answer was taken (the
+/// request is gone), it leaves the queue, and a grant already sent to it is undone.
+struct Place {
+    waiter: Arc<PermitWaiter>,
+    /// `None` once the answer has been taken.
+    replied: Option<oneshot::Receiver<Reply>>,
+    queues: PermitQueues,
+    tenant: Tenant,
+    name: ResourceName,
+}
+
+impl Place {
+    /// The wait is over: leaves the queue, unless an attempt is being made for this waiter
+    /// right now, whose outcome (perhaps a grant) is then the answer.
+    async fn time_is_up(&mut self) -> Option<Result<Reply, oneshot::error::RecvError>> {
+        {
+            let mut standing = self.waiter.standing();
+            match *standing {
+                Standing::Attempting => *standing = Standing::LastAttempt,
+                _ => *standing = Standing::Gone,
+            }
+        }
+        self.queues.wake(&self.tenant, &self.name);
+        let replied = self.replied.as_mut()?;
+        if *self.waiter.standing() == Standing::LastAttempt {
+            return Some(replied.await);
+        }
+        // An answer sent just before the time ran out is taken rather than left behind.
+        replied.close();
+        replied.try_recv().ok().map(Ok)
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        let Some(mut replied) = self.replied.take() else {
+            return;
+        };
+        *self.waiter.standing() = Standing::Gone;
+        self.queues.wake(&self.tenant, &self.name);
+        replied.close();
+        if let Ok(Ok(SemaphoreAcquireOutcome::Granted(grant))) = replied.try_recv() {
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let (queues, tenant) = (self.queues.clone(), self.tenant.clone());
+                runtime.spawn(async move { queues.undo(tenant, grant).await });
+            }
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! Acquires of semaphore permits that wait: per (tenant, name) with waiters in this process, a
+//! FIFO and one task that makes the attempts for the head waiter only. The head is never
+//! overtaken: a head that needs 3 permits holds back later waiters that need 1, so it cannot
+//! starve. A new acquire of this process (waiting or not) goes behind the queue too (see
+//! `LockService::acquire_permits`).
+//!
+//! The task attempts when the semaphore may have room: at once after a release or renew through
+//! this process ([`PermitQueues::wake`]), just after the earliest live lease ends, and every
+//! [`POLL_PERIOD`] for what other processes did. A waiter whose time runs out while an attempt is
+//! made for it waits for that attempt and answers its outcome, so "not acquired" never hides a
+//! grant; a grant made for a waiter that has gone is undone (only that exact grant).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use lock_domain::{
+    Clock, PermitRequest, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
+    SemaphoreRepository, Tenant,
+};
+use tokio::sync::{oneshot, Notify};
+
+use crate::events::{LockEvents, Trouble};
+use crate::waiting::{WaitEnd, Waiting};
+
+/// How often a queue looks for room made by other processes.
+pub(crate) const POLL_PERIOD: Duration = Duration::from_millis(200);
+
+/// How long after the earliest lease's end the queue tries: the store's clock decides.
+const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
+
+/// After a failed attempt, before the next.
+const FAILURE_BACKOFF: Duration = Duration::from_millis(50);
+
+type QueueKey = (Tenant, ResourceName);
+
+/// What a waiter hears from its queue.
+pub(crate) type Reply = Result<SemaphoreAcquireOutcome, RepositoryError>;
+
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Where a waiter stands. Moved under its own mutex by the waiter and by the queue's task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Standing {
+    /// In line; no attempt is being made for it.
+    Queued,
+    /// The task is making an attempt for it.
+    Attempting,
+    /// Its time ran out during an attempt: the attempt's outcome is its answer, whatever it is.
+    LastAttempt,
+    /// It has gone (timed out while queued, or its request was dropped): skipped.
+    Gone,
+}
+
+pub(crate) struct PermitWaiter {
+    pub(crate) request: PermitRequest,
+    pub(crate) standing: Mutex<Standing>,
+    reply: Mutex<Option<oneshot::Sender<Reply>>>,
+}
+
+impl PermitWaiter {
+    pub(crate) fn standing(&self) -> MutexGuard<'_, Standing> {
+        locked(&self.standing)
+    }
+}
+
+struct Queue {
+    waiters: Mutex<VecDeque<Arc<PermitWaiter>>>,
+    wake: Notify,
+}
+
+/// The queues of waiting permit acquires of one process. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct PermitQueues {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    repo: Arc<dyn SemaphoreRepository>,
+    clock: Arc<dyn Clock>,
+    events: Arc<dyn LockEvents>,
+    waiting: Waiting,
+    queues: Mutex<HashMap<QueueKey, Arc<Queue>>>,
+}
+
+impl PermitQueues {
+    pub(crate) fn new(
+        repo: Arc<dyn SemaphoreRepository>,
+        clock: Arc<dyn Clock>,
+        events: Arc<dyn LockEvents>,
+        waiting: Waiting,
+    ) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                repo,
+                clock,
+                events,
+                waiting,
+                queues: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// Waiters of `name` in this process that have not gone.
+    pub(crate) fn waiters(&self, tenant: &Tenant, name: &ResourceName) -> usize {
+        let queue = locked(&self.shared.queues)
+            .get(&(tenant.clone(), name.clone()))
+            .cloned();
+        queue.map_or(0, |queue| {
+            locked(&queue.waiters)
+                .iter()
+                .filter(|waiter| *waiter.standing() != Standing::Gone)
+                .count()
+        })
+    }
+
+    /// Something changed on `name` through this process (a release, a renew): its head tries
+    /// at once.
+    pub(crate) fn wake(&self, tenant: &Tenant, name: &ResourceName) {
+        let queue = locked(&self.shared.queues)
+            .get(&(tenant.clone(), name.clone()))
+            .cloned();
+        if let Some(queue) = queue {
+            queue.wake.notify_one();
+        }
+    }
+
+    /// Puts `request` at the end of `name`'s queue. Must be called inside a tokio runtime.
+    pub(crate) fn enqueue(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        request: PermitRequest,
+    ) -> (Arc<PermitWaiter>, oneshot::Receiver<Reply>) {
+        let (reply, replied) = oneshot::channel();
+        let waiter = Arc::new(PermitWaiter {
+            request,
+            standing: Mutex::new(Standing::Queued),
+            reply: Mutex::new(Some(reply)),
+        });
+        let key = (tenant, name);
+        let mut queues = locked(&self.shared.queues);
+        let queue = match queues.get(&key) {
+            Some(queue) => Arc::clone(queue),
+            None => {
+                let queue = Arc::new(Queue {
+                    waiters: Mutex::new(VecDeque::new()),
+                    wake: Notify::new(),
+                });
+                queues.insert(key.clone(), Arc::clone(&queue));
+                tokio::spawn(serve(Arc::clone(&self.shared), key, Arc::clone(&queue)));
+                queue
+            }
+        };
+        locked(&queue.waiters).push_back(Arc::clone(&waiter));
+        queue.wake.notify_one();
+        (waiter, replied)
+    }
+
+    /// Undoes `grant` (made for a waiter that has gone), counts and reports it.
+    pub(crate) async fn undo(&self, tenant: Tenant, grant: lock_domain::Permit) {
+        undo(&self.shared, tenant, grant).await;
+    }
+}
+
+/// The head of the queue, after dropping those that have gone; `None` once the queue is empty,
+/// in which case it has been removed (under the map's lock, so no waiter joins it after).
+fn head(shared: &Shared, key: &QueueKey, queue: &Arc<Queue>) -> Option<Arc<PermitWaiter>> {
+    let mut queues = locked(&shared.queues);
+    let mut waiters = locked(&queue.waiters);
+    while let Some(first) = waiters.front() {
+        if *first.standing() == Standing::Gone {
+            waiters.pop_front();
+        } else {
+            return Some(Arc::clone(first));
+        }
+    }
+    if queues.get(key).is_some_and(|q| Arc::ptr_eq(q, queue)) {
+        queues.remove(key);
+    }
+    None
+}
+
+/// The task of one queue: attempts for its head until the queue is empty.
+async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
+    while let Some(waiter) = head(&shared, &key, &queue) {
+        {
+            let mut standing = waiter.standing();
+            if *standing != Standing::Queued {
+                continue;
+            }
+            *standing = Standing::Attempting;
+        }
+        let outcome = shared
+            .repo
+            .acquire_permits(key.0.clone(), key.1.clone(), waiter.request.clone())
+            .await;
+        let finished = match &outcome {
+            Ok(SemaphoreAcquireOutcome::Unavailable { .. }) => {
+                let mut standing = waiter.standing();
+                if *standing == Standing::Attempting {
+                    *standing = Standing::Queued;
+                    false
+                } else {
+                    true
+                }
+            }
+            _ => true,
+        };
+        if finished {
+            locked(&queue.waiters).retain(|queued| !Arc::ptr_eq(queued, &waiter));
+            if let Err(error) = &outcome {
+                shared.events.trouble(Trouble::WaitFailed {
+                    resource: &key.1,
+                    error,
+                });
+            }
+            let failed = outcome.is_err();
+            let reply = locked(&waiter.reply).take();
+            let unheard = match reply {
+                Some(reply) => reply.send(outcome).err(),
+                None => Some(outcome),
+            };
+            if let Some(Ok(SemaphoreAcquireOutcome::Granted(grant))) = unheard {
+                undo(&shared, key.0.clone(), grant).await;
+            }
+            if failed {
+                tokio::time::sleep(FAILURE_BACKOFF).await;
+            }
+            continue;
+        }
+        // No room yet: wait for a change here, the earliest end of a lease, or the next look.
+        let until_expiry = match shared.repo.semaphore(key.0.clone(), key.1.clone()).await {
+            Ok(Some(state)) => state
+                .next_expiry()
+                .and_then(|end| (end - shared.clock.now()).to_std().ok())
+                .map(|left| left + EXPIRY_MARGIN),
+            Ok(None) => Some(Duration::ZERO),
+            Err(_) => None,
+        };
+        let pause = until_expiry.map_or(POLL_PERIOD, |left| left.min(POLL_PERIOD));
+        tokio::select! {
+            () = queue.wake.notified() => {}
+            () = tokio::time::sleep(pause) => {}
+        }
+    }
+}
+
+async fn undo(shared: &Shared, tenant: Tenant, grant: lock_domain::Permit) {
+    shared.waiting.count_wait_end(WaitEnd::Abandoned);
+    match shared
+        .repo
+        .undo_permit_grant(tenant.clone(), grant.clone())
+        .await
+    {
+        Ok(undone) => {
+            shared.events.permit_grant_undone(
+                &tenant,
+                &grant,
+                undone,
+                "the waiting client hung up",
+            );
+        }
+        Err(error) => shared.events.trouble(Trouble::UndoFailed {
+            resource: &grant.name,
+            error: &error,
+        }),
+    }
+}

@@ -1,0 +1,202 @@
+//! Waiting for permits: first come first served with no barging, a wait that ends during an
+//! attempt answers that attempt, and a grant made for a client that has gone is undone.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_domain::testing::InMemoryLockRepository;
+use lock_domain::{
+    Capacity, Owner, PermitReleaseResult, PermitRequest, ResourceName, SystemClock, Tenant, Ttl,
+    Weight,
+};
+
+use crate::{LockService, PermitsAcquired, PermitsRequest};
+
+fn service() -> LockService {
+    LockService::over(Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock))))
+}
+
+fn request(who: &str, permits: i64, limit: i64, wait_ms: u64) -> PermitsRequest {
+    let limit = Capacity::semaphore_limit(limit).unwrap();
+    PermitsRequest {
+        tenant: Tenant::default_tenant(),
+        name: ResourceName::parse("sem").unwrap(),
+        permit: PermitRequest {
+            owner: Owner::parse(who).unwrap(),
+            permits: Weight::permits(permits, limit).unwrap(),
+            limit,
+            ttl: Ttl::parse(60, 3_600).unwrap(),
+            value: None,
+        },
+        wait: Duration::from_millis(wait_ms),
+    }
+}
+
+async fn acquire(service: &LockService, request: PermitsRequest) -> PermitsAcquired {
+    service.acquire_permits(request, || false).await.unwrap()
+}
+
+async fn release(service: &LockService, who: &str) -> PermitReleaseResult {
+    service
+        .release_permits(
+            Tenant::default_tenant(),
+            ResourceName::parse("sem").unwrap(),
+            Owner::parse(who).unwrap(),
+        )
+        .await
+        .unwrap()
+}
+
+fn granted(outcome: &PermitsAcquired) -> bool {
+    matches!(outcome, PermitsAcquired::Granted { .. })
+}
+
+/// Lets spawned waiters reach their queue.
+async fn settle(service: &LockService, waiters: usize) {
+    let (tenant, name) = (
+        Tenant::default_tenant(),
+        ResourceName::parse("sem").unwrap(),
+    );
+    for _ in 0..200 {
+        if service.semaphore_waiters(&tenant, &name) == waiters {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("expected {waiters} waiters");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_head_that_needs_more_is_not_overtaken() {
+    let service = service();
+    assert!(granted(
+        &acquire(&service, request("holder", 2, 3, 0)).await
+    ));
+    let big = tokio::spawn({
+        let service = service.clone();
+        async move { acquire(&service, request("big", 3, 3, 10_000)).await }
+    });
+    settle(&service, 1).await;
+    let small = tokio::spawn({
+        let service = service.clone();
+        async move { acquire(&service, request("small", 1, 3, 10_000)).await }
+    });
+    settle(&service, 2).await;
+    // One permit is free, but two wait in line: a new acquire does not barge in.
+    assert_eq!(
+        acquire(&service, request("eager", 1, 3, 0)).await,
+        PermitsAcquired::Unavailable {
+            limit: Capacity::semaphore_limit(3).unwrap(),
+            available: 1
+        }
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !small.is_finished(),
+        "the 1-permit waiter overtook the head"
+    );
+    // The holder itself is answered at once, queue or not (a re-grant).
+    assert!(granted(
+        &acquire(&service, request("holder", 2, 3, 0)).await
+    ));
+    assert!(matches!(
+        release(&service, "holder").await,
+        PermitReleaseResult::Released(_)
+    ));
+    let big = big.await.unwrap();
+    assert!(
+        matches!(big, PermitsAcquired::Granted { waited: true, .. }),
+        "{big:?}"
+    );
+    assert!(!small.is_finished());
+    assert!(matches!(
+        release(&service, "big").await,
+        PermitReleaseResult::Released(_)
+    ));
+    assert!(granted(&small.await.unwrap()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_that_ends_without_room_says_how_much_is_free() {
+    let service = service();
+    assert!(granted(
+        &acquire(&service, request("holder", 2, 2, 0)).await
+    ));
+    let outcome = acquire(&service, request("late", 1, 2, 150)).await;
+    assert_eq!(
+        outcome,
+        PermitsAcquired::TimedOut {
+            limit: Capacity::semaphore_limit(2).unwrap(),
+            available: 0,
+            retry_after_seconds: 60
+        }
+    );
+    settle(&service, 0).await;
+    // Another limit than the holders' is refused, queue or not.
+    assert_eq!(
+        acquire(&service, request("other", 1, 5, 100)).await,
+        PermitsAcquired::LimitMismatch(Capacity::semaphore_limit(2).unwrap())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_that_goes_away_leaves_the_queue_and_holds_nothing() {
+    let service = service();
+    assert!(granted(
+        &acquire(&service, request("holder", 1, 1, 0)).await
+    ));
+    let gone = tokio::spawn({
+        let service = service.clone();
+        async move { acquire(&service, request("gone", 1, 1, 10_000)).await }
+    });
+    settle(&service, 1).await;
+    gone.abort();
+    settle(&service, 0).await;
+    release(&service, "holder").await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let state = service
+        .semaphore(
+            Tenant::default_tenant(),
+            ResourceName::parse("sem").unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        state, None,
+        "nobody holds a permit for a client that has gone"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_for_a_client_that_hung_up_is_undone() {
+    let service = service();
+    assert!(granted(
+        &acquire(&service, request("holder", 1, 1, 0)).await
+    ));
+    let hung_up = tokio::spawn({
+        let service = service.clone();
+        async move {
+            service
+                .acquire_permits(request("hung-up", 1, 1, 10_000), || true)
+                .await
+                .unwrap()
+        }
+    });
+    settle(&service, 1).await;
+    release(&service, "holder").await;
+    assert_eq!(hung_up.await.unwrap(), PermitsAcquired::HungUp);
+    for _ in 0..100 {
+        let state = service
+            .semaphore(
+                Tenant::default_tenant(),
+                ResourceName::parse("sem").unwrap(),
+            )
+            .await
+            .unwrap();
+        if state.is_none() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the abandoned grant was not undone");
+}
