@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_domain::{FencingToken, LockRepository, Owner, ResourceName, SystemClock, Ttl};
+use lock_domain::{FencingToken, Owner, ResourceName, SystemClock, Ttl};
 use lock_guard::LockGuard;
 use lock_service::LockService;
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
@@ -106,7 +106,7 @@ pub fn run(job: &ExportJob) -> Result<FencingToken, Box<dyn Error>> {
         &StoreConfig::new(job.database_url.clone()),
         Arc::new(SystemClock),
     )?;
-    let repo: Arc<dyn LockRepository> = Arc::new(store);
+    let repo = Arc::new(store);
     let owner = Owner::parse(&format!("nightly-export:{}", std::process::id()))?;
     let guard = LockGuard::acquire(
         LockService::over(repo),

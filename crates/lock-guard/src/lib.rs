@@ -4,9 +4,10 @@
 //!
 //! ```no_run
 //! # use std::sync::Arc;
-//! # use lock_domain::{LockRepository, Owner, ResourceName, Ttl};
+//! # use lock_domain::{LockRepository, Owner, ResourceName, SemaphoreRepository, Ttl};
 //! # use lock_service::LockService;
-//! # fn job(repo: Arc<dyn LockRepository>) -> Result<(), Box<dyn std::error::Error>> {
+//! # fn job<S>(repo: Arc<S>) -> Result<(), Box<dyn std::error::Error>>
+//! # where S: LockRepository + SemaphoreRepository + 'static {
 //! let service = LockService::over(repo); // or one with metrics and an audit log of its own
 //! let resource = ResourceName::parse("report:nightly")?;
 //! let owner = Owner::parse("nightly-export@host-1")?;

@@ -12,7 +12,7 @@ use lock_domain::{
     RepositoryError, ResourceName, SystemClock, Tenant, Ttl,
 };
 use lock_guard::{GuardError, GuardSettings, LockGuard};
-use lock_service::LockService;
+use lock_service::{LockService, NoEvents, ServicePorts, WaiterLimits};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
 
@@ -107,7 +107,7 @@ impl LockRepository for Flaky {
 
 #[test]
 fn the_guard_holds_the_lock_with_its_token_and_drop_releases_it() {
-    let repo: Arc<dyn LockRepository> =
+    let repo: Arc<InMemoryLockRepository> =
         Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new())));
     let guard = LockGuard::acquire(
         LockService::over(Arc::clone(&repo)),
@@ -149,7 +149,7 @@ fn the_guard_holds_the_lock_with_its_token_and_drop_releases_it() {
 #[test]
 fn a_lost_lease_flips_is_safe_and_drop_leaves_the_new_holder_alone() {
     let clock = ManualClock::new();
-    let repo: Arc<dyn LockRepository> =
+    let repo: Arc<InMemoryLockRepository> =
         Arc::new(InMemoryLockRepository::new(Arc::new(clock.clone())));
     let mut settings = GuardSettings::for_ttl(ttl(30));
     settings.renew_every = Duration::from_millis(50);
@@ -193,13 +193,18 @@ fn failed_renewals_make_the_lease_unsafe_after_ttl_minus_margin_and_a_success_re
     });
     // ttl 1 s: renewals every 333 ms, a 100 ms margin: unsafe 900 ms after the last success.
     let started = Instant::now();
-    let guard = LockGuard::acquire(
-        LockService::over(Arc::clone(&repo)),
-        resource("r"),
-        owner("job"),
-        ttl(1),
-    )
-    .unwrap();
+    // Only the lock operations fail: the semaphores (unused here) are a store of their own.
+    let service = LockService::new(
+        ServicePorts {
+            locks: Arc::clone(&repo),
+            semaphores: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
+            hints: None,
+            clock: Arc::new(SystemClock),
+            events: Arc::new(NoEvents),
+        },
+        WaiterLimits::default(),
+    );
+    let guard = LockGuard::acquire(service, resource("r"), owner("job"), ttl(1)).unwrap();
     failing.store(true, Ordering::SeqCst);
     let unsafe_after = eventually(Duration::from_secs(5), || !guard.is_safe())
         .map(|_| started.elapsed())
@@ -221,7 +226,7 @@ fn renewal_keeps_the_lock_alive_past_its_ttl_on_sqlite() {
     let store =
         DieselLockRepository::open(&StoreConfig::new(db.url().clone()), Arc::new(SystemClock))
             .unwrap();
-    let repo: Arc<dyn LockRepository> = Arc::new(store);
+    let repo = Arc::new(store);
     let guard = LockGuard::acquire(
         LockService::over(Arc::clone(&repo)),
         resource("sqlite job"),

@@ -17,13 +17,13 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{RefOr, Type};
 use utoipa::{Modify, OpenApi};
 
-use crate::{dto, listing, locks, operations, problem};
+use crate::{dto, listing, locks, operations, problem, semaphores};
 
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "lockd",
-        description = "A distributed lock service. Take a **lease** on a named resource with `POST /locks/{resource}`; it ends by itself after `ttl_seconds` unless you renew it, only you (the `owner`) may renew or release it, and every grant carries a **fencing token** that strictly increases with every grant of the resource: send it with your writes so a store can refuse a holder that paused past its lease.\n\nAn acquire that finds the lock held by someone else is not an error: the answer is `200` with `acquired: false`, and you retry later.\n\nErrors are RFC 9457 `application/problem+json` documents with a stable `type` (`/problems/not-found`, ...); a `422` lists every invalid input in `errors`.\n\nWhen the server runs with API keys, every `/locks` request needs `Authorization: Bearer <key>` (use **Authorize**) and sees only its tenant's locks.",
+        description = "A distributed lock service. Take a **lease** on a named resource with `POST /locks/{resource}`; it ends by itself after `ttl_seconds` unless you renew it, only you (the `owner`) may renew or release it, and every grant carries a **fencing token** that strictly increases with every grant of the resource: send it with your writes so a store can refuse a holder that paused past its lease.\n\nAn acquire that finds the lock held by someone else is not an error: the answer is `200` with `acquired: false`, and you retry later.\n\nErrors are RFC 9457 `application/problem+json` documents with a stable `type` (`/problems/not-found`, ...); a `422` lists every invalid input in `errors`.\n\n**Semaphores** (`/semaphores/{name}`) let up to `limit` permits be held at once, each grant with its own lease and fencing token; a semaphore and a lock of the same name are unrelated.\n\nWhen the server runs with API keys, every `/locks` and `/semaphores` request needs `Authorization: Bearer <key>` (use **Authorize**) and sees only its tenant's locks.",
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
     paths(
@@ -32,6 +32,11 @@ use crate::{dto, listing, locks, operations, problem};
         locks::status,
         locks::release,
         locks::renew,
+        semaphores::list,
+        semaphores::acquire,
+        semaphores::status,
+        semaphores::release,
+        semaphores::renew,
         operations::healthz,
         operations::readyz,
         operations::metrics,
@@ -47,6 +52,14 @@ use crate::{dto, listing, locks, operations, problem};
         requests::AcquireRequest,
         requests::RenewRequest,
         requests::ReleaseRequest,
+        dto::PermitView,
+        dto::PermitAcquireResponse,
+        dto::PermitGranted,
+        dto::PermitUnavailable,
+        dto::SemaphoreView,
+        dto::SemaphoreList,
+        requests::PermitAcquireRequest,
+        requests::PermitRenewRequest,
         dto::HealthStatus,
         problem::Problem,
         problem::FieldError,
@@ -54,6 +67,7 @@ use crate::{dto, listing, locks, operations, problem};
     modifiers(&BearerKeys, &AbsentNotNull, &ProblemResponses),
     tags(
         (name = "locks", description = "Acquire, inspect, list, renew and release locks."),
+        (name = "semaphores", description = "Counting semaphores: take permits out of a limit, inspect, list, renew and release them. Every grant has its own fencing token."),
         (name = "operations", description = "Health, readiness, metrics and this document."),
     )
 )]

@@ -2,7 +2,7 @@
 //! grant, denial, renewal, forbidden attempt and release, with tenant, resource and owner (and
 //! the fencing token where the answer carries one). API keys never appear here.
 
-use lock_domain::{Lock, Owner, ReleaseResult, RenewResult, ResourceName, Tenant};
+use lock_domain::{Lock, Owner, Permit, ReleaseResult, RenewResult, ResourceName, Tenant};
 
 pub(crate) fn granted(tenant: &Tenant, lock: &Lock) {
     tracing::info!(
@@ -90,6 +90,52 @@ pub(crate) fn grant_undone(tenant: &Tenant, lock: &Lock, undone: bool, reason: &
         resource = %lock.resource,
         owner = %lock.owner,
         fencing_token = lock.fencing_token.value(),
+        reason,
+    );
+}
+
+/// A semaphore event: `event` of `owner` on semaphore `name`, with the grant where there is one.
+pub(crate) fn semaphore(
+    event: &str,
+    tenant: &Tenant,
+    name: &ResourceName,
+    owner: &Owner,
+    permit: Option<&Permit>,
+) {
+    match permit {
+        Some(permit) => tracing::info!(
+            target: "lockd::audit",
+            event,
+            primitive = "semaphore",
+            tenant = %tenant,
+            semaphore = %name,
+            owner = %owner,
+            permits = permit.lease.weight.get(),
+            limit = permit.lease.capacity.get(),
+            fencing_token = permit.lease.fencing_token.value(),
+            expires_at = %crate::dto::timestamp(permit.lease.expires_at),
+        ),
+        None => tracing::info!(
+            target: "lockd::audit",
+            event,
+            primitive = "semaphore",
+            tenant = %tenant,
+            semaphore = %name,
+            owner = %owner,
+        ),
+    }
+}
+
+/// A semaphore grant that nobody will use was undone, or left alone (see [`grant_undone`]).
+pub(crate) fn permit_grant_undone(tenant: &Tenant, permit: &Permit, undone: bool, reason: &str) {
+    tracing::info!(
+        target: "lockd::audit",
+        event = if undone { "grant_undone" } else { "grant_undo_skipped" },
+        primitive = "semaphore",
+        tenant = %tenant,
+        semaphore = %permit.name,
+        owner = %permit.lease.owner,
+        fencing_token = permit.lease.fencing_token.value(),
         reason,
     );
 }

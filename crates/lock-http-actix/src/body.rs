@@ -106,6 +106,15 @@ pub(crate) struct LockFields<'a> {
     pub ttl_seconds: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     pub wait_seconds: Option<&'a RawValue>,
+    /// A semaphore's limit.
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub limit: Option<&'a RawValue>,
+    /// The permits a semaphore acquire asks for.
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub permits: Option<&'a RawValue>,
+    /// The value stored with a lease.
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub value: Option<&'a RawValue>,
 }
 
 fn present<'de, D>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error>

@@ -2,6 +2,13 @@
 //! built from domain values. (Requests are parsed and documented field by field from
 //! `crate::fields`.)
 
+mod semaphore;
+
+pub(crate) use semaphore::{
+    PermitAcquireResponse, PermitGranted, PermitUnavailable, PermitView, SemaphoreList,
+    SemaphoreView,
+};
+
 use chrono::{DateTime, SecondsFormat, Utc};
 use lock_domain::{ListedLock, Lock};
 use serde::Serialize;

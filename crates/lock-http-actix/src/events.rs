@@ -3,8 +3,11 @@
 
 use std::sync::Arc;
 
-use lock_domain::{Lock, Owner, ReleaseResult, RenewResult, ResourceName, Tenant};
-use lock_service::{Acquired, LockEvents, Trouble, WaitersFull};
+use lock_domain::{
+    Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult, ReleaseResult, RenewResult,
+    ResourceName, Tenant,
+};
+use lock_service::{Acquired, LockEvents, PermitsAcquired, Trouble, WaitersFull};
 
 use crate::audit;
 use crate::metrics::{AcquireMetric, Metrics};
@@ -79,6 +82,83 @@ impl LockEvents for MetricsAndAudit {
 
     fn grant_undone(&self, tenant: &Tenant, lock: &Lock, undone: bool, why: &'static str) {
         audit::grant_undone(tenant, lock, undone, why);
+    }
+
+    fn permits_acquired(
+        &self,
+        tenant: &Tenant,
+        name: &ResourceName,
+        owner: &Owner,
+        how: &PermitsAcquired,
+    ) {
+        let (event, outcome, permit) = match how {
+            PermitsAcquired::Granted { permit, waited } => (
+                "granted",
+                if *waited {
+                    "waited_then_granted"
+                } else {
+                    "granted"
+                },
+                Some(permit),
+            ),
+            PermitsAcquired::Unavailable { .. } => ("denied", "unavailable", None),
+            PermitsAcquired::TimedOut { .. } => ("denied", "timed_out", None),
+            PermitsAcquired::LimitMismatch(_) => ("denied", "limit_mismatch", None),
+            PermitsAcquired::PermitsMismatch(_) => ("denied", "permits_mismatch", None),
+            // Nobody reads this answer; the permits were not left to the gone client.
+            PermitsAcquired::HungUp => ("denied", "hung_up", None),
+        };
+        audit::semaphore(event, tenant, name, owner, permit);
+        self.metrics.semaphore_outcome("acquire", outcome);
+    }
+
+    fn permits_released(
+        &self,
+        tenant: &Tenant,
+        name: &ResourceName,
+        owner: &Owner,
+        result: PermitReleaseResult,
+    ) {
+        let outcome = match result {
+            PermitReleaseResult::Released(_) => "released",
+            PermitReleaseResult::NotFound => "not_found",
+        };
+        let event = if outcome == "released" {
+            "released"
+        } else {
+            "release_not_found"
+        };
+        audit::semaphore(event, tenant, name, owner, None);
+        self.metrics.semaphore_outcome("release", outcome);
+    }
+
+    fn permits_renewed(
+        &self,
+        tenant: &Tenant,
+        name: &ResourceName,
+        owner: &Owner,
+        result: &PermitRenewResult,
+    ) {
+        match result {
+            PermitRenewResult::Renewed(permit) => {
+                audit::semaphore("renewed", tenant, name, owner, Some(permit));
+                self.metrics.semaphore_outcome("renew", "renewed");
+            }
+            PermitRenewResult::NotFound => {
+                audit::semaphore("renew_not_found", tenant, name, owner, None);
+                self.metrics.semaphore_outcome("renew", "not_found");
+            }
+        }
+    }
+
+    fn permit_grant_undone(
+        &self,
+        tenant: &Tenant,
+        permit: &Permit,
+        undone: bool,
+        why: &'static str,
+    ) {
+        audit::permit_grant_undone(tenant, permit, undone, why);
     }
 
     fn counted(&self, live_locks: u64, expired_takeovers: u64) {

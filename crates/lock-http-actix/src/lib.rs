@@ -25,6 +25,8 @@ mod peer;
 mod problem;
 mod query_string;
 mod resource_path;
+mod semaphore_request;
+mod semaphores;
 mod server;
 mod spin_guard;
 
@@ -32,7 +34,9 @@ use std::sync::Arc;
 
 use actix_web::middleware::ErrorHandlers;
 use actix_web::web::{self, ServiceConfig};
-use lock_domain::{LockRepository, StoreHealth, SystemClock, DEFAULT_MAX_TTL_SECONDS};
+use lock_domain::{
+    LockRepository, SemaphoreRepository, StoreHealth, SystemClock, DEFAULT_MAX_TTL_SECONDS,
+};
 use lock_service::{LockService, ServicePorts, WaiterLimits};
 
 pub use api_doc::{openapi_document, openapi_json, openapi_json_for};
@@ -109,11 +113,12 @@ impl LockApi {
         }
     }
 
-    /// The API over one store's lock operations and health, with a service of its own that
-    /// reports to `settings.metrics` and the audit log, on the system clock, without hints of
-    /// other processes' releases: for tests and single-process setups.
+    /// The API over one store's lock and semaphore operations and health, with a service of its
+    /// own that reports to `settings.metrics` and the audit log, on the system clock, without
+    /// hints of other processes' releases: for tests and single-process setups.
     pub fn over(
         locks: Arc<dyn LockRepository>,
+        semaphores: Arc<dyn SemaphoreRepository>,
         health: Arc<dyn StoreHealth>,
         settings: ApiSettings,
         waiter_limits: WaiterLimits,
@@ -121,6 +126,7 @@ impl LockApi {
         let service = LockService::new(
             ServicePorts {
                 locks,
+                semaphores,
                 hints: None,
                 clock: Arc::new(SystemClock),
                 events: Arc::new(MetricsAndAudit::new(Arc::clone(&settings.metrics))),
@@ -149,6 +155,7 @@ impl LockApi {
                     .wrap(actix_web::middleware::from_fn(metrics::record))
                     .configure(listing::routes)
                     .configure(locks::routes)
+                    .configure(semaphores::routes)
                     .configure(operations::routes)
                     .default_service(web::to(problem::not_found_route)),
             );
@@ -161,8 +168,9 @@ impl LockApi {
 /// several workers builds one [`LockApi`] instead and registers it on each.
 pub fn configure(
     locks: Arc<dyn LockRepository>,
+    semaphores: Arc<dyn SemaphoreRepository>,
     health: Arc<dyn StoreHealth>,
     settings: ApiSettings,
 ) -> impl FnOnce(&mut ServiceConfig) {
-    LockApi::over(locks, health, settings, WaiterLimits::default()).configure()
+    LockApi::over(locks, semaphores, health, settings, WaiterLimits::default()).configure()
 }

@@ -25,7 +25,7 @@ pub(crate) fn routes(cfg: &mut ServiceConfig) {
 }
 
 /// The query of a listing, parsed: a [`ListQuery`], or a 422 listing every invalid parameter.
-fn list_query(query: &str) -> Result<ListQuery, ProblemKind> {
+pub(crate) fn list_query(query: &str) -> Result<ListQuery, ProblemKind> {
     let mut errors = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     let mut list = ListQuery::default();

@@ -110,13 +110,15 @@ pub(crate) struct Release {
     pub owner: Owner,
 }
 
-/// Authenticates, reads and validates a release, in the contract's order: 401, 415, 413, 408,
-/// 400, then one 422 listing every invalid input. The owner comes from the JSON body or, when
-/// there is none, from `?owner=`; both must agree when both are given.
+/// Authenticates, reads and validates a release of the lock (or semaphore) that `target` reads
+/// from the path, in the contract's order: 401, 415, 413, 408, 400, then one 422 listing every
+/// invalid input. The owner comes from the JSON body or, when there is none, from `?owner=`;
+/// both must agree when both are given.
 pub(crate) async fn release_request(
     req: &HttpRequest,
     payload: web::Payload,
     state: &ApiState,
+    target: fn(&HttpRequest) -> Result<ResourceName, FieldError>,
 ) -> Result<Release, ProblemKind> {
     let tenant = tenant_of(req, state)?;
     let body_owner = if declares_body(req) {
@@ -131,7 +133,7 @@ pub(crate) async fn release_request(
         None
     };
     let query_owner = query_owner(req.query_string());
-    let (resource, owner) = valid2(resource_of(req), reconcile_owner(body_owner, query_owner))?;
+    let (resource, owner) = valid2(target(req), reconcile_owner(body_owner, query_owner))?;
     Ok(Release {
         tenant,
         resource,

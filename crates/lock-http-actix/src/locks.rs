@@ -215,7 +215,7 @@ pub(crate) async fn release(
             tenant,
             resource,
             owner,
-        } = release_request(&req, payload, &state).await?;
+        } = release_request(&req, payload, &state, resource_of).await?;
         match state
             .service
             .release(tenant, resource.clone(), owner)

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use lock_domain::{PoolState, ReleaseResult, RenewResult};
 use prometheus_client::registry::Registry;
 
-use families::{Families, LimitLabel, PoolLabel, ResultLabel};
+use families::{Families, LimitLabel, PoolLabel, ResultLabel, SemaphoreLabels};
 use live_locks::LiveLockReadings;
 pub(crate) use middleware::record;
 use middleware::RouteNames;
@@ -131,6 +131,15 @@ impl Metrics {
 
     /// Counts one acquire refused a place in line because the server's limit of waiters (in
     /// all, or of the caller's tenant) was reached.
+    /// Counts a semaphore operation's outcome (`operation` and `outcome` from
+    /// `families::SEMAPHORE_OUTCOMES`).
+    pub fn semaphore_outcome(&self, operation: &'static str, outcome: &'static str) {
+        self.families
+            .semaphores
+            .get_or_create(&SemaphoreLabels { operation, outcome })
+            .inc();
+    }
+
     pub fn waiter_rejected(&self, per_tenant: bool) {
         let limit = if per_tenant { "tenant" } else { "total" };
         self.families

@@ -57,6 +57,23 @@ pub(crate) struct Problem {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub errors: Option<Vec<FieldError>>,
+    /// `/problems/limit-mismatch` only: the limit the semaphore's live holders use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = i64, nullable = false, minimum = 1, example = 8)]
+    pub limit: Option<u32>,
+    /// `/problems/permits-mismatch` only: the permits the owner's live grant holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = i64, nullable = false, minimum = 1, example = 2)]
+    pub permits: Option<u32>,
+}
+
+/// Why a semaphore acquire conflicts with its live holders (409).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Conflict {
+    /// The live holders use this other limit.
+    LimitMismatch { limit: u32 },
+    /// The owner's live grant holds these other permits.
+    PermitsMismatch { permits: u32 },
 }
 
 /// What went wrong, before it is tied to a request path.
@@ -73,6 +90,8 @@ pub(crate) enum ProblemKind {
     RequestTimeout,
     UnsupportedMediaType(String),
     Validation(Vec<FieldError>),
+    /// 409: the request conflicts with the live holders of a semaphore.
+    Conflict(Conflict),
     /// A limit of the server is reached (waiting acquires); retry after this many seconds.
     TooManyRequests {
         detail: String,
@@ -130,6 +149,8 @@ impl ApiError {
             ProblemKind::RequestTimeout => "request-timeout",
             ProblemKind::UnsupportedMediaType(_) => "unsupported-media-type",
             ProblemKind::Validation(_) => "validation-failed",
+            ProblemKind::Conflict(Conflict::LimitMismatch { .. }) => "limit-mismatch",
+            ProblemKind::Conflict(Conflict::PermitsMismatch { .. }) => "permits-mismatch",
             ProblemKind::TooManyRequests { .. } => "too-many-requests",
             ProblemKind::Unavailable(_) => "service-unavailable",
             ProblemKind::Internal(_) => "internal",
@@ -139,6 +160,7 @@ impl ApiError {
                 404 => "not-found",
                 405 => "method-not-allowed",
                 408 => "request-timeout",
+                409 => "conflict",
                 413 => "payload-too-large",
                 415 => "unsupported-media-type",
                 429 => "too-many-requests",
@@ -157,6 +179,13 @@ impl ApiError {
             | ProblemKind::UnsupportedMediaType(detail)
             | ProblemKind::TooManyRequests { detail, .. } => detail.clone(),
             ProblemKind::MethodNotAllowed(allow) => format!("this path allows {allow}"),
+            ProblemKind::Conflict(Conflict::LimitMismatch { limit }) => format!(
+                "the semaphore's live holders use limit {limit}; it can change once none is live"
+            ),
+            ProblemKind::Conflict(Conflict::PermitsMismatch { permits }) => format!(
+                "this owner holds {permits} permits of the semaphore; release them to take another \
+                 number"
+            ),
             ProblemKind::Unauthorized => {
                 "send a valid API key as `Authorization: Bearer <key>`".to_owned()
             }
@@ -194,6 +223,7 @@ impl ResponseError for ApiError {
             ProblemKind::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ProblemKind::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ProblemKind::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ProblemKind::Conflict(_) => StatusCode::CONFLICT,
             ProblemKind::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ProblemKind::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ProblemKind::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -220,6 +250,14 @@ impl ResponseError for ApiError {
             instance: self.instance.clone(),
             errors: match &self.kind {
                 ProblemKind::Validation(errors) => Some(errors.clone()),
+                _ => None,
+            },
+            limit: match self.kind {
+                ProblemKind::Conflict(Conflict::LimitMismatch { limit }) => Some(limit),
+                _ => None,
+            },
+            permits: match self.kind {
+                ProblemKind::Conflict(Conflict::PermitsMismatch { permits }) => Some(permits),
                 _ => None,
             },
         };

@@ -1,4 +1,4 @@
-//! The `{resource}` path segment, percent-decoded by our own rules.
+//! The `{resource}` path segment (and a semaphore's `{name}`), percent-decoded by our own rules.
 //!
 //! actix decodes most of the path before routing but keeps `%2F`, `%25` and `+` encoded, so a
 //! name containing `/` stays one segment. We take the raw segment from the request URI and decode
@@ -9,7 +9,7 @@ use actix_web::HttpRequest;
 use lock_domain::ResourceName;
 use percent_encoding::percent_decode_str;
 
-use crate::fields::resource::resource_text;
+use crate::fields::resource::{resource_text, text_named};
 use crate::problem::FieldError;
 
 const PREFIX: &str = "/locks/";
@@ -24,15 +24,33 @@ pub(crate) fn resource_of(req: &HttpRequest) -> Result<ResourceName, FieldError>
     decode(segment)
 }
 
+/// Parses the name of a `/semaphores/{name}` or `/semaphores/{name}/renew` request, by the
+/// resource rules.
+///
+/// # Errors
+/// A `name` [`FieldError`]: `invalid_utf8`, or the domain's code.
+pub(crate) fn semaphore_of(req: &HttpRequest) -> Result<ResourceName, FieldError> {
+    let raw = req.path().strip_prefix("/semaphores/").unwrap_or_default();
+    let segment = raw.split('/').next().unwrap_or_default();
+    let decoded = decode_utf8("name", segment)?;
+    text_named("name", decoded)
+}
+
+fn decode_utf8(field: &str, segment: &str) -> Result<String, FieldError> {
+    percent_decode_str(segment)
+        .decode_utf8()
+        .map(std::borrow::Cow::into_owned)
+        .map_err(|_| {
+            FieldError::new(
+                field,
+                "invalid_utf8",
+                format!("{field} must be valid UTF-8 once percent-decoded"),
+            )
+        })
+}
+
 fn decode(segment: &str) -> Result<ResourceName, FieldError> {
-    let decoded = percent_decode_str(segment).decode_utf8().map_err(|_| {
-        FieldError::new(
-            "resource",
-            "invalid_utf8",
-            "resource must be valid UTF-8 once percent-decoded",
-        )
-    })?;
-    resource_text(decoded.into_owned())
+    resource_text(decode_utf8("resource", segment)?)
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@ use actix_web::http::StatusCode;
 use actix_web::test::{call_service, init_service, read_body, TestRequest};
 use actix_web::App;
 use lock_domain::{
-    AcquireOutcome, FencingToken, MockLockRepository, MockStoreHealth, ReleaseResult, Tenant,
+    AcquireOutcome, FencingToken, MockLockRepository, MockSemaphoreRepository, MockStoreHealth,
+    ReleaseResult, Tenant,
 };
 use lock_http_actix::{hash_key, ApiKeys, ApiSettings};
 use serde_json::Value;
@@ -38,6 +39,7 @@ async fn call(
     health.expect_ping().returning(|| Ok(()));
     let app = init_service(App::new().configure(lock_http_actix::configure(
         Arc::new(repo),
+        Arc::new(MockSemaphoreRepository::new()),
         Arc::new(health),
         settings,
     )))
@@ -112,6 +114,26 @@ async fn without_a_valid_key_every_lock_route_is_401_before_anything_else() {
                 .insert_header(("content-type", "application/json"))
                 .set_payload(r#"{"owner":"o","ttl_seconds":5}"#),
         ),
+        (
+            "semaphore acquire",
+            TestRequest::post()
+                .uri("/semaphores/s")
+                .insert_header(("content-type", "application/json"))
+                .set_payload(r#"{"owner":"o","ttl_seconds":5,"limit":2}"#),
+        ),
+        ("semaphore status", TestRequest::get().uri("/semaphores/s")),
+        (
+            "semaphore release",
+            TestRequest::delete().uri("/semaphores/s?owner=o"),
+        ),
+        (
+            "semaphore renew",
+            TestRequest::post()
+                .uri("/semaphores/s/renew")
+                .insert_header(("content-type", "application/json"))
+                .set_payload(r#"{"owner":"o","ttl_seconds":5}"#),
+        ),
+        ("semaphore list", TestRequest::get().uri("/semaphores")),
     ];
     for (name, request) in cases {
         // No expectations: any repository call fails the test.
@@ -201,7 +223,7 @@ async fn health_readiness_and_documents_stay_open() {
     }
 }
 
-/// Lock operations take the bearer key when the server has API keys and nothing otherwise:
+/// Lock and semaphore operations take the bearer key when the server has API keys and nothing otherwise:
 /// `[{}, {"bearer": []}]`, so generated clients may send a key but need not.
 #[test]
 fn the_document_requires_the_bearer_scheme_on_every_lock_operation() {
@@ -213,7 +235,8 @@ fn the_document_requires_the_bearer_scheme_on_every_lock_operation() {
     for (path, operations) in doc["paths"].as_object().expect("paths") {
         for (method, operation) in operations.as_object().expect("operations") {
             let secured = operation["security"] == serde_json::json!([{}, {"bearer": []}]);
-            assert_eq!(secured, path.starts_with("/locks"), "{method} {path}");
+            let tenant_data = path.starts_with("/locks") || path.starts_with("/semaphores");
+            assert_eq!(secured, tenant_data, "{method} {path}");
             if secured {
                 assert!(
                     operation["responses"]["401"].is_object(),

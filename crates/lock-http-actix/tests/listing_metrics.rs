@@ -9,7 +9,10 @@ use actix_web::http::{header, StatusCode};
 use actix_web::test::{call_service, init_service, read_body, TestRequest};
 use actix_web::App;
 use lock_domain::testing::{InMemoryLockRepository, ManualClock};
-use lock_domain::{LockRepository, MockLockRepository, MockStoreHealth, PoolState, StoreHealth};
+use lock_domain::{
+    LockRepository, MockLockRepository, MockSemaphoreRepository, MockStoreHealth, PoolState,
+    StoreHealth,
+};
 use lock_http_actix::{hash_key, AcquireMetric, ApiKeys, ApiSettings, Metrics};
 use serde_json::Value;
 
@@ -41,9 +44,13 @@ async fn send_over(
     settings: ApiSettings,
     reqs: Vec<TestRequest>,
 ) -> Vec<Answer> {
-    let app =
-        init_service(App::new().configure(lock_http_actix::configure(repo, health, settings)))
-            .await;
+    let app = init_service(App::new().configure(lock_http_actix::configure(
+        repo,
+        Arc::new(MockSemaphoreRepository::new()),
+        health,
+        settings,
+    )))
+    .await;
     let mut answers = Vec::new();
     for req in reqs {
         let response = call_service(&app, req.to_request()).await;
@@ -522,12 +529,13 @@ async fn the_live_lock_counter_reads_the_repository() {
 }
 
 /// Every family the docs list (docs/api.md), with its type: names and types are an interface.
-const FAMILIES: [(&str, &str); 13] = [
+const FAMILIES: [(&str, &str); 14] = [
     ("lockd_http_requests_total", "counter"),
     ("lockd_http_request_duration_seconds", "histogram"),
     ("lockd_acquire_total", "counter"),
     ("lockd_release_total", "counter"),
     ("lockd_renew_total", "counter"),
+    ("lockd_semaphore_operations_total", "counter"),
     ("lockd_waiters_rejected_total", "counter"),
     ("lockd_live_waiters", "gauge"),
     ("lockd_db_pool_connections", "gauge"),

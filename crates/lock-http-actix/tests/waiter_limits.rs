@@ -34,7 +34,13 @@ fn api(limits: WaiterLimits) -> (LockApi, Arc<dyn LockRepository>) {
         ..ApiSettings::default()
     };
     (
-        LockApi::over(Arc::clone(&repo), store, settings, limits),
+        LockApi::over(
+            Arc::clone(&repo),
+            Arc::clone(&store) as _,
+            store,
+            settings,
+            limits,
+        ),
         repo,
     )
 }

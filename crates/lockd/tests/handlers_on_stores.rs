@@ -42,6 +42,7 @@ async fn outcomes_reach_the_client(db: TestDatabase) {
     let repo = repository(&db).await;
     let app = init_service(App::new().configure(lock_http_actix::configure(
         Arc::clone(&repo) as _,
+        Arc::clone(&repo) as _,
         repo,
         ApiSettings::default(),
     )))

@@ -14,13 +14,17 @@ use utoipa::Modify;
 const PROBLEM_JSON: &str = "application/problem+json";
 /// The resource name the examples use, as in the rest of the document.
 const EXAMPLE_RESOURCE: &str = "payment:42";
+/// The semaphore name the examples use.
+const EXAMPLE_SEMAPHORE: &str = "export";
 
 pub(super) struct ProblemResponses;
 
 impl Modify for ProblemResponses {
     fn modify(&self, openapi: &mut OpenApi) {
         for (path, item) in openapi.paths.paths.iter_mut() {
-            let instance = path.replace("{resource}", EXAMPLE_RESOURCE);
+            let instance = path
+                .replace("{resource}", EXAMPLE_RESOURCE)
+                .replace("{name}", EXAMPLE_SEMAPHORE);
             let operations = [
                 &mut item.get,
                 &mut item.put,
@@ -38,9 +42,13 @@ impl Modify for ProblemResponses {
     }
 }
 
-/// Lock operations go to the lock database, whose unexpected failures answer 500.
+/// Lock and semaphore operations go to the lock database, whose unexpected failures answer 500.
 fn is_lock_operation(operation: &Operation) -> bool {
-    operation.tags.iter().flatten().any(|tag| tag == "locks")
+    operation
+        .tags
+        .iter()
+        .flatten()
+        .any(|tag| tag == "locks" || tag == "semaphores")
 }
 
 fn add_internal_error(operation: &mut Operation) {
@@ -67,6 +75,7 @@ fn add_internal_error(operation: &mut Operation) {
 }
 
 fn complete_problems(operation: &mut Operation, instance: &str) {
+    let id = operation.operation_id.clone().unwrap_or_default();
     for (status, response) in operation.responses.responses.iter_mut() {
         let RefOr::T(response) = response else {
             continue;
@@ -77,7 +86,7 @@ fn complete_problems(operation: &mut Operation, instance: &str) {
         let Ok(status) = status.parse::<u16>() else {
             continue;
         };
-        if let Some(example) = example(status, instance) {
+        if let Some(example) = example(status, instance, &id) {
             content.example = Some(example);
         }
         if let Some((name, description)) = header_of(status) {
@@ -93,7 +102,12 @@ fn complete_problems(operation: &mut Operation, instance: &str) {
 }
 
 /// The problem lockd answers with this status, as it renders it (see `ApiError`).
-fn example(status: u16, instance: &str) -> Option<Value> {
+fn example(status: u16, instance: &str, operation_id: &str) -> Option<Value> {
+    if instance.starts_with("/semaphores") {
+        if let Some(example) = semaphore_example(status, instance, operation_id) {
+            return Some(example);
+        }
+    }
     let (slug, title, detail) = match status {
         400 => (
             "bad-request",
@@ -173,6 +187,35 @@ fn example(status: u16, instance: &str) -> Option<Value> {
     }))
 }
 
+/// The problems of the semaphore routes that differ from the locks'.
+fn semaphore_example(status: u16, instance: &str, operation_id: &str) -> Option<Value> {
+    match status {
+        404 if operation_id == "getSemaphore" => Some(json!({
+            "type": "/problems/not-found",
+            "title": "Not Found",
+            "status": 404,
+            "detail": format!("no live holder of semaphore {EXAMPLE_SEMAPHORE:?}"),
+            "instance": instance,
+        })),
+        404 => Some(json!({
+            "type": "/problems/not-found",
+            "title": "Not Found",
+            "status": 404,
+            "detail": format!("no live permit of this owner on semaphore {EXAMPLE_SEMAPHORE:?}"),
+            "instance": instance,
+        })),
+        409 => Some(json!({
+            "type": "/problems/limit-mismatch",
+            "title": "Conflict",
+            "status": 409,
+            "detail": "the semaphore's live holders use limit 8; it can change once none is live",
+            "instance": instance,
+            "limit": 8,
+        })),
+        _ => None,
+    }
+}
+
 /// The header that comes with a problem of this status.
 fn header_of(status: u16) -> Option<(&'static str, &'static str)> {
     match status {
@@ -232,7 +275,7 @@ mod tests {
             let rendered: Value = serde_json::from_slice(&body).unwrap_or_default();
             assert_eq!(
                 Some(rendered),
-                example(status, "/locks/payment:42"),
+                example(status, "/locks/payment:42", "acquireLock"),
                 "status {status}"
             );
         }

@@ -11,7 +11,7 @@ use utoipa::openapi::schema::Schema;
 use utoipa::openapi::{Object, ObjectBuilder, OpenApi, RefOr, Type};
 use utoipa::{IntoParams, Modify, PartialSchema, ToSchema};
 
-use crate::fields::{listing, owner, resource, seconds};
+use crate::fields::{listing, owner, resource, seconds, semaphore};
 use crate::DEFAULT_MAX_WAIT_SECONDS;
 
 /// The limits a server puts on its request fields.
@@ -36,6 +36,8 @@ impl Modify for RequestLimits {
         for (name, schema) in [
             (AcquireRequest::name(), acquire(self)),
             (RenewRequest::name(), renew(self)),
+            (PermitAcquireRequest::name(), permit_acquire(self)),
+            (PermitRenewRequest::name(), permit_renew(self)),
         ] {
             components
                 .schemas
@@ -93,6 +95,64 @@ fn renew(limits: &RequestLimits) -> Object {
         .build()
 }
 
+fn permit_acquire(limits: &RequestLimits) -> Object {
+    object("Acquire permits of a semaphore. Unknown fields are ignored.")
+        .property(
+            "owner",
+            owner::schema(format!(
+                "Who is acquiring: {} An owner holds at most one grant per semaphore.",
+                owner::rule()
+            )),
+        )
+        .required("owner")
+        .property(
+            "ttl_seconds",
+            seconds::ttl_schema("The lease length", limits.max_ttl_seconds),
+        )
+        .required("ttl_seconds")
+        .property("limit", semaphore::limit_schema())
+        .required("limit")
+        .property("permits", semaphore::permits_schema())
+        .property(
+            "wait_seconds",
+            seconds::wait_schema(
+                "How long to wait for permits when too few are free,",
+                "Waiting requests of one semaphore are served first come first served on each \
+                 server, and a later one never overtakes an earlier one that needs more permits. \
+                 The answer comes as soon as the permits are granted, or with `acquired: false` \
+                 and `Retry-After` when the wait ends.",
+                limits.max_wait_seconds,
+            ),
+        )
+        .property(
+            "value",
+            semaphore::value_schema("A value stored with the grant and shown with it."),
+        )
+        .build()
+}
+
+fn permit_renew(limits: &RequestLimits) -> Object {
+    object("Renew a grant of permits you hold. Unknown fields are ignored.")
+        .property(
+            "owner",
+            owner::schema(format!(
+                "The owner that holds the permits: {}",
+                owner::rule()
+            )),
+        )
+        .required("owner")
+        .property(
+            "ttl_seconds",
+            seconds::ttl_schema("The new lease length from now,", limits.max_ttl_seconds),
+        )
+        .required("ttl_seconds")
+        .property(
+            "value",
+            semaphore::value_schema("Replaces the stored value; absent keeps it."),
+        )
+        .build()
+}
+
 fn holder() -> Object {
     owner::schema(format!("The owner that holds the lock: {}", owner::rule()))
 }
@@ -136,6 +196,56 @@ impl PartialSchema for ReleaseRequest {
 }
 
 impl ToSchema for ReleaseRequest {}
+
+/// The body of an acquire of permits (`body::LockFields` parses it).
+pub(crate) struct PermitAcquireRequest;
+
+impl PartialSchema for PermitAcquireRequest {
+    fn schema() -> RefOr<Schema> {
+        RefOr::T(Schema::Object(permit_acquire(&RequestLimits::default())))
+    }
+}
+
+impl ToSchema for PermitAcquireRequest {}
+
+/// The body of a renew of permits (`body::LockFields` parses it).
+pub(crate) struct PermitRenewRequest;
+
+impl PartialSchema for PermitRenewRequest {
+    fn schema() -> RefOr<Schema> {
+        RefOr::T(Schema::Object(permit_renew(&RequestLimits::default())))
+    }
+}
+
+impl ToSchema for PermitRenewRequest {}
+
+/// The `{name}` of a semaphore acquire, where the document states the rule.
+pub(crate) struct AcquireNamePath;
+
+impl IntoParams for AcquireNamePath {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![resource::parameter_named(
+            "name",
+            format!(
+                "The semaphore's name, by the rules of a resource name: {} Semaphores have a \
+                 namespace of their own: semaphore `x` and lock `x` are unrelated.",
+                resource::rule()
+            ),
+        )]
+    }
+}
+
+/// The `{name}` of the other semaphore routes.
+pub(crate) struct NamePath;
+
+impl IntoParams for NamePath {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![resource::parameter_named(
+            "name",
+            "The semaphore's name (see acquirePermits).".to_owned(),
+        )]
+    }
+}
 
 /// The `{resource}` of an acquire, where the document states the rule.
 pub(crate) struct AcquireResourcePath;

@@ -89,11 +89,16 @@ fn parse(text: &str) -> Option<Number> {
                 return None;
             }
             // Saturate: 20 digits of exponent already put any mantissa of a 16 KiB body out of range.
-            let magnitude = digits
-                .trim_start_matches('0')
-                .parse::<i64>()
-                .unwrap_or(i64::MAX / 2)
-                .min(i64::MAX / 2);
+            let significant = digits.trim_start_matches('0');
+            // An exponent of only zeros (`3e0`, `3e00`) is 0, not a number too large to read.
+            let magnitude = if significant.is_empty() {
+                0
+            } else {
+                significant
+                    .parse::<i64>()
+                    .unwrap_or(i64::MAX / 2)
+                    .min(i64::MAX / 2)
+            };
             sign * magnitude
         }
     };
@@ -124,6 +129,9 @@ mod tests {
             ("2370e-1", Value(237)),
             ("23700E-2", Value(237)),
             ("6e1", Value(60)),
+            ("3e0", Value(3)),
+            ("3E+00", Value(3)),
+            ("30e-0", Value(30)),
             ("6E+1", Value(60)),
             ("0.0", Value(0)),
             ("-0.0e-7", Value(0)),

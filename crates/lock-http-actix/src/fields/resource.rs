@@ -21,8 +21,13 @@ pub(crate) fn rule() -> String {
 
 /// The `{resource}` path parameter, described by `description`.
 pub(crate) fn parameter(description: String) -> Parameter {
+    parameter_named(NAME, description)
+}
+
+/// A path parameter `name` that follows the resource rules (a semaphore's `{name}`).
+pub(crate) fn parameter_named(name: &str, description: String) -> Parameter {
     ParameterBuilder::new()
-        .name(NAME)
+        .name(name)
         .parameter_in(ParameterIn::Path)
         .required(Required::True)
         .description(Some(description))
@@ -42,5 +47,13 @@ pub(crate) fn parameter(description: String) -> Parameter {
 /// # Errors
 /// The domain's code.
 pub(crate) fn resource_text(text: String) -> Result<ResourceName, FieldError> {
-    ResourceName::parse(text).map_err(|e| FieldError::new(NAME, e.code(), format!("resource {e}")))
+    text_named(NAME, text)
+}
+
+/// A decoded path segment `field` that follows the resource rules.
+///
+/// # Errors
+/// The domain's code, for `field`.
+pub(crate) fn text_named(field: &str, text: String) -> Result<ResourceName, FieldError> {
+    ResourceName::parse(text).map_err(|e| FieldError::new(field, e.code(), format!("{field} {e}")))
 }

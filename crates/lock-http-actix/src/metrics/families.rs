@@ -61,6 +61,28 @@ pub(super) struct ResultLabel {
     pub result: &'static str,
 }
 
+/// A semaphore operation and its outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(super) struct SemaphoreLabels {
+    pub operation: &'static str,
+    pub outcome: &'static str,
+}
+
+/// Every (operation, outcome) a semaphore operation reports, registered at 0 from the start.
+pub(super) const SEMAPHORE_OUTCOMES: [(&str, &str); 11] = [
+    ("acquire", "granted"),
+    ("acquire", "unavailable"),
+    ("acquire", "waited_then_granted"),
+    ("acquire", "timed_out"),
+    ("acquire", "limit_mismatch"),
+    ("acquire", "permits_mismatch"),
+    ("release", "released"),
+    ("release", "not_found"),
+    ("renew", "renewed"),
+    ("renew", "not_found"),
+    ("acquire", "hung_up"),
+];
+
 /// Which limit of waiters was reached: `total` or `tenant`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub(super) struct LimitLabel {
@@ -87,6 +109,7 @@ pub(super) struct Families {
     pub acquires: Family<OutcomeLabel, Counter>,
     pub releases: Family<ResultLabel, Counter>,
     pub renewals: Family<ResultLabel, Counter>,
+    pub semaphores: Family<SemaphoreLabels, Counter>,
     pub waiters_rejected: Family<LimitLabel, Counter>,
     pub live_waiters: Gauge,
     pub pool_connections: Family<PoolLabel, Gauge>,
@@ -104,6 +127,7 @@ impl Families {
             acquires: Family::default(),
             releases: Family::default(),
             renewals: Family::default(),
+            semaphores: Family::default(),
             waiters_rejected: Family::default(),
             live_waiters: Gauge::default(),
             pool_connections: Family::default(),
@@ -119,6 +143,13 @@ impl Families {
         }
         for result in ["renewed", "not_found", "forbidden"] {
             drop(families.renewals.get_or_create(&ResultLabel { result }));
+        }
+        for (operation, outcome) in SEMAPHORE_OUTCOMES {
+            drop(
+                families
+                    .semaphores
+                    .get_or_create(&SemaphoreLabels { operation, outcome }),
+            );
         }
         for limit in ["total", "tenant"] {
             drop(
@@ -152,6 +183,11 @@ impl Families {
             "lockd_renew",
             "Renewals by result",
             families.renewals.clone(),
+        );
+        registry.register(
+            "lockd_semaphore_operations",
+            "Semaphore operations by operation (acquire, release, renew) and outcome",
+            families.semaphores.clone(),
         );
         registry.register(
             "lockd_waiters_rejected",

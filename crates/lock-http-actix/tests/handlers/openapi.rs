@@ -27,7 +27,14 @@ async fn every_documented_operation_is_routed() {
         .expect("the document has paths");
     let mut operations = 0;
     for (path, item) in paths {
-        let uri = path.replace("{resource}", "payment:42");
+        let uri = path
+            .replace("{resource}", "payment:42")
+            .replace("{name}", "export");
+        let body = if path.starts_with("/semaphores") {
+            r#"{"owner": "worker-7", "ttl_seconds": 30, "limit": 8}"#
+        } else {
+            VALID_BODY
+        };
         let item = item.as_object().expect("a path item is an object");
         for (method, operation) in item {
             let Ok(method) = Method::from_bytes(method.to_ascii_uppercase().as_bytes()) else {
@@ -35,7 +42,7 @@ async fn every_documented_operation_is_routed() {
             };
             operations += 1;
             let req = if operation.get("requestBody").is_some() {
-                json_request(method.clone(), &uri, VALID_BODY)
+                json_request(method.clone(), &uri, body)
             } else {
                 TestRequest::default().method(method.clone()).uri(&uri)
             };
@@ -57,8 +64,9 @@ async fn every_documented_operation_is_routed() {
         }
     }
     assert_eq!(
-        operations, 9,
-        "list, acquire, status, release, renew and four operations routes"
+        operations, 14,
+        "for locks and semaphores: list, acquire, status, release, renew; and four operations \
+         routes"
     );
 }
 

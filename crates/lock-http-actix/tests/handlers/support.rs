@@ -14,8 +14,10 @@ use actix_web::App;
 use chrono::{DateTime, Utc};
 use futures::Stream;
 use lock_domain::{
-    AcquireOutcome, FencingToken, ListPage, Lock, MockLockRepository, MockStoreHealth, Owner,
-    PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant,
+    AcquireOutcome, Capacity, FencingToken, Lease, ListPage, Lock, MockLockRepository,
+    MockSemaphoreRepository, MockStoreHealth, Owner, Permit, PermitReleaseResult,
+    PermitRenewResult, PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName,
+    SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant, Weight,
 };
 use lock_http_actix::{configure, ApiSettings};
 use serde_json::{json, Value};
@@ -67,6 +69,7 @@ pub(crate) async fn answer<B: MessageBody>(response: ServiceResponse<B>) -> Answ
 /// [`MockLockRepository`] comes with a health mock that expects no call.
 pub(crate) struct Mocks {
     pub(crate) locks: MockLockRepository,
+    pub(crate) semaphores: MockSemaphoreRepository,
     pub(crate) health: MockStoreHealth,
 }
 
@@ -74,6 +77,7 @@ impl From<MockLockRepository> for Mocks {
     fn from(locks: MockLockRepository) -> Self {
         Self {
             locks,
+            semaphores: MockSemaphoreRepository::new(),
             health: MockStoreHealth::new(),
         }
     }
@@ -81,7 +85,12 @@ impl From<MockLockRepository> for Mocks {
 
 impl Mocks {
     fn configure(self, settings: ApiSettings) -> impl FnOnce(&mut actix_web::web::ServiceConfig) {
-        configure(Arc::new(self.locks), Arc::new(self.health), settings)
+        configure(
+            Arc::new(self.locks),
+            Arc::new(self.semaphores),
+            Arc::new(self.health),
+            settings,
+        )
     }
 }
 
@@ -271,9 +280,63 @@ pub(crate) fn permissive_repo() -> Mocks {
     health
         .expect_pool_state()
         .returning(|| Some(PoolState { in_use: 1, idle: 3 }));
+    let mut semaphores = MockSemaphoreRepository::new();
+    semaphores
+        .expect_acquire_permits()
+        .returning(|_, name, request| {
+            Ok(SemaphoreAcquireOutcome::Granted(permit_of(
+                name.as_str(),
+                request.owner.as_str(),
+            )))
+        });
+    semaphores.expect_semaphore().returning(|_, name| {
+        let permit = permit_of(name.as_str(), "worker-7");
+        Ok(Some(SemaphoreState {
+            name: permit.name,
+            limit: permit.lease.capacity,
+            holders: vec![permit.lease],
+        }))
+    });
+    semaphores.expect_release_permits().returning(|_, _, _| {
+        Ok(PermitReleaseResult::Released(
+            FencingToken::new(17).unwrap(),
+        ))
+    });
+    semaphores
+        .expect_renew_permits()
+        .returning(|_, name, owner, _, _| {
+            Ok(PermitRenewResult::Renewed(permit_of(
+                name.as_str(),
+                owner.as_str(),
+            )))
+        });
+    semaphores.expect_list_semaphores().returning(|_, _| {
+        Ok(SemaphorePage {
+            semaphores: Vec::new(),
+            has_more: false,
+        })
+    });
     Mocks {
         locks: repo,
+        semaphores,
         health,
+    }
+}
+
+/// A grant of 2 permits of 8 on `name` to `owner`, at the times and token of [`lock_of`].
+pub(crate) fn permit_of(name: &str, owner: &str) -> Permit {
+    let limit = Capacity::semaphore_limit(8).expect("a valid limit");
+    Permit {
+        name: ResourceName::parse(name).expect("a valid name"),
+        lease: Lease {
+            owner: Owner::parse(owner).expect("a valid owner"),
+            weight: Weight::permits(2, limit).expect("valid permits"),
+            capacity: limit,
+            acquired_at: at(ACQUIRED_AT),
+            expires_at: at(EXPIRES_AT),
+            fencing_token: FencingToken::new(TOKEN).expect("a positive token"),
+            value: None,
+        },
     }
 }
 
@@ -321,6 +384,7 @@ pub(crate) fn failing_repo(failure: Failure) -> Mocks {
     health.expect_ping().returning(move || Err(failure.error()));
     Mocks {
         locks: repo,
+        semaphores: MockSemaphoreRepository::new(),
         health,
     }
 }
