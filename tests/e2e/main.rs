@@ -20,6 +20,7 @@ mod pipelining;
 mod proxy;
 mod run;
 mod secrets;
+mod semaphores;
 mod server;
 mod slow_clients;
 mod tenants;
