@@ -4,15 +4,19 @@
 //! of the lock. A linearizability search proves that some order of the operations explains
 //! every answer; direct checks look for the classic failures (two holders, a token going
 //! backwards, a released lease seen again, an acknowledged grant not seen) and explain them in
-//! plain words. The `lock-safety` binary records such histories against real lockd instances
-//! while it injects faults; see docs/safety.md.
+//! plain words. Semaphore operations are recorded in a history of their own and get direct
+//! checks only ([`permits`]: never more permits held than the limit, fencing tokens). The
+//! `lock-safety` binary records such histories against real lockd instances while it injects
+//! faults; see docs/safety.md.
 
 pub mod checks;
 pub mod history;
 pub mod linearizability;
 pub mod model;
+pub mod permits;
 pub mod proxy;
 pub mod report;
 
 pub use history::{History, Lease, Op, OpKind, Outcome};
+pub use permits::{PermitHistory, PermitLease, PermitOp, PermitOpKind, PermitOutcome};
 pub use report::{check, CheckReport};
