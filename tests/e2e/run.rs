@@ -14,6 +14,7 @@ use crate::server::{lockd_binary, TestServer};
 on_both_backends!(
     the_command_runs_under_the_lock_and_its_status_is_passed_through,
     a_lock_held_by_another_owner_exits_75_without_running_the_command,
+    commands_run_while_holding_semaphore_permits,
 );
 
 /// A `lockd run` process with its stderr captured.
@@ -222,6 +223,116 @@ fn a_lock_held_by_another_owner_exits_75_without_running_the_command(db: TestDat
     let status = server.status("held");
     assert_eq!(status.body["owner"], "other");
     assert_eq!(status.body["fencing_token"], token);
+}
+
+/// `lockd run --semaphore`: the command sees what it holds; two runs share a limit of 3 (2 + 1
+/// permits) while a third finds too few free and exits 75 without running; permits are released
+/// when the command ends; a lost grant kills the command.
+fn commands_run_while_holding_semaphore_permits(db: TestDatabase) {
+    let server = TestServer::start(&db, &[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (seen, ready_a, ready_b) = (
+        in_dir(&dir, "seen"),
+        in_dir(&dir, "ready-a"),
+        in_dir(&dir, "ready-b"),
+    );
+    let (stop, ran) = (in_dir(&dir, "stop"), in_dir(&dir, "ran"));
+    let holder = |ready: &Path, permits: &str| {
+        let script = format!(
+            "printf '%s %s %s %s\n' \"$LOCKD_SEMAPHORE\" \"$LOCKD_LIMIT\" \"$LOCKD_PERMITS\" \"$LOCKD_FENCING_TOKEN\" >> {seen}; \
+             touch {ready}; while [ ! -e {stop} ]; do sleep 0.05; done",
+            seen = seen.display(),
+            ready = ready.display(),
+            stop = stop.display()
+        );
+        LockdRun::start(
+            &server.base,
+            &[
+                "--semaphore",
+                "exports",
+                "--limit",
+                "3",
+                "--permits",
+                permits,
+                "--ttl",
+                "30",
+            ],
+            &["sh", "-c", &script],
+        )
+    };
+    let a = holder(&ready_a, "2");
+    let b = holder(&ready_b, "1");
+    wait_for_file(&ready_a);
+    wait_for_file(&ready_b);
+    let status = server.send("GET", "/semaphores/exports", None);
+    assert_eq!(
+        (
+            status.body["in_use"].as_i64(),
+            status.body["limit"].as_i64()
+        ),
+        (Some(3), Some(3))
+    );
+    let third = LockdRun::start(
+        &server.base,
+        &["--semaphore", "exports", "--limit", "3", "--wait", "0"],
+        &["touch", &ran.display().to_string()],
+    )
+    .finish(Duration::from_secs(20));
+    assert_eq!(third.code(), 75, "{}", third.stderr);
+    assert!(
+        third.stderr.contains("too few permits free"),
+        "{}",
+        third.stderr
+    );
+    assert!(!ran.exists(), "the command must not run");
+    // Another limit than the holders' is an input error.
+    let other_limit = LockdRun::start(
+        &server.base,
+        &["--semaphore", "exports", "--limit", "4"],
+        &["true"],
+    )
+    .finish(Duration::from_secs(20));
+    assert_eq!(other_limit.code(), 64, "{}", other_limit.stderr);
+    std::fs::write(&stop, b"").expect("stop");
+    assert_eq!(a.finish(Duration::from_secs(20)).code(), 0);
+    assert_eq!(b.finish(Duration::from_secs(20)).code(), 0);
+    let mut lines: Vec<String> = read(&seen).lines().map(str::to_owned).collect();
+    lines.sort();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].starts_with("exports 3 1 ") && lines[1].starts_with("exports 3 2 "),
+        "{lines:?}"
+    );
+    server
+        .send("GET", "/semaphores/exports", None)
+        .assert_problem(404, "not-found");
+
+    // A grant that is lost (released behind its back) kills the command at the next renewal.
+    let ready = in_dir(&dir, "ready-c");
+    let script = format!(
+        "touch {ready}; while :; do sleep 0.05; done",
+        ready = ready.display()
+    );
+    let run = LockdRun::start(
+        &server.base,
+        &[
+            "--semaphore",
+            "exports",
+            "--limit",
+            "3",
+            "--owner",
+            "job",
+            "--ttl",
+            "3",
+        ],
+        &["sh", "-c", &script],
+    );
+    wait_for_file(&ready);
+    let released = server.send("DELETE", "/semaphores/exports?owner=job", None);
+    assert_eq!(released.status, 204, "{released:?}");
+    let finished = run.finish(Duration::from_secs(20));
+    assert_eq!(finished.code(), 70, "{}", finished.stderr);
+    assert!(finished.stderr.contains("is gone"), "{}", finished.stderr);
 }
 
 #[test]
@@ -438,7 +549,7 @@ fn a_lost_lease_kills_the_command_at_once() {
     let db = TestDatabase::sqlite();
     let server = TestServer::start(&db, &[]);
     for (resource, thief, message) in [
-        ("gone", None, "the lock is gone"),
+        ("gone", None, "is gone (expired or released)"),
         ("taken", Some("thief"), "another owner holds the lock"),
     ] {
         let dir = tempfile::tempdir().expect("temp dir");

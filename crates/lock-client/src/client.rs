@@ -50,6 +50,11 @@ impl LockClient {
         &self.base_url
     }
 
+    /// How long a request may take (a waiting acquire: plus its wait).
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
     /// Acquires `resource` for `owner` for `ttl_seconds`, answering at once.
     ///
     /// # Errors
@@ -183,7 +188,7 @@ impl LockClient {
     }
 
     /// Sends a request and reads a success answer's status and body.
-    fn exchange(
+    pub(crate) fn exchange(
         &self,
         method: &str,
         path: &str,
@@ -197,7 +202,7 @@ impl LockClient {
 
     /// Sends a request; an error status becomes [`ClientError::Problem`] (or `Unexpected` when
     /// its body is no problem document).
-    fn send(
+    pub(crate) fn send(
         &self,
         method: &str,
         path: &str,
@@ -238,16 +243,21 @@ impl LockClient {
 }
 
 fn lock_path(resource: &str) -> String {
-    format!("/locks/{}", utf8_percent_encode(resource, SEGMENT))
+    format!("/locks/{}", segment(resource))
 }
 
-fn retry_after(response: &ureq::Response) -> Option<u64> {
+/// A name as one escaped path segment.
+pub(crate) fn segment(name: &str) -> String {
+    utf8_percent_encode(name, SEGMENT).to_string()
+}
+
+pub(crate) fn retry_after(response: &ureq::Response) -> Option<u64> {
     response
         .header("retry-after")
         .and_then(|value| value.trim().parse().ok())
 }
 
-fn read_text(response: ureq::Response) -> Result<String, ClientError> {
+pub(crate) fn read_text(response: ureq::Response) -> Result<String, ClientError> {
     response
         .into_string()
         .map_err(|error| ClientError::Transport(format!("the answer broke off: {error}")))
@@ -257,7 +267,7 @@ fn parse_lease(status: u16, text: String) -> Result<Lease, ClientError> {
     serde_json::from_str(&text).map_err(|_| unexpected(status, text))
 }
 
-fn unexpected(status: u16, body: String) -> ClientError {
+pub(crate) fn unexpected(status: u16, body: String) -> ClientError {
     ClientError::Unexpected { status, body }
 }
 

@@ -1,4 +1,4 @@
-//! A small blocking client of the lockd REST API: typed requests and answers, problem+json errors
+//! A small blocking client of the lockd REST API (locks and semaphore permits): typed requests and answers, problem+json errors
 //! parsed into [`ClientError::Problem`], and a timeout on every request.
 //!
 //! Built on `ureq` 2 without TLS: put lockd behind a TLS-terminating proxy on the same host, or
@@ -8,8 +8,10 @@ mod answer;
 mod client;
 mod config;
 mod error;
+mod permits;
 
 pub use answer::{Acquired, Lease, Released, Renewed};
 pub use client::LockClient;
 pub use config::ClientConfig;
 pub use error::{ClientError, FieldProblem, Problem};
+pub use permits::{Permit, PermitsAcquired, PermitsRenewed};

@@ -168,14 +168,27 @@ pub struct ServeArgs {
 
 /// Options of `lockd run`.
 #[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("held").required(true).args(["resource", "semaphore"])))]
 pub struct RunArgs {
     /// The lockd server.
     #[arg(long, env = "LOCKD_SERVER", default_value = "http://127.0.0.1:8080")]
     pub server: String,
 
-    /// The resource to lock.
+    /// The resource to lock (or hold permits of a semaphore instead, with --semaphore).
     #[arg(long)]
-    pub resource: String,
+    pub resource: Option<String>,
+
+    /// Hold permits of this semaphore instead of a lock (with --limit and --permits).
+    #[arg(long, requires = "limit")]
+    pub semaphore: Option<String>,
+
+    /// The semaphore's limit, 1 to 10000 (every holder of one semaphore uses the same).
+    #[arg(long, requires = "semaphore", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub limit: Option<u32>,
+
+    /// How many of the semaphore's permits to hold, 1 to --limit.
+    #[arg(long, requires = "semaphore", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub permits: u32,
 
     /// Who holds the lock: an identity, never shared by two holders [default: <host
     /// name>:<pid of lockd run>:<16 random hex digits>, new for every invocation].
@@ -234,6 +247,23 @@ impl clap::builder::TypedValueParser for DatabaseUrlParser {
             .ok_or_else(|| refused(clap::error::ErrorKind::InvalidUtf8, &"not valid UTF-8"))?;
         text.parse()
             .map_err(|error| refused(clap::error::ErrorKind::ValueValidation, &error))
+    }
+}
+
+impl RunArgs {
+    /// What to hold: the semaphore's permits when `--semaphore` is given (clap then requires
+    /// `--limit`), else the lock on `--resource` (clap requires one of the two).
+    pub fn target(&self) -> crate::run::Target {
+        match (&self.semaphore, self.limit) {
+            (Some(name), Some(limit)) => crate::run::Target::Semaphore {
+                name: name.clone(),
+                limit,
+                permits: self.permits,
+            },
+            _ => crate::run::Target::Lock {
+                resource: self.resource.clone().unwrap_or_default(),
+            },
+        }
     }
 }
 

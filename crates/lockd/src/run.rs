@@ -1,7 +1,8 @@
-//! `lockd run`: hold a lock on a lockd server while a command runs.
+//! `lockd run`: hold a lock (or permits of a semaphore) on a lockd server while a command runs.
 //!
-//! Acquire (waiting up to `--wait`), spawn the command with `LOCKD_RESOURCE`, `LOCKD_OWNER` and
-//! `LOCKD_FENCING_TOKEN` under a keeper process that owns its whole process tree ([`keeper`]),
+//! Acquire (waiting up to `--wait`), spawn the command with `LOCKD_RESOURCE` (or
+//! `LOCKD_SEMAPHORE`, `LOCKD_LIMIT`, `LOCKD_PERMITS`), `LOCKD_OWNER` and `LOCKD_FENCING_TOKEN`
+//! under a keeper process that owns its whole process tree ([`keeper`]),
 //! renew every ttl/3 on a separate thread, stop the tree before the lease can run out when
 //! renewals fail, release once the command and everything it left behind have ended, and exit
 //! with the command's status (see [`exit`] for the others). No process of the tree runs while
@@ -13,20 +14,23 @@ mod keeper;
 mod owner;
 mod renewer;
 mod supervisor;
+mod target;
 mod timing;
 mod tree;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use lock_client::{Acquired, ClientConfig, ClientError, LockClient, Renewed};
+use lock_client::{ClientConfig, ClientError, LockClient};
 
 use crate::cli::RunArgs;
 use renewer::Renewer;
 use supervisor::{Forwarded, LeaseTrouble};
+use target::{Acquisition, Renewal};
 use timing::LeaseTiming;
 
 pub use keeper::keep;
+pub use target::Target;
 
 /// The longest `wait_seconds` sent in one acquire (the server's default maximum); a longer
 /// `--wait` takes several requests. A server that refuses the field's value (a lower maximum)
@@ -58,34 +62,33 @@ fn run_inner(args: &RunArgs) -> Result<u8, u8> {
     config.request_timeout = Duration::from_secs(args.request_timeout);
     let client = LockClient::new(&config);
     let timing = LeaseTiming::new(args.ttl, Duration::from_secs(args.kill_grace));
-    let resource = args.resource.as_str();
+    let target = args.target();
+    let held = target.describe();
 
-    let (token, mut renewed_at) = acquire(&client, args, &owner)?;
+    let (token, mut renewed_at) = acquire(&client, args, &target, &owner)?;
     // A slow (waiting) acquire may have used up much of the lease counted from its sending:
     // renew once so the command starts with a fresh lease.
     if renewed_at.elapsed() > timing.renew_every / 2 {
         let sent_at = Instant::now();
-        match client.renew_within(resource, &owner, args.ttl, timing.renew_timeout) {
-            Ok(Renewed::Renewed(_)) => renewed_at = sent_at,
-            Ok(_) => {
-                eprintln!(
-                    "lockd run: the lock on {resource:?} was lost right after it was acquired"
-                );
+        match target.renew(&client, &owner, args.ttl, timing.renew_timeout) {
+            Ok(Renewal::Renewed) => renewed_at = sent_at,
+            Ok(Renewal::Lost { .. }) => {
+                eprintln!("lockd run: {held} was lost right after it was acquired");
                 return Err(exit::UNAVAILABLE);
             }
             Err(error) => {
-                eprintln!("lockd run: cannot renew the lock just acquired: {error}");
-                release(&client, resource, &owner);
+                eprintln!("lockd run: cannot renew {held} just acquired: {error}");
+                release(&client, &target, &owner);
                 return Err(exit::UNAVAILABLE);
             }
         }
     }
 
-    let supervised = supervise(&client, args, &owner, token, timing, renewed_at);
+    let supervised = supervise(&client, args, &target, &owner, token, timing, renewed_at);
     let supervised = match supervised {
         Ok(supervised) => supervised,
         Err(error) => {
-            release(&client, resource, &owner);
+            release(&client, &target, &owner);
             let program = args.command[0].to_string_lossy();
             eprintln!("lockd run: cannot run {program:?}: {error}");
             return Err(match error.kind() {
@@ -95,14 +98,14 @@ fn run_inner(args: &RunArgs) -> Result<u8, u8> {
         }
     };
     match supervised.lease_trouble {
-        None => release(&client, resource, &owner),
+        None => release(&client, &target, &owner),
         // Renewals failed: the server is probably unreachable, so do not wait long for it.
         Some(LeaseTrouble::AtRisk) => {
-            release_within(&client, resource, &owner, Some(timing.renew_timeout));
+            release_within(&client, &target, &owner, Some(timing.renew_timeout));
         }
         // Not ours any more: a release could only be refused.
         Some(LeaseTrouble::Lost) => {}
-        Some(LeaseTrouble::KeeperDied) => release(&client, resource, &owner),
+        Some(LeaseTrouble::KeeperDied) => release(&client, &target, &owner),
     }
     match supervised.lease_trouble {
         Some(trouble) => {
@@ -121,9 +124,14 @@ fn run_inner(args: &RunArgs) -> Result<u8, u8> {
     }
 }
 
-/// Acquires the lock, retrying "held" answers until the wait is over. Returns the fencing
-/// token and when the granting request was sent.
-fn acquire(client: &LockClient, args: &RunArgs, owner: &str) -> Result<(i64, Instant), u8> {
+/// Acquires the lock (or the permits), retrying "held" answers until the wait is over. Returns
+/// the fencing token and when the granting request was sent.
+fn acquire(
+    client: &LockClient,
+    args: &RunArgs,
+    target: &Target,
+    owner: &str,
+) -> Result<(i64, Instant), u8> {
     let deadline = Instant::now() + Duration::from_secs(args.wait);
     let mut max_wait_per_request = MAX_WAIT_PER_REQUEST;
     loop {
@@ -136,16 +144,20 @@ fn acquire(client: &LockClient, args: &RunArgs, owner: &str) -> Result<(i64, Ins
             .unwrap_or(u64::MAX)
             .min(max_wait_per_request);
         let sent_at = Instant::now();
-        match client.acquire_waiting(&args.resource, owner, args.ttl, wait_seconds) {
-            Ok(Acquired::Granted(lease)) => return Ok((lease.fencing_token, sent_at)),
-            Ok(Acquired::Held {
+        match target.acquire(client, owner, args.ttl, wait_seconds) {
+            Ok(Acquisition::Granted { token }) => return Ok((token, sent_at)),
+            Ok(Acquisition::NotGranted {
                 retry_after_seconds,
             }) => {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
+                    let why = match target {
+                        Target::Lock { .. } => "is held by another owner",
+                        Target::Semaphore { .. } => "has too few permits free",
+                    };
                     eprintln!(
-                        "lockd run: {:?} is held by another owner{}",
-                        args.resource,
+                        "lockd run: {} {why}{}",
+                        target.describe(),
                         if args.wait > 0 {
                             format!(" (waited {} s)", args.wait)
                         } else {
@@ -174,6 +186,8 @@ fn refused(error: &ClientError) -> u8 {
         None => exit::UNAVAILABLE,
         Some(401) => exit::UNAUTHORIZED,
         Some(400 | 422) => exit::INVALID_INPUT,
+        // A semaphore acquire with another limit or other permits than the live grants'.
+        Some(409) => exit::INVALID_INPUT,
         Some(_) => exit::UNAVAILABLE,
     };
     eprintln!("lockd run: {error}");
@@ -183,6 +197,7 @@ fn refused(error: &ClientError) -> u8 {
 fn supervise(
     client: &LockClient,
     args: &RunArgs,
+    target: &Target,
     owner: &str,
     token: i64,
     timing: LeaseTiming,
@@ -193,15 +208,11 @@ fn supervise(
         .build()?;
     runtime.block_on(async {
         let signals = Forwarded::register()?;
-        let env = [
-            ("LOCKD_RESOURCE", args.resource.clone()),
-            ("LOCKD_OWNER", owner.to_owned()),
-            ("LOCKD_FENCING_TOKEN", token.to_string()),
-        ];
+        let env = target.env(owner, token);
         let (reports_tx, reports) = tokio::sync::mpsc::unbounded_channel();
         let _renewer = Renewer::start(
             client.clone(),
-            args.resource.clone(),
+            target.clone(),
             owner.to_owned(),
             args.ttl,
             timing,
@@ -211,18 +222,17 @@ fn supervise(
     })
 }
 
-/// Releases the lock, reporting a failure (the lock then ends at its expiry).
-fn release(client: &LockClient, resource: &str, owner: &str) {
-    release_within(client, resource, owner, None);
+/// Releases the lock (or the permits), reporting a failure (the lease then ends at its expiry).
+fn release(client: &LockClient, target: &Target, owner: &str) {
+    release_within(client, target, owner, None);
 }
 
 /// [`release`] with a shorter timeout than the client's, if given.
-fn release_within(client: &LockClient, resource: &str, owner: &str, timeout: Option<Duration>) {
-    let released = match timeout {
-        Some(timeout) => client.release_within(resource, owner, timeout),
-        None => client.release(resource, owner),
-    };
-    if let Err(error) = released {
-        eprintln!("lockd run: could not release the lock (it expires by itself): {error}");
+fn release_within(client: &LockClient, target: &Target, owner: &str, timeout: Option<Duration>) {
+    if let Err(error) = target.release(client, owner, timeout) {
+        eprintln!(
+            "lockd run: could not release {} (it expires by itself): {error}",
+            target.describe()
+        );
     }
 }

@@ -5,9 +5,10 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use lock_client::{ClientError, LockClient, Renewed};
+use lock_client::{ClientError, LockClient};
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::target::{self, Target};
 use super::timing::LeaseTiming;
 
 /// What one renewal attempt found.
@@ -30,10 +31,10 @@ pub struct Renewer {
 }
 
 impl Renewer {
-    /// Starts renewing `resource` for `owner`; the first renewal is due `renew_every` from now.
+    /// Starts renewing `target` for `owner`; the first renewal is due `renew_every` from now.
     pub fn start(
         client: LockClient,
-        resource: String,
+        target: Target,
         owner: String,
         ttl_seconds: u32,
         timing: LeaseTiming,
@@ -47,14 +48,14 @@ impl Renewer {
                 // Err(Timeout) is the pause ending; a message or a dropped sender means stop.
                 while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(pause) {
                     let sent_at = Instant::now();
-                    let result =
-                        client.renew_within(&resource, &owner, ttl_seconds, timing.renew_timeout);
+                    let result = target.renew(&client, &owner, ttl_seconds, timing.renew_timeout);
                     let (report, next) = match result {
-                        Ok(Renewed::Renewed(_)) => {
+                        Ok(target::Renewal::Renewed) => {
                             (Renewal::Renewed { sent_at }, Some(timing.renew_every))
                         }
-                        Ok(Renewed::NotFound) => (Renewal::Lost { forbidden: false }, None),
-                        Ok(Renewed::Forbidden) => (Renewal::Lost { forbidden: true }, None),
+                        Ok(target::Renewal::Lost { forbidden }) => {
+                            (Renewal::Lost { forbidden }, None)
+                        }
                         Err(error) => (Renewal::Failed(error), Some(timing.retry_every)),
                     };
                     if reports.send(report).is_err() {

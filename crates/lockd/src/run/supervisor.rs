@@ -121,7 +121,7 @@ pub async fn supervise(
                     eprintln!("lockd run: renewal failed ({error}); the command is stopped in {:.1} s unless a renewal succeeds", left.as_secs_f64());
                 }
                 Some(Renewal::Lost { forbidden }) => {
-                    let whose = if forbidden { "another owner holds the lock" } else { "the lock is gone (expired or released)" };
+                    let whose = if forbidden { "another owner holds the lock" } else { "the lock (or the permits) is gone (expired or released)" };
                     eprintln!("lockd run: the lease was lost: {whose}; killing the command (SIGKILL)");
                     lease_trouble = Some(LeaseTrouble::Lost);
                     kill_sent = true;

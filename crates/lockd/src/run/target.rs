@@ -1,0 +1,154 @@
+//! What `lockd run` holds: a lock (`--resource`), or permits of a semaphore (`--semaphore`,
+//! `--limit`, `--permits`). The rest of `lockd run` (the renewal thread, the supervisor, the
+//! kill-before-expiry timing) is the same for both.
+
+use std::time::Duration;
+
+use lock_client::{
+    Acquired, ClientError, LockClient, PermitsAcquired, PermitsRenewed, Released, Renewed,
+};
+
+/// The lock or the permits held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Lock {
+        resource: String,
+    },
+    Semaphore {
+        name: String,
+        limit: u32,
+        permits: u32,
+    },
+}
+
+/// An acquire's answer, whatever is held.
+pub enum Acquisition {
+    Granted { token: i64 },
+    NotGranted { retry_after_seconds: Option<u64> },
+}
+
+/// A renewal's answer, whatever is held.
+pub enum Renewal {
+    Renewed,
+    /// Not ours any more: expired, released or undone (`forbidden`: another owner holds the
+    /// lock).
+    Lost {
+        forbidden: bool,
+    },
+}
+
+impl Target {
+    /// How messages name it: `"payment:42"`, or `semaphore "export"`.
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Lock { resource } => format!("{resource:?}"),
+            Target::Semaphore { name, .. } => format!("semaphore {name:?}"),
+        }
+    }
+
+    /// The environment of the command: what it holds, and the fencing token.
+    pub fn env(&self, owner: &str, token: i64) -> Vec<(&'static str, String)> {
+        let mut env = match self {
+            Target::Lock { resource } => vec![("LOCKD_RESOURCE", resource.clone())],
+            Target::Semaphore {
+                name,
+                limit,
+                permits,
+            } => vec![
+                ("LOCKD_SEMAPHORE", name.clone()),
+                ("LOCKD_LIMIT", limit.to_string()),
+                ("LOCKD_PERMITS", permits.to_string()),
+            ],
+        };
+        env.push(("LOCKD_OWNER", owner.to_owned()));
+        env.push(("LOCKD_FENCING_TOKEN", token.to_string()));
+        env
+    }
+
+    /// Acquires, asking the server to wait up to `wait_seconds`.
+    ///
+    /// # Errors
+    /// The client's error: no answer, or an error answer.
+    pub fn acquire(
+        &self,
+        client: &LockClient,
+        owner: &str,
+        ttl: u32,
+        wait_seconds: u64,
+    ) -> Result<Acquisition, ClientError> {
+        Ok(match self {
+            Target::Lock { resource } => {
+                match client.acquire_waiting(resource, owner, ttl, wait_seconds)? {
+                    Acquired::Granted(lease) => Acquisition::Granted {
+                        token: lease.fencing_token,
+                    },
+                    Acquired::Held {
+                        retry_after_seconds,
+                    } => Acquisition::NotGranted {
+                        retry_after_seconds,
+                    },
+                }
+            }
+            Target::Semaphore {
+                name,
+                limit,
+                permits,
+            } => match client.acquire_permits(name, owner, ttl, *limit, *permits, wait_seconds)? {
+                PermitsAcquired::Granted(permit) => Acquisition::Granted {
+                    token: permit.fencing_token,
+                },
+                PermitsAcquired::Unavailable {
+                    retry_after_seconds,
+                    ..
+                } => Acquisition::NotGranted {
+                    retry_after_seconds,
+                },
+            },
+        })
+    }
+
+    /// Renews for `ttl` seconds, giving up after `timeout`.
+    ///
+    /// # Errors
+    /// The client's error: no answer within `timeout`, or an unexpected error answer.
+    pub fn renew(
+        &self,
+        client: &LockClient,
+        owner: &str,
+        ttl: u32,
+        timeout: Duration,
+    ) -> Result<Renewal, ClientError> {
+        Ok(match self {
+            Target::Lock { resource } => {
+                match client.renew_within(resource, owner, ttl, timeout)? {
+                    Renewed::Renewed(_) => Renewal::Renewed,
+                    Renewed::NotFound => Renewal::Lost { forbidden: false },
+                    Renewed::Forbidden => Renewal::Lost { forbidden: true },
+                }
+            }
+            Target::Semaphore { name, .. } => {
+                match client.renew_permits_within(name, owner, ttl, timeout)? {
+                    PermitsRenewed::Renewed(_) => Renewal::Renewed,
+                    PermitsRenewed::NotFound => Renewal::Lost { forbidden: false },
+                }
+            }
+        })
+    }
+
+    /// Releases, giving up after `timeout` (the client's request timeout when `None`).
+    ///
+    /// # Errors
+    /// The client's error: no answer, or an unexpected error answer.
+    pub fn release(
+        &self,
+        client: &LockClient,
+        owner: &str,
+        timeout: Option<Duration>,
+    ) -> Result<Released, ClientError> {
+        let timeout = timeout.unwrap_or_else(|| client.request_timeout());
+        match self {
+            Target::Lock { resource } => client.release_within(resource, owner, timeout),
+            Target::Semaphore { name, .. } => client.release_permits_within(name, owner, timeout),
+        }
+    }
+}
