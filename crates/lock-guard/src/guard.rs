@@ -1,18 +1,21 @@
-//! The guard: acquire, renew in the background against a monotonic clock, release on drop.
+//! The guard: acquire (a lock, or permits of a semaphore), renew in the background against a
+//! monotonic clock, release on drop.
+
+mod held;
+mod permits;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lock_domain::{
-    FencingToken, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName, Ttl,
-};
+use lock_domain::{FencingToken, Owner, ReleaseResult, RepositoryError, ResourceName, Ttl};
 use lock_service::{AcquireError, AcquireRequest, Acquired, LockService};
 use tokio::runtime::Runtime;
 use tokio::sync::watch;
 
 use crate::GuardSettings;
+use held::Held;
 
 /// Why a guard could not be had or released.
 #[derive(Debug, thiserror::Error)]
@@ -20,6 +23,13 @@ pub enum GuardError {
     /// Another owner holds a live lock on the resource.
     #[error("the lock on {0} is held by another owner")]
     Held(ResourceName),
+    /// Too few of the semaphore's permits are free.
+    #[error("too few permits of semaphore {name} are free ({available} of the limit)")]
+    Unavailable { name: ResourceName, available: u64 },
+    /// The semaphore's live holders use another limit, or this owner holds other permits of it;
+    /// nothing changed.
+    #[error("semaphore {name}: {why}")]
+    Conflict { name: ResourceName, why: String },
     /// The repository failed (nothing was granted, or the release is unknown).
     #[error(transparent)]
     Repository(#[from] RepositoryError),
@@ -45,7 +55,8 @@ struct Lease {
     lost: AtomicBool,
 }
 
-/// A held lock, renewed in the background, released when dropped (or by [`LockGuard::release`]).
+/// A held lock (or a grant of semaphore permits, [`LockGuard::acquire_permits`]), renewed in the
+/// background, released when dropped (or by [`LockGuard::release`]).
 ///
 /// The lease is measured on this process's monotonic clock from the moment each successful
 /// renewal request was sent, so a slow answer never makes the guard think it has more time than
@@ -53,7 +64,7 @@ struct Lease {
 /// with it, so that the downstream store can refuse a write from a holder that lost the lock.
 pub struct LockGuard {
     service: LockService,
-    resource: ResourceName,
+    held: Held,
     owner: Owner,
     token: FencingToken,
     ttl: Ttl,
@@ -66,7 +77,7 @@ pub struct LockGuard {
 impl std::fmt::Debug for LockGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LockGuard")
-            .field("resource", &self.resource)
+            .field("held", &self.held)
             .field("owner", &self.owner)
             .field("token", &self.token)
             .field("ttl", &self.ttl)
@@ -102,12 +113,7 @@ impl LockGuard {
         ttl: Ttl,
         settings: GuardSettings,
     ) -> Result<Self, GuardError> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("lock-guard")
-            .enable_time()
-            .build()
-            .map_err(GuardError::Runtime)?;
+        let runtime = guard_runtime()?;
         let sent_at = Instant::now();
         let outcome = {
             let request = AcquireRequest {
@@ -130,6 +136,30 @@ impl LockGuard {
             Err(AcquireError::Store(error)) => return Err(GuardError::Repository(error)),
             Err(AcquireError::WaitersFull(_)) => return Err(GuardError::TooManyWaiters),
         };
+        Ok(Self::start(
+            service,
+            Held::Lock(resource),
+            owner,
+            token,
+            ttl,
+            settings,
+            runtime,
+            sent_at,
+        ))
+    }
+
+    /// Starts renewing what was just granted (its acquire sent at `sent_at`).
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        service: LockService,
+        held: Held,
+        owner: Owner,
+        token: FencingToken,
+        ttl: Ttl,
+        settings: GuardSettings,
+        runtime: Runtime,
+        sent_at: Instant,
+    ) -> Self {
         let lease = Arc::new(Lease {
             renewed_at: Mutex::new(sent_at),
             lost: AtomicBool::new(false),
@@ -137,16 +167,16 @@ impl LockGuard {
         let (stop, stopped) = watch::channel(false);
         runtime.spawn(renew_until_stopped(
             service.clone(),
-            resource.clone(),
+            held.clone(),
             owner.clone(),
             ttl,
             settings.clone(),
             Arc::clone(&lease),
             stopped,
         ));
-        Ok(Self {
+        Self {
             service,
-            resource,
+            held,
             owner,
             token,
             ttl,
@@ -154,7 +184,7 @@ impl LockGuard {
             lease,
             stop,
             runtime: Some(runtime),
-        })
+        }
     }
 
     /// The fencing token of this grant: send it with every write made under the lock.
@@ -162,8 +192,9 @@ impl LockGuard {
         self.token
     }
 
+    /// The locked resource, or the semaphore's name.
     pub fn resource(&self) -> &ResourceName {
-        &self.resource
+        self.held.name()
     }
 
     /// Whether the lease can still be counted on: no renewal was refused and the last
@@ -210,10 +241,10 @@ impl LockGuard {
         // A renewal in flight may land after the release: it then finds no lock and changes
         // nothing, since a renew never creates one.
         let _ = self.stop.send(true);
-        let (service, tenant) = (self.service.clone(), self.settings.tenant.clone());
-        let (resource, owner) = (self.resource.clone(), self.owner.clone());
+        let (service, settings) = (self.service.clone(), self.settings.clone());
+        let (held, owner) = (self.held.clone(), self.owner.clone());
         let result = run_on(&runtime, self.settings.call_timeout, async move {
-            service.release(tenant, resource, owner).await
+            held.release(service, settings, owner).await
         });
         runtime.shutdown_background();
         Ok(result??)
@@ -224,6 +255,16 @@ impl Drop for LockGuard {
     fn drop(&mut self) {
         let _ = self.finish();
     }
+}
+
+/// The guard's own small runtime: its renewals and calls run there.
+fn guard_runtime() -> Result<Runtime, GuardError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("lock-guard")
+        .enable_time()
+        .build()
+        .map_err(GuardError::Runtime)
 }
 
 /// Runs `future` on the guard's runtime and waits for it on this thread, at most `timeout`.
@@ -249,7 +290,7 @@ fn run_on<T: Send + 'static>(
 
 async fn renew_until_stopped(
     service: LockService,
-    resource: ResourceName,
+    held: Held,
     owner: Owner,
     ttl: Ttl,
     settings: GuardSettings,
@@ -263,21 +304,16 @@ async fn renew_until_stopped(
             () = tokio::time::sleep(pause) => {}
         }
         let sent_at = Instant::now();
-        let renewal = service.renew(
-            settings.tenant.clone(),
-            resource.clone(),
-            owner.clone(),
-            ttl,
-        );
+        let renewal = held.renew(&service, &settings, &owner, ttl);
         pause = match tokio::time::timeout(settings.call_timeout, renewal).await {
-            Ok(Ok(RenewResult::Renewed(_))) => {
+            Ok(Ok(true)) => {
                 *lease
                     .renewed_at
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner()) = sent_at;
                 settings.renew_every
             }
-            Ok(Ok(RenewResult::NotFound | RenewResult::Forbidden)) => {
+            Ok(Ok(false)) => {
                 lease.lost.store(true, Ordering::SeqCst);
                 return;
             }

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use lock_domain::testing::{InMemoryLockRepository, ManualClock};
 use lock_domain::{
-    AcquireOutcome, ListPage, ListQuery, Lock, LockRepository, Owner, ReleaseResult, RenewResult,
-    RepositoryError, ResourceName, SystemClock, Tenant, Ttl,
+    AcquireOutcome, Capacity, ListPage, ListQuery, Lock, LockRepository, Owner,
+    PermitReleaseResult, ReleaseResult, RenewResult, RepositoryError, ResourceName,
+    SemaphoreRepository, SystemClock, Tenant, Ttl, Weight,
 };
 use lock_guard::{GuardError, GuardSettings, LockGuard};
 use lock_service::{LockService, NoEvents, ServicePorts, WaiterLimits};
@@ -245,4 +246,95 @@ fn renewal_keeps_the_lock_alive_past_its_ttl_on_sqlite() {
         None,
         "released on drop"
     );
+}
+
+fn holders(repo: &dyn SemaphoreRepository, name: &str) -> Vec<String> {
+    block_on(repo.semaphore(Tenant::default_tenant(), resource(name)))
+        .unwrap()
+        .map(|state| {
+            state
+                .holders
+                .iter()
+                .map(|lease| lease.owner.as_str().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn permit_guards_share_a_limit_and_release_on_drop() {
+    let repo = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let limit = Capacity::semaphore_limit(3).unwrap();
+    let guard = |who: &str, permits: i64| {
+        LockGuard::acquire_permits(
+            LockService::over(Arc::clone(&repo)),
+            resource("exports"),
+            owner(who),
+            Weight::permits(permits, limit).unwrap(),
+            limit,
+            ttl(30),
+        )
+    };
+    let a = guard("a", 2).unwrap();
+    let b = guard("b", 1).unwrap();
+    assert!(b.fencing_token() > a.fencing_token());
+    assert_eq!(a.resource(), &resource("exports"));
+    match guard("c", 1) {
+        Err(GuardError::Unavailable { available: 0, .. }) => {}
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+    match LockGuard::acquire_permits(
+        LockService::over(Arc::clone(&repo)),
+        resource("exports"),
+        owner("c"),
+        Weight::permits(1, Capacity::semaphore_limit(4).unwrap()).unwrap(),
+        Capacity::semaphore_limit(4).unwrap(),
+        ttl(30),
+    ) {
+        Err(GuardError::Conflict { .. }) => {}
+        other => panic!("expected a limit conflict, got {other:?}"),
+    }
+    assert_eq!(holders(repo.as_ref(), "exports"), ["a", "b"]);
+    drop(a);
+    assert_eq!(holders(repo.as_ref(), "exports"), ["b"]);
+    let c = guard("c", 2).unwrap();
+    assert!(c.fencing_token() > b.fencing_token());
+    assert!(matches!(b.release(), Ok(ReleaseResult::Released(_))));
+    assert_eq!(holders(repo.as_ref(), "exports"), ["c"]);
+}
+
+#[test]
+fn a_permit_guard_renews_past_its_ttl_and_notices_a_lost_grant() {
+    let db = TestDatabase::sqlite();
+    let store =
+        DieselLockRepository::open(&StoreConfig::new(db.url().clone()), Arc::new(SystemClock))
+            .unwrap();
+    let repo = Arc::new(store);
+    let limit = Capacity::semaphore_limit(2).unwrap();
+    let guard = LockGuard::acquire_permits(
+        LockService::over(Arc::clone(&repo)),
+        resource("sqlite sem"),
+        owner("job"),
+        Weight::permits(1, limit).unwrap(),
+        limit,
+        ttl(1),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(2_500));
+    assert_eq!(
+        holders(repo.as_ref(), "sqlite sem"),
+        ["job"],
+        "renewed past 2.5 ttl"
+    );
+    assert!(guard.is_safe());
+    // Released behind the guard's back: the next renewal finds no grant.
+    let released = block_on(repo.release_permits(
+        Tenant::default_tenant(),
+        resource("sqlite sem"),
+        owner("job"),
+    ))
+    .unwrap();
+    assert!(matches!(released, PermitReleaseResult::Released(_)));
+    assert!(eventually(Duration::from_secs(3), || guard.is_lost()).is_some());
+    assert!(!guard.is_safe());
 }
