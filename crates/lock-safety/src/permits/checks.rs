@@ -63,6 +63,18 @@ const REPORTED: usize = 5;
 
 /// Runs every check on every semaphore of the history.
 pub fn run(history: &PermitHistory) -> Vec<Finding> {
+    check(history).findings
+}
+
+/// What the checks found, and per semaphore the most permits surely held at once.
+#[derive(Debug, Clone, Default)]
+pub struct PermitReport {
+    pub findings: Vec<Finding>,
+    pub peaks: Vec<(String, u64)>,
+}
+
+/// Runs every check on every semaphore of the history.
+pub fn check(history: &PermitHistory) -> PermitReport {
     let mut by_name: BTreeMap<&str, Vec<&PermitOp>> = BTreeMap::new();
     for name in &history.names {
         by_name.entry(name).or_default();
@@ -71,14 +83,16 @@ pub fn run(history: &PermitHistory) -> Vec<Finding> {
         by_name.entry(&op.name).or_default().push(op);
     }
     let mut findings = Vec::new();
+    let mut peaks = Vec::new();
     tokens_with_two_holders(history, &mut findings);
     for (name, ops) in &by_name {
         let holds = holds(history, ops);
-        too_many_held(name, &holds, history.start, &mut findings);
+        let peak = too_many_held(name, &holds, history.start, &mut findings);
+        peaks.push(((*name).to_owned(), peak));
         too_many_shown(name, ops, &mut findings);
         new_grant_tokens(name, ops, &mut findings);
         seen_after_expiry(history, name, ops, &mut findings);
         lost_acknowledgements(name, &holds, ops, &mut findings);
     }
-    findings
+    PermitReport { findings, peaks }
 }

@@ -1,12 +1,13 @@
 //! `lock-safety`: runs several lockd instances on one database, many concurrent clients doing
-//! random lock operations, and a fault injector; records every operation; then checks the history
-//! (see the `lock_safety` library) and exits non-zero on any violation. docs/safety.md explains
+//! random lock and semaphore operations, and a fault injector; records every operation; then
+//! checks the histories (see the `lock_safety` library) and exits non-zero on any violation. docs/safety.md explains
 //! how to run it and read its output.
 
 mod cluster;
 mod faults;
 
 mod rng;
+mod semaphores;
 mod workload;
 
 use std::collections::BTreeMap;
@@ -18,11 +19,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
+use lock_safety::permits::{self, PermitHistory, PermitOutcome};
 use lock_safety::{check, History, OpKind, Outcome};
 
 use crate::cluster::{Database, Fleet, PgCluster};
 use crate::faults::Fault;
 use crate::workload::{Clock, Plan};
+
+/// How many semaphores the clients share.
+const SEMAPHORES: usize = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Backend {
@@ -30,7 +35,7 @@ enum Backend {
     Postgres,
 }
 
-/// Record a history of lock operations against lockd under faults, then check it.
+/// Record a history of lock and semaphore operations against lockd under faults, then check it.
 #[derive(Debug, Parser)]
 #[command(name = "lock-safety")]
 struct Args {
@@ -68,7 +73,8 @@ struct Args {
     /// "unknown".
     #[arg(long, default_value_t = 3_000_000)]
     budget: u64,
-    /// Check a recorded history (the `history.jsonl` of an earlier run) instead of running.
+    /// Check a recorded history (the `history.jsonl` of an earlier run, and the `permits.jsonl`
+    /// beside it if there is one) instead of running.
     #[arg(long)]
     check: Option<PathBuf>,
     /// Where the lockd logs and the recorded history go (default target/safety/BACKEND-SEED).
@@ -89,7 +95,30 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        return verdict(&history, args.budget, &[], &[], "recorded", &args);
+        let permits_path = path.with_file_name("permits.jsonl");
+        let permit_history = if permits_path.exists() {
+            match std::fs::read_to_string(&permits_path)
+                .map_err(|e| e.to_string())
+                .and_then(|text| permits::json::read(&text))
+            {
+                Ok(history) => history,
+                Err(error) => {
+                    eprintln!("lock-safety: {}: {error}", permits_path.display());
+                    return ExitCode::from(2);
+                }
+            }
+        } else {
+            PermitHistory::new(history.start, history.seed)
+        };
+        return verdict(
+            &history,
+            &permit_history,
+            args.budget,
+            &[],
+            &[],
+            "recorded",
+            &args,
+        );
     }
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -103,11 +132,13 @@ fn main() -> ExitCode {
         Backend::Postgres => "postgres",
     };
     println!(
-        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, faults {}",
+        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, {} semaphores (limit {}), faults {}",
         args.seconds,
         args.instances,
         args.clients,
         args.resources,
+        SEMAPHORES,
+        semaphores::LIMIT,
         if args.no_faults { "off" } else { "on" }
     );
     match run(&args, seed, backend) {
@@ -164,6 +195,7 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
         resources: (0..args.resources.max(1))
             .map(|j| format!("{run_id}/r{j}"))
             .collect(),
+        semaphores: (0..SEMAPHORES).map(|j| format!("{run_id}/s{j}")).collect(),
         prefix: format!("{run_id}/"),
         run_id,
         clients: args.clients.max(1),
@@ -186,8 +218,11 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
         thread::spawn(move || faults::inject(db, fleet, kinds, seed, until, move || clock.now()))
     };
     let mut ops = Vec::new();
+    let mut permit_ops = Vec::new();
     for client in clients {
-        ops.extend(client.join().map_err(|_| "a client thread panicked")?);
+        let (locks, semaphores) = client.join().map_err(|_| "a client thread panicked")?;
+        ops.extend(locks);
+        permit_ops.extend(semaphores);
     }
     let (events, fault_errors) = injector.join().map_err(|_| "the fault injector panicked")?;
     fleet.stop();
@@ -205,11 +240,20 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
     for op in ops {
         history.push(op);
     }
-    write_history(&history, &events, &out);
+    let mut permit_history = PermitHistory::new(start, seed);
+    permit_history.names = plan.semaphores.clone();
+    permit_history.horizon_us = history.horizon_us;
+    permit_history.margin_us = history.margin_us;
+    permit_ops.sort_by_key(|op| (op.invoke, op.client));
+    for op in permit_ops {
+        permit_history.push(op);
+    }
+    write_history(&history, &permit_history, &events, &out);
     println!("history and lockd logs: {}", out.display());
 
     Ok(verdict(
         &history,
+        &permit_history,
         args.budget,
         &events,
         &fault_errors,
@@ -218,9 +262,10 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
     ))
 }
 
-/// Checks the history, prints the summary and the verdict, and says how the process exits.
+/// Checks the histories, prints the summary and the verdict, and says how the process exits.
 fn verdict(
     history: &History,
+    permit_history: &PermitHistory,
     budget: u64,
     events: &[faults::Event],
     fault_errors: &[String],
@@ -229,29 +274,43 @@ fn verdict(
 ) -> ExitCode {
     let seed = history.seed;
     print_summary(history, events);
+    print_permit_summary(permit_history);
     for error in fault_errors {
         println!("!!! fault injection stopped early: {error}");
     }
     let checked = Instant::now();
     let report = check(history, budget);
+    let permit_report = permits::checks::check(permit_history);
+    let permit_findings = permit_report.findings;
+    let violations = report.violations() + permit_findings.len();
     println!(
-        "checked in {:.1} s: {} resources, {} violations, {} unknown, at most {} states searched per resource",
+        "checked in {:.1} s: {} resources, {} semaphores, {} violations, {} unknown, at most {} states searched per resource",
         checked.elapsed().as_secs_f64(),
         report.partitions.len(),
-        report.violations(),
+        permit_history.names.len(),
+        violations,
         report.unknown(),
         report.max_states()
     );
     print!("{}", report.render(history));
-    if report.violations() > 0 {
+    for (name, peak) in &permit_report.peaks {
+        println!(
+            "semaphore {name:<23} at most {peak} permits surely held at once (limit {})",
+            semaphores::LIMIT
+        );
+    }
+    print!(
+        "{}",
+        permits::report::render(permit_history, &permit_findings)
+    );
+    if violations > 0 {
         print!("faults injected:\n{}", fault_lines(history, events));
         if backend == "recorded" {
-            println!("FAILED: {} violations (seed {seed})", report.violations());
+            println!("FAILED: {violations} violations (seed {seed})");
             return ExitCode::from(1);
         }
         println!(
-            "FAILED: {} violations (backend {backend}, seed {}); rerun: lock-safety --backend {backend} --seed {} --seconds {} --instances {} --clients {} --resources {}",
-            report.violations(),
+            "FAILED: {violations} violations (backend {backend}, seed {}); rerun: lock-safety --backend {backend} --seed {} --seconds {} --instances {} --clients {} --resources {}",
             seed,
             seed,
             args.seconds,
@@ -323,8 +382,13 @@ fn print_summary(history: &History, events: &[faults::Event]) {
     }
 }
 
-/// Writes the history, one operation a line, and the faults, for reading after the run.
-fn write_history(history: &History, events: &[faults::Event], out: &std::path::Path) {
+/// Writes the histories, one operation a line, and the faults, for reading after the run.
+fn write_history(
+    history: &History,
+    permit_history: &PermitHistory,
+    events: &[faults::Event],
+    out: &std::path::Path,
+) {
     let text: String = history
         .ops
         .iter()
@@ -336,6 +400,41 @@ fn write_history(history: &History, events: &[faults::Event], out: &std::path::P
         lock_safety::history::json::write(history),
     );
     let _ = std::fs::write(out.join("faults.txt"), fault_lines(history, events));
+    let text: String = permit_history
+        .ops
+        .iter()
+        .map(|op| permit_history.describe(op) + "\n")
+        .collect();
+    let _ = std::fs::write(out.join("permits.txt"), text);
+    let _ = std::fs::write(
+        out.join("permits.jsonl"),
+        permits::json::write(permit_history),
+    );
+}
+
+/// One line: the semaphore operations by outcome.
+fn print_permit_summary(history: &PermitHistory) {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for op in &history.ops {
+        let outcome = match &op.outcome {
+            PermitOutcome::Granted(_) => "granted",
+            PermitOutcome::Unavailable => "unavailable",
+            PermitOutcome::Conflict { .. } => "conflict",
+            PermitOutcome::Released => "released",
+            PermitOutcome::Renewed(_) => "renewed",
+            PermitOutcome::Seen(_) => "status",
+            PermitOutcome::NotFound => "not found",
+            PermitOutcome::Failed { .. } => "failed",
+            PermitOutcome::Unknown { .. } => "unknown",
+        };
+        *counts.entry(outcome).or_default() += 1;
+    }
+    let counts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    println!(
+        "{} semaphore operations: {}",
+        history.ops.len(),
+        counts.join(", ")
+    );
 }
 
 fn fault_lines(history: &History, events: &[faults::Event]) -> String {

@@ -1,16 +1,18 @@
-//! The clients: threads doing random lock operations on a few resources through random instances,
-//! each operation recorded with its invoke and complete instants and its outcome as seen.
+//! The clients: threads doing random lock operations on a few resources, and semaphore operations
+//! on two semaphores (see `semaphores.rs`), through random instances, each operation recorded with
+//! its invoke and complete instants and its outcome as seen.
 
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use lock_safety::history::Micros;
-use lock_safety::{Lease, Op, OpKind, Outcome};
+use lock_safety::{Lease, Op, OpKind, Outcome, PermitOp};
 use serde_json::{json, Value};
 
 use crate::cluster::Fleet;
 use crate::rng::Rng;
+use crate::semaphores;
 
 /// Instants in microseconds since the Unix epoch, from a monotonic clock anchored once to the
 /// wall clock (the server's timestamps come from the same machine's wall clock).
@@ -39,6 +41,8 @@ impl Clock {
 /// What every client shares.
 pub struct Plan {
     pub resources: Vec<String>,
+    /// The semaphores, all with the limit [`semaphores::LIMIT`].
+    pub semaphores: Vec<String>,
     pub prefix: String,
     pub run_id: String,
     pub clients: usize,
@@ -54,19 +58,32 @@ pub fn owner_of(plan: &Plan, c: usize) -> String {
     format!("{}-owner-{slot}", plan.run_id)
 }
 
-/// Runs one client until the plan's end; returns its operations (ids not yet assigned).
-pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Vec<Op> {
+/// Runs one client until the plan's end; returns its lock and its semaphore operations (ids not
+/// yet assigned).
+pub fn client(
+    plan: Arc<Plan>,
+    fleet: Arc<Fleet>,
+    clock: Clock,
+    c: usize,
+) -> (Vec<Op>, Vec<PermitOp>) {
     let mut rng = Rng::new(plan.seed ^ (c as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let own = owner_of(&plan, c);
     // Impatient clients hang up early: mid-wait, or before a slow answer.
     let impatient = c % 4 == 3;
     let mut ops = Vec::new();
+    let mut permit_ops = Vec::new();
     while Instant::now() < plan.until {
         thread::sleep(Duration::from_millis(rng.below(40)));
         let Some(base) = pick_instance(&fleet, &mut rng) else {
             thread::sleep(Duration::from_millis(50));
             continue;
         };
+        if rng.below(100) < semaphores::SHARE {
+            permit_ops.push(semaphores::operation(
+                &plan, &base, &clock, &mut rng, c, impatient,
+            ));
+            continue;
+        }
         let resource = plan.resources[rng.below(plan.resources.len() as u64) as usize].clone();
         // Acquires use our own owner; renews and releases sometimes another client's (a wrong
         // owner, or the same identity used by someone else) or a stranger's (never a holder).
@@ -127,7 +144,7 @@ pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Vec
             outcome,
         });
     }
-    ops
+    (ops, permit_ops)
 }
 
 fn pick_instance(fleet: &Fleet, rng: &mut Rng) -> Option<String> {
@@ -136,14 +153,49 @@ fn pick_instance(fleet: &Fleet, rng: &mut Rng) -> Option<String> {
     (0..n).find_map(|k| fleet.base((first + k) % n))
 }
 
-/// Sends one request on a fresh connection (never a pooled one: a request retried on a stale
-/// pooled connection could take effect twice) and classifies the answer.
-fn perform(base: &str, resource: &str, prefix: &str, kind: &OpKind, timeout: Duration) -> Outcome {
-    let agent = ureq::AgentBuilder::new()
+/// An agent that sends each request on a fresh connection (never a pooled one: a request
+/// retried on a stale pooled connection could take effect twice).
+pub fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::AgentBuilder::new()
         .max_idle_connections(0)
         .timeout_connect(Duration::from_millis(500))
         .timeout(timeout)
-        .build();
+        .build()
+}
+
+/// What came back for one request.
+pub enum Answer {
+    /// A status and its body.
+    Status(u16, String),
+    /// The connection was refused: the request reached no server, nothing happened.
+    Refused,
+    /// No usable answer (a timeout, a lost connection, a body that broke off).
+    Lost(String),
+}
+
+/// Reads the answer of one request.
+pub fn answer(result: Result<ureq::Response, ureq::Error>) -> Answer {
+    match result {
+        Ok(response) => {
+            let status = response.status();
+            match response.into_string() {
+                Ok(text) => Answer::Status(status, text),
+                Err(e) => Answer::Lost(format!("{status} answer broke off: {e}")),
+            }
+        }
+        Err(ureq::Error::Status(status, response)) => {
+            Answer::Status(status, response.into_string().unwrap_or_default())
+        }
+        Err(ureq::Error::Transport(t)) if t.kind() == ureq::ErrorKind::ConnectionFailed => {
+            Answer::Refused
+        }
+        Err(ureq::Error::Transport(t)) => Answer::Lost(format!("transport: {t}")),
+    }
+}
+
+/// Sends one request on a fresh connection and classifies the answer.
+fn perform(base: &str, resource: &str, prefix: &str, kind: &OpKind, timeout: Duration) -> Outcome {
+    let agent = agent(timeout);
     let path = format!("{base}/locks/{}", encode(resource));
     let result = match kind {
         OpKind::Acquire {
@@ -168,26 +220,11 @@ fn perform(base: &str, resource: &str, prefix: &str, kind: &OpKind, timeout: Dur
             .query("limit", "1000")
             .call(),
     };
-    let (status, body) = match result {
-        Ok(response) => {
-            let status = response.status();
-            match response.into_string() {
-                Ok(text) => (status, text),
-                Err(e) => return unknown(format!("{status} answer broke off: {e}")),
-            }
-        }
-        Err(ureq::Error::Status(status, response)) => {
-            (status, response.into_string().unwrap_or_default())
-        }
-        Err(ureq::Error::Transport(t)) => {
-            // A refused connection reached no server: nothing happened.
-            if t.kind() == ureq::ErrorKind::ConnectionFailed {
-                return Outcome::Failed { status: 0 };
-            }
-            return unknown(format!("transport: {t}"));
-        }
-    };
-    classify(kind, resource, status, &body)
+    match answer(result) {
+        Answer::Status(status, body) => classify(kind, resource, status, &body),
+        Answer::Refused => Outcome::Failed { status: 0 },
+        Answer::Lost(why) => unknown(why),
+    }
 }
 
 fn unknown(why: String) -> Outcome {
@@ -253,7 +290,7 @@ fn parse_lease(v: &Value) -> Option<Lease> {
 }
 
 /// Percent-encodes a path segment (resources here are letters, digits, `-`, `/` and `:`).
-fn encode(segment: &str) -> String {
+pub fn encode(segment: &str) -> String {
     segment
         .bytes()
         .map(|b| match b {

@@ -11,13 +11,14 @@ use crate::permits::{PermitOp, PermitOutcome};
 /// Sweeps the holds in time. A grant counts its permits once while any of its holds (its grant
 /// and its renewals) covers the instant; intervals are half-open, so a hold ending at `t` and
 /// another starting at `t` do not meet. The limit is the largest any of the counted grants
-/// showed (they must all agree; the largest is the weakest claim).
+/// showed (they must all agree; the largest is the weakest claim). Returns the most permits
+/// surely held at once (how close the run came to the limit, so how much the check could see).
 pub(super) fn too_many_held(
     name: &str,
     holds: &[Hold<'_>],
     start: Micros,
     findings: &mut Vec<Finding>,
-) {
+) -> u64 {
     // (instant, 0 for an end / 1 for a start, hold): ends first at one instant.
     let mut events: Vec<(Micros, u8, usize)> = Vec::with_capacity(holds.len() * 2);
     for (i, hold) in holds.iter().enumerate() {
@@ -28,6 +29,7 @@ pub(super) fn too_many_held(
     let mut active: Vec<usize> = Vec::new();
     let mut covering: HashMap<(&str, i64), usize> = HashMap::new();
     let mut held: u64 = 0;
+    let mut peak: u64 = 0;
     let mut over = false;
     let mut reported = 0;
     for (at, starts, i) in events {
@@ -51,6 +53,7 @@ pub(super) fn too_many_held(
             .map(|&a| holds[a].lease.limit)
             .max()
             .unwrap_or(0);
+        peak = peak.max(held);
         let now_over = held > u64::from(limit);
         if now_over && !over && reported < REPORTED {
             // One hold per grant, the one that covers this instant.
@@ -87,6 +90,7 @@ pub(super) fn too_many_held(
         }
         over = now_over;
     }
+    peak
 }
 
 /// A status shows the live holders of one instant: their permits add up to at most the limit.
@@ -161,7 +165,7 @@ mod tests {
         // a's two holds overlap over [50, 100): 2 + 1 permits, not 2 + 2 + 1.
         let holds = vec![hold(&a1, 0, 100), hold(&b, 10, 200), hold(&a2, 50, 150)];
         let mut findings = Vec::new();
-        too_many_held("s", &holds, 0, &mut findings);
+        let _ = too_many_held("s", &holds, 0, &mut findings);
         assert!(findings.is_empty(), "{findings:?}");
         // Another grant of the same owner is a second grant.
         let a_other = op(3, "a", 3, 2);
@@ -170,7 +174,7 @@ mod tests {
             hold(&b, 10, 200),
             hold(&a_other, 50, 150),
         ];
-        too_many_held("s", &holds, 0, &mut findings);
+        let _ = too_many_held("s", &holds, 0, &mut findings);
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].ops, vec![0, 2, 3]);
     }
@@ -180,7 +184,7 @@ mod tests {
         let (a, b, c) = (op(0, "a", 1, 2), op(1, "b", 2, 1), op(2, "c", 3, 1));
         let holds = vec![hold(&a, 0, 100), hold(&b, 0, 200), hold(&c, 100, 200)];
         let mut findings = Vec::new();
-        too_many_held("s", &holds, 0, &mut findings);
+        let _ = too_many_held("s", &holds, 0, &mut findings);
         assert!(findings.is_empty(), "{findings:?}");
     }
 }
