@@ -2,7 +2,9 @@
 
 Run by tests/live/python-client (which makes the virtualenv and generates the package
 `lockd_client` with openapi-python-client). Every answer must parse into the generated model of
-its status code: a 200 into AcquireGranted / AcquireHeld / LockView, a problem into Problem.
+its status code: a 200 into AcquireGranted / AcquireHeld / LockView (or, for semaphores,
+PermitGranted / PermitUnavailable / SemaphoreView / PermitView / SemaphoreList), a problem into
+Problem.
 Prints "python-client: N passed, M failed" and exits non-zero on any failure.
 """
 
@@ -12,6 +14,13 @@ import sys
 from lockd_client import AuthenticatedClient, Client
 from lockd_client.api.locks import acquire_lock, get_lock, release_lock, renew_lock
 from lockd_client.api.operations import healthz, readyz
+from lockd_client.api.semaphores import (
+    acquire_permits,
+    get_semaphore,
+    list_semaphores,
+    release_permits,
+    renew_permits,
+)
 from lockd_client.models import (
     AcquireGranted,
     AcquireHeld,
@@ -19,9 +28,16 @@ from lockd_client.models import (
     FieldError,
     HealthStatus,
     LockView,
+    PermitAcquireRequest,
+    PermitGranted,
+    PermitRenewRequest,
+    PermitUnavailable,
+    PermitView,
     Problem,
     ReleaseRequest,
     RenewRequest,
+    SemaphoreList,
+    SemaphoreView,
 )
 
 from lockd_process import LockdProcess
@@ -126,10 +142,52 @@ def scenario(base):
           and again.parsed.lock.fencing_token > lock.fencing_token, again)
 
 
+def semaphores(base):
+    client = AuthenticatedClient(base_url=base, token=KEY, raise_on_unexpected_status=True)
+    name = "exports/eu west"
+    value = {"batch": 12, "parts": ["a", "b"]}
+    granted = acquire_permits.sync_detailed(name, client=client, body=PermitAcquireRequest(
+        owner="exporter-1", ttl_seconds=30, limit=3, permits=2, value=value))
+    permit = granted.parsed.permit if isinstance(granted.parsed, PermitGranted) else None
+    check("acquirePermits parses into PermitGranted", permit is not None
+          and permit.name == name and permit.permits == 2 and permit.limit == 3
+          and permit.value == value and permit.fencing_token >= 1
+          and permit.expires_at - permit.acquired_at == datetime.timedelta(seconds=30), granted)
+    if permit is None:
+        return
+    unavailable = acquire_permits.sync_detailed(name, client=client, body=PermitAcquireRequest(
+        owner="exporter-2", ttl_seconds=30, limit=3, permits=2))
+    check("too few permits parses into PermitUnavailable",
+          isinstance(unavailable.parsed, PermitUnavailable)
+          and unavailable.parsed.acquired is False and unavailable.parsed.available == 1,
+          unavailable)
+    mismatch = acquire_permits.sync_detailed(name, client=client, body=PermitAcquireRequest(
+        owner="exporter-3", ttl_seconds=30, limit=5))
+    check("another limit is a 409 Problem with the current limit",
+          problem(mismatch, 409, "limit-mismatch") and mismatch.parsed.limit == 3, mismatch)
+    state = get_semaphore.sync_detailed(name, client=client)
+    check("getSemaphore parses into SemaphoreView", isinstance(state.parsed, SemaphoreView)
+          and state.parsed.in_use == 2 and state.parsed.available == 1
+          and [h.owner for h in state.parsed.holders] == ["exporter-1"], state)
+    renewed = renew_permits.sync_detailed(name, client=client, body=PermitRenewRequest(
+        owner="exporter-1", ttl_seconds=60, value=[1, 2]))
+    check("renewPermits parses into PermitView with the value replaced",
+          isinstance(renewed.parsed, PermitView) and renewed.parsed.value == [1, 2]
+          and renewed.parsed.fencing_token == permit.fencing_token, renewed)
+    listed = list_semaphores.sync_detailed(client=client, prefix="exports/")
+    check("listSemaphores parses into SemaphoreList", isinstance(listed.parsed, SemaphoreList)
+          and [s.name for s in listed.parsed.semaphores] == [name], listed)
+    released = release_permits.sync_detailed(name, client=client, owner="exporter-1")
+    check("releasePermits by the holder is a 204", released.status_code == 204, released)
+    gone = release_permits.sync_detailed(name, client=client, body=ReleaseRequest(owner="exporter-1"))
+    check("a second release is a 404 Problem", problem(gone, 404, "not-found"), gone)
+
+
 def main():
     with LockdProcess(api_keys={"default": KEY}) as lockd:
         try:
             scenario(lockd.base)
+            semaphores(lockd.base)
         except Exception as error:  # an unexpected status or an answer that does not parse
             check("the scenario runs to the end", False, repr(error))
     print(f"python-client: {passed} passed, {failed} failed")
