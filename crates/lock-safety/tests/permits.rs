@@ -284,6 +284,16 @@ fn a_regrant_of_an_unheard_grant_is_not_flagged() {
     r.acquire("b", 1, 100, 105, granted("b", 2, 1, 100));
     r.acquire("a", 1, 400, 405, granted("a", 1, 1, 400));
     assert_passes(&r);
+    // Once that unheard grant has surely expired (its latest effect, 2.3 s, plus its TTL, 2 s),
+    // a grant with token 1 is new, and a regression.
+    let mut r = Recorder::new();
+    r.acquire("a", 1, 0, 300, unknown());
+    r.acquire("b", 1, 100, 105, granted("b", 2, 1, 100));
+    r.acquire("a", 1, 4_400, 4_405, granted("a", 1, 1, 4_400));
+    assert_eq!(kinds(&r.check()), vec![Kind::TokenRegression]);
+    // Unless a renew left unknown may have kept it alive.
+    r.renew("a", 2_000, 2_600, unknown());
+    assert_passes(&r);
     // Without the unknown acquire, token 1 after token 2 is a regression.
     let mut r = Recorder::new();
     r.acquire("a", 1, 0, 300, PermitOutcome::Unavailable);

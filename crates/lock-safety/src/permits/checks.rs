@@ -90,7 +90,7 @@ pub fn check(history: &PermitHistory) -> PermitReport {
         let peak = too_many_held(name, &holds, history.start, &mut findings);
         peaks.push(((*name).to_owned(), peak));
         too_many_shown(name, ops, &mut findings);
-        new_grant_tokens(name, ops, &mut findings);
+        new_grant_tokens(history, name, ops, &mut findings);
         seen_after_expiry(history, name, ops, &mut findings);
         lost_acknowledgements(name, &holds, ops, &mut findings);
     }

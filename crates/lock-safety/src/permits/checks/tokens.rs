@@ -38,11 +38,18 @@ pub(super) fn tokens_with_two_holders(history: &PermitHistory, findings: &mut Ve
 }
 
 /// A grant is surely new (not a re-grant keeping an earlier token) when its token was shown to
-/// its owner by no other answer on the semaphore, and its owner had no acquire there with an
-/// unknown outcome invoked before the grant completed (that one could have made an unseen grant
-/// which this one re-granted). A new token is drawn after the grant's invoke, so it is larger than
-/// every token an answer that completed before that invoke showed.
-pub(super) fn new_grant_tokens(name: &str, ops: &[&PermitOp], findings: &mut Vec<Finding>) {
+/// its owner by no other answer on the semaphore, and no unseen grant of its owner can have been
+/// live when it was invoked. An unseen grant needs an acquire of the owner with an unknown outcome
+/// invoked before this grant completed; and it lives only until the expiry the last acquire or
+/// renew touching it gave it, which, since no answer showed it, was one left unknown too: at most
+/// its latest effect plus its TTL (plus the margin). A new token is drawn after the grant's
+/// invoke, so it is larger than every token an answer that completed before that invoke showed.
+pub(super) fn new_grant_tokens(
+    history: &PermitHistory,
+    name: &str,
+    ops: &[&PermitOp],
+    findings: &mut Vec<Finding>,
+) {
     // Every token shown, by the completion of its answer, with the running maximum.
     let mut shown: Vec<(Micros, i64, usize)> = ops
         .iter()
@@ -69,12 +76,28 @@ pub(super) fn new_grant_tokens(name: &str, ops: &[&PermitOp], findings: &mut Vec
         if showings[&(lease.owner.as_str(), lease.token)] > 1 {
             continue;
         }
-        let unheard = ops.iter().any(|op| {
-            matches!(&op.kind, PermitOpKind::Acquire { owner, .. } if *owner == lease.owner)
-                && op.outcome.is_unknown()
-                && op.invoke < grant.complete
+        let unheard: Vec<&PermitOp> = ops
+            .iter()
+            .copied()
+            .filter(|op| {
+                op.kind.owner() == Some(lease.owner.as_str())
+                    && op.outcome.is_unknown()
+                    && op.invoke < grant.complete
+            })
+            .collect();
+        let unheard_grant = unheard
+            .iter()
+            .any(|op| matches!(op.kind, PermitOpKind::Acquire { .. }));
+        let unheard_live_then = unheard.iter().any(|op| {
+            let ttl = match op.kind {
+                PermitOpKind::Acquire { ttl_seconds, .. }
+                | PermitOpKind::Renew { ttl_seconds, .. } => ttl_seconds,
+                _ => return false,
+            };
+            op.latest_effect(history.horizon_us) + i64::from(ttl) * 1_000_000 + history.margin_us
+                >= grant.invoke
         });
-        if unheard {
+        if unheard_grant && unheard_live_then {
             continue;
         }
         let before = shown.partition_point(|&(complete, _, _)| complete < grant.invoke);
