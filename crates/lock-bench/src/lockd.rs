@@ -88,6 +88,8 @@ pub struct LockdClient {
     conn: HttpConnection,
     owner: String,
     acquire_body: Vec<u8>,
+    /// W6's acquire body (the limit is the same for every semaphore of a run).
+    permit_body: Option<Vec<u8>>,
 }
 
 impl LockSystem for LockdSystem {
@@ -98,6 +100,7 @@ impl LockSystem for LockdSystem {
         Ok(LockdClient {
             conn: HttpConnection::connect(&self.addr).await?,
             acquire_body: format!(r#"{{"owner":"{owner}","ttl_seconds":30}}"#).into_bytes(),
+            permit_body: None,
             owner,
         })
     }
@@ -121,6 +124,28 @@ impl LockClient for LockdClient {
 
     async fn release(&mut self, resource: &str) -> std::io::Result<bool> {
         let path = format!("/locks/{resource}?owner={}", self.owner);
+        Ok(self.conn.request("DELETE", &path, None).await?.status == 204)
+    }
+
+    async fn acquire_permit(&mut self, semaphore: &str, limit: u32) -> std::io::Result<bool> {
+        let owner = &self.owner;
+        let body = self.permit_body.get_or_insert_with(|| {
+            format!(r#"{{"owner":"{owner}","ttl_seconds":30,"limit":{limit}}}"#).into_bytes()
+        });
+        let answer = self
+            .conn
+            .request("POST", &format!("/semaphores/{semaphore}"), Some(body))
+            .await?;
+        match answer.status {
+            200 => Ok(answer.body.starts_with(br#"{"acquired":true"#)),
+            status => Err(std::io::Error::other(format!(
+                "semaphore acquire answered {status}"
+            ))),
+        }
+    }
+
+    async fn release_permit(&mut self, semaphore: &str) -> std::io::Result<bool> {
+        let path = format!("/semaphores/{semaphore}?owner={}", self.owner);
         Ok(self.conn.request("DELETE", &path, None).await?.status == 204)
     }
 

@@ -36,7 +36,7 @@ pub struct Measure<'a> {
 }
 
 impl Measure<'_> {
-    /// W1 to W4 on `system`, one after another.
+    /// W1 to W4 and W6 on `system`, one after another.
     ///
     /// # Panics
     /// On W5, which needs two lockd instances ([`Measure::handoffs`]).
@@ -57,6 +57,7 @@ impl Measure<'_> {
                         }
                         Workload::W2 => workload::contended(system, clients, duration, &tag).await,
                         Workload::W4 => workload::reads(system, clients, duration, &tag).await,
+                        Workload::W6 => workload::semaphores(system, clients, duration, &tag).await,
                         Workload::W5 { .. } => panic!("W5 needs two lockd instances"),
                     }
                 })

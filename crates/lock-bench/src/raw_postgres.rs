@@ -49,6 +49,32 @@ WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.expires_at_ms > n
 RETURNING l.fencing_token"
 );
 
+/// W6, in one transaction per acquire as lockd does it on PostgreSQL: a transaction-level
+/// advisory lock on the semaphore, the clock, the permits of its live holders, and the grant when
+/// there is room (a new fencing token from lockd's sequence). Binds: tenant, name.
+const LOCK_SEMAPHORE: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 13))";
+
+/// The clock and the permits the live holders of (`$1`, `$2`) take.
+const PERMITS_IN_USE: &str = concat!(
+    "SELECT n.ms, COALESCE((SELECT SUM(permits) FROM semaphore_holders
+        WHERE tenant = $1 AND name = $2 AND expires_at_ms > n.ms), 0)::BIGINT FROM ",
+    now_ms!()
+);
+
+/// A grant of one permit of limit `$4` to `$3` from `$5` for `$6` ms, replacing the owner's
+/// ended row if there is one.
+const GRANT_PERMIT: &str = "\
+INSERT INTO semaphore_holders (tenant, name, owner, permits, semaphore_limit, acquired_at_ms,
+                               expires_at_ms, fencing_token, regranted, value)
+VALUES ($1, $2, $3, 1, $4, $5, $5 + $6, nextval('fencing_tokens'), 0, NULL)
+ON CONFLICT (tenant, name, owner) DO UPDATE SET
+    acquired_at_ms = EXCLUDED.acquired_at_ms, expires_at_ms = EXCLUDED.expires_at_ms,
+    fencing_token = EXCLUDED.fencing_token, semaphore_limit = EXCLUDED.semaphore_limit";
+
+/// Ends the caller's grant. Binds: tenant, name, owner.
+const RELEASE_PERMIT: &str =
+    "DELETE FROM semaphore_holders WHERE tenant = $1 AND name = $2 AND owner = $3 RETURNING 1";
+
 pub struct RawPostgresSystem {
     pub url: String,
 }
@@ -58,6 +84,8 @@ pub struct RawPostgresClient {
     acquire: Statement,
     release: Statement,
     owner: String,
+    /// W6's statements, prepared on first use.
+    permits: Option<[Statement; 4]>,
 }
 
 impl LockSystem for RawPostgresSystem {
@@ -81,6 +109,7 @@ impl LockSystem for RawPostgresSystem {
             acquire,
             release,
             owner: format!("bench-{client}"),
+            permits: None,
         })
     }
 }
@@ -105,6 +134,65 @@ impl LockClient for RawPostgresClient {
             .await
             .map_err(io::Error::other)?;
         Ok(rows.len() == 1)
+    }
+
+    async fn acquire_permit(&mut self, semaphore: &str, limit: u32) -> io::Result<bool> {
+        let [lock, in_use, grant, _] = self.permit_statements().await?.clone();
+        let transaction = self.client.transaction().await.map_err(io::Error::other)?;
+        transaction
+            .execute(&lock, &[&"default", &semaphore])
+            .await
+            .map_err(io::Error::other)?;
+        let row = transaction
+            .query_one(&in_use, &[&"default", &semaphore])
+            .await
+            .map_err(io::Error::other)?;
+        let (now, used): (i64, i64) = (row.get(0), row.get(1));
+        let granted = used < i64::from(limit);
+        if granted {
+            transaction
+                .execute(
+                    &grant,
+                    &[
+                        &"default",
+                        &semaphore,
+                        &self.owner,
+                        &i64::from(limit),
+                        &now,
+                        &30_000i64,
+                    ],
+                )
+                .await
+                .map_err(io::Error::other)?;
+        }
+        transaction.commit().await.map_err(io::Error::other)?;
+        Ok(granted)
+    }
+
+    async fn release_permit(&mut self, semaphore: &str) -> io::Result<bool> {
+        let release = self.permit_statements().await?[3].clone();
+        let rows = self
+            .client
+            .query(&release, &[&"default", &semaphore, &self.owner])
+            .await
+            .map_err(io::Error::other)?;
+        Ok(rows.len() == 1)
+    }
+}
+
+impl RawPostgresClient {
+    async fn permit_statements(&mut self) -> io::Result<&[Statement; 4]> {
+        if self.permits.is_none() {
+            let mut prepared = Vec::new();
+            for sql in [LOCK_SEMAPHORE, PERMITS_IN_USE, GRANT_PERMIT, RELEASE_PERMIT] {
+                prepared.push(self.client.prepare(sql).await.map_err(io::Error::other)?);
+            }
+            let prepared: [Statement; 4] = prepared
+                .try_into()
+                .map_err(|_| io::Error::other("four statements"))?;
+            self.permits = Some(prepared);
+        }
+        Ok(self.permits.as_ref().expect("prepared just now"))
     }
 }
 

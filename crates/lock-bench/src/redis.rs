@@ -14,6 +14,22 @@ use crate::workload::{LockClient, LockSystem};
 const RELEASE_SCRIPT: &str =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
+/// A semaphore in the manner of Redisson's `RPermitExpirableSemaphore`: the semaphore is a
+/// sorted set of its permits (member: the holder, score: the lease's end in ms on Redis's
+/// clock), and one Lua script drops the ended ones and takes a permit when fewer than the limit
+/// are held (or extends the caller's own). No fencing token, as in Redisson. KEYS[1]: the
+/// semaphore; ARGV: owner, limit, ttl (ms).
+const ACQUIRE_PERMIT_SCRIPT: &str = "\
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('zremrangebyscore', KEYS[1], '-inf', now)
+if redis.call('zscore', KEYS[1], ARGV[1]) or redis.call('zcard', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('zadd', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+  redis.call('pexpire', KEYS[1], tonumber(ARGV[3]))
+  return 1
+end
+return 0";
+
 /// A redis-server started for the benchmark, killed when dropped.
 pub struct RedisServer {
     child: Child,
@@ -70,6 +86,7 @@ pub struct RedisClient {
     stream: TcpStream,
     owner: String,
     script_sha: String,
+    permit_sha: String,
     buffer: Vec<u8>,
 }
 
@@ -83,8 +100,18 @@ impl LockSystem for RedisSystem {
             stream,
             owner: format!("bench-{client}-{}", Instant::now().elapsed().as_nanos()),
             script_sha: String::new(),
+            permit_sha: String::new(),
             buffer: Vec::new(),
         };
+        match client
+            .command(&["SCRIPT", "LOAD", ACQUIRE_PERMIT_SCRIPT])
+            .await?
+        {
+            Reply::Bulk(Some(sha)) => {
+                client.permit_sha = String::from_utf8_lossy(&sha).into_owned()
+            }
+            other => return Err(io::Error::other(format!("SCRIPT LOAD answered {other:?}"))),
+        }
         match client.command(&["SCRIPT", "LOAD", RELEASE_SCRIPT]).await? {
             Reply::Bulk(Some(sha)) => {
                 client.script_sha = String::from_utf8_lossy(&sha).into_owned()
@@ -116,6 +143,26 @@ impl LockClient for RedisClient {
         {
             Reply::Integer(n) => Ok(n == 1),
             other => Err(io::Error::other(format!("EVALSHA answered {other:?}"))),
+        }
+    }
+
+    async fn acquire_permit(&mut self, semaphore: &str, limit: u32) -> io::Result<bool> {
+        let (sha, owner) = (self.permit_sha.clone(), self.owner.clone());
+        let limit = limit.to_string();
+        match self
+            .command(&["EVALSHA", &sha, "1", semaphore, &owner, &limit, "30000"])
+            .await?
+        {
+            Reply::Integer(n) => Ok(n == 1),
+            other => Err(io::Error::other(format!("EVALSHA answered {other:?}"))),
+        }
+    }
+
+    async fn release_permit(&mut self, semaphore: &str) -> io::Result<bool> {
+        let owner = self.owner.clone();
+        match self.command(&["ZREM", semaphore, &owner]).await? {
+            Reply::Integer(n) => Ok(n == 1),
+            other => Err(io::Error::other(format!("ZREM answered {other:?}"))),
         }
     }
 

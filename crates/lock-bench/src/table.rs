@@ -107,6 +107,8 @@ pub enum Workload {
     W4,
     /// Handoff latency: from a release to the grant of a waiter standing in line.
     W5 { waiter: Instance },
+    /// Semaphore permits: the clients share 4 semaphores of limit 8, one permit each.
+    W6,
 }
 
 impl Workload {
@@ -123,6 +125,7 @@ impl Workload {
             Workload::W5 {
                 waiter: Instance::Other,
             } => "W5 (other instance)".to_owned(),
+            Workload::W6 => "W6".to_owned(),
         }
     }
 
@@ -165,8 +168,8 @@ const LOCKD_POSTGRES: System = System::Lockd {
     live_locks: 0,
 };
 /// W4 where the system has a status read (etcd's lock API has none, the ceiling answers only
-/// acquire and release).
-const WITH_READS: &[Workload] = &[Workload::W1, Workload::W2, Workload::W4];
+/// acquire and release), and W6 where it has semaphores (etcd has none in its API).
+const WITH_SEMAPHORES: &[Workload] = &[Workload::W1, Workload::W2, Workload::W4, Workload::W6];
 const HANDOFFS: &[Workload] = &[
     Workload::W5 {
         waiter: Instance::Same,
@@ -207,7 +210,7 @@ const fn scaled(backend: Backend, name: &'static str, live: u64, w3: &'static [W
 /// Every measurement of a full run, in report order; `--quick` keeps the rows marked `quick`.
 pub const TABLE: &[Row] = &[
     quick(HTTP_CEILING, System::HttpCeiling, &[Workload::W1]),
-    quick("lockd (SQLite)", LOCKD_SQLITE, WITH_READS),
+    quick("lockd (SQLite)", LOCKD_SQLITE, WITH_SEMAPHORES),
     row(
         "lockd (SQLite, audit log on)",
         System::Lockd {
@@ -238,7 +241,7 @@ pub const TABLE: &[Row] = &[
         },
         &[Workload::W1],
     ),
-    quick("lockd (PostgreSQL)", LOCKD_POSTGRES, WITH_READS),
+    quick("lockd (PostgreSQL)", LOCKD_POSTGRES, WITH_SEMAPHORES),
     row(
         "lockd (PostgreSQL)",
         System::LockdPair {
@@ -249,7 +252,7 @@ pub const TABLE: &[Row] = &[
     row(
         "raw PostgreSQL, a commit per statement (tokio-postgres)",
         System::RawPostgres,
-        &[Workload::W1],
+        &[Workload::W1, Workload::W6],
     ),
     scaled(
         Backend::Sqlite,
@@ -280,12 +283,12 @@ pub const TABLE: &[Row] = &[
         System::Redis {
             fsync_always: false,
         },
-        WITH_READS,
+        WITH_SEMAPHORES,
     ),
     row(
         "Redis (appendfsync always)",
         System::Redis { fsync_always: true },
-        WITH_READS,
+        WITH_SEMAPHORES,
     ),
     quick("etcd 3.4", System::Etcd, &[Workload::W1, Workload::W2]),
 ];

@@ -1,5 +1,6 @@
 //! The workloads, written once over a `LockClient`, so that every system is driven by the same
-//! code path: W1 (uncontended cycles), W2 (contended, fairness), W4 (status reads).
+//! code path: W1 (uncontended cycles), W2 (contended, fairness), W4 (status reads), W6
+//! (semaphore permits, contended).
 
 use std::future::Future;
 use std::io;
@@ -13,6 +14,29 @@ pub trait LockClient: Send + 'static {
     fn acquire(&mut self, resource: &str) -> impl Future<Output = io::Result<bool>> + Send;
     /// Releases this client's lock on `resource`; `Ok(true)` when it was released.
     fn release(&mut self, resource: &str) -> impl Future<Output = io::Result<bool>> + Send;
+    /// Tries to take one permit of `semaphore`, of limit `limit` (30 s lease); `Ok(true)` when
+    /// granted.
+    fn acquire_permit(
+        &mut self,
+        semaphore: &str,
+        limit: u32,
+    ) -> impl Future<Output = io::Result<bool>> + Send {
+        let _ = (semaphore, limit);
+        async {
+            Err(io::Error::other(
+                "semaphores are not measured for this system",
+            ))
+        }
+    }
+    /// Releases this client's permit of `semaphore`; `Ok(true)` when it was released.
+    fn release_permit(&mut self, semaphore: &str) -> impl Future<Output = io::Result<bool>> + Send {
+        let _ = semaphore;
+        async {
+            Err(io::Error::other(
+                "semaphores are not measured for this system",
+            ))
+        }
+    }
     /// Reads the status of `resource`; `Ok(true)` when the answer was well formed.
     fn status(&mut self, resource: &str) -> impl Future<Output = io::Result<bool>> + Send {
         let _ = resource;
@@ -131,6 +155,54 @@ pub async fn contended<S: LockSystem>(
                             }
                         }
                         Ok(false) => stats.latencies_us.push(micros(sent)),
+                        Err(_) => stats.errors += 1,
+                    }
+                }
+                stats.per_client.push(grants);
+                stats
+            }
+        },
+    )
+    .await
+}
+
+/// How many semaphores W6 spreads its clients over, and their limit.
+pub const W6_SEMAPHORES: usize = 4;
+pub const W6_LIMIT: u32 = 8;
+
+/// W6: the clients share [`W6_SEMAPHORES`] semaphores of limit [`W6_LIMIT`] (client `c` uses
+/// semaphore `c % 4`), each taking one permit and giving it back at once when granted. One
+/// operation is one grant (and its release); the latency recorded is every acquire's, granted or
+/// not; grants per client measure fairness.
+pub async fn semaphores<S: LockSystem>(
+    system: &S,
+    clients: usize,
+    duration: Duration,
+    tag: &str,
+) -> RunStats {
+    let tag = tag.to_owned();
+    run_clients(
+        system,
+        clients,
+        duration,
+        move |client, mut connection, deadline| {
+            let semaphore = format!("{tag}-s{}", client % W6_SEMAPHORES);
+            async move {
+                let mut stats = RunStats::default();
+                let mut grants = 0;
+                while Instant::now() < deadline {
+                    let sent = Instant::now();
+                    let granted = connection.acquire_permit(&semaphore, W6_LIMIT).await;
+                    stats.latencies_us.push(micros(sent));
+                    match granted {
+                        Ok(true) => match connection.release_permit(&semaphore).await {
+                            Ok(true) => {
+                                grants += 1;
+                                stats.operations += 1;
+                            }
+                            _ => stats.errors += 1,
+                        },
+                        Ok(false) => {}
                         Err(_) => stats.errors += 1,
                     }
                 }

@@ -15,6 +15,7 @@ impl Report {
             ("W3 (1k live)", "cycles/s"),
             ("W3 (1M live)", "cycles/s"),
             ("W4", "reads/s"),
+            ("W6", "grants/s"),
         ] {
             let rows: Vec<&Measurement> = self
                 .measurements

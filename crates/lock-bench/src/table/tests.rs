@@ -54,6 +54,7 @@ fn a_full_run_measures_every_pair_once_in_report_order() {
             (sqlite, "W1"),
             (sqlite, "W2"),
             (sqlite, "W4"),
+            (sqlite, "W6"),
             ("lockd (SQLite, audit log on)", "W1"),
             (sqlite, "W5 (same instance)"),
             (sqlite, "W5 (other instance)"),
@@ -68,11 +69,16 @@ fn a_full_run_measures_every_pair_once_in_report_order() {
             (postgres, "W1"),
             (postgres, "W2"),
             (postgres, "W4"),
+            (postgres, "W6"),
             (postgres, "W5 (same instance)"),
             (postgres, "W5 (other instance)"),
             (
                 "raw PostgreSQL, a commit per statement (tokio-postgres)",
                 "W1"
+            ),
+            (
+                "raw PostgreSQL, a commit per statement (tokio-postgres)",
+                "W6"
             ),
             (sqlite, "W3 (1k live)"),
             (sqlite, "W3 (1M live)"),
@@ -81,9 +87,11 @@ fn a_full_run_measures_every_pair_once_in_report_order() {
             (redis, "W1"),
             (redis, "W2"),
             (redis, "W4"),
+            (redis, "W6"),
             (redis_aof, "W1"),
             (redis_aof, "W2"),
             (redis_aof, "W4"),
+            (redis_aof, "W6"),
             ("etcd 3.4", "W1"),
             ("etcd 3.4", "W2"),
         ])
@@ -101,6 +109,10 @@ fn workloads_fit_their_systems() {
                 (Workload::W3 { live }, System::Lockd { live_locks, .. }) => live == live_locks,
                 (Workload::W3 { .. }, _) => false,
                 (_, System::Lockd { live_locks, .. }) => live_locks == 0,
+                (Workload::W6, system) => !matches!(
+                    system,
+                    System::HttpCeiling | System::Etcd | System::RawSqlite { .. }
+                ),
                 (Workload::W4, system) => !matches!(
                     system,
                     System::HttpCeiling
