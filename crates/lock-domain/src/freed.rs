@@ -15,6 +15,8 @@ pub enum Freed {
         tenant: Tenant,
         resource: ResourceName,
     },
+    /// Permits of semaphore `name` of `tenant` were released, or a grant was shortened.
+    Permits { tenant: Tenant, name: ResourceName },
     /// Hints may have been missed (the subscription was interrupted and has resumed): any lock
     /// may be free.
     Unknown,

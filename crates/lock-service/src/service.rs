@@ -93,6 +93,7 @@ impl LockService {
             Arc::clone(&ports.events),
             waiting.clone(),
         );
+        permit_queues.hear_hints(&waiting);
         Self {
             locks: ports.locks,
             semaphores: ports.semaphores,

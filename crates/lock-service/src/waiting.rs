@@ -109,6 +109,8 @@ struct Shared {
     abandoned: AtomicU64,
     /// Set by [`Waiting::close`]: every wait ends now, and no new one starts.
     closed: AtomicBool,
+    /// Where hints of freed semaphore permits go (`None`: any may be free).
+    permit_hints: std::sync::OnceLock<PermitHints>,
     closing: Notify,
 }
 
@@ -144,6 +146,7 @@ impl Waiting {
                 timed_out: AtomicU64::new(0),
                 abandoned: AtomicU64::new(0),
                 closed: AtomicBool::new(false),
+                permit_hints: std::sync::OnceLock::new(),
                 closing: Notify::new(),
             }),
         }
@@ -287,8 +290,21 @@ impl Waiting {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Hands the store's hints of freed semaphore permits to `hints` (once; later calls are
+    /// ignored). The hints arrive on the subscription of the locks' waits, which a permit wait
+    /// starts too ([`Self::start_hints`]).
+    pub(crate) fn on_permits_freed(&self, hints: PermitHints) {
+        let _ = self.shared.permit_hints.set(hints);
+    }
+
+    /// How often a waiter should look for itself: rarely while the store's hints are live,
+    /// often while they are not.
+    pub(crate) fn poll_period(&self) -> Duration {
+        self.shared.poll_period()
+    }
+
     /// Subscribes to the store's hints and starts the poller, once, on the first wait.
-    fn start_hints(&self) {
+    pub(crate) fn start_hints(&self) {
         if self
             .shared
             .hints
@@ -335,7 +351,16 @@ impl Drop for Seat {
     }
 }
 
+/// Receives hints of freed semaphore permits: the semaphore, or `None` when any may be free.
+pub(crate) type PermitHints = Box<dyn Fn(Option<(&Tenant, &ResourceName)>) + Send + Sync>;
+
 impl Shared {
+    fn permits_freed(&self, semaphore: Option<(&Tenant, &ResourceName)>) {
+        if let Some(hints) = self.permit_hints.get() {
+            hints(semaphore);
+        }
+    }
+
     fn wake(&self, key: &QueueKey, freed: bool) {
         let queue = locked(&self.queues).get(key).cloned();
         if let Some(queue) = queue {

@@ -227,8 +227,16 @@ async fn forward(hints: &mpsc::Sender<Freed>, hint: Freed) -> Result<(), ()> {
     }
 }
 
-/// `tenant` LF `resource`, as `freed_notifier` sends it; `None` for anything else.
+/// `tenant` LF `resource`, or `@` LF `tenant` LF `name` for a semaphore, as `freed_notifier`
+/// sends them; `None` for anything else.
 fn parse(payload: &str) -> Option<Freed> {
+    if let Some(rest) = payload.strip_prefix("@\n") {
+        let (tenant, name) = rest.split_once('\n')?;
+        return Some(Freed::Permits {
+            tenant: Tenant::parse(tenant).ok()?,
+            name: ResourceName::parse(name).ok()?,
+        });
+    }
     let (tenant, resource) = payload.split_once('\n')?;
     Some(Freed::Lock {
         tenant: Tenant::parse(tenant).ok()?,
@@ -254,6 +262,14 @@ mod tests {
                 resource: ResourceName::parse("orders:7").unwrap(),
             })
         );
+        assert_eq!(
+            parse("@\nacme\nexports"),
+            Some(Freed::Permits {
+                tenant: Tenant::parse("acme").unwrap(),
+                name: ResourceName::parse("exports").unwrap(),
+            })
+        );
+        assert_eq!(parse("@\nexports"), None);
         assert_eq!(parse("no separator"), None);
         assert_eq!(parse("bad tenant!\nx"), None);
     }

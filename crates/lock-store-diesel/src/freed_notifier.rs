@@ -50,7 +50,17 @@ impl FreedNotifier {
 
     /// Queues the hint that the lease on `resource` of `tenant` ended or changed; never waits.
     pub(crate) fn freed(&self, tenant: &Tenant, resource: &ResourceName) {
-        let hint = format!("{}\n{}", tenant.as_str(), resource.as_str());
+        self.send(format!("{}\n{}", tenant.as_str(), resource.as_str()));
+    }
+
+    /// Queues the hint that a grant of semaphore `name` of `tenant` ended or changed, as
+    /// `@` LF tenant LF name (`@` is no tenant: a listener that predates semaphores reads it as
+    /// "anything may be free"); never waits.
+    pub(crate) fn freed_permits(&self, tenant: &Tenant, name: &ResourceName) {
+        self.send(format!("@\n{}\n{}", tenant.as_str(), name.as_str()));
+    }
+
+    fn send(&self, hint: String) {
         if let Err(error) = self.hints.try_send(hint) {
             tracing::debug!(%error, "a hint of a released lock was dropped");
         }

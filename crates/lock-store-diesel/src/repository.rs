@@ -166,6 +166,17 @@ impl DieselLockRepository {
             .await
     }
 
+    /// PostgreSQL: tells every process that a grant of semaphore `name` ended or changed.
+    /// Must be called inside a tokio runtime.
+    fn hint_freed_permits(&self, tenant: &Tenant, name: &ResourceName) {
+        if let Some(url) = &self.inner.postgres_url {
+            self.inner
+                .notifier
+                .get_or_init(|| FreedNotifier::spawn(url.clone(), self.inner.connection_timeout))
+                .freed_permits(tenant, name);
+        }
+    }
+
     /// One step of a sweep pass that starts at `from`: deletes at most `batch` rows whose lease
     /// ended more than the sweep grace ago, and says how many it deleted and where the pass goes
     /// on ([`Swept::next`], `None` once the whole table has been looked at). Live locks and

@@ -5,8 +5,10 @@
 //! `LockService::acquire_permits`).
 //!
 //! The task attempts when the semaphore may have room: at once after a release or renew through
-//! this process ([`PermitQueues::wake`]), just after the earliest live lease ends, and every
-//! [`POLL_PERIOD`] for what other processes did. A waiter whose time runs out while an attempt is
+//! this process ([`PermitQueues::wake`]) or a hint from the store that another process freed
+//! permits (PostgreSQL's `LISTEN`, shared with the locks' waits), just after the earliest live
+//! lease ends, and now and then for what other processes did: every 200 ms without hints, every
+//! 5 s with them (`Waiting::poll_period`). A waiter whose time runs out while an attempt is
 //! made for it waits for that attempt and answers its outcome, so "not acquired" never hides a
 //! grant; a grant made for a waiter that has gone is undone (only that exact grant).
 
@@ -22,9 +24,6 @@ use tokio::sync::{oneshot, Notify};
 
 use crate::events::{LockEvents, Trouble};
 use crate::waiting::{WaitEnd, Waiting};
-
-/// How often a queue looks for room made by other processes.
-pub(crate) const POLL_PERIOD: Duration = Duration::from_millis(200);
 
 /// How long after the earliest lease's end the queue tries: the store's clock decides.
 const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
@@ -103,6 +102,29 @@ impl PermitQueues {
         }
     }
 
+    /// Hands the store's hints of freed permits (from `waiting`'s subscription) to these
+    /// queues, without keeping them alive.
+    pub(crate) fn hear_hints(&self, waiting: &Waiting) {
+        let queues = Arc::downgrade(&self.shared);
+        waiting.on_permits_freed(Box::new(move |semaphore| {
+            let Some(shared) = queues.upgrade() else {
+                return;
+            };
+            let queues = PermitQueues { shared };
+            match semaphore {
+                Some((tenant, name)) => queues.wake(tenant, name),
+                None => queues.wake_all(),
+            }
+        }));
+    }
+
+    fn wake_all(&self) {
+        let queues: Vec<Arc<Queue>> = locked(&self.shared.queues).values().cloned().collect();
+        for queue in queues {
+            queue.wake.notify_one();
+        }
+    }
+
     /// Waiters of `name` in this process that have not gone.
     pub(crate) fn waiters(&self, tenant: &Tenant, name: &ResourceName) -> usize {
         let queue = locked(&self.shared.queues)
@@ -156,6 +178,8 @@ impl PermitQueues {
         };
         locked(&queue.waiters).push_back(Arc::clone(&waiter));
         queue.wake.notify_one();
+        drop(queues);
+        self.shared.waiting.start_hints();
         (waiter, replied)
     }
 
@@ -240,7 +264,8 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
             Ok(None) => Some(Duration::ZERO),
             Err(_) => None,
         };
-        let pause = until_expiry.map_or(POLL_PERIOD, |left| left.min(POLL_PERIOD));
+        let poll = shared.waiting.poll_period();
+        let pause = until_expiry.map_or(poll, |left| left.min(poll));
         tokio::select! {
             () = queue.wake.notified() => {}
             () = tokio::time::sleep(pause) => {}

@@ -36,6 +36,7 @@ pub(super) async fn listen_for_hints(shared: Weak<Shared>, source: Arc<dyn Freed
                     shared.hints.store(HINTS_LIVE, Ordering::Release);
                     // Releases made before the subscription took effect were not hinted.
                     shared.wake_all();
+                    shared.permits_freed(None);
                 }
                 while let Some(hint) = hints.next().await {
                     let Some(shared) = shared.upgrade() else {
@@ -43,7 +44,13 @@ pub(super) async fn listen_for_hints(shared: Weak<Shared>, source: Arc<dyn Freed
                     };
                     match hint {
                         Freed::Lock { tenant, resource } => shared.wake(&(tenant, resource), true),
-                        Freed::Unknown => shared.wake_all(),
+                        Freed::Permits { tenant, name } => {
+                            shared.permits_freed(Some((&tenant, &name)));
+                        }
+                        Freed::Unknown => {
+                            shared.wake_all();
+                            shared.permits_freed(None);
+                        }
                     }
                 }
                 if let Some(shared) = shared.upgrade() {

@@ -55,11 +55,17 @@ impl SemaphoreRepository for DieselLockRepository {
         name: ResourceName,
         owner: Owner,
     ) -> Result<PermitReleaseResult, RepositoryError> {
+        let hint = (tenant.clone(), name.clone());
         match self
             .permits(tenant, PermitOp::Release { name, owner })
             .await?
         {
-            PermitAnswer::Released(result) => Ok(result),
+            PermitAnswer::Released(result) => {
+                if let PermitReleaseResult::Released(_) = result {
+                    self.hint_freed_permits(&hint.0, &hint.1);
+                }
+                Ok(result)
+            }
             other => Err(mismatched(other)),
         }
     }
@@ -72,6 +78,7 @@ impl SemaphoreRepository for DieselLockRepository {
         ttl: Ttl,
         value: Option<LeaseValue>,
     ) -> Result<PermitRenewResult, RepositoryError> {
+        let hint = (tenant.clone(), name.clone());
         let op = PermitOp::Renew {
             name,
             owner,
@@ -79,7 +86,13 @@ impl SemaphoreRepository for DieselLockRepository {
             value,
         };
         match self.permits(tenant, op).await? {
-            PermitAnswer::Renewed(result) => Ok(result),
+            PermitAnswer::Renewed(result) => {
+                // The grant may be shorter now: waiters elsewhere must look at its new end.
+                if let PermitRenewResult::Renewed(_) = result {
+                    self.hint_freed_permits(&hint.0, &hint.1);
+                }
+                Ok(result)
+            }
             other => Err(mismatched(other)),
         }
     }
@@ -89,8 +102,14 @@ impl SemaphoreRepository for DieselLockRepository {
         tenant: Tenant,
         grant: Permit,
     ) -> Result<bool, RepositoryError> {
+        let hint = (tenant.clone(), grant.name.clone());
         match self.permits(tenant, PermitOp::Undo { grant }).await? {
-            PermitAnswer::Undone(undone) => Ok(undone),
+            PermitAnswer::Undone(undone) => {
+                if undone {
+                    self.hint_freed_permits(&hint.0, &hint.1);
+                }
+                Ok(undone)
+            }
             other => Err(mismatched(other)),
         }
     }
