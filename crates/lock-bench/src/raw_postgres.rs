@@ -52,12 +52,12 @@ RETURNING l.fencing_token"
 /// W6, in one transaction per acquire as lockd does it on PostgreSQL: a transaction-level
 /// advisory lock on the semaphore, the clock, the permits of its live holders, and the grant when
 /// there is room (a new fencing token from lockd's sequence). Binds: tenant, name.
-const LOCK_SEMAPHORE: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 13))";
+const LOCK_SEMAPHORE: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1::text || '/' || $2::text, 13))";
 
 /// The clock and the permits the live holders of (`$1`, `$2`) take.
 const PERMITS_IN_USE: &str = concat!(
     "SELECT n.ms, COALESCE((SELECT SUM(permits) FROM semaphore_holders
-        WHERE tenant = $1 AND name = $2 AND expires_at_ms > n.ms), 0)::BIGINT FROM ",
+        WHERE tenant = $1::text AND name = $2::text AND expires_at_ms > n.ms), 0)::BIGINT FROM ",
     now_ms!()
 );
 
@@ -66,7 +66,8 @@ const PERMITS_IN_USE: &str = concat!(
 const GRANT_PERMIT: &str = "\
 INSERT INTO semaphore_holders (tenant, name, owner, permits, semaphore_limit, acquired_at_ms,
                                expires_at_ms, fencing_token, regranted, value)
-VALUES ($1, $2, $3, 1, $4, $5, $5 + $6, nextval('fencing_tokens'), 0, NULL)
+VALUES ($1::text, $2::text, $3::text, 1, $4::bigint, $5::bigint, $5::bigint + $6::bigint,
+        nextval('fencing_tokens'), 0, NULL)
 ON CONFLICT (tenant, name, owner) DO UPDATE SET
     acquired_at_ms = EXCLUDED.acquired_at_ms, expires_at_ms = EXCLUDED.expires_at_ms,
     fencing_token = EXCLUDED.fencing_token, semaphore_limit = EXCLUDED.semaphore_limit";

@@ -106,6 +106,35 @@ pub(crate) trait HolderTable {
         now_ms: i64,
     ) -> diesel::QueryResult<usize>;
     fn insert(&mut self, tenant: &Tenant, row: &HolderRow) -> diesel::QueryResult<usize>;
+
+    /// Takes the semaphore's lock, then reads the clock and every row of it: what each
+    /// operation starts with. A backend may do it in one round trip.
+    fn lock_and_read(
+        &mut self,
+        tenant: &Tenant,
+        name: &ResourceName,
+    ) -> diesel::QueryResult<(i64, Vec<HolderRow>)> {
+        self.lock_semaphore(tenant, name)?;
+        let now_ms = self.now_ms()?;
+        Ok((now_ms, self.holders(tenant, name)?))
+    }
+
+    /// A new grant: deletes the semaphore's rows ended at `now_ms`, draws the next fencing token
+    /// and inserts `row` with it; returns the token. A backend may do it in one round trip.
+    fn grant(&mut self, tenant: &Tenant, row: &HolderRow, now_ms: i64) -> diesel::QueryResult<i64> {
+        let name = ResourceName::parse(row.name.clone())
+            .map_err(|e| diesel::result::Error::QueryBuilderError(e.to_string().into()))?;
+        self.delete_ended(tenant, &name, now_ms)?;
+        let token = self.next_token()?;
+        self.insert(
+            tenant,
+            &HolderRow {
+                fencing_token: token,
+                ..row.clone()
+            },
+        )?;
+        Ok(token)
+    }
     fn regrant(
         &mut self,
         tenant: &Tenant,
@@ -176,15 +205,13 @@ pub(crate) fn run(
             PermitAnswer::Acquired(acquire(table, tenant, name, request)?)
         }
         PermitOp::Status { name } => {
-            table.lock_semaphore(tenant, &name)?;
-            let now_ms = table.now_ms()?;
-            let leases = leases(table.holders(tenant, &name)?)?;
+            let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
+            let leases = leases(rows)?;
             PermitAnswer::Status(SemaphoreState::of_leases(name, &leases, at(now_ms)?))
         }
         PermitOp::Release { name, owner } => {
-            table.lock_semaphore(tenant, &name)?;
-            let now_ms = table.now_ms()?;
-            let leases = leases(table.holders(tenant, &name)?)?;
+            let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
+            let leases = leases(rows)?;
             PermitAnswer::Released(match decide_release_among(&leases, &owner, at(now_ms)?) {
                 ReleaseResult::Released(token) => {
                     table.delete_owner(tenant, &name, &owner)?;
@@ -214,9 +241,7 @@ fn acquire(
     name: ResourceName,
     request: PermitRequest,
 ) -> Result<SemaphoreAcquireOutcome, PermitError> {
-    table.lock_semaphore(tenant, &name)?;
-    let now_ms = table.now_ms()?;
-    let rows = table.holders(tenant, &name)?;
+    let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
     let held = leases(rows.clone())?;
     let decision = decide_acquire_among(
         &held,
@@ -256,19 +281,18 @@ fn acquire(
             row
         }
         HolderDecision::GrantNew => {
-            table.delete_ended(tenant, &name, now_ms)?;
-            let row = HolderRow {
+            let mut row = HolderRow {
                 name: name.as_str().to_owned(),
                 owner: request.owner.as_str().to_owned(),
                 permits: i64::from(request.permits.get()),
                 semaphore_limit: i64::from(request.limit.get()),
                 acquired_at_ms: now_ms,
                 expires_at_ms,
-                fencing_token: table.next_token()?,
+                fencing_token: 0,
                 regranted: 0,
                 value: value.map(str::to_owned),
             };
-            table.insert(tenant, &row)?;
+            row.fencing_token = table.grant(tenant, &row, now_ms)?;
             row
         }
     };
@@ -283,10 +307,8 @@ fn renew(
     ttl: Ttl,
     value: Option<LeaseValue>,
 ) -> Result<PermitRenewResult, PermitError> {
-    table.lock_semaphore(tenant, &name)?;
-    let now_ms = table.now_ms()?;
-    let live_own = table
-        .holders(tenant, &name)?
+    let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
+    let live_own = rows
         .into_iter()
         .find(|row| row.owner == owner.as_str() && row.expires_at_ms > now_ms);
     let Some(own) = live_own else {
@@ -304,10 +326,9 @@ fn renew(
 
 /// Ends `grant` only if it is still exactly that new grant, live.
 fn undo(table: &mut dyn HolderTable, tenant: &Tenant, grant: Permit) -> Result<bool, PermitError> {
-    table.lock_semaphore(tenant, &grant.name)?;
-    let now_ms = table.now_ms()?;
+    let (now_ms, rows) = table.lock_and_read(tenant, &grant.name)?;
     let lease = &grant.lease;
-    let exact = table.holders(tenant, &grant.name)?.into_iter().any(|row| {
+    let exact = rows.into_iter().any(|row| {
         row.owner == lease.owner.as_str()
             && row.fencing_token == lease.fencing_token.value()
             && row.acquired_at_ms == lease.acquired_at.timestamp_millis()

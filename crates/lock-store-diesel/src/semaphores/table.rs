@@ -3,7 +3,7 @@
 
 use diesel::pg::PgConnection;
 use diesel::sqlite::SqliteConnection;
-use diesel::{QueryResult, RunQueryDsl};
+use diesel::{QueryResult, QueryableByName, RunQueryDsl};
 use lock_domain::{ListQuery, Owner, ResourceName, Tenant};
 
 use super::{HolderRow, HolderTable};
@@ -75,6 +75,34 @@ const POSTGRES_NEXT_TOKEN: &str = "SELECT nextval('fencing_tokens') AS count";
 
 /// PostgreSQL: the server's clock, read once the semaphore's lock is held.
 const POSTGRES_NOW: &str = concat!("SELECT ", clock_ms!(), " AS count");
+
+/// PostgreSQL: every row of the semaphore (`$1`, `$2`), each with the server's clock. Run after
+/// [`POSTGRES_LOCK`], as a statement of its own: under READ COMMITTED a statement reads from a
+/// snapshot taken when it starts, so a read in the statement that waited for the lock could miss
+/// the rows of the holder it waited for. With no row, the clock is read by itself.
+const POSTGRES_HOLDERS_AT: &str = concat!(
+    "SELECT name, owner, permits, semaphore_limit, acquired_at_ms, expires_at_ms, fencing_token,
+       regranted, value, ",
+    clock_ms!(),
+    " AS now_ms
+FROM semaphore_holders WHERE tenant = $1 AND name = $2"
+);
+
+/// PostgreSQL, a new grant in one statement: the semaphore's rows ended at `$9` go (but the
+/// owner's own, which the insert then replaces: a row may not be deleted and inserted by one
+/// statement), and the grant is inserted with the next fencing token, which it returns.
+const POSTGRES_GRANT: &str = "\
+WITH ended AS (
+    DELETE FROM semaphore_holders
+    WHERE tenant = $1 AND name = $2 AND owner <> $3 AND expires_at_ms <= $9)
+INSERT INTO semaphore_holders (tenant, name, owner, permits, semaphore_limit, acquired_at_ms,
+                               expires_at_ms, fencing_token, regranted, value)
+VALUES ($1, $2, $3, $4, $5, $6, $7, nextval('fencing_tokens'), 0, $8)
+ON CONFLICT (tenant, name, owner) DO UPDATE SET
+    permits = EXCLUDED.permits, semaphore_limit = EXCLUDED.semaphore_limit,
+    acquired_at_ms = EXCLUDED.acquired_at_ms, expires_at_ms = EXCLUDED.expires_at_ms,
+    fencing_token = EXCLUDED.fencing_token, regranted = 0, value = EXCLUDED.value
+RETURNING fencing_token AS count";
 
 /// PostgreSQL: a transaction-level advisory lock on the semaphore (`$1`, `$2`), released at
 /// commit or rollback. Two semaphores whose keys collide only wait for each other.
@@ -260,7 +288,54 @@ impl HolderTable for PostgresHolders<'_> {
         one(Prepared::portable(POSTGRES_NEXT_TOKEN, vec![]).load(self.conn)?)
     }
 
+    /// Two round trips: the lock, then the rows with the clock.
+    fn lock_and_read(
+        &mut self,
+        tenant: &Tenant,
+        name: &ResourceName,
+    ) -> QueryResult<(i64, Vec<HolderRow>)> {
+        self.lock_semaphore(tenant, name)?;
+        let rows: Vec<HolderRowAt> = Prepared::portable(
+            POSTGRES_HOLDERS_AT,
+            vec![Param::Text(tenant.as_str()), Param::Text(name.as_str())],
+        )
+        .load(self.conn)?;
+        let now_ms = match rows.first() {
+            Some(row) => row.now_ms,
+            None => self.now_ms()?,
+        };
+        Ok((now_ms, rows.into_iter().map(|row| row.holder).collect()))
+    }
+
+    /// One round trip (see [`POSTGRES_GRANT`]).
+    fn grant(&mut self, tenant: &Tenant, row: &HolderRow, now_ms: i64) -> QueryResult<i64> {
+        one(Prepared::portable(
+            POSTGRES_GRANT,
+            vec![
+                Param::Text(tenant.as_str()),
+                Param::Text(&row.name),
+                Param::Text(&row.owner),
+                Param::BigInt(row.permits),
+                Param::BigInt(row.semaphore_limit),
+                Param::BigInt(row.acquired_at_ms),
+                Param::BigInt(row.expires_at_ms),
+                Param::NullableText(row.value.as_deref()),
+                Param::BigInt(now_ms),
+            ],
+        )
+        .load(self.conn)?)
+    }
+
     shared_statements!();
+}
+
+/// A row of [`POSTGRES_HOLDERS_AT`].
+#[derive(QueryableByName)]
+struct HolderRowAt {
+    #[diesel(embed)]
+    holder: HolderRow,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    now_ms: i64,
 }
 
 /// The one count a statement returns.
