@@ -52,7 +52,8 @@ RETURNING l.fencing_token"
 /// W6, in one transaction per acquire as lockd does it on PostgreSQL: a transaction-level
 /// advisory lock on the semaphore, the clock, the permits of its live holders, and the grant when
 /// there is room (a new fencing token from lockd's sequence). Binds: tenant, name.
-const LOCK_SEMAPHORE: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1::text || '/' || $2::text, 13))";
+const LOCK_SEMAPHORE: &str =
+    "SELECT pg_advisory_xact_lock(hashtextextended($1::text || '/' || $2::text, 13))";
 
 /// The clock and the permits the live holders of (`$1`, `$2`) take.
 const PERMITS_IN_USE: &str = concat!(

@@ -42,8 +42,8 @@ pub use rules::{
     RenewDecision,
 };
 pub use semaphore::{
-    Permit, PermitReleaseResult, PermitRenewResult, PermitRequest, SemaphoreAcquireOutcome,
-    SemaphorePage, SemaphoreState,
+    decide_permits, Permit, PermitDecision, PermitReleaseResult, PermitRenewResult, PermitRequest,
+    SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState,
 };
 pub use semaphore_repository::SemaphoreRepository;
 pub use tenant::Tenant;

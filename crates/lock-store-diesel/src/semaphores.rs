@@ -4,7 +4,7 @@
 //! IMMEDIATE transaction (which holds the database's write lock), on PostgreSQL in a transaction
 //! that first takes an advisory lock on the semaphore's (tenant, name). Under that lock the
 //! operation reads every row of the semaphore and applies the domain's decision
-//! (`decide_acquire_among`, `decide_release_among`): the rule "the permits of the live holders
+//! (`decide_permits`, `decide_release_among`): the rule "the permits of the live holders
 //! never add up to more than the limit" has no SQL copy. The statements (`semaphores/table.rs`)
 //! are written once for both backends; what differs (the lock, the clock, the token source) is
 //! behind [`HolderTable`].
@@ -14,8 +14,8 @@ mod table;
 use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
 use lock_domain::{
-    decide_acquire_among, decide_release_among, Capacity, FencingToken, HolderDecision, Lease,
-    LeaseValue, ListQuery, Owner, Permit, PermitReleaseResult, PermitRenewResult, PermitRequest,
+    decide_permits, decide_release_among, Capacity, FencingToken, Lease, LeaseValue, ListQuery,
+    Owner, Permit, PermitDecision, PermitReleaseResult, PermitRenewResult, PermitRequest,
     ReleaseResult, RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage,
     SemaphoreState, Tenant, Ttl, Weight,
 };
@@ -243,29 +243,12 @@ fn acquire(
 ) -> Result<SemaphoreAcquireOutcome, PermitError> {
     let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
     let held = leases(rows.clone())?;
-    let decision = decide_acquire_among(
-        &held,
-        &request.owner,
-        request.permits,
-        request.limit,
-        at(now_ms)?,
-    );
+    let decision = decide_permits(&held, &request, at(now_ms)?);
     let expires_at_ms = now_ms + i64::from(request.ttl.seconds()) * 1_000;
     let value = request.value.as_ref().map(LeaseValue::as_str);
     let row = match decision {
-        HolderDecision::CapacityMismatch(limit) => {
-            return Ok(SemaphoreAcquireOutcome::LimitMismatch(limit))
-        }
-        HolderDecision::WeightMismatch(permits) => {
-            return Ok(SemaphoreAcquireOutcome::PermitsMismatch(permits))
-        }
-        HolderDecision::Unavailable { available } => {
-            return Ok(SemaphoreAcquireOutcome::Unavailable {
-                limit: request.limit,
-                available,
-            })
-        }
-        HolderDecision::Extend(token) => {
+        PermitDecision::Refused(outcome) => return Ok(outcome),
+        PermitDecision::Regrant(token) => {
             let own = rows
                 .into_iter()
                 .find(|row| row.fencing_token == token.value())
@@ -280,7 +263,7 @@ fn acquire(
             table.regrant(tenant, &row, value)?;
             row
         }
-        HolderDecision::GrantNew => {
+        PermitDecision::GrantNew => {
             let mut row = HolderRow {
                 name: name.as_str().to_owned(),
                 owner: request.owner.as_str().to_owned(),

@@ -4,8 +4,8 @@ use async_trait::async_trait;
 
 use super::InMemoryLockRepository;
 use crate::{
-    decide_acquire_among, decide_release_among, HolderDecision, LeaseValue, ListQuery, Owner,
-    Permit, PermitReleaseResult, PermitRenewResult, PermitRequest, ReleaseResult, RepositoryError,
+    decide_permits, decide_release_among, LeaseValue, ListQuery, Owner, Permit, PermitDecision,
+    PermitReleaseResult, PermitRenewResult, PermitRequest, ReleaseResult, RepositoryError,
     ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreRepository, SemaphoreState,
     Tenant, Ttl,
 };
@@ -22,24 +22,12 @@ impl SemaphoreRepository for InMemoryLockRepository {
         let mut state = self.state();
         let key = (tenant, name);
         let leases = state.semaphores.get(&key).map(Vec::as_slice).unwrap_or(&[]);
-        let decision =
-            decide_acquire_among(leases, &request.owner, request.permits, request.limit, now);
+        let decision = decide_permits(leases, &request, now);
         let owner_key = (key.0.clone(), key.1.clone(), request.owner.clone());
         let expires_at = now + request.ttl.as_time_delta();
         let lease = match decision {
-            HolderDecision::CapacityMismatch(limit) => {
-                return Ok(SemaphoreAcquireOutcome::LimitMismatch(limit))
-            }
-            HolderDecision::WeightMismatch(permits) => {
-                return Ok(SemaphoreAcquireOutcome::PermitsMismatch(permits))
-            }
-            HolderDecision::Unavailable { available } => {
-                return Ok(SemaphoreAcquireOutcome::Unavailable {
-                    limit: request.limit,
-                    available,
-                })
-            }
-            HolderDecision::Extend(token) => {
+            PermitDecision::Refused(outcome) => return Ok(outcome),
+            PermitDecision::Regrant(token) => {
                 let leases = state.semaphores.entry(key.clone()).or_default();
                 let own = leases
                     .iter_mut()
@@ -54,7 +42,7 @@ impl SemaphoreRepository for InMemoryLockRepository {
                 state.regranted_permits.insert(owner_key);
                 lease
             }
-            HolderDecision::GrantNew => {
+            PermitDecision::GrantNew => {
                 let fencing_token = state.next_token()?;
                 let lease = crate::Lease {
                     owner: request.owner,
