@@ -39,7 +39,7 @@ use tokio::sync::{oneshot, Notify};
 use crate::events::{LockEvents, WaitersFull};
 use queue::{Queue, Waiter};
 use ticket::WaiterSeat;
-pub(crate) use ticket::{Ticket, WaitOutcome};
+pub(crate) use ticket::{Seat, Ticket, WaitEnd, WaitOutcome};
 
 /// How often the poller looks at the queued locks when the store gives no hints of other
 /// processes' releases (SQLite shared by several processes).
@@ -327,27 +327,6 @@ impl Waiting {
             }
             tokio::spawn(serve::poll_queues(Arc::downgrade(&self.shared)));
         }
-    }
-}
-
-/// How a wait ended, for the counters of [`crate::WaitingStats`].
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum WaitEnd {
-    Granted,
-    TimedOut,
-    /// Granted after its client had gone, and undone.
-    Abandoned,
-}
-
-/// A waiter's share of the limits, outside a lock's queue: given back, and the count of live
-/// waiters lowered, when dropped.
-pub(crate) struct Seat {
-    seat: WaiterSeat,
-}
-
-impl Drop for Seat {
-    fn drop(&mut self) {
-        self.seat.shared.live.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -14,6 +14,7 @@ mod health;
 mod listing;
 mod release;
 mod renew;
+mod semaphore_namespaces;
 mod semaphores;
 mod status;
 mod takeover;
@@ -47,14 +48,16 @@ pub use renew::{
     renew_keeps_a_short_lease_alive_past_its_first_expiry,
     renew_of_unknown_or_expired_lock_is_not_found,
 };
+pub use semaphore_namespaces::{
+    list_semaphores_pages_live_ones_in_name_order, semaphores_are_apart_from_locks_and_tenants,
+};
 pub use semaphores::{
     a_limit_is_kept_while_a_holder_is_live,
     a_permit_renew_moves_only_the_expiry_and_the_value_it_carries,
     a_regrant_replaces_the_value_only_when_given, concurrent_acquires_never_exceed_the_limit,
     contended_permit_cycles_never_exceed_the_limit, expired_holders_free_their_permits,
-    list_semaphores_pages_live_ones_in_name_order,
     permits_are_granted_up_to_the_limit_and_no_further,
-    releasing_frees_the_permits_of_that_owner_only, semaphores_are_apart_from_locks_and_tenants,
+    releasing_frees_the_permits_of_that_owner_only,
     the_same_owner_is_regranted_its_permits_or_refused_others,
     undo_permit_grant_ends_only_that_exact_grant,
 };

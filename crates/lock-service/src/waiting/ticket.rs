@@ -63,6 +63,27 @@ impl Drop for WaiterSeat {
     }
 }
 
+/// How a wait ended, for the counters of [`crate::WaitingStats`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum WaitEnd {
+    Granted,
+    TimedOut,
+    /// Granted after its client had gone, and undone.
+    Abandoned,
+}
+
+/// A waiter's share of the limits, outside a lock's queue: given back, and the count of live
+/// waiters lowered, when dropped.
+pub(crate) struct Seat {
+    pub(super) seat: WaiterSeat,
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        self.seat.shared.live.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// One waiting request's place in a queue. Dropping it (the request is gone) leaves the queue
 /// at once, and undoes a grant that arrived too late to be answered.
 pub(crate) struct Ticket {

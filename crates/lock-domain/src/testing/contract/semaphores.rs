@@ -1,6 +1,6 @@
 //! Contract cases for semaphores: permits never add up to more than the limit, one grant per
-//! owner, limits that change only when nobody holds, tokens, values, undo, listing, and the
-//! namespaces (semaphores apart from locks, tenants apart from each other).
+//! owner, limits that change only when nobody holds, tokens, values and undo (the namespaces and
+//! the listing are in `semaphore_namespaces.rs`).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,18 +9,18 @@ use std::time::Duration;
 
 use futures::future::join_all;
 
-use super::fixtures::{granted, name, owner, tenant, ttl, PAST_SHORT};
+use super::fixtures::{name, owner, tenant, ttl, PAST_SHORT};
 use super::{ContractStore, Harness};
 use crate::{
-    Capacity, LeaseValue, ListLimit, ListQuery, Permit, PermitReleaseResult, PermitRenewResult,
-    PermitRequest, ResourcePrefix, SemaphoreAcquireOutcome, SemaphoreState, Tenant, Weight,
+    Capacity, LeaseValue, Permit, PermitReleaseResult, PermitRenewResult, PermitRequest,
+    SemaphoreAcquireOutcome, SemaphoreState, Weight,
 };
 
-fn limit(n: i64) -> Capacity {
+pub(super) fn limit(n: i64) -> Capacity {
     Capacity::semaphore_limit(n).expect("valid limit")
 }
 
-fn request(who: &str, permits: i64, of: i64, seconds: i64) -> PermitRequest {
+pub(super) fn request(who: &str, permits: i64, of: i64, seconds: i64) -> PermitRequest {
     PermitRequest {
         owner: owner(who),
         permits: Weight::permits(permits, limit(of)).expect("valid permits"),
@@ -44,20 +44,24 @@ async fn acquire(
         .expect("acquire answers")
 }
 
-async fn permit(repo: &dyn ContractStore, semaphore: &str, request: PermitRequest) -> Permit {
+pub(super) async fn permit(
+    repo: &dyn ContractStore,
+    semaphore: &str,
+    request: PermitRequest,
+) -> Permit {
     match acquire(repo, semaphore, request).await {
         SemaphoreAcquireOutcome::Granted(permit) => permit,
         other => panic!("expected a grant of {semaphore}, got {other:?}"),
     }
 }
 
-async fn state(repo: &dyn ContractStore, semaphore: &str) -> Option<SemaphoreState> {
+pub(super) async fn state(repo: &dyn ContractStore, semaphore: &str) -> Option<SemaphoreState> {
     repo.semaphore(tenant(), name(semaphore))
         .await
         .expect("status answers")
 }
 
-fn owners(state: &SemaphoreState) -> Vec<String> {
+pub(super) fn owners(state: &SemaphoreState) -> Vec<String> {
     state
         .holders
         .iter()
@@ -329,83 +333,4 @@ pub async fn undo_permit_grant_ends_only_that_exact_grant(h: &dyn Harness) {
         vec![regrant.lease]
     );
     assert_eq!(state(&*repo, "u").await.expect("held").holders.len(), 1);
-}
-
-pub async fn semaphores_are_apart_from_locks_and_tenants(h: &dyn Harness) {
-    let repo = h.open().await;
-    let lock = granted(&*repo, "shared-name", "locker", 30).await;
-    let p = permit(&*repo, "shared-name", request("sem", 1, 1, 30)).await;
-    assert!(
-        p.lease.fencing_token > lock.fencing_token,
-        "one counter for both"
-    );
-    assert_eq!(
-        repo.status(tenant(), name("shared-name")).await.unwrap(),
-        Some(lock)
-    );
-    let other = Tenant::parse("other-tenant").expect("valid tenant");
-    assert_eq!(
-        repo.semaphore(other.clone(), name("shared-name"))
-            .await
-            .unwrap(),
-        None
-    );
-    let theirs = repo
-        .acquire_permits(other.clone(), name("shared-name"), request("sem", 1, 7, 30))
-        .await
-        .unwrap();
-    assert!(
-        matches!(theirs, SemaphoreAcquireOutcome::Granted(_)),
-        "{theirs:?}"
-    );
-    let mine = state(&*repo, "shared-name").await.expect("held");
-    assert_eq!((mine.limit, mine.holders.len()), (limit(1), 1));
-    let released = repo
-        .release_permits(other, name("shared-name"), owner("sem"))
-        .await
-        .unwrap();
-    assert!(matches!(released, PermitReleaseResult::Released(_)));
-    assert_eq!(
-        state(&*repo, "shared-name").await.expect("held").holders,
-        vec![p.lease]
-    );
-}
-
-pub async fn list_semaphores_pages_live_ones_in_name_order(h: &dyn Harness) {
-    let repo = h.open().await;
-    for name in ["job:b", "job:a", "job:c", "other", "job:d"] {
-        permit(&*repo, name, request("x", 1, 3, 30)).await;
-    }
-    permit(&*repo, "job:a", request("y", 2, 3, 30)).await;
-    permit(&*repo, "job:e", request("x", 1, 3, 1)).await;
-    h.advance(PAST_SHORT).await;
-    let page = |after: Option<&str>| {
-        repo.list_semaphores(
-            tenant(),
-            ListQuery {
-                prefix: ResourcePrefix::parse("job:").unwrap(),
-                after: after.map(name),
-                limit: ListLimit::parse(2).unwrap(),
-            },
-        )
-    };
-    let first = page(None).await.unwrap();
-    let names = |p: &crate::SemaphorePage| -> Vec<String> {
-        p.semaphores
-            .iter()
-            .map(|s| s.name.as_str().to_owned())
-            .collect()
-    };
-    assert_eq!(names(&first), ["job:a", "job:b"]);
-    assert!(first.has_more);
-    assert_eq!(owners(&first.semaphores[0]), ["x", "y"]);
-    let second = page(Some("job:b")).await.unwrap();
-    assert_eq!(names(&second), ["job:c", "job:d"]);
-    assert!(!second.has_more, "job:e has expired");
-    let other = Tenant::parse("other-tenant").expect("valid tenant");
-    let theirs = repo
-        .list_semaphores(other, ListQuery::default())
-        .await
-        .unwrap();
-    assert!(theirs.semaphores.is_empty());
 }

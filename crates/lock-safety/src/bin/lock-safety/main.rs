@@ -1,16 +1,15 @@
 //! `lock-safety`: runs several lockd instances on one database, many concurrent clients doing
 //! random lock and semaphore operations, and a fault injector; records every operation; then
-//! checks the histories (see the `lock_safety` library) and exits non-zero on any violation. docs/safety.md explains
-//! how to run it and read its output.
+//! checks the histories (see the `lock_safety` library) and exits non-zero on any violation.
+//! docs/safety.md explains how to run it and read its output.
 
 mod cluster;
 mod faults;
-
+mod output;
 mod rng;
 mod semaphores;
 mod workload;
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,11 +18,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
-use lock_safety::permits::{self, PermitHistory, PermitOutcome};
-use lock_safety::{check, History, OpKind, Outcome};
+use lock_safety::permits::{self, PermitHistory};
+use lock_safety::{check, History};
 
 use crate::cluster::{Database, Fleet, PgCluster};
 use crate::faults::Fault;
+use crate::output::{fault_lines, print_permit_summary, print_summary, write_history};
 use crate::workload::{Clock, Plan};
 
 /// How many semaphores the clients share.
@@ -334,121 +334,4 @@ fn verdict(
     }
     println!("passed: 0 violations (backend {backend}, seed {seed})");
     ExitCode::SUCCESS
-}
-
-fn print_summary(history: &History, events: &[faults::Event]) {
-    let mut counts: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
-    for op in &history.ops {
-        let kind = match &op.kind {
-            OpKind::Acquire {
-                wait_seconds: 0, ..
-            } => "acquire",
-            OpKind::Acquire { .. } => "acquire (waiting)",
-            OpKind::Release { .. } => "release",
-            OpKind::Renew { .. } => "renew",
-            OpKind::Status => "status",
-            OpKind::List => "list",
-        };
-        let slot = match &op.outcome {
-            Outcome::Unknown { .. } => 2,
-            Outcome::Failed { .. } => 1,
-            _ => 0,
-        };
-        counts.entry(kind).or_default()[slot] += 1;
-    }
-    println!("{} operations:", history.ops.len());
-    println!(
-        "  {:<18} {:>8} {:>8} {:>8}",
-        "kind", "answered", "failed", "unknown"
-    );
-    for (kind, [ok, fail, info]) in &counts {
-        println!("  {kind:<18} {ok:>8} {fail:>8} {info:>8}");
-    }
-    let granted = history
-        .ops
-        .iter()
-        .filter(|op| matches!(op.outcome, Outcome::Granted(_)))
-        .count();
-    println!(
-        "  ({granted} grants acknowledged; 'failed' = a definite 4xx or a refused connection)"
-    );
-    let mut by_fault: BTreeMap<Fault, usize> = BTreeMap::new();
-    for event in events {
-        *by_fault.entry(event.fault).or_default() += 1;
-    }
-    println!("{} faults injected:", events.len());
-    for (fault, n) in by_fault {
-        println!("  {n:>4} x {}", fault.name());
-    }
-}
-
-/// Writes the histories, one operation a line, and the faults, for reading after the run.
-fn write_history(
-    history: &History,
-    permit_history: &PermitHistory,
-    events: &[faults::Event],
-    out: &std::path::Path,
-) {
-    let text: String = history
-        .ops
-        .iter()
-        .map(|op| history.describe(op) + "\n")
-        .collect();
-    let _ = std::fs::write(out.join("history.txt"), text);
-    let _ = std::fs::write(
-        out.join("history.jsonl"),
-        lock_safety::history::json::write(history),
-    );
-    let _ = std::fs::write(out.join("faults.txt"), fault_lines(history, events));
-    let text: String = permit_history
-        .ops
-        .iter()
-        .map(|op| permit_history.describe(op) + "\n")
-        .collect();
-    let _ = std::fs::write(out.join("permits.txt"), text);
-    let _ = std::fs::write(
-        out.join("permits.jsonl"),
-        permits::json::write(permit_history),
-    );
-}
-
-/// One line: the semaphore operations by outcome.
-fn print_permit_summary(history: &PermitHistory) {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for op in &history.ops {
-        let outcome = match &op.outcome {
-            PermitOutcome::Granted(_) => "granted",
-            PermitOutcome::Unavailable => "unavailable",
-            PermitOutcome::Conflict { .. } => "conflict",
-            PermitOutcome::Released => "released",
-            PermitOutcome::Renewed(_) => "renewed",
-            PermitOutcome::Seen(_) => "status",
-            PermitOutcome::NotFound => "not found",
-            PermitOutcome::Failed { .. } => "failed",
-            PermitOutcome::Unknown { .. } => "unknown",
-        };
-        *counts.entry(outcome).or_default() += 1;
-    }
-    let counts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    println!(
-        "{} semaphore operations: {}",
-        history.ops.len(),
-        counts.join(", ")
-    );
-}
-
-fn fault_lines(history: &History, events: &[faults::Event]) -> String {
-    let at = |t: i64| (t - history.start) as f64 / 1e6;
-    events
-        .iter()
-        .map(|e| {
-            format!(
-                "[{:.3}s .. {:.3}s] {}: {}\n",
-                at(e.from),
-                at(e.to),
-                e.fault.name(),
-                e.detail
-            )
-        })
-        .collect()
 }
