@@ -144,7 +144,7 @@ fn tenants_are_isolated(db: TestDatabase) {
         .any(|e| e["fields"]["event"] == "unauthorized"));
 }
 
-on_both_backends!(tenants_are_isolated);
+on_both_backends!(tenants_are_isolated, tenants_have_semaphores_of_their_own);
 
 #[test]
 fn a_bad_keys_file_stops_start_up() {
@@ -203,4 +203,97 @@ fn a_non_loopback_bind_without_keys_is_warned_about() {
             .any(|l| l.contains("non-loopback") && l.contains("--api-keys-file")),
         "{seen:#?}"
     );
+}
+
+/// Semaphores are per tenant like locks: the same name in two tenants is two semaphores (each
+/// with its own limit), a key sees and changes only its tenant's, and the audit log names the
+/// tenant and never a key.
+fn tenants_have_semaphores_of_their_own(db: TestDatabase) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let keys = keys_file(&dir);
+    let server = TestServer::start(
+        &db,
+        &[
+            "--api-keys-file",
+            &keys,
+            "--log",
+            "info",
+            "--log-format",
+            "json",
+        ],
+    );
+    let with = |key: &str, method: &str, path: &str, payload: Option<serde_json::Value>| {
+        server.send_with_header(
+            method,
+            path,
+            payload.as_ref(),
+            ("authorization", &format!("Bearer {key}")),
+        )
+    };
+    let acquire = |key: &str, limit: u32| {
+        with(
+            key,
+            "POST",
+            "/semaphores/exports",
+            Some(json!({"owner": "worker-7", "ttl_seconds": 60, "limit": limit})),
+        )
+    };
+    server
+        .send("GET", "/semaphores/exports", None)
+        .assert_problem(401, "unauthorized");
+    server
+        .send("GET", "/semaphores", None)
+        .assert_problem(401, "unauthorized");
+    let a = acquire(ACME, 1);
+    assert_eq!(a.body["acquired"], true, "{a:?}");
+    // Another tenant: the same name with another limit is another semaphore.
+    let g = acquire(GLOBEX, 5);
+    assert_eq!(g.body["acquired"], true, "{g:?}");
+    assert_ne!(
+        g.body["permit"]["fencing_token"],
+        a.body["permit"]["fencing_token"]
+    );
+    assert_eq!(
+        with(ACME_SECOND, "GET", "/semaphores/exports", None).body["limit"],
+        1
+    );
+    assert_eq!(
+        with(GLOBEX, "GET", "/semaphores/exports", None).body["limit"],
+        5
+    );
+    let listed = with(GLOBEX, "GET", "/semaphores", None);
+    assert_eq!(listed.body["semaphores"].as_array().map(Vec::len), Some(1));
+    // Globex releases its own grant; acme's stays.
+    assert_eq!(
+        with(GLOBEX, "DELETE", "/semaphores/exports?owner=worker-7", None).status,
+        204
+    );
+    with(GLOBEX, "GET", "/semaphores/exports", None).assert_problem(404, "not-found");
+    with(GLOBEX, "DELETE", "/semaphores/exports?owner=worker-7", None)
+        .assert_problem(404, "not-found");
+    let kept = with(ACME, "GET", "/semaphores/exports", None);
+    assert_eq!(
+        kept.body["holders"][0]["fencing_token"],
+        a.body["permit"]["fencing_token"]
+    );
+
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let log = server.drain_stderr();
+    for key in [ACME, ACME_SECOND, GLOBEX] {
+        assert!(
+            !log.iter().any(|line| line.contains(key)),
+            "the key {key} appears in the log"
+        );
+    }
+    let granted = log
+        .iter()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|e| {
+            e["fields"]["event"] == "granted"
+                && e["fields"]["primitive"] == "semaphore"
+                && e["fields"]["tenant"] == "globex"
+        })
+        .unwrap_or_else(|| panic!("no semaphore grant event in {log:#?}"));
+    assert_eq!(granted["fields"]["semaphore"], "exports");
+    assert_eq!(granted["fields"]["limit"], 5);
 }
