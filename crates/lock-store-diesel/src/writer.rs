@@ -16,6 +16,7 @@
 mod group_commit;
 pub(crate) mod postgres_batch;
 pub(crate) mod postgres_direct;
+mod postgres_permits;
 pub(crate) mod sqlite;
 
 use std::time::Duration;

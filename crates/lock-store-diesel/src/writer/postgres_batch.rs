@@ -57,6 +57,7 @@ use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant,
 
 use self::queue::{lock, Outcome, Queue, Shared};
 use super::postgres_direct::PostgresDirect;
+use super::postgres_permits::PermitBatcher;
 use super::Writer;
 use crate::config::Deadlines;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
@@ -68,6 +69,8 @@ use crate::semaphores::{PermitAnswer, PermitOp};
 /// is empty.
 pub(crate) struct PostgresBatcher {
     shared: Arc<Shared>,
+    /// The semaphore operations, group-committed (`postgres_permits`).
+    permits: PermitBatcher,
     /// Runs what the batcher does not: undos, sweeps, reads.
     direct: PostgresDirect,
 }
@@ -91,6 +94,13 @@ impl PostgresBatcher {
         executors: u32,
         max_batch: usize,
     ) -> std::io::Result<Self> {
+        let permits = PermitBatcher::spawn(
+            direct.pooled().pool(),
+            direct.pooled().health(),
+            executors.max(1) as usize * 2,
+            deadlines.connection + deadlines.statement * 2,
+            max_batch,
+        )?;
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue::default()),
             work: Condvar::new(),
@@ -105,7 +115,11 @@ impl PostgresBatcher {
                 .name(format!("lockd-pg-batch-{i}"))
                 .spawn(move || executor::execute(&shared))?;
         }
-        Ok(Self { shared, direct })
+        Ok(Self {
+            shared,
+            permits,
+            direct,
+        })
     }
 }
 
@@ -196,9 +210,13 @@ impl Writer for PostgresBatcher {
         self.direct.list(tenant, query).await
     }
 
-    /// Not batched: each runs on a pooled connection of its own (`PostgresDirect`).
+    /// Group-committed (`postgres_permits`), except listings, which take no semaphore's lock
+    /// and run on a pooled connection of their own.
     async fn permits(&self, tenant: Tenant, op: PermitOp) -> Result<PermitAnswer, RepositoryError> {
-        self.direct.permits(tenant, op).await
+        match op {
+            PermitOp::List { .. } => self.direct.permits(tenant, op).await,
+            op => self.permits.submit(tenant, op).await,
+        }
     }
 
     async fn sweep_permits(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {

@@ -1,0 +1,222 @@
+//! Group commit of semaphore operations on PostgreSQL: a few threads, each with a queue and a
+//! connection it keeps, take every operation queued to them (up to `max_batch`), run them one
+//! after another in one transaction and commit once, so that operations on one semaphore share
+//! its advisory lock and one commit instead of taking a transaction (and an fsync) each. A
+//! semaphore's operations always go to the same thread (by a hash of its name), so the threads
+//! of one process never wait for each other's locks, and different semaphores run in parallel.
+//!
+//! - A batch runs in ascending (tenant, name) order, arrival order kept within a semaphore, so
+//!   that the advisory locks of two instances' batches are always taken in the same order and
+//!   cannot deadlock (a lock taken again in one transaction is only counted again).
+//! - A caller is answered only after the commit. A batch that fails (a statement, or a row the
+//!   domain refuses) changed nothing: its operations then run again one at a time, each in a
+//!   transaction of its own, and each caller hears its own outcome.
+//! - A caller waits at most its deadline (503 after it). An operation whose caller has gone
+//!   before its batch starts is not run; a grant whose caller has gone by the time it would be
+//!   answered is undone at once, as that exact grant, on the same connection.
+//! - Listings do not come here (they take no semaphore's lock).
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use diesel::pg::PgConnection;
+use diesel::Connection;
+use lock_domain::{RepositoryError, Tenant};
+use tokio::sync::oneshot;
+
+use super::undo_unheard_permit;
+use crate::connection::{ConnectionManager, PoolHealth};
+use crate::error::{from_pool, is_unavailable};
+use crate::semaphores::{self, PermitAnswer, PermitError, PermitOp, PostgresHolders};
+
+type Reply = Result<PermitAnswer, RepositoryError>;
+
+struct Job {
+    tenant: Tenant,
+    op: PermitOp,
+    reply: oneshot::Sender<Reply>,
+}
+
+impl Job {
+    /// What the batch is ordered by: the semaphore.
+    fn key(&self) -> (&str, &str) {
+        let name = match &self.op {
+            PermitOp::Acquire { name, .. }
+            | PermitOp::Status { name }
+            | PermitOp::Release { name, .. }
+            | PermitOp::Renew { name, .. } => name.as_str(),
+            PermitOp::Undo { grant } => grant.name.as_str(),
+            PermitOp::List { .. } => "",
+        };
+        (self.tenant.as_str(), name)
+    }
+}
+
+/// The handle callers submit through; the threads end when it is dropped.
+pub(crate) struct PermitBatcher {
+    /// One queue per thread.
+    jobs: Vec<std::sync::Mutex<mpsc::Sender<Job>>>,
+    /// How long a caller waits for its answer.
+    deadline: Duration,
+}
+
+impl PermitBatcher {
+    /// Starts `threads` threads on `pool`.
+    ///
+    /// # Errors
+    /// When a thread cannot be spawned.
+    pub(crate) fn spawn(
+        pool: &r2d2::Pool<ConnectionManager>,
+        health: &PoolHealth,
+        threads: usize,
+        deadline: Duration,
+        max_batch: usize,
+    ) -> std::io::Result<Self> {
+        let mut jobs = Vec::new();
+        for i in 0..threads.max(1) {
+            let (sender, queue) = mpsc::channel::<Job>();
+            let (pool, health) = (pool.clone(), health.clone());
+            thread::Builder::new()
+                .name(format!("lockd-pg-permits-{i}"))
+                .spawn(move || execute(&pool, &health, &queue, max_batch.max(1)))?;
+            jobs.push(std::sync::Mutex::new(sender));
+        }
+        Ok(Self { jobs, deadline })
+    }
+
+    /// Runs `op` in the next batch and answers once that batch has committed.
+    ///
+    /// # Errors
+    /// [`RepositoryError::Unavailable`] when the deadline passes first (a grant committed
+    /// after that is undone), or the operation's own error.
+    pub(crate) async fn submit(&self, tenant: Tenant, op: PermitOp) -> Reply {
+        let (reply, answer) = oneshot::channel();
+        let job = Job { tenant, op, reply };
+        let queue = {
+            use std::hash::{Hash, Hasher};
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            job.key().hash(&mut hasher);
+            (hasher.finish() % self.jobs.len() as u64) as usize
+        };
+        let sent = self.jobs[queue]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .send(job);
+        if sent.is_err() {
+            return Err(RepositoryError::internal(
+                "the semaphore writer has stopped",
+            ));
+        }
+        match tokio::time::timeout(self.deadline, answer).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => Err(RepositoryError::internal(
+                "the semaphore writer dropped an operation",
+            )),
+            Err(_) => Err(RepositoryError::unavailable(
+                "the database did not answer a semaphore operation in time",
+            )),
+        }
+    }
+}
+
+fn execute(
+    pool: &r2d2::Pool<ConnectionManager>,
+    health: &PoolHealth,
+    queue: &mpsc::Receiver<Job>,
+    max_batch: usize,
+) {
+    let mut kept = None;
+    while let Ok(first) = queue.recv() {
+        let mut batch = vec![first];
+        while batch.len() < max_batch {
+            match queue.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        // A caller that has gone is not served.
+        batch.retain(|job| !job.reply.is_closed());
+        if batch.is_empty() {
+            continue;
+        }
+        batch.sort_by(|a, b| a.key().cmp(&b.key()));
+        let mut conn = match kept.take() {
+            Some(conn) => conn,
+            None => match pool.get() {
+                Ok(conn) => conn,
+                Err(error) => {
+                    let error = from_pool(error);
+                    for job in batch {
+                        let _ = job
+                            .reply
+                            .send(Err(RepositoryError::unavailable(error.to_string())));
+                    }
+                    continue;
+                }
+            },
+        };
+        let Ok(c) = conn.postgres() else {
+            for job in batch {
+                let _ = job.reply.send(Err(RepositoryError::internal(
+                    "the semaphore writer needs a PostgreSQL connection",
+                )));
+            }
+            continue;
+        };
+        let healthy = serve(c, batch);
+        if healthy {
+            kept = Some(conn);
+        } else {
+            health.suspect();
+        }
+    }
+}
+
+/// Runs one batch on `c` and answers its callers; whether the connection still looks usable.
+fn serve(c: &mut PgConnection, batch: Vec<Job>) -> bool {
+    let together = c.transaction(|c| {
+        batch
+            .iter()
+            .map(|job| {
+                semaphores::run(
+                    &mut PostgresHolders { conn: c },
+                    &job.tenant,
+                    job.op.clone(),
+                )
+            })
+            .collect::<Result<Vec<PermitAnswer>, PermitError>>()
+    });
+    let mut healthy = true;
+    let answers: Vec<Reply> = match together {
+        Ok(answers) => answers.into_iter().map(Ok).collect(),
+        // Nothing of the batch happened: each operation alone, with its own outcome.
+        Err(_) => batch
+            .iter()
+            .map(|job| {
+                let alone = c.transaction(|c| {
+                    semaphores::run(
+                        &mut PostgresHolders { conn: c },
+                        &job.tenant,
+                        job.op.clone(),
+                    )
+                });
+                if let Err(PermitError::Query(error)) = &alone {
+                    healthy &= !is_unavailable(error);
+                }
+                alone.map_err(RepositoryError::from)
+            })
+            .collect(),
+    };
+    for (job, answer) in batch.into_iter().zip(answers) {
+        let Job { tenant, reply, .. } = job;
+        if let Err(Ok(unheard)) = reply.send(answer) {
+            undo_unheard_permit(&tenant, unheard, |undo| {
+                Ok(c.transaction(|c| {
+                    semaphores::run(&mut PostgresHolders { conn: c }, &tenant, undo)
+                })?)
+            });
+        }
+    }
+    healthy
+}
