@@ -1,6 +1,6 @@
-//! Group commit of semaphore operations on PostgreSQL: a few threads, each with a queue and a
-//! connection it keeps, take every operation queued to them (up to `max_batch`), run them one
-//! after another in one transaction and commit once, so that operations on one semaphore share
+//! Group commit of semaphore operations on PostgreSQL: a few threads, each with a queue, take
+//! every operation queued to them (up to `max_batch`), run them one after another in one
+//! transaction on a pooled connection (given back after each batch) and commit once, so that operations on one semaphore share
 //! its advisory lock and one commit instead of taking a transaction (and an fsync) each. A
 //! semaphore's operations always go to the same thread (by a hash of its name), so the threads
 //! of one process never wait for each other's locks, and different semaphores run in parallel.
@@ -126,7 +126,6 @@ fn execute(
     queue: &mpsc::Receiver<Job>,
     max_batch: usize,
 ) {
-    let mut kept = None;
     while let Ok(first) = queue.recv() {
         let mut batch = vec![first];
         while batch.len() < max_batch {
@@ -141,20 +140,17 @@ fn execute(
             continue;
         }
         batch.sort_by(|a, b| a.key().cmp(&b.key()));
-        let mut conn = match kept.take() {
-            Some(conn) => conn,
-            None => match pool.get() {
-                Ok(conn) => conn,
-                Err(error) => {
-                    let error = from_pool(error);
-                    for job in batch {
-                        let _ = job
-                            .reply
-                            .send(Err(RepositoryError::unavailable(error.to_string())));
-                    }
-                    continue;
+        let mut conn = match pool.get() {
+            Ok(conn) => conn,
+            Err(error) => {
+                let error = from_pool(error);
+                for job in batch {
+                    let _ = job
+                        .reply
+                        .send(Err(RepositoryError::unavailable(error.to_string())));
                 }
-            },
+                continue;
+            }
         };
         let Ok(c) = conn.postgres() else {
             for job in batch {
@@ -164,10 +160,7 @@ fn execute(
             }
             continue;
         };
-        let healthy = serve(c, batch);
-        if healthy {
-            kept = Some(conn);
-        } else {
+        if !serve(c, batch) {
             health.suspect();
         }
     }
