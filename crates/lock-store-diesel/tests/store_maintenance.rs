@@ -313,3 +313,57 @@ async fn postgres_instances_with_skewed_clocks_agree_on_the_holder() {
         AcquireOutcome::Held
     );
 }
+
+/// A semaphore row that ended long ago, re-granted by a writer while the sweeper is about to
+/// delete it: the sweeper waits for the writer's row lock, then must see the new, live lease and
+/// leave it (deleting it would free permits that a holder was told it has).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_permit_sweep_leaves_a_row_regranted_meanwhile() {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    let repo = open(&db, Arc::new(ManualClock::new()), Duration::from_secs(60)).await;
+    let url = db.url_string();
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let (commit_tx, commit_rx) = std::sync::mpsc::channel::<()>();
+    let writer = std::thread::spawn(move || {
+        let mut conn = PgConnection::establish(&url).expect("connect");
+        conn.batch_execute(
+            "INSERT INTO semaphore_holders (tenant, name, owner, permits, semaphore_limit,
+                 acquired_at_ms, expires_at_ms, fencing_token)
+             VALUES ('default', 's', 'w', 1, 2, 1, 1000, 1)",
+        )
+        .expect("insert a row ended long ago");
+        // The re-grant of a new grant's upsert: the row, locked, gets a lease far in the future.
+        conn.batch_execute(
+            "BEGIN; UPDATE semaphore_holders SET acquired_at_ms = 2, expires_at_ms = 9000000000000
+             WHERE tenant = 'default' AND name = 's' AND owner = 'w';",
+        )
+        .expect("re-grant the row");
+        locked_tx.send(()).unwrap();
+        commit_rx.recv().unwrap();
+        conn.batch_execute("COMMIT").expect("commit");
+    });
+    locked_rx.recv().unwrap();
+    let sweeper = {
+        let repo = repo.clone();
+        tokio::spawn(async move { repo.sweep_ended_permits(1_000).await })
+    };
+    // Let the sweep select the row (ended in its snapshot) and wait for its lock.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    commit_tx.send(()).unwrap();
+    writer.join().unwrap();
+    let swept = tokio::time::timeout(Duration::from_secs(5), sweeper)
+        .await
+        .expect("the sweep ends")
+        .unwrap()
+        .expect("the sweep answers");
+    assert_eq!(swept, 0, "the re-granted row is live");
+    let mut conn = PgConnection::establish(&db.url_string()).expect("connect");
+    let left: Count = diesel::sql_query(
+        "SELECT COUNT(*) AS count FROM semaphore_holders WHERE owner = 'w' AND expires_at_ms > 1000",
+    )
+    .get_result(&mut conn)
+    .expect("count");
+    assert_eq!(left.count, 1, "the live lease is still there");
+}

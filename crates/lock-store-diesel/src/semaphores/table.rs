@@ -60,11 +60,15 @@ JOIN semaphore_holders AS h ON h.tenant = $1 AND h.name = page.name
 WHERE h.expires_at_ms > $5
 ORDER BY h.name, h.fencing_token";
 
-/// Deletes up to `$2` rows whose lease ended at or before `$1`.
+/// Deletes up to `$2` rows whose lease ended at or before `$1`. The expiry is checked again
+/// outside the subquery: on PostgreSQL a row that a writer re-granted (an upsert of its ended
+/// row) while the sweep waited for its lock is re-read at its new version, which the outer
+/// condition then keeps; the subquery alone saw it ended in the sweep's snapshot.
 pub(crate) const SWEEP: &str = "\
 DELETE FROM semaphore_holders WHERE (tenant, name, owner) IN (
     SELECT tenant, name, owner FROM semaphore_holders WHERE expires_at_ms <= $1
-    ORDER BY expires_at_ms LIMIT $2)";
+    ORDER BY expires_at_ms LIMIT $2)
+  AND expires_at_ms <= $1";
 
 /// SQLite: the one counter of every fencing token, moved inside the writer's transaction.
 const SQLITE_NEXT_TOKEN: &str =
