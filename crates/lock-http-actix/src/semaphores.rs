@@ -89,7 +89,7 @@ pub(crate) async fn acquire(
 ) -> Result<HttpResponse, ApiError> {
     async {
         let request = acquire_request(&req, payload, &state).await?;
-        let name = request.name.clone();
+        let (name, asked_limit) = (request.name.clone(), request.permit.limit.get());
         let acquired = state
             .service
             .acquire_permits(request, || crate::peer::has_hung_up(&req))
@@ -137,7 +137,7 @@ pub(crate) async fn acquire(
                 }))
             }
             // Nobody reads this answer.
-            PermitsAcquired::HungUp => HttpResponse::Ok().json(unavailable(0, 0)),
+            PermitsAcquired::HungUp => HttpResponse::Ok().json(unavailable(asked_limit, 0)),
         })
     }
     .await
