@@ -278,6 +278,7 @@ mod tests {
             acquired_at: at(0),
             expires_at: at(expires_ms),
             fencing_token: token(7),
+            mode: crate::LockMode::Exclusive,
         }
     }
 

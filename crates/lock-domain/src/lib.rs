@@ -17,6 +17,8 @@ mod resource_name;
 mod rules;
 mod semaphore;
 mod semaphore_repository;
+mod shared;
+mod shared_repository;
 mod tenant;
 mod ttl;
 mod validation;
@@ -33,7 +35,7 @@ pub use holders::{
 };
 pub use lease::{Capacity, Lease, LeaseValue, Weight, MAX_LEASE_VALUE_BYTES, MAX_SEMAPHORE_LIMIT};
 pub use listing::{ListLimit, ListPage, ListQuery, ListedLock, ResourcePrefix};
-pub use lock::{AcquireOutcome, Lock, ReleaseResult, RenewResult};
+pub use lock::{AcquireOutcome, Lock, LockMode, ReleaseResult, RenewResult};
 pub use owner::Owner;
 pub use repository::{FreedHints, LockRepository, PoolState, RepositoryError, StoreHealth};
 pub use resource_name::ResourceName;
@@ -46,6 +48,11 @@ pub use semaphore::{
     SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState,
 };
 pub use semaphore_repository::SemaphoreRepository;
+pub use shared::{
+    decide_shared_acquire, decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock,
+    shared_row, Hold, HolderRole, SharedAcquireDecision, SharedAcquireOutcome,
+};
+pub use shared_repository::SharedLockRepository;
 pub use tenant::Tenant;
 pub use ttl::{Ttl, DEFAULT_MAX_TTL_SECONDS};
 pub use validation::{ValidationError, CONTROL_CHARACTERS, WHITESPACE};
@@ -54,3 +61,5 @@ pub use validation::{ValidationError, CONTROL_CHARACTERS, WHITESPACE};
 pub use repository::{MockFreedHints, MockLockRepository, MockStoreHealth};
 #[cfg(feature = "mock")]
 pub use semaphore_repository::MockSemaphoreRepository;
+#[cfg(feature = "mock")]
+pub use shared_repository::MockSharedLockRepository;

@@ -4,8 +4,29 @@ use chrono::{DateTime, Utc};
 
 use crate::{rules::is_expired, FencingToken, Owner, ResourceName};
 
-/// A lock as it is held: who holds which resource, since when, until when, and with which token.
-/// Timestamps have millisecond precision.
+/// How a lock is held: alone (exclusive, the v1 lock), or beside other shared holders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum LockMode {
+    /// One holder excludes every other (the default).
+    #[default]
+    Exclusive,
+    /// Shared holders coexist, each with its own lease and token; an exclusive holder excludes
+    /// them all.
+    Shared,
+}
+
+impl LockMode {
+    /// The name of the mode on the wire and in logs: `exclusive` or `shared`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockMode::Exclusive => "exclusive",
+            LockMode::Shared => "shared",
+        }
+    }
+}
+
+/// A lock as it is held: who holds which resource in which mode, since when, until when, and
+/// with which token. Timestamps have millisecond precision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lock {
     pub resource: ResourceName,
@@ -13,6 +34,7 @@ pub struct Lock {
     pub acquired_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
     pub fencing_token: FencingToken,
+    pub mode: LockMode,
 }
 
 impl Lock {

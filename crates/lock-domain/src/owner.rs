@@ -10,6 +10,9 @@ use crate::validation::{check_text, ValidationError};
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Owner(String);
 
+/// The stored name of [`Owner::shared_holders`] (starts with U+0001, a control character).
+const SHARED_HOLDERS: &str = "\u{1}shared";
+
 impl Owner {
     /// The longest owner accepted after trimming, in characters (Unicode scalar values).
     pub const MAX_CHARS: usize = 255;
@@ -23,6 +26,31 @@ impl Owner {
         let trimmed = raw.trim();
         check_text(trimmed, Self::MAX_CHARS)?;
         Ok(Self(trimmed.to_owned()))
+    }
+
+    /// The owner that a resource held in shared mode shows to the exclusive lock operations:
+    /// the shared holders together. Its name holds a control character, which [`Self::parse`]
+    /// refuses, so no client can ever name itself so; an exclusive acquire meets it as "another
+    /// owner holds a live lock" until the last shared lease ends.
+    pub fn shared_holders() -> Self {
+        Self(SHARED_HOLDERS.to_owned())
+    }
+
+    /// Whether this is [`Self::shared_holders`].
+    pub fn is_shared_holders(&self) -> bool {
+        self.0 == SHARED_HOLDERS
+    }
+
+    /// An owner as a store kept it: a client's (parsed again) or [`Self::shared_holders`].
+    ///
+    /// # Errors
+    /// As [`Self::parse`], for a stored name that is neither.
+    pub fn from_stored(stored: &str) -> Result<Self, ValidationError> {
+        if stored == SHARED_HOLDERS {
+            Ok(Self::shared_holders())
+        } else {
+            Self::parse(stored)
+        }
     }
 
     pub fn as_str(&self) -> &str {
@@ -80,6 +108,19 @@ mod tests {
                 Err(code) => assert_eq!(got.map_err(|e| e.code()), Err(code), "input {raw:?}"),
             }
         }
+    }
+
+    #[test]
+    fn no_client_can_name_itself_the_shared_holders() {
+        let marker = Owner::shared_holders();
+        assert!(marker.is_shared_holders());
+        assert!(Owner::parse(marker.as_str()).is_err());
+        assert_eq!(Owner::from_stored(marker.as_str()), Ok(marker));
+        assert!(!Owner::parse("shared").unwrap().is_shared_holders());
+        assert_eq!(
+            Owner::from_stored("worker-7"),
+            Ok(Owner::parse("worker-7").unwrap())
+        );
     }
 
     #[test]

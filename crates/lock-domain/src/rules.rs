@@ -121,6 +121,7 @@ mod tests {
             acquired_at: at(0),
             expires_at: at(expires_ms),
             fencing_token: FencingToken::new(7).unwrap(),
+            mode: crate::LockMode::Exclusive,
         }
     }
 

@@ -26,6 +26,7 @@ mod repository;
 mod row;
 mod schema;
 mod semaphores;
+mod shared_locks;
 mod sqlite;
 mod sweeper;
 mod writer;

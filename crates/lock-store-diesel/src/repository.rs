@@ -3,6 +3,7 @@
 
 mod open;
 mod semaphores;
+mod shared_locks;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,6 +73,18 @@ impl DieselLockRepository {
         self.inner
             .writer
             .sweep_permits(self.inner.sweep_grace, batch)
+            .await
+    }
+
+    /// Deletes at most `batch` shared-lock leases that ended more than the sweep grace ago, and
+    /// says how many it deleted (a full batch: call again).
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the database fails.
+    pub async fn sweep_ended_shared(&self, batch: u32) -> Result<usize, RepositoryError> {
+        self.inner
+            .writer
+            .sweep_shared(self.inner.sweep_grace, batch)
             .await
     }
 

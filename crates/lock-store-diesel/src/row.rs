@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
 use std::time::Duration;
 
-use lock_domain::{FencingToken, ListedLock, Lock, Owner, RepositoryError, ResourceName};
+use lock_domain::{FencingToken, ListedLock, Lock, LockMode, Owner, RepositoryError, ResourceName};
 
 use crate::schema::distributed_locks;
 
@@ -63,14 +63,23 @@ impl TryFrom<LockRow> for Lock {
 
     fn try_from(row: LockRow) -> Result<Self, Self::Error> {
         let corrupt = |what: String| RepositoryError::internal(CorruptRow(what));
+        // The row of a lock held in shared mode stands for its shared holders (see the domain's
+        // `shared.rs`): its owner is the marker no client can name itself.
+        let owner = Owner::from_stored(&row.owner).map_err(|e| corrupt(format!("owner {e}")))?;
+        let mode = if owner.is_shared_holders() {
+            LockMode::Shared
+        } else {
+            LockMode::Exclusive
+        };
         Ok(Lock {
             resource: ResourceName::parse(row.resource)
                 .map_err(|e| corrupt(format!("resource {e}")))?,
-            owner: Owner::parse(&row.owner).map_err(|e| corrupt(format!("owner {e}")))?,
+            owner,
             acquired_at: millis(row.acquired_at_ms).ok_or_else(|| corrupt("acquired_at".into()))?,
             expires_at: millis(row.expires_at_ms).ok_or_else(|| corrupt("expires_at".into()))?,
             fencing_token: FencingToken::new(row.fencing_token)
                 .map_err(|value| corrupt(format!("fencing token {value}")))?,
+            mode,
         })
     }
 }

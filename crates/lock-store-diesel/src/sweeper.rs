@@ -1,9 +1,17 @@
-//! The background sweeper: deletes rows of long-expired locks and semaphore permits so the
+//! The background sweeper: deletes rows of long-expired locks, semaphore permits and shared
+//! leases so the
 //! tables do not grow without bound.
 
 use std::time::Duration;
 
 use crate::{DieselLockRepository, SweepPosition};
+
+/// The tables of leases other than the locks' rows.
+#[derive(Debug, Clone, Copy)]
+enum Ended {
+    Permits,
+    SharedLeases,
+}
 
 /// Every `interval`, runs a sweep pass: deletes expired rows in steps of at most `batch` rows
 /// until the pass has looked at the whole table. Runs until the returned future is dropped;
@@ -30,19 +38,25 @@ pub async fn run_sweeper(repo: DieselLockRepository, interval: Duration, batch: 
                 }
             }
         }
-        // Semaphore rows: a full batch means there may be more.
-        loop {
-            match repo.sweep_ended_permits(batch).await {
-                Ok(deleted) => {
-                    swept += deleted;
-                    if deleted < batch as usize {
+        // Semaphore rows and shared leases: a full batch means there may be more.
+        for table in [Ended::Permits, Ended::SharedLeases] {
+            loop {
+                let step = match table {
+                    Ended::Permits => repo.sweep_ended_permits(batch).await,
+                    Ended::SharedLeases => repo.sweep_ended_shared(batch).await,
+                };
+                match step {
+                    Ok(deleted) => {
+                        swept += deleted;
+                        if deleted < batch as usize {
+                            break;
+                        }
+                        tokio::task::yield_now().await;
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, ?table, "sweeping ended leases failed; retrying next interval");
                         break;
                     }
-                    tokio::task::yield_now().await;
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "sweeping ended semaphore permits failed; retrying next interval");
-                    break;
                 }
             }
         }

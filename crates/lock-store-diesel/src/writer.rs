@@ -27,6 +27,7 @@ use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant,
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::row::{ListedRow, LockRow};
 use crate::semaphores::{PermitAnswer, PermitOp};
+use crate::shared_locks::{SharedAnswer, SharedOp};
 
 /// How the lock statements of one store run. The same outcome types on every backend.
 #[async_trait]
@@ -89,6 +90,47 @@ pub(crate) trait Writer: Send + Sync {
 
     /// Deletes at most `batch` semaphore rows whose lease ended more than `grace` ago.
     async fn sweep_permits(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError>;
+
+    /// Runs one shared-lock operation (see `shared_locks`) alone against every other write of
+    /// that lock, exclusive ones and reads included. A shared grant made after its caller has
+    /// gone is undone.
+    async fn shared(&self, tenant: Tenant, op: SharedOp) -> Result<SharedAnswer, RepositoryError>;
+
+    /// Deletes at most `batch` shared leases that ended more than `grace` ago.
+    async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError>;
+}
+
+/// Undoes a shared grant nobody will hear of with `run` (an undo operation run on the writer's
+/// connection), and audits it.
+pub(crate) fn undo_unheard_shared(
+    tenant: &Tenant,
+    answer: SharedAnswer,
+    run: impl FnOnce(SharedOp) -> Result<SharedAnswer, RepositoryError>,
+) {
+    let SharedAnswer::Acquired(lock_domain::SharedAcquireOutcome::Granted(grant)) = answer else {
+        return;
+    };
+    let (resource, owner, token) = (
+        grant.resource.clone(),
+        grant.owner.clone(),
+        grant.fencing_token,
+    );
+    match run(SharedOp::Undo { grant }) {
+        Ok(SharedAnswer::Undone(undone)) => tracing::warn!(
+            target: "lockd::audit",
+            event = if undone { "grant_undone" } else { "grant_undo_skipped" },
+            tenant = %tenant,
+            resource = %resource,
+            owner = %owner,
+            mode = "shared",
+            fencing_token = token.value(),
+            reason = "the grant was made after its caller had gone",
+        ),
+        Ok(_) => {}
+        Err(error) => {
+            tracing::warn!(%error, resource = %resource, "a shared grant made after its caller had gone could not be undone; it expires with its lease")
+        }
+    }
 }
 
 /// Undoes a semaphore grant nobody will hear of with `run` (an undo operation run on the

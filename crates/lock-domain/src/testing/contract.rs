@@ -16,6 +16,8 @@ mod release;
 mod renew;
 mod semaphore_namespaces;
 mod semaphores;
+mod shared;
+mod shared_concurrency;
 mod status;
 mod takeover;
 mod tenants;
@@ -61,6 +63,14 @@ pub use semaphores::{
     the_same_owner_is_regranted_its_permits_or_refused_others,
     undo_permit_grant_ends_only_that_exact_grant,
 };
+pub use shared::{
+    a_reader_is_regranted_and_renewed_on_its_own_lease,
+    a_writer_excludes_readers_and_a_mode_is_never_changed_in_place,
+    a_writer_takes_over_once_every_reader_has_expired,
+    readers_share_a_lock_and_a_writer_is_refused, the_last_reader_leaving_lets_a_writer_in,
+    undo_shared_grant_ends_only_that_exact_grant,
+};
+pub use shared_concurrency::racing_readers_and_writers_never_hold_in_two_modes_at_once;
 pub use status::{
     status_of_unknown_or_expired_lock_is_none, statuses_answer_like_status_for_each_lock_in_order,
     statuses_of_many_locks_keep_their_order,
@@ -77,12 +87,19 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::{LockRepository, SemaphoreRepository, StoreHealth};
+use crate::{LockRepository, SemaphoreRepository, SharedLockRepository, StoreHealth};
 
-/// What the suite needs of a store: its lock and semaphore operations and its statistics.
-pub trait ContractStore: LockRepository + SemaphoreRepository + StoreHealth {}
+/// What the suite needs of a store: its lock, shared-lock and semaphore operations and its
+/// statistics.
+pub trait ContractStore:
+    LockRepository + SharedLockRepository + SemaphoreRepository + StoreHealth
+{
+}
 
-impl<S: LockRepository + SemaphoreRepository + StoreHealth> ContractStore for S {}
+impl<S: LockRepository + SharedLockRepository + SemaphoreRepository + StoreHealth> ContractStore
+    for S
+{
+}
 
 /// One adapter's storage, as the suite sees it.
 #[async_trait]
@@ -143,7 +160,14 @@ macro_rules! repository_contract_suite {
             contended_permit_cycles_never_exceed_the_limit,
             undo_permit_grant_ends_only_that_exact_grant,
             semaphores_are_apart_from_locks_and_tenants,
-            list_semaphores_pages_live_ones_in_name_order
+            list_semaphores_pages_live_ones_in_name_order,
+            readers_share_a_lock_and_a_writer_is_refused,
+            a_writer_excludes_readers_and_a_mode_is_never_changed_in_place,
+            the_last_reader_leaving_lets_a_writer_in,
+            a_writer_takes_over_once_every_reader_has_expired,
+            a_reader_is_regranted_and_renewed_on_its_own_lease,
+            undo_shared_grant_ends_only_that_exact_grant,
+            racing_readers_and_writers_never_hold_in_two_modes_at_once
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

@@ -1,6 +1,7 @@
 //! The reference repository: the domain rules applied to a map under one mutex.
 
 mod semaphores;
+mod shared;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -25,6 +26,11 @@ struct State {
     semaphores: HashMap<(Tenant, ResourceName), Vec<Lease>>,
     /// Semaphore grants whose current lease is a re-grant to the owner that already held it.
     regranted_permits: HashSet<(Tenant, ResourceName, Owner)>,
+    /// The shared leases of every lock held in shared mode, whose row in `locks` stands for them
+    /// (see `shared.rs` of the domain).
+    shared: HashMap<(Tenant, ResourceName), Vec<Lease>>,
+    /// Shared grants whose current lease is a re-grant to the owner that already held it.
+    regranted_shared: HashSet<(Tenant, ResourceName, Owner)>,
 }
 
 impl State {
@@ -91,6 +97,7 @@ impl LockRepository for InMemoryLockRepository {
             acquired_at: now,
             expires_at: now + ttl.as_time_delta(),
             fencing_token,
+            mode: crate::LockMode::Exclusive,
         };
         state.locks.insert(key, lock.clone());
         if takeover {

@@ -181,6 +181,7 @@ pub(crate) fn lock_of(resource: &str, owner: &str) -> Lock {
         acquired_at: at(ACQUIRED_AT),
         expires_at: at(EXPIRES_AT),
         fencing_token: FencingToken::new(TOKEN).expect("a positive token"),
+        mode: lock_domain::LockMode::Exclusive,
     }
 }
 

@@ -64,6 +64,7 @@ use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::postgres::writes::Operation;
 use crate::row::{ListedRow, LockRow};
 use crate::semaphores::{PermitAnswer, PermitOp};
+use crate::shared_locks::{SharedAnswer, SharedOp};
 
 /// The handle the repository submits through. Dropping it stops the executors once the queue
 /// is empty.
@@ -221,6 +222,15 @@ impl Writer for PostgresBatcher {
 
     async fn sweep_permits(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
         self.direct.sweep_permits(grace, batch).await
+    }
+
+    /// Shared-lock operations are not batched: each runs in a transaction of its own.
+    async fn shared(&self, tenant: Tenant, op: SharedOp) -> Result<SharedAnswer, RepositoryError> {
+        self.direct.shared(tenant, op).await
+    }
+
+    async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        self.direct.sweep_shared(grace, batch).await
     }
 }
 

@@ -7,13 +7,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
 
-use super::{undo_unheard_grant, undo_unheard_permit, Writer};
+use super::{undo_unheard_grant, undo_unheard_permit, undo_unheard_shared, Writer};
 use crate::error::from_query;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::pooled::Pooled;
 use crate::postgres::{reads, writes};
 use crate::row::{ListedRow, LockRow};
 use crate::semaphores::{self, PermitAnswer, PermitError, PermitOp, PostgresHolders};
+use crate::shared_locks::{self, PostgresShared, SharedAnswer, SharedOp};
 
 /// Runs every operation on a pooled connection.
 pub(crate) struct PostgresDirect {
@@ -154,6 +155,43 @@ impl Writer for PostgresDirect {
             })
             .await
     }
+
+    /// In a transaction of its own, holding the lock's row.
+    async fn shared(&self, tenant: Tenant, op: SharedOp) -> Result<SharedAnswer, RepositoryError> {
+        let undo_tenant = tenant.clone();
+        self.pooled
+            .run_undoable(
+                move |conn, _| Ok(run_shared(conn.postgres()?, &tenant, op)?),
+                // A grant that committed after its caller heard 503 or went away.
+                move |conn, answer| {
+                    let Ok(c) = conn.postgres() else { return };
+                    undo_unheard_shared(&undo_tenant, answer, |undo| {
+                        Ok(run_shared(c, &undo_tenant, undo)?)
+                    });
+                },
+            )
+            .await
+    }
+
+    async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        let grace_ms = grace.as_millis() as i64;
+        self.pooled
+            .run(move |conn, _| {
+                shared_locks::sweep_postgres(conn.postgres()?, grace_ms, i64::from(batch))
+                    .map_err(from_query)
+            })
+            .await
+    }
+}
+
+/// One shared-lock operation in a transaction of its own.
+fn run_shared(
+    conn: &mut diesel::pg::PgConnection,
+    tenant: &Tenant,
+    op: SharedOp,
+) -> Result<SharedAnswer, PermitError> {
+    use diesel::Connection;
+    conn.transaction(|conn| shared_locks::run(&mut PostgresShared { conn }, tenant, op))
 }
 
 /// One semaphore operation in a transaction of its own.

@@ -10,12 +10,13 @@ use diesel::sqlite::SqliteConnection;
 use lock_domain::{Clock, ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
 
 use super::group_commit::GroupCommitWriter;
-use super::{undo_unheard_grant, undo_unheard_permit, Writer};
+use super::{undo_unheard_grant, undo_unheard_permit, undo_unheard_shared, Writer};
 use crate::error::from_query;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::pooled::Pooled;
 use crate::row::{ListedRow, LockRow};
 use crate::semaphores::{self, PermitAnswer, PermitOp, SqliteHolders};
+use crate::shared_locks::{self, SharedAnswer, SharedOp, SqliteShared};
 use crate::sqlite::{self, Outside};
 
 /// The group-commit writer for the writes, the pool for the reads.
@@ -195,6 +196,34 @@ impl Writer for SqliteWriter {
         self.commits
             .submit(move |c, now_ms| {
                 semaphores::sweep_sqlite(c, now_ms - grace_ms, i64::from(batch)).map_err(from_query)
+            })
+            .await
+    }
+
+    async fn shared(&self, tenant: Tenant, op: SharedOp) -> Result<SharedAnswer, RepositoryError> {
+        let undo_tenant = tenant.clone();
+        self.commits
+            .submit_undoable(
+                move |conn, now_ms| {
+                    let mut table = SqliteShared { conn, now_ms };
+                    Ok(shared_locks::run(&mut table, &tenant, op)?)
+                },
+                move |conn, now_ms, answer| {
+                    undo_unheard_shared(&undo_tenant, answer, |undo| {
+                        let mut table = SqliteShared { conn, now_ms };
+                        Ok(shared_locks::run(&mut table, &undo_tenant, undo)?)
+                    });
+                },
+            )
+            .await
+    }
+
+    async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        let grace_ms = grace.as_millis() as i64;
+        self.commits
+            .submit(move |c, now_ms| {
+                shared_locks::sweep_sqlite(c, now_ms - grace_ms, i64::from(batch))
+                    .map_err(from_query)
             })
             .await
     }

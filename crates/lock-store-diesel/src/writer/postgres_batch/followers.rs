@@ -127,6 +127,7 @@ mod tests {
             acquired_at: at(0),
             expires_at: at(0) + TimeDelta::seconds(10),
             fencing_token: FencingToken::new(7).unwrap(),
+            mode: lock_domain::LockMode::Exclusive,
         };
         let owner = Owner::parse(owner).unwrap();
         let ttl = Ttl::parse(10, 3_600).unwrap();

@@ -1,0 +1,194 @@
+//! The reference shared-lock store: the shared decisions applied to a lock's row (the map of
+//! locks) and its shared leases, under the one mutex.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::{InMemoryLockRepository, State};
+use crate::{
+    decide_shared_acquire, decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock,
+    shared_row, Hold, HolderRole, Lock, Owner, ReleaseResult, RenewResult, RepositoryError,
+    ResourceName, SharedAcquireDecision, SharedAcquireOutcome, SharedLockRepository, Tenant, Ttl,
+};
+
+type Key = (Tenant, ResourceName);
+
+impl State {
+    /// Rewrites the row of `key` from its live shared leases (drops the ended ones): the row
+    /// stands for them, or is gone when none is live.
+    fn rewrite_shared_row(&mut self, key: &Key, now: DateTime<Utc>) {
+        let leases = self.shared.entry(key.clone()).or_default();
+        leases.retain(|lease| lease.is_live_at(now));
+        match shared_row(&key.1, leases, now) {
+            Some(row) => {
+                self.locks.insert(key.clone(), row);
+            }
+            None => {
+                self.shared.remove(key);
+                self.locks.remove(key);
+            }
+        }
+        self.regranted.remove(key);
+    }
+
+    /// The shared leases of `key` as the decisions take them: none unless the row is the shared
+    /// holders'.
+    fn shared_of(&self, key: &Key) -> &[crate::Lease] {
+        self.shared.get(key).map(Vec::as_slice).unwrap_or(&[])
+    }
+}
+
+#[async_trait]
+impl SharedLockRepository for InMemoryLockRepository {
+    async fn acquire_shared(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<SharedAcquireOutcome, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let key = (tenant, resource.clone());
+        let row = state.locks.get(&key).cloned();
+        let decision = decide_shared_acquire(row.as_ref(), state.shared_of(&key), &owner, now);
+        let expires_at = now + ttl.as_time_delta();
+        let owner_key = (key.0.clone(), key.1.clone(), owner.clone());
+        let fencing_token = match decision {
+            SharedAcquireDecision::Held => return Ok(SharedAcquireOutcome::Held),
+            SharedAcquireDecision::ModeMismatch => return Ok(SharedAcquireOutcome::ModeMismatch),
+            SharedAcquireDecision::Extend(token) => {
+                state.regranted_shared.insert(owner_key);
+                token
+            }
+            SharedAcquireDecision::GrantNew => {
+                let live_row = row.as_ref().filter(|row| row.is_live_at(now));
+                if live_row.is_none() {
+                    // The row ended: whatever it stood for is over.
+                    state.shared.remove(&key);
+                    if row.is_some_and(|row| !row.owner.is_shared_holders()) {
+                        state.expired_takeovers += 1;
+                    }
+                }
+                state.regranted_shared.remove(&owner_key);
+                state.next_token()?
+            }
+        };
+        let lease = shared_lease(owner.clone(), now, expires_at, fencing_token);
+        let leases = state.shared.entry(key.clone()).or_default();
+        leases.retain(|held| held.owner != owner);
+        leases.push(lease.clone());
+        state.rewrite_shared_row(&key, now);
+        Ok(SharedAcquireOutcome::Granted(shared_lock(
+            &resource, &lease,
+        )))
+    }
+
+    async fn hold(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<Hold>, RepositoryError> {
+        let now = self.clock.now();
+        let state = self.state();
+        let key = (tenant, resource.clone());
+        Ok(hold_of(
+            &resource,
+            state.locks.get(&key),
+            state.shared_of(&key),
+            now,
+        ))
+    }
+
+    async fn release_held(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+    ) -> Result<ReleaseResult, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let key = (tenant, resource);
+        let role = holder_role(state.locks.get(&key), state.shared_of(&key), &owner, now);
+        match role {
+            HolderRole::Exclusive(_) => {
+                state.locks.remove(&key);
+                state.regranted.remove(&key);
+            }
+            HolderRole::Shared(_) => {
+                if let Some(leases) = state.shared.get_mut(&key) {
+                    leases.retain(|lease| lease.owner != owner);
+                }
+                state.rewrite_shared_row(&key, now);
+            }
+            HolderRole::Forbidden | HolderRole::NotFound => {}
+        }
+        Ok(role.release_result())
+    }
+
+    async fn renew_held(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+    ) -> Result<RenewResult, RepositoryError> {
+        let now = self.clock.now();
+        let expires_at = now + ttl.as_time_delta();
+        let mut state = self.state();
+        let key = (tenant, resource.clone());
+        let role = holder_role(state.locks.get(&key), state.shared_of(&key), &owner, now);
+        Ok(match role {
+            HolderRole::NotFound => RenewResult::NotFound,
+            HolderRole::Forbidden => RenewResult::Forbidden,
+            HolderRole::Exclusive(_) => {
+                let lock = state
+                    .locks
+                    .get_mut(&key)
+                    .ok_or_else(|| RepositoryError::internal("the renewed lock is gone"))?;
+                lock.expires_at = expires_at;
+                RenewResult::Renewed(lock.clone())
+            }
+            HolderRole::Shared(_) => {
+                let lease = state
+                    .shared
+                    .get_mut(&key)
+                    .and_then(|leases| leases.iter_mut().find(|lease| lease.owner == owner))
+                    .ok_or_else(|| RepositoryError::internal("the renewed lease is gone"))?;
+                lease.expires_at = expires_at;
+                let renewed = shared_lock(&resource, lease);
+                state.rewrite_shared_row(&key, now);
+                RenewResult::Renewed(renewed)
+            }
+        })
+    }
+
+    async fn undo_shared_grant(
+        &self,
+        tenant: Tenant,
+        grant: Lock,
+    ) -> Result<bool, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let key = (tenant, grant.resource.clone());
+        let owner_key = (key.0.clone(), key.1.clone(), grant.owner.clone());
+        let row_is_shared = state
+            .locks
+            .get(&key)
+            .is_some_and(|row| row.owner.is_shared_holders() && row.is_live_at(now));
+        let current = state
+            .shared_of(&key)
+            .iter()
+            .find(|lease| lease.owner == grant.owner);
+        let regranted = state.regranted_shared.contains(&owner_key);
+        let undone =
+            row_is_shared && decide_shared_undo(&grant.resource, current, regranted, &grant, now);
+        if undone {
+            if let Some(leases) = state.shared.get_mut(&key) {
+                leases.retain(|lease| lease.owner != grant.owner);
+            }
+            state.rewrite_shared_row(&key, now);
+        }
+        Ok(undone)
+    }
+}

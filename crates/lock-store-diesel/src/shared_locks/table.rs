@@ -1,0 +1,293 @@
+//! The statements of the shared-lock operations, written once for both backends where they can
+//! be (`$n` placeholders, see `Prepared::portable`), and the two [`SharedTable`]s that run them.
+
+use diesel::pg::PgConnection;
+use diesel::sqlite::SqliteConnection;
+use diesel::{OptionalExtension, QueryResult, QueryableByName, RunQueryDsl};
+use lock_domain::{Lock, Owner, ResourceName, Tenant};
+
+use super::SharedTable;
+use crate::prepared::{Param, Prepared};
+use crate::row::{CountRow, LockRow};
+
+/// A `shared_holders` row (its tenant and resource are the operation's).
+#[derive(Debug, Clone, QueryableByName)]
+pub(crate) struct SharedRow {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub owner: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub acquired_at_ms: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub expires_at_ms: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub fencing_token: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub regranted: i64,
+}
+
+const LEASES: &str = "\
+SELECT owner, acquired_at_ms, expires_at_ms, fencing_token, regranted
+FROM shared_holders WHERE tenant = $1 AND resource = $2";
+
+const ROW: &str = "\
+SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
+FROM distributed_locks WHERE tenant = $1 AND resource = $2";
+
+const PUT_LEASE: &str = "\
+INSERT INTO shared_holders (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token,
+                            regranted)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (tenant, resource, owner) DO UPDATE SET
+    acquired_at_ms = excluded.acquired_at_ms, expires_at_ms = excluded.expires_at_ms,
+    fencing_token = excluded.fencing_token, regranted = excluded.regranted";
+
+const DELETE_LEASE: &str =
+    "DELETE FROM shared_holders WHERE tenant = $1 AND resource = $2 AND owner = $3";
+
+const DELETE_LEASES: &str = "DELETE FROM shared_holders WHERE tenant = $1 AND resource = $2";
+
+/// The lock's row standing for its shared holders. Never a re-grant (`regranted` false): the
+/// exclusive undo never ends it, since its owner is no client.
+const WRITE_ROW: &str = "\
+INSERT INTO distributed_locks (tenant, resource, owner, acquired_at_ms, expires_at_ms,
+                               fencing_token)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (tenant, resource) DO UPDATE SET
+    owner = excluded.owner, acquired_at_ms = excluded.acquired_at_ms,
+    expires_at_ms = excluded.expires_at_ms, fencing_token = excluded.fencing_token,
+    regranted = (1 = 0)";
+
+const RENEW_ROW: &str =
+    "UPDATE distributed_locks SET expires_at_ms = $3 WHERE tenant = $1 AND resource = $2";
+
+/// Deletes up to `$2` shared leases that ended at or before `$1`; the expiry is checked again
+/// outside the subquery, as the semaphores' sweep does (a lease re-granted while the sweep waited
+/// for its lock is kept).
+const SWEEP: &str = "\
+DELETE FROM shared_holders WHERE (tenant, resource, owner) IN (
+    SELECT tenant, resource, owner FROM shared_holders WHERE expires_at_ms <= $1
+    ORDER BY expires_at_ms LIMIT $2)
+  AND expires_at_ms <= $1";
+
+/// SQLite: a release deletes the row (as the exclusive release does).
+const SQLITE_END_ROW: &str = "DELETE FROM distributed_locks WHERE tenant = $1 AND resource = $2";
+
+const SQLITE_NEXT_TOKEN: &str =
+    "UPDATE fencing_counter SET last_token = last_token + 1 WHERE id = 1 RETURNING last_token AS count";
+
+/// PostgreSQL: a release keeps the row, ended at `$3` and marked as released
+/// (`acquired_at_ms = expires_at_ms`), as the exclusive release does (see `postgres.rs`).
+const POSTGRES_END_ROW: &str = "\
+UPDATE distributed_locks SET acquired_at_ms = $3, expires_at_ms = $3
+WHERE tenant = $1 AND resource = $2";
+
+const POSTGRES_NEXT_TOKEN: &str = "SELECT nextval('fencing_tokens') AS count";
+
+const POSTGRES_NOW: &str = concat!("SELECT ", clock_ms!(), " AS count");
+
+/// PostgreSQL: a row to lock when the lock has none, ended (and marked released, so that taking
+/// it over counts as no expired takeover). The operation rewrites it before it commits.
+const POSTGRES_ENSURE_ROW: &str = "\
+INSERT INTO distributed_locks (tenant, resource, owner, acquired_at_ms, expires_at_ms,
+                               fencing_token)
+VALUES ($1, $2, $3, 0, 0, 1)
+ON CONFLICT (tenant, resource) DO NOTHING";
+
+/// PostgreSQL: the lock's row, locked as every exclusive write of it locks it. Under READ
+/// COMMITTED this waits for a writer of the row and returns its newest version; the clock and
+/// the leases are read by later statements, whose snapshots see what that writer committed.
+const POSTGRES_LOCK_ROW: &str = "\
+SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
+FROM distributed_locks WHERE tenant = $1 AND resource = $2 FOR UPDATE";
+
+/// How often a PostgreSQL operation looks for its row again when the sweeper deleted it between
+/// the insert that made sure it existed and the lock.
+const ENSURE_ATTEMPTS: usize = 4;
+
+/// The shared-lock statements on SQLite, inside the group-commit writer's transaction: it holds
+/// the write lock already, and `now_ms` is the batch's clock.
+pub(crate) struct SqliteShared<'c> {
+    pub conn: &'c mut SqliteConnection,
+    pub now_ms: i64,
+}
+
+/// The shared-lock statements on PostgreSQL, inside a transaction of their own.
+pub(crate) struct PostgresShared<'c> {
+    pub conn: &'c mut PgConnection,
+}
+
+fn key<'a>(tenant: &'a Tenant, resource: &'a ResourceName) -> Vec<Param<'a>> {
+    vec![Param::Text(tenant.as_str()), Param::Text(resource.as_str())]
+}
+
+/// The statements both backends share, written once over a connection type that runs
+/// [`Prepared`] statements.
+macro_rules! portable_statements {
+    () => {
+        fn write_row(&mut self, tenant: &Tenant, row: &Lock) -> QueryResult<usize> {
+            Prepared::portable(
+                WRITE_ROW,
+                vec![
+                    Param::Text(tenant.as_str()),
+                    Param::Text(row.resource.as_str()),
+                    Param::Text(row.owner.as_str()),
+                    Param::BigInt(row.acquired_at.timestamp_millis()),
+                    Param::BigInt(row.expires_at.timestamp_millis()),
+                    Param::BigInt(row.fencing_token.value()),
+                ],
+            )
+            .execute(self.conn)
+        }
+
+        fn renew_row(
+            &mut self,
+            tenant: &Tenant,
+            resource: &ResourceName,
+            expires_at_ms: i64,
+        ) -> QueryResult<usize> {
+            let mut params = key(tenant, resource);
+            params.push(Param::BigInt(expires_at_ms));
+            Prepared::portable(RENEW_ROW, params).execute(self.conn)
+        }
+
+        fn put_lease(
+            &mut self,
+            tenant: &Tenant,
+            resource: &ResourceName,
+            row: &SharedRow,
+        ) -> QueryResult<usize> {
+            let mut params = key(tenant, resource);
+            params.extend([
+                Param::Text(&row.owner),
+                Param::BigInt(row.acquired_at_ms),
+                Param::BigInt(row.expires_at_ms),
+                Param::BigInt(row.fencing_token),
+                Param::BigInt(row.regranted),
+            ]);
+            Prepared::portable(PUT_LEASE, params).execute(self.conn)
+        }
+
+        fn delete_leases(
+            &mut self,
+            tenant: &Tenant,
+            resource: &ResourceName,
+            owner: Option<&Owner>,
+        ) -> QueryResult<usize> {
+            let mut params = key(tenant, resource);
+            match owner {
+                Some(owner) => {
+                    params.push(Param::Text(owner.as_str()));
+                    Prepared::portable(DELETE_LEASE, params).execute(self.conn)
+                }
+                None => Prepared::portable(DELETE_LEASES, params).execute(self.conn),
+            }
+        }
+    };
+}
+
+impl SharedTable for SqliteShared<'_> {
+    portable_statements!();
+
+    fn lock_and_read(
+        &mut self,
+        tenant: &Tenant,
+        resource: &ResourceName,
+        _create: bool,
+    ) -> QueryResult<(i64, Option<LockRow>, Vec<SharedRow>)> {
+        let row = Prepared::portable(ROW, key(tenant, resource))
+            .get_result::<LockRow>(self.conn)
+            .optional()?;
+        let leases = Prepared::portable(LEASES, key(tenant, resource)).load(self.conn)?;
+        Ok((self.now_ms, row, leases))
+    }
+
+    fn next_token(&mut self) -> QueryResult<i64> {
+        one(Prepared::portable(SQLITE_NEXT_TOKEN, vec![]).load(self.conn)?)
+    }
+
+    fn end_row(
+        &mut self,
+        tenant: &Tenant,
+        resource: &ResourceName,
+        _now_ms: i64,
+    ) -> QueryResult<usize> {
+        Prepared::portable(SQLITE_END_ROW, key(tenant, resource)).execute(self.conn)
+    }
+}
+
+impl SharedTable for PostgresShared<'_> {
+    portable_statements!();
+
+    fn lock_and_read(
+        &mut self,
+        tenant: &Tenant,
+        resource: &ResourceName,
+        create: bool,
+    ) -> QueryResult<(i64, Option<LockRow>, Vec<SharedRow>)> {
+        let mut row = None;
+        for _ in 0..ENSURE_ATTEMPTS {
+            if create {
+                let mut params = key(tenant, resource);
+                let marker = Owner::shared_holders();
+                params.push(Param::Text(marker.as_str()));
+                Prepared::portable(POSTGRES_ENSURE_ROW, params).execute(self.conn)?;
+            }
+            row = Prepared::portable(POSTGRES_LOCK_ROW, key(tenant, resource))
+                .get_result::<LockRow>(self.conn)
+                .optional()?;
+            if row.is_some() || !create {
+                break;
+            }
+        }
+        if create && row.is_none() {
+            return Err(diesel::result::Error::NotFound);
+        }
+        let now_ms = one(Prepared::portable(POSTGRES_NOW, vec![]).load(self.conn)?)?;
+        let leases = Prepared::portable(LEASES, key(tenant, resource)).load(self.conn)?;
+        Ok((now_ms, row, leases))
+    }
+
+    fn next_token(&mut self) -> QueryResult<i64> {
+        one(Prepared::portable(POSTGRES_NEXT_TOKEN, vec![]).load(self.conn)?)
+    }
+
+    fn end_row(
+        &mut self,
+        tenant: &Tenant,
+        resource: &ResourceName,
+        now_ms: i64,
+    ) -> QueryResult<usize> {
+        let mut params = key(tenant, resource);
+        params.push(Param::BigInt(now_ms));
+        Prepared::portable(POSTGRES_END_ROW, params).execute(self.conn)
+    }
+}
+
+fn one(rows: Vec<CountRow>) -> QueryResult<i64> {
+    rows.first()
+        .map(|row| row.count)
+        .ok_or(diesel::result::Error::NotFound)
+}
+
+/// Deletes up to `batch` shared leases that ended at or before `cutoff_ms`.
+pub(crate) fn sweep_sqlite(
+    conn: &mut SqliteConnection,
+    cutoff_ms: i64,
+    batch: i64,
+) -> QueryResult<usize> {
+    Prepared::portable(SWEEP, vec![Param::BigInt(cutoff_ms), Param::BigInt(batch)]).execute(conn)
+}
+
+/// [`sweep_sqlite`] on PostgreSQL, against the server's clock less `grace_ms`.
+pub(crate) fn sweep_postgres(
+    conn: &mut PgConnection,
+    grace_ms: i64,
+    batch: i64,
+) -> QueryResult<usize> {
+    let now = one(Prepared::portable(POSTGRES_NOW, vec![]).load(conn)?)?;
+    Prepared::portable(
+        SWEEP,
+        vec![Param::BigInt(now - grace_ms), Param::BigInt(batch)],
+    )
+    .execute(conn)
+}
