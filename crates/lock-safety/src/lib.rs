@@ -5,7 +5,9 @@
 //! every answer; direct checks look for the classic failures (two holders, a token going
 //! backwards, a released lease seen again, an acknowledged grant not seen) and explain them in
 //! plain words. Semaphore operations are recorded in a history of their own and get direct
-//! checks only ([`permits`]: never more permits held than the limit, fencing tokens). The
+//! checks only ([`permits`]: never more permits held than the limit, fencing tokens), and so
+//! do the resources locked in both modes ([`shared`]: no writer beside another holder, fencing
+//! tokens, no ended lease in a read). The
 //! `lock-safety` binary records such histories against real lockd instances while it injects
 //! faults; see docs/safety.md.
 
@@ -16,7 +18,9 @@ pub mod model;
 pub mod permits;
 pub mod proxy;
 pub mod report;
+pub mod shared;
 
 pub use history::{History, Lease, Op, OpKind, Outcome};
 pub use permits::{PermitHistory, PermitLease, PermitOp, PermitOpKind, PermitOutcome};
 pub use report::{check, CheckReport};
+pub use shared::{Holder, Mode, SharedHistory, SharedOp, SharedOpKind, SharedOutcome};

@@ -1,6 +1,7 @@
 //! `lock-safety`: runs several lockd instances on one database, many concurrent clients doing
-//! random lock and semaphore operations, and a fault injector; records every operation; then
-//! checks the histories (see the `lock_safety` library) and exits non-zero on any violation.
+//! random lock (exclusive and shared) and semaphore operations, and a fault injector; records
+//! every operation; then checks the histories (see the `lock_safety` library) and exits non-zero
+//! on any violation.
 //! docs/safety.md explains how to run it and read its output.
 
 mod cluster;
@@ -8,6 +9,7 @@ mod faults;
 mod output;
 mod rng;
 mod semaphores;
+mod shared_locks;
 mod workload;
 
 use std::net::SocketAddr;
@@ -19,15 +21,20 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
 use lock_safety::permits::{self, PermitHistory};
-use lock_safety::{check, History};
+use lock_safety::{check, shared, History, SharedHistory};
 
 use crate::cluster::{Database, Fleet, PgCluster};
 use crate::faults::Fault;
-use crate::output::{fault_lines, print_permit_summary, print_summary, write_history};
+use crate::output::{
+    fault_lines, print_permit_summary, print_shared_summary, print_summary, read_histories,
+    write_history, Histories,
+};
 use crate::workload::{Clock, Plan};
 
 /// How many semaphores the clients share.
 const SEMAPHORES: usize = 2;
+/// How many resources the clients lock in both modes (besides `--resources`).
+const SHARED_RESOURCES: usize = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Backend {
@@ -69,12 +76,15 @@ struct Args {
     /// Run without injecting faults.
     #[arg(long)]
     no_faults: bool,
+    /// Run without shared-mode locks (for a server that does not support them yet).
+    #[arg(long)]
+    no_shared: bool,
     /// The most states one resource's linearizability search may explore before it reports
     /// "unknown".
     #[arg(long, default_value_t = 3_000_000)]
     budget: u64,
     /// Check a recorded history (the `history.jsonl` of an earlier run, and the `permits.jsonl`
-    /// beside it if there is one) instead of running.
+    /// and `shared.jsonl` beside it if there are) instead of running.
     #[arg(long)]
     check: Option<PathBuf>,
     /// Where the lockd logs and the recorded history go (default target/safety/BACKEND-SEED).
@@ -85,40 +95,13 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     if let Some(path) = &args.check {
-        let history = match std::fs::read_to_string(path)
-            .map_err(|e| e.to_string())
-            .and_then(|text| lock_safety::history::json::read(&text))
-        {
-            Ok(history) => history,
+        return match read_histories(path) {
+            Ok(histories) => verdict(&histories, args.budget, &[], &[], "recorded", &args),
             Err(error) => {
-                eprintln!("lock-safety: {}: {error}", path.display());
-                return ExitCode::from(2);
+                eprintln!("lock-safety: {error}");
+                ExitCode::from(2)
             }
         };
-        let permits_path = path.with_file_name("permits.jsonl");
-        let permit_history = if permits_path.exists() {
-            match std::fs::read_to_string(&permits_path)
-                .map_err(|e| e.to_string())
-                .and_then(|text| permits::json::read(&text))
-            {
-                Ok(history) => history,
-                Err(error) => {
-                    eprintln!("lock-safety: {}: {error}", permits_path.display());
-                    return ExitCode::from(2);
-                }
-            }
-        } else {
-            PermitHistory::new(history.start, history.seed)
-        };
-        return verdict(
-            &history,
-            &permit_history,
-            args.budget,
-            &[],
-            &[],
-            "recorded",
-            &args,
-        );
     }
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -132,11 +115,12 @@ fn main() -> ExitCode {
         Backend::Postgres => "postgres",
     };
     println!(
-        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, {} semaphores (limit {}), faults {}",
+        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, {} locked in both modes, {} semaphores (limit {}), faults {}",
         args.seconds,
         args.instances,
         args.clients,
         args.resources,
+        if args.no_shared { 0 } else { SHARED_RESOURCES },
         SEMAPHORES,
         semaphores::LIMIT,
         if args.no_faults { "off" } else { "on" }
@@ -195,6 +179,10 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
         resources: (0..args.resources.max(1))
             .map(|j| format!("{run_id}/r{j}"))
             .collect(),
+        // Outside the listings' prefix `{run_id}/`.
+        shared_resources: (0..if args.no_shared { 0 } else { SHARED_RESOURCES })
+            .map(|j| format!("{run_id}-shared/r{j}"))
+            .collect(),
         semaphores: (0..SEMAPHORES).map(|j| format!("{run_id}/s{j}")).collect(),
         prefix: format!("{run_id}/"),
         run_id,
@@ -219,10 +207,12 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
     };
     let mut ops = Vec::new();
     let mut permit_ops = Vec::new();
+    let mut shared_ops = Vec::new();
     for client in clients {
-        let (locks, semaphores) = client.join().map_err(|_| "a client thread panicked")?;
-        ops.extend(locks);
-        permit_ops.extend(semaphores);
+        let recorded = client.join().map_err(|_| "a client thread panicked")?;
+        ops.extend(recorded.locks);
+        permit_ops.extend(recorded.permits);
+        shared_ops.extend(recorded.shared);
     }
     let (events, fault_errors) = injector.join().map_err(|_| "the fault injector panicked")?;
     fleet.stop();
@@ -248,12 +238,24 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
     for op in permit_ops {
         permit_history.push(op);
     }
-    write_history(&history, &permit_history, &events, &out);
+    let mut shared_history = SharedHistory::new(start, seed);
+    shared_history.resources = plan.shared_resources.clone();
+    shared_history.horizon_us = history.horizon_us;
+    shared_history.margin_us = history.margin_us;
+    shared_ops.sort_by_key(|op| (op.invoke, op.client));
+    for op in shared_ops {
+        shared_history.push(op);
+    }
+    let histories = Histories {
+        locks: history,
+        permits: permit_history,
+        shared: shared_history,
+    };
+    write_history(&histories, &events, &out);
     println!("history and lockd logs: {}", out.display());
 
     Ok(verdict(
-        &history,
-        &permit_history,
+        &histories,
         args.budget,
         &events,
         &fault_errors,
@@ -264,17 +266,19 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
 
 /// Checks the histories, prints the summary and the verdict, and says how the process exits.
 fn verdict(
-    history: &History,
-    permit_history: &PermitHistory,
+    histories: &Histories,
     budget: u64,
     events: &[faults::Event],
     fault_errors: &[String],
     backend: &str,
     args: &Args,
 ) -> ExitCode {
+    let (history, permit_history, shared_history) =
+        (&histories.locks, &histories.permits, &histories.shared);
     let seed = history.seed;
     print_summary(history, events);
     print_permit_summary(permit_history);
+    print_shared_summary(shared_history);
     for error in fault_errors {
         println!("!!! fault injection stopped early: {error}");
     }
@@ -282,11 +286,13 @@ fn verdict(
     let report = check(history, budget);
     let permit_report = permits::checks::check(permit_history);
     let permit_findings = permit_report.findings;
-    let violations = report.violations() + permit_findings.len();
+    let shared_report = shared::checks::check(shared_history);
+    let violations = report.violations() + permit_findings.len() + shared_report.findings.len();
     println!(
-        "checked in {:.1} s: {} resources, {} semaphores, {} violations, {} unknown, at most {} states searched per resource",
+        "checked in {:.1} s: {} resources, {} locked in both modes, {} semaphores, {} violations, {} unknown, at most {} states searched per resource",
         checked.elapsed().as_secs_f64(),
         report.partitions.len(),
+        shared_report.readers.len(),
         permit_history.names.len(),
         violations,
         report.unknown(),
@@ -303,6 +309,13 @@ fn verdict(
         "{}",
         permits::report::render(permit_history, &permit_findings)
     );
+    for (resource, readers) in &shared_report.readers {
+        println!("resource {resource:<24} at most {readers} readers surely held it at once");
+    }
+    print!(
+        "{}",
+        shared::report::render(shared_history, &shared_report.findings)
+    );
     if violations > 0 {
         print!("faults injected:\n{}", fault_lines(history, events));
         if backend == "recorded" {
@@ -310,13 +323,14 @@ fn verdict(
             return ExitCode::from(1);
         }
         println!(
-            "FAILED: {violations} violations (backend {backend}, seed {}); rerun: lock-safety --backend {backend} --seed {} --seconds {} --instances {} --clients {} --resources {}",
+            "FAILED: {violations} violations (backend {backend}, seed {}); rerun: lock-safety --backend {backend} --seed {} --seconds {} --instances {} --clients {} --resources {}{}",
             seed,
             seed,
             args.seconds,
             args.instances,
             args.clients,
-            args.resources
+            args.resources,
+            if args.no_shared { " --no-shared" } else { "" }
         );
         return ExitCode::from(1);
     }

@@ -2,11 +2,46 @@
 //! and the faults, for people and for `--check`.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use lock_safety::permits::{self, PermitHistory, PermitOutcome};
-use lock_safety::{History, OpKind, Outcome};
+use lock_safety::{shared, History, Mode, OpKind, Outcome, SharedHistory, SharedOutcome};
 
 use crate::faults::{self, Fault};
+
+/// A run's histories: the locks' (resources only ever locked exclusively), the semaphores', and
+/// the resources locked in both modes.
+pub(crate) struct Histories {
+    pub(crate) locks: History,
+    pub(crate) permits: PermitHistory,
+    pub(crate) shared: SharedHistory,
+}
+
+/// Reads a recorded `history.jsonl`, and the `permits.jsonl` and `shared.jsonl` beside it (empty
+/// histories when they are missing: runs from before they were recorded).
+///
+/// # Errors
+/// The file that could not be read, and why.
+pub(crate) fn read_histories(path: &Path) -> Result<Histories, String> {
+    let read =
+        |path: &Path| std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()));
+    let locks = lock_safety::history::json::read(&read(path)?)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let beside = |name: &str| Some(path.with_file_name(name)).filter(|p| p.exists());
+    let permits = match beside("permits.jsonl") {
+        Some(p) => permits::json::read(&read(&p)?).map_err(|e| format!("{}: {e}", p.display()))?,
+        None => PermitHistory::new(locks.start, locks.seed),
+    };
+    let shared = match beside("shared.jsonl") {
+        Some(p) => shared::json::read(&read(&p)?).map_err(|e| format!("{}: {e}", p.display()))?,
+        None => SharedHistory::new(locks.start, locks.seed),
+    };
+    Ok(Histories {
+        locks,
+        permits,
+        shared,
+    })
+}
 
 pub(crate) fn print_summary(history: &History, events: &[faults::Event]) {
     let mut counts: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
@@ -55,12 +90,8 @@ pub(crate) fn print_summary(history: &History, events: &[faults::Event]) {
 }
 
 /// Writes the histories, one operation a line, and the faults, for reading after the run.
-pub(crate) fn write_history(
-    history: &History,
-    permit_history: &PermitHistory,
-    events: &[faults::Event],
-    out: &std::path::Path,
-) {
+pub(crate) fn write_history(histories: &Histories, events: &[faults::Event], out: &Path) {
+    let (history, permit_history) = (&histories.locks, &histories.permits);
     let text: String = history
         .ops
         .iter()
@@ -81,6 +112,17 @@ pub(crate) fn write_history(
     let _ = std::fs::write(
         out.join("permits.jsonl"),
         permits::json::write(permit_history),
+    );
+    let shared_history = &histories.shared;
+    let text: String = shared_history
+        .ops
+        .iter()
+        .map(|op| shared_history.describe(op) + "\n")
+        .collect();
+    let _ = std::fs::write(out.join("shared.txt"), text);
+    let _ = std::fs::write(
+        out.join("shared.jsonl"),
+        shared::json::write(shared_history),
     );
 }
 
@@ -104,6 +146,33 @@ pub(crate) fn print_permit_summary(history: &PermitHistory) {
     let counts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
     println!(
         "{} semaphore operations: {}",
+        history.ops.len(),
+        counts.join(", ")
+    );
+}
+
+/// One line: the operations on the resources locked in both modes, by outcome (grants by mode).
+pub(crate) fn print_shared_summary(history: &SharedHistory) {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for op in &history.ops {
+        let outcome = match &op.outcome {
+            SharedOutcome::Granted(h) if h.mode == Mode::Shared => "granted shared",
+            SharedOutcome::Granted(_) => "granted exclusive",
+            SharedOutcome::Held => "not granted",
+            SharedOutcome::ModeMismatch => "mode mismatch",
+            SharedOutcome::Released => "released",
+            SharedOutcome::Renewed(_) => "renewed",
+            SharedOutcome::Seen(_) => "status",
+            SharedOutcome::Forbidden => "forbidden",
+            SharedOutcome::NotFound => "not found",
+            SharedOutcome::Failed { .. } => "failed",
+            SharedOutcome::Unknown { .. } => "unknown",
+        };
+        *counts.entry(outcome).or_default() += 1;
+    }
+    let counts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    println!(
+        "{} operations on resources locked in both modes: {}",
         history.ops.len(),
         counts.join(", ")
     );

@@ -1,18 +1,19 @@
-//! The clients: threads doing random lock operations on a few resources, and semaphore operations
-//! on two semaphores (see `semaphores.rs`), through random instances, each operation recorded with
-//! its invoke and complete instants and its outcome as seen.
+//! The clients: threads doing random lock operations on a few resources, some of them on
+//! resources locked in both modes (see `shared_locks.rs`), and semaphore operations on two
+//! semaphores (see `semaphores.rs`), through random instances, each operation recorded with its
+//! invoke and complete instants and its outcome as seen.
 
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use lock_safety::history::Micros;
-use lock_safety::{Lease, Op, OpKind, Outcome, PermitOp};
+use lock_safety::{Lease, Op, OpKind, Outcome, PermitOp, SharedOp};
 use serde_json::{json, Value};
 
 use crate::cluster::Fleet;
 use crate::rng::Rng;
-use crate::semaphores;
+use crate::{semaphores, shared_locks};
 
 /// Instants in microseconds since the Unix epoch, from a monotonic clock anchored once to the
 /// wall clock (the server's timestamps come from the same machine's wall clock).
@@ -41,6 +42,9 @@ impl Clock {
 /// What every client shares.
 pub struct Plan {
     pub resources: Vec<String>,
+    /// The resources locked in both modes (none with `--no-shared`), outside the listings'
+    /// prefix: a listing's view of a shared hold is not part of the contract.
+    pub shared_resources: Vec<String>,
     /// The semaphores, all with the limit [`semaphores::LIMIT`].
     pub semaphores: Vec<String>,
     pub prefix: String,
@@ -58,20 +62,23 @@ pub fn owner_of(plan: &Plan, c: usize) -> String {
     format!("{}-owner-{slot}", plan.run_id)
 }
 
-/// Runs one client until the plan's end; returns its lock and its semaphore operations (ids not
-/// yet assigned).
-pub fn client(
-    plan: Arc<Plan>,
-    fleet: Arc<Fleet>,
-    clock: Clock,
-    c: usize,
-) -> (Vec<Op>, Vec<PermitOp>) {
+/// One client's operations, ids not yet assigned.
+pub struct Recorded {
+    pub locks: Vec<Op>,
+    pub permits: Vec<PermitOp>,
+    /// The operations on the resources locked in both modes.
+    pub shared: Vec<SharedOp>,
+}
+
+/// Runs one client until the plan's end; returns its operations.
+pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Recorded {
     let mut rng = Rng::new(plan.seed ^ (c as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let own = owner_of(&plan, c);
     // Impatient clients hang up early: mid-wait, or before a slow answer.
     let impatient = c % 4 == 3;
     let mut ops = Vec::new();
     let mut permit_ops = Vec::new();
+    let mut shared_ops = Vec::new();
     while Instant::now() < plan.until {
         thread::sleep(Duration::from_millis(rng.below(40)));
         let Some(base) = pick_instance(&fleet, &mut rng) else {
@@ -80,6 +87,12 @@ pub fn client(
         };
         if rng.below(100) < semaphores::SHARE {
             permit_ops.push(semaphores::operation(
+                &plan, &base, &clock, &mut rng, c, impatient,
+            ));
+            continue;
+        }
+        if !plan.shared_resources.is_empty() && rng.below(100) < shared_locks::SHARE {
+            shared_ops.push(shared_locks::operation(
                 &plan, &base, &clock, &mut rng, c, impatient,
             ));
             continue;
@@ -144,7 +157,11 @@ pub fn client(
             outcome,
         });
     }
-    (ops, permit_ops)
+    Recorded {
+        locks: ops,
+        permits: permit_ops,
+        shared: shared_ops,
+    }
 }
 
 fn pick_instance(fleet: &Fleet, rng: &mut Rng) -> Option<String> {
