@@ -122,6 +122,7 @@ impl LockGuard {
                 owner: owner.clone(),
                 ttl,
                 wait: Duration::ZERO,
+                mode: lock_domain::LockMode::Exclusive,
             };
             let service = service.clone();
             run_on(&runtime, settings.call_timeout, async move {
@@ -130,9 +131,13 @@ impl LockGuard {
         };
         let token = match outcome {
             Ok(Acquired::Granted { lock, .. }) => lock.fencing_token,
-            Ok(Acquired::Held | Acquired::TimedOut { .. } | Acquired::HungUp) => {
-                return Err(GuardError::Held(resource))
-            }
+            // A mode mismatch: the owner holds the lock shared, so it is not this guard's to hold.
+            Ok(
+                Acquired::Held
+                | Acquired::ModeMismatch
+                | Acquired::TimedOut { .. }
+                | Acquired::HungUp,
+            ) => return Err(GuardError::Held(resource)),
             Err(AcquireError::Store(error)) => return Err(GuardError::Repository(error)),
             Err(AcquireError::WaitersFull(_)) => return Err(GuardError::TooManyWaiters),
         };

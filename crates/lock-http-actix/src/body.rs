@@ -115,6 +115,9 @@ pub(crate) struct LockFields<'a> {
     /// The value stored with a lease.
     #[serde(borrow, default, deserialize_with = "present")]
     pub value: Option<&'a RawValue>,
+    /// How a lock acquire wants to hold the lock.
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub mode: Option<&'a RawValue>,
 }
 
 fn present<'de, D>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error>

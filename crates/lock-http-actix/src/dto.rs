@@ -2,7 +2,10 @@
 //! built from domain values. (Requests are parsed and documented field by field from
 //! `crate::fields`.)
 
+mod hold;
 mod semaphore;
+
+pub(crate) use hold::LockStatus;
 
 pub(crate) use semaphore::{
     PermitAcquireResponse, PermitGranted, PermitUnavailable, PermitView, SemaphoreList,
@@ -10,7 +13,7 @@ pub(crate) use semaphore::{
 };
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use lock_domain::{ListedLock, Lock};
+use lock_domain::{ListedLock, Lock, LockMode};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -33,6 +36,27 @@ pub(crate) struct LockView {
     /// re-acquires. Pass it to downstream systems so they can reject a stale holder.
     #[schema(minimum = 1, example = 17)]
     pub fencing_token: i64,
+    /// How the lock is held: `exclusive` (alone) or `shared` (beside other shared holders, each
+    /// with its own lease and token).
+    pub mode: Mode,
+}
+
+/// How a lock is held: `exclusive` (one holder excludes every other) or `shared` (shared holders
+/// coexist, each with its own lease and fencing token).
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Mode {
+    Exclusive,
+    Shared,
+}
+
+impl From<LockMode> for Mode {
+    fn from(mode: LockMode) -> Self {
+        match mode {
+            LockMode::Exclusive => Mode::Exclusive,
+            LockMode::Shared => Mode::Shared,
+        }
+    }
 }
 
 pub(crate) fn timestamp(at: DateTime<Utc>) -> String {
@@ -47,6 +71,7 @@ impl From<Lock> for LockView {
             acquired_at: timestamp(lock.acquired_at),
             expires_at: timestamp(lock.expires_at),
             fencing_token: lock.fencing_token.value(),
+            mode: lock.mode.into(),
         }
     }
 }

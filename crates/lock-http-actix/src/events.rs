@@ -39,6 +39,10 @@ impl LockEvents for MetricsAndAudit {
                 audit::denied(tenant, resource, owner);
                 Some(AcquireMetric::Held)
             }
+            Acquired::ModeMismatch => {
+                audit::denied(tenant, resource, owner);
+                Some(AcquireMetric::ModeMismatch)
+            }
             Acquired::TimedOut { .. } => {
                 audit::denied(tenant, resource, owner);
                 Some(AcquireMetric::TimedOut)

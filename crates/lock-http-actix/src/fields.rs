@@ -1,5 +1,5 @@
 //! Every request field's rules, written once. For each field (`owner`, `resource`, `ttl_seconds`,
-//! `wait_seconds`, `prefix`, `limit`, `cursor`, and a semaphore's `limit`, `permits`, `value`) one module holds both the parser, which turns the
+//! `wait_seconds`, `mode`, `prefix`, `limit`, `cursor`, and a semaphore's `limit`, `permits`, `value`) one module holds both the parser, which turns the
 //! raw input into a domain value or a [`FieldError`] naming the field, and the JSON Schema that
 //! the OpenAPI document shows for it, built from the same constants: the document says exactly
 //! what the server accepts.
@@ -12,6 +12,7 @@
 
 pub(crate) mod integer;
 pub(crate) mod listing;
+pub(crate) mod mode;
 pub(crate) mod owner;
 mod pattern;
 pub(crate) mod resource;

@@ -35,7 +35,8 @@ use std::sync::Arc;
 use actix_web::middleware::ErrorHandlers;
 use actix_web::web::{self, ServiceConfig};
 use lock_domain::{
-    LockRepository, SemaphoreRepository, StoreHealth, SystemClock, DEFAULT_MAX_TTL_SECONDS,
+    LockRepository, SemaphoreRepository, SharedLockRepository, StoreHealth, SystemClock,
+    DEFAULT_MAX_TTL_SECONDS,
 };
 use lock_service::{LockService, ServicePorts, WaiterLimits};
 
@@ -113,11 +114,12 @@ impl LockApi {
         }
     }
 
-    /// The API over one store's lock and semaphore operations and health, with a service of its
+    /// The API over one store's lock, shared-lock and semaphore operations and health, with a service of its
     /// own that reports to `settings.metrics` and the audit log, on the system clock, without
     /// hints of other processes' releases: for tests and single-process setups.
     pub fn over(
         locks: Arc<dyn LockRepository>,
+        shared_locks: Arc<dyn SharedLockRepository>,
         semaphores: Arc<dyn SemaphoreRepository>,
         health: Arc<dyn StoreHealth>,
         settings: ApiSettings,
@@ -126,6 +128,7 @@ impl LockApi {
         let service = LockService::new(
             ServicePorts {
                 locks,
+                shared_locks,
                 semaphores,
                 hints: None,
                 clock: Arc::new(SystemClock),
@@ -164,13 +167,22 @@ impl LockApi {
 }
 
 /// Registers every route of the API on one actix `App`, over one store (see [`LockApi::over`]):
-/// `App::new().configure(lock_http_actix::configure(locks, health, settings))`. A server with
+/// `App::new().configure(lock_http_actix::configure(locks, shared_locks, semaphores, health, settings))`. A server with
 /// several workers builds one [`LockApi`] instead and registers it on each.
 pub fn configure(
     locks: Arc<dyn LockRepository>,
+    shared_locks: Arc<dyn SharedLockRepository>,
     semaphores: Arc<dyn SemaphoreRepository>,
     health: Arc<dyn StoreHealth>,
     settings: ApiSettings,
 ) -> impl FnOnce(&mut ServiceConfig) {
-    LockApi::over(locks, semaphores, health, settings, WaiterLimits::default()).configure()
+    LockApi::over(
+        locks,
+        shared_locks,
+        semaphores,
+        health,
+        settings,
+        WaiterLimits::default(),
+    )
+    .configure()
 }

@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use actix_web::web;
 use actix_web::HttpRequest;
-use lock_domain::{Owner, ResourceName, Tenant, Ttl};
+use lock_domain::{LockMode, Owner, ResourceName, Tenant, Ttl};
 
 use crate::authentication::tenant_of;
 use crate::body::{
     declares_body, owner_field, parse_object, read_json_body, ttl_field, wait_field,
 };
+use crate::fields::mode::mode_field;
 use crate::fields::owner::owner_text;
 use crate::problem::{FieldError, ProblemKind};
 use crate::query_string::form_decode;
@@ -52,6 +53,8 @@ pub(crate) struct LeaseRequest {
     pub ttl: Ttl,
     /// How long an acquire may wait for the lock (zero: answer at once; always zero on renew).
     pub wait: Duration,
+    /// How an acquire wants to hold the lock (always exclusive on renew, which keeps the mode).
+    pub mode: LockMode,
 }
 
 /// Whether the request's `wait_seconds` is read (acquire) or ignored like any unknown field
@@ -73,24 +76,28 @@ pub(crate) async fn lease_request(
     let tenant = tenant_of(req, state)?;
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
-    let wait = match waits {
-        Waits::Read => wait_field(fields.wait_seconds, state.settings.max_wait_seconds),
-        Waits::Ignored => Ok(0),
+    let (wait, mode) = match waits {
+        Waits::Read => (
+            wait_field(fields.wait_seconds, state.settings.max_wait_seconds),
+            mode_field(fields.mode),
+        ),
+        Waits::Ignored => (Ok(0), Ok(LockMode::Exclusive)),
     };
     let lease = valid3(
         resource_of(req),
         owner_field(fields.owner),
         ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
     );
-    let ((resource, owner, ttl), wait) = match (lease, wait) {
-        (Ok(lease), Ok(wait)) => (lease, wait),
-        (lease, wait) => {
+    let ((resource, owner, ttl), wait, mode) = match (lease, wait, mode) {
+        (Ok(lease), Ok(wait), Ok(mode)) => (lease, wait, mode),
+        (lease, wait, mode) => {
             let mut errors = match lease {
                 Err(ProblemKind::Validation(errors)) => errors,
                 Err(other) => return Err(other),
                 Ok(_) => Vec::new(),
             };
             errors.extend(wait.err());
+            errors.extend(mode.err());
             return Err(ProblemKind::Validation(errors));
         }
     };
@@ -100,6 +107,7 @@ pub(crate) async fn lease_request(
         owner,
         ttl,
         wait: Duration::from_secs(u64::from(wait)),
+        mode,
     })
 }
 

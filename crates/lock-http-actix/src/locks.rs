@@ -8,9 +8,9 @@ use lock_service::{AcquireError, AcquireRequest, Acquired, WaitersFull};
 
 use crate::api_doc::requests::{AcquireResourcePath, ReleaseQuery, ResourcePath};
 use crate::authentication::tenant_of;
-use crate::dto::{AcquireGranted, AcquireHeld, AcquireResponse, LockView};
+use crate::dto::{AcquireGranted, AcquireHeld, AcquireResponse, LockStatus, LockView};
 use crate::lock_request::{lease_request, release_request, LeaseRequest, Release, Waits};
-use crate::problem::{method_not_allowed, ApiError, ProblemKind};
+use crate::problem::{method_not_allowed, ApiError, Conflict, ProblemKind};
 use crate::resource_path::resource_of;
 
 /// `Retry-After` of a waiting acquire refused because too many already wait.
@@ -53,6 +53,11 @@ fn not_yours(resource: &ResourceName) -> ProblemKind {
 /// it (then the lease restarts from now and the fencing token is kept). When another owner holds
 /// a live lock the answer is still 200, with `acquired: false`: retry later.
 ///
+/// With `mode: shared`, shared holders coexist, each with its own lease and fencing token, and
+/// an exclusive holder excludes them all. While an exclusive acquire waits for the lock on a
+/// server, later shared acquires on that server queue behind it (`acquired: false` without a
+/// wait). Renew and release work as for an exclusive lock.
+///
 /// With `wait_seconds`, the request waits up to that long for the lock instead: waiters of one
 /// lock are served in arrival order (on each server), and the answer comes as soon as the lock
 /// is granted (released on any server sharing the database, or expired), or with
@@ -68,13 +73,14 @@ fn not_yours(resource: &ResourceName) -> ProblemKind {
     request_body(content = crate::api_doc::requests::AcquireRequest, content_type = "application/json", example = json!({"owner": "worker-7", "ttl_seconds": 30})),
     responses(
         (status = 200, description = "Granted (`acquired: true` with the lock) or held by another owner (`acquired: false`; after a wait that ended, with `Retry-After`).", body = AcquireResponse,
-            headers(("Retry-After" = u32, description = "Only on `acquired: false` after a wait (`wait_seconds` > 0): seconds until the holder's lease ends as last seen (at least 1).")), examples(("granted" = (summary = "Granted: you hold the lock", value = json!({"acquired": true, "lock": {"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17}}))), ("held" = (summary = "Held by another owner: retry later", value = json!({"acquired": false, "resource": "payment:42"}))))),
+            headers(("Retry-After" = u32, description = "Only on `acquired: false` after a wait (`wait_seconds` > 0): seconds until the holder's lease ends as last seen (at least 1).")), examples(("granted" = (summary = "Granted: you hold the lock", value = json!({"acquired": true, "lock": {"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17, "mode": "exclusive"}}))), ("held" = (summary = "Held by another owner: retry later", value = json!({"acquired": false, "resource": "payment:42"}))))),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid resource, owner, ttl_seconds or wait_seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The owner holds the lock in the other mode (`/problems/mode-mismatch`); nothing changed. Release it first: there is no upgrade or downgrade in place.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid resource, owner, ttl_seconds, wait_seconds or mode.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 429, description = "With `wait_seconds` > 0: the server already holds as many waiting acquires as it allows (`--max-waiters`, in all, or `--max-waiters-per-tenant`); nothing was attempted or changed. Retry after `Retry-After` seconds, or without `wait_seconds`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable; retry after `Retry-After` seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
@@ -91,6 +97,7 @@ pub(crate) async fn acquire(
             owner,
             ttl,
             wait,
+            mode,
         } = lease_request(&req, payload, &state, Waits::Read).await?;
         let request = AcquireRequest {
             tenant,
@@ -98,6 +105,7 @@ pub(crate) async fn acquire(
             owner,
             ttl,
             wait,
+            mode,
         };
         let acquired = state
             .service
@@ -120,6 +128,11 @@ pub(crate) async fn acquire(
             })),
             // HungUp: nobody reads this answer.
             Acquired::Held | Acquired::HungUp => json(&held(resource)),
+            Acquired::ModeMismatch => {
+                return Err(ProblemKind::Conflict(Conflict::ModeMismatch {
+                    asked: mode,
+                }))
+            }
             Acquired::TimedOut {
                 retry_after_seconds,
             } => HttpResponse::Ok()
@@ -148,7 +161,8 @@ pub(crate) fn waiters_full_detail(per_tenant: bool) -> String {
 
 /// Get a lock's status.
 ///
-/// Returns the live lock on the resource. A lock whose lease has ended is gone: 404.
+/// Returns how the resource is held: the live lock of its exclusive holder, or every live
+/// shared holder. A lock whose leases have all ended is gone: 404.
 #[utoipa::path(
     get,
     path = "/locks/{resource}",
@@ -157,7 +171,7 @@ pub(crate) fn waiters_full_detail(per_tenant: bool) -> String {
     security((), ("bearer" = [])),
     params(ResourcePath),
     responses(
-        (status = 200, description = "The live lock.", body = LockView, example = json!({"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17})),
+        (status = 200, description = "How the lock is held: by one exclusive holder (the lock, `mode: exclusive`) or by shared holders (`mode: shared`, with `holders`).", body = LockStatus, example = json!({"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17, "mode": "exclusive"})),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "No live lock on this resource (never acquired, released or expired).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource name.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -172,7 +186,7 @@ pub(crate) async fn status(
         let tenant = tenant_of(&req, &state)?;
         let resource = resource_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
         match state.service.status(tenant, resource.clone()).await? {
-            Some(lock) => Ok(json(&LockView::from(lock))),
+            Some(hold) => Ok(json(&LockStatus::from(hold))),
             None => Err(no_lock(&resource)),
         }
     }
@@ -182,7 +196,7 @@ pub(crate) async fn status(
 
 /// Release a lock.
 ///
-/// Deletes the caller's live lock. The owner comes from the JSON body or, when there is no body,
+/// Deletes the caller's live lock (exclusive, or its own shared lease). The owner comes from the JSON body or, when there is no body,
 /// from the `owner` query parameter (if both are given they must agree).
 #[utoipa::path(
     delete,
@@ -232,8 +246,9 @@ pub(crate) async fn release(
 
 /// Renew a lock.
 ///
-/// Extends the caller's live lock to now + `ttl_seconds`, keeping `acquired_at` and the fencing
-/// token. An expired lock belongs to nobody: acquire it again instead.
+/// Extends the caller's live lock (exclusive or shared: its own lease) to now + `ttl_seconds`,
+/// keeping `acquired_at`, the mode and the fencing token. An expired lock belongs to nobody:
+/// acquire it again instead.
 #[utoipa::path(
     post,
     path = "/locks/{resource}/renew",
@@ -243,7 +258,7 @@ pub(crate) async fn release(
     params(ResourcePath),
     request_body(content = crate::api_doc::requests::RenewRequest, content_type = "application/json", example = json!({"owner": "worker-7", "ttl_seconds": 60})),
     responses(
-        (status = 200, description = "Renewed: the lock with its new `expires_at`.", body = LockView, example = json!({"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:33:27.456Z", "fencing_token": 17})),
+        (status = 200, description = "Renewed: the lock with its new `expires_at`.", body = LockView, example = json!({"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:33:27.456Z", "fencing_token": 17, "mode": "exclusive"})),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 403, description = "Another owner holds the lock; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),

@@ -37,14 +37,17 @@ pub enum AcquireMetric {
     WaitedThenGranted,
     /// Waited and gave up: still held at the deadline.
     TimedOut,
+    /// Refused: the caller holds the lock in the other mode.
+    ModeMismatch,
 }
 
 impl AcquireMetric {
-    const ALL: [AcquireMetric; 4] = [
+    const ALL: [AcquireMetric; 5] = [
         AcquireMetric::Granted,
         AcquireMetric::Held,
         AcquireMetric::WaitedThenGranted,
         AcquireMetric::TimedOut,
+        AcquireMetric::ModeMismatch,
     ];
 
     /// The value of the `outcome` label.
@@ -54,6 +57,7 @@ impl AcquireMetric {
             AcquireMetric::Held => "held",
             AcquireMetric::WaitedThenGranted => "waited_then_granted",
             AcquireMetric::TimedOut => "timed_out",
+            AcquireMetric::ModeMismatch => "mode_mismatch",
         }
     }
 }

@@ -5,7 +5,7 @@ use actix_web::dev::ServiceResponse;
 use actix_web::http::{header, StatusCode};
 use actix_web::middleware::ErrorHandlerResponse;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
-use lock_domain::RepositoryError;
+use lock_domain::{LockMode, RepositoryError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -16,7 +16,7 @@ pub struct FieldError {
     #[schema(example = "ttl_seconds")]
     pub field: String,
     /// A stable machine-readable code: `required`, `invalid_type`, `invalid_utf8`, `empty`,
-    /// `too_long`, `control_character`, `out_of_range` or `conflict`.
+    /// `too_long`, `control_character`, `out_of_range`, `invalid_value` or `conflict`.
     #[schema(example = "out_of_range")]
     pub code: String,
     /// What is wrong, for people.
@@ -67,13 +67,15 @@ pub(crate) struct Problem {
     pub permits: Option<u32>,
 }
 
-/// Why a semaphore acquire conflicts with its live holders (409).
+/// Why an acquire conflicts with the live holders (409).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Conflict {
     /// The live holders use this other limit.
     LimitMismatch { limit: u32 },
     /// The owner's live grant holds these other permits.
     PermitsMismatch { permits: u32 },
+    /// The owner holds the lock in the other mode than it asks for.
+    ModeMismatch { asked: LockMode },
 }
 
 /// What went wrong, before it is tied to a request path.
@@ -90,7 +92,7 @@ pub(crate) enum ProblemKind {
     RequestTimeout,
     UnsupportedMediaType(String),
     Validation(Vec<FieldError>),
-    /// 409: the request conflicts with the live holders of a semaphore.
+    /// 409: the request conflicts with the live holders of a semaphore or a lock.
     Conflict(Conflict),
     /// A limit of the server is reached (waiting acquires); retry after this many seconds.
     TooManyRequests {
@@ -151,6 +153,7 @@ impl ApiError {
             ProblemKind::Validation(_) => "validation-failed",
             ProblemKind::Conflict(Conflict::LimitMismatch { .. }) => "limit-mismatch",
             ProblemKind::Conflict(Conflict::PermitsMismatch { .. }) => "permits-mismatch",
+            ProblemKind::Conflict(Conflict::ModeMismatch { .. }) => "mode-mismatch",
             ProblemKind::TooManyRequests { .. } => "too-many-requests",
             ProblemKind::Unavailable(_) => "service-unavailable",
             ProblemKind::Internal(_) => "internal",
@@ -182,6 +185,17 @@ impl ApiError {
             ProblemKind::Conflict(Conflict::LimitMismatch { limit }) => format!(
                 "the semaphore's live holders use limit {limit}; it can change once none is live"
             ),
+            ProblemKind::Conflict(Conflict::ModeMismatch { asked }) => {
+                let held = match asked {
+                    LockMode::Exclusive => "shared",
+                    LockMode::Shared => "exclusive",
+                };
+                format!(
+                    "this owner holds the lock in {held} mode; release it to acquire it in {} \
+                     mode (there is no change of mode in place)",
+                    asked.as_str()
+                )
+            }
             ProblemKind::Conflict(Conflict::PermitsMismatch { permits }) => format!(
                 "this owner holds {permits} permits of the semaphore; release them to take another \
                  number"

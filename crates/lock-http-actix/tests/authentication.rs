@@ -39,6 +39,7 @@ async fn call(
     health.expect_ping().returning(|| Ok(()));
     let app = init_service(App::new().configure(lock_http_actix::configure(
         Arc::new(repo),
+        Arc::new(no_shared_holders()),
         Arc::new(MockSemaphoreRepository::new()),
         Arc::new(health),
         settings,
@@ -196,6 +197,7 @@ async fn without_keys_the_default_tenant_is_used_and_authorization_is_ignored() 
         .withf(|t, _, _, _| *t == Tenant::default_tenant())
         .times(1)
         .returning(|_, _, _, _| Ok(AcquireOutcome::Held));
+    repo.expect_status().returning(|_, _| Ok(None));
     let (status, _, body) = call(
         repo,
         None,
@@ -245,4 +247,18 @@ fn the_document_requires_the_bearer_scheme_on_every_lock_operation() {
             }
         }
     }
+}
+
+/// Shared-lock operations where no lock is held in shared mode: a refused exclusive release or
+/// renew falls back to them and hears the same refusal.
+fn no_shared_holders() -> lock_domain::MockSharedLockRepository {
+    let mut shared = lock_domain::MockSharedLockRepository::new();
+    shared
+        .expect_release_held()
+        .returning(|_, _, _| Ok(lock_domain::ReleaseResult::Forbidden));
+    shared
+        .expect_renew_held()
+        .returning(|_, _, _, _| Ok(lock_domain::RenewResult::Forbidden));
+    shared.expect_hold().returning(|_, _| Ok(None));
+    shared
 }

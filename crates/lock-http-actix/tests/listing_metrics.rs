@@ -46,6 +46,7 @@ async fn send_over(
 ) -> Vec<Answer> {
     let app = init_service(App::new().configure(lock_http_actix::configure(
         repo,
+        Arc::new(no_shared_holders()),
         Arc::new(MockSemaphoreRepository::new()),
         health,
         settings,
@@ -340,9 +341,11 @@ async fn metrics_count_requests_by_route_pattern_and_outcomes() {
     };
     let mut repo = MockLockRepository::new();
     let inner = InMemoryLockRepository::new(Arc::new(ManualClock::new()));
-    let (a, s, r) = (inner.clone(), inner.clone(), inner.clone());
+    let (a, s, r, st) = (inner.clone(), inner.clone(), inner.clone(), inner.clone());
     repo.expect_acquire()
         .returning(move |t, res, o, ttl| futures_block(a.acquire(t, res, o, ttl)));
+    repo.expect_status()
+        .returning(move |t, res| futures_block(st.status(t, res)));
     repo.expect_release()
         .returning(move |t, res, o| futures_block(s.release(t, res, o)));
     repo.expect_renew()
@@ -561,9 +564,11 @@ async fn full_scrape() -> String {
     };
     let mut repo = MockLockRepository::new();
     let inner = InMemoryLockRepository::new(Arc::new(ManualClock::new()));
-    let (a, s) = (inner.clone(), inner.clone());
+    let (a, s, st) = (inner.clone(), inner.clone(), inner.clone());
     repo.expect_acquire()
         .returning(move |t, res, o, ttl| futures_block(a.acquire(t, res, o, ttl)));
+    repo.expect_status()
+        .returning(move |t, res| futures_block(st.status(t, res)));
     repo.expect_release()
         .returning(move |t, res, o| futures_block(s.release(t, res, o)));
     let mut health = MockStoreHealth::new();
@@ -676,4 +681,18 @@ async fn promtool_check_metrics_accepts_the_exposition() {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr),
     );
+}
+
+/// Shared-lock operations where no lock is held in shared mode: a refused exclusive release or
+/// renew falls back to them and hears the same refusal.
+fn no_shared_holders() -> lock_domain::MockSharedLockRepository {
+    let mut shared = lock_domain::MockSharedLockRepository::new();
+    shared
+        .expect_release_held()
+        .returning(|_, _, _| Ok(lock_domain::ReleaseResult::Forbidden));
+    shared
+        .expect_renew_held()
+        .returning(|_, _, _, _| Ok(lock_domain::RenewResult::Forbidden));
+    shared.expect_hold().returning(|_, _| Ok(None));
+    shared
 }

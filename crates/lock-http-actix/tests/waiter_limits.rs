@@ -37,6 +37,7 @@ fn api(limits: WaiterLimits) -> (LockApi, Arc<dyn LockRepository>) {
         LockApi::over(
             Arc::clone(&repo),
             Arc::clone(&store) as _,
+            Arc::clone(&store) as _,
             store,
             settings,
             limits,

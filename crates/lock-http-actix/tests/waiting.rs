@@ -23,6 +23,7 @@ fn api() -> (LockApi, Arc<dyn LockRepository>) {
         LockApi::over(
             Arc::clone(&repo),
             Arc::clone(&store) as _,
+            Arc::clone(&store) as _,
             store,
             ApiSettings::default(),
             WaiterLimits::default(),

@@ -14,6 +14,8 @@ pub enum Acquired {
     Granted { lock: Lock, waited: bool },
     /// Another owner holds the lock, and the request did not wait.
     Held,
+    /// The caller holds the lock in the other mode (shared or exclusive): nothing changed.
+    ModeMismatch,
     /// The wait ended without a grant; the holder's lease, as last seen, ends in about this
     /// many seconds (at least 1).
     TimedOut { retry_after_seconds: u64 },

@@ -2,7 +2,8 @@
 //! report of what happened.
 //!
 //! [`LockService`] owns acquire (with the queues of waiting acquires), status, release (which
-//! wakes the waiters), renew and list, of locks and of semaphore permits (`permits.rs`), and reports every outcome to the [`LockEvents`] port
+//! wakes the waiters), renew and list, of exclusive and shared locks (`modes.rs`) and of semaphore
+//! permits (`permits.rs`), and reports every outcome to the [`LockEvents`] port
 //! (metrics and the audit log live behind it, in an adapter). Inbound adapters (the HTTP API,
 //! `LockGuard`) parse, make one call, and render. Time comes from the domain's `Clock` port.
 //!
@@ -11,6 +12,7 @@
 
 mod counting;
 mod events;
+mod modes;
 mod permits;
 mod service;
 mod waiting;

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_domain::{
-    decide_acquire, AcquireDecision, AcquireOutcome, Clock, FreedHints, ListPage, ListQuery, Lock,
-    LockRepository, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName,
-    SemaphoreRepository, SystemClock, Tenant, Ttl,
+    AcquireOutcome, Clock, FreedHints, Hold, ListPage, ListQuery, LockMode, LockRepository, Owner,
+    ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphoreRepository,
+    SharedLockRepository, SystemClock, Tenant, Ttl,
 };
 
 use crate::events::{Acquired, LockEvents, NoEvents, WaitersFull};
@@ -19,6 +19,7 @@ use crate::waiting::{WaitOutcome, WaiterLimits, Waiting};
 #[derive(Clone)]
 pub struct ServicePorts {
     pub locks: Arc<dyn LockRepository>,
+    pub shared_locks: Arc<dyn SharedLockRepository>,
     pub semaphores: Arc<dyn SemaphoreRepository>,
     pub hints: Option<Arc<dyn FreedHints>>,
     pub clock: Arc<dyn Clock>,
@@ -34,6 +35,8 @@ pub struct AcquireRequest {
     pub ttl: Ttl,
     /// How long the acquire may wait for the lock; zero answers at once.
     pub wait: Duration,
+    /// Exclusive (v1) or shared.
+    pub mode: LockMode,
 }
 
 /// Why an acquire was not answered.
@@ -69,7 +72,8 @@ pub struct WaitingStats {
 /// a `LockGuard`): a release through any of them wakes a waiter of any other.
 #[derive(Clone)]
 pub struct LockService {
-    locks: Arc<dyn LockRepository>,
+    pub(crate) locks: Arc<dyn LockRepository>,
+    pub(crate) shared_locks: Arc<dyn SharedLockRepository>,
     pub(crate) semaphores: Arc<dyn SemaphoreRepository>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) events: Arc<dyn LockEvents>,
@@ -82,6 +86,7 @@ impl LockService {
     pub fn new(ports: ServicePorts, limits: WaiterLimits) -> Self {
         let waiting = Waiting::new(
             Arc::clone(&ports.locks),
+            Arc::clone(&ports.shared_locks),
             ports.hints,
             Arc::clone(&ports.clock),
             Arc::clone(&ports.events),
@@ -96,6 +101,7 @@ impl LockService {
         permit_queues.hear_hints(&waiting);
         Self {
             locks: ports.locks,
+            shared_locks: ports.shared_locks,
             semaphores: ports.semaphores,
             clock: ports.clock,
             events: ports.events,
@@ -109,11 +115,12 @@ impl LockService {
     /// directly (`LockGuard`) and want no metrics or audit log of their own.
     pub fn over<S>(store: Arc<S>) -> Self
     where
-        S: LockRepository + SemaphoreRepository + 'static,
+        S: LockRepository + SharedLockRepository + SemaphoreRepository + 'static,
     {
         Self::new(
             ServicePorts {
                 locks: Arc::clone(&store) as _,
+                shared_locks: Arc::clone(&store) as _,
                 semaphores: store,
                 hints: None,
                 clock: Arc::new(SystemClock),
@@ -139,10 +146,10 @@ impl LockService {
         request: AcquireRequest,
         hung_up: impl Fn() -> bool,
     ) -> Result<Acquired, AcquireError> {
-        let outcome = if request.wait.is_zero() {
-            self.acquire_now(&request).await?
-        } else {
-            self.acquire_waiting(&request, hung_up).await?
+        let outcome = match (request.mode, request.wait.is_zero()) {
+            (LockMode::Exclusive, true) => self.acquire_now(&request).await?,
+            (LockMode::Shared, true) => self.acquire_shared_now(&request).await?,
+            (_, false) => self.acquire_waiting(&request, hung_up).await?,
         };
         self.events
             .acquired(&request.tenant, &request.resource, &request.owner, &outcome);
@@ -164,7 +171,7 @@ impl LockService {
                 lock,
                 waited: false,
             },
-            AcquireOutcome::Held => Acquired::Held,
+            AcquireOutcome::Held => self.held_or_mode_mismatch(request).await?,
         })
     }
 
@@ -181,19 +188,20 @@ impl LockService {
             owner,
             ttl,
             wait,
+            mode,
         } = request;
-        if self.waiting.has_queue(tenant, resource) {
-            let current = self.locks.status(tenant.clone(), resource.clone()).await?;
-            if decide_acquire(current.as_ref(), owner, self.clock.now()) == AcquireDecision::Extend
-            {
-                if let granted @ Acquired::Granted { .. } = self.acquire_now(request).await? {
-                    return Ok(granted);
-                }
+        if self.waiting.has_queue(tenant, resource) && self.holds_already(request).await? {
+            let now = match mode {
+                LockMode::Exclusive => self.acquire_now(request).await?,
+                LockMode::Shared => self.acquire_shared_now(request).await?,
+            };
+            if let granted @ Acquired::Granted { .. } = now {
+                return Ok(granted);
             }
         }
         let ticket = self
             .waiting
-            .enqueue(tenant.clone(), resource.clone(), owner.clone(), *ttl)
+            .enqueue(tenant.clone(), resource.clone(), owner.clone(), *ttl, *mode)
             .map_err(|full| {
                 self.events.waiter_rejected(tenant, full);
                 AcquireError::WaitersFull(full)
@@ -206,11 +214,13 @@ impl LockService {
                 retry_after_seconds,
             },
             WaitOutcome::Failed(error) => return Err(error.into()),
+            WaitOutcome::ModeMismatch => Acquired::ModeMismatch,
             WaitOutcome::HungUp => Acquired::HungUp,
         })
     }
 
-    /// The live lock on `resource`, or `None`.
+    /// How `resource` is held now: by one exclusive holder, by shared holders, or (`None`) by
+    /// no one.
     ///
     /// # Errors
     /// [`RepositoryError`] when the store failed.
@@ -218,12 +228,17 @@ impl LockService {
         &self,
         tenant: Tenant,
         resource: ResourceName,
-    ) -> Result<Option<Lock>, RepositoryError> {
-        self.locks.status(tenant, resource).await
+    ) -> Result<Option<Hold>, RepositoryError> {
+        match self.locks.status(tenant.clone(), resource.clone()).await? {
+            Some(lock) if lock.owner.is_shared_holders() => {
+                self.shared_locks.hold(tenant, resource).await
+            }
+            lock => Ok(lock.map(Hold::Exclusive)),
+        }
     }
 
-    /// Releases `owner`'s live lock on `resource`, reports it, and on success wakes the lock's
-    /// waiters in this process.
+    /// Releases `owner`'s live lock on `resource` whichever its mode, reports it, and on
+    /// success wakes the lock's waiters in this process.
     ///
     /// # Errors
     /// [`RepositoryError`] when the store failed: nothing was released (or, after a 503-like
@@ -234,10 +249,18 @@ impl LockService {
         resource: ResourceName,
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError> {
-        let result = self
+        let mut result = self
             .locks
             .release(tenant.clone(), resource.clone(), owner.clone())
             .await?;
+        if result == ReleaseResult::Forbidden {
+            // Held by someone else, or by readers the caller may be one of: the store decides
+            // among every holder, in either mode, at once.
+            result = self
+                .shared_locks
+                .release_held(tenant.clone(), resource.clone(), owner.clone())
+                .await?;
+        }
         self.events.released(&tenant, &resource, &owner, result);
         if let ReleaseResult::Released(_) = result {
             self.waiting.freed(&tenant, &resource);
@@ -257,10 +280,16 @@ impl LockService {
         owner: Owner,
         ttl: Ttl,
     ) -> Result<RenewResult, RepositoryError> {
-        let result = self
+        let mut result = self
             .locks
             .renew(tenant.clone(), resource.clone(), owner.clone(), ttl)
             .await?;
+        if result == RenewResult::Forbidden {
+            result = self
+                .shared_locks
+                .renew_held(tenant.clone(), resource.clone(), owner.clone(), ttl)
+                .await?;
+        }
         self.events.renewed(&tenant, &resource, &owner, &result);
         if let RenewResult::Renewed(_) = result {
             self.waiting.lease_changed(&tenant, &resource);
@@ -268,7 +297,8 @@ impl LockService {
         Ok(result)
     }
 
-    /// A page of `tenant`'s live locks.
+    /// A page of `tenant`'s live locks; a lock held in shared mode shows each of its holders
+    /// (`query.limit` counts locks, not holders).
     ///
     /// # Errors
     /// [`RepositoryError`] when the store failed.
@@ -277,7 +307,8 @@ impl LockService {
         tenant: Tenant,
         query: ListQuery,
     ) -> Result<ListPage, RepositoryError> {
-        self.locks.list(tenant, query).await
+        let page = self.locks.list(tenant.clone(), query).await?;
+        self.with_shared_holders(tenant, page).await
     }
 
     /// Ends every wait now, as if its time were up, and makes later acquires answer at once:

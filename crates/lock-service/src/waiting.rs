@@ -33,11 +33,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use lock_domain::{Clock, FreedHints, LockRepository, Owner, ResourceName, Tenant, Ttl};
+use lock_domain::{
+    Clock, FreedHints, LockMode, LockRepository, Owner, ResourceName, SharedLockRepository, Tenant,
+    Ttl,
+};
 use tokio::sync::{oneshot, Notify};
 
 use crate::events::{LockEvents, WaitersFull};
-use queue::{Queue, Waiter};
+use queue::{Head, Queue, Waiter};
+pub(crate) use serve::is_reader;
 use ticket::WaiterSeat;
 pub(crate) use ticket::{Seat, Ticket, WaitEnd, WaitOutcome};
 
@@ -94,6 +98,7 @@ pub(crate) struct Waiting {
 
 struct Shared {
     repo: Arc<dyn LockRepository>,
+    shared_locks: Arc<dyn SharedLockRepository>,
     hint_source: Option<Arc<dyn FreedHints>>,
     clock: Arc<dyn Clock>,
     events: Arc<dyn LockEvents>,
@@ -125,6 +130,7 @@ impl Waiting {
     /// other processes' releases when there is one.
     pub(crate) fn new(
         repo: Arc<dyn LockRepository>,
+        shared_locks: Arc<dyn SharedLockRepository>,
         hint_source: Option<Arc<dyn FreedHints>>,
         clock: Arc<dyn Clock>,
         events: Arc<dyn LockEvents>,
@@ -133,6 +139,7 @@ impl Waiting {
         Self {
             shared: Arc::new(Shared {
                 repo,
+                shared_locks,
                 hint_source,
                 clock,
                 events,
@@ -193,6 +200,15 @@ impl Waiting {
         })
     }
 
+    /// Whether an exclusive acquire waits for this lock in this process: a new shared acquire
+    /// then queues behind it rather than barge in (writers are not starved).
+    pub(crate) fn has_exclusive_waiter(&self, tenant: &Tenant, resource: &ResourceName) -> bool {
+        let queue = locked(&self.shared.queues)
+            .get(&(tenant.clone(), resource.clone()))
+            .cloned();
+        queue.is_some_and(|queue| queue.has_exclusive_waiter())
+    }
+
     /// Whether requests wait for this lock in this process.
     pub(crate) fn has_queue(&self, tenant: &Tenant, resource: &ResourceName) -> bool {
         locked(&self.shared.queues).contains_key(&(tenant.clone(), resource.clone()))
@@ -221,6 +237,7 @@ impl Waiting {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        mode: LockMode,
     ) -> Result<Ticket, WaitersFull> {
         let seat = WaiterSeat::take(&self.shared, &tenant)?;
         let (grant, granted) = oneshot::channel();
@@ -245,6 +262,7 @@ impl Waiting {
                 id,
                 owner: owner.clone(),
                 ttl,
+                mode,
                 grant,
             });
             queue
@@ -364,7 +382,7 @@ impl Shared {
 
     /// The head waiter (after dropping those whose request is gone), or `None` when the queue
     /// is empty, in which case it has been removed: a later waiter starts a new queue.
-    fn head(&self, key: &QueueKey, queue: &Arc<Queue>) -> Option<(u64, Owner, Ttl)> {
+    fn head(&self, key: &QueueKey, queue: &Arc<Queue>) -> Option<Head> {
         if let Some(head) = queue.head() {
             return Some(head);
         }

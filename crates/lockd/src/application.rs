@@ -87,6 +87,7 @@ impl Application {
         let service = LockService::new(
             ServicePorts {
                 locks: Arc::clone(&store) as _,
+                shared_locks: Arc::clone(&store) as _,
                 semaphores: Arc::clone(&store) as _,
                 hints: Some(Arc::clone(&store) as _),
                 clock: store_clock(),

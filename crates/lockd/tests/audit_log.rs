@@ -77,6 +77,7 @@ async fn audited_requests(format: LogFormat) -> Vec<String> {
     let app = init_service(App::new().configure(lock_http_actix::configure(
         Arc::clone(&store) as _,
         Arc::clone(&store) as _,
+        Arc::clone(&store) as _,
         store,
         settings,
     )))

@@ -43,6 +43,7 @@ async fn outcomes_reach_the_client(db: TestDatabase) {
     let app = init_service(App::new().configure(lock_http_actix::configure(
         Arc::clone(&repo) as _,
         Arc::clone(&repo) as _,
+        Arc::clone(&repo) as _,
         repo,
         ApiSettings::default(),
     )))

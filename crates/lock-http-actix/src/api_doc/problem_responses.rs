@@ -129,6 +129,13 @@ fn example(status: u16, instance: &str, operation_id: &str) -> Option<Value> {
             "Not Found",
             format!("no live lock on resource {EXAMPLE_RESOURCE:?}"),
         ),
+        409 => (
+            "mode-mismatch",
+            "Conflict",
+            "this owner holds the lock in shared mode; release it to acquire it in exclusive mode \
+             (there is no change of mode in place)"
+                .to_owned(),
+        ),
         408 => (
             "request-timeout",
             "Request Timeout",
@@ -248,6 +255,9 @@ mod tests {
             )),
             ProblemKind::NotFound(format!("no live lock on resource {EXAMPLE_RESOURCE:?}")),
             ProblemKind::RequestTimeout,
+            ProblemKind::Conflict(crate::problem::Conflict::ModeMismatch {
+                asked: lock_domain::LockMode::Exclusive,
+            }),
             ProblemKind::PayloadTooLarge,
             ProblemKind::UnsupportedMediaType(
                 "request bodies must be application/json, got \"text/plain\"".to_owned(),

@@ -11,7 +11,7 @@ use utoipa::openapi::schema::Schema;
 use utoipa::openapi::{Object, ObjectBuilder, OpenApi, RefOr, Type};
 use utoipa::{IntoParams, Modify, PartialSchema, ToSchema};
 
-use crate::fields::{listing, owner, resource, seconds, semaphore};
+use crate::fields::{listing, mode, owner, resource, seconds, semaphore};
 use crate::DEFAULT_MAX_WAIT_SECONDS;
 
 /// The limits a server puts on its request fields.
@@ -80,6 +80,7 @@ fn acquire(limits: &RequestLimits) -> Object {
                 limits.max_wait_seconds,
             ),
         )
+        .property("mode", mode::mode_schema())
         .build()
 }
 

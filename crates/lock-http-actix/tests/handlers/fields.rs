@@ -226,6 +226,7 @@ async fn a_zero_wait_answers_at_once_as_before() {
         repo.expect_acquire()
             .times(1)
             .returning(|_, _, _, _| Ok(AcquireOutcome::Held));
+        repo.expect_status().returning(|_, _| Ok(None));
         let body = format!(r#"{{"owner": "w", "ttl_seconds": 60, "wait_seconds": {wait}}}"#);
         let answer = call(repo, post_json("/locks/x", body)).await;
         assert_eq!(answer.status, StatusCode::OK);

@@ -21,6 +21,7 @@ async fn readyz_is_200_when_the_repository_answers() {
     health.expect_ping().times(1).returning(|| Ok(()));
     let store = Mocks {
         locks: MockLockRepository::new(),
+        shared: super::support::no_shared_holders(),
         semaphores: lock_domain::MockSemaphoreRepository::new(),
         health,
     };

@@ -15,9 +15,9 @@ use chrono::{DateTime, Utc};
 use futures::Stream;
 use lock_domain::{
     AcquireOutcome, Capacity, FencingToken, Lease, ListPage, Lock, MockLockRepository,
-    MockSemaphoreRepository, MockStoreHealth, Owner, Permit, PermitReleaseResult,
-    PermitRenewResult, PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName,
-    SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant, Weight,
+    MockSemaphoreRepository, MockSharedLockRepository, MockStoreHealth, Owner, Permit,
+    PermitReleaseResult, PermitRenewResult, PoolState, ReleaseResult, RenewResult, RepositoryError,
+    ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant, Weight,
 };
 use lock_http_actix::{configure, ApiSettings};
 use serde_json::{json, Value};
@@ -69,6 +69,7 @@ pub(crate) async fn answer<B: MessageBody>(response: ServiceResponse<B>) -> Answ
 /// [`MockLockRepository`] comes with a health mock that expects no call.
 pub(crate) struct Mocks {
     pub(crate) locks: MockLockRepository,
+    pub(crate) shared: MockSharedLockRepository,
     pub(crate) semaphores: MockSemaphoreRepository,
     pub(crate) health: MockStoreHealth,
 }
@@ -77,6 +78,7 @@ impl From<MockLockRepository> for Mocks {
     fn from(locks: MockLockRepository) -> Self {
         Self {
             locks,
+            shared: no_shared_holders(),
             semaphores: MockSemaphoreRepository::new(),
             health: MockStoreHealth::new(),
         }
@@ -87,6 +89,7 @@ impl Mocks {
     fn configure(self, settings: ApiSettings) -> impl FnOnce(&mut actix_web::web::ServiceConfig) {
         configure(
             Arc::new(self.locks),
+            Arc::new(self.shared),
             Arc::new(self.semaphores),
             Arc::new(self.health),
             settings,
@@ -194,6 +197,7 @@ pub(crate) fn lock_json(resource: &str, owner: &str) -> Value {
         "acquired_at": ACQUIRED_AT,
         "expires_at": EXPIRES_AT,
         "fencing_token": TOKEN,
+        "mode": "exclusive",
     })
 }
 
@@ -215,7 +219,23 @@ pub(crate) fn expect_acquire(
         })
         .times(1)
         .returning(move |_, _, _, _| Ok(outcome.clone()));
+    // A refused exclusive acquire asks whether the caller is one of the lock's shared holders.
+    repo.expect_status().returning(|_, _| Ok(None));
     repo
+}
+
+/// Shared-lock operations where no lock is held in shared mode: the fallbacks of a refused
+/// exclusive release or renew answer as the exclusive store did (someone else holds it).
+pub(crate) fn no_shared_holders() -> MockSharedLockRepository {
+    let mut shared = MockSharedLockRepository::new();
+    shared
+        .expect_release_held()
+        .returning(|_, _, _| Ok(ReleaseResult::Forbidden));
+    shared
+        .expect_renew_held()
+        .returning(|_, _, _, _| Ok(RenewResult::Forbidden));
+    shared.expect_hold().returning(|_, _| Ok(None));
+    shared
 }
 
 pub(crate) fn expect_status(resource: &str, found: Option<Lock>) -> MockLockRepository {
@@ -319,6 +339,7 @@ pub(crate) fn permissive_repo() -> Mocks {
     });
     Mocks {
         locks: repo,
+        shared: no_shared_holders(),
         semaphores,
         health,
     }
@@ -385,6 +406,7 @@ pub(crate) fn failing_repo(failure: Failure) -> Mocks {
     health.expect_ping().returning(move || Err(failure.error()));
     Mocks {
         locks: repo,
+        shared: no_shared_holders(),
         semaphores: MockSemaphoreRepository::new(),
         health,
     }

@@ -5,12 +5,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use lock_domain::{FencingToken, Lock, Owner, RepositoryError, Ttl};
+use lock_domain::{FencingToken, Lock, LockMode, Owner, RepositoryError, Ttl};
 use tokio::sync::{oneshot, Notify};
 
 use super::locked;
 
-pub(super) type Grant = Result<Granted, RepositoryError>;
+pub(super) type Grant = Result<Granted, Refused>;
+
+/// Why a waiter was answered without a grant before its wait ended.
+pub(super) enum Refused {
+    /// The store failed.
+    Store(RepositoryError),
+    /// The waiter's owner holds the lock in the other mode (no change of mode in place).
+    ModeMismatch,
+}
 
 /// A lock granted to a waiter.
 pub(super) struct Granted {
@@ -45,7 +53,17 @@ pub(super) struct Waiter {
     pub(super) id: u64,
     pub(super) owner: Owner,
     pub(super) ttl: Ttl,
+    pub(super) mode: LockMode,
     pub(super) grant: oneshot::Sender<Grant>,
+}
+
+/// The head waiter, as the queue's task attempts for it.
+#[derive(Debug, Clone)]
+pub(super) struct Head {
+    pub(super) id: u64,
+    pub(super) owner: Owner,
+    pub(super) ttl: Ttl,
+    pub(super) mode: LockMode,
 }
 
 impl Queue {
@@ -72,12 +90,31 @@ impl Queue {
         self.wake.notify_one();
     }
 
-    pub(super) fn head(&self) -> Option<(u64, Owner, Ttl)> {
+    pub(super) fn head(&self) -> Option<Head> {
         let mut waiters = locked(&self.waiters);
         while waiters.front().is_some_and(|w| w.grant.is_closed()) {
             waiters.pop_front();
         }
-        waiters.front().map(|w| (w.id, w.owner.clone(), w.ttl))
+        waiters.front().map(|w| Head {
+            id: w.id,
+            owner: w.owner.clone(),
+            ttl: w.ttl,
+            mode: w.mode,
+        })
+    }
+
+    /// Whether an exclusive acquire waits here: new shared acquires then queue behind it.
+    pub(super) fn has_exclusive_waiter(&self) -> bool {
+        locked(&self.waiters)
+            .iter()
+            .any(|w| w.mode == LockMode::Exclusive && !w.grant.is_closed())
+    }
+
+    /// Answers waiter `id` that its owner holds the lock in the other mode.
+    pub(super) fn refuse(&self, id: u64) {
+        if let Some(waiter) = self.take(id) {
+            let _ = waiter.grant.send(Err(Refused::ModeMismatch));
+        }
     }
 
     /// Takes waiter `id` out of the queue.
@@ -91,7 +128,7 @@ impl Queue {
     pub(super) fn fail_all(&self, error: &RepositoryError) {
         let waiters: Vec<Waiter> = locked(&self.waiters).drain(..).collect();
         for waiter in waiters {
-            let _ = waiter.grant.send(Err(copy_error(error)));
+            let _ = waiter.grant.send(Err(Refused::Store(copy_error(error))));
         }
     }
 

@@ -4,12 +4,14 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use lock_domain::{
-    decide_acquire, is_expired, AcquireDecision, AcquireOutcome, Freed, FreedHints, Lock, Tenant,
+    decide_acquire, is_expired, AcquireDecision, AcquireOutcome, Freed, FreedHints, Hold, Lock,
+    LockMode, Owner, RepositoryError, SharedAcquireOutcome, Tenant,
 };
 use tokio::sync::oneshot;
 
-use super::queue::{Granted, Queue};
+use super::queue::{Granted, Head, Queue};
 use super::ticket::undo;
 use super::{
     locked, QueueKey, Shared, EXPIRY_MARGIN, HINTS_LIVE, HINTS_NONE, HINTS_PENDING,
@@ -82,18 +84,25 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
     let mut holder: Option<Lock> = None;
     let mut attempt = false;
     let mut head_id = None;
+    // The head whose owner was looked for among the lock's shared holders.
+    let mut mode_checked = None;
     // Extra wait after an expiry attempt found the same lease still live.
     let mut skew = Duration::ZERO;
     loop {
-        let Some((id, owner, ttl)) = shared.head(&key, &queue) else {
+        let Some(head) = shared.head(&key, &queue) else {
             return;
         };
+        let Head {
+            id,
+            ref owner,
+            ttl,
+            mode,
+        } = head;
         if head_id != Some(id) {
             head_id = Some(id);
-            // A new head that already holds the lock is granted again at once.
-            if decide_acquire(holder.as_ref(), &owner, shared.clock.now())
-                == AcquireDecision::Extend
-            {
+            // A new head that already holds the lock (or a reader beside readers) is granted
+            // at once.
+            if may_grant_at_once(holder.as_ref(), &head, shared.clock.now()) {
                 attempt = true;
             }
         }
@@ -109,15 +118,34 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                 attempt = true;
                 continue;
             }
-            let attempted = shared
-                .repo
-                .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
-                .await;
-            if !matches!(attempted, Ok(AcquireOutcome::Granted(_))) {
+            let attempted = match mode {
+                LockMode::Exclusive => shared
+                    .repo
+                    .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
+                    .await
+                    .map(|outcome| match outcome {
+                        AcquireOutcome::Granted(lock) => Attempt::Granted(lock),
+                        AcquireOutcome::Held => Attempt::Held,
+                    }),
+                LockMode::Shared => shared
+                    .shared_locks
+                    .acquire_shared(tenant.clone(), resource.clone(), owner.clone(), ttl)
+                    .await
+                    .map(|outcome| match outcome {
+                        SharedAcquireOutcome::Granted(lock) => Attempt::Granted(lock),
+                        SharedAcquireOutcome::Held => Attempt::Held,
+                        SharedAcquireOutcome::ModeMismatch => Attempt::ModeMismatch,
+                    }),
+            };
+            if !matches!(attempted, Ok(Attempt::Granted(_))) {
                 queue.end_attempt();
             }
             match attempted {
-                Ok(AcquireOutcome::Granted(lock)) => {
+                Ok(Attempt::ModeMismatch) => {
+                    queue.refuse(id);
+                    continue;
+                }
+                Ok(Attempt::Granted(lock)) => {
                     skew = Duration::ZERO;
                     if deliver(&shared, &queue, &tenant, id, lock.clone()).await {
                         // Undone: the lock is free again.
@@ -130,7 +158,7 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                     }
                     continue;
                 }
-                Ok(AcquireOutcome::Held) => look = true,
+                Ok(Attempt::Held) => look = true,
                 Err(error) => {
                     shared.events.trouble(Trouble::WaitFailed {
                         resource: &resource,
@@ -155,9 +183,27 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                     } else if !same {
                         skew = Duration::ZERO;
                     }
-                    // The waiter already holds it: re-granted at once.
-                    if decide_acquire(Some(&lock), &owner, now) != AcquireDecision::Deny {
+                    // The waiter already holds it (or reads beside readers): granted at once.
+                    if may_grant_at_once(Some(&lock), &head, now) {
                         attempt = true;
+                    } else if mode_checked != Some(id) {
+                        // Once per head: does its owner hold the lock in the other mode?
+                        mode_checked = Some(id);
+                        match holds_other_mode(&shared, &tenant, &lock, &head, now).await {
+                            Ok(false) => {}
+                            Ok(true) => {
+                                queue.refuse(id);
+                                continue;
+                            }
+                            Err(error) => {
+                                shared.events.trouble(Trouble::WaitFailed {
+                                    resource: &resource,
+                                    error: &error,
+                                });
+                                queue.fail_all(&error);
+                                continue;
+                            }
+                        }
                     }
                     queue.set_holder(Some(&lock));
                     holder = Some(lock);
@@ -203,6 +249,52 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
             }
         }
     }
+}
+
+/// What an attempt for the head waiter came to.
+enum Attempt {
+    Granted(Lock),
+    Held,
+    ModeMismatch,
+}
+
+/// Whether `head` may be granted at once while `holder` (live or not) holds the lock: its owner
+/// holds it in the same mode (a re-grant), or it wants to read and readers hold it.
+fn may_grant_at_once(holder: Option<&Lock>, head: &Head, now: DateTime<Utc>) -> bool {
+    match head.mode {
+        LockMode::Exclusive => decide_acquire(holder, &head.owner, now) == AcquireDecision::Extend,
+        LockMode::Shared => {
+            holder.is_some_and(|lock| lock.owner.is_shared_holders() && lock.is_live_at(now))
+        }
+    }
+}
+
+/// Whether the owner of `head` holds the lock, which `lock` (live) shows held by someone, in the
+/// other mode: a writer among the readers, or a reader that is the exclusive holder.
+async fn holds_other_mode(
+    shared: &Shared,
+    tenant: &Tenant,
+    lock: &Lock,
+    head: &Head,
+    now: DateTime<Utc>,
+) -> Result<bool, RepositoryError> {
+    let readers = lock.owner.is_shared_holders() && lock.is_live_at(now);
+    Ok(match head.mode {
+        LockMode::Shared => !readers && lock.owner == head.owner,
+        LockMode::Exclusive if readers => {
+            let hold = shared
+                .shared_locks
+                .hold(tenant.clone(), lock.resource.clone())
+                .await?;
+            is_reader(hold.as_ref(), &head.owner)
+        }
+        LockMode::Exclusive => false,
+    })
+}
+
+/// Whether `owner` is among the shared holders of `hold`.
+pub(crate) fn is_reader(hold: Option<&Hold>, owner: &Owner) -> bool {
+    matches!(hold, Some(Hold::Shared(holders)) if holders.iter().any(|lock| &lock.owner == owner))
 }
 
 /// The one poller of a process's queues: every [`Shared::poll_period`] (often while the store

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use lock_domain::testing::InMemoryLockRepository;
 use lock_domain::{
-    AcquireOutcome, ListPage, ListQuery, Lock, LockRepository, Owner, ReleaseResult, RenewResult,
-    RepositoryError, ResourceName, SystemClock, Tenant, Ttl,
+    AcquireOutcome, ListPage, ListQuery, Lock, LockMode, LockRepository, Owner, ReleaseResult,
+    RenewResult, RepositoryError, ResourceName, SystemClock, Tenant, Ttl,
 };
 
 use super::{WaitOutcome, Waiting};
@@ -25,8 +25,11 @@ fn setup() -> (Waiting, Arc<dyn LockRepository>, Tenant, ResourceName) {
 
 /// Waiting acquires over `repo`, with the default limits and no hints.
 fn waiting_over(repo: Arc<dyn LockRepository>) -> Waiting {
+    // No shared acquire waits in these tests: a store of shared leases of its own.
+    let shared = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
     Waiting::new(
         repo,
+        shared,
         None,
         Arc::new(SystemClock),
         Arc::new(crate::NoEvents),
@@ -56,10 +59,22 @@ async fn two_waiters_of_one_owner() -> (
         .unwrap();
     assert!(matches!(held, AcquireOutcome::Granted(_)));
     let first = waiting
-        .enqueue(tenant.clone(), resource.clone(), owner("o"), ttl())
+        .enqueue(
+            tenant.clone(),
+            resource.clone(),
+            owner("o"),
+            ttl(),
+            LockMode::Exclusive,
+        )
         .expect("room for a waiter");
     let second = waiting
-        .enqueue(tenant.clone(), resource.clone(), owner("o"), ttl())
+        .enqueue(
+            tenant.clone(),
+            resource.clone(),
+            owner("o"),
+            ttl(),
+            LockMode::Exclusive,
+        )
         .expect("room for a waiter");
     tokio::time::sleep(Duration::from_millis(20)).await;
     repo.release(tenant.clone(), resource.clone(), owner("h"))
@@ -158,6 +173,7 @@ async fn a_wait_that_ends_during_its_attempt_answers_with_that_attempt_s_grant()
             ResourceName::parse("r").unwrap(),
             owner("o"),
             ttl(),
+            LockMode::Exclusive,
         )
         .expect("room for a waiter");
     let outcome = ticket.wait(Duration::from_millis(100), || false).await;
@@ -202,7 +218,13 @@ async fn the_poller_finds_a_release_made_elsewhere() {
         .unwrap();
     assert!(matches!(held, AcquireOutcome::Granted(_)));
     let ticket = waiting
-        .enqueue(tenant.clone(), resource.clone(), owner("here"), ttl())
+        .enqueue(
+            tenant.clone(),
+            resource.clone(),
+            owner("here"),
+            ttl(),
+            LockMode::Exclusive,
+        )
         .expect("room for a waiter");
     tokio::time::sleep(super::POLL_PERIOD * 2).await;
     repo.release(tenant.clone(), resource.clone(), owner("elsewhere"))

@@ -5,10 +5,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_domain::{Lock, RepositoryError, Tenant};
+use lock_domain::{Lock, LockMode, RepositoryError, Tenant};
 use tokio::sync::oneshot;
 
-use super::queue::{Grant, Granted, Queue};
+use super::queue::{Grant, Granted, Queue, Refused};
 use super::{locked, QueueKey, Shared};
 use crate::events::{Trouble, WaitersFull};
 
@@ -20,9 +20,20 @@ pub(crate) enum WaitOutcome {
         retry_after_seconds: u64,
     },
     Failed(RepositoryError),
+    /// The owner holds the lock in the other mode: nothing was granted.
+    ModeMismatch,
     /// Granted, but the client had hung up by then: the grant is undone (a re-grant of the
     /// owner's earlier lease is left as it was).
     HungUp,
+}
+
+impl From<Refused> for WaitOutcome {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::Store(error) => WaitOutcome::Failed(error),
+            Refused::ModeMismatch => WaitOutcome::ModeMismatch,
+        }
+    }
 }
 
 /// A waiter's share of the limits, taken before it joins a queue and given back when its
@@ -148,7 +159,7 @@ impl Ticket {
                 settle = Some(granted.settled);
                 WaitOutcome::Granted(granted.lock)
             }
-            Some(Ok(Err(error))) => WaitOutcome::Failed(error),
+            Some(Ok(Err(refused))) => refused.into(),
             Some(Err(_)) => WaitOutcome::Failed(RepositoryError::internal(
                 "the queue of waiting acquires ended without an answer",
             )),
@@ -160,7 +171,7 @@ impl Ticket {
                         settle = Some(granted.settled);
                         WaitOutcome::Granted(granted.lock)
                     }
-                    Some(Err(error)) => WaitOutcome::Failed(error),
+                    Some(Err(refused)) => refused.into(),
                     None => {
                         self.shared.timed_out.fetch_add(1, Ordering::Relaxed);
                         self.queue.wake.notify_one();
@@ -235,12 +246,21 @@ pub(super) async fn undo_abandoned(
     let _ = settled.send(undone);
 }
 
-/// Undoes exactly the grant `lock` (see [`lock_domain::LockRepository::undo_grant`]), counts it
-/// and reports it;
-/// whether the lock was freed.
+/// Undoes exactly the grant `lock` (see [`lock_domain::LockRepository::undo_grant`], and
+/// [`lock_domain::SharedLockRepository::undo_shared_grant`] for a shared one), counts it and
+/// reports it; whether the lock was freed.
 pub(super) async fn undo(shared: &Shared, tenant: &Tenant, lock: Lock) -> bool {
     shared.abandoned.fetch_add(1, Ordering::Relaxed);
-    match shared.repo.undo_grant(tenant.clone(), lock.clone()).await {
+    let undone = match lock.mode {
+        LockMode::Exclusive => shared.repo.undo_grant(tenant.clone(), lock.clone()).await,
+        LockMode::Shared => {
+            shared
+                .shared_locks
+                .undo_shared_grant(tenant.clone(), lock.clone())
+                .await
+        }
+    };
+    match undone {
         Ok(undone) => {
             shared
                 .events

@@ -1,0 +1,153 @@
+//! The use cases of shared (read/write) locks beside the exclusive ones: a shared acquire that
+//! does not barge in ahead of waiting writers, the refusal of a change of mode, and the shared
+//! holders in a listing.
+
+use std::time::Duration;
+
+use lock_domain::{
+    decide_acquire, AcquireDecision, Hold, ListPage, ListedLock, LockMode, RepositoryError,
+    SharedAcquireOutcome, Tenant,
+};
+
+use crate::events::Acquired;
+use crate::waiting::is_reader;
+use crate::{AcquireRequest, LockService};
+
+impl LockService {
+    /// A shared acquire that does not wait: refused at once while an exclusive acquire waits
+    /// for the lock in this process (it is not overtaken), else decided by the store.
+    pub(crate) async fn acquire_shared_now(
+        &self,
+        request: &AcquireRequest,
+    ) -> Result<Acquired, RepositoryError> {
+        let AcquireRequest {
+            tenant,
+            resource,
+            owner,
+            ttl,
+            ..
+        } = request;
+        if self.waiting.has_exclusive_waiter(tenant, resource)
+            && !self.holds_already(request).await?
+        {
+            return Ok(Acquired::Held);
+        }
+        let outcome = self
+            .shared_locks
+            .acquire_shared(tenant.clone(), resource.clone(), owner.clone(), *ttl)
+            .await?;
+        Ok(match outcome {
+            SharedAcquireOutcome::Granted(lock) => Acquired::Granted {
+                lock,
+                waited: false,
+            },
+            SharedAcquireOutcome::Held => Acquired::Held,
+            SharedAcquireOutcome::ModeMismatch => Acquired::ModeMismatch,
+        })
+    }
+
+    /// The answer to an exclusive acquire the store refused: [`Acquired::ModeMismatch`] when the
+    /// caller is one of the lock's shared holders, else [`Acquired::Held`].
+    pub(crate) async fn held_or_mode_mismatch(
+        &self,
+        request: &AcquireRequest,
+    ) -> Result<Acquired, RepositoryError> {
+        let (tenant, resource) = (request.tenant.clone(), request.resource.clone());
+        let Some(row) = self.locks.status(tenant.clone(), resource.clone()).await? else {
+            return Ok(Acquired::Held);
+        };
+        if !row.owner.is_shared_holders() {
+            return Ok(Acquired::Held);
+        }
+        let hold = self.shared_locks.hold(tenant, resource).await?;
+        Ok(if is_reader(hold.as_ref(), &request.owner) {
+            Acquired::ModeMismatch
+        } else {
+            Acquired::Held
+        })
+    }
+
+    /// Whether the caller already holds the lock in the mode it asks for: it is then granted
+    /// again at once, never queued behind waiters for its own lock.
+    pub(crate) async fn holds_already(
+        &self,
+        request: &AcquireRequest,
+    ) -> Result<bool, RepositoryError> {
+        let (tenant, resource) = (request.tenant.clone(), request.resource.clone());
+        let current = self.locks.status(tenant.clone(), resource.clone()).await?;
+        Ok(match request.mode {
+            LockMode::Exclusive => {
+                decide_acquire(current.as_ref(), &request.owner, self.clock.now())
+                    == AcquireDecision::Extend
+            }
+            LockMode::Shared if current.is_some_and(|row| row.owner.is_shared_holders()) => {
+                let hold = self.shared_locks.hold(tenant, resource).await?;
+                is_reader(hold.as_ref(), &request.owner)
+            }
+            LockMode::Shared => false,
+        })
+    }
+
+    /// `page` with each lock held in shared mode replaced by its holders, in token order.
+    pub(crate) async fn with_shared_holders(
+        &self,
+        tenant: Tenant,
+        page: ListPage,
+    ) -> Result<ListPage, RepositoryError> {
+        if !page.locks.iter().any(|l| l.lock.owner.is_shared_holders()) {
+            return Ok(page);
+        }
+        let mut locks = Vec::with_capacity(page.locks.len());
+        for listed in page.locks {
+            if !listed.lock.owner.is_shared_holders() {
+                locks.push(listed);
+                continue;
+            }
+            let row_end = listed.lock.expires_at;
+            let hold = self
+                .shared_locks
+                .hold(tenant.clone(), listed.lock.resource.clone())
+                .await?;
+            let Some(Hold::Shared(holders)) = hold else {
+                // Gone, or taken exclusively, since the page was read: the page shows it as it
+                // is now (or not at all), never the row that stood for readers.
+                if let Some(Hold::Exclusive(lock)) = hold {
+                    let ttl_remaining = remaining(&listed, lock.expires_at, row_end);
+                    locks.push(ListedLock {
+                        lock,
+                        ttl_remaining,
+                    });
+                }
+                continue;
+            };
+            for lock in holders {
+                // The store measured the row's remaining lease on its clock; each holder's is
+                // that, less how much sooner its own lease ends.
+                let ttl_remaining = remaining(&listed, lock.expires_at, row_end);
+                locks.push(ListedLock {
+                    lock,
+                    ttl_remaining,
+                });
+            }
+        }
+        Ok(ListPage {
+            locks,
+            has_more: page.has_more,
+        })
+    }
+}
+
+/// What remains of a lease ending at `ends` when the listed row, ending at `row_end`, had
+/// `listed.ttl_remaining` left.
+fn remaining(
+    listed: &ListedLock,
+    ends: chrono::DateTime<chrono::Utc>,
+    row_end: chrono::DateTime<chrono::Utc>,
+) -> Duration {
+    let offset = (ends - row_end).num_milliseconds();
+    let left = listed.ttl_remaining.as_millis() as i64 + offset;
+    Duration::from_millis(left.max(0) as u64)
+}
+
+#[cfg(test)]
+mod tests;

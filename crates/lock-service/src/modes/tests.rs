@@ -1,0 +1,225 @@
+//! Shared and exclusive acquires through the service: readers coexist, a waiting writer is not
+//! overtaken by later readers of this process, a change of mode is refused, and status, release,
+//! renew and list see every holder.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_domain::testing::InMemoryLockRepository;
+use lock_domain::{
+    Hold, ListLimit, ListQuery, LockMode, Owner, ReleaseResult, RenewResult, ResourceName,
+    ResourcePrefix, SystemClock, Tenant, Ttl,
+};
+
+use crate::{AcquireRequest, Acquired, LockService};
+
+fn service() -> LockService {
+    LockService::over(Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock))))
+}
+
+fn tenant() -> Tenant {
+    Tenant::default_tenant()
+}
+
+fn doc() -> ResourceName {
+    ResourceName::parse("doc").unwrap()
+}
+
+fn owner(who: &str) -> Owner {
+    Owner::parse(who).unwrap()
+}
+
+fn request(who: &str, mode: LockMode, wait_ms: u64) -> AcquireRequest {
+    AcquireRequest {
+        tenant: tenant(),
+        resource: doc(),
+        owner: owner(who),
+        ttl: Ttl::parse(60, 3_600).unwrap(),
+        wait: Duration::from_millis(wait_ms),
+        mode,
+    }
+}
+
+async fn acquire(service: &LockService, who: &str, mode: LockMode, wait_ms: u64) -> Acquired {
+    service
+        .acquire(request(who, mode, wait_ms), || false)
+        .await
+        .unwrap()
+}
+
+fn granted_in(outcome: &Acquired, mode: LockMode) -> bool {
+    matches!(outcome, Acquired::Granted { lock, .. } if lock.mode == mode)
+}
+
+async fn release(service: &LockService, who: &str) -> ReleaseResult {
+    service.release(tenant(), doc(), owner(who)).await.unwrap()
+}
+
+#[tokio::test]
+async fn readers_share_and_a_writer_waits_for_the_last_of_them() {
+    let service = service();
+    assert!(granted_in(
+        &acquire(&service, "r1", LockMode::Shared, 0).await,
+        LockMode::Shared
+    ));
+    assert!(granted_in(
+        &acquire(&service, "r2", LockMode::Shared, 0).await,
+        LockMode::Shared
+    ));
+    assert_eq!(
+        acquire(&service, "w", LockMode::Exclusive, 0).await,
+        Acquired::Held
+    );
+    let Some(Hold::Shared(holders)) = service.status(tenant(), doc()).await.unwrap() else {
+        panic!("a shared hold");
+    };
+    assert_eq!(holders.len(), 2);
+    let writer = {
+        let service = service.clone();
+        tokio::spawn(async move { acquire(&service, "w", LockMode::Exclusive, 5_000).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(matches!(
+        release(&service, "r1").await,
+        ReleaseResult::Released(_)
+    ));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!writer.is_finished(), "a reader still holds the lock");
+    let renewed = service
+        .renew(tenant(), doc(), owner("r2"), Ttl::parse(30, 3_600).unwrap())
+        .await
+        .unwrap();
+    assert!(matches!(renewed, RenewResult::Renewed(lock) if lock.mode == LockMode::Shared));
+    assert!(matches!(
+        release(&service, "r2").await,
+        ReleaseResult::Released(_)
+    ));
+    let outcome = tokio::time::timeout(Duration::from_secs(2), writer)
+        .await
+        .expect("the writer is granted once the readers are gone")
+        .unwrap();
+    assert!(
+        matches!(outcome, Acquired::Granted { ref lock, waited: true } if lock.mode == LockMode::Exclusive)
+    );
+    assert_eq!(release(&service, "r2").await, ReleaseResult::Forbidden);
+}
+
+#[tokio::test]
+async fn a_waiting_writer_is_not_overtaken_by_later_readers() {
+    let service = service();
+    assert!(granted_in(
+        &acquire(&service, "r1", LockMode::Shared, 0).await,
+        LockMode::Shared
+    ));
+    let writer = {
+        let service = service.clone();
+        tokio::spawn(async move { acquire(&service, "w", LockMode::Exclusive, 5_000).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Readers hold the lock, but a writer waits: a new reader does not barge in...
+    assert_eq!(
+        acquire(&service, "r2", LockMode::Shared, 0).await,
+        Acquired::Held
+    );
+    // ...and one that waits queues behind the writer.
+    let reader = {
+        let service = service.clone();
+        tokio::spawn(async move { acquire(&service, "r3", LockMode::Shared, 5_000).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!reader.is_finished());
+    // The holder itself is re-granted at once.
+    assert!(granted_in(
+        &acquire(&service, "r1", LockMode::Shared, 0).await,
+        LockMode::Shared
+    ));
+    release(&service, "r1").await;
+    let written = tokio::time::timeout(Duration::from_secs(2), writer)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(granted_in(&written, LockMode::Exclusive));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!reader.is_finished(), "the writer holds the lock");
+    release(&service, "w").await;
+    let read = tokio::time::timeout(Duration::from_secs(2), reader)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(granted_in(&read, LockMode::Shared));
+}
+
+#[tokio::test]
+async fn the_same_owner_in_the_other_mode_is_refused() {
+    let service = service();
+    assert!(granted_in(
+        &acquire(&service, "a", LockMode::Shared, 0).await,
+        LockMode::Shared
+    ));
+    assert_eq!(
+        acquire(&service, "a", LockMode::Exclusive, 0).await,
+        Acquired::ModeMismatch
+    );
+    assert_eq!(
+        acquire(&service, "a", LockMode::Exclusive, 200).await,
+        Acquired::ModeMismatch
+    );
+    release(&service, "a").await;
+    assert!(granted_in(
+        &acquire(&service, "a", LockMode::Exclusive, 0).await,
+        LockMode::Exclusive
+    ));
+    assert_eq!(
+        acquire(&service, "a", LockMode::Shared, 0).await,
+        Acquired::ModeMismatch
+    );
+    assert_eq!(
+        acquire(&service, "a", LockMode::Shared, 200).await,
+        Acquired::ModeMismatch
+    );
+    assert_eq!(
+        acquire(&service, "b", LockMode::Shared, 0).await,
+        Acquired::Held
+    );
+}
+
+#[tokio::test]
+async fn a_listing_shows_every_shared_holder() {
+    let service = service();
+    acquire(&service, "r1", LockMode::Shared, 0).await;
+    acquire(&service, "r2", LockMode::Shared, 0).await;
+    let other = AcquireRequest {
+        resource: ResourceName::parse("zed").unwrap(),
+        ..request("w", LockMode::Exclusive, 0)
+    };
+    service.acquire(other, || false).await.unwrap();
+    let query = ListQuery {
+        prefix: ResourcePrefix::parse("").unwrap(),
+        after: None,
+        limit: ListLimit::parse(10).unwrap(),
+    };
+    let page = service.list(tenant(), query).await.unwrap();
+    let seen: Vec<(String, String, LockMode)> = page
+        .locks
+        .iter()
+        .map(|l| {
+            (
+                l.lock.resource.as_str().to_owned(),
+                l.lock.owner.as_str().to_owned(),
+                l.lock.mode,
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("doc".into(), "r1".into(), LockMode::Shared),
+            ("doc".into(), "r2".into(), LockMode::Shared),
+            ("zed".into(), "w".into(), LockMode::Exclusive),
+        ]
+    );
+    assert!(page
+        .locks
+        .iter()
+        .all(|l| l.ttl_remaining > Duration::from_secs(50)));
+}
