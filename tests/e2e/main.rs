@@ -22,6 +22,7 @@ mod run;
 mod secrets;
 mod semaphores;
 mod server;
+mod shared_locks;
 mod slow_clients;
 mod tenants;
 mod waiter_limits;

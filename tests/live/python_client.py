@@ -2,9 +2,9 @@
 
 Run by tests/live/python-client (which makes the virtualenv and generates the package
 `lockd_client` with openapi-python-client). Every answer must parse into the generated model of
-its status code: a 200 into AcquireGranted / AcquireHeld / LockView (or, for semaphores,
-PermitGranted / PermitUnavailable / SemaphoreView / PermitView / SemaphoreList), a problem into
-Problem.
+its status code: a 200 into AcquireGranted / AcquireHeld / LockView, a shared hold into SharedHold
+(the other member of GET's oneOf), or, for semaphores, PermitGranted / PermitUnavailable /
+SemaphoreView / PermitView / SemaphoreList; a problem into Problem.
 Prints "python-client: N passed, M failed" and exits non-zero on any failure.
 """
 
@@ -25,9 +25,11 @@ from lockd_client.models import (
     AcquireGranted,
     AcquireHeld,
     AcquireRequest,
+    AcquireRequestMode,
     FieldError,
     HealthStatus,
     LockView,
+    Mode,
     PermitAcquireRequest,
     PermitGranted,
     PermitRenewRequest,
@@ -38,7 +40,9 @@ from lockd_client.models import (
     RenewRequest,
     SemaphoreList,
     SemaphoreView,
+    SharedHold,
 )
+from lockd_client.types import UNSET
 
 from lockd_process import LockdProcess
 
@@ -183,11 +187,78 @@ def semaphores(base):
     check("a second release is a 404 Problem", problem(gone, 404, "not-found"), gone)
 
 
+def shared_locks(base):
+    client = AuthenticatedClient(base_url=base, token=KEY, raise_on_unexpected_status=True)
+    name = "report:monthly/eu west"
+    shared = AcquireRequestMode.SHARED
+
+    def acquire(owner, mode):
+        return acquire_lock.sync_detailed(
+            name, client=client, body=AcquireRequest(owner=owner, ttl_seconds=30, mode=mode))
+
+    first = acquire("reader-1", shared)
+    second = acquire("reader-2", shared)
+    readers = [r.parsed.lock for r in (first, second) if isinstance(r.parsed, AcquireGranted)]
+    check("two shared acquires parse into AcquireGranted, mode shared, tokens rising",
+          len(readers) == 2 and all(lock.mode == Mode.SHARED for lock in readers)
+          and readers[0].fencing_token < readers[1].fencing_token, (first, second))
+    if len(readers) < 2:
+        return
+
+    hold = get_lock.sync_detailed(name, client=client)
+    check("getLock of a shared hold parses into SharedHold (oneOf) with both readers",
+          isinstance(hold.parsed, SharedHold) and hold.parsed.mode == Mode.SHARED
+          and hold.parsed.resource == name
+          and all(isinstance(h, LockView) for h in hold.parsed.holders)
+          and [(h.owner, h.fencing_token) for h in hold.parsed.holders]
+          == [(lock.owner, lock.fencing_token) for lock in readers], hold)
+
+    upgrade = acquire("reader-1", AcquireRequestMode.EXCLUSIVE)
+    check("an exclusive acquire by a reader is a 409 mode-mismatch Problem",
+          problem(upgrade, 409, "mode-mismatch"), upgrade)
+    writer = acquire("writer", UNSET)
+    check("an acquire without mode, while readers hold, parses into AcquireHeld",
+          isinstance(writer.parsed, AcquireHeld) and writer.parsed.acquired is False, writer)
+
+    bad = AcquireRequest(owner="reader-3", ttl_seconds=30, mode=UNSET)
+    bad.additional_properties["mode"] = "read"
+    invalid = acquire_lock.sync_detailed(name, client=client, body=bad)
+    errors = invalid.parsed.errors if isinstance(invalid.parsed, Problem) else None
+    check("mode \"read\" is a 422 Problem with a FieldError on mode",
+          problem(invalid, 422, "validation-failed") and isinstance(errors, list)
+          and [(e.field, e.code) for e in errors] == [("mode", "invalid_value")], invalid)
+
+    renewed = renew_lock.sync_detailed(
+        name, client=client, body=RenewRequest(owner="reader-2", ttl_seconds=60))
+    check("renew by a reader parses into LockView, mode shared, token kept",
+          isinstance(renewed.parsed, LockView) and renewed.parsed.mode == Mode.SHARED
+          and renewed.parsed.fencing_token == readers[1].fencing_token, renewed)
+    for reader in readers:
+        released = release_lock.sync_detailed(name, client=client, owner=reader.owner)
+        check(f"release by {reader.owner} is a 204", released.status_code == 204, released)
+
+    exclusive = acquire("writer", UNSET)
+    lock = exclusive.parsed.lock if isinstance(exclusive.parsed, AcquireGranted) else None
+    check("the writer is granted once the readers are gone, mode exclusive",
+          lock is not None and lock.mode == Mode.EXCLUSIVE
+          and lock.fencing_token > readers[1].fencing_token, exclusive)
+    status = get_lock.sync_detailed(name, client=client)
+    check("getLock of an exclusive hold parses into LockView (oneOf)",
+          isinstance(status.parsed, LockView) and status.parsed.mode == Mode.EXCLUSIVE
+          and status.parsed.owner == "writer", status)
+    downgrade = acquire("writer", shared)
+    check("a shared acquire by the writer is a 409 mode-mismatch Problem",
+          problem(downgrade, 409, "mode-mismatch"), downgrade)
+    released = release_lock.sync_detailed(name, client=client, owner="writer")
+    check("release by the writer is a 204", released.status_code == 204, released)
+
+
 def main():
     with LockdProcess(api_keys={"default": KEY}) as lockd:
         try:
             scenario(lockd.base)
             semaphores(lockd.base)
+            shared_locks(lockd.base)
         except Exception as error:  # an unexpected status or an answer that does not parse
             check("the scenario runs to the end", False, repr(error))
     print(f"python-client: {passed} passed, {failed} failed")
