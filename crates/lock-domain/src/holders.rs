@@ -279,6 +279,7 @@ mod tests {
             expires_at: at(expires_ms),
             fencing_token: token(7),
             mode: crate::LockMode::Exclusive,
+            value: None,
         }
     }
 

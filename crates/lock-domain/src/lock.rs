@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::{rules::is_expired, FencingToken, Owner, ResourceName};
+use crate::{rules::is_expired, FencingToken, LeaseValue, Owner, ResourceName};
 
 /// How a lock is held: alone (exclusive, the v1 lock), or beside other shared holders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -35,6 +35,9 @@ pub struct Lock {
     pub expires_at: DateTime<Utc>,
     pub fencing_token: FencingToken,
     pub mode: LockMode,
+    /// The value stored with this holder's lease (a leader's address, a job's progress), or
+    /// `None` when never set.
+    pub value: Option<LeaseValue>,
 }
 
 impl Lock {

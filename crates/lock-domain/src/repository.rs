@@ -4,8 +4,8 @@ use async_trait::async_trait;
 use thiserror::Error;
 
 use crate::{
-    AcquireOutcome, FreedLocks, ListPage, ListQuery, Lock, Owner, ReleaseResult, RenewResult,
-    ResourceName, Tenant, Ttl,
+    AcquireOutcome, FreedLocks, LeaseValue, ListPage, ListQuery, Lock, Owner, ReleaseResult,
+    RenewResult, ResourceName, Tenant, Ttl,
 };
 
 /// Why a repository could not answer. Lock outcomes (held, forbidden, not found) are never
@@ -51,13 +51,13 @@ pub struct PoolState {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait LockRepository: Send + Sync {
-    /// Acquires `resource` for `owner` for `ttl`.
+    /// Acquires `resource` for `owner` for `ttl`, with `value` stored with the lease.
     ///
-    /// MUST return `Granted` with `acquired_at = now`, `expires_at = now + ttl` and a fencing
-    /// token larger than every token ever issued for `resource` when there is no live lock;
-    /// MUST return `Granted` with the same fencing token (re-granted from `now`) when `owner`
-    /// already holds the live lock; MUST return `Held` and change nothing when another owner
-    /// holds it.
+    /// MUST return `Granted` with `acquired_at = now`, `expires_at = now + ttl`, the value
+    /// `value` and a fencing token larger than every token ever issued for `resource` when
+    /// there is no live lock; MUST return `Granted` with the same fencing token (re-granted from
+    /// `now`, its value replaced only when `value` is `Some`) when `owner` already holds the
+    /// live lock; MUST return `Held` and change nothing when another owner holds it.
     ///
     /// # Errors
     /// [`RepositoryError`] when storage fails; then no grant was made.
@@ -67,6 +67,7 @@ pub trait LockRepository: Send + Sync {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<AcquireOutcome, RepositoryError>;
 
     /// Returns the live lock on `resource`, or `None` when there is none (expired locks are none).
@@ -129,7 +130,8 @@ pub trait LockRepository: Send + Sync {
     async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError>;
 
     /// Sets the expiry of `owner`'s live lock on `resource` to `now + ttl` (which may be sooner
-    /// than before: a renew with a short TTL shortens the lease).
+    /// than before: a renew with a short TTL shortens the lease) and, when `value` is `Some`,
+    /// replaces its value.
     ///
     /// MUST return `Renewed` with `acquired_at` and the fencing token unchanged, `Forbidden` when
     /// another owner holds the live lock, `NotFound` when there is no live lock.
@@ -142,6 +144,7 @@ pub trait LockRepository: Send + Sync {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<RenewResult, RepositoryError>;
 
     /// Lists `tenant`'s live locks whose names start with `query.prefix` (literally, bytewise)

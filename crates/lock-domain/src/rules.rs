@@ -122,6 +122,7 @@ mod tests {
             expires_at: at(expires_ms),
             fencing_token: FencingToken::new(7).unwrap(),
             mode: crate::LockMode::Exclusive,
+            value: None,
         }
     }
 

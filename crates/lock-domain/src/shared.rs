@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 
 use crate::{
     decide_acquire_among, decide_release_among, decide_undo, live_holders, Capacity, FencingToken,
-    HolderDecision, Lease, Lock, LockMode, Owner, ReleaseResult, ResourceName, Weight,
+    HolderDecision, Lease, LeaseValue, Lock, LockMode, Owner, ReleaseResult, ResourceName, Weight,
 };
 
 /// How a resource is held right now.
@@ -89,6 +89,7 @@ pub fn shared_row(resource: &ResourceName, shared: &[Lease], now: DateTime<Utc>)
         expires_at: live.iter().map(|lease| lease.expires_at).max()?,
         fencing_token: live.iter().map(|lease| lease.fencing_token).max()?,
         mode: LockMode::Shared,
+        value: None,
     })
 }
 
@@ -101,15 +102,17 @@ pub fn shared_lock(resource: &ResourceName, lease: &Lease) -> Lock {
         expires_at: lease.expires_at,
         fencing_token: lease.fencing_token,
         mode: LockMode::Shared,
+        value: lease.value.clone(),
     }
 }
 
-/// A new shared lease of `owner` from `now` to `expires_at`.
+/// A shared lease of `owner` from `now` to `expires_at`, with `value`.
 pub fn shared_lease(
     owner: Owner,
     now: DateTime<Utc>,
     expires_at: DateTime<Utc>,
     fencing_token: FencingToken,
+    value: Option<LeaseValue>,
 ) -> Lease {
     Lease {
         owner,
@@ -118,7 +121,7 @@ pub fn shared_lease(
         acquired_at: now,
         expires_at,
         fencing_token,
-        value: None,
+        value,
     }
 }
 

@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 
 use crate::{
-    Hold, Lock, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName,
+    Hold, LeaseValue, Lock, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName,
     SharedAcquireOutcome, Tenant, Ttl,
 };
 
@@ -23,7 +23,8 @@ use crate::{
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait SharedLockRepository: Send + Sync {
-    /// Acquires a shared lease on `resource` for `owner` for `ttl`.
+    /// Acquires a shared lease on `resource` for `owner` for `ttl`, with `value` stored with it
+    /// (a re-grant replaces the value only when `value` is `Some`).
     ///
     /// MUST return `Held` (changing nothing) when another owner holds the live lock exclusively,
     /// and `ModeMismatch` (changing nothing) when `owner` does. Otherwise MUST return `Granted`:
@@ -39,6 +40,7 @@ pub trait SharedLockRepository: Send + Sync {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<SharedAcquireOutcome, RepositoryError>;
 
     /// How `resource` is held now (one consistent read of the row and the leases), or `None`.
@@ -65,7 +67,7 @@ pub trait SharedLockRepository: Send + Sync {
     ) -> Result<ReleaseResult, RepositoryError>;
 
     /// Sets the end of `owner`'s live lease on `resource`, whichever its mode, to `now + ttl`
-    /// (which may be sooner than before): `Renewed` with the lease (its mode, start and token
+    /// (which may be sooner than before) and, when `value` is `Some`, replaces its value: `Renewed` with the lease (its mode, start and token
     /// unchanged), or `Forbidden` / `NotFound` as [`Self::release_held`].
     ///
     /// # Errors
@@ -76,6 +78,7 @@ pub trait SharedLockRepository: Send + Sync {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<RenewResult, RepositoryError>;
 
     /// Undoes a shared grant nobody will use: ends `grant.owner`'s shared lease on

@@ -123,6 +123,7 @@ impl LockGuard {
                 ttl,
                 wait: Duration::ZERO,
                 mode: lock_domain::LockMode::Exclusive,
+                value: None,
             };
             let service = service.clone();
             run_on(&runtime, settings.call_timeout, async move {

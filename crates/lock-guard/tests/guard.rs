@@ -68,8 +68,11 @@ impl LockRepository for Flaky {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<lock_domain::LeaseValue>,
     ) -> Result<AcquireOutcome, RepositoryError> {
-        self.inner.acquire(tenant, resource, owner, ttl).await
+        self.inner
+            .acquire(tenant, resource, owner, ttl, value)
+            .await
     }
     async fn status(
         &self,
@@ -95,11 +98,12 @@ impl LockRepository for Flaky {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<lock_domain::LeaseValue>,
     ) -> Result<RenewResult, RepositoryError> {
         if self.failing.load(Ordering::SeqCst) {
             return Err(RepositoryError::unavailable("switched off by the test"));
         }
-        self.inner.renew(tenant, resource, owner, ttl).await
+        self.inner.renew(tenant, resource, owner, ttl, value).await
     }
     async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
         self.inner.list(tenant, query).await
@@ -170,6 +174,7 @@ fn a_lost_lease_flips_is_safe_and_drop_leaves_the_new_holder_alone() {
         resource("export"),
         owner("thief"),
         ttl(30),
+        None,
     ))
     .unwrap();
     let AcquireOutcome::Granted(thief) = thief else {

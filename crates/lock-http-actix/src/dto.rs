@@ -15,6 +15,7 @@ pub(crate) use semaphore::{
 use chrono::{DateTime, SecondsFormat, Utc};
 use lock_domain::{ListedLock, Lock, LockMode};
 use serde::Serialize;
+use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 /// A live lock.
@@ -39,6 +40,10 @@ pub(crate) struct LockView {
     /// How the lock is held: `exclusive` (alone) or `shared` (beside other shared holders, each
     /// with its own lease and token).
     pub mode: Mode,
+    /// The value stored with this holder's lease; absent when never set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = serde_json::Value, nullable = false)]
+    pub value: Option<Box<RawValue>>,
 }
 
 /// How a lock is held: `exclusive` (one holder excludes every other) or `shared` (shared holders
@@ -72,6 +77,10 @@ impl From<Lock> for LockView {
             expires_at: timestamp(lock.expires_at),
             fencing_token: lock.fencing_token.value(),
             mode: lock.mode.into(),
+            // Stored values were checked as JSON when they were given.
+            value: lock
+                .value
+                .and_then(|value| RawValue::from_string(value.as_str().to_owned()).ok()),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use actix_web::web;
 use actix_web::HttpRequest;
-use lock_domain::{LockMode, Owner, ResourceName, Tenant, Ttl};
+use lock_domain::{LeaseValue, LockMode, Owner, ResourceName, Tenant, Ttl};
 
 use crate::authentication::tenant_of;
 use crate::body::{
@@ -15,6 +15,7 @@ use crate::body::{
 };
 use crate::fields::mode::mode_field;
 use crate::fields::owner::owner_text;
+use crate::fields::semaphore::value_field;
 use crate::problem::{FieldError, ProblemKind};
 use crate::query_string::form_decode;
 use crate::resource_path::resource_of;
@@ -44,8 +45,8 @@ fn valid3<A, B, C>(
     }
 }
 
-/// An acquire or renew, parsed: `{owner, ttl_seconds}` on `/locks/{resource}[/renew]`, and on
-/// an acquire the optional `wait_seconds`.
+/// An acquire or renew, parsed: `{owner, ttl_seconds, value?}` on `/locks/{resource}[/renew]`,
+/// and on an acquire the optional `wait_seconds` and `mode`.
 pub(crate) struct LeaseRequest {
     pub tenant: Tenant,
     pub resource: ResourceName,
@@ -55,6 +56,8 @@ pub(crate) struct LeaseRequest {
     pub wait: Duration,
     /// How an acquire wants to hold the lock (always exclusive on renew, which keeps the mode).
     pub mode: LockMode,
+    /// The value to store with the lease (`None`: keep the one it has, or none).
+    pub value: Option<LeaseValue>,
 }
 
 /// Whether the request's `wait_seconds` is read (acquire) or ignored like any unknown field
@@ -88,9 +91,10 @@ pub(crate) async fn lease_request(
         owner_field(fields.owner),
         ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
     );
-    let ((resource, owner, ttl), wait, mode) = match (lease, wait, mode) {
-        (Ok(lease), Ok(wait), Ok(mode)) => (lease, wait, mode),
-        (lease, wait, mode) => {
+    let value = value_field(fields.value);
+    let ((resource, owner, ttl), wait, mode, value) = match (lease, wait, mode, value) {
+        (Ok(lease), Ok(wait), Ok(mode), Ok(value)) => (lease, wait, mode, value),
+        (lease, wait, mode, value) => {
             let mut errors = match lease {
                 Err(ProblemKind::Validation(errors)) => errors,
                 Err(other) => return Err(other),
@@ -98,6 +102,7 @@ pub(crate) async fn lease_request(
             };
             errors.extend(wait.err());
             errors.extend(mode.err());
+            errors.extend(value.err());
             return Err(ProblemKind::Validation(errors));
         }
     };
@@ -108,6 +113,7 @@ pub(crate) async fn lease_request(
         ttl,
         wait: Duration::from_secs(u64::from(wait)),
         mode,
+        value,
     })
 }
 

@@ -80,7 +80,7 @@ fn not_yours(resource: &ResourceName) -> ProblemKind {
         (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 409, description = "The owner holds the lock in the other mode (`/problems/mode-mismatch`); nothing changed. Release it first: there is no upgrade or downgrade in place.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid resource, owner, ttl_seconds, wait_seconds or mode.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid resource, owner, ttl_seconds, wait_seconds, mode or value.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 429, description = "With `wait_seconds` > 0: the server already holds as many waiting acquires as it allows (`--max-waiters`, in all, or `--max-waiters-per-tenant`); nothing was attempted or changed. Retry after `Retry-After` seconds, or without `wait_seconds`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable; retry after `Retry-After` seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
@@ -98,6 +98,7 @@ pub(crate) async fn acquire(
             ttl,
             wait,
             mode,
+            value,
         } = lease_request(&req, payload, &state, Waits::Read).await?;
         let request = AcquireRequest {
             tenant,
@@ -106,6 +107,7 @@ pub(crate) async fn acquire(
             ttl,
             wait,
             mode,
+            value,
         };
         let acquired = state
             .service
@@ -129,9 +131,7 @@ pub(crate) async fn acquire(
             // HungUp: nobody reads this answer.
             Acquired::Held | Acquired::HungUp => json(&held(resource)),
             Acquired::ModeMismatch => {
-                return Err(ProblemKind::Conflict(Conflict::ModeMismatch {
-                    asked: mode,
-                }))
+                return Err(ProblemKind::Conflict(Conflict::Mode { asked: mode }))
             }
             Acquired::TimedOut {
                 retry_after_seconds,
@@ -247,7 +247,8 @@ pub(crate) async fn release(
 /// Renew a lock.
 ///
 /// Extends the caller's live lock (exclusive or shared: its own lease) to now + `ttl_seconds`,
-/// keeping `acquired_at`, the mode and the fencing token. An expired lock belongs to nobody:
+/// keeping `acquired_at`, the mode and the fencing token; `value` replaces the stored value
+/// (absent: kept). An expired lock belongs to nobody:
 /// acquire it again instead.
 #[utoipa::path(
     post,
@@ -266,7 +267,7 @@ pub(crate) async fn release(
         (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid resource, owner or ttl_seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid resource, owner, ttl_seconds or value.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
@@ -281,11 +282,12 @@ pub(crate) async fn renew(
             resource,
             owner,
             ttl,
+            value,
             ..
         } = lease_request(&req, payload, &state, Waits::Ignored).await?;
         match state
             .service
-            .renew(tenant, resource.clone(), owner, ttl)
+            .renew(tenant, resource.clone(), owner, ttl, value)
             .await?
         {
             RenewResult::Renewed(lock) => Ok(json(&LockView::from(lock))),

@@ -71,11 +71,11 @@ pub(crate) struct Problem {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Conflict {
     /// The live holders use this other limit.
-    LimitMismatch { limit: u32 },
+    Limit { limit: u32 },
     /// The owner's live grant holds these other permits.
-    PermitsMismatch { permits: u32 },
+    Permits { permits: u32 },
     /// The owner holds the lock in the other mode than it asks for.
-    ModeMismatch { asked: LockMode },
+    Mode { asked: LockMode },
 }
 
 /// What went wrong, before it is tied to a request path.
@@ -151,9 +151,9 @@ impl ApiError {
             ProblemKind::RequestTimeout => "request-timeout",
             ProblemKind::UnsupportedMediaType(_) => "unsupported-media-type",
             ProblemKind::Validation(_) => "validation-failed",
-            ProblemKind::Conflict(Conflict::LimitMismatch { .. }) => "limit-mismatch",
-            ProblemKind::Conflict(Conflict::PermitsMismatch { .. }) => "permits-mismatch",
-            ProblemKind::Conflict(Conflict::ModeMismatch { .. }) => "mode-mismatch",
+            ProblemKind::Conflict(Conflict::Limit { .. }) => "limit-mismatch",
+            ProblemKind::Conflict(Conflict::Permits { .. }) => "permits-mismatch",
+            ProblemKind::Conflict(Conflict::Mode { .. }) => "mode-mismatch",
             ProblemKind::TooManyRequests { .. } => "too-many-requests",
             ProblemKind::Unavailable(_) => "service-unavailable",
             ProblemKind::Internal(_) => "internal",
@@ -182,10 +182,10 @@ impl ApiError {
             | ProblemKind::UnsupportedMediaType(detail)
             | ProblemKind::TooManyRequests { detail, .. } => detail.clone(),
             ProblemKind::MethodNotAllowed(allow) => format!("this path allows {allow}"),
-            ProblemKind::Conflict(Conflict::LimitMismatch { limit }) => format!(
+            ProblemKind::Conflict(Conflict::Limit { limit }) => format!(
                 "the semaphore's live holders use limit {limit}; it can change once none is live"
             ),
-            ProblemKind::Conflict(Conflict::ModeMismatch { asked }) => {
+            ProblemKind::Conflict(Conflict::Mode { asked }) => {
                 let held = match asked {
                     LockMode::Exclusive => "shared",
                     LockMode::Shared => "exclusive",
@@ -196,7 +196,7 @@ impl ApiError {
                     asked.as_str()
                 )
             }
-            ProblemKind::Conflict(Conflict::PermitsMismatch { permits }) => format!(
+            ProblemKind::Conflict(Conflict::Permits { permits }) => format!(
                 "this owner holds {permits} permits of the semaphore; release them to take another \
                  number"
             ),
@@ -267,11 +267,11 @@ impl ResponseError for ApiError {
                 _ => None,
             },
             limit: match self.kind {
-                ProblemKind::Conflict(Conflict::LimitMismatch { limit }) => Some(limit),
+                ProblemKind::Conflict(Conflict::Limit { limit }) => Some(limit),
                 _ => None,
             },
             permits: match self.kind {
-                ProblemKind::Conflict(Conflict::PermitsMismatch { permits }) => Some(permits),
+                ProblemKind::Conflict(Conflict::Permits { permits }) => Some(permits),
                 _ => None,
             },
         };

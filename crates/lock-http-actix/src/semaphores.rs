@@ -127,12 +127,12 @@ pub(crate) async fn acquire(
                 .insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()))
                 .json(unavailable(limit.get(), available)),
             PermitsAcquired::LimitMismatch(limit) => {
-                return Err(ProblemKind::Conflict(Conflict::LimitMismatch {
+                return Err(ProblemKind::Conflict(Conflict::Limit {
                     limit: limit.get(),
                 }))
             }
             PermitsAcquired::PermitsMismatch(permits) => {
-                return Err(ProblemKind::Conflict(Conflict::PermitsMismatch {
+                return Err(ProblemKind::Conflict(Conflict::Permits {
                     permits: permits.get(),
                 }))
             }

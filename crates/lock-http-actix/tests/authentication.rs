@@ -194,9 +194,9 @@ async fn the_key_decides_the_tenant() {
 async fn without_keys_the_default_tenant_is_used_and_authorization_is_ignored() {
     let mut repo = MockLockRepository::new();
     repo.expect_acquire()
-        .withf(|t, _, _, _| *t == Tenant::default_tenant())
+        .withf(|t, _, _, _, _| *t == Tenant::default_tenant())
         .times(1)
-        .returning(|_, _, _, _| Ok(AcquireOutcome::Held));
+        .returning(|_, _, _, _, _| Ok(AcquireOutcome::Held));
     repo.expect_status().returning(|_, _| Ok(None));
     let (status, _, body) = call(
         repo,
@@ -258,7 +258,7 @@ fn no_shared_holders() -> lock_domain::MockSharedLockRepository {
         .returning(|_, _, _| Ok(lock_domain::ReleaseResult::Forbidden));
     shared
         .expect_renew_held()
-        .returning(|_, _, _, _| Ok(lock_domain::RenewResult::Forbidden));
+        .returning(|_, _, _, _, _| Ok(lock_domain::RenewResult::Forbidden));
     shared.expect_hold().returning(|_, _| Ok(None));
     shared
 }

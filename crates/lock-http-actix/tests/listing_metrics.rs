@@ -343,13 +343,13 @@ async fn metrics_count_requests_by_route_pattern_and_outcomes() {
     let inner = InMemoryLockRepository::new(Arc::new(ManualClock::new()));
     let (a, s, r, st) = (inner.clone(), inner.clone(), inner.clone(), inner.clone());
     repo.expect_acquire()
-        .returning(move |t, res, o, ttl| futures_block(a.acquire(t, res, o, ttl)));
+        .returning(move |t, res, o, ttl, _| futures_block(a.acquire(t, res, o, ttl, None)));
     repo.expect_status()
         .returning(move |t, res| futures_block(st.status(t, res)));
     repo.expect_release()
         .returning(move |t, res, o| futures_block(s.release(t, res, o)));
     repo.expect_renew()
-        .returning(move |t, res, o, ttl| futures_block(r.renew(t, res, o, ttl)));
+        .returning(move |t, res, o, ttl, _| futures_block(r.renew(t, res, o, ttl, None)));
     let mut health = MockStoreHealth::new();
     health
         .expect_pool_state()
@@ -566,7 +566,7 @@ async fn full_scrape() -> String {
     let inner = InMemoryLockRepository::new(Arc::new(ManualClock::new()));
     let (a, s, st) = (inner.clone(), inner.clone(), inner.clone());
     repo.expect_acquire()
-        .returning(move |t, res, o, ttl| futures_block(a.acquire(t, res, o, ttl)));
+        .returning(move |t, res, o, ttl, _| futures_block(a.acquire(t, res, o, ttl, None)));
     repo.expect_status()
         .returning(move |t, res| futures_block(st.status(t, res)));
     repo.expect_release()
@@ -692,7 +692,7 @@ fn no_shared_holders() -> lock_domain::MockSharedLockRepository {
         .returning(|_, _, _| Ok(lock_domain::ReleaseResult::Forbidden));
     shared
         .expect_renew_held()
-        .returning(|_, _, _, _| Ok(lock_domain::RenewResult::Forbidden));
+        .returning(|_, _, _, _, _| Ok(lock_domain::RenewResult::Forbidden));
     shared.expect_hold().returning(|_, _| Ok(None));
     shared
 }

@@ -156,3 +156,62 @@ async fn a_mode_that_is_not_one_is_a_422_and_changes_nothing() {
     let (status, _, _) = send!(app, TestRequest::get().uri("/locks/report"));
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+#[actix_web::test]
+async fn a_value_rides_with_every_lease() {
+    let app = init_service(App::new().configure(api().configure())).await;
+    let (_, _, granted) = send!(
+        app,
+        acquire("leader", json!({"value": {"addr": "10.0.0.7:8443"}}))
+    );
+    assert_eq!(granted["lock"]["value"], json!({"addr": "10.0.0.7:8443"}));
+    let (_, _, status) = send!(app, TestRequest::get().uri("/locks/report"));
+    assert_eq!(status["value"], json!({"addr": "10.0.0.7:8443"}));
+    // A re-grant without a value keeps it; a renew with one replaces it, without one keeps it.
+    let (_, _, again) = send!(app, acquire("leader", json!({})));
+    assert_eq!(again["lock"]["value"], json!({"addr": "10.0.0.7:8443"}));
+    let renew = |body: Value| {
+        TestRequest::post()
+            .uri("/locks/report/renew")
+            .insert_header(("content-type", "application/json"))
+            .set_payload(body.to_string())
+    };
+    let (_, _, renewed) = send!(
+        app,
+        renew(json!({"owner": "leader", "ttl_seconds": 30, "value": [1, 2]}))
+    );
+    assert_eq!(renewed["value"], json!([1, 2]));
+    let (_, _, renewed) = send!(app, renew(json!({"owner": "leader", "ttl_seconds": 30})));
+    assert_eq!(renewed["value"], json!([1, 2]));
+    // Too large: 422 too_long, and nothing changes.
+    let big = "x".repeat(4_095);
+    let (status, _, problem) = send!(
+        app,
+        renew(json!({"owner": "leader", "ttl_seconds": 30, "value": big}))
+    );
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        (
+            problem["errors"][0]["field"].clone(),
+            problem["errors"][0]["code"].clone()
+        ),
+        (json!("value"), json!("too_long"))
+    );
+    let (_, _, status) = send!(app, TestRequest::get().uri("/locks/report"));
+    assert_eq!(status["value"], json!([1, 2]));
+    // Another holder starts without one; readers have their own.
+    send!(app, TestRequest::delete().uri("/locks/report?owner=leader"));
+    let (_, _, reader) = send!(
+        app,
+        acquire("r1", json!({"mode": "shared", "value": "progress:0"}))
+    );
+    assert_eq!(reader["lock"]["value"], "progress:0");
+    let (_, _, other) = send!(app, acquire("r2", json!({"mode": "shared"})));
+    assert!(
+        other["lock"].get("value").is_none(),
+        "absent when never set: {other}"
+    );
+    let (_, _, hold) = send!(app, TestRequest::get().uri("/locks/report"));
+    assert_eq!(hold["holders"][0]["value"], "progress:0");
+    assert!(hold["holders"][1].get("value").is_none());
+}

@@ -25,16 +25,27 @@ impl LockService {
             resource,
             owner,
             ttl,
+            value,
             ..
         } = request;
-        if self.waiting.has_exclusive_waiter(tenant, resource)
-            && !self.holds_already(request).await?
-        {
-            return Ok(Acquired::Held);
+        if self.waiting.has_exclusive_waiter(tenant, resource) {
+            // Only the lock's own readers may pass the waiting writer (a re-grant); its writer
+            // asking to read is told so.
+            match self.mode_held_by(request).await? {
+                Some(LockMode::Shared) => {}
+                Some(LockMode::Exclusive) => return Ok(Acquired::ModeMismatch),
+                None => return Ok(Acquired::Held),
+            }
         }
         let outcome = self
             .shared_locks
-            .acquire_shared(tenant.clone(), resource.clone(), owner.clone(), *ttl)
+            .acquire_shared(
+                tenant.clone(),
+                resource.clone(),
+                owner.clone(),
+                *ttl,
+                value.clone(),
+            )
             .await?;
         Ok(match outcome {
             SharedAcquireOutcome::Granted(lock) => Acquired::Granted {
@@ -67,24 +78,23 @@ impl LockService {
         })
     }
 
-    /// Whether the caller already holds the lock in the mode it asks for: it is then granted
-    /// again at once, never queued behind waiters for its own lock.
-    pub(crate) async fn holds_already(
+    /// The mode in which the caller holds the lock right now, if it does: a caller that holds
+    /// it is answered at once (a re-grant, or a mode mismatch), never queued behind waiters for
+    /// its own lock.
+    pub(crate) async fn mode_held_by(
         &self,
         request: &AcquireRequest,
-    ) -> Result<bool, RepositoryError> {
+    ) -> Result<Option<LockMode>, RepositoryError> {
         let (tenant, resource) = (request.tenant.clone(), request.resource.clone());
         let current = self.locks.status(tenant.clone(), resource.clone()).await?;
-        Ok(match request.mode {
-            LockMode::Exclusive => {
-                decide_acquire(current.as_ref(), &request.owner, self.clock.now())
-                    == AcquireDecision::Extend
-            }
-            LockMode::Shared if current.is_some_and(|row| row.owner.is_shared_holders()) => {
+        Ok(match current {
+            Some(row) if row.owner.is_shared_holders() => {
                 let hold = self.shared_locks.hold(tenant, resource).await?;
-                is_reader(hold.as_ref(), &request.owner)
+                is_reader(hold.as_ref(), &request.owner).then_some(LockMode::Shared)
             }
-            LockMode::Shared => false,
+            current => (decide_acquire(current.as_ref(), &request.owner, self.clock.now())
+                == AcquireDecision::Extend)
+                .then_some(LockMode::Exclusive),
         })
     }
 

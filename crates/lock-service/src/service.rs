@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_domain::{
-    AcquireOutcome, Clock, FreedHints, Hold, ListPage, ListQuery, LockMode, LockRepository, Owner,
-    ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphoreRepository,
-    SharedLockRepository, SystemClock, Tenant, Ttl,
+    AcquireOutcome, Clock, FreedHints, Hold, LeaseValue, ListPage, ListQuery, LockMode,
+    LockRepository, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName,
+    SemaphoreRepository, SharedLockRepository, SystemClock, Tenant, Ttl,
 };
 
 use crate::events::{Acquired, LockEvents, NoEvents, WaitersFull};
@@ -37,6 +37,8 @@ pub struct AcquireRequest {
     pub wait: Duration,
     /// Exclusive (v1) or shared.
     pub mode: LockMode,
+    /// The value to store with the lease (a re-grant keeps the one it had when `None`).
+    pub value: Option<LeaseValue>,
 }
 
 /// Why an acquire was not answered.
@@ -164,6 +166,7 @@ impl LockService {
                 request.resource.clone(),
                 request.owner.clone(),
                 request.ttl,
+                request.value.clone(),
             )
             .await?;
         Ok(match outcome {
@@ -189,19 +192,34 @@ impl LockService {
             ttl,
             wait,
             mode,
+            value,
         } = request;
-        if self.waiting.has_queue(tenant, resource) && self.holds_already(request).await? {
-            let now = match mode {
-                LockMode::Exclusive => self.acquire_now(request).await?,
-                LockMode::Shared => self.acquire_shared_now(request).await?,
-            };
-            if let granted @ Acquired::Granted { .. } = now {
-                return Ok(granted);
+        if self.waiting.has_queue(tenant, resource) {
+            // The holder is answered at once: re-granted in its mode, or told it holds the other.
+            match self.mode_held_by(request).await? {
+                Some(held) if held != *mode => return Ok(Acquired::ModeMismatch),
+                Some(_) => {
+                    let now = match mode {
+                        LockMode::Exclusive => self.acquire_now(request).await?,
+                        LockMode::Shared => self.acquire_shared_now(request).await?,
+                    };
+                    if let answered @ (Acquired::Granted { .. } | Acquired::ModeMismatch) = now {
+                        return Ok(answered);
+                    }
+                }
+                None => {}
             }
         }
         let ticket = self
             .waiting
-            .enqueue(tenant.clone(), resource.clone(), owner.clone(), *ttl, *mode)
+            .enqueue(
+                tenant.clone(),
+                resource.clone(),
+                owner.clone(),
+                *ttl,
+                *mode,
+                value.clone(),
+            )
             .map_err(|full| {
                 self.events.waiter_rejected(tenant, full);
                 AcquireError::WaitersFull(full)
@@ -268,8 +286,9 @@ impl LockService {
         Ok(result)
     }
 
-    /// Renews `owner`'s live lock on `resource` to now + `ttl`, reports it, and on success lets
-    /// the lock's waiters in this process look at the new expiry (a renew may shorten a lease).
+    /// Renews `owner`'s live lock on `resource` (in either mode) to now + `ttl`, replacing its
+    /// value when `value` is `Some`, reports it, and on success lets the lock's waiters in this
+    /// process look at the new expiry (a renew may shorten a lease).
     ///
     /// # Errors
     /// [`RepositoryError`] when the store failed.
@@ -279,15 +298,22 @@ impl LockService {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<RenewResult, RepositoryError> {
         let mut result = self
             .locks
-            .renew(tenant.clone(), resource.clone(), owner.clone(), ttl)
+            .renew(
+                tenant.clone(),
+                resource.clone(),
+                owner.clone(),
+                ttl,
+                value.clone(),
+            )
             .await?;
         if result == RenewResult::Forbidden {
             result = self
                 .shared_locks
-                .renew_held(tenant.clone(), resource.clone(), owner.clone(), ttl)
+                .renew_held(tenant.clone(), resource.clone(), owner.clone(), ttl, value)
                 .await?;
         }
         self.events.renewed(&tenant, &resource, &owner, &result);

@@ -34,8 +34,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use lock_domain::{
-    Clock, FreedHints, LockMode, LockRepository, Owner, ResourceName, SharedLockRepository, Tenant,
-    Ttl,
+    Clock, FreedHints, LeaseValue, LockMode, LockRepository, Owner, ResourceName,
+    SharedLockRepository, Tenant, Ttl,
 };
 use tokio::sync::{oneshot, Notify};
 
@@ -238,6 +238,7 @@ impl Waiting {
         owner: Owner,
         ttl: Ttl,
         mode: LockMode,
+        value: Option<LeaseValue>,
     ) -> Result<Ticket, WaitersFull> {
         let seat = WaiterSeat::take(&self.shared, &tenant)?;
         let (grant, granted) = oneshot::channel();
@@ -263,6 +264,7 @@ impl Waiting {
                 owner: owner.clone(),
                 ttl,
                 mode,
+                value,
                 grant,
             });
             queue

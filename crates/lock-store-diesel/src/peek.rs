@@ -92,7 +92,7 @@ fn sqlite_sql() -> &'static str {
             .collect();
         let now = 2 * SQLITE_CHUNK + 1;
         format!(
-            "SELECT tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token,
+            "SELECT tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value,
                     expires_at_ms > ?{now} AS live, expires_at_ms <= ?{now} AS unsure
              FROM distributed_locks WHERE (tenant, resource) IN (VALUES {})",
             pairs.join(", ")
@@ -103,7 +103,7 @@ fn sqlite_sql() -> &'static str {
 /// The rows of the keys `($1[i], $2[i])`, each live or not at the statement's start, and unsure
 /// when ended with a writer in flight (`lockd_written_in_flight`, migration 6).
 const POSTGRES: &str = "\
-SELECT l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token,
+SELECT l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value,
        l.expires_at_ms > n.ms AS live,
        (l.expires_at_ms <= n.ms AND lockd_written_in_flight(l.xmax)) AS unsure
 FROM distributed_locks AS l,

@@ -44,11 +44,13 @@ macro_rules! acquire_on_conflict {
     () => {
         concat!(
             "ON CONFLICT (tenant, resource) DO UPDATE SET
-    (owner, acquired_at_ms, expires_at_ms, fencing_token, regranted) = (
+    (owner, acquired_at_ms, expires_at_ms, fencing_token, regranted, value) = (
         SELECT EXCLUDED.owner, c.ms, c.ms + (EXCLUDED.expires_at_ms - EXCLUDED.acquired_at_ms),
                CASE WHEN l.expires_at_ms > c.ms THEN l.fencing_token
                     ELSE nextval('fencing_tokens') END,
-               l.expires_at_ms > c.ms
+               l.expires_at_ms > c.ms,
+               CASE WHEN l.expires_at_ms > c.ms THEN COALESCE(EXCLUDED.value, l.value)
+                    ELSE EXCLUDED.value END
         FROM (SELECT ",
             clock_ms!(),
             " AS ms) AS c)

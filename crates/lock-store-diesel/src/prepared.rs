@@ -26,6 +26,8 @@ pub(crate) enum Param<'a> {
     TextArray(&'a [&'a str]),
     /// PostgreSQL only: `bigint[]`.
     BigIntArray(&'a [i64]),
+    /// PostgreSQL only: `text[]` whose elements may be NULL.
+    NullableTextArray(&'a [Option<&'a str>]),
 }
 
 /// `sql` with its `$1`, `$2`, … placeholders bound to `params[0]`, `params[1]`, ….
@@ -118,6 +120,9 @@ impl QueryFragment<Pg> for Prepared<'_> {
             }
             Param::TextArray(values) => out.push_bind_param::<Array<Text>, [&str]>(values),
             Param::BigIntArray(values) => out.push_bind_param::<Array<BigInt>, [i64]>(values),
+            Param::NullableTextArray(values) => {
+                out.push_bind_param::<Array<Nullable<Text>>, [Option<&str>]>(values)
+            }
         })
     }
 }
@@ -131,7 +136,7 @@ impl QueryFragment<Sqlite> for Prepared<'_> {
             Param::NullableText(value) => {
                 out.push_bind_param::<Nullable<Text>, Option<&str>>(value)
             }
-            Param::TextArray(_) | Param::BigIntArray(_) => Err(
+            Param::TextArray(_) | Param::BigIntArray(_) | Param::NullableTextArray(_) => Err(
                 diesel::result::Error::QueryBuilderError("SQLite has no array parameters".into()),
             ),
         })

@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    AcquireOutcome, FreedHints, FreedLocks, ListPage, ListQuery, Lock, LockRepository, Owner,
-    PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName, StoreHealth, Tenant, Ttl,
+    AcquireOutcome, FreedHints, FreedLocks, LeaseValue, ListPage, ListQuery, Lock, LockRepository,
+    Owner, PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName, StoreHealth,
+    Tenant, Ttl,
 };
 
 use crate::connection::DbConnection;
@@ -128,12 +129,13 @@ impl LockRepository for DieselLockRepository {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<AcquireOutcome, RepositoryError> {
         Ok(
             match self
                 .inner
                 .writer
-                .acquire(tenant, resource, owner, ttl)
+                .acquire(tenant, resource, owner, ttl, value)
                 .await?
             {
                 Some(row) => AcquireOutcome::Granted(Lock::try_from(row)?),
@@ -186,13 +188,14 @@ impl LockRepository for DieselLockRepository {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<RenewResult, RepositoryError> {
         let (hint_tenant, hint_resource) = (tenant.clone(), resource.clone());
         Ok(
             match self
                 .inner
                 .writer
-                .renew(tenant, resource, owner, ttl)
+                .renew(tenant, resource, owner, ttl, value)
                 .await?
             {
                 RenewRow::Renewed(row) => {

@@ -4,7 +4,9 @@ use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
 use std::time::Duration;
 
-use lock_domain::{FencingToken, ListedLock, Lock, LockMode, Owner, RepositoryError, ResourceName};
+use lock_domain::{
+    FencingToken, LeaseValue, ListedLock, Lock, LockMode, Owner, RepositoryError, ResourceName,
+};
 
 use crate::schema::distributed_locks;
 
@@ -17,6 +19,8 @@ pub(crate) struct LockRow {
     pub acquired_at_ms: i64,
     pub expires_at_ms: i64,
     pub fencing_token: i64,
+    /// The value stored with the lease (compact JSON), or NULL.
+    pub value: Option<String>,
 }
 
 /// A row of a listing: the lock and the database's "now" it was read at (PostgreSQL's clock;
@@ -80,6 +84,11 @@ impl TryFrom<LockRow> for Lock {
             fencing_token: FencingToken::new(row.fencing_token)
                 .map_err(|value| corrupt(format!("fencing token {value}")))?,
             mode,
+            value: row
+                .value
+                .map(LeaseValue::parse)
+                .transpose()
+                .map_err(|e| corrupt(format!("value {e}")))?,
         })
     }
 }

@@ -9,5 +9,6 @@ diesel::table! {
         expires_at_ms -> BigInt,
         fencing_token -> BigInt,
         regranted -> Bool,
+        value -> Nullable<Text>,
     }
 }

@@ -15,9 +15,9 @@ mod table;
 use chrono::{DateTime, Utc};
 use lock_domain::{
     decide_shared_acquire, decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock,
-    shared_row, FencingToken, Hold, HolderRole, Lease, Lock, LockMode, Owner, ReleaseResult,
-    RenewResult, RepositoryError, ResourceName, SharedAcquireDecision, SharedAcquireOutcome,
-    Tenant, Ttl,
+    shared_row, FencingToken, Hold, HolderRole, Lease, LeaseValue, Lock, LockMode, Owner,
+    ReleaseResult, RenewResult, RepositoryError, ResourceName, SharedAcquireDecision,
+    SharedAcquireOutcome, Tenant, Ttl,
 };
 
 use crate::row::LockRow;
@@ -32,6 +32,7 @@ pub(crate) enum SharedOp {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     },
     Hold {
         resource: ResourceName,
@@ -44,6 +45,7 @@ pub(crate) enum SharedOp {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     },
     Undo {
         grant: Lock,
@@ -82,11 +84,13 @@ pub(crate) trait SharedTable {
     ) -> diesel::QueryResult<usize>;
     /// Writes the lock's row as `row` says (inserted, or replacing what was there).
     fn write_row(&mut self, tenant: &Tenant, row: &Lock) -> diesel::QueryResult<usize>;
+    /// Moves the end of an exclusive lease, and replaces its value when `value` is `Some`.
     fn renew_row(
         &mut self,
         tenant: &Tenant,
         resource: &ResourceName,
         expires_at_ms: i64,
+        value: Option<&LeaseValue>,
     ) -> diesel::QueryResult<usize>;
     /// Inserts or replaces `row`, the lease of `row.owner`.
     fn put_lease(
@@ -118,7 +122,8 @@ pub(crate) fn run(
             resource,
             owner,
             ttl,
-        } => SharedAnswer::Acquired(acquire(table, tenant, &resource, owner, ttl)?),
+            value,
+        } => SharedAnswer::Acquired(acquire(table, tenant, &resource, owner, ttl, value)?),
         SharedOp::Hold { resource } => {
             let read = Read::locked(table, tenant, &resource, false)?;
             SharedAnswer::Hold(hold_of(
@@ -135,7 +140,8 @@ pub(crate) fn run(
             resource,
             owner,
             ttl,
-        } => SharedAnswer::Renewed(renew(table, tenant, &resource, &owner, ttl)?),
+            value,
+        } => SharedAnswer::Renewed(renew(table, tenant, &resource, &owner, ttl, value)?),
         SharedOp::Undo { grant } => SharedAnswer::Undone(undo(table, tenant, grant)?),
     })
 }
@@ -190,6 +196,7 @@ fn acquire(
     resource: &ResourceName,
     owner: Owner,
     ttl: Ttl,
+    value: Option<LeaseValue>,
 ) -> Result<SharedAcquireOutcome, PermitError> {
     let read = Read::locked(table, tenant, resource, true)?;
     let rows = read.leases()?;
@@ -198,11 +205,24 @@ fn acquire(
         .row
         .as_ref()
         .is_some_and(|row| row.is_live_at(read.now));
-    let (token, regranted) = match decision {
+    let (token, regranted, value) = match decision {
         SharedAcquireDecision::Held => return Ok(SharedAcquireOutcome::Held),
         SharedAcquireDecision::ModeMismatch => return Ok(SharedAcquireOutcome::ModeMismatch),
-        SharedAcquireDecision::Extend(token) => (token.value(), 1),
-        SharedAcquireDecision::GrantNew => (table.next_token()?, 0),
+        SharedAcquireDecision::Extend(token) => {
+            let kept = read
+                .rows
+                .iter()
+                .find(|row| row.owner == owner.as_str())
+                .and_then(|row| row.value.clone());
+            (
+                token.value(),
+                1,
+                value.map(|v| v.as_str().to_owned()).or(kept),
+            )
+        }
+        SharedAcquireDecision::GrantNew => {
+            (table.next_token()?, 0, value.map(|v| v.as_str().to_owned()))
+        }
     };
     // Once the row has ended, whatever leases remain ended with it.
     let mut leases: Vec<Lease> = if row_live { rows } else { Vec::new() };
@@ -216,6 +236,7 @@ fn acquire(
         expires_at_ms,
         fencing_token: token,
         regranted,
+        value,
     };
     table.put_lease(tenant, resource, &granted)?;
     let lease = granted.lease()?;
@@ -254,6 +275,7 @@ fn renew(
     resource: &ResourceName,
     owner: &Owner,
     ttl: Ttl,
+    value: Option<LeaseValue>,
 ) -> Result<RenewResult, PermitError> {
     let read = Read::locked(table, tenant, resource, false)?;
     let mut leases = read.leases()?;
@@ -267,9 +289,10 @@ fn renew(
                     .row
                     .clone()
                     .ok_or_else(|| RepositoryError::internal("the renewed lock is gone"))?;
-                table.renew_row(tenant, resource, expires_at_ms)?;
+                table.renew_row(tenant, resource, expires_at_ms, value.as_ref())?;
                 RenewResult::Renewed(Lock {
                     expires_at: at(expires_at_ms)?,
+                    value: value.or(row.value.clone()),
                     ..row
                 })
             }
@@ -281,6 +304,7 @@ fn renew(
                     .ok_or_else(|| RepositoryError::internal("the renewed lease is gone"))?;
                 let renewed = SharedRow {
                     expires_at_ms,
+                    value: value.map(|v| v.as_str().to_owned()).or(own.value.clone()),
                     ..own.clone()
                 };
                 table.put_lease(tenant, resource, &renewed)?;
@@ -338,6 +362,11 @@ impl SharedRow {
             at(self.expires_at_ms)?,
             FencingToken::new(self.fencing_token)
                 .map_err(|token| corrupt(format!("token {token}")))?,
+            self.value
+                .clone()
+                .map(LeaseValue::parse)
+                .transpose()
+                .map_err(|e| corrupt(format!("value {e}")))?,
         ))
     }
 }

@@ -12,7 +12,7 @@
 
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, OptionalExtension, QueryResult, RunQueryDsl};
-use lock_domain::{ListQuery, Lock, Owner, ResourceName, Tenant, Ttl};
+use lock_domain::{LeaseValue, ListQuery, Lock, Owner, ResourceName, Tenant, Ttl};
 
 use crate::outcome::{ReleaseRow, RenewRow};
 use crate::prepared::{Param, Prepared};
@@ -23,10 +23,14 @@ use crate::row::{CountRow, ListedRow, LockRow};
 /// `fencing_counter`; the triggers of the schema move the counter inside this same statement.
 /// `RETURNING` yields no row when another owner holds a live lock.
 pub(crate) const ACQUIRE: &str = "\
-INSERT INTO distributed_locks (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
-VALUES (?1, ?2, ?3, ?4, ?5, (SELECT last_token + 1 FROM fencing_counter WHERE id = 1))
+INSERT INTO distributed_locks (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token,
+                               value)
+VALUES (?1, ?2, ?3, ?4, ?5, (SELECT last_token + 1 FROM fencing_counter WHERE id = 1), ?6)
 ON CONFLICT (tenant, resource) DO UPDATE SET
     owner = excluded.owner,
+    value = CASE WHEN distributed_locks.expires_at_ms > excluded.acquired_at_ms
+                 THEN COALESCE(excluded.value, distributed_locks.value)
+                 ELSE excluded.value END,
     acquired_at_ms = excluded.acquired_at_ms,
     expires_at_ms = excluded.expires_at_ms,
     fencing_token = CASE WHEN distributed_locks.expires_at_ms > excluded.acquired_at_ms
@@ -35,15 +39,15 @@ ON CONFLICT (tenant, resource) DO UPDATE SET
     regranted = distributed_locks.expires_at_ms > excluded.acquired_at_ms
 WHERE distributed_locks.expires_at_ms <= excluded.acquired_at_ms
    OR distributed_locks.owner = excluded.owner
-RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
+RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value";
 
 const STATUS: &str = "\
-SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
+SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value
 FROM distributed_locks WHERE tenant = ?1 AND resource = ?2 AND expires_at_ms > ?3";
 
 /// The row of `(?1, ?2)` whether its lease is live or not.
 const ROW: &str = "\
-SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
+SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value
 FROM distributed_locks WHERE tenant = ?1 AND resource = ?2";
 
 /// Whether a row of tenant `?1` in `[?2, ?3]` past the cursor `?4` has a lease that ended at or
@@ -65,7 +69,7 @@ SELECT COUNT(*) AS count FROM (
 pub(crate) const RELEASE: &str = "\
 DELETE FROM distributed_locks
 WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND expires_at_ms > ?4
-RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
+RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value";
 
 /// Ends the grant `(?3, ?4, ?5, ?6)` (owner, token, acquired, expires) on `(?1, ?2)` if it is
 /// still exactly that grant, live at `?7`, and a new grant (a re-grant is left as it is).
@@ -80,23 +84,23 @@ DELETE FROM distributed_locks WHERE (tenant, resource) IN (
     SELECT tenant, resource FROM distributed_locks WHERE expires_at_ms <= ?1 ORDER BY expires_at_ms LIMIT ?2)";
 
 const RENEW: &str = "\
-UPDATE distributed_locks SET expires_at_ms = ?4
+UPDATE distributed_locks SET expires_at_ms = ?4, value = COALESCE(?6, value)
 WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND expires_at_ms > ?5
-RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token";
+RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value";
 
 /// A page of a listing: the range `[?2, ?3)` of the primary key `(tenant, resource)` past the
 /// cursor `?4` (`''` when there is none: every name is longer), live at `?5`, `?6` rows. SQLite
 /// compares TEXT with its default BINARY collation, which is bytewise, so the primary key (the
 /// table itself: `WITHOUT ROWID`) serves both the range and the order.
 pub const LIST_BOUNDED: &str = "\
-SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, ?5 AS now_ms
+SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value, ?5 AS now_ms
 FROM distributed_locks
 WHERE tenant = ?1 AND resource >= ?2 AND resource < ?3 AND resource > ?4 AND expires_at_ms > ?5
 ORDER BY resource LIMIT ?6";
 
 /// [`LIST_BOUNDED`] for a prefix without an upper bound (the empty prefix).
 pub(crate) const LIST_UNBOUNDED: &str = "\
-SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, ?5 AS now_ms
+SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value, ?5 AS now_ms
 FROM distributed_locks
 WHERE tenant = ?1 AND resource >= ?2 AND resource > ?4 AND expires_at_ms > ?5
 ORDER BY resource LIMIT ?6";
@@ -113,6 +117,7 @@ pub(crate) fn acquire(
     resource: &ResourceName,
     owner: &Owner,
     ttl: Ttl,
+    value: Option<&LeaseValue>,
     now_ms: i64,
 ) -> QueryResult<Option<LockRow>> {
     let expires_ms = now_ms + i64::from(ttl.seconds()) * 1_000;
@@ -124,6 +129,7 @@ pub(crate) fn acquire(
             Param::Text(owner.as_str()),
             Param::BigInt(now_ms),
             Param::BigInt(expires_ms),
+            Param::NullableText(value.map(LeaseValue::as_str)),
         ],
     )
     .get_result::<LockRow>(conn)
@@ -228,6 +234,7 @@ pub(crate) fn renew(
     resource: &ResourceName,
     owner: &Owner,
     ttl: Ttl,
+    value: Option<&LeaseValue>,
     now_ms: i64,
 ) -> QueryResult<RenewRow> {
     let expires_ms = now_ms + i64::from(ttl.seconds()) * 1_000;
@@ -239,6 +246,7 @@ pub(crate) fn renew(
             Param::Text(owner.as_str()),
             Param::BigInt(expires_ms),
             Param::BigInt(now_ms),
+            Param::NullableText(value.map(LeaseValue::as_str)),
         ],
     )
     .get_result::<LockRow>(conn)

@@ -22,7 +22,7 @@ pub(crate) mod sqlite;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
+use lock_domain::{LeaseValue, ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
 
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::row::{ListedRow, LockRow};
@@ -40,6 +40,7 @@ pub(crate) trait Writer: Send + Sync {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<AcquireRow, RepositoryError>;
 
     async fn release(
@@ -55,6 +56,7 @@ pub(crate) trait Writer: Send + Sync {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<RenewRow, RepositoryError>;
 
     /// Ends `grant` if it is still exactly that new grant (`LockRepository::undo_grant`).

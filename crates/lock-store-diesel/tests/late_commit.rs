@@ -49,7 +49,7 @@ async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {
 
     let started = Instant::now();
     let outcome = repo
-        .acquire(tenant(), name("slow"), owner("late"), ttl(60))
+        .acquire(tenant(), name("slow"), owner("late"), ttl(60), None)
         .await;
     assert!(
         matches!(outcome, Err(RepositoryError::Unavailable(_))),
@@ -72,7 +72,7 @@ async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {
     );
     // Anyone may take it now, with a larger token.
     let next = repo
-        .acquire(tenant(), name("slow"), owner("next"), ttl(60))
+        .acquire(tenant(), name("slow"), owner("next"), ttl(60), None)
         .await
         .unwrap();
     assert!(matches!(next, AcquireOutcome::Granted(_)), "{next:?}");
@@ -103,7 +103,7 @@ async fn sqlite_a_write_whose_caller_went_away_before_it_started_never_runs() {
         .expect("take the write lock");
     let dropped = tokio::time::timeout(
         Duration::from_millis(200),
-        repo.acquire(tenant(), name("gone"), owner("ghost"), ttl(60)),
+        repo.acquire(tenant(), name("gone"), owner("ghost"), ttl(60), None),
     )
     .await;
     assert!(
@@ -113,7 +113,7 @@ async fn sqlite_a_write_whose_caller_went_away_before_it_started_never_runs() {
     other.batch_execute("COMMIT").expect("let the writer go");
     // A later write goes through the writer after the dropped one.
     let later = repo
-        .acquire(tenant(), name("other"), owner("someone"), ttl(60))
+        .acquire(tenant(), name("other"), owner("someone"), ttl(60), None)
         .await
         .unwrap();
     assert!(matches!(later, AcquireOutcome::Granted(_)));

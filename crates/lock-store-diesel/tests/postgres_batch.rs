@@ -51,6 +51,7 @@ async fn concurrent_writes_on_many_keys_are_answered_as_if_alone() {
                 name(&format!("r{i}")),
                 owner(&format!("o{i}")),
                 ttl(60),
+                None,
             )
             .await
         })
@@ -78,7 +79,7 @@ async fn concurrent_writes_on_many_keys_are_answered_as_if_alone() {
                     other => panic!("r{i}: {other:?}"),
                 }
             } else {
-                match repo.renew(t, r, o, ttl(120)).await.unwrap() {
+                match repo.renew(t, r, o, ttl(120), None).await.unwrap() {
                     RenewResult::Renewed(lock) => lock.fencing_token.value(),
                     other => panic!("r{i}: {other:?}"),
                 }
@@ -104,7 +105,9 @@ async fn concurrent_writes_on_many_keys_are_answered_as_if_alone() {
         let stranger = owner("stranger");
         let (t, r) = (tenant(), name(&format!("r{i}")));
         let release = repo.release(t.clone(), r.clone(), stranger.clone()).await;
-        let acquire = repo.acquire(t.clone(), r.clone(), stranger, ttl(60)).await;
+        let acquire = repo
+            .acquire(t.clone(), r.clone(), stranger, ttl(60), None)
+            .await;
         if i % 2 == 0 {
             assert_eq!(release.unwrap(), ReleaseResult::NotFound, "r{i}");
             let lock = granted(acquire.unwrap());
@@ -126,10 +129,10 @@ async fn operations_on_one_key_run_in_the_order_they_arrived() {
         let r = name(&format!("ordered{round}"));
         // `join!` polls in order, and each operation is queued on its first poll.
         let (a, released, b, a_again) = tokio::join!(
-            repo.acquire(tenant(), r.clone(), owner("a"), ttl(60)),
+            repo.acquire(tenant(), r.clone(), owner("a"), ttl(60), None),
             repo.release(tenant(), r.clone(), owner("a")),
-            repo.acquire(tenant(), r.clone(), owner("b"), ttl(60)),
-            repo.acquire(tenant(), r.clone(), owner("a"), ttl(60)),
+            repo.acquire(tenant(), r.clone(), owner("b"), ttl(60), None),
+            repo.acquire(tenant(), r.clone(), owner("a"), ttl(60), None),
         );
         let a = granted(a.unwrap());
         assert_eq!(released.unwrap(), ReleaseResult::Released(a.fencing_token));
@@ -148,7 +151,7 @@ async fn a_row_locked_elsewhere_fails_only_its_own_operation_and_changes_nothing
     // first poll): the blocked renew shares its batch with the others.
     let repo = open(&db, Duration::from_millis(300), 1).await;
     let stuck = granted(
-        repo.acquire(tenant(), name("stuck"), owner("holder"), ttl(60))
+        repo.acquire(tenant(), name("stuck"), owner("holder"), ttl(60), None)
             .await
             .unwrap(),
     );
@@ -168,13 +171,19 @@ async fn a_row_locked_elsewhere_fails_only_its_own_operation_and_changes_nothing
     let acquires = (0..16).map(|i| {
         let repo = Arc::clone(&repo);
         async move {
-            repo.acquire(tenant(), name(&format!("free{i}")), owner("o"), ttl(60))
-                .await
+            repo.acquire(
+                tenant(),
+                name(&format!("free{i}")),
+                owner("o"),
+                ttl(60),
+                None,
+            )
+            .await
         }
     });
     let (first_half, renew, second_half) = tokio::join!(
         futures::future::join_all(acquires.clone().take(8)),
-        repo.renew(tenant(), name("stuck"), owner("holder"), ttl(600)),
+        repo.renew(tenant(), name("stuck"), owner("holder"), ttl(600), None),
         futures::future::join_all(acquires.skip(8)),
     );
     for acquired in first_half.into_iter().chain(second_half) {

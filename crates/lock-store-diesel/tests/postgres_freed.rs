@@ -54,7 +54,7 @@ async fn a_release_in_another_process_is_heard_and_grants_are_not() {
     let ttl = Ttl::parse(30, 86_400).unwrap();
 
     let granted = other
-        .acquire(tenant.clone(), resource.clone(), a.clone(), ttl)
+        .acquire(tenant.clone(), resource.clone(), a.clone(), ttl, None)
         .await
         .unwrap();
     assert!(matches!(granted, AcquireOutcome::Granted(_)));
@@ -74,6 +74,7 @@ async fn a_release_in_another_process_is_heard_and_grants_are_not() {
             resource.clone(),
             a.clone(),
             Ttl::parse(5, 86_400).unwrap(),
+            None,
         )
         .await
         .unwrap();
@@ -104,7 +105,7 @@ async fn a_release_in_another_process_is_heard_and_grants_are_not() {
 
     // A release that matches nothing (another owner's lock) is no hint.
     other
-        .acquire(tenant.clone(), resource.clone(), a.clone(), ttl)
+        .acquire(tenant.clone(), resource.clone(), a.clone(), ttl, None)
         .await
         .unwrap();
     other

@@ -157,6 +157,7 @@ async fn acquire_and_release(writer: &DieselLockRepository) {
             resource.clone(),
             owner.clone(),
             Ttl::parse(30, 86_400).unwrap(),
+            None,
         )
         .await
         .unwrap();

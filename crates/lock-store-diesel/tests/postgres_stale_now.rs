@@ -8,7 +8,7 @@ use std::thread;
 use std::time::Duration;
 
 use diesel::connection::SimpleConnection;
-use diesel::sql_types::{Array, BigInt, Text};
+use diesel::sql_types::{Array, BigInt, Nullable, Text};
 use diesel::{Connection, PgConnection, QueryableByName, RunQueryDsl};
 use lock_domain::testing::ManualClock;
 use lock_domain::{AcquireOutcome, LockRepository, ReleaseResult};
@@ -57,9 +57,14 @@ async fn batch_blocked_across_a_release(
 ) -> Option<(Vec<Row>, i64, Arc<DieselLockRepository>, TestDatabase)> {
     let db = TestDatabase::postgres()?;
     let repo = open(&db).await;
-    let held_a = repo.acquire(tenant(), name("a"), owner("y"), ttl(60)).await;
+    let held_a = repo
+        .acquire(tenant(), name("a"), owner("y"), ttl(60), None)
+        .await;
     assert!(matches!(held_a, Ok(AcquireOutcome::Granted(_))));
-    let token_b = match repo.acquire(tenant(), name("b"), owner("o"), ttl(60)).await {
+    let token_b = match repo
+        .acquire(tenant(), name("b"), owner("o"), ttl(60), None)
+        .await
+    {
         Ok(AcquireOutcome::Granted(lock)) => lock.fencing_token.value(),
         other => panic!("expected a grant of b, got {other:?}"),
     };
@@ -91,6 +96,8 @@ async fn batch_blocked_across_a_release(
             .bind::<Array<Text>, _>(names(renews))
             .bind::<Array<Text>, _>(owners(renews))
             .bind::<Array<BigInt>, _>(ttls(renews))
+            .bind::<Array<Nullable<Text>>, _>(vec![None::<String>; acquires.len()])
+            .bind::<Array<Nullable<Text>>, _>(vec![None::<String>; renews.len()])
             .load::<Row>(&mut conn)
             .expect("the batch statement")
     });

@@ -30,7 +30,13 @@ async fn open(config: StoreConfig) -> Arc<DieselLockRepository> {
 
 async fn grant(repo: &DieselLockRepository, ttl_seconds: i64) -> Lock {
     match repo
-        .acquire(tenant(), name("slow"), owner("late"), ttl(ttl_seconds))
+        .acquire(
+            tenant(),
+            name("slow"),
+            owner("late"),
+            ttl(ttl_seconds),
+            None,
+        )
         .await
         .unwrap()
     {
@@ -125,7 +131,7 @@ async fn postgres_reads_wait_for_a_renew_committing_late(batch_connections: u32)
     let renew = {
         let repo = Arc::clone(&repo);
         tokio::spawn(async move {
-            repo.renew(tenant(), name("slow"), owner("late"), ttl(60))
+            repo.renew(tenant(), name("slow"), owner("late"), ttl(60), None)
                 .await
         })
     };
@@ -145,7 +151,7 @@ async fn postgres_reads_wait_for_a_renew_committing_late(batch_connections: u32)
     conn.batch_execute("DROP TRIGGER stall_commit ON distributed_locks")
         .expect("drop the trigger");
     let short = repo
-        .acquire(tenant(), name("short"), owner("late"), ttl(1))
+        .acquire(tenant(), name("short"), owner("late"), ttl(1), None)
         .await
         .unwrap();
     let AcquireOutcome::Granted(short) = short else {
@@ -202,7 +208,7 @@ async fn sqlite_reads_wait_for_another_process_s_renew_committing_late() {
 
     // Without a writer in flight, an ended lease reads as free.
     let short = repo
-        .acquire(tenant(), name("short"), owner("late"), ttl(1))
+        .acquire(tenant(), name("short"), owner("late"), ttl(1), None)
         .await
         .unwrap();
     let AcquireOutcome::Granted(short) = short else {

@@ -34,6 +34,7 @@ fn a_new_file_is_created_in_wal_mode_and_reopened() {
             ResourceName::parse("r").unwrap(),
             Owner::parse("o").unwrap(),
             Ttl::parse(60, 86_400).unwrap(),
+            None,
         ))
         .unwrap();
     assert!(matches!(outcome, AcquireOutcome::Granted(_)));

@@ -69,6 +69,7 @@ async fn locks_of_a_file_from_before_tenants_survive_the_upgrade() {
             name("payment:42"),
             Owner::parse("thief").unwrap(),
             Ttl::parse(30, 86_400).unwrap(),
+            None,
         )
         .await
         .unwrap();
@@ -79,6 +80,7 @@ async fn locks_of_a_file_from_before_tenants_survive_the_upgrade() {
             name("new"),
             Owner::parse("w").unwrap(),
             Ttl::parse(30, 86_400).unwrap(),
+            None,
         )
         .await
         .unwrap()

@@ -45,6 +45,7 @@ async fn token(repo: &DieselLockRepository, resource: &str, who: &str, seconds: 
             name(resource),
             owner(who),
             ttl(seconds),
+            None,
         )
         .await
         .unwrap()
@@ -266,7 +267,13 @@ async fn postgres_instances_with_skewed_clocks_agree_on_the_holder() {
     let b = open(&db, Arc::new(ahead), Duration::from_secs(60)).await;
 
     let lock = match a
-        .acquire(Tenant::default_tenant(), name("r"), owner("alice"), ttl(30))
+        .acquire(
+            Tenant::default_tenant(),
+            name("r"),
+            owner("alice"),
+            ttl(30),
+            None,
+        )
         .await
         .unwrap()
     {
@@ -275,9 +282,15 @@ async fn postgres_instances_with_skewed_clocks_agree_on_the_holder() {
     };
     // With its own clock 60 s ahead, b would think alice's 30 s lease long over.
     assert_eq!(
-        b.acquire(Tenant::default_tenant(), name("r"), owner("bob"), ttl(30))
-            .await
-            .unwrap(),
+        b.acquire(
+            Tenant::default_tenant(),
+            name("r"),
+            owner("bob"),
+            ttl(30),
+            None
+        )
+        .await
+        .unwrap(),
         AcquireOutcome::Held
     );
     assert_eq!(
@@ -299,7 +312,13 @@ async fn postgres_instances_with_skewed_clocks_agree_on_the_holder() {
 
     // And the other way round.
     match b
-        .acquire(Tenant::default_tenant(), name("s"), owner("bob"), ttl(30))
+        .acquire(
+            Tenant::default_tenant(),
+            name("s"),
+            owner("bob"),
+            ttl(30),
+            None,
+        )
         .await
         .unwrap()
     {
@@ -307,9 +326,15 @@ async fn postgres_instances_with_skewed_clocks_agree_on_the_holder() {
         AcquireOutcome::Held => panic!("free resource held"),
     }
     assert_eq!(
-        a.acquire(Tenant::default_tenant(), name("s"), owner("alice"), ttl(30))
-            .await
-            .unwrap(),
+        a.acquire(
+            Tenant::default_tenant(),
+            name("s"),
+            owner("alice"),
+            ttl(30),
+            None
+        )
+        .await
+        .unwrap(),
         AcquireOutcome::Held
     );
 }

@@ -19,7 +19,7 @@ fn resource() -> ResourceName {
 }
 
 fn reader(who: &str, expires_ms: i64, fencing: i64) -> Lease {
-    shared_lease(owner(who), at(0), at(expires_ms), token(fencing))
+    shared_lease(owner(who), at(0), at(expires_ms), token(fencing), None)
 }
 
 fn exclusive(who: &str, expires_ms: i64) -> Lock {
@@ -30,6 +30,7 @@ fn exclusive(who: &str, expires_ms: i64) -> Lock {
         expires_at: at(expires_ms),
         fencing_token: token(9),
         mode: LockMode::Exclusive,
+        value: None,
     }
 }
 
@@ -50,12 +51,15 @@ fn the_row_stands_for_the_live_readers() {
     assert_eq!(row_of(&[], 0), None);
 }
 
+/// One case of a shared acquire: the row, the readers, who asks when, and the decision.
+type SharedCase = (Option<Lock>, Vec<Lease>, &'static str, i64, SharedAcquireDecision);
+
 #[test]
 fn shared_acquire_table() {
     use SharedAcquireDecision::*;
     let readers = vec![reader("a", 1_000, 3), reader("b", 2_000, 4)];
     let marker = row_of(&readers, 0);
-    let cases: Vec<(Option<Lock>, Vec<Lease>, &str, i64, SharedAcquireDecision)> = vec![
+    let cases: Vec<SharedCase> = vec![
         (None, vec![], "me", 0, GrantNew),
         (marker.clone(), readers.clone(), "me", 0, GrantNew),
         (marker.clone(), readers.clone(), "a", 0, Extend(token(3))),

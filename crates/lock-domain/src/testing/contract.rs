@@ -22,6 +22,7 @@ mod status;
 mod takeover;
 mod tenants;
 mod undo;
+mod values;
 
 pub use acquire::{
     acquire_free_resource_is_granted, acquire_held_by_another_owner_is_refused_and_changes_nothing,
@@ -81,6 +82,7 @@ pub use takeover::{
 };
 pub use tenants::tenants_are_independent_namespaces;
 pub use undo::undo_grant_ends_only_that_exact_grant;
+pub use values::a_lock_s_value_is_kept_replaced_and_never_inherited;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -167,7 +169,8 @@ macro_rules! repository_contract_suite {
             a_writer_takes_over_once_every_reader_has_expired,
             a_reader_is_regranted_and_renewed_on_its_own_lease,
             undo_shared_grant_ends_only_that_exact_grant,
-            racing_readers_and_writers_never_hold_in_two_modes_at_once
+            racing_readers_and_writers_never_hold_in_two_modes_at_once,
+            a_lock_s_value_is_kept_replaced_and_never_inherited
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

@@ -10,8 +10,8 @@ use async_trait::async_trait;
 
 use crate::{
     decide_acquire, decide_release, decide_renew, decide_undo, AcquireDecision, AcquireOutcome,
-    Clock, FencingToken, Lease, ListPage, ListQuery, ListedLock, Lock, LockRepository, Owner,
-    PoolState, ReleaseResult, RenewDecision, RenewResult, RepositoryError, ResourceName,
+    Clock, FencingToken, Lease, LeaseValue, ListPage, ListQuery, ListedLock, Lock, LockRepository,
+    Owner, PoolState, ReleaseResult, RenewDecision, RenewResult, RepositoryError, ResourceName,
     StoreHealth, Tenant, Ttl,
 };
 
@@ -72,6 +72,7 @@ impl LockRepository for InMemoryLockRepository {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<AcquireOutcome, RepositoryError> {
         let now = self.clock.now();
         let mut state = self.state();
@@ -79,13 +80,16 @@ impl LockRepository for InMemoryLockRepository {
         let current = state.locks.get(&key);
         // Releases remove their lock: a lock still here that another owner let expire is taken over.
         let takeover = current.is_some_and(|lock| lock.owner != owner && !lock.is_live_at(now));
-        let (fencing_token, regranted) = match (decide_acquire(current, &owner, now), current) {
-            (AcquireDecision::Deny, _) => return Ok(AcquireOutcome::Held),
-            (AcquireDecision::Extend, Some(lock)) => (lock.fencing_token, true),
-            (AcquireDecision::Extend | AcquireDecision::GrantNew, _) => {
-                (state.next_token()?, false)
-            }
-        };
+        let (fencing_token, regranted, value) =
+            match (decide_acquire(current, &owner, now), current) {
+                (AcquireDecision::Deny, _) => return Ok(AcquireOutcome::Held),
+                (AcquireDecision::Extend, Some(lock)) => {
+                    (lock.fencing_token, true, value.or(lock.value.clone()))
+                }
+                (AcquireDecision::Extend | AcquireDecision::GrantNew, _) => {
+                    (state.next_token()?, false, value)
+                }
+            };
         if regranted {
             state.regranted.insert(key.clone());
         } else {
@@ -98,6 +102,7 @@ impl LockRepository for InMemoryLockRepository {
             expires_at: now + ttl.as_time_delta(),
             fencing_token,
             mode: crate::LockMode::Exclusive,
+            value,
         };
         state.locks.insert(key, lock.clone());
         if takeover {
@@ -155,6 +160,7 @@ impl LockRepository for InMemoryLockRepository {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<RenewResult, RepositoryError> {
         let now = self.clock.now();
         let mut state = self.state();
@@ -166,6 +172,9 @@ impl LockRepository for InMemoryLockRepository {
             RenewDecision::Forbidden => RenewResult::Forbidden,
             RenewDecision::Renew => {
                 lock.expires_at = now + ttl.as_time_delta();
+                if value.is_some() {
+                    lock.value = value;
+                }
                 RenewResult::Renewed(lock.clone())
             }
         })

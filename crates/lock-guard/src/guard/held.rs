@@ -35,7 +35,7 @@ impl Held {
         Ok(match self {
             Held::Lock(resource) => matches!(
                 service
-                    .renew(tenant, resource.clone(), owner.clone(), ttl)
+                    .renew(tenant, resource.clone(), owner.clone(), ttl, None)
                     .await?,
                 RenewResult::Renewed(_)
             ),

@@ -255,7 +255,7 @@ mod tests {
             )),
             ProblemKind::NotFound(format!("no live lock on resource {EXAMPLE_RESOURCE:?}")),
             ProblemKind::RequestTimeout,
-            ProblemKind::Conflict(crate::problem::Conflict::ModeMismatch {
+            ProblemKind::Conflict(crate::problem::Conflict::Mode {
                 asked: lock_domain::LockMode::Exclusive,
             }),
             ProblemKind::PayloadTooLarge,

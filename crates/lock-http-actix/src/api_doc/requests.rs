@@ -81,6 +81,13 @@ fn acquire(limits: &RequestLimits) -> Object {
             ),
         )
         .property("mode", mode::mode_schema())
+        .property(
+            "value",
+            semaphore::value_schema(
+                "A value stored with the lease and shown with the lock (a re-grant to the holder \
+                 keeps the one it had unless given a new one).",
+            ),
+        )
         .build()
 }
 
@@ -93,6 +100,10 @@ fn renew(limits: &RequestLimits) -> Object {
             seconds::ttl_schema("The new lease length from now,", limits.max_ttl_seconds),
         )
         .required("ttl_seconds")
+        .property(
+            "value",
+            semaphore::value_schema("Replaces the stored value; absent keeps it."),
+        )
         .build()
 }
 

@@ -179,7 +179,7 @@ async fn invalid_wait_seconds_is_422_on_acquire_and_ignored_on_renew() {
         let mut repo = MockLockRepository::new();
         repo.expect_renew()
             .times(1)
-            .returning(|_, _, _, _| Ok(RenewResult::Renewed(lock_of("x", "w"))));
+            .returning(|_, _, _, _, _| Ok(RenewResult::Renewed(lock_of("x", "w"))));
         let answer = call(repo, post_json("/locks/x/renew", with_wait(wait))).await;
         assert_eq!(
             answer.status,
@@ -225,7 +225,7 @@ async fn a_zero_wait_answers_at_once_as_before() {
         let mut repo = MockLockRepository::new();
         repo.expect_acquire()
             .times(1)
-            .returning(|_, _, _, _| Ok(AcquireOutcome::Held));
+            .returning(|_, _, _, _, _| Ok(AcquireOutcome::Held));
         repo.expect_status().returning(|_, _| Ok(None));
         let body = format!(r#"{{"owner": "w", "ttl_seconds": 60, "wait_seconds": {wait}}}"#);
         let answer = call(repo, post_json("/locks/x", body)).await;

@@ -185,6 +185,7 @@ pub(crate) fn lock_of(resource: &str, owner: &str) -> Lock {
         expires_at: at(EXPIRES_AT),
         fencing_token: FencingToken::new(TOKEN).expect("a positive token"),
         mode: lock_domain::LockMode::Exclusive,
+        value: None,
     }
 }
 
@@ -211,14 +212,14 @@ pub(crate) fn expect_acquire(
     let mut repo = MockLockRepository::new();
     let (resource, owner) = (resource.to_owned(), owner.to_owned());
     repo.expect_acquire()
-        .withf(move |tn, r, o, t| {
+        .withf(move |tn, r, o, t, _| {
             *tn == Tenant::default_tenant()
                 && r.as_str() == resource
                 && o.as_str() == owner
                 && t.seconds() == ttl
         })
         .times(1)
-        .returning(move |_, _, _, _| Ok(outcome.clone()));
+        .returning(move |_, _, _, _, _| Ok(outcome.clone()));
     // A refused exclusive acquire asks whether the caller is one of the lock's shared holders.
     repo.expect_status().returning(|_, _| Ok(None));
     repo
@@ -233,7 +234,7 @@ pub(crate) fn no_shared_holders() -> MockSharedLockRepository {
         .returning(|_, _, _| Ok(ReleaseResult::Forbidden));
     shared
         .expect_renew_held()
-        .returning(|_, _, _, _| Ok(RenewResult::Forbidden));
+        .returning(|_, _, _, _, _| Ok(RenewResult::Forbidden));
     shared.expect_hold().returning(|_, _| Ok(None));
     shared
 }
@@ -273,14 +274,14 @@ pub(crate) fn expect_renew(
     let mut repo = MockLockRepository::new();
     let (resource, owner) = (resource.to_owned(), owner.to_owned());
     repo.expect_renew()
-        .withf(move |tn, r, o, t| {
+        .withf(move |tn, r, o, t, _| {
             *tn == Tenant::default_tenant()
                 && r.as_str() == resource
                 && o.as_str() == owner
                 && t.seconds() == ttl
         })
         .times(1)
-        .returning(move |_, _, _, _| Ok(result.clone()));
+        .returning(move |_, _, _, _, _| Ok(result.clone()));
     repo
 }
 
@@ -288,13 +289,13 @@ pub(crate) fn expect_renew(
 pub(crate) fn permissive_repo() -> Mocks {
     let mut repo = MockLockRepository::new();
     repo.expect_acquire()
-        .returning(|_, r, o, _| Ok(AcquireOutcome::Granted(lock_of(r.as_str(), o.as_str()))));
+        .returning(|_, r, o, _, _| Ok(AcquireOutcome::Granted(lock_of(r.as_str(), o.as_str()))));
     repo.expect_status()
         .returning(|_, r| Ok(Some(lock_of(r.as_str(), "worker-7"))));
     repo.expect_release()
         .returning(|_, _, _| Ok(ReleaseResult::Released(FencingToken::new(17).unwrap())));
     repo.expect_renew()
-        .returning(|_, r, o, _| Ok(RenewResult::Renewed(lock_of(r.as_str(), o.as_str()))));
+        .returning(|_, r, o, _, _| Ok(RenewResult::Renewed(lock_of(r.as_str(), o.as_str()))));
     repo.expect_list().returning(|_, _| Ok(ListPage::default()));
     let mut health = MockStoreHealth::new();
     health.expect_ping().returning(|| Ok(()));
@@ -395,13 +396,13 @@ impl Failure {
 pub(crate) fn failing_repo(failure: Failure) -> Mocks {
     let mut repo = MockLockRepository::new();
     repo.expect_acquire()
-        .returning(move |_, _, _, _| Err(failure.error()));
+        .returning(move |_, _, _, _, _| Err(failure.error()));
     repo.expect_status()
         .returning(move |_, _| Err(failure.error()));
     repo.expect_release()
         .returning(move |_, _, _| Err(failure.error()));
     repo.expect_renew()
-        .returning(move |_, _, _, _| Err(failure.error()));
+        .returning(move |_, _, _, _, _| Err(failure.error()));
     let mut health = MockStoreHealth::new();
     health.expect_ping().returning(move || Err(failure.error()));
     Mocks {

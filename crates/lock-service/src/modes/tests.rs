@@ -37,6 +37,7 @@ fn request(who: &str, mode: LockMode, wait_ms: u64) -> AcquireRequest {
         ttl: Ttl::parse(60, 3_600).unwrap(),
         wait: Duration::from_millis(wait_ms),
         mode,
+        value: None,
     }
 }
 
@@ -86,7 +87,13 @@ async fn readers_share_and_a_writer_waits_for_the_last_of_them() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!writer.is_finished(), "a reader still holds the lock");
     let renewed = service
-        .renew(tenant(), doc(), owner("r2"), Ttl::parse(30, 3_600).unwrap())
+        .renew(
+            tenant(),
+            doc(),
+            owner("r2"),
+            Ttl::parse(30, 3_600).unwrap(),
+            None,
+        )
         .await
         .unwrap();
     assert!(matches!(renewed, RenewResult::Renewed(lock) if lock.mode == LockMode::Shared));
@@ -222,4 +229,62 @@ async fn a_listing_shows_every_shared_holder() {
         .locks
         .iter()
         .all(|l| l.ttl_remaining > Duration::from_secs(50)));
+}
+
+#[tokio::test]
+async fn every_reader_queued_behind_a_writer_is_granted_when_it_leaves() {
+    let service = service();
+    assert!(granted_in(
+        &acquire(&service, "w", LockMode::Exclusive, 0).await,
+        LockMode::Exclusive
+    ));
+    let readers: Vec<_> = ["r1", "r2", "r3"]
+        .into_iter()
+        .map(|who| {
+            let service = service.clone();
+            tokio::spawn(async move { acquire(&service, who, LockMode::Shared, 5_000).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    release(&service, "w").await;
+    for reader in readers {
+        let outcome = tokio::time::timeout(Duration::from_millis(500), reader)
+            .await
+            .expect("every queued reader is granted at once, not at the first one's expiry")
+            .unwrap();
+        assert!(granted_in(&outcome, LockMode::Shared), "{outcome:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_holder_asking_for_the_other_mode_is_refused_even_behind_waiters() {
+    let service = service();
+    acquire(&service, "h", LockMode::Exclusive, 0).await;
+    let waiter = {
+        let service = service.clone();
+        tokio::spawn(async move { acquire(&service, "w2", LockMode::Exclusive, 5_000).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    for wait_ms in [0, 1_000] {
+        assert_eq!(
+            acquire(&service, "h", LockMode::Shared, wait_ms).await,
+            Acquired::ModeMismatch,
+            "wait {wait_ms} ms"
+        );
+    }
+    release(&service, "h").await;
+    assert!(granted_in(&waiter.await.unwrap(), LockMode::Exclusive));
+    release(&service, "w2").await;
+    acquire(&service, "r", LockMode::Shared, 0).await;
+    let writer = {
+        let service = service.clone();
+        tokio::spawn(async move { acquire(&service, "w", LockMode::Exclusive, 5_000).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        acquire(&service, "r", LockMode::Exclusive, 1_000).await,
+        Acquired::ModeMismatch
+    );
+    release(&service, "r").await;
+    assert!(granted_in(&writer.await.unwrap(), LockMode::Exclusive));
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use lock_domain::{FencingToken, Lock, LockMode, Owner, RepositoryError, Ttl};
+use lock_domain::{FencingToken, LeaseValue, Lock, LockMode, Owner, RepositoryError, Ttl};
 use tokio::sync::{oneshot, Notify};
 
 use super::locked;
@@ -54,6 +54,7 @@ pub(super) struct Waiter {
     pub(super) owner: Owner,
     pub(super) ttl: Ttl,
     pub(super) mode: LockMode,
+    pub(super) value: Option<LeaseValue>,
     pub(super) grant: oneshot::Sender<Grant>,
 }
 
@@ -64,6 +65,7 @@ pub(super) struct Head {
     pub(super) owner: Owner,
     pub(super) ttl: Ttl,
     pub(super) mode: LockMode,
+    pub(super) value: Option<LeaseValue>,
 }
 
 impl Queue {
@@ -100,6 +102,7 @@ impl Queue {
             owner: w.owner.clone(),
             ttl: w.ttl,
             mode: w.mode,
+            value: w.value.clone(),
         })
     }
 

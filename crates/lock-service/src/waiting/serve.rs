@@ -97,6 +97,7 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
             ref owner,
             ttl,
             mode,
+            ..
         } = head;
         if head_id != Some(id) {
             head_id = Some(id);
@@ -121,7 +122,13 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
             let attempted = match mode {
                 LockMode::Exclusive => shared
                     .repo
-                    .acquire(tenant.clone(), resource.clone(), owner.clone(), ttl)
+                    .acquire(
+                        tenant.clone(),
+                        resource.clone(),
+                        owner.clone(),
+                        ttl,
+                        head.value.clone(),
+                    )
                     .await
                     .map(|outcome| match outcome {
                         AcquireOutcome::Granted(lock) => Attempt::Granted(lock),
@@ -129,7 +136,13 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                     }),
                 LockMode::Shared => shared
                     .shared_locks
-                    .acquire_shared(tenant.clone(), resource.clone(), owner.clone(), ttl)
+                    .acquire_shared(
+                        tenant.clone(),
+                        resource.clone(),
+                        owner.clone(),
+                        ttl,
+                        head.value.clone(),
+                    )
                     .await
                     .map(|outcome| match outcome {
                         SharedAcquireOutcome::Granted(lock) => Attempt::Granted(lock),
@@ -259,14 +272,19 @@ enum Attempt {
 }
 
 /// Whether `head` may be granted at once while `holder` (live or not) holds the lock: its owner
-/// holds it in the same mode (a re-grant), or it wants to read and readers hold it.
+/// holds it in the same mode (a re-grant), or it wants to read and readers hold it. `holder` is
+/// what the queue last saw: the readers' row from a status read, or the lease of the reader it
+/// just granted; both are in shared mode.
 fn may_grant_at_once(holder: Option<&Lock>, head: &Head, now: DateTime<Utc>) -> bool {
     match head.mode {
         LockMode::Exclusive => decide_acquire(holder, &head.owner, now) == AcquireDecision::Extend,
-        LockMode::Shared => {
-            holder.is_some_and(|lock| lock.owner.is_shared_holders() && lock.is_live_at(now))
-        }
+        LockMode::Shared => holder.is_some_and(|lock| read_by_readers(lock, now)),
     }
+}
+
+/// Whether `lock`, as the queue saw it, shows the lock held by readers at `now`.
+fn read_by_readers(lock: &Lock, now: DateTime<Utc>) -> bool {
+    lock.mode == LockMode::Shared && lock.is_live_at(now)
 }
 
 /// Whether the owner of `head` holds the lock, which `lock` (live) shows held by someone, in the
@@ -278,7 +296,7 @@ async fn holds_other_mode(
     head: &Head,
     now: DateTime<Utc>,
 ) -> Result<bool, RepositoryError> {
-    let readers = lock.owner.is_shared_holders() && lock.is_live_at(now);
+    let readers = read_by_readers(lock, now);
     Ok(match head.mode {
         LockMode::Shared => !readers && lock.owner == head.owner,
         LockMode::Exclusive if readers => {

@@ -54,7 +54,7 @@ async fn two_waiters_of_one_owner() -> (
 ) {
     let (waiting, repo, tenant, resource) = setup();
     let held = repo
-        .acquire(tenant.clone(), resource.clone(), owner("h"), ttl())
+        .acquire(tenant.clone(), resource.clone(), owner("h"), ttl(), None)
         .await
         .unwrap();
     assert!(matches!(held, AcquireOutcome::Granted(_)));
@@ -65,6 +65,7 @@ async fn two_waiters_of_one_owner() -> (
             owner("o"),
             ttl(),
             LockMode::Exclusive,
+            None,
         )
         .expect("room for a waiter");
     let second = waiting
@@ -74,6 +75,7 @@ async fn two_waiters_of_one_owner() -> (
             owner("o"),
             ttl(),
             LockMode::Exclusive,
+            None,
         )
         .expect("room for a waiter");
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -104,6 +106,7 @@ async fn assert_second_waiter_holds(repo: &Arc<dyn LockRepository>, second: supe
             ResourceName::parse("r").unwrap(),
             owner("third"),
             ttl(),
+            None,
         )
         .await
         .unwrap();
@@ -121,9 +124,10 @@ impl LockRepository for SlowAcquires {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<lock_domain::LeaseValue>,
     ) -> Result<AcquireOutcome, RepositoryError> {
         tokio::time::sleep(self.1).await;
-        self.0.acquire(tenant, resource, owner, ttl).await
+        self.0.acquire(tenant, resource, owner, ttl, value).await
     }
     async fn status(
         &self,
@@ -149,8 +153,9 @@ impl LockRepository for SlowAcquires {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<lock_domain::LeaseValue>,
     ) -> Result<RenewResult, RepositoryError> {
-        self.0.renew(tenant, resource, owner, ttl).await
+        self.0.renew(tenant, resource, owner, ttl, value).await
     }
     async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
         self.0.list(tenant, query).await
@@ -174,6 +179,7 @@ async fn a_wait_that_ends_during_its_attempt_answers_with_that_attempt_s_grant()
             owner("o"),
             ttl(),
             LockMode::Exclusive,
+            None,
         )
         .expect("room for a waiter");
     let outcome = ticket.wait(Duration::from_millis(100), || false).await;
@@ -213,7 +219,13 @@ async fn a_dropped_waiter_s_undo_never_ends_the_next_same_owner_waiter_s_lease()
 async fn the_poller_finds_a_release_made_elsewhere() {
     let (waiting, repo, tenant, resource) = setup();
     let held = repo
-        .acquire(tenant.clone(), resource.clone(), owner("elsewhere"), ttl())
+        .acquire(
+            tenant.clone(),
+            resource.clone(),
+            owner("elsewhere"),
+            ttl(),
+            None,
+        )
         .await
         .unwrap();
     assert!(matches!(held, AcquireOutcome::Granted(_)));
@@ -224,6 +236,7 @@ async fn the_poller_finds_a_release_made_elsewhere() {
             owner("here"),
             ttl(),
             LockMode::Exclusive,
+            None,
         )
         .expect("room for a waiter");
     tokio::time::sleep(super::POLL_PERIOD * 2).await;

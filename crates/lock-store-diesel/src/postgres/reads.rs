@@ -26,7 +26,7 @@ macro_rules! ended_in_flight {
 /// The lock on `($1, $2)` if it is live at the statement's start (`now_ms`), or its row with an
 /// ended lease and `in_flight` set when a writer was in flight on it (see [`ended_in_flight`]).
 const STATUS: &str = concat!(
-    "SELECT l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, n.ms AS now_ms, ",
+    "SELECT l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value, n.ms AS now_ms, ",
     ended_in_flight!(),
     " AS in_flight
 FROM distributed_locks AS l,
@@ -42,12 +42,12 @@ WHERE l.tenant = $1 AND l.resource = $2
 /// after that. `in_flight` is always false: no writer can hold the row while this one shares it.
 const STATUS_AFTER_WRITER: &str = concat!(
     "WITH k AS MATERIALIZED (
-    SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token FROM distributed_locks
+    SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value FROM distributed_locks
     WHERE tenant = $1 AND resource = $2 FOR SHARE),
 n AS MATERIALIZED (SELECT ",
     clock_ms!(),
     " AS ms FROM (SELECT count(*) FROM k) AS locked)
-SELECT k.resource, k.owner, k.acquired_at_ms, k.expires_at_ms, k.fencing_token, n.ms AS now_ms,
+SELECT k.resource, k.owner, k.acquired_at_ms, k.expires_at_ms, k.fencing_token, k.value, n.ms AS now_ms,
        false AS in_flight
 FROM k, n WHERE k.expires_at_ms > n.ms"
 );
@@ -57,7 +57,7 @@ FROM k, n WHERE k.expires_at_ms > n.ms"
 /// `COLLATE "C"` (bytewise), and the comparisons and the order say so too, so the primary-key
 /// index serves the range and the order whatever the database's default collation.
 pub const LIST_BOUNDED: &str = concat!(
-    "SELECT l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, n.ms AS now_ms, ",
+    "SELECT l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value, n.ms AS now_ms, ",
     ended_in_flight!(),
     " AS in_flight
 FROM distributed_locks AS l,
@@ -73,7 +73,7 @@ ORDER BY l.resource COLLATE \"C\" LIMIT $5"
 
 /// [`LIST_BOUNDED`] for a prefix without an upper bound (the empty prefix): `$3` is not used.
 pub(crate) const LIST_UNBOUNDED: &str = concat!(
-    "SELECT l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, n.ms AS now_ms, ",
+    "SELECT l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value, n.ms AS now_ms, ",
     ended_in_flight!(),
     " AS in_flight
 FROM distributed_locks AS l,

@@ -9,8 +9,8 @@ use diesel::pg::PgConnection;
 use diesel::sql_types::BigInt;
 use diesel::{QueryResult, QueryableByName, RunQueryDsl};
 use lock_domain::{
-    decide_release, decide_renew, Lock, Owner, ReleaseResult, RenewDecision, RepositoryError,
-    ResourceName, Tenant, Ttl,
+    decide_release, decide_renew, LeaseValue, Lock, Owner, ReleaseResult, RenewDecision,
+    RepositoryError, ResourceName, Tenant, Ttl,
 };
 
 use super::reads;
@@ -35,20 +35,21 @@ WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.fencing_token = $
   AND NOT l.regranted"
 );
 
-/// Acquires ($1–$4: tenants, resources, owners, TTLs in ms), releases ($5–$7: tenants,
-/// resources, owners) and renews ($8–$11, as acquires) of many requests as one statement, so one
-/// round trip and one commit. Per row:
+/// Acquires ($1–$4: tenants, resources, owners, TTLs in ms; $12 their values, NULL for none),
+/// releases ($5–$7: tenants, resources, owners) and renews ($8–$11, as acquires; $13 their
+/// values) of many requests as one statement, so one round trip and one commit. Per row:
 /// - an acquire is the compare-and-set `INSERT … ON CONFLICT DO UPDATE … WHERE`: under READ
 ///   COMMITTED, `ON CONFLICT DO UPDATE` locks the conflicting row and evaluates the `WHERE` on
 ///   its newest version, so of two callers racing for one expired lock the second sees the
-///   first's grant and gets no row back; a same-owner acquire keeps the token only of a lease
-///   that is live when the row is locked;
+///   first's grant and gets no row back; a same-owner acquire keeps the token (and, unless given
+///   a new one, the value) only of a lease that is live when the row is locked;
 /// - a release ends the caller's live lease. The row stays (expired) so that the next grant
 ///   draws its token under the row lock; the sweeper deletes it later. `acquired_at_ms =
 ///   expires_at_ms` marks the lease as ended by release (a lease that runs out is at least a
 ///   second long), so that the expired-takeover trigger (migration 4) does not count the next
 ///   owner's grant;
-/// - a renew moves the end of the caller's live lease to its TTL from now.
+/// - a renew moves the end of the caller's live lease to its TTL from now, and replaces its value
+///   when given one.
 ///
 /// A key (tenant, resource) may appear only once in the whole batch: `ON CONFLICT
 /// DO UPDATE` cannot touch a row twice, and the sub-statements share one snapshot, so none may
@@ -66,14 +67,14 @@ pub const WRITE_BATCH: &str = concat!(
     ),
     ",
 acquired AS (
-    INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
-    SELECT a.tenant, a.resource, a.owner, n.ms, n.ms + a.ttl_ms, nextval('fencing_tokens')
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS a(tenant, resource, owner, ttl_ms), n
+    INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value)
+    SELECT a.tenant, a.resource, a.owner, n.ms, n.ms + a.ttl_ms, nextval('fencing_tokens'), a.value
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $12::text[]) AS a(tenant, resource, owner, ttl_ms, value), n
     ORDER BY a.tenant COLLATE \"C\", a.resource COLLATE \"C\"
     ",
     acquire_on_conflict!(),
     "
-    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token),
+    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value),
 released AS (
     UPDATE distributed_locks AS l ",
     end_lease!(),
@@ -82,14 +83,14 @@ released AS (
     WHERE l.tenant = r.tenant AND l.resource = r.resource AND ",
     live_and_held_by!("r.owner"),
     "
-    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token),
+    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value),
 renewed AS (
-    UPDATE distributed_locks AS l SET expires_at_ms = n.ms + r.ttl_ms
-    FROM unnest($8::text[], $9::text[], $10::text[], $11::bigint[]) AS r(tenant, resource, owner, ttl_ms), n
+    UPDATE distributed_locks AS l SET expires_at_ms = n.ms + r.ttl_ms, value = COALESCE(r.value, l.value)
+    FROM unnest($8::text[], $9::text[], $10::text[], $11::bigint[], $13::text[]) AS r(tenant, resource, owner, ttl_ms, value), n
     WHERE l.tenant = r.tenant AND l.resource = r.resource AND ",
     live_and_held_by!("r.owner"),
     "
-    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token)
+    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value)
 SELECT * FROM acquired UNION ALL SELECT * FROM released UNION ALL SELECT * FROM renewed"
 );
 
@@ -118,9 +119,19 @@ const SWEEP_PAGES: u64 = 128;
 /// One write, on the key it is made for.
 #[derive(Debug)]
 pub(crate) enum Operation {
-    Acquire { owner: Owner, ttl: Ttl },
-    Release { owner: Owner },
-    Renew { owner: Owner, ttl: Ttl },
+    Acquire {
+        owner: Owner,
+        ttl: Ttl,
+        value: Option<LeaseValue>,
+    },
+    Release {
+        owner: Owner,
+    },
+    Renew {
+        owner: Owner,
+        ttl: Ttl,
+        value: Option<LeaseValue>,
+    },
 }
 
 /// A row that [`WRITE_BATCH`] wrote, with its tenant (the key that tells whose write it was).
@@ -143,9 +154,13 @@ pub(crate) fn write_batch<'a>(
     let mut renews = Columns::default();
     for (tenant, resource, operation) in operations {
         match operation {
-            Operation::Acquire { owner, ttl } => acquires.push(tenant, resource, owner, Some(*ttl)),
+            Operation::Acquire { owner, ttl, value } => {
+                acquires.push(tenant, resource, owner, Some((*ttl, value.as_ref())))
+            }
             Operation::Release { owner } => releases.push(tenant, resource, owner, None),
-            Operation::Renew { owner, ttl } => renews.push(tenant, resource, owner, Some(*ttl)),
+            Operation::Renew { owner, ttl, value } => {
+                renews.push(tenant, resource, owner, Some((*ttl, value.as_ref())))
+            }
         }
     }
     Prepared::new(
@@ -162,19 +177,22 @@ pub(crate) fn write_batch<'a>(
             Param::TextArray(&renews.resources),
             Param::TextArray(&renews.owners),
             Param::BigIntArray(&renews.ttls_ms),
+            Param::NullableTextArray(&acquires.values),
+            Param::NullableTextArray(&renews.values),
         ],
     )
     .load::<BatchRow>(conn)
 }
 
 /// One kind of write of a batch, as the columns [`WRITE_BATCH`] takes (releases leave `ttls_ms`
-/// empty).
+/// and `values` empty).
 #[derive(Default)]
 struct Columns<'a> {
     tenants: Vec<&'a str>,
     resources: Vec<&'a str>,
     owners: Vec<&'a str>,
     ttls_ms: Vec<i64>,
+    values: Vec<Option<&'a str>>,
 }
 
 impl<'a> Columns<'a> {
@@ -183,13 +201,14 @@ impl<'a> Columns<'a> {
         tenant: &'a Tenant,
         resource: &'a ResourceName,
         owner: &'a Owner,
-        ttl: Option<Ttl>,
+        lease: Option<(Ttl, Option<&'a LeaseValue>)>,
     ) {
         self.tenants.push(tenant.as_str());
         self.resources.push(resource.as_str());
         self.owners.push(owner.as_str());
-        if let Some(ttl) = ttl {
+        if let Some((ttl, value)) = lease {
             self.ttls_ms.push(i64::from(ttl.seconds()) * 1_000);
+            self.values.push(value.map(LeaseValue::as_str));
         }
     }
 }
@@ -213,10 +232,12 @@ pub(crate) fn acquire(
     resource: &ResourceName,
     owner: &Owner,
     ttl: Ttl,
+    value: Option<LeaseValue>,
 ) -> QueryResult<AcquireRow> {
     let acquire = Operation::Acquire {
         owner: owner.clone(),
         ttl,
+        value,
     };
     write_one(conn, tenant, resource, &acquire)
 }
@@ -315,10 +336,12 @@ pub(crate) fn renew(
     resource: &ResourceName,
     owner: &Owner,
     ttl: Ttl,
+    value: Option<LeaseValue>,
 ) -> Result<RenewRow, RepositoryError> {
     let renew = Operation::Renew {
         owner: owner.clone(),
         ttl,
+        value,
     };
     for _ in 0..MAX_ATTEMPTS {
         let renewed = write_one(conn, tenant, resource, &renew).map_err(from_query)?;

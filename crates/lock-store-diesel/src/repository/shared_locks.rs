@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use lock_domain::{
-    Hold, Lock, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName,
+    Hold, LeaseValue, Lock, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName,
     SharedAcquireOutcome, SharedLockRepository, Tenant, Ttl,
 };
 
@@ -28,11 +28,13 @@ impl SharedLockRepository for DieselLockRepository {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<SharedAcquireOutcome, RepositoryError> {
         let op = SharedOp::Acquire {
             resource,
             owner,
             ttl,
+            value,
         };
         match self.shared(tenant, op).await? {
             SharedAnswer::Acquired(outcome) => Ok(outcome),
@@ -78,12 +80,14 @@ impl SharedLockRepository for DieselLockRepository {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<RenewResult, RepositoryError> {
         let hint = (tenant.clone(), resource.clone());
         let op = SharedOp::Renew {
             resource,
             owner,
             ttl,
+            value,
         };
         match self.shared(tenant, op).await? {
             SharedAnswer::Renewed(result) => {

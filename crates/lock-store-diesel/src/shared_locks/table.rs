@@ -4,7 +4,7 @@
 use diesel::pg::PgConnection;
 use diesel::sqlite::SqliteConnection;
 use diesel::{OptionalExtension, QueryResult, QueryableByName, RunQueryDsl};
-use lock_domain::{Lock, Owner, ResourceName, Tenant};
+use lock_domain::{LeaseValue, Lock, Owner, ResourceName, Tenant};
 
 use super::SharedTable;
 use crate::prepared::{Param, Prepared};
@@ -23,23 +23,25 @@ pub(crate) struct SharedRow {
     pub fencing_token: i64,
     #[diesel(sql_type = diesel::sql_types::BigInt)]
     pub regranted: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    pub value: Option<String>,
 }
 
 const LEASES: &str = "\
-SELECT owner, acquired_at_ms, expires_at_ms, fencing_token, regranted
+SELECT owner, acquired_at_ms, expires_at_ms, fencing_token, regranted, value
 FROM shared_holders WHERE tenant = $1 AND resource = $2";
 
 const ROW: &str = "\
-SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
+SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value
 FROM distributed_locks WHERE tenant = $1 AND resource = $2";
 
 const PUT_LEASE: &str = "\
 INSERT INTO shared_holders (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token,
-                            regranted)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+                            regranted, value)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (tenant, resource, owner) DO UPDATE SET
     acquired_at_ms = excluded.acquired_at_ms, expires_at_ms = excluded.expires_at_ms,
-    fencing_token = excluded.fencing_token, regranted = excluded.regranted";
+    fencing_token = excluded.fencing_token, regranted = excluded.regranted, value = excluded.value";
 
 const DELETE_LEASE: &str =
     "DELETE FROM shared_holders WHERE tenant = $1 AND resource = $2 AND owner = $3";
@@ -55,10 +57,12 @@ VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (tenant, resource) DO UPDATE SET
     owner = excluded.owner, acquired_at_ms = excluded.acquired_at_ms,
     expires_at_ms = excluded.expires_at_ms, fencing_token = excluded.fencing_token,
-    regranted = (1 = 0)";
+    regranted = (1 = 0), value = NULL";
 
-const RENEW_ROW: &str =
-    "UPDATE distributed_locks SET expires_at_ms = $3 WHERE tenant = $1 AND resource = $2";
+/// An exclusive holder's renew: the new end `$3`, and the value `$4` when not NULL.
+const RENEW_ROW: &str = "\
+UPDATE distributed_locks SET expires_at_ms = $3, value = COALESCE($4, value)
+WHERE tenant = $1 AND resource = $2";
 
 /// Deletes up to `$2` shared leases that ended at or before `$1`; the expiry is checked again
 /// outside the subquery, as the semaphores' sweep does (a lease re-granted while the sweep waited
@@ -97,7 +101,7 @@ ON CONFLICT (tenant, resource) DO NOTHING";
 /// COMMITTED this waits for a writer of the row and returns its newest version; the clock and
 /// the leases are read by later statements, whose snapshots see what that writer committed.
 const POSTGRES_LOCK_ROW: &str = "\
-SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token
+SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value
 FROM distributed_locks WHERE tenant = $1 AND resource = $2 FOR UPDATE";
 
 /// How often a PostgreSQL operation looks for its row again when the sweeper deleted it between
@@ -144,9 +148,11 @@ macro_rules! portable_statements {
             tenant: &Tenant,
             resource: &ResourceName,
             expires_at_ms: i64,
+            value: Option<&LeaseValue>,
         ) -> QueryResult<usize> {
             let mut params = key(tenant, resource);
             params.push(Param::BigInt(expires_at_ms));
+            params.push(Param::NullableText(value.map(LeaseValue::as_str)));
             Prepared::portable(RENEW_ROW, params).execute(self.conn)
         }
 
@@ -163,6 +169,7 @@ macro_rules! portable_statements {
                 Param::BigInt(row.expires_at_ms),
                 Param::BigInt(row.fencing_token),
                 Param::BigInt(row.regranted),
+                Param::NullableText(row.value.as_deref()),
             ]);
             Prepared::portable(PUT_LEASE, params).execute(self.conn)
         }

@@ -53,7 +53,7 @@ use std::thread;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
+use lock_domain::{LeaseValue, ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
 
 use self::queue::{lock, Outcome, Queue, Shared};
 use super::postgres_direct::PostgresDirect;
@@ -132,11 +132,12 @@ impl Writer for PostgresBatcher {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<AcquireRow, RepositoryError> {
         match caller::submit(
             &self.shared,
             (tenant, resource),
-            Operation::Acquire { owner, ttl },
+            Operation::Acquire { owner, ttl, value },
         )
         .await?
         {
@@ -169,11 +170,12 @@ impl Writer for PostgresBatcher {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<RenewRow, RepositoryError> {
         match caller::submit(
             &self.shared,
             (tenant, resource),
-            Operation::Renew { owner, ttl },
+            Operation::Renew { owner, ttl, value },
         )
         .await?
         {

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_domain::{ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
+use lock_domain::{LeaseValue, ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
 
 use super::{undo_unheard_grant, undo_unheard_permit, undo_unheard_shared, Writer};
 use crate::error::from_query;
@@ -39,12 +39,13 @@ impl Writer for PostgresDirect {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<AcquireRow, RepositoryError> {
         let undo_tenant = tenant.clone();
         self.pooled
             .run_undoable(
                 move |conn, _| {
-                    writes::acquire(conn.postgres()?, &tenant, &resource, &owner, ttl)
+                    writes::acquire(conn.postgres()?, &tenant, &resource, &owner, ttl, value)
                         .map_err(from_query)
                 },
                 // A grant that committed after its caller heard 503 (a commit is not covered
@@ -78,9 +79,12 @@ impl Writer for PostgresDirect {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<RenewRow, RepositoryError> {
         self.pooled
-            .run(move |conn, _| writes::renew(conn.postgres()?, &tenant, &resource, &owner, ttl))
+            .run(move |conn, _| {
+                writes::renew(conn.postgres()?, &tenant, &resource, &owner, ttl, value)
+            })
             .await
     }
 

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use diesel::sqlite::SqliteConnection;
-use lock_domain::{Clock, ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
+use lock_domain::{
+    Clock, LeaseValue, ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl,
+};
 
 use super::group_commit::GroupCommitWriter;
 use super::{undo_unheard_grant, undo_unheard_permit, undo_unheard_shared, Writer};
@@ -51,12 +53,14 @@ impl Writer for SqliteWriter {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<AcquireRow, RepositoryError> {
         let undo_tenant = tenant.clone();
         self.commits
             .submit_undoable(
                 move |c, now_ms| {
-                    sqlite::acquire(c, &tenant, &resource, &owner, ttl, now_ms).map_err(from_query)
+                    sqlite::acquire(c, &tenant, &resource, &owner, ttl, value.as_ref(), now_ms)
+                        .map_err(from_query)
                 },
                 // A grant whose caller went away before it was answered.
                 move |c, now_ms, row| {
@@ -88,10 +92,12 @@ impl Writer for SqliteWriter {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<RenewRow, RepositoryError> {
         self.commits
             .submit(move |c, now_ms| {
-                sqlite::renew(c, &tenant, &resource, &owner, ttl, now_ms).map_err(from_query)
+                sqlite::renew(c, &tenant, &resource, &owner, ttl, value.as_ref(), now_ms)
+                    .map_err(from_query)
             })
             .await
     }

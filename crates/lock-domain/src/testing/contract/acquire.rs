@@ -24,7 +24,7 @@ pub async fn acquire_held_by_another_owner_is_refused_and_changes_nothing(h: &dy
     let repo = h.open().await;
     let lock = granted(&*repo, "r", "alice", 30).await;
     let outcome = repo
-        .acquire(tenant(), name("r"), owner("bob"), ttl(60))
+        .acquire(tenant(), name("r"), owner("bob"), ttl(60), None)
         .await
         .expect("acquire answers");
     assert_eq!(outcome, AcquireOutcome::Held);
@@ -54,7 +54,7 @@ pub async fn owners_and_names_are_case_sensitive_literal_data(h: &dyn Harness) {
     let a = granted(&*repo, hostile, "Alice", 30).await;
     assert_eq!(a.resource.as_str(), hostile);
     let outcome = repo
-        .acquire(tenant(), name(hostile), owner("alice"), ttl(30))
+        .acquire(tenant(), name(hostile), owner("alice"), ttl(30), None)
         .await
         .expect("answers");
     assert_eq!(

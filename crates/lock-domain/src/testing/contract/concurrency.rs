@@ -21,6 +21,7 @@ pub async fn concurrent_acquires_of_a_free_resource_have_exactly_one_winner(h: &
                 name("contended"),
                 owner(&format!("racer-{i}")),
                 ttl(30),
+                None,
             )
             .await
         }
@@ -41,6 +42,7 @@ pub async fn concurrent_acquires_of_an_expired_resource_have_exactly_one_winner(
                 name("stale"),
                 owner(&format!("racer-{i}")),
                 ttl(30),
+                None,
             )
             .await
         }
@@ -85,7 +87,7 @@ pub async fn contended_acquire_release_cycles_never_overlap(h: &dyn Harness) {
             while grants < 5 && attempts < 10_000 {
                 attempts += 1;
                 match repo
-                    .acquire(tenant(), name("hot"), me.clone(), ttl(60))
+                    .acquire(tenant(), name("hot"), me.clone(), ttl(60), None)
                     .await
                     .expect("acquire answers")
                 {

@@ -34,7 +34,7 @@ pub(super) async fn granted(
     seconds: i64,
 ) -> Lock {
     match repo
-        .acquire(tenant(), name(resource), owner(who), ttl(seconds))
+        .acquire(tenant(), name(resource), owner(who), ttl(seconds), None)
         .await
     {
         Ok(AcquireOutcome::Granted(lock)) => lock,

@@ -192,7 +192,7 @@ pub async fn list_is_per_tenant(h: &dyn Harness) {
         (&globex, "shared"),
     ] {
         let outcome = repo
-            .acquire(t.clone(), name(raw), owner("worker"), ttl(30))
+            .acquire(t.clone(), name(raw), owner("worker"), ttl(30), None)
             .await
             .expect("answers");
         assert!(matches!(outcome, AcquireOutcome::Granted(_)));

@@ -11,7 +11,7 @@ pub async fn renew_by_the_owner_moves_only_the_expiry(h: &dyn Harness) {
     let lock = granted(&*repo, "r", "alice", 30).await;
     h.advance(Duration::from_millis(200)).await;
     let renewed = match repo
-        .renew(tenant(), name("r"), owner("alice"), ttl(120))
+        .renew(tenant(), name("r"), owner("alice"), ttl(120), None)
         .await
         .expect("answers")
     {
@@ -31,7 +31,7 @@ pub async fn renew_keeps_a_short_lease_alive_past_its_first_expiry(h: &dyn Harne
     let lock = granted(&*repo, "r", "alice", 1).await;
     h.advance(Duration::from_millis(600)).await;
     let renewed = repo
-        .renew(tenant(), name("r"), owner("alice"), ttl(2))
+        .renew(tenant(), name("r"), owner("alice"), ttl(2), None)
         .await
         .expect("answers");
     assert!(matches!(renewed, RenewResult::Renewed(_)), "{renewed:?}");
@@ -46,7 +46,7 @@ pub async fn renew_by_another_owner_is_forbidden_and_changes_nothing(h: &dyn Har
     let repo = h.open().await;
     let lock = granted(&*repo, "r", "alice", 30).await;
     let result = repo
-        .renew(tenant(), name("r"), owner("bob"), ttl(600))
+        .renew(tenant(), name("r"), owner("bob"), ttl(600), None)
         .await
         .expect("answers");
     assert_eq!(result, RenewResult::Forbidden);
@@ -56,14 +56,14 @@ pub async fn renew_by_another_owner_is_forbidden_and_changes_nothing(h: &dyn Har
 pub async fn renew_of_unknown_or_expired_lock_is_not_found(h: &dyn Harness) {
     let repo = h.open().await;
     let result = repo
-        .renew(tenant(), name("never"), owner("alice"), ttl(30))
+        .renew(tenant(), name("never"), owner("alice"), ttl(30), None)
         .await
         .expect("answers");
     assert_eq!(result, RenewResult::NotFound);
     granted(&*repo, "r", "alice", 1).await;
     h.advance(PAST_SHORT).await;
     let result = repo
-        .renew(tenant(), name("r"), owner("alice"), ttl(30))
+        .renew(tenant(), name("r"), owner("alice"), ttl(30), None)
         .await
         .expect("answers");
     assert_eq!(

@@ -16,7 +16,7 @@ pub(super) async fn reader(
     seconds: i64,
 ) -> Lock {
     match repo
-        .acquire_shared(tenant(), name(resource), owner(who), ttl(seconds))
+        .acquire_shared(tenant(), name(resource), owner(who), ttl(seconds), None)
         .await
     {
         Ok(SharedAcquireOutcome::Granted(lock)) => lock,
@@ -29,7 +29,7 @@ async fn shared_outcome(
     resource: &str,
     who: &str,
 ) -> SharedAcquireOutcome {
-    repo.acquire_shared(tenant(), name(resource), owner(who), ttl(30))
+    repo.acquire_shared(tenant(), name(resource), owner(who), ttl(30), None)
         .await
         .expect("acquire_shared answers")
 }
@@ -58,7 +58,7 @@ pub async fn readers_share_a_lock_and_a_writer_is_refused(h: &dyn Harness) {
     );
     assert_eq!(owners(hold(&*repo, "doc").await), ["a", "b"]);
     let writer = repo
-        .acquire(tenant(), name("doc"), owner("w"), ttl(30))
+        .acquire(tenant(), name("doc"), owner("w"), ttl(30), None)
         .await
         .unwrap();
     assert_eq!(writer, AcquireOutcome::Held);
@@ -100,7 +100,7 @@ pub async fn a_writer_excludes_readers_and_a_mode_is_never_changed_in_place(h: &
     assert!(r.fencing_token > w.fencing_token);
     // A reader asking for the lock exclusively is refused by the exclusive rule itself.
     assert_eq!(
-        repo.acquire(tenant(), name("doc"), owner("r"), ttl(30))
+        repo.acquire(tenant(), name("doc"), owner("r"), ttl(30), None)
             .await
             .unwrap(),
         AcquireOutcome::Held
@@ -124,7 +124,7 @@ pub async fn the_last_reader_leaving_lets_a_writer_in(h: &dyn Harness) {
     assert_eq!(release("a").await, ReleaseResult::Forbidden);
     assert_eq!(owners(hold(&*repo, "doc").await), ["b"]);
     let refused = repo
-        .acquire(tenant(), name("doc"), owner("w"), ttl(30))
+        .acquire(tenant(), name("doc"), owner("w"), ttl(30), None)
         .await
         .unwrap();
     assert_eq!(refused, AcquireOutcome::Held);
@@ -147,13 +147,13 @@ pub async fn a_writer_takes_over_once_every_reader_has_expired(h: &dyn Harness) 
     let w = granted(&*repo, "short", "w", 30).await;
     assert_eq!(hold(&*repo, "short").await, Some(Hold::Exclusive(w)));
     let refused = repo
-        .acquire(tenant(), name("mixed"), owner("w"), ttl(30))
+        .acquire(tenant(), name("mixed"), owner("w"), ttl(30), None)
         .await
         .unwrap();
     assert_eq!(refused, AcquireOutcome::Held);
     assert_eq!(hold(&*repo, "mixed").await, Some(Hold::Shared(vec![long])));
     assert_eq!(
-        repo.renew_held(tenant(), name("mixed"), owner("a"), ttl(30))
+        repo.renew_held(tenant(), name("mixed"), owner("a"), ttl(30), None)
             .await
             .unwrap(),
         RenewResult::Forbidden
@@ -171,7 +171,7 @@ pub async fn a_reader_is_regranted_and_renewed_on_its_own_lease(h: &dyn Harness)
     );
     assert!(again.acquired_at >= first.acquired_at);
     let renewed = match repo
-        .renew_held(tenant(), name("doc"), owner("b"), ttl(1))
+        .renew_held(tenant(), name("doc"), owner("b"), ttl(1), None)
         .await
         .unwrap()
     {
@@ -195,7 +195,7 @@ pub async fn a_reader_is_regranted_and_renewed_on_its_own_lease(h: &dyn Harness)
     h.advance(PAST_SHORT).await;
     granted(&*repo, "doc", "w", 30).await;
     let exclusive = match repo
-        .renew_held(tenant(), name("doc"), owner("w"), ttl(40))
+        .renew_held(tenant(), name("doc"), owner("w"), ttl(40), None)
         .await
         .unwrap()
     {
@@ -204,7 +204,7 @@ pub async fn a_reader_is_regranted_and_renewed_on_its_own_lease(h: &dyn Harness)
     };
     assert_eq!(exclusive.mode, LockMode::Exclusive);
     assert_eq!(
-        repo.renew_held(tenant(), name("free"), owner("w"), ttl(40))
+        repo.renew_held(tenant(), name("free"), owner("w"), ttl(40), None)
             .await
             .unwrap(),
         RenewResult::NotFound

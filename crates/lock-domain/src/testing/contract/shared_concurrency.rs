@@ -30,7 +30,7 @@ pub async fn racing_readers_and_writers_never_hold_in_two_modes_at_once(h: &dyn 
                 attempts += 1;
                 let token = if writes {
                     match repo
-                        .acquire(tenant(), name("rw"), me.clone(), ttl(60))
+                        .acquire(tenant(), name("rw"), me.clone(), ttl(60), None)
                         .await
                         .expect("acquire answers")
                     {
@@ -39,7 +39,7 @@ pub async fn racing_readers_and_writers_never_hold_in_two_modes_at_once(h: &dyn 
                     }
                 } else {
                     match repo
-                        .acquire_shared(tenant(), name("rw"), me.clone(), ttl(60))
+                        .acquire_shared(tenant(), name("rw"), me.clone(), ttl(60), None)
                         .await
                         .expect("acquire_shared answers")
                     {

@@ -19,7 +19,13 @@ pub async fn statuses_answer_like_status_for_each_lock_in_order(h: &dyn Harness)
     let held = granted(&*repo, "held", "alice", 30).await;
     let short = granted(&*repo, "short", "bob", 1).await;
     let AcquireOutcome::Granted(other_tenant) = repo
-        .acquire(acme.clone(), name("acme-only"), owner("carol"), ttl(30))
+        .acquire(
+            acme.clone(),
+            name("acme-only"),
+            owner("carol"),
+            ttl(30),
+            None,
+        )
         .await
         .expect("answers")
     else {

@@ -12,7 +12,8 @@ pub async fn tenants_are_independent_namespaces(h: &dyn Harness) {
         Tenant::parse("acme").expect("tenant"),
         Tenant::parse("globex").expect("tenant"),
     );
-    let acquire = |t: &Tenant| repo.acquire(t.clone(), name("shared"), owner("worker"), ttl(30));
+    let acquire =
+        |t: &Tenant| repo.acquire(t.clone(), name("shared"), owner("worker"), ttl(30), None);
     let AcquireOutcome::Granted(a) = acquire(&acme).await.expect("answers") else {
         panic!("acme is granted its lock")
     };
@@ -37,7 +38,13 @@ pub async fn tenants_are_independent_namespaces(h: &dyn Harness) {
         );
     }
     let renewed = repo
-        .renew(globex.clone(), name("shared"), owner("worker"), ttl(600))
+        .renew(
+            globex.clone(),
+            name("shared"),
+            owner("worker"),
+            ttl(600),
+            None,
+        )
         .await
         .expect("answers");
     assert_eq!(renewed, RenewResult::NotFound);

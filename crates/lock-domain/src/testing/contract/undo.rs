@@ -34,7 +34,7 @@ pub async fn undo_grant_ends_only_that_exact_grant(h: &dyn Harness) {
     // A renewal after the grant (a new expires_at) is not the grant either.
     h.advance(Duration::from_millis(200)).await;
     let renewed = match repo
-        .renew(tenant(), name("s"), owner("alice"), ttl(60))
+        .renew(tenant(), name("s"), owner("alice"), ttl(60), None)
         .await
         .expect("renew answers")
     {

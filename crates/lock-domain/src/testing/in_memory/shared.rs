@@ -7,8 +7,9 @@ use chrono::{DateTime, Utc};
 use super::{InMemoryLockRepository, State};
 use crate::{
     decide_shared_acquire, decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock,
-    shared_row, Hold, HolderRole, Lock, Owner, ReleaseResult, RenewResult, RepositoryError,
-    ResourceName, SharedAcquireDecision, SharedAcquireOutcome, SharedLockRepository, Tenant, Ttl,
+    shared_row, Hold, HolderRole, LeaseValue, Lock, Owner, ReleaseResult, RenewResult,
+    RepositoryError, ResourceName, SharedAcquireDecision, SharedAcquireOutcome,
+    SharedLockRepository, Tenant, Ttl,
 };
 
 type Key = (Tenant, ResourceName);
@@ -46,6 +47,7 @@ impl SharedLockRepository for InMemoryLockRepository {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<SharedAcquireOutcome, RepositoryError> {
         let now = self.clock.now();
         let mut state = self.state();
@@ -54,12 +56,17 @@ impl SharedLockRepository for InMemoryLockRepository {
         let decision = decide_shared_acquire(row.as_ref(), state.shared_of(&key), &owner, now);
         let expires_at = now + ttl.as_time_delta();
         let owner_key = (key.0.clone(), key.1.clone(), owner.clone());
-        let fencing_token = match decision {
+        let (fencing_token, value) = match decision {
             SharedAcquireDecision::Held => return Ok(SharedAcquireOutcome::Held),
             SharedAcquireDecision::ModeMismatch => return Ok(SharedAcquireOutcome::ModeMismatch),
             SharedAcquireDecision::Extend(token) => {
                 state.regranted_shared.insert(owner_key);
-                token
+                let kept = state
+                    .shared_of(&key)
+                    .iter()
+                    .find(|lease| lease.owner == owner)
+                    .and_then(|lease| lease.value.clone());
+                (token, value.or(kept))
             }
             SharedAcquireDecision::GrantNew => {
                 let live_row = row.as_ref().filter(|row| row.is_live_at(now));
@@ -71,10 +78,10 @@ impl SharedLockRepository for InMemoryLockRepository {
                     }
                 }
                 state.regranted_shared.remove(&owner_key);
-                state.next_token()?
+                (state.next_token()?, value)
             }
         };
-        let lease = shared_lease(owner.clone(), now, expires_at, fencing_token);
+        let lease = shared_lease(owner.clone(), now, expires_at, fencing_token, value);
         let leases = state.shared.entry(key.clone()).or_default();
         leases.retain(|held| held.owner != owner);
         leases.push(lease.clone());
@@ -132,6 +139,7 @@ impl SharedLockRepository for InMemoryLockRepository {
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
+        value: Option<LeaseValue>,
     ) -> Result<RenewResult, RepositoryError> {
         let now = self.clock.now();
         let expires_at = now + ttl.as_time_delta();
@@ -147,6 +155,9 @@ impl SharedLockRepository for InMemoryLockRepository {
                     .get_mut(&key)
                     .ok_or_else(|| RepositoryError::internal("the renewed lock is gone"))?;
                 lock.expires_at = expires_at;
+                if value.is_some() {
+                    lock.value = value;
+                }
                 RenewResult::Renewed(lock.clone())
             }
             HolderRole::Shared(_) => {
@@ -156,6 +167,9 @@ impl SharedLockRepository for InMemoryLockRepository {
                     .and_then(|leases| leases.iter_mut().find(|lease| lease.owner == owner))
                     .ok_or_else(|| RepositoryError::internal("the renewed lease is gone"))?;
                 lease.expires_at = expires_at;
+                if value.is_some() {
+                    lease.value = value;
+                }
                 let renewed = shared_lock(&resource, lease);
                 state.rewrite_shared_row(&key, now);
                 RenewResult::Renewed(renewed)

@@ -90,6 +90,7 @@ async fn apply(
                     name(resource),
                     who(owner),
                     ttl(ttl_seconds),
+                    None,
                 )
                 .await
                 .map_err(failed)?;
@@ -139,6 +140,7 @@ async fn apply(
                     name(resource),
                     who(owner),
                     ttl(ttl_seconds),
+                    None,
                 )
                 .await
                 .map_err(failed)?;

@@ -128,6 +128,7 @@ mod tests {
             expires_at: at(0) + TimeDelta::seconds(10),
             fencing_token: FencingToken::new(7).unwrap(),
             mode: lock_domain::LockMode::Exclusive,
+            value: None,
         };
         let owner = Owner::parse(owner).unwrap();
         let ttl = Ttl::parse(10, 3_600).unwrap();
@@ -135,11 +136,16 @@ mod tests {
             Operation::Acquire {
                 owner: owner.clone(),
                 ttl,
+                value: None,
             },
             Operation::Release {
                 owner: owner.clone(),
             },
-            Operation::Renew { owner, ttl },
+            Operation::Renew {
+                owner,
+                ttl,
+                value: None,
+            },
         ];
         operations.map(|operation| {
             decided_by_lease(&operation, &lease, at(seen)).map(|outcome| match outcome {

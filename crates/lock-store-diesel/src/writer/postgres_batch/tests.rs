@@ -52,6 +52,7 @@ async fn operations_given_up_during_an_outage_leave_the_queue() {
                         ResourceName::parse(format!("r{i}")).unwrap(),
                         Owner::parse("o").unwrap(),
                         Ttl::parse(10, 3_600).unwrap(),
+                        None,
                     )
                     .await
             })

@@ -1,0 +1,90 @@
+//! Contract cases for the value stored with a lock's lease: set by an acquire, kept by a
+//! re-grant or renew without one, replaced by one with one, never inherited by another holder.
+
+use super::fixtures::{name, owner, status, tenant, ttl, PAST_SHORT};
+use super::Harness;
+use crate::{AcquireOutcome, Hold, LeaseValue, Lock, RenewResult, SharedAcquireOutcome};
+
+fn value(json: &str) -> Option<LeaseValue> {
+    Some(LeaseValue::parse(json.to_owned()).expect("a value"))
+}
+
+async fn acquired(
+    repo: &dyn super::ContractStore,
+    resource: &str,
+    who: &str,
+    seconds: i64,
+    with: Option<LeaseValue>,
+) -> Lock {
+    match repo
+        .acquire(tenant(), name(resource), owner(who), ttl(seconds), with)
+        .await
+    {
+        Ok(AcquireOutcome::Granted(lock)) => lock,
+        other => panic!("expected {who} to be granted {resource}, got {other:?}"),
+    }
+}
+
+pub async fn a_lock_s_value_is_kept_replaced_and_never_inherited(h: &dyn Harness) {
+    let repo = h.open().await;
+    let repo = &*repo;
+    let first = acquired(repo, "leader", "a", 30, value(r#"{"addr":"10.0.0.7"}"#)).await;
+    assert_eq!(first.value, value(r#"{"addr":"10.0.0.7"}"#));
+    assert_eq!(status(repo, "leader").await.unwrap().value, first.value);
+    // A re-grant without a value keeps it, with one replaces it.
+    assert_eq!(
+        acquired(repo, "leader", "a", 30, None).await.value,
+        first.value
+    );
+    let replaced = acquired(repo, "leader", "a", 30, value("2")).await;
+    assert_eq!(replaced.value, value("2"));
+    // So does a renew.
+    let renew = |with: Option<LeaseValue>| async move {
+        match repo
+            .renew(tenant(), name("leader"), owner("a"), ttl(30), with)
+            .await
+            .unwrap()
+        {
+            RenewResult::Renewed(lock) => lock.value,
+            other => panic!("expected a renewal, got {other:?}"),
+        }
+    };
+    assert_eq!(renew(None).await, value("2"));
+    assert_eq!(renew(value("\"three\"")).await, value("\"three\""));
+    assert_eq!(
+        status(repo, "leader").await.unwrap().value,
+        value("\"three\"")
+    );
+    // Another holder starts without one: after a release, and after an expiry.
+    repo.release(tenant(), name("leader"), owner("a"))
+        .await
+        .unwrap();
+    assert_eq!(acquired(repo, "leader", "b", 1, None).await.value, None);
+    acquired(repo, "short", "a", 1, value("1")).await;
+    h.advance(PAST_SHORT).await;
+    assert_eq!(acquired(repo, "short", "b", 30, None).await.value, None);
+    // Shared holders have one each.
+    let shared = |who: &'static str, with: Option<LeaseValue>| async move {
+        match repo
+            .acquire_shared(tenant(), name("doc"), owner(who), ttl(30), with)
+            .await
+            .unwrap()
+        {
+            SharedAcquireOutcome::Granted(lock) => lock.value,
+            other => panic!("expected {who} to share doc, got {other:?}"),
+        }
+    };
+    assert_eq!(shared("r1", value("1")).await, value("1"));
+    assert_eq!(shared("r2", None).await, None);
+    assert_eq!(shared("r1", None).await, value("1"), "a re-grant keeps it");
+    let renewed = repo
+        .renew_held(tenant(), name("doc"), owner("r2"), ttl(30), value("[2]"))
+        .await
+        .unwrap();
+    assert!(matches!(renewed, RenewResult::Renewed(ref lock) if lock.value == value("[2]")));
+    let Some(Hold::Shared(holders)) = repo.hold(tenant(), name("doc")).await.unwrap() else {
+        panic!("a shared hold");
+    };
+    let values: Vec<Option<LeaseValue>> = holders.into_iter().map(|l| l.value).collect();
+    assert_eq!(values, [value("1"), value("[2]")]);
+}
