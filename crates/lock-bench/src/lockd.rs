@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use crate::http::HttpConnection;
-use crate::workload::{LockClient, LockSystem};
+use crate::workload::{LockClient, LockMode, LockSystem};
 
 /// A lockd process, killed when dropped.
 pub struct Lockd {
@@ -147,6 +147,41 @@ impl LockClient for LockdClient {
     async fn release_permit(&mut self, semaphore: &str) -> std::io::Result<bool> {
         let path = format!("/semaphores/{semaphore}?owner={}", self.owner);
         Ok(self.conn.request("DELETE", &path, None).await?.status == 204)
+    }
+
+    async fn acquire_in(
+        &mut self,
+        resource: &str,
+        mode: LockMode,
+        wait: std::time::Duration,
+    ) -> std::io::Result<bool> {
+        let mode = match mode {
+            LockMode::Shared => "shared",
+            LockMode::Exclusive => "exclusive",
+        };
+        let wait = match wait.as_secs() {
+            0 => String::new(),
+            seconds => format!(r#","wait_seconds":{seconds}"#),
+        };
+        let body = format!(
+            r#"{{"owner":"{}","ttl_seconds":30,"mode":"{mode}"{wait}}}"#,
+            self.owner
+        );
+        let answer = self
+            .conn
+            .request("POST", &format!("/locks/{resource}"), Some(body.as_bytes()))
+            .await?;
+        match answer.status {
+            200 => Ok(answer.body.starts_with(br#"{"acquired":true"#)),
+            status => Err(std::io::Error::other(format!(
+                "{mode} acquire answered {status}"
+            ))),
+        }
+    }
+
+    /// lockd releases a lease of either mode with the same request.
+    async fn release_in(&mut self, resource: &str, _: LockMode) -> std::io::Result<bool> {
+        self.release(resource).await
     }
 
     async fn status(&mut self, resource: &str) -> std::io::Result<bool> {

@@ -22,6 +22,7 @@ mod postgres_database;
 mod process;
 mod raw_postgres;
 mod raw_sqlite;
+mod read_write;
 mod redis;
 mod report;
 mod runner;

@@ -8,7 +8,8 @@ use crate::handoff;
 use crate::lockd::Lockd;
 use crate::plan::Plan;
 use crate::process::rss_kib;
-use crate::report::{Measurement, Report};
+use crate::read_write;
+use crate::report::{Measurement, ReadWrite, Report};
 use crate::stats::RunStats;
 use crate::table::{Instance, Workload};
 use crate::workload::{self, LockSystem};
@@ -36,7 +37,7 @@ pub struct Measure<'a> {
 }
 
 impl Measure<'_> {
-    /// W1 to W4 and W6 on `system`, one after another.
+    /// W1 to W4, W6 and W7 on `system`, one after another.
     ///
     /// # Panics
     /// On W5, which needs two lockd instances ([`Measure::handoffs`]).
@@ -58,6 +59,9 @@ impl Measure<'_> {
                         Workload::W2 => workload::contended(system, clients, duration, &tag).await,
                         Workload::W4 => workload::reads(system, clients, duration, &tag).await,
                         Workload::W6 => workload::semaphores(system, clients, duration, &tag).await,
+                        Workload::W7 => {
+                            read_write::read_write(system, clients, duration, &tag).await
+                        }
                         Workload::W5 { .. } => panic!("W5 needs two lockd instances"),
                     }
                 })
@@ -73,6 +77,8 @@ impl Measure<'_> {
                 CpuSample::take(probe.pid, probe.database).per_operation_us(&before, operations);
             let rss = probe.pid.and_then(rss_kib);
             let mut measurement = Measurement::from_runs(self.name, &label, &runs, rss);
+            measurement.read_write =
+                (workload == Workload::W7).then(|| ReadWrite::from_runs(&runs));
             // Only a long-lived server process can be measured: the raw ceilings' database
             // backends live and die with their connections, whose CPU time /proc no longer shows
             // afterwards.
@@ -87,6 +93,18 @@ impl Measure<'_> {
                 measurement.errors,
                 started.elapsed()
             );
+            if let Some(rw) = measurement.read_write {
+                eprintln!(
+                    "{} {label}: granted {} of {} shared and {} of {} exclusive acquires, \
+                     exclusive p99 {:.2} ms",
+                    self.name,
+                    rw.shared_granted,
+                    rw.shared_asked,
+                    rw.exclusive_granted,
+                    rw.exclusive_asked,
+                    rw.exclusive_p99_ms
+                );
+            }
             report.add(measurement);
         }
     }

@@ -9,11 +9,16 @@
 //! private to its store (and batch many requests into one statement); these are simpler (no
 //! row lock before reading the clock, no re-grant that keeps the token, no undo mark).
 
+mod read_write;
+
 use std::io;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use tokio_postgres::{Client, NoTls, Statement};
 
-use crate::workload::{LockClient, LockSystem};
+use self::read_write::{Gate, Statements};
+use crate::workload::{LockClient, LockMode, LockSystem};
 
 /// The database server's clock now, in epoch milliseconds.
 macro_rules! now_ms {
@@ -78,7 +83,18 @@ const RELEASE_PERMIT: &str =
     "DELETE FROM semaphore_holders WHERE tenant = $1 AND name = $2 AND owner = $3 RETURNING 1";
 
 pub struct RawPostgresSystem {
-    pub url: String,
+    url: String,
+    /// W7's waiting writers and wake-ups, shared by the clients as by one lockd's requests.
+    gate: Arc<Gate>,
+}
+
+impl RawPostgresSystem {
+    pub fn new(url: String) -> Self {
+        Self {
+            url,
+            gate: Arc::default(),
+        }
+    }
 }
 
 pub struct RawPostgresClient {
@@ -88,6 +104,9 @@ pub struct RawPostgresClient {
     owner: String,
     /// W6's statements, prepared on first use.
     permits: Option<[Statement; 4]>,
+    /// W7's statements, prepared on first use.
+    shared: Option<Statements>,
+    gate: Arc<Gate>,
 }
 
 impl LockSystem for RawPostgresSystem {
@@ -112,6 +131,8 @@ impl LockSystem for RawPostgresSystem {
             release,
             owner: format!("bench-{client}"),
             permits: None,
+            shared: None,
+            gate: Arc::clone(&self.gate),
         })
     }
 }
@@ -136,6 +157,54 @@ impl LockClient for RawPostgresClient {
             .await
             .map_err(io::Error::other)?;
         Ok(rows.len() == 1)
+    }
+
+    /// As one lockd process serves it: a reader does not overtake a waiting writer (refused at
+    /// once without a wait, else waiting behind it); a waiting acquire tries again whenever a
+    /// release frees the lock.
+    async fn acquire_in(
+        &mut self,
+        resource: &str,
+        mode: LockMode,
+        wait: Duration,
+    ) -> io::Result<bool> {
+        let deadline = Instant::now() + wait;
+        let gate = Arc::clone(&self.gate);
+        let _counted =
+            (mode == LockMode::Exclusive && !wait.is_zero()).then(|| gate.writer_waiting());
+        loop {
+            let freed = gate.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            let held_back = mode == LockMode::Shared && gate.writer_waits();
+            if !held_back && self.try_in(resource, mode).await? {
+                return Ok(true);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(false);
+            }
+            let _ = tokio::time::timeout(left, freed).await;
+        }
+    }
+
+    async fn release_in(&mut self, resource: &str, mode: LockMode) -> io::Result<bool> {
+        let (released, freed) = match mode {
+            LockMode::Exclusive => {
+                let released = self.release(resource).await?;
+                (released, released)
+            }
+            LockMode::Shared => {
+                self.shared_statements().await?;
+                let (shared, client, owner) = (&self.shared, &mut self.client, &self.owner);
+                let statements = shared.as_ref().expect("prepared above");
+                statements.release_shared(client, resource, owner).await?
+            }
+        };
+        if freed {
+            self.gate.freed.notify_waiters();
+        }
+        Ok(released)
     }
 
     async fn acquire_permit(&mut self, semaphore: &str, limit: u32) -> io::Result<bool> {
@@ -183,6 +252,26 @@ impl LockClient for RawPostgresClient {
 }
 
 impl RawPostgresClient {
+    async fn shared_statements(&mut self) -> io::Result<&Statements> {
+        if self.shared.is_none() {
+            self.shared = Some(Statements::prepare(&self.client).await?);
+        }
+        Ok(self.shared.as_ref().expect("prepared just now"))
+    }
+
+    /// One try at `resource` in `mode`, as the store decides it.
+    async fn try_in(&mut self, resource: &str, mode: LockMode) -> io::Result<bool> {
+        match mode {
+            LockMode::Exclusive => self.acquire(resource).await,
+            LockMode::Shared => {
+                self.shared_statements().await?;
+                let (shared, client, owner) = (&self.shared, &mut self.client, &self.owner);
+                let statements = shared.as_ref().expect("prepared above");
+                statements.acquire_shared(client, resource, owner).await
+            }
+        }
+    }
+
     async fn permit_statements(&mut self) -> io::Result<&[Statement; 4]> {
         if self.permits.is_none() {
             let mut prepared = Vec::new();
@@ -231,9 +320,7 @@ mod tests {
             for script in migrations("postgres") {
                 admin.batch_execute(&script).await.expect("migrate");
             }
-            let system = RawPostgresSystem {
-                url: database.url().to_owned(),
-            };
+            let system = RawPostgresSystem::new(database.url().to_owned());
             let mut alice = system.connect(0).await.expect("connect");
             let mut bob = system.connect(1).await.expect("connect");
             assert!(alice.acquire("r").await.expect("acquire"));

@@ -1,15 +1,18 @@
 //! Redis as a lock: `SET key owner NX PX ttl` to acquire, a Lua compare-and-delete to release
-//! (the pattern Redis documents for a single-instance lock). Spoken in RESP over TCP.
+//! (the pattern Redis documents for a single-instance lock). Spoken in RESP over TCP. W7's
+//! read/write lock is in `redis/read_write.rs`.
+
+mod read_write;
+mod resp;
 
 use std::io;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
-use crate::workload::{LockClient, LockSystem};
+use self::read_write::ReadWrite;
+use self::resp::{Reply, RespConnection};
+use crate::workload::{LockClient, LockMode, LockSystem};
 
 const RELEASE_SCRIPT: &str =
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
@@ -83,25 +86,26 @@ pub struct RedisSystem {
 }
 
 pub struct RedisClient {
-    stream: TcpStream,
+    conn: RespConnection,
+    addr: String,
     owner: String,
     script_sha: String,
     permit_sha: String,
-    buffer: Vec<u8>,
+    /// W7's scripts and waiting, set up on first use.
+    read_write: Option<ReadWrite>,
 }
 
 impl LockSystem for RedisSystem {
     type Client = RedisClient;
 
     async fn connect(&self, client: usize) -> io::Result<RedisClient> {
-        let stream = TcpStream::connect(&self.addr).await?;
-        stream.set_nodelay(true)?;
         let mut client = RedisClient {
-            stream,
+            conn: RespConnection::connect(&self.addr).await?,
+            addr: self.addr.clone(),
             owner: format!("bench-{client}-{}", Instant::now().elapsed().as_nanos()),
             script_sha: String::new(),
             permit_sha: String::new(),
-            buffer: Vec::new(),
+            read_write: None,
         };
         match client
             .command(&["SCRIPT", "LOAD", ACQUIRE_PERMIT_SCRIPT])
@@ -166,6 +170,21 @@ impl LockClient for RedisClient {
         }
     }
 
+    async fn acquire_in(
+        &mut self,
+        resource: &str,
+        mode: LockMode,
+        wait: Duration,
+    ) -> io::Result<bool> {
+        let (conn, owner, read_write) = self.read_write().await?;
+        read_write.acquire(conn, resource, owner, mode, wait).await
+    }
+
+    async fn release_in(&mut self, resource: &str, mode: LockMode) -> io::Result<bool> {
+        let (conn, owner, read_write) = self.read_write().await?;
+        read_write.release(conn, resource, owner, mode).await
+    }
+
     async fn status(&mut self, resource: &str) -> io::Result<bool> {
         match self.command(&["PTTL", resource]).await? {
             Reply::Integer(_) => Ok(true),
@@ -174,65 +193,18 @@ impl LockClient for RedisClient {
     }
 }
 
-#[derive(Debug)]
-enum Reply {
-    Simple(String),
-    Integer(i64),
-    Bulk(Option<Vec<u8>>),
-}
-
 impl RedisClient {
     async fn command(&mut self, args: &[&str]) -> io::Result<Reply> {
-        let mut out = format!("*{}\r\n", args.len()).into_bytes();
-        for arg in args {
-            out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-            out.extend_from_slice(arg.as_bytes());
-            out.extend_from_slice(b"\r\n");
-        }
-        self.stream.write_all(&out).await?;
-        loop {
-            if let Some((reply, used)) = parse(&self.buffer)? {
-                self.buffer.drain(..used);
-                return Ok(reply);
-            }
-            let mut chunk = [0u8; 4096];
-            let read = self.stream.read(&mut chunk).await?;
-            if read == 0 {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "redis closed"));
-            }
-            self.buffer.extend_from_slice(&chunk[..read]);
-        }
+        self.conn.command(args).await
     }
-}
 
-/// One complete RESP reply at the start of `buffer`, and its length.
-fn parse(buffer: &[u8]) -> io::Result<Option<(Reply, usize)>> {
-    let Some(line_end) = buffer.windows(2).position(|w| w == b"\r\n") else {
-        return Ok(None);
-    };
-    let line = std::str::from_utf8(&buffer[1..line_end]).map_err(io::Error::other)?;
-    let after = line_end + 2;
-    match buffer.first() {
-        Some(b'+') => Ok(Some((Reply::Simple(line.to_owned()), after))),
-        Some(b'-') => Err(io::Error::other(format!("redis error: {line}"))),
-        Some(b':') => Ok(Some((
-            Reply::Integer(line.parse().map_err(io::Error::other)?),
-            after,
-        ))),
-        Some(b'$') => {
-            let length: i64 = line.parse().map_err(io::Error::other)?;
-            if length < 0 {
-                return Ok(Some((Reply::Bulk(None), after)));
-            }
-            let end = after + length as usize;
-            if buffer.len() < end + 2 {
-                return Ok(None);
-            }
-            Ok(Some((
-                Reply::Bulk(Some(buffer[after..end].to_vec())),
-                end + 2,
-            )))
+    /// The connection, the owner and W7's scripts (loaded on first use).
+    async fn read_write(&mut self) -> io::Result<(&mut RespConnection, &str, &mut ReadWrite)> {
+        if self.read_write.is_none() {
+            let loaded = ReadWrite::load(&mut self.conn, &self.addr).await?;
+            self.read_write = Some(loaded);
         }
-        _ => Err(io::Error::other("unexpected RESP reply")),
+        let read_write = self.read_write.as_mut().expect("loaded just now");
+        Ok((&mut self.conn, &self.owner, read_write))
     }
 }

@@ -2,6 +2,7 @@
 //! PNG chart of W1 throughput and p99 per system.
 
 mod environment;
+mod hand_kept;
 mod json;
 mod measurement;
 mod notes;
@@ -11,7 +12,7 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
 
-pub use self::measurement::Measurement;
+pub use self::measurement::{Measurement, ReadWrite};
 
 /// The measurements of one run, with the plan they were measured with.
 pub struct Report {
@@ -36,7 +37,8 @@ impl Report {
     }
 
     /// Writes the Markdown report to `path`, the chart beside it (`.png`) and the measurements
-    /// (`.json`).
+    /// (`.json`). The sections of the report already at `path` that the generator does not
+    /// write (from the first such `## ` heading on) are kept at its end.
     pub fn write(&self, path: &Path) -> io::Result<()> {
         std::fs::write(
             path.with_extension("json"),
@@ -66,6 +68,11 @@ impl Report {
         );
         doc.push_str(&self.table());
         doc.push_str(notes::NOTES);
+        let old = std::fs::read_to_string(path).unwrap_or_default();
+        if let Some(kept) = hand_kept::hand_kept(&old, &doc) {
+            doc.push('\n');
+            doc.push_str(kept);
+        }
         std::fs::write(path, doc)
     }
 }

@@ -136,9 +136,7 @@ impl Bench<'_> {
             System::RawPostgres => {
                 let database = self.database(Backend::Postgres, index)?;
                 self.migrate(&database);
-                let system = RawPostgresSystem {
-                    url: database.url(),
-                };
+                let system = RawPostgresSystem::new(database.url());
                 // The server is PostgreSQL itself: its processes are the database column.
                 let probe = Probe {
                     pid: None,

@@ -13,6 +13,11 @@ pub struct RunStats {
     pub latencies_us: Vec<u32>,
     /// Grants per client (contended workload), for fairness.
     pub per_client: Vec<u64>,
+    /// W7: exclusive acquires asked for, and granted (the rest timed out or were refused).
+    pub exclusive_attempts: u64,
+    pub exclusive_grants: u64,
+    /// W7: latencies of the exclusive acquires alone, in microseconds.
+    pub exclusive_latencies_us: Vec<u32>,
 }
 
 impl RunStats {
@@ -44,6 +49,11 @@ impl RunStats {
             total.elapsed = total.elapsed.max(run.elapsed);
             total.latencies_us.extend(run.latencies_us);
             total.per_client.extend(run.per_client);
+            total.exclusive_attempts += run.exclusive_attempts;
+            total.exclusive_grants += run.exclusive_grants;
+            total
+                .exclusive_latencies_us
+                .extend(run.exclusive_latencies_us);
         }
         total
     }

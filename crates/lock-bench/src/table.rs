@@ -109,6 +109,8 @@ pub enum Workload {
     W5 { waiter: Instance },
     /// Semaphore permits: the clients share 4 semaphores of limit 8, one permit each.
     W6,
+    /// A read/write lock: the clients share one resource, 90 % of acquires shared.
+    W7,
 }
 
 impl Workload {
@@ -126,6 +128,7 @@ impl Workload {
                 waiter: Instance::Other,
             } => "W5 (other instance)".to_owned(),
             Workload::W6 => "W6".to_owned(),
+            Workload::W7 => "W7".to_owned(),
         }
     }
 
@@ -168,8 +171,15 @@ const LOCKD_POSTGRES: System = System::Lockd {
     live_locks: 0,
 };
 /// W4 where the system has a status read (etcd's lock API has none, the ceiling answers only
-/// acquire and release), and W6 where it has semaphores (etcd has none in its API).
-const WITH_SEMAPHORES: &[Workload] = &[Workload::W1, Workload::W2, Workload::W4, Workload::W6];
+/// acquire and release), W6 where it has semaphores and W7 where it has read/write locks (etcd
+/// has neither in its API).
+const EVERY_PRIMITIVE: &[Workload] = &[
+    Workload::W1,
+    Workload::W2,
+    Workload::W4,
+    Workload::W6,
+    Workload::W7,
+];
 const HANDOFFS: &[Workload] = &[
     Workload::W5 {
         waiter: Instance::Same,
@@ -210,7 +220,7 @@ const fn scaled(backend: Backend, name: &'static str, live: u64, w3: &'static [W
 /// Every measurement of a full run, in report order; `--quick` keeps the rows marked `quick`.
 pub const TABLE: &[Row] = &[
     quick(HTTP_CEILING, System::HttpCeiling, &[Workload::W1]),
-    quick("lockd (SQLite)", LOCKD_SQLITE, WITH_SEMAPHORES),
+    quick("lockd (SQLite)", LOCKD_SQLITE, EVERY_PRIMITIVE),
     row(
         "lockd (SQLite, audit log on)",
         System::Lockd {
@@ -241,7 +251,7 @@ pub const TABLE: &[Row] = &[
         },
         &[Workload::W1],
     ),
-    quick("lockd (PostgreSQL)", LOCKD_POSTGRES, WITH_SEMAPHORES),
+    quick("lockd (PostgreSQL)", LOCKD_POSTGRES, EVERY_PRIMITIVE),
     row(
         "lockd (PostgreSQL)",
         System::LockdPair {
@@ -252,7 +262,7 @@ pub const TABLE: &[Row] = &[
     row(
         "raw PostgreSQL, a commit per statement (tokio-postgres)",
         System::RawPostgres,
-        &[Workload::W1, Workload::W6],
+        &[Workload::W1, Workload::W6, Workload::W7],
     ),
     scaled(
         Backend::Sqlite,
@@ -283,12 +293,12 @@ pub const TABLE: &[Row] = &[
         System::Redis {
             fsync_always: false,
         },
-        WITH_SEMAPHORES,
+        EVERY_PRIMITIVE,
     ),
     row(
         "Redis (appendfsync always)",
         System::Redis { fsync_always: true },
-        WITH_SEMAPHORES,
+        EVERY_PRIMITIVE,
     ),
     quick("etcd 3.4", System::Etcd, &[Workload::W1, Workload::W2]),
 ];

@@ -1,12 +1,21 @@
 //! The workloads, written once over a `LockClient`, so that every system is driven by the same
 //! code path: W1 (uncontended cycles), W2 (contended, fairness), W4 (status reads), W6
-//! (semaphore permits, contended).
+//! (semaphore permits, contended); W7 (a read/write lock) is in `read_write.rs`.
 
 use std::future::Future;
 use std::io;
 use std::time::{Duration, Instant};
 
 use crate::stats::RunStats;
+
+/// The mode of a read/write lock's acquire (W7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockMode {
+    /// One of several readers.
+    Shared,
+    /// The one writer.
+    Exclusive,
+}
 
 /// One benchmark client's connection to a lock system.
 pub trait LockClient: Send + 'static {
@@ -37,6 +46,35 @@ pub trait LockClient: Send + 'static {
             ))
         }
     }
+    /// Tries to take `resource` in `mode` (30 s lease), waiting up to `wait` for it (at once
+    /// when zero); `Ok(true)` when granted.
+    fn acquire_in(
+        &mut self,
+        resource: &str,
+        mode: LockMode,
+        wait: Duration,
+    ) -> impl Future<Output = io::Result<bool>> + Send {
+        let _ = (resource, mode, wait);
+        async {
+            Err(io::Error::other(
+                "read/write locks are not measured for this system",
+            ))
+        }
+    }
+    /// Releases this client's lock on `resource`, taken in `mode`; `Ok(true)` when it was
+    /// released.
+    fn release_in(
+        &mut self,
+        resource: &str,
+        mode: LockMode,
+    ) -> impl Future<Output = io::Result<bool>> + Send {
+        let _ = (resource, mode);
+        async {
+            Err(io::Error::other(
+                "read/write locks are not measured for this system",
+            ))
+        }
+    }
     /// Reads the status of `resource`; `Ok(true)` when the answer was well formed.
     fn status(&mut self, resource: &str) -> impl Future<Output = io::Result<bool>> + Send {
         let _ = resource;
@@ -54,11 +92,16 @@ pub trait LockSystem: Sync {
     fn connect(&self, client: usize) -> impl Future<Output = io::Result<Self::Client>> + Send;
 }
 
-fn micros(since: Instant) -> u32 {
+pub(crate) fn micros(since: Instant) -> u32 {
     since.elapsed().as_micros().min(u128::from(u32::MAX)) as u32
 }
 
-async fn run_clients<S, F, Fut>(system: &S, clients: usize, duration: Duration, body: F) -> RunStats
+pub(crate) async fn run_clients<S, F, Fut>(
+    system: &S,
+    clients: usize,
+    duration: Duration,
+    body: F,
+) -> RunStats
 where
     S: LockSystem,
     F: Fn(usize, S::Client, Instant) -> Fut,

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use super::{Measurement, Report};
+use super::{Measurement, ReadWrite, Report};
 
 impl Report {
     /// The measurements as JSON, kept beside the report so that it can be rendered again
@@ -18,6 +18,12 @@ impl Report {
                 "operations": m.operations,
                 "fairness": m.fairness, "rss_kib": m.rss_kib,
                 "cpu_us": m.cpu_us.map(|(a, b, c)| [a, b, c]),
+                "read_write": m.read_write.map(|rw| serde_json::json!({
+                    "shared_asked": rw.shared_asked, "shared_granted": rw.shared_granted,
+                    "exclusive_asked": rw.exclusive_asked,
+                    "exclusive_granted": rw.exclusive_granted,
+                    "exclusive_p99_ms": rw.exclusive_p99_ms,
+                })),
             })).collect::<Vec<_>>(),
         })
     }
@@ -44,6 +50,17 @@ impl Report {
                 cpu_us: m["cpu_us"]
                     .as_array()
                     .map(|c| (number(&c[0]), number(&c[1]), number(&c[2]))),
+                read_write: m["read_write"].is_object().then(|| {
+                    let rw = &m["read_write"];
+                    let count = |field: &str| rw[field].as_u64().unwrap_or_default();
+                    ReadWrite {
+                        shared_asked: count("shared_asked"),
+                        shared_granted: count("shared_granted"),
+                        exclusive_asked: count("exclusive_asked"),
+                        exclusive_granted: count("exclusive_granted"),
+                        exclusive_p99_ms: number(&rw["exclusive_p99_ms"]),
+                    }
+                }),
             })
             .collect();
         Ok(Self {

@@ -32,6 +32,17 @@ pub(super) const NOTES: &str = "
   waiter asks for it with `wait_seconds` (on the holder's instance, or on the other one) and
   stands in line, and the holder releases; the latency runs from sending the release to the
   waiter's grant arriving, so it includes the release's own durable commit and the waiter's.
+- W7 (a read/write lock) has anchors of its own. Redis runs a read/write lock in the manner of
+  Redisson's `RReadWriteLock` (`redis/read_write.rs`): a hash with a mode field and a field per
+  holder carrying its lease's end, one Lua script per operation, a published message when the
+  lock is freed that waiting clients retry on; as in Redisson, a waiting writer does not hold
+  back readers, and there are no fencing tokens. Raw PostgreSQL runs the statements of lockd's
+  shared locks (`raw_postgres/read_write.rs`: a transaction per operation holding the lock's
+  `distributed_locks` row `FOR UPDATE`, the readers' leases in `shared_holders`), plus the least
+  of what one lockd process keeps in memory (a count of waiting writers that holds back later
+  readers, a wake-up on each release that frees the lock), so that lockd's ratio to it is what
+  lockd itself costs. lockd serves every acquire that waits through the lock's FIFO queue, one
+  attempt at a time.
 - W3 preloads the live locks straight into the database before lockd starts, then runs W1; the
   RSS column is lockd's resident memory after the run.
 - lockd runs with its default settings (durable SQLite commits, `synchronous = FULL`) but logs

@@ -5,6 +5,12 @@ use std::fmt::Write as _;
 
 use super::{Measurement, Report};
 
+/// What W7 does, above its table.
+const W7_TEXT: &str = "The clients share one resource; each cycle draws the mode from a seeded \
+generator, asks for the lock waiting up to 1 s (`wait_seconds: 1` for lockd; a refusal after \
+the wait counts without a grant), and releases it at once when granted. Grants in either mode \
+per second; the latency of every acquire, waits included; the exclusive acquires apart.";
+
 impl Report {
     /// The tables, as Markdown.
     pub fn table(&self) -> String {
@@ -44,9 +50,68 @@ impl Report {
                 );
             }
         }
+        out.push_str(&self.read_write_table());
         out.push_str(&self.handoff_table());
         out.push_str(&self.ratios());
         out.push_str(&self.cpu_table());
+        out
+    }
+
+    /// W7: grants in either mode, every acquire's latency, and the writers apart: how many got
+    /// in, and their p99 (a writer that never gets in shows as such); then lockd against each
+    /// anchor.
+    fn read_write_table(&self) -> String {
+        let rows: Vec<&Measurement> = self
+            .measurements
+            .iter()
+            .filter(|m| m.workload == "W7")
+            .collect();
+        if rows.is_empty() {
+            return String::new();
+        }
+        let mut out = format!(
+            "\n### W7 (read/write lock, {}% shared)\n\n{}\n\n",
+            crate::read_write::W7_SHARED_PERCENT,
+            W7_TEXT
+        );
+        out.push_str("| system | grants/s (median) | spread | p50 ms | p99 ms | shared granted / asked | exclusive granted / asked | exclusive p99 ms | errors | fairness |\n|---|---|---|---|---|---|---|---|---|---|\n");
+        for m in &rows {
+            let Some(rw) = m.read_write else { continue };
+            let exclusive = match rw.exclusive_granted {
+                0 => format!("**0 / {} (writers starved)**", rw.exclusive_asked),
+                granted => format!("{granted} / {}", rw.exclusive_asked),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {:.0} | {:.0} | {:.2} | {:.2} | {} / {} | {exclusive} | {:.2} | {} | {} |",
+                m.system,
+                m.per_second,
+                m.spread,
+                m.p50_ms,
+                m.p99_ms,
+                rw.shared_granted,
+                rw.shared_asked,
+                rw.exclusive_p99_ms,
+                m.errors,
+                m.fairness.map_or("–".to_owned(), |f| format!("{f:.3}")),
+            );
+        }
+        let (lockd, anchors): (Vec<&Measurement>, Vec<&Measurement>) =
+            rows.iter().partition(|m| m.system.starts_with("lockd"));
+        if !lockd.is_empty() && !anchors.is_empty() {
+            out.push_str("\n| lockd | anchor | ratio (W7 grants/s) |\n|---|---|---|\n");
+            for ours in &lockd {
+                for anchor in anchors.iter().filter(|a| a.per_second > 0.0) {
+                    let _ = writeln!(
+                        out,
+                        "| {} | {} | {:.2}× |",
+                        ours.system,
+                        anchor.system,
+                        ours.per_second / anchor.per_second
+                    );
+                }
+            }
+        }
         out
     }
 

@@ -55,6 +55,7 @@ fn a_full_run_measures_every_pair_once_in_report_order() {
             (sqlite, "W2"),
             (sqlite, "W4"),
             (sqlite, "W6"),
+            (sqlite, "W7"),
             ("lockd (SQLite, audit log on)", "W1"),
             (sqlite, "W5 (same instance)"),
             (sqlite, "W5 (other instance)"),
@@ -70,6 +71,7 @@ fn a_full_run_measures_every_pair_once_in_report_order() {
             (postgres, "W2"),
             (postgres, "W4"),
             (postgres, "W6"),
+            (postgres, "W7"),
             (postgres, "W5 (same instance)"),
             (postgres, "W5 (other instance)"),
             (
@@ -80,6 +82,10 @@ fn a_full_run_measures_every_pair_once_in_report_order() {
                 "raw PostgreSQL, a commit per statement (tokio-postgres)",
                 "W6"
             ),
+            (
+                "raw PostgreSQL, a commit per statement (tokio-postgres)",
+                "W7"
+            ),
             (sqlite, "W3 (1k live)"),
             (sqlite, "W3 (1M live)"),
             (postgres, "W3 (1k live)"),
@@ -88,10 +94,12 @@ fn a_full_run_measures_every_pair_once_in_report_order() {
             (redis, "W2"),
             (redis, "W4"),
             (redis, "W6"),
+            (redis, "W7"),
             (redis_aof, "W1"),
             (redis_aof, "W2"),
             (redis_aof, "W4"),
             (redis_aof, "W6"),
+            (redis_aof, "W7"),
             ("etcd 3.4", "W1"),
             ("etcd 3.4", "W2"),
         ])
@@ -109,7 +117,7 @@ fn workloads_fit_their_systems() {
                 (Workload::W3 { live }, System::Lockd { live_locks, .. }) => live == live_locks,
                 (Workload::W3 { .. }, _) => false,
                 (_, System::Lockd { live_locks, .. }) => live_locks == 0,
-                (Workload::W6, system) => !matches!(
+                (Workload::W6 | Workload::W7, system) => !matches!(
                     system,
                     System::HttpCeiling | System::Etcd | System::RawSqlite { .. }
                 ),
