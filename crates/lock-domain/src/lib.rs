@@ -11,6 +11,8 @@ mod holders;
 mod lease;
 mod listing;
 mod lock;
+mod multi;
+mod multi_repository;
 mod owner;
 mod repository;
 mod resource_name;
@@ -36,6 +38,10 @@ pub use holders::{
 pub use lease::{Capacity, Lease, LeaseValue, Weight, MAX_LEASE_VALUE_BYTES, MAX_SEMAPHORE_LIMIT};
 pub use listing::{ListLimit, ListPage, ListQuery, ListedLock, ResourcePrefix};
 pub use lock::{AcquireOutcome, Lock, LockMode, ReleaseResult, RenewResult};
+pub use multi::{
+    decide_step, LockSet, LockSetError, LockStep, MultiAcquireOutcome, MAX_LOCKS_AT_ONCE,
+};
+pub use multi_repository::MultiLockRepository;
 pub use owner::Owner;
 pub use repository::{FreedHints, LockRepository, PoolState, RepositoryError, StoreHealth};
 pub use resource_name::ResourceName;
@@ -57,6 +63,8 @@ pub use tenant::Tenant;
 pub use ttl::{Ttl, DEFAULT_MAX_TTL_SECONDS};
 pub use validation::{ValidationError, CONTROL_CHARACTERS, WHITESPACE};
 
+#[cfg(feature = "mock")]
+pub use multi_repository::MockMultiLockRepository;
 #[cfg(feature = "mock")]
 pub use repository::{MockFreedHints, MockLockRepository, MockStoreHealth};
 #[cfg(feature = "mock")]

@@ -10,12 +10,13 @@
 //! lease, applies the domain's decision (`decide_shared_acquire`, `holder_role`) and rewrites the
 //! row from the leases ([`lock_domain::shared_row`]): neither rule has an SQL copy.
 
+mod multi;
 mod table;
 
 use chrono::{DateTime, Utc};
 use lock_domain::{
     decide_shared_acquire, decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock,
-    shared_row, FencingToken, Hold, HolderRole, Lease, LeaseValue, Lock, LockMode, Owner,
+    shared_row, FencingToken, Hold, HolderRole, Lease, LeaseValue, Lock, LockMode, LockStep, Owner,
     ReleaseResult, RenewResult, RepositoryError, ResourceName, SharedAcquireDecision,
     SharedAcquireOutcome, Tenant, Ttl,
 };
@@ -23,6 +24,7 @@ use lock_domain::{
 use crate::row::LockRow;
 use crate::semaphores::PermitError;
 
+pub(crate) use multi::acquire_all;
 pub(crate) use table::{sweep_postgres, sweep_sqlite, PostgresShared, SharedRow, SqliteShared};
 
 /// One shared-lock operation, as the repository hands it to its writer.
@@ -82,8 +84,20 @@ pub(crate) trait SharedTable {
         resource: &ResourceName,
         now_ms: i64,
     ) -> diesel::QueryResult<usize>;
-    /// Writes the lock's row as `row` says (inserted, or replacing what was there).
-    fn write_row(&mut self, tenant: &Tenant, row: &Lock) -> diesel::QueryResult<usize>;
+    /// Writes the lock's row as `row` says (inserted, or replacing what was there), marked as a
+    /// re-grant to the owner that held it when `regranted`.
+    fn write_row(
+        &mut self,
+        tenant: &Tenant,
+        row: &Lock,
+        regranted: bool,
+    ) -> diesel::QueryResult<usize>;
+    /// Ends the exclusive grant `grant` if it is still exactly that new grant (the backend's
+    /// undo statement of v1, `LockRepository::undo_grant`).
+    fn undo_exclusive(&mut self, tenant: &Tenant, grant: &Lock) -> diesel::QueryResult<bool>;
+    /// The clock the leases are decided with, in Unix milliseconds (on PostgreSQL read now,
+    /// after every lock this transaction took).
+    fn now_ms(&mut self) -> diesel::QueryResult<i64>;
     /// Moves the end of an exclusive lease, and replaces its value when `value` is `Some`.
     fn renew_row(
         &mut self,
@@ -183,7 +197,7 @@ impl Read {
         leases: &[Lease],
     ) -> Result<(), PermitError> {
         match shared_row(resource, leases, self.now) {
-            Some(row) => table.write_row(tenant, &row)?,
+            Some(row) => table.write_row(tenant, &row, false)?,
             None => table.end_row(tenant, resource, self.now_ms)?,
         };
         Ok(())
@@ -199,16 +213,37 @@ fn acquire(
     value: Option<LeaseValue>,
 ) -> Result<SharedAcquireOutcome, PermitError> {
     let read = Read::locked(table, tenant, resource, true)?;
+    let decision = decide_shared_acquire(read.row.as_ref(), &read.leases()?, &owner, read.now);
+    let step = match decision {
+        SharedAcquireDecision::Held => return Ok(SharedAcquireOutcome::Held),
+        SharedAcquireDecision::ModeMismatch => return Ok(SharedAcquireOutcome::ModeMismatch),
+        SharedAcquireDecision::Extend(token) => LockStep::Extend(token),
+        SharedAcquireDecision::GrantNew => LockStep::GrantNew,
+    };
+    let lock = grant_shared(table, tenant, resource, &read, &owner, ttl, value, step)?;
+    Ok(SharedAcquireOutcome::Granted(lock))
+}
+
+/// Makes the shared grant `step` (decided on `read`, under the row's lock) for `owner`, and
+/// rewrites the row to stand for the readers.
+#[allow(clippy::too_many_arguments)] // one grant: where, what was read, who, how long, decided how
+fn grant_shared(
+    table: &mut dyn SharedTable,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    read: &Read,
+    owner: &Owner,
+    ttl: Ttl,
+    value: Option<LeaseValue>,
+    step: LockStep,
+) -> Result<Lock, PermitError> {
     let rows = read.leases()?;
-    let decision = decide_shared_acquire(read.row.as_ref(), &rows, &owner, read.now);
     let row_live = read
         .row
         .as_ref()
         .is_some_and(|row| row.is_live_at(read.now));
-    let (token, regranted, value) = match decision {
-        SharedAcquireDecision::Held => return Ok(SharedAcquireOutcome::Held),
-        SharedAcquireDecision::ModeMismatch => return Ok(SharedAcquireOutcome::ModeMismatch),
-        SharedAcquireDecision::Extend(token) => {
+    let (token, regranted, value) = match step {
+        LockStep::Extend(token) => {
             let kept = read
                 .rows
                 .iter()
@@ -220,8 +255,9 @@ fn acquire(
                 value.map(|v| v.as_str().to_owned()).or(kept),
             )
         }
-        SharedAcquireDecision::GrantNew => {
-            (table.next_token()?, 0, value.map(|v| v.as_str().to_owned()))
+        LockStep::GrantNew => (table.next_token()?, 0, value.map(|v| v.as_str().to_owned())),
+        LockStep::Refused => {
+            return Err(RepositoryError::internal("a refused shared grant was made").into())
         }
     };
     // Once the row has ended, whatever leases remain ended with it.
@@ -240,10 +276,10 @@ fn acquire(
     };
     table.put_lease(tenant, resource, &granted)?;
     let lease = granted.lease()?;
-    leases.retain(|held| held.owner != owner);
+    leases.retain(|held| &held.owner != owner);
     leases.push(lease.clone());
     read.rewrite(table, tenant, resource, &leases)?;
-    Ok(SharedAcquireOutcome::Granted(shared_lock(resource, &lease)))
+    Ok(shared_lock(resource, &lease))
 }
 
 fn release(
@@ -318,10 +354,11 @@ fn renew(
     )
 }
 
-/// Ends `grant` only if it is still exactly that new shared grant, live.
+/// Ends `grant` only if it is still exactly that new grant, live (a shared one among the readers,
+/// an exclusive one by the undo of v1).
 fn undo(table: &mut dyn SharedTable, tenant: &Tenant, grant: Lock) -> Result<bool, PermitError> {
-    if grant.mode != LockMode::Shared {
-        return Ok(false);
+    if grant.mode == LockMode::Exclusive {
+        return Ok(table.undo_exclusive(tenant, &grant)?);
     }
     let resource = grant.resource.clone();
     let read = Read::locked(table, tenant, &resource, false)?;

@@ -22,7 +22,10 @@ pub(crate) mod sqlite;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_domain::{LeaseValue, ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
+use lock_domain::{
+    LeaseValue, ListQuery, Lock, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
+    ResourceName, Tenant, Ttl,
+};
 
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::row::{ListedRow, LockRow};
@@ -100,6 +103,48 @@ pub(crate) trait Writer: Send + Sync {
 
     /// Deletes at most `batch` shared leases that ended more than `grace` ago.
     async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError>;
+
+    /// Grants every lock of `set` or none, in one transaction (see `shared_locks::multi`). Grants
+    /// whose caller has gone are undone.
+    async fn acquire_all(
+        &self,
+        tenant: Tenant,
+        set: LockSet,
+    ) -> Result<MultiAcquireOutcome, RepositoryError>;
+}
+
+/// Undoes, with `undo` (run on the writer's connection), the grants of a multi-lock that nobody
+/// will hear of, and audits each.
+pub(crate) fn undo_unheard_set(
+    tenant: &Tenant,
+    answer: MultiAcquireOutcome,
+    mut undo: impl FnMut(SharedOp) -> Result<SharedAnswer, RepositoryError>,
+) {
+    let MultiAcquireOutcome::Granted(locks) = answer else {
+        return;
+    };
+    for lock in locks {
+        let (resource, owner, token) = (
+            lock.resource.clone(),
+            lock.owner.clone(),
+            lock.fencing_token,
+        );
+        match undo(SharedOp::Undo { grant: lock }) {
+            Ok(SharedAnswer::Undone(undone)) => tracing::warn!(
+                target: "lockd::audit",
+                event = if undone { "grant_undone" } else { "grant_undo_skipped" },
+                tenant = %tenant,
+                resource = %resource,
+                owner = %owner,
+                fencing_token = token.value(),
+                reason = "the grant was made after its caller had gone",
+            ),
+            Ok(_) => {}
+            Err(error) => {
+                tracing::warn!(%error, resource = %resource, "a grant made after its caller had gone could not be undone; it expires with its lease")
+            }
+        }
+    }
 }
 
 /// Undoes a shared grant nobody will hear of with `run` (an undo operation run on the writer's

@@ -52,7 +52,13 @@ fn the_row_stands_for_the_live_readers() {
 }
 
 /// One case of a shared acquire: the row, the readers, who asks when, and the decision.
-type SharedCase = (Option<Lock>, Vec<Lease>, &'static str, i64, SharedAcquireDecision);
+type SharedCase = (
+    Option<Lock>,
+    Vec<Lease>,
+    &'static str,
+    i64,
+    SharedAcquireDecision,
+);
 
 #[test]
 fn shared_acquire_table() {

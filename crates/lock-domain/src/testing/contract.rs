@@ -12,6 +12,7 @@ mod fencing;
 mod fixtures;
 mod health;
 mod listing;
+mod multi;
 mod release;
 mod renew;
 mod semaphore_namespaces;
@@ -40,6 +41,10 @@ pub use listing::{
     list_is_per_tenant, list_limit_bounds_the_page, list_orders_names_bytewise,
     list_pages_have_no_duplicates_or_gaps_while_locks_are_added, list_prefix_is_literal,
     list_shows_only_live_locks_with_their_remaining_ttl,
+};
+pub use multi::{
+    a_set_is_granted_whole_in_request_order, a_set_with_one_lock_held_changes_nothing,
+    racing_overlapping_sets_are_each_all_or_nothing,
 };
 pub use release::{
     release_by_another_owner_is_forbidden_and_changes_nothing,
@@ -89,17 +94,23 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::{LockRepository, SemaphoreRepository, SharedLockRepository, StoreHealth};
+use crate::{
+    LockRepository, MultiLockRepository, SemaphoreRepository, SharedLockRepository, StoreHealth,
+};
 
 /// What the suite needs of a store: its lock, shared-lock and semaphore operations and its
 /// statistics.
 pub trait ContractStore:
-    LockRepository + SharedLockRepository + SemaphoreRepository + StoreHealth
+    LockRepository + SharedLockRepository + MultiLockRepository + SemaphoreRepository + StoreHealth
 {
 }
 
-impl<S: LockRepository + SharedLockRepository + SemaphoreRepository + StoreHealth> ContractStore
-    for S
+impl<S> ContractStore for S where
+    S: LockRepository
+        + SharedLockRepository
+        + MultiLockRepository
+        + SemaphoreRepository
+        + StoreHealth
 {
 }
 
@@ -170,7 +181,10 @@ macro_rules! repository_contract_suite {
             a_reader_is_regranted_and_renewed_on_its_own_lease,
             undo_shared_grant_ends_only_that_exact_grant,
             racing_readers_and_writers_never_hold_in_two_modes_at_once,
-            a_lock_s_value_is_kept_replaced_and_never_inherited
+            a_lock_s_value_is_kept_replaced_and_never_inherited,
+            a_set_is_granted_whole_in_request_order,
+            a_set_with_one_lock_held_changes_nothing,
+            racing_overlapping_sets_are_each_all_or_nothing
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

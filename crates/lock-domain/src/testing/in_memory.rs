@@ -1,5 +1,6 @@
 //! The reference repository: the domain rules applied to a map under one mutex.
 
+mod multi;
 mod semaphores;
 mod shared;
 
@@ -75,40 +76,8 @@ impl LockRepository for InMemoryLockRepository {
         value: Option<LeaseValue>,
     ) -> Result<AcquireOutcome, RepositoryError> {
         let now = self.clock.now();
-        let mut state = self.state();
-        let key = (tenant, resource.clone());
-        let current = state.locks.get(&key);
-        // Releases remove their lock: a lock still here that another owner let expire is taken over.
-        let takeover = current.is_some_and(|lock| lock.owner != owner && !lock.is_live_at(now));
-        let (fencing_token, regranted, value) =
-            match (decide_acquire(current, &owner, now), current) {
-                (AcquireDecision::Deny, _) => return Ok(AcquireOutcome::Held),
-                (AcquireDecision::Extend, Some(lock)) => {
-                    (lock.fencing_token, true, value.or(lock.value.clone()))
-                }
-                (AcquireDecision::Extend | AcquireDecision::GrantNew, _) => {
-                    (state.next_token()?, false, value)
-                }
-            };
-        if regranted {
-            state.regranted.insert(key.clone());
-        } else {
-            state.regranted.remove(&key);
-        }
-        let lock = Lock {
-            resource: resource.clone(),
-            owner,
-            acquired_at: now,
-            expires_at: now + ttl.as_time_delta(),
-            fencing_token,
-            mode: crate::LockMode::Exclusive,
-            value,
-        };
-        state.locks.insert(key, lock.clone());
-        if takeover {
-            state.expired_takeovers += 1;
-        }
-        Ok(AcquireOutcome::Granted(lock))
+        self.state()
+            .acquire((tenant, resource), owner, ttl, value, now)
     }
 
     async fn status(
@@ -210,6 +179,53 @@ impl LockRepository for InMemoryLockRepository {
             })
             .collect();
         Ok(ListPage::from_overfetch(listed, query.limit))
+    }
+}
+
+impl State {
+    /// An exclusive acquire, under the mutex.
+    pub(super) fn acquire(
+        &mut self,
+        key: (Tenant, ResourceName),
+        owner: Owner,
+        ttl: Ttl,
+        value: Option<LeaseValue>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<AcquireOutcome, RepositoryError> {
+        let state = self;
+        let resource = key.1.clone();
+        let current = state.locks.get(&key);
+        // Releases remove their lock: a lock still here that another owner let expire is taken over.
+        let takeover = current.is_some_and(|lock| lock.owner != owner && !lock.is_live_at(now));
+        let (fencing_token, regranted, value) =
+            match (decide_acquire(current, &owner, now), current) {
+                (AcquireDecision::Deny, _) => return Ok(AcquireOutcome::Held),
+                (AcquireDecision::Extend, Some(lock)) => {
+                    (lock.fencing_token, true, value.or(lock.value.clone()))
+                }
+                (AcquireDecision::Extend | AcquireDecision::GrantNew, _) => {
+                    (state.next_token()?, false, value)
+                }
+            };
+        if regranted {
+            state.regranted.insert(key.clone());
+        } else {
+            state.regranted.remove(&key);
+        }
+        let lock = Lock {
+            resource: resource.clone(),
+            owner,
+            acquired_at: now,
+            expires_at: now + ttl.as_time_delta(),
+            fencing_token,
+            mode: crate::LockMode::Exclusive,
+            value,
+        };
+        state.locks.insert(key, lock.clone());
+        if takeover {
+            state.expired_takeovers += 1;
+        }
+        Ok(AcquireOutcome::Granted(lock))
     }
 }
 

@@ -2,8 +2,9 @@
 
 use async_trait::async_trait;
 use lock_domain::{
-    Hold, LeaseValue, Lock, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName,
-    SharedAcquireOutcome, SharedLockRepository, Tenant, Ttl,
+    Hold, LeaseValue, Lock, LockSet, MultiAcquireOutcome, MultiLockRepository, Owner,
+    ReleaseResult, RenewResult, RepositoryError, ResourceName, SharedAcquireOutcome,
+    SharedLockRepository, Tenant, Ttl,
 };
 
 use super::DieselLockRepository;
@@ -116,5 +117,16 @@ impl SharedLockRepository for DieselLockRepository {
             }
             other => Err(mismatched(other)),
         }
+    }
+}
+
+#[async_trait]
+impl MultiLockRepository for DieselLockRepository {
+    async fn acquire_all(
+        &self,
+        tenant: Tenant,
+        set: LockSet,
+    ) -> Result<MultiAcquireOutcome, RepositoryError> {
+        self.inner.writer.acquire_all(tenant, set).await
     }
 }

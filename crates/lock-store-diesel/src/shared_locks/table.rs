@@ -48,16 +48,17 @@ const DELETE_LEASE: &str =
 
 const DELETE_LEASES: &str = "DELETE FROM shared_holders WHERE tenant = $1 AND resource = $2";
 
-/// The lock's row standing for its shared holders. Never a re-grant (`regranted` false): the
-/// exclusive undo never ends it, since its owner is no client.
+/// The lock's row as a grant writes it: the row standing for its shared holders (never a
+/// re-grant: the exclusive undo never ends it, its owner being no client; no value), or an
+/// exclusive grant of a multi-lock (`$7` = 1 for a re-grant; `$8` its value).
 const WRITE_ROW: &str = "\
 INSERT INTO distributed_locks (tenant, resource, owner, acquired_at_ms, expires_at_ms,
-                               fencing_token)
-VALUES ($1, $2, $3, $4, $5, $6)
+                               fencing_token, regranted, value)
+VALUES ($1, $2, $3, $4, $5, $6, ($7 = 1), $8)
 ON CONFLICT (tenant, resource) DO UPDATE SET
     owner = excluded.owner, acquired_at_ms = excluded.acquired_at_ms,
     expires_at_ms = excluded.expires_at_ms, fencing_token = excluded.fencing_token,
-    regranted = (1 = 0), value = NULL";
+    regranted = excluded.regranted, value = excluded.value";
 
 /// An exclusive holder's renew: the new end `$3`, and the value `$4` when not NULL.
 const RENEW_ROW: &str = "\
@@ -128,7 +129,12 @@ fn key<'a>(tenant: &'a Tenant, resource: &'a ResourceName) -> Vec<Param<'a>> {
 /// [`Prepared`] statements.
 macro_rules! portable_statements {
     () => {
-        fn write_row(&mut self, tenant: &Tenant, row: &Lock) -> QueryResult<usize> {
+        fn write_row(
+            &mut self,
+            tenant: &Tenant,
+            row: &Lock,
+            regranted: bool,
+        ) -> QueryResult<usize> {
             Prepared::portable(
                 WRITE_ROW,
                 vec![
@@ -138,6 +144,8 @@ macro_rules! portable_statements {
                     Param::BigInt(row.acquired_at.timestamp_millis()),
                     Param::BigInt(row.expires_at.timestamp_millis()),
                     Param::BigInt(row.fencing_token.value()),
+                    Param::BigInt(i64::from(regranted)),
+                    Param::NullableText(row.value.as_ref().map(LeaseValue::as_str)),
                 ],
             )
             .execute(self.conn)
@@ -212,6 +220,14 @@ impl SharedTable for SqliteShared<'_> {
         one(Prepared::portable(SQLITE_NEXT_TOKEN, vec![]).load(self.conn)?)
     }
 
+    fn now_ms(&mut self) -> QueryResult<i64> {
+        Ok(self.now_ms)
+    }
+
+    fn undo_exclusive(&mut self, tenant: &Tenant, grant: &Lock) -> QueryResult<bool> {
+        crate::sqlite::undo_grant(self.conn, tenant, grant, self.now_ms)
+    }
+
     fn end_row(
         &mut self,
         tenant: &Tenant,
@@ -256,6 +272,14 @@ impl SharedTable for PostgresShared<'_> {
 
     fn next_token(&mut self) -> QueryResult<i64> {
         one(Prepared::portable(POSTGRES_NEXT_TOKEN, vec![]).load(self.conn)?)
+    }
+
+    fn now_ms(&mut self) -> QueryResult<i64> {
+        one(Prepared::portable(POSTGRES_NOW, vec![]).load(self.conn)?)
+    }
+
+    fn undo_exclusive(&mut self, tenant: &Tenant, grant: &Lock) -> QueryResult<bool> {
+        crate::postgres::writes::undo_grant(self.conn, tenant, grant)
     }
 
     fn end_row(

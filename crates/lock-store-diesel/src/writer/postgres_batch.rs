@@ -53,7 +53,10 @@ use std::thread;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_domain::{LeaseValue, ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
+use lock_domain::{
+    LeaseValue, ListQuery, Lock, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
+    ResourceName, Tenant, Ttl,
+};
 
 use self::queue::{lock, Outcome, Queue, Shared};
 use super::postgres_direct::PostgresDirect;
@@ -233,6 +236,15 @@ impl Writer for PostgresBatcher {
 
     async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
         self.direct.sweep_shared(grace, batch).await
+    }
+
+    /// Multi-locks are not batched: each runs in a transaction of its own.
+    async fn acquire_all(
+        &self,
+        tenant: Tenant,
+        set: LockSet,
+    ) -> Result<MultiAcquireOutcome, RepositoryError> {
+        self.direct.acquire_all(tenant, set).await
     }
 }
 

@@ -5,9 +5,14 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_domain::{LeaseValue, ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl};
+use lock_domain::{
+    LeaseValue, ListQuery, Lock, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
+    ResourceName, Tenant, Ttl,
+};
 
-use super::{undo_unheard_grant, undo_unheard_permit, undo_unheard_shared, Writer};
+use super::{
+    undo_unheard_grant, undo_unheard_permit, undo_unheard_set, undo_unheard_shared, Writer,
+};
 use crate::error::from_query;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::pooled::Pooled;
@@ -171,6 +176,32 @@ impl Writer for PostgresDirect {
                     let Ok(c) = conn.postgres() else { return };
                     undo_unheard_shared(&undo_tenant, answer, |undo| {
                         Ok(run_shared(c, &undo_tenant, undo)?)
+                    });
+                },
+            )
+            .await
+    }
+
+    /// In a transaction of its own, holding every row of the set.
+    async fn acquire_all(
+        &self,
+        tenant: Tenant,
+        set: LockSet,
+    ) -> Result<MultiAcquireOutcome, RepositoryError> {
+        let undo_tenant = tenant.clone();
+        self.pooled
+            .run_undoable(
+                move |conn, _| {
+                    use diesel::Connection;
+                    let conn = conn.postgres()?;
+                    Ok(conn.transaction(|conn| {
+                        shared_locks::acquire_all(&mut PostgresShared { conn }, &tenant, &set)
+                    })?)
+                },
+                move |conn, answer| {
+                    let Ok(c) = conn.postgres() else { return };
+                    undo_unheard_set(&undo_tenant, answer, |undo| {
+                        Ok(run_shared(&mut *c, &undo_tenant, undo)?)
                     });
                 },
             )

@@ -8,11 +8,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use diesel::sqlite::SqliteConnection;
 use lock_domain::{
-    Clock, LeaseValue, ListQuery, Lock, Owner, RepositoryError, ResourceName, Tenant, Ttl,
+    Clock, LeaseValue, ListQuery, Lock, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
+    ResourceName, Tenant, Ttl,
 };
 
 use super::group_commit::GroupCommitWriter;
-use super::{undo_unheard_grant, undo_unheard_permit, undo_unheard_shared, Writer};
+use super::{
+    undo_unheard_grant, undo_unheard_permit, undo_unheard_set, undo_unheard_shared, Writer,
+};
 use crate::error::from_query;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::pooled::Pooled;
@@ -217,6 +220,31 @@ impl Writer for SqliteWriter {
                 move |conn, now_ms, answer| {
                     undo_unheard_shared(&undo_tenant, answer, |undo| {
                         let mut table = SqliteShared { conn, now_ms };
+                        Ok(shared_locks::run(&mut table, &undo_tenant, undo)?)
+                    });
+                },
+            )
+            .await
+    }
+
+    async fn acquire_all(
+        &self,
+        tenant: Tenant,
+        set: LockSet,
+    ) -> Result<MultiAcquireOutcome, RepositoryError> {
+        let undo_tenant = tenant.clone();
+        self.commits
+            .submit_undoable(
+                move |conn, now_ms| {
+                    let mut table = SqliteShared { conn, now_ms };
+                    Ok(shared_locks::acquire_all(&mut table, &tenant, &set)?)
+                },
+                move |conn, now_ms, answer| {
+                    undo_unheard_set(&undo_tenant, answer, |undo| {
+                        let mut table = SqliteShared {
+                            conn: &mut *conn,
+                            now_ms,
+                        };
                         Ok(shared_locks::run(&mut table, &undo_tenant, undo)?)
                     });
                 },

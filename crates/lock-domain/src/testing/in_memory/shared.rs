@@ -50,45 +50,8 @@ impl SharedLockRepository for InMemoryLockRepository {
         value: Option<LeaseValue>,
     ) -> Result<SharedAcquireOutcome, RepositoryError> {
         let now = self.clock.now();
-        let mut state = self.state();
-        let key = (tenant, resource.clone());
-        let row = state.locks.get(&key).cloned();
-        let decision = decide_shared_acquire(row.as_ref(), state.shared_of(&key), &owner, now);
-        let expires_at = now + ttl.as_time_delta();
-        let owner_key = (key.0.clone(), key.1.clone(), owner.clone());
-        let (fencing_token, value) = match decision {
-            SharedAcquireDecision::Held => return Ok(SharedAcquireOutcome::Held),
-            SharedAcquireDecision::ModeMismatch => return Ok(SharedAcquireOutcome::ModeMismatch),
-            SharedAcquireDecision::Extend(token) => {
-                state.regranted_shared.insert(owner_key);
-                let kept = state
-                    .shared_of(&key)
-                    .iter()
-                    .find(|lease| lease.owner == owner)
-                    .and_then(|lease| lease.value.clone());
-                (token, value.or(kept))
-            }
-            SharedAcquireDecision::GrantNew => {
-                let live_row = row.as_ref().filter(|row| row.is_live_at(now));
-                if live_row.is_none() {
-                    // The row ended: whatever it stood for is over.
-                    state.shared.remove(&key);
-                    if row.is_some_and(|row| !row.owner.is_shared_holders()) {
-                        state.expired_takeovers += 1;
-                    }
-                }
-                state.regranted_shared.remove(&owner_key);
-                (state.next_token()?, value)
-            }
-        };
-        let lease = shared_lease(owner.clone(), now, expires_at, fencing_token, value);
-        let leases = state.shared.entry(key.clone()).or_default();
-        leases.retain(|held| held.owner != owner);
-        leases.push(lease.clone());
-        state.rewrite_shared_row(&key, now);
-        Ok(SharedAcquireOutcome::Granted(shared_lock(
-            &resource, &lease,
-        )))
+        self.state()
+            .acquire_shared((tenant, resource), owner, ttl, value, now)
     }
 
     async fn hold(
@@ -204,5 +167,57 @@ impl SharedLockRepository for InMemoryLockRepository {
             state.rewrite_shared_row(&key, now);
         }
         Ok(undone)
+    }
+}
+
+impl State {
+    /// A shared acquire, under the mutex.
+    pub(super) fn acquire_shared(
+        &mut self,
+        key: Key,
+        owner: Owner,
+        ttl: Ttl,
+        value: Option<LeaseValue>,
+        now: DateTime<Utc>,
+    ) -> Result<SharedAcquireOutcome, RepositoryError> {
+        let state = self;
+        let resource = key.1.clone();
+        let row = state.locks.get(&key).cloned();
+        let decision = decide_shared_acquire(row.as_ref(), state.shared_of(&key), &owner, now);
+        let expires_at = now + ttl.as_time_delta();
+        let owner_key = (key.0.clone(), key.1.clone(), owner.clone());
+        let (fencing_token, value) = match decision {
+            SharedAcquireDecision::Held => return Ok(SharedAcquireOutcome::Held),
+            SharedAcquireDecision::ModeMismatch => return Ok(SharedAcquireOutcome::ModeMismatch),
+            SharedAcquireDecision::Extend(token) => {
+                state.regranted_shared.insert(owner_key);
+                let kept = state
+                    .shared_of(&key)
+                    .iter()
+                    .find(|lease| lease.owner == owner)
+                    .and_then(|lease| lease.value.clone());
+                (token, value.or(kept))
+            }
+            SharedAcquireDecision::GrantNew => {
+                let live_row = row.as_ref().filter(|row| row.is_live_at(now));
+                if live_row.is_none() {
+                    // The row ended: whatever it stood for is over.
+                    state.shared.remove(&key);
+                    if row.is_some_and(|row| !row.owner.is_shared_holders()) {
+                        state.expired_takeovers += 1;
+                    }
+                }
+                state.regranted_shared.remove(&owner_key);
+                (state.next_token()?, value)
+            }
+        };
+        let lease = shared_lease(owner.clone(), now, expires_at, fencing_token, value);
+        let leases = state.shared.entry(key.clone()).or_default();
+        leases.retain(|held| held.owner != owner);
+        leases.push(lease.clone());
+        state.rewrite_shared_row(&key, now);
+        Ok(SharedAcquireOutcome::Granted(shared_lock(
+            &resource, &lease,
+        )))
     }
 }

@@ -1,0 +1,170 @@
+//! Atomic multi-lock: several locks, each in its mode, granted together in one transaction or
+//! not at all. Nothing is held while a caller waits for them, so no deadlock is possible.
+
+use chrono::{DateTime, Utc};
+
+use crate::{
+    decide_acquire, decide_shared_acquire, AcquireDecision, FencingToken, Lease, LeaseValue, Lock,
+    LockMode, Owner, ResourceName, SharedAcquireDecision, Ttl,
+};
+
+/// The most locks one multi-lock request takes.
+pub const MAX_LOCKS_AT_ONCE: usize = 64;
+
+/// Why a set of locks was refused as a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LockSetError {
+    #[error("must name 1 to {MAX_LOCKS_AT_ONCE} locks, got {0}")]
+    Count(usize),
+    #[error("names resource {0:?} more than once")]
+    Duplicate(String),
+}
+
+/// Locks to take together: 1 to [`MAX_LOCKS_AT_ONCE`] distinct resources, each in its mode, for
+/// one owner, one TTL and one value (stored with each lease).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockSet {
+    owner: Owner,
+    ttl: Ttl,
+    locks: Vec<(ResourceName, LockMode)>,
+    value: Option<LeaseValue>,
+}
+
+impl LockSet {
+    /// # Errors
+    /// [`LockSetError`] when `locks` is empty, longer than [`MAX_LOCKS_AT_ONCE`], or names a
+    /// resource twice.
+    pub fn new(
+        owner: Owner,
+        ttl: Ttl,
+        locks: Vec<(ResourceName, LockMode)>,
+        value: Option<LeaseValue>,
+    ) -> Result<Self, LockSetError> {
+        if locks.is_empty() || locks.len() > MAX_LOCKS_AT_ONCE {
+            return Err(LockSetError::Count(locks.len()));
+        }
+        let mut names: Vec<&str> = locks.iter().map(|(name, _)| name.as_str()).collect();
+        names.sort_unstable();
+        if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(LockSetError::Duplicate(pair[0].to_owned()));
+        }
+        Ok(Self {
+            owner,
+            ttl,
+            locks,
+            value,
+        })
+    }
+
+    pub fn owner(&self) -> &Owner {
+        &self.owner
+    }
+
+    pub fn ttl(&self) -> Ttl {
+        self.ttl
+    }
+
+    pub fn value(&self) -> Option<&LeaseValue> {
+        self.value.as_ref()
+    }
+
+    /// The locks in request order.
+    pub fn locks(&self) -> &[(ResourceName, LockMode)] {
+        &self.locks
+    }
+
+    /// The positions of the locks in bytewise name order: the order in which a store locks
+    /// them, the same in every process, so that two multi-locks never wait for each other in a
+    /// circle.
+    pub fn in_key_order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.locks.len()).collect();
+        order.sort_by(|&a, &b| {
+            self.locks[a]
+                .0
+                .as_str()
+                .as_bytes()
+                .cmp(self.locks[b].0.as_str().as_bytes())
+        });
+        order
+    }
+}
+
+/// The answer to a multi-lock acquire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MultiAcquireOutcome {
+    /// Every lock was granted, in request order, each with its own fencing token.
+    Granted(Vec<Lock>),
+    /// These locks (in request order) could not be granted now; nothing changed.
+    Unavailable(Vec<ResourceName>),
+}
+
+/// What a multi-lock does with one of its locks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockStep {
+    /// Grant a new lease with a new, larger token.
+    GrantNew,
+    /// The caller holds the lock in this mode: re-grant it from now, keeping this token.
+    Extend(FencingToken),
+    /// Held by others, or by the caller in the other mode: the whole set is refused.
+    Refused,
+}
+
+/// Decides one lock of a multi-lock: the lock's row and shared leases, the caller, the mode it
+/// asks for, and `now` (one instant for the whole set, read once every lock is held).
+pub fn decide_step(
+    row: Option<&Lock>,
+    shared: &[Lease],
+    owner: &Owner,
+    mode: LockMode,
+    now: DateTime<Utc>,
+) -> LockStep {
+    match mode {
+        LockMode::Exclusive => match (decide_acquire(row, owner, now), row) {
+            (AcquireDecision::Deny, _) => LockStep::Refused,
+            (AcquireDecision::Extend, Some(row)) => LockStep::Extend(row.fencing_token),
+            (AcquireDecision::Extend | AcquireDecision::GrantNew, _) => LockStep::GrantNew,
+        },
+        LockMode::Shared => match decide_shared_acquire(row, shared, owner, now) {
+            SharedAcquireDecision::GrantNew => LockStep::GrantNew,
+            SharedAcquireDecision::Extend(token) => LockStep::Extend(token),
+            SharedAcquireDecision::Held | SharedAcquireDecision::ModeMismatch => LockStep::Refused,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(names: &[&str]) -> Result<LockSet, LockSetError> {
+        LockSet::new(
+            Owner::parse("o").unwrap(),
+            Ttl::parse(30, 60).unwrap(),
+            names
+                .iter()
+                .map(|n| (ResourceName::parse(*n).unwrap(), LockMode::Exclusive))
+                .collect(),
+            None,
+        )
+    }
+
+    #[test]
+    fn a_set_names_1_to_64_distinct_locks() {
+        assert_eq!(set(&[]), Err(LockSetError::Count(0)));
+        assert!(set(&["a"]).is_ok());
+        let many: Vec<String> = (0..65).map(|i| format!("r{i}")).collect();
+        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(set(&refs), Err(LockSetError::Count(65)));
+        assert!(set(&refs[..64]).is_ok());
+        assert_eq!(
+            set(&["a", "b", "a"]),
+            Err(LockSetError::Duplicate("a".into()))
+        );
+    }
+
+    #[test]
+    fn locks_are_taken_in_bytewise_name_order() {
+        let set = set(&["b", "é", "A", "a"]).unwrap();
+        assert_eq!(set.in_key_order(), [2, 3, 0, 1]);
+    }
+}
