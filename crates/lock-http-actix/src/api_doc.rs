@@ -5,6 +5,7 @@
 //! generators handle (no boolean `const`, no `null` where a value is simply absent) and says
 //! every status each operation answers, with an example.
 
+pub(crate) mod multi_requests;
 mod problem_responses;
 pub(crate) mod requests;
 
@@ -17,7 +18,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{RefOr, Type};
 use utoipa::{Modify, OpenApi};
 
-use crate::{dto, listing, locks, operations, problem, semaphores};
+use crate::{dto, listing, locks, multi_locks, operations, problem, semaphores};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -28,6 +29,8 @@ use crate::{dto, listing, locks, operations, problem, semaphores};
     ),
     paths(
         listing::list,
+        multi_locks::acquire_all,
+        multi_locks::release_all,
         locks::acquire,
         locks::status,
         locks::release,
@@ -52,6 +55,13 @@ use crate::{dto, listing, locks, operations, problem, semaphores};
         requests::AcquireRequest,
         requests::RenewRequest,
         requests::ReleaseRequest,
+        multi_requests::MultiAcquireRequest,
+        multi_requests::ReleaseManyRequest,
+        dto::MultiAcquireResponse,
+        dto::MultiGranted,
+        dto::MultiUnavailable,
+        dto::ReleaseManyResponse,
+        dto::ReleaseOne,
         dto::PermitView,
         dto::PermitAcquireResponse,
         dto::PermitGranted,

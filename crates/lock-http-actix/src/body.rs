@@ -118,6 +118,12 @@ pub(crate) struct LockFields<'a> {
     /// How a lock acquire wants to hold the lock.
     #[serde(borrow, default, deserialize_with = "present")]
     pub mode: Option<&'a RawValue>,
+    /// The locks of a multi-lock acquire.
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub locks: Option<&'a RawValue>,
+    /// The resources of a release of many.
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub resources: Option<&'a RawValue>,
 }
 
 fn present<'de, D>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error>

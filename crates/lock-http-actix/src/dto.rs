@@ -3,9 +3,13 @@
 //! `crate::fields`.)
 
 mod hold;
+mod multi;
 mod semaphore;
 
 pub(crate) use hold::LockStatus;
+pub(crate) use multi::{
+    MultiAcquireResponse, MultiGranted, MultiUnavailable, ReleaseManyResponse, ReleaseOne,
+};
 
 pub(crate) use semaphore::{
     PermitAcquireResponse, PermitGranted, PermitUnavailable, PermitView, SemaphoreList,

@@ -20,6 +20,8 @@ mod listing;
 mod lock_request;
 mod locks;
 mod metrics;
+mod multi_locks;
+mod multi_request;
 mod operations;
 mod peer;
 mod problem;
@@ -35,8 +37,8 @@ use std::sync::Arc;
 use actix_web::middleware::ErrorHandlers;
 use actix_web::web::{self, ServiceConfig};
 use lock_domain::{
-    LockRepository, SemaphoreRepository, SharedLockRepository, StoreHealth, SystemClock,
-    DEFAULT_MAX_TTL_SECONDS,
+    LockRepository, MultiLockRepository, SemaphoreRepository, SharedLockRepository, StoreHealth,
+    SystemClock, DEFAULT_MAX_TTL_SECONDS,
 };
 use lock_service::{LockService, ServicePorts, WaiterLimits};
 
@@ -114,21 +116,22 @@ impl LockApi {
         }
     }
 
-    /// The API over one store's lock, shared-lock and semaphore operations and health, with a service of its
-    /// own that reports to `settings.metrics` and the audit log, on the system clock, without
-    /// hints of other processes' releases: for tests and single-process setups.
-    pub fn over(
-        locks: Arc<dyn LockRepository>,
-        shared_locks: Arc<dyn SharedLockRepository>,
-        semaphores: Arc<dyn SemaphoreRepository>,
-        health: Arc<dyn StoreHealth>,
-        settings: ApiSettings,
-        waiter_limits: WaiterLimits,
-    ) -> Self {
+    /// The API over one store's ports, with a service of its own that reports to
+    /// `settings.metrics` and the audit log, on the system clock, without hints of other
+    /// processes' releases: for tests and single-process setups.
+    pub fn over(store: ApiStore, settings: ApiSettings, waiter_limits: WaiterLimits) -> Self {
+        let ApiStore {
+            locks,
+            shared_locks,
+            multi_locks,
+            semaphores,
+            health,
+        } = store;
         let service = LockService::new(
             ServicePorts {
                 locks,
                 shared_locks,
+                multi_locks,
                 semaphores,
                 hints: None,
                 clock: Arc::new(SystemClock),
@@ -166,23 +169,40 @@ impl LockApi {
     }
 }
 
+/// What the API runs over when it builds its own service ([`LockApi::over`]): a store's ports,
+/// each of which a test may replace with a double of its own.
+pub struct ApiStore {
+    pub locks: Arc<dyn LockRepository>,
+    pub shared_locks: Arc<dyn SharedLockRepository>,
+    pub multi_locks: Arc<dyn MultiLockRepository>,
+    pub semaphores: Arc<dyn SemaphoreRepository>,
+    pub health: Arc<dyn StoreHealth>,
+}
+
+impl ApiStore {
+    /// Every port from one store.
+    pub fn of<S>(store: Arc<S>) -> Self
+    where
+        S: LockRepository
+            + SharedLockRepository
+            + MultiLockRepository
+            + SemaphoreRepository
+            + StoreHealth
+            + 'static,
+    {
+        Self {
+            locks: Arc::clone(&store) as _,
+            shared_locks: Arc::clone(&store) as _,
+            multi_locks: Arc::clone(&store) as _,
+            semaphores: Arc::clone(&store) as _,
+            health: store,
+        }
+    }
+}
+
 /// Registers every route of the API on one actix `App`, over one store (see [`LockApi::over`]):
-/// `App::new().configure(lock_http_actix::configure(locks, shared_locks, semaphores, health, settings))`. A server with
-/// several workers builds one [`LockApi`] instead and registers it on each.
-pub fn configure(
-    locks: Arc<dyn LockRepository>,
-    shared_locks: Arc<dyn SharedLockRepository>,
-    semaphores: Arc<dyn SemaphoreRepository>,
-    health: Arc<dyn StoreHealth>,
-    settings: ApiSettings,
-) -> impl FnOnce(&mut ServiceConfig) {
-    LockApi::over(
-        locks,
-        shared_locks,
-        semaphores,
-        health,
-        settings,
-        WaiterLimits::default(),
-    )
-    .configure()
+/// `App::new().configure(lock_http_actix::configure(ApiStore::of(store), settings))`. A server
+/// with several workers builds one [`LockApi`] instead and registers it on each.
+pub fn configure(store: ApiStore, settings: ApiSettings) -> impl FnOnce(&mut ServiceConfig) {
+    LockApi::over(store, settings, WaiterLimits::default()).configure()
 }

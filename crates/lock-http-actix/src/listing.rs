@@ -20,7 +20,9 @@ pub(crate) fn routes(cfg: &mut ServiceConfig) {
     cfg.service(
         web::resource("/locks")
             .route(web::get().to(list))
-            .default_service(web::to(method_not_allowed("GET"))),
+            .route(web::post().to(crate::multi_locks::acquire_all))
+            .route(web::delete().to(crate::multi_locks::release_all))
+            .default_service(web::to(method_not_allowed("GET, POST, DELETE"))),
     );
 }
 

@@ -38,10 +38,13 @@ async fn call(
     let mut health = MockStoreHealth::new();
     health.expect_ping().returning(|| Ok(()));
     let app = init_service(App::new().configure(lock_http_actix::configure(
-        Arc::new(repo),
-        Arc::new(no_shared_holders()),
-        Arc::new(MockSemaphoreRepository::new()),
-        Arc::new(health),
+        lock_http_actix::ApiStore {
+            locks: Arc::new(repo),
+            shared_locks: Arc::new(no_shared_holders()),
+            multi_locks: Arc::new(lock_domain::MockMultiLockRepository::new()),
+            semaphores: Arc::new(MockSemaphoreRepository::new()),
+            health: Arc::new(health),
+        },
         settings,
     )))
     .await;

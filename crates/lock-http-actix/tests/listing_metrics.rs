@@ -45,10 +45,13 @@ async fn send_over(
     reqs: Vec<TestRequest>,
 ) -> Vec<Answer> {
     let app = init_service(App::new().configure(lock_http_actix::configure(
-        repo,
-        Arc::new(no_shared_holders()),
-        Arc::new(MockSemaphoreRepository::new()),
-        health,
+        lock_http_actix::ApiStore {
+            locks: repo,
+            shared_locks: Arc::new(no_shared_holders()),
+            multi_locks: Arc::new(lock_domain::MockMultiLockRepository::new()),
+            semaphores: Arc::new(MockSemaphoreRepository::new()),
+            health,
+        },
         settings,
     )))
     .await;
@@ -194,9 +197,10 @@ async fn bad_queries_are_422_problems_and_touch_nothing() {
     let answers = send(
         memory(),
         ApiSettings::default(),
-        vec![TestRequest::post().uri("/locks")],
+        vec![TestRequest::put().uri("/locks")],
     )
     .await;
+    // POST and DELETE /locks take and release several locks; other methods are not allowed.
     assert_eq!(answers[0].status, StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(answers[0].content_type, "application/problem+json");
 }

@@ -16,10 +16,7 @@ use serde_json::{json, Value};
 fn api() -> LockApi {
     let store = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
     LockApi::over(
-        Arc::clone(&store) as _,
-        Arc::clone(&store) as _,
-        Arc::clone(&store) as _,
-        store,
+        lock_http_actix::ApiStore::of(store),
         ApiSettings::default(),
         WaiterLimits::default(),
     )

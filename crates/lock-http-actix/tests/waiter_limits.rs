@@ -34,14 +34,7 @@ fn api(limits: WaiterLimits) -> (LockApi, Arc<dyn LockRepository>) {
         ..ApiSettings::default()
     };
     (
-        LockApi::over(
-            Arc::clone(&repo),
-            Arc::clone(&store) as _,
-            Arc::clone(&store) as _,
-            store,
-            settings,
-            limits,
-        ),
+        LockApi::over(lock_http_actix::ApiStore::of(store), settings, limits),
         repo,
     )
 }

@@ -21,10 +21,7 @@ fn api() -> (LockApi, Arc<dyn LockRepository>) {
     let repo: Arc<dyn LockRepository> = Arc::clone(&store) as _;
     (
         LockApi::over(
-            Arc::clone(&repo),
-            Arc::clone(&store) as _,
-            Arc::clone(&store) as _,
-            store,
+            lock_http_actix::ApiStore::of(store),
             ApiSettings::default(),
             WaiterLimits::default(),
         ),

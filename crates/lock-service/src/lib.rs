@@ -13,12 +13,14 @@
 mod counting;
 mod events;
 mod modes;
+mod multi;
 mod permits;
 mod service;
 mod waiting;
 
 pub use counting::run_live_lock_counter;
 pub use events::{Acquired, LockEvents, NoEvents, PermitsAcquired, Trouble, WaitersFull};
+pub use multi::{MultiAcquireRequest, MultiAcquired};
 pub use permits::PermitsRequest;
 pub use service::{AcquireError, AcquireRequest, LockService, ServicePorts, WaitingStats};
 pub use waiting::{WaiterLimits, DEFAULT_MAX_WAITERS};

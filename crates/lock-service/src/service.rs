@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use lock_domain::{
     AcquireOutcome, Clock, FreedHints, Hold, LeaseValue, ListPage, ListQuery, LockMode,
-    LockRepository, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName,
-    SemaphoreRepository, SharedLockRepository, SystemClock, Tenant, Ttl,
+    LockRepository, MultiLockRepository, Owner, ReleaseResult, RenewResult, RepositoryError,
+    ResourceName, SemaphoreRepository, SharedLockRepository, SystemClock, Tenant, Ttl,
 };
 
 use crate::events::{Acquired, LockEvents, NoEvents, WaitersFull};
@@ -20,6 +20,7 @@ use crate::waiting::{WaitOutcome, WaiterLimits, Waiting};
 pub struct ServicePorts {
     pub locks: Arc<dyn LockRepository>,
     pub shared_locks: Arc<dyn SharedLockRepository>,
+    pub multi_locks: Arc<dyn MultiLockRepository>,
     pub semaphores: Arc<dyn SemaphoreRepository>,
     pub hints: Option<Arc<dyn FreedHints>>,
     pub clock: Arc<dyn Clock>,
@@ -76,6 +77,7 @@ pub struct WaitingStats {
 pub struct LockService {
     pub(crate) locks: Arc<dyn LockRepository>,
     pub(crate) shared_locks: Arc<dyn SharedLockRepository>,
+    pub(crate) multi_locks: Arc<dyn MultiLockRepository>,
     pub(crate) semaphores: Arc<dyn SemaphoreRepository>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) events: Arc<dyn LockEvents>,
@@ -104,6 +106,7 @@ impl LockService {
         Self {
             locks: ports.locks,
             shared_locks: ports.shared_locks,
+            multi_locks: ports.multi_locks,
             semaphores: ports.semaphores,
             clock: ports.clock,
             events: ports.events,
@@ -117,12 +120,17 @@ impl LockService {
     /// directly (`LockGuard`) and want no metrics or audit log of their own.
     pub fn over<S>(store: Arc<S>) -> Self
     where
-        S: LockRepository + SharedLockRepository + SemaphoreRepository + 'static,
+        S: LockRepository
+            + SharedLockRepository
+            + MultiLockRepository
+            + SemaphoreRepository
+            + 'static,
     {
         Self::new(
             ServicePorts {
                 locks: Arc::clone(&store) as _,
                 shared_locks: Arc::clone(&store) as _,
+                multi_locks: Arc::clone(&store) as _,
                 semaphores: store,
                 hints: None,
                 clock: Arc::new(SystemClock),

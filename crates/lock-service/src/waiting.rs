@@ -117,6 +117,9 @@ struct Shared {
     /// Where hints of freed semaphore permits go (`None`: any may be free).
     permit_hints: std::sync::OnceLock<PermitHints>,
     closing: Notify,
+    /// Notified whenever any lock may have been freed (here or, by a hint, elsewhere): what
+    /// waiting multi-locks listen to, since they stand in no lock's queue.
+    any_freed: Notify,
 }
 
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -155,6 +158,7 @@ impl Waiting {
                 closed: AtomicBool::new(false),
                 permit_hints: std::sync::OnceLock::new(),
                 closing: Notify::new(),
+                any_freed: Notify::new(),
             }),
         }
     }
@@ -290,6 +294,12 @@ impl Waiting {
         WaiterSeat::take(&self.shared, tenant).map(|seat| Seat { seat })
     }
 
+    /// Resolves the next time any lock may have been freed, by this process or (hinted) another.
+    /// Best effort, like every hint: a waiter still looks now and then by itself.
+    pub(crate) async fn any_freed(&self) {
+        self.shared.any_freed.notified().await;
+    }
+
     /// Resolves once [`Self::close`] has been called (at once if it has).
     pub(crate) async fn closed(&self) {
         let closing = self.shared.closing.notified();
@@ -361,6 +371,7 @@ impl Shared {
     }
 
     fn wake(&self, key: &QueueKey, freed: bool) {
+        self.any_freed.notify_waiters();
         let queue = locked(&self.queues).get(key).cloned();
         if let Some(queue) = queue {
             queue.wake(freed);
@@ -368,6 +379,7 @@ impl Shared {
     }
 
     fn wake_all(&self) {
+        self.any_freed.notify_waiters();
         let queues: Vec<Arc<Queue>> = locked(&self.queues).values().cloned().collect();
         for queue in queues {
             queue.wake(false);

@@ -88,6 +88,7 @@ impl Application {
             ServicePorts {
                 locks: Arc::clone(&store) as _,
                 shared_locks: Arc::clone(&store) as _,
+                multi_locks: Arc::clone(&store) as _,
                 semaphores: Arc::clone(&store) as _,
                 hints: Some(Arc::clone(&store) as _),
                 clock: store_clock(),

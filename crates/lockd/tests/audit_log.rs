@@ -75,10 +75,7 @@ async fn audited_requests(format: LogFormat) -> Vec<String> {
         ..ApiSettings::default()
     };
     let app = init_service(App::new().configure(lock_http_actix::configure(
-        Arc::clone(&store) as _,
-        Arc::clone(&store) as _,
-        Arc::clone(&store) as _,
-        store,
+        lock_http_actix::ApiStore::of(store),
         settings,
     )))
     .await;

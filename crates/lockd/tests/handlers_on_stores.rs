@@ -41,10 +41,7 @@ fn request(method: &str, path: &str, body: Option<Value>) -> TestRequest {
 async fn outcomes_reach_the_client(db: TestDatabase) {
     let repo = repository(&db).await;
     let app = init_service(App::new().configure(lock_http_actix::configure(
-        Arc::clone(&repo) as _,
-        Arc::clone(&repo) as _,
-        Arc::clone(&repo) as _,
-        repo,
+        lock_http_actix::ApiStore::of(repo),
         ApiSettings::default(),
     )))
     .await;

@@ -43,6 +43,9 @@ impl Modify for RequestLimits {
                 .schemas
                 .insert(name.into_owned(), RefOr::T(Schema::Object(schema)));
         }
+        components
+            .schemas
+            .extend(super::multi_requests::configured(self));
     }
 }
 

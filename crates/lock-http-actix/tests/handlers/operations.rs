@@ -22,6 +22,7 @@ async fn readyz_is_200_when_the_repository_answers() {
     let store = Mocks {
         locks: MockLockRepository::new(),
         shared: super::support::no_shared_holders(),
+        multi: lock_domain::MockMultiLockRepository::new(),
         semaphores: lock_domain::MockSemaphoreRepository::new(),
         health,
     };

@@ -15,11 +15,12 @@ use chrono::{DateTime, Utc};
 use futures::Stream;
 use lock_domain::{
     AcquireOutcome, Capacity, FencingToken, Lease, ListPage, Lock, MockLockRepository,
-    MockSemaphoreRepository, MockSharedLockRepository, MockStoreHealth, Owner, Permit,
-    PermitReleaseResult, PermitRenewResult, PoolState, ReleaseResult, RenewResult, RepositoryError,
-    ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant, Weight,
+    MockMultiLockRepository, MockSemaphoreRepository, MockSharedLockRepository, MockStoreHealth,
+    MultiAcquireOutcome, Owner, Permit, PermitReleaseResult, PermitRenewResult, PoolState,
+    ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
+    SemaphorePage, SemaphoreState, Tenant, Weight,
 };
-use lock_http_actix::{configure, ApiSettings};
+use lock_http_actix::{configure, ApiSettings, ApiStore};
 use serde_json::{json, Value};
 
 pub(crate) const ACQUIRED_AT: &str = "2026-11-29T21:32:27.120Z";
@@ -70,6 +71,7 @@ pub(crate) async fn answer<B: MessageBody>(response: ServiceResponse<B>) -> Answ
 pub(crate) struct Mocks {
     pub(crate) locks: MockLockRepository,
     pub(crate) shared: MockSharedLockRepository,
+    pub(crate) multi: MockMultiLockRepository,
     pub(crate) semaphores: MockSemaphoreRepository,
     pub(crate) health: MockStoreHealth,
 }
@@ -79,6 +81,7 @@ impl From<MockLockRepository> for Mocks {
         Self {
             locks,
             shared: no_shared_holders(),
+            multi: MockMultiLockRepository::new(),
             semaphores: MockSemaphoreRepository::new(),
             health: MockStoreHealth::new(),
         }
@@ -88,10 +91,13 @@ impl From<MockLockRepository> for Mocks {
 impl Mocks {
     fn configure(self, settings: ApiSettings) -> impl FnOnce(&mut actix_web::web::ServiceConfig) {
         configure(
-            Arc::new(self.locks),
-            Arc::new(self.shared),
-            Arc::new(self.semaphores),
-            Arc::new(self.health),
+            ApiStore {
+                locks: Arc::new(self.locks),
+                shared_locks: Arc::new(self.shared),
+                multi_locks: Arc::new(self.multi),
+                semaphores: Arc::new(self.semaphores),
+                health: Arc::new(self.health),
+            },
             settings,
         )
     }
@@ -338,9 +344,19 @@ pub(crate) fn permissive_repo() -> Mocks {
             has_more: false,
         })
     });
+    let mut multi = MockMultiLockRepository::new();
+    multi.expect_acquire_all().returning(|_, set| {
+        Ok(MultiAcquireOutcome::Granted(
+            set.locks()
+                .iter()
+                .map(|(resource, _)| lock_of(resource.as_str(), set.owner().as_str()))
+                .collect(),
+        ))
+    });
     Mocks {
         locks: repo,
         shared: no_shared_holders(),
+        multi,
         semaphores,
         health,
     }
@@ -408,6 +424,7 @@ pub(crate) fn failing_repo(failure: Failure) -> Mocks {
     Mocks {
         locks: repo,
         shared: no_shared_holders(),
+        multi: MockMultiLockRepository::new(),
         semaphores: MockSemaphoreRepository::new(),
         health,
     }

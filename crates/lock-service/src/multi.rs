@@ -1,0 +1,242 @@
+//! Atomic multi-lock use cases: acquire a set of locks together (waiting, holding nothing, until
+//! all are available at once or the wait ends), and release many.
+
+use std::time::Duration;
+
+use lock_domain::{
+    Lock, LockMode, LockSet, MultiAcquireOutcome, Owner, ReleaseResult, RepositoryError,
+    ResourceName, Tenant,
+};
+
+use crate::events::Acquired;
+use crate::service::AcquireError;
+use crate::waiting::WaitEnd;
+use crate::LockService;
+
+/// How long past a holder's `expires_at` a waiting multi-lock tries again.
+const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
+
+/// A multi-lock acquire, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MultiAcquireRequest {
+    pub tenant: Tenant,
+    pub set: LockSet,
+    /// How long to wait for all of them to be available together; zero answers at once.
+    pub wait: Duration,
+}
+
+/// How a multi-lock acquire ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MultiAcquired {
+    /// Every lock, in request order.
+    Granted { locks: Vec<Lock>, waited: bool },
+    /// These locks could not be granted now, and the request did not wait; nothing changed.
+    Unavailable { resources: Vec<ResourceName> },
+    /// The wait ended with these locks still unavailable; the last of their leases, as last
+    /// seen, ends in about `retry_after_seconds` (at least 1).
+    TimedOut {
+        resources: Vec<ResourceName>,
+        retry_after_seconds: u64,
+    },
+    /// Granted after a wait, but the client had gone: every grant was undone.
+    HungUp,
+}
+
+impl LockService {
+    /// Acquires every lock of `request.set` together, or none: at once, or (with a wait) as
+    /// soon as all are available at one instant. Nothing is held while waiting, so two
+    /// multi-locks can never deadlock. `hung_up` is asked once a grant has arrived after a wait:
+    /// when the client has gone, every grant is undone. Must be called inside a tokio runtime.
+    ///
+    /// # Errors
+    /// [`AcquireError::Store`] when the store failed (nothing was granted, or what was is
+    /// undone); [`AcquireError::WaitersFull`] when the request would wait but the limits are
+    /// reached.
+    pub async fn acquire_all(
+        &self,
+        request: MultiAcquireRequest,
+        hung_up: impl Fn() -> bool,
+    ) -> Result<MultiAcquired, AcquireError> {
+        let MultiAcquireRequest { tenant, set, wait } = request;
+        let seat = if wait.is_zero() {
+            None
+        } else {
+            let seat = self.waiting.seat(&tenant).map_err(|full| {
+                self.events.waiter_rejected(&tenant, full);
+                AcquireError::WaitersFull(full)
+            })?;
+            self.waiting.start_hints();
+            Some(seat)
+        };
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut waited = false;
+        let outcome = loop {
+            // Listen before trying, so that a release between the try and the sleep wakes it.
+            let freed = self.waiting.any_freed();
+            tokio::pin!(freed);
+            match self
+                .multi_locks
+                .acquire_all(tenant.clone(), set.clone())
+                .await?
+            {
+                MultiAcquireOutcome::Granted(locks) => {
+                    if waited && hung_up() {
+                        self.undo_set(&tenant, locks).await;
+                        self.waiting.count_wait_end(WaitEnd::Abandoned);
+                        break MultiAcquired::HungUp;
+                    }
+                    if seat.is_some() {
+                        self.waiting.count_wait_end(WaitEnd::Granted);
+                    }
+                    break MultiAcquired::Granted { locks, waited };
+                }
+                MultiAcquireOutcome::Unavailable(resources) => {
+                    if seat.is_none() {
+                        break MultiAcquired::Unavailable { resources };
+                    }
+                    let until_free = self.until_all_may_be_free(&tenant, &resources).await?;
+                    let now = tokio::time::Instant::now();
+                    if now >= deadline {
+                        self.waiting.count_wait_end(WaitEnd::TimedOut);
+                        break MultiAcquired::TimedOut {
+                            resources,
+                            retry_after_seconds: until_free.as_secs() + 1,
+                        };
+                    }
+                    let nap = until_free
+                        .min(self.waiting.poll_period())
+                        .min(deadline - now);
+                    waited = true;
+                    tokio::select! {
+                        () = &mut freed => {}
+                        () = tokio::time::sleep(nap) => {}
+                        () = self.waiting.closed() => {
+                            self.waiting.count_wait_end(WaitEnd::TimedOut);
+                            break MultiAcquired::TimedOut {
+                                resources,
+                                retry_after_seconds: until_free.as_secs() + 1,
+                            };
+                        }
+                    }
+                }
+            }
+        };
+        self.report_set(&tenant, &set, &outcome);
+        Ok(outcome)
+    }
+
+    /// How long until every one of `resources` may be free, by the ends of the leases seen now
+    /// (zero when one is free already: another attempt may succeed at once).
+    async fn until_all_may_be_free(
+        &self,
+        tenant: &Tenant,
+        resources: &[ResourceName],
+    ) -> Result<Duration, RepositoryError> {
+        let keys = resources
+            .iter()
+            .map(|resource| (tenant.clone(), resource.clone()))
+            .collect();
+        let now = self.clock.now();
+        let latest = self
+            .locks
+            .statuses(keys)
+            .await?
+            .into_iter()
+            .flatten()
+            .map(|lock| (lock.expires_at - now).to_std().unwrap_or_default())
+            .max()
+            .unwrap_or_default();
+        Ok(if latest.is_zero() {
+            latest
+        } else {
+            latest + EXPIRY_MARGIN
+        })
+    }
+
+    /// Undoes each grant of a set nobody will use (a re-grant of a lease its owner held is
+    /// left as it was).
+    async fn undo_set(&self, tenant: &Tenant, locks: Vec<Lock>) {
+        for lock in locks {
+            let undone = match lock.mode {
+                LockMode::Exclusive => self.locks.undo_grant(tenant.clone(), lock.clone()).await,
+                LockMode::Shared => {
+                    self.shared_locks
+                        .undo_shared_grant(tenant.clone(), lock.clone())
+                        .await
+                }
+            };
+            match undone {
+                Ok(undone) => {
+                    self.events
+                        .grant_undone(tenant, &lock, undone, "the waiting client hung up");
+                    if undone {
+                        self.waiting.freed(tenant, &lock.resource);
+                    }
+                }
+                Err(error) => self.events.trouble(crate::Trouble::UndoFailed {
+                    resource: &lock.resource,
+                    error: &error,
+                }),
+            }
+        }
+    }
+
+    /// Reports a multi-lock to the events port, lock by lock: each granted lock, or each lock
+    /// that was unavailable.
+    fn report_set(&self, tenant: &Tenant, set: &LockSet, outcome: &MultiAcquired) {
+        let owner = set.owner();
+        match outcome {
+            MultiAcquired::Granted { locks, waited } => {
+                for lock in locks {
+                    let how = Acquired::Granted {
+                        lock: lock.clone(),
+                        waited: *waited,
+                    };
+                    self.events.acquired(tenant, &lock.resource, owner, &how);
+                }
+            }
+            MultiAcquired::Unavailable { resources } => {
+                for resource in resources {
+                    self.events
+                        .acquired(tenant, resource, owner, &Acquired::Held);
+                }
+            }
+            MultiAcquired::TimedOut {
+                resources,
+                retry_after_seconds,
+            } => {
+                let how = Acquired::TimedOut {
+                    retry_after_seconds: *retry_after_seconds,
+                };
+                for resource in resources {
+                    self.events.acquired(tenant, resource, owner, &how);
+                }
+            }
+            MultiAcquired::HungUp => {}
+        }
+    }
+
+    /// Releases each of `resources` held by `owner` (in either mode), one after another, each
+    /// exactly as [`Self::release`]: the answers in request order.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed; the releases answered before it stand.
+    pub async fn release_all(
+        &self,
+        tenant: Tenant,
+        owner: Owner,
+        resources: Vec<ResourceName>,
+    ) -> Result<Vec<(ResourceName, ReleaseResult)>, RepositoryError> {
+        let mut results = Vec::with_capacity(resources.len());
+        for resource in resources {
+            let result = self
+                .release(tenant.clone(), resource.clone(), owner.clone())
+                .await?;
+            results.push((resource, result));
+        }
+        Ok(results)
+    }
+}
+
+#[cfg(test)]
+mod tests;

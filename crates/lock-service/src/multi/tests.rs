@@ -1,0 +1,160 @@
+//! Multi-lock through the service: all or nothing at once, waiting until every lock is free
+//! together (holding nothing meanwhile), a hung-up waiter's grants undone, and release many.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_domain::testing::InMemoryLockRepository;
+use lock_domain::{
+    LockMode, LockSet, Owner, ReleaseResult, ResourceName, SystemClock, Tenant, Ttl,
+};
+
+use crate::{AcquireRequest, Acquired, LockService, MultiAcquireRequest, MultiAcquired};
+
+fn service() -> LockService {
+    LockService::over(Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock))))
+}
+
+fn name(raw: &str) -> ResourceName {
+    ResourceName::parse(raw).unwrap()
+}
+
+fn request(who: &str, names: &[&str], wait_ms: u64) -> MultiAcquireRequest {
+    MultiAcquireRequest {
+        tenant: Tenant::default_tenant(),
+        set: LockSet::new(
+            Owner::parse(who).unwrap(),
+            Ttl::parse(60, 3_600).unwrap(),
+            names
+                .iter()
+                .map(|n| (name(n), LockMode::Exclusive))
+                .collect(),
+            None,
+        )
+        .unwrap(),
+        wait: Duration::from_millis(wait_ms),
+    }
+}
+
+async fn single(service: &LockService, who: &str, resource: &str) -> Acquired {
+    let request = AcquireRequest {
+        tenant: Tenant::default_tenant(),
+        resource: name(resource),
+        owner: Owner::parse(who).unwrap(),
+        ttl: Ttl::parse(60, 3_600).unwrap(),
+        wait: Duration::ZERO,
+        mode: LockMode::Exclusive,
+        value: None,
+    };
+    service.acquire(request, || false).await.unwrap()
+}
+
+async fn release(service: &LockService, who: &str, resource: &str) -> ReleaseResult {
+    service
+        .release(
+            Tenant::default_tenant(),
+            name(resource),
+            Owner::parse(who).unwrap(),
+        )
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_waiting_set_is_granted_when_its_last_lock_is_freed_and_holds_nothing_before() {
+    let service = service();
+    single(&service, "x", "a").await;
+    single(&service, "y", "c").await;
+    assert_eq!(
+        service
+            .acquire_all(request("o", &["a", "b", "c"], 0), || false)
+            .await
+            .unwrap(),
+        MultiAcquired::Unavailable {
+            resources: vec![name("a"), name("c")]
+        }
+    );
+    let waiter = {
+        let service = service.clone();
+        tokio::spawn(async move {
+            service
+                .acquire_all(request("o", &["a", "b", "c"], 5_000), || false)
+                .await
+                .unwrap()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // While it waits it holds nothing: b is free for anyone.
+    assert!(matches!(
+        single(&service, "z", "b").await,
+        Acquired::Granted { .. }
+    ));
+    release(&service, "z", "b").await;
+    release(&service, "x", "a").await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!waiter.is_finished(), "c is still held");
+    release(&service, "y", "c").await;
+    let outcome = tokio::time::timeout(Duration::from_secs(1), waiter)
+        .await
+        .expect("granted soon after the last release")
+        .unwrap();
+    let MultiAcquired::Granted { locks, waited } = outcome else {
+        panic!("expected the set, got {outcome:?}");
+    };
+    assert!(waited);
+    assert_eq!(locks.len(), 3);
+    let results = service
+        .release_all(
+            Tenant::default_tenant(),
+            Owner::parse("o").unwrap(),
+            vec![name("c"), name("nope"), name("a")],
+        )
+        .await
+        .unwrap();
+    assert!(matches!(results[0], (_, ReleaseResult::Released(_))));
+    assert_eq!(results[1].1, ReleaseResult::NotFound);
+    assert!(matches!(results[2], (_, ReleaseResult::Released(_))));
+}
+
+#[tokio::test]
+async fn a_wait_that_ends_says_when_to_retry_and_a_hung_up_waiter_keeps_nothing() {
+    let service = service();
+    single(&service, "x", "a").await;
+    let outcome = service
+        .acquire_all(request("o", &["a", "b"], 300), || false)
+        .await
+        .unwrap();
+    let MultiAcquired::TimedOut {
+        resources,
+        retry_after_seconds,
+    } = outcome
+    else {
+        panic!("expected the wait to end, got {outcome:?}");
+    };
+    assert_eq!(resources, [name("a")]);
+    assert!(
+        (59..=61).contains(&retry_after_seconds),
+        "{retry_after_seconds}"
+    );
+    let waiter = {
+        let service = service.clone();
+        tokio::spawn(async move {
+            service
+                .acquire_all(request("gone", &["a", "b"], 5_000), || true)
+                .await
+                .unwrap()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    release(&service, "x", "a").await;
+    assert_eq!(waiter.await.unwrap(), MultiAcquired::HungUp);
+    let a = service
+        .status(Tenant::default_tenant(), name("a"))
+        .await
+        .unwrap();
+    let b = service
+        .status(Tenant::default_tenant(), name("b"))
+        .await
+        .unwrap();
+    assert_eq!((a, b), (None, None), "the gone client's grants were undone");
+}
