@@ -13,6 +13,7 @@ pub(crate) fn granted(tenant: &Tenant, lock: &Lock) {
         owner = %lock.owner,
         fencing_token = lock.fencing_token.value(),
         expires_at = %crate::dto::timestamp(lock.expires_at),
+        mode = lock.mode.as_str(),
     );
 }
 

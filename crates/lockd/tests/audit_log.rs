@@ -256,4 +256,5 @@ async fn json_audit_lines_carry_the_values_as_plain_strings() {
     let granted: Value = serde_json::from_str(&lines[0]).unwrap();
     assert_eq!(granted["fields"]["event"], "granted");
     assert!(granted["fields"]["fencing_token"].is_u64(), "{}", lines[0]);
+    assert_eq!(granted["fields"]["mode"], "exclusive", "{}", lines[0]);
 }
