@@ -180,9 +180,7 @@ impl Report {
                 .find(|m| m.workload == "W1" && m.system == system)
                 .map(|m| m.per_second)
         };
-        let mut out = String::from(
-            "\n### Ratios (W1, same run)\n\n| lockd | anchor | ratio |\n|---|---|---|\n",
-        );
+        let mut out = String::new();
         for lockd in [
             "lockd (SQLite)",
             "lockd (SQLite, audit log on)",
@@ -204,6 +202,10 @@ impl Report {
                 }
             }
         }
-        out
+        if out.is_empty() {
+            // No W1 of lockd and of an anchor in this run (`--workloads` without W1).
+            return out;
+        }
+        format!("\n### Ratios (W1, same run)\n\n| lockd | anchor | ratio |\n|---|---|---|\n{out}")
     }
 }
