@@ -202,6 +202,14 @@ impl LockService {
             mode,
             value,
         } = request;
+        if *mode == LockMode::Shared && !self.waiting.has_exclusive_waiter(tenant, resource) {
+            // Readers do not wait for each other: with no writer waiting here, a reader that can
+            // share the lock now gets it now, as without a wait.
+            match self.acquire_shared_now(request).await? {
+                Acquired::Held => {}
+                answered => return Ok(answered),
+            }
+        }
         if self.waiting.has_queue(tenant, resource) {
             // The holder is answered at once: re-granted in its mode, or told it holds the other.
             match self.mode_held_by(request).await? {

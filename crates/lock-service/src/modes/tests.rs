@@ -288,3 +288,14 @@ async fn a_holder_asking_for_the_other_mode_is_refused_even_behind_waiters() {
     release(&service, "r").await;
     assert!(granted_in(&writer.await.unwrap(), LockMode::Exclusive));
 }
+
+#[tokio::test]
+async fn a_waiting_reader_beside_readers_is_granted_at_once_not_queued() {
+    let service = service();
+    acquire(&service, "r1", LockMode::Shared, 0).await;
+    let outcome = acquire(&service, "r2", LockMode::Shared, 5_000).await;
+    assert!(
+        matches!(outcome, Acquired::Granted { ref lock, waited: false } if lock.mode == LockMode::Shared),
+        "readers do not queue behind each other: {outcome:?}"
+    );
+}

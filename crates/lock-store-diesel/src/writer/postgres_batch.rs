@@ -229,9 +229,9 @@ impl Writer for PostgresBatcher {
         self.direct.sweep_permits(grace, batch).await
     }
 
-    /// Shared-lock operations are not batched: each runs in a transaction of its own.
+    /// Group-committed with the semaphore operations (`postgres_permits`).
     async fn shared(&self, tenant: Tenant, op: SharedOp) -> Result<SharedAnswer, RepositoryError> {
-        self.direct.shared(tenant, op).await
+        self.permits.submit_shared(tenant, op).await
     }
 
     async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {

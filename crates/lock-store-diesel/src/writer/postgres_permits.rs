@@ -1,13 +1,16 @@
-//! Group commit of semaphore operations on PostgreSQL: a few threads, each with a queue, take
-//! every operation queued to them (up to `max_batch`), run them one after another in one
-//! transaction on a pooled connection (given back after each batch) and commit once, so that operations on one semaphore share
-//! its advisory lock and one commit instead of taking a transaction (and an fsync) each. A
-//! semaphore's operations always go to the same thread (by a hash of its name), so the threads
-//! of one process never wait for each other's locks, and different semaphores run in parallel.
+//! Group commit of semaphore and shared-lock operations on PostgreSQL: a few threads, each with a
+//! queue, take every operation queued to them (up to `max_batch`), run them one after another in
+//! one transaction on a pooled connection (given back after each batch) and commit once, so that
+//! operations on one semaphore share its advisory lock, operations on one lock its row lock, and
+//! all of them one commit instead of taking a transaction (and an fsync) each. A semaphore's or
+//! lock's operations always go to the same thread (by a hash of its name), so the threads of one
+//! process never wait for each other's locks, and different names run in parallel.
 //!
-//! - A batch runs in ascending (tenant, name) order, arrival order kept within a semaphore, so
-//!   that the advisory locks of two instances' batches are always taken in the same order and
-//!   cannot deadlock (a lock taken again in one transaction is only counted again).
+//! - A batch runs in ascending (tenant, name) order, arrival order kept within a name, so that
+//!   the locks of two instances' batches are always taken in the same order and cannot
+//!   deadlock (a lock taken again in one transaction is only counted again). Lock rows are taken
+//!   in that order by every other writer too (the batch statement of the exclusive writes, a
+//!   multi-lock), so none of them can wait for a batch in a circle either.
 //! - A caller is answered only after the commit. A batch that fails (a statement, or a row the
 //!   domain refuses) changed nothing: its operations then run again one at a time, each in a
 //!   transaction of its own, and each caller hears its own outcome.
@@ -25,31 +28,72 @@ use diesel::Connection;
 use lock_domain::{RepositoryError, Tenant};
 use tokio::sync::oneshot;
 
-use super::undo_unheard_permit;
+use super::{undo_unheard_permit, undo_unheard_shared};
 use crate::connection::{ConnectionManager, PoolHealth};
 use crate::error::{from_pool, is_unavailable};
 use crate::semaphores::{self, PermitAnswer, PermitError, PermitOp, PostgresHolders};
+use crate::shared_locks::{self, PostgresShared, SharedAnswer, SharedOp};
 
-type Reply = Result<PermitAnswer, RepositoryError>;
+/// An operation of a batch: a semaphore's or a shared lock's.
+#[derive(Debug, Clone)]
+enum Op {
+    Permit(PermitOp),
+    Shared(SharedOp),
+}
+
+/// What an [`Op`] came to.
+#[derive(Debug)]
+enum Answer {
+    Permit(PermitAnswer),
+    Shared(SharedAnswer),
+}
+
+type Reply = Result<Answer, RepositoryError>;
 
 struct Job {
     tenant: Tenant,
-    op: PermitOp,
+    op: Op,
     reply: oneshot::Sender<Reply>,
 }
 
 impl Job {
-    /// What the batch is ordered by: the semaphore.
-    fn key(&self) -> (&str, &str) {
-        let name = match &self.op {
-            PermitOp::Acquire { name, .. }
-            | PermitOp::Status { name }
-            | PermitOp::Release { name, .. }
-            | PermitOp::Renew { name, .. } => name.as_str(),
-            PermitOp::Undo { grant } => grant.name.as_str(),
-            PermitOp::List { .. } => "",
+    /// What the batch is ordered by: the semaphore or the lock, then the kind (a semaphore and a
+    /// lock of one name take different locks, always in this order: semaphore first).
+    fn key(&self) -> (&str, &str, u8) {
+        let kind = match self.op {
+            Op::Permit(_) => 0,
+            Op::Shared(_) => 1,
         };
-        (self.tenant.as_str(), name)
+        let name = match &self.op {
+            Op::Permit(
+                PermitOp::Acquire { name, .. }
+                | PermitOp::Status { name }
+                | PermitOp::Release { name, .. }
+                | PermitOp::Renew { name, .. },
+            ) => name.as_str(),
+            Op::Permit(PermitOp::Undo { grant }) => grant.name.as_str(),
+            Op::Permit(PermitOp::List { .. }) => "",
+            Op::Shared(
+                SharedOp::Acquire { resource, .. }
+                | SharedOp::Hold { resource }
+                | SharedOp::Release { resource, .. }
+                | SharedOp::Renew { resource, .. },
+            ) => resource.as_str(),
+            Op::Shared(SharedOp::Undo { grant }) => grant.resource.as_str(),
+        };
+        (self.tenant.as_str(), name, kind)
+    }
+}
+
+/// Runs `op` for `tenant` on `c`, inside the caller's transaction.
+fn run(c: &mut PgConnection, tenant: &Tenant, op: Op) -> Result<Answer, PermitError> {
+    match op {
+        Op::Permit(op) => {
+            semaphores::run(&mut PostgresHolders { conn: c }, tenant, op).map(Answer::Permit)
+        }
+        Op::Shared(op) => {
+            shared_locks::run(&mut PostgresShared { conn: c }, tenant, op).map(Answer::Shared)
+        }
     }
 }
 
@@ -85,18 +129,46 @@ impl PermitBatcher {
         Ok(Self { jobs, deadline })
     }
 
-    /// Runs `op` in the next batch and answers once that batch has committed.
+    /// Runs the semaphore operation `op` in the next batch and answers once that batch has
+    /// committed.
     ///
     /// # Errors
     /// [`RepositoryError::Unavailable`] when the deadline passes first (a grant committed
     /// after that is undone), or the operation's own error.
-    pub(crate) async fn submit(&self, tenant: Tenant, op: PermitOp) -> Reply {
+    pub(crate) async fn submit(
+        &self,
+        tenant: Tenant,
+        op: PermitOp,
+    ) -> Result<PermitAnswer, RepositoryError> {
+        match self.submit_op(tenant, Op::Permit(op)).await? {
+            Answer::Permit(answer) => Ok(answer),
+            Answer::Shared(_) => Err(RepositoryError::internal("a mismatched answer")),
+        }
+    }
+
+    /// Runs the shared-lock operation `op` in the next batch, as [`Self::submit`].
+    ///
+    /// # Errors
+    /// As [`Self::submit`].
+    pub(crate) async fn submit_shared(
+        &self,
+        tenant: Tenant,
+        op: SharedOp,
+    ) -> Result<SharedAnswer, RepositoryError> {
+        match self.submit_op(tenant, Op::Shared(op)).await? {
+            Answer::Shared(answer) => Ok(answer),
+            Answer::Permit(_) => Err(RepositoryError::internal("a mismatched answer")),
+        }
+    }
+
+    async fn submit_op(&self, tenant: Tenant, op: Op) -> Reply {
         let (reply, answer) = oneshot::channel();
         let job = Job { tenant, op, reply };
         let queue = {
             use std::hash::{Hash, Hasher};
             let mut hasher = std::collections::hash_map::DefaultHasher::new();
-            job.key().hash(&mut hasher);
+            let (tenant, name, _) = job.key();
+            (tenant, name).hash(&mut hasher);
             (hasher.finish() % self.jobs.len() as u64) as usize
         };
         let sent = self.jobs[queue]
@@ -171,14 +243,8 @@ fn serve(c: &mut PgConnection, batch: Vec<Job>) -> bool {
     let together = c.transaction(|c| {
         batch
             .iter()
-            .map(|job| {
-                semaphores::run(
-                    &mut PostgresHolders { conn: c },
-                    &job.tenant,
-                    job.op.clone(),
-                )
-            })
-            .collect::<Result<Vec<PermitAnswer>, PermitError>>()
+            .map(|job| run(c, &job.tenant, job.op.clone()))
+            .collect::<Result<Vec<Answer>, PermitError>>()
     });
     let mut healthy = true;
     let answers: Vec<Reply> = match together {
@@ -187,13 +253,7 @@ fn serve(c: &mut PgConnection, batch: Vec<Job>) -> bool {
         Err(_) => batch
             .iter()
             .map(|job| {
-                let alone = c.transaction(|c| {
-                    semaphores::run(
-                        &mut PostgresHolders { conn: c },
-                        &job.tenant,
-                        job.op.clone(),
-                    )
-                });
+                let alone = c.transaction(|c| run(c, &job.tenant, job.op.clone()));
                 if let Err(PermitError::Query(error)) = &alone {
                     healthy &= !is_unavailable(error);
                 }
@@ -203,12 +263,18 @@ fn serve(c: &mut PgConnection, batch: Vec<Job>) -> bool {
     };
     for (job, answer) in batch.into_iter().zip(answers) {
         let Job { tenant, reply, .. } = job;
-        if let Err(Ok(unheard)) = reply.send(answer) {
-            undo_unheard_permit(&tenant, unheard, |undo| {
+        match reply.send(answer) {
+            Err(Ok(Answer::Permit(unheard))) => undo_unheard_permit(&tenant, unheard, |undo| {
                 Ok(c.transaction(|c| {
                     semaphores::run(&mut PostgresHolders { conn: c }, &tenant, undo)
                 })?)
-            });
+            }),
+            Err(Ok(Answer::Shared(unheard))) => undo_unheard_shared(&tenant, unheard, |undo| {
+                Ok(c.transaction(|c| {
+                    shared_locks::run(&mut PostgresShared { conn: c }, &tenant, undo)
+                })?)
+            }),
+            _ => {}
         }
     }
     healthy
