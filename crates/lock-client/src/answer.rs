@@ -2,6 +2,8 @@
 
 use serde::Deserialize;
 
+use crate::Mode;
+
 /// A live lock as the server describes it. Timestamps are the server's RFC 3339 strings (UTC,
 /// milliseconds); they come from the server's clock, so compare them only with each other.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -12,6 +14,12 @@ pub struct Lease {
     pub expires_at: String,
     /// Strictly increases with every new grant of the resource; pass it to downstream writes.
     pub fencing_token: i64,
+    /// How the lock is held; `Exclusive` when the server does not say (one before shared locks).
+    #[serde(default)]
+    pub mode: Mode,
+    /// The value stored with this lease, when one was set.
+    #[serde(default)]
+    pub value: Option<serde_json::Value>,
 }
 
 /// The answer to an acquire.

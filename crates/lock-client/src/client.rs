@@ -3,10 +3,11 @@
 use std::time::Duration;
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::{Acquired, ClientConfig, ClientError, Lease, Problem, Released, Renewed};
+use crate::{
+    AcquireOptions, Acquired, ClientConfig, ClientError, Lease, Problem, Released, Renewed,
+};
 
 /// Everything but RFC 3986 unreserved characters is escaped in the resource path segment, so a
 /// name with `/`, `+`, `%`, `?` or spaces reaches the server as it was given.
@@ -23,12 +24,6 @@ pub struct LockClient {
     base_url: String,
     authorization: Option<String>,
     request_timeout: Duration,
-}
-
-#[derive(Deserialize)]
-struct AcquireBody {
-    acquired: bool,
-    lock: Option<Lease>,
 }
 
 impl LockClient {
@@ -82,36 +77,19 @@ impl LockClient {
         ttl_seconds: u32,
         wait_seconds: u64,
     ) -> Result<Acquired, ClientError> {
-        let mut body = json!({"owner": owner, "ttl_seconds": ttl_seconds});
-        if wait_seconds > 0 {
-            body["wait_seconds"] = json!(wait_seconds);
-        }
-        let timeout = self.request_timeout + Duration::from_secs(wait_seconds);
-        let response = self.send("POST", &lock_path(resource), Some(&body), timeout)?;
-        let status = response.status();
-        let retry_after_seconds = retry_after(&response);
-        let text = read_text(response)?;
-        if status != 200 {
-            return Err(unexpected(status, text));
-        }
-        match serde_json::from_str::<AcquireBody>(&text) {
-            Ok(AcquireBody {
-                acquired: true,
-                lock: Some(lease),
-            }) => Ok(Acquired::Granted(lease)),
-            Ok(AcquireBody {
-                acquired: false, ..
-            }) => Ok(Acquired::Held {
-                retry_after_seconds,
-            }),
-            _ => Err(unexpected(status, text)),
-        }
+        let options = AcquireOptions {
+            wait_seconds,
+            ..AcquireOptions::default()
+        };
+        self.acquire_with(resource, owner, ttl_seconds, &options)
     }
 
     /// The live lock on `resource`, or `None` when there is none.
     ///
     /// # Errors
-    /// [`ClientError`] when there is no answer or an error answer other than 404.
+    /// [`ClientError`] when there is no answer or an error answer other than 404. A lock held in
+    /// shared mode has no one lease to answer: it is [`ClientError::Unexpected`] here, and
+    /// [`LockClient::lock_status`] answers it.
     pub fn status(&self, resource: &str) -> Result<Option<Lease>, ClientError> {
         match self.exchange("GET", &lock_path(resource), None, self.request_timeout) {
             Ok((200, text)) => parse_lease(200, text).map(Some),
@@ -147,15 +125,7 @@ impl LockClient {
         ttl_seconds: u32,
         timeout: Duration,
     ) -> Result<Renewed, ClientError> {
-        let body = json!({"owner": owner, "ttl_seconds": ttl_seconds});
-        let path = format!("{}/renew", lock_path(resource));
-        match self.exchange("POST", &path, Some(&body), timeout) {
-            Ok((200, text)) => parse_lease(200, text).map(Renewed::Renewed),
-            Err(ClientError::Problem(problem)) if problem.status == 404 => Ok(Renewed::NotFound),
-            Err(ClientError::Problem(problem)) if problem.status == 403 => Ok(Renewed::Forbidden),
-            Ok((status, text)) => Err(unexpected(status, text)),
-            Err(error) => Err(error),
-        }
+        self.renew_sending(resource, owner, ttl_seconds, None, timeout)
     }
 
     /// Releases `owner`'s lock.
@@ -242,7 +212,7 @@ impl LockClient {
     }
 }
 
-fn lock_path(resource: &str) -> String {
+pub(crate) fn lock_path(resource: &str) -> String {
     format!("/locks/{}", segment(resource))
 }
 
