@@ -3,8 +3,9 @@
 Run by tests/live/python-client (which makes the virtualenv and generates the package
 `lockd_client` with openapi-python-client). Every answer must parse into the generated model of
 its status code: a 200 into AcquireGranted / AcquireHeld / LockView, a shared hold into SharedHold
-(the other member of GET's oneOf), or, for semaphores, PermitGranted / PermitUnavailable /
-SemaphoreView / PermitView / SemaphoreList; a problem into Problem.
+(the other member of GET's oneOf), a set of locks into MultiGranted / MultiUnavailable and
+ReleaseManyResponse, a listing into LockList, or, for semaphores, PermitGranted /
+PermitUnavailable / SemaphoreView / PermitView / SemaphoreList; a problem into Problem.
 Prints "python-client: N passed, M failed" and exits non-zero on any failure.
 """
 
@@ -12,7 +13,15 @@ import datetime
 import sys
 
 from lockd_client import AuthenticatedClient, Client
-from lockd_client.api.locks import acquire_lock, get_lock, release_lock, renew_lock
+from lockd_client.api.locks import (
+    acquire_lock,
+    acquire_locks,
+    get_lock,
+    list_locks,
+    release_lock,
+    release_locks,
+    renew_lock,
+)
 from lockd_client.api.operations import healthz, readyz
 from lockd_client.api.semaphores import (
     acquire_permits,
@@ -28,14 +37,22 @@ from lockd_client.models import (
     AcquireRequestMode,
     FieldError,
     HealthStatus,
+    LockList,
     LockView,
     Mode,
+    MultiAcquireRequest,
+    MultiAcquireRequestLocksItem,
+    MultiAcquireRequestLocksItemMode,
+    MultiGranted,
+    MultiUnavailable,
     PermitAcquireRequest,
     PermitGranted,
     PermitRenewRequest,
     PermitUnavailable,
     PermitView,
     Problem,
+    ReleaseManyRequest,
+    ReleaseManyResponse,
     ReleaseRequest,
     RenewRequest,
     SemaphoreList,
@@ -253,12 +270,125 @@ def shared_locks(base):
     check("release by the writer is a 204", released.status_code == 204, released)
 
 
+def several_locks(base):
+    client = AuthenticatedClient(base_url=base, token=KEY, raise_on_unexpected_status=True)
+    shared = MultiAcquireRequestLocksItemMode.SHARED
+
+    def acquire(owner, locks, **extra):
+        items = [MultiAcquireRequestLocksItem(resource=r, mode=m) for r, m in locks]
+        return acquire_locks.sync_detailed(client=client, body=MultiAcquireRequest(
+            owner=owner, ttl_seconds=30, locks=items, **extra))
+
+    names = ["account:1/eu west", "rates"]
+    granted = acquire("transfer-7", [(names[0], UNSET), (names[1], shared)], value={"transfer": 7})
+    locks = granted.parsed.locks if isinstance(granted.parsed, MultiGranted) else []
+    check("acquireLocks parses into MultiGranted: request order, modes, a token each, the value",
+          [(lock.resource, lock.mode) for lock in locks] == [(names[0], Mode.EXCLUSIVE),
+                                                            (names[1], Mode.SHARED)]
+          and locks[0].fencing_token != locks[1].fencing_token
+          and all(lock.value == {"transfer": 7} for lock in locks), granted)
+    if len(locks) < 2:
+        return
+    one = get_lock.sync_detailed(names[0], client=client)
+    hold = get_lock.sync_detailed(names[1], client=client)
+    check("getLock shows each lock of the set (LockView, SharedHold)",
+          isinstance(one.parsed, LockView) and one.parsed.fencing_token == locks[0].fencing_token
+          and isinstance(hold.parsed, SharedHold)
+          and [h.owner for h in hold.parsed.holders] == ["transfer-7"], (one, hold))
+
+    refused = acquire("transfer-8", [("account:2", UNSET), (names[0], UNSET)])
+    check("a set with a held lock parses into MultiUnavailable naming it",
+          isinstance(refused.parsed, MultiUnavailable) and refused.parsed.acquired is False
+          and refused.parsed.unavailable == [names[0]]
+          and "retry-after" not in refused.headers, refused)
+    untouched = get_lock.sync_detailed("account:2", client=client)
+    check("...and holds nothing else", problem(untouched, 404, "not-found"), untouched)
+    waited = acquire("transfer-8", [(names[0], UNSET)], wait_seconds=1)
+    check("a wait that ends parses into MultiUnavailable, with Retry-After",
+          isinstance(waited.parsed, MultiUnavailable)
+          and int(waited.headers.get("retry-after", "0")) >= 1, waited)
+    reader = acquire("reader-9", [("account:2", UNSET), (names[1], shared)])
+    check("a reader beside the set's reader is granted", isinstance(reader.parsed, MultiGranted),
+          reader)
+
+    twice = acquire("transfer-8", [("a", UNSET), ("a", shared)])
+    bad = MultiAcquireRequestLocksItem(resource="b", mode=UNSET)  # else "exclusive" overrides
+    bad.additional_properties["mode"] = "read"
+    wrong = acquire_locks.sync_detailed(client=client, body=MultiAcquireRequest(
+        owner="transfer-8", ttl_seconds=30, locks=[bad]))
+    check("a resource named twice and a bad mode are 422 Problems naming the field",
+          all(problem(r, 422, "validation-failed") for r in (twice, wrong))
+          and [(e.field, e.code) for e in twice.parsed.errors] == [("locks", "duplicate")]
+          and [(e.field, e.code) for e in wrong.parsed.errors]
+          == [("locks[0].mode", "invalid_value")], (twice, wrong))
+
+    released = release_locks.sync_detailed(client=client, body=ReleaseManyRequest(
+        owner="transfer-7", resources=[names[1], "account:2", "nothing", names[0]]))
+    results = released.parsed.results if isinstance(released.parsed, ReleaseManyResponse) else []
+    check("releaseLocks parses into ReleaseManyResponse, one result each, in order",
+          [(r.resource, r.result, r.fencing_token) for r in results]
+          == [(names[1], "released", locks[1].fencing_token), ("account:2", "forbidden", UNSET),
+              ("nothing", "not_found", UNSET), (names[0], "released", locks[0].fencing_token)],
+          released)
+
+
+def values(base):
+    client = AuthenticatedClient(base_url=base, token=KEY, raise_on_unexpected_status=True)
+    name = "leader:billing/eu west"
+    value = {"addr": "10.0.0.7:8443", "zone": "é 😀", "weights": [1.5, None, True]}
+
+    def acquire(owner, **extra):
+        return acquire_lock.sync_detailed(name, client=client, body=AcquireRequest(
+            owner=owner, ttl_seconds=30, **extra))
+
+    granted = acquire("node-a", value=value)
+    check("a value set on acquire comes back in AcquireGranted",
+          isinstance(granted.parsed, AcquireGranted) and granted.parsed.lock.value == value,
+          granted)
+    shown = get_lock.sync_detailed(name, client=client)
+    listed = list_locks.sync_detailed(client=client, prefix="leader:")
+    check("getLock and listLocks (LockList) show it",
+          isinstance(shown.parsed, LockView) and shown.parsed.value == value
+          and isinstance(listed.parsed, LockList)
+          and [lock.value for lock in listed.parsed.locks] == [value], (shown, listed))
+    kept = renew_lock.sync_detailed(name, client=client, body=RenewRequest(
+        owner="node-a", ttl_seconds=60))
+    regranted = acquire("node-a")
+    check("a renew and a re-grant without a value keep it",
+          isinstance(kept.parsed, LockView) and kept.parsed.value == value
+          and isinstance(regranted.parsed, AcquireGranted)
+          and regranted.parsed.lock.value == value, (kept, regranted))
+    replaced = renew_lock.sync_detailed(name, client=client, body=RenewRequest(
+        owner="node-a", ttl_seconds=60, value=["moved", 2]))
+    check("a renew with a value replaces it",
+          isinstance(replaced.parsed, LockView) and replaced.parsed.value == ["moved", 2], replaced)
+    too_long = acquire("node-a", value="x" * 4095)
+    check("a value over 4096 bytes of JSON is a 422 Problem on value",
+          problem(too_long, 422, "validation-failed")
+          and [(e.field, e.code) for e in too_long.parsed.errors] == [("value", "too_long")],
+          too_long)
+    release_lock.sync_detailed(name, client=client, owner="node-a")
+    nxt = acquire("node-b")
+    check("the next holder starts without one (value UNSET)",
+          isinstance(nxt.parsed, AcquireGranted) and nxt.parsed.lock.value is UNSET, nxt)
+    release_lock.sync_detailed(name, client=client, owner="node-b")
+
+    for owner, extra in [("r1", {"value": "r1's"}), ("r2", {})]:
+        acquire(owner, mode=AcquireRequestMode.SHARED, **extra)
+    hold = get_lock.sync_detailed(name, client=client)
+    check("each reader's own value in SharedHold",
+          isinstance(hold.parsed, SharedHold)
+          and [h.value for h in hold.parsed.holders] == ["r1's", UNSET], hold)
+
+
 def main():
     with LockdProcess(api_keys={"default": KEY}) as lockd:
         try:
             scenario(lockd.base)
             semaphores(lockd.base)
             shared_locks(lockd.base)
+            several_locks(lockd.base)
+            values(lockd.base)
         except Exception as error:  # an unexpected status or an answer that does not parse
             check("the scenario runs to the end", False, repr(error))
     print(f"python-client: {passed} passed, {failed} failed")
