@@ -62,6 +62,7 @@ use crate::{dto, listing, locks, multi_locks, operations, problem, semaphores};
         dto::MultiUnavailable,
         dto::ReleaseManyResponse,
         dto::ReleaseOne,
+        dto::ReleaseOutcome,
         dto::PermitView,
         dto::PermitAcquireResponse,
         dto::PermitGranted,

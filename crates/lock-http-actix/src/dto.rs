@@ -9,6 +9,7 @@ mod semaphore;
 pub(crate) use hold::LockStatus;
 pub(crate) use multi::{
     MultiAcquireResponse, MultiGranted, MultiUnavailable, ReleaseManyResponse, ReleaseOne,
+    ReleaseOutcome,
 };
 
 pub(crate) use semaphore::{

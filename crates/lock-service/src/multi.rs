@@ -28,7 +28,7 @@ pub struct MultiAcquireRequest {
 /// How a multi-lock acquire ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MultiAcquired {
-    /// Every lock, in request order.
+    /// Every lock, in request order; `waited` when the request asked to wait.
     Granted { locks: Vec<Lock>, waited: bool },
     /// These locks could not be granted now, and the request did not wait; nothing changed.
     Unavailable { resources: Vec<ResourceName> },
@@ -88,7 +88,11 @@ impl LockService {
                     if seat.is_some() {
                         self.waiting.count_wait_end(WaitEnd::Granted);
                     }
-                    break MultiAcquired::Granted { locks, waited };
+                    // `waited`: asked to wait (as a single acquire's answer counts it).
+                    break MultiAcquired::Granted {
+                        locks,
+                        waited: seat.is_some(),
+                    };
                 }
                 MultiAcquireOutcome::Unavailable(resources) => {
                     if seat.is_none() {

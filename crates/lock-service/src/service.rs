@@ -207,6 +207,10 @@ impl LockService {
             // share the lock now gets it now, as without a wait.
             match self.acquire_shared_now(request).await? {
                 Acquired::Held => {}
+                // Counted as a waiting acquire granted (it asked to wait), as the queue's are.
+                Acquired::Granted { lock, .. } => {
+                    return Ok(Acquired::Granted { lock, waited: true })
+                }
                 answered => return Ok(answered),
             }
         }

@@ -65,20 +65,28 @@ pub(crate) struct ReleaseManyResponse {
 pub(crate) struct ReleaseOne {
     #[schema(example = "account:1")]
     pub resource: String,
-    #[schema(example = "released")]
-    pub result: &'static str,
+    pub result: ReleaseOutcome,
     /// The ended lease's token (`released` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false, minimum = 1, example = 41)]
     pub fencing_token: Option<i64>,
 }
 
+/// What a release did with one lock.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ReleaseOutcome {
+    Released,
+    Forbidden,
+    NotFound,
+}
+
 impl ReleaseOne {
     pub(crate) fn of(resource: ResourceName, result: ReleaseResult) -> Self {
         let (result, fencing_token) = match result {
-            ReleaseResult::Released(token) => ("released", Some(token.value())),
-            ReleaseResult::Forbidden => ("forbidden", None),
-            ReleaseResult::NotFound => ("not_found", None),
+            ReleaseResult::Released(token) => (ReleaseOutcome::Released, Some(token.value())),
+            ReleaseResult::Forbidden => (ReleaseOutcome::Forbidden, None),
+            ReleaseResult::NotFound => (ReleaseOutcome::NotFound, None),
         };
         Self {
             resource: resource.into_string(),

@@ -11,13 +11,21 @@ use super::pattern;
 use super::resource::text_named;
 use crate::problem::FieldError;
 
-/// One entry of `locks`, still raw. Unknown members are ignored.
+/// One entry of `locks`, still raw. Unknown members are ignored; a member given as `null` is
+/// kept (as the raw text `null`), so that its parser refuses it as every field's does.
 #[derive(Deserialize)]
 struct Entry<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "present")]
     resource: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "present")]
     mode: Option<&'a RawValue>,
+}
+
+fn present<'de, D>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    <&RawValue>::deserialize(deserializer).map(Some)
 }
 
 fn resource_schema() -> ObjectBuilder {
@@ -221,6 +229,14 @@ mod tests {
         assert_eq!(
             locks(r#"[{"resource": "a", "mode": "read"}]"#),
             err("locks[0].mode", "invalid_value")
+        );
+        assert_eq!(
+            locks(r#"[{"resource": "a", "mode": null}]"#),
+            err("locks[0].mode", "invalid_type")
+        );
+        assert_eq!(
+            locks(r#"[{"resource": null}]"#),
+            err("locks[0].resource", "invalid_type")
         );
         let many: Vec<String> = (0..65)
             .map(|i| format!(r#"{{"resource": "r{i}"}}"#))

@@ -58,7 +58,7 @@ pub(crate) fn value_schema(what: &str) -> Object {
         .schema_type(SchemaType::AnyValue)
         .description(Some(format!(
             "{what} Any JSON value whose compact text is at most {MAX_LEASE_VALUE_BYTES} bytes \
-             (larger: 422 `too_long`); `null` or absent sets none."
+             (larger: 422 `too_long`); `null` is the same as absent."
         )))
         .example(Some(serde_json::json!({"host": "10.0.0.7", "port": 8443})))
         .build()
@@ -125,11 +125,21 @@ pub(crate) fn permits_field(
 /// none.
 ///
 /// # Errors
-/// `too_long` past [`MAX_LEASE_VALUE_BYTES`] of compact JSON.
+/// `too_long` past [`MAX_LEASE_VALUE_BYTES`] of compact JSON; `invalid_value` for a string with
+/// a lone surrogate escape.
 pub(crate) fn value_field(raw: Option<&RawValue>) -> Result<Option<LeaseValue>, FieldError> {
     let Some(raw) = given(raw) else {
         return Ok(None);
     };
+    // Valid JSON text may still hold a string no strict parser reads back (a lone surrogate
+    // escape, `"\ud800"`): such a value would be stored and then break every client reading it.
+    if serde_json::from_str::<serde_json::Value>(raw.get()).is_err() {
+        return Err(FieldError::new(
+            VALUE,
+            "invalid_value",
+            "value must be JSON that decodes to Unicode text (no lone surrogate escapes)",
+        ));
+    }
     LeaseValue::parse(compact(raw.get()))
         .map(Some)
         .map_err(|e| FieldError::new(VALUE, e.code(), format!("value {e}")))

@@ -295,7 +295,12 @@ async fn a_waiting_reader_beside_readers_is_granted_at_once_not_queued() {
     acquire(&service, "r1", LockMode::Shared, 0).await;
     let outcome = acquire(&service, "r2", LockMode::Shared, 5_000).await;
     assert!(
-        matches!(outcome, Acquired::Granted { ref lock, waited: false } if lock.mode == LockMode::Shared),
-        "readers do not queue behind each other: {outcome:?}"
+        matches!(outcome, Acquired::Granted { ref lock, .. } if lock.mode == LockMode::Shared),
+        "{outcome:?}"
+    );
+    assert_eq!(
+        service.waiting_stats().granted_after_wait,
+        0,
+        "readers do not queue behind each other"
     );
 }
