@@ -7,7 +7,9 @@
 //! plain words. Semaphore operations are recorded in a history of their own and get direct
 //! checks only ([`permits`]: never more permits held than the limit, fencing tokens), and so
 //! do the resources locked in both modes ([`shared`]: no writer beside another holder, fencing
-//! tokens, no ended lease in a read). The
+//! tokens, no ended lease in a read). Multi-lock operations are split into those per-resource
+//! histories and also kept whole ([`multi`]: no set granted by halves, no refused set leaving a
+//! lease behind). The
 //! `lock-safety` binary records such histories against real lockd instances while it injects
 //! faults; see docs/safety.md.
 
@@ -15,12 +17,14 @@ pub mod checks;
 pub mod history;
 pub mod linearizability;
 pub mod model;
+pub mod multi;
 pub mod permits;
 pub mod proxy;
 pub mod report;
 pub mod shared;
 
 pub use history::{History, Lease, Op, OpKind, Outcome};
+pub use multi::{MultiHistory, MultiOp, MultiOpKind, MultiOutcome};
 pub use permits::{PermitHistory, PermitLease, PermitOp, PermitOpKind, PermitOutcome};
 pub use report::{check, CheckReport};
 pub use shared::{Holder, Mode, SharedHistory, SharedOp, SharedOpKind, SharedOutcome};

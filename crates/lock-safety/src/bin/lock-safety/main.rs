@@ -1,11 +1,12 @@
 //! `lock-safety`: runs several lockd instances on one database, many concurrent clients doing
-//! random lock (exclusive and shared) and semaphore operations, and a fault injector; records
-//! every operation; then checks the histories (see the `lock_safety` library) and exits non-zero
-//! on any violation.
+//! random lock (exclusive, shared, several at once) and semaphore operations, and a fault
+//! injector; records every operation; then checks the histories (see the `lock_safety` library)
+//! and exits non-zero on any violation.
 //! docs/safety.md explains how to run it and read its output.
 
 mod cluster;
 mod faults;
+mod multi_locks;
 mod output;
 mod rng;
 mod semaphores;
@@ -21,13 +22,13 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
 use lock_safety::permits::{self, PermitHistory};
-use lock_safety::{check, shared, History, SharedHistory};
+use lock_safety::{check, multi, shared, History, MultiHistory, SharedHistory};
 
 use crate::cluster::{Database, Fleet, PgCluster};
 use crate::faults::Fault;
 use crate::output::{
-    fault_lines, print_permit_summary, print_shared_summary, print_summary, read_histories,
-    write_history, Histories,
+    fault_lines, print_multi_summary, print_permit_summary, print_shared_summary, print_summary,
+    read_histories, write_history, Histories,
 };
 use crate::workload::{Clock, Plan};
 
@@ -79,12 +80,16 @@ struct Args {
     /// Run without shared-mode locks (for a server that does not support them yet).
     #[arg(long)]
     no_shared: bool,
+    /// Run without multi-lock operations (`POST /locks`, `DELETE /locks`; for a server without
+    /// them).
+    #[arg(long)]
+    no_multi: bool,
     /// The most states one resource's linearizability search may explore before it reports
     /// "unknown".
     #[arg(long, default_value_t = 3_000_000)]
     budget: u64,
-    /// Check a recorded history (the `history.jsonl` of an earlier run, and the `permits.jsonl`
-    /// and `shared.jsonl` beside it if there are) instead of running.
+    /// Check a recorded history (the `history.jsonl` of an earlier run, and the `permits.jsonl`,
+    /// `shared.jsonl` and `multi.jsonl` beside it if there are) instead of running.
     #[arg(long)]
     check: Option<PathBuf>,
     /// Where the lockd logs and the recorded history go (default target/safety/BACKEND-SEED).
@@ -115,12 +120,13 @@ fn main() -> ExitCode {
         Backend::Postgres => "postgres",
     };
     println!(
-        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, {} locked in both modes, {} semaphores (limit {}), faults {}",
+        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, {} locked in both modes, multi-locks {}, {} semaphores (limit {}), faults {}",
         args.seconds,
         args.instances,
         args.clients,
         args.resources,
         if args.no_shared { 0 } else { SHARED_RESOURCES },
+        if args.no_multi { "off" } else { "on" },
         SEMAPHORES,
         semaphores::LIMIT,
         if args.no_faults { "off" } else { "on" }
@@ -175,7 +181,7 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
     let clock = Clock::new();
     let start = clock.now();
     let run_id = format!("safety-{seed}");
-    let plan = Arc::new(Plan {
+    let mut plan = Plan {
         resources: (0..args.resources.max(1))
             .map(|j| format!("{run_id}/r{j}"))
             .collect(),
@@ -184,12 +190,15 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
             .map(|j| format!("{run_id}-shared/r{j}"))
             .collect(),
         semaphores: (0..SEMAPHORES).map(|j| format!("{run_id}/s{j}")).collect(),
+        multi: false,
         prefix: format!("{run_id}/"),
         run_id,
         clients: args.clients.max(1),
         until: Instant::now() + Duration::from_secs(args.seconds),
         seed,
-    });
+    };
+    plan.multi = !args.no_multi && multi_locks::possible(&plan);
+    let plan = Arc::new(plan);
     let clients: Vec<_> = (0..plan.clients)
         .map(|c| {
             let (plan, fleet) = (Arc::clone(&plan), Arc::clone(&fleet));
@@ -208,11 +217,13 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
     let mut ops = Vec::new();
     let mut permit_ops = Vec::new();
     let mut shared_ops = Vec::new();
+    let mut multi_ops = Vec::new();
     for client in clients {
         let recorded = client.join().map_err(|_| "a client thread panicked")?;
         ops.extend(recorded.locks);
         permit_ops.extend(recorded.permits);
         shared_ops.extend(recorded.shared);
+        multi_ops.extend(recorded.multi);
     }
     let (events, fault_errors) = injector.join().map_err(|_| "the fault injector panicked")?;
     fleet.stop();
@@ -246,10 +257,18 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
     for op in shared_ops {
         shared_history.push(op);
     }
+    let mut multi_history = MultiHistory::new(start, seed);
+    multi_history.horizon_us = history.horizon_us;
+    multi_history.margin_us = history.margin_us;
+    multi_ops.sort_by_key(|op| (op.invoke, op.client));
+    for op in multi_ops {
+        multi_history.push(op);
+    }
     let histories = Histories {
         locks: history,
         permits: permit_history,
         shared: shared_history,
+        multi: multi_history,
     };
     write_history(&histories, &events, &out);
     println!("history and lockd logs: {}", out.display());
@@ -279,6 +298,7 @@ fn verdict(
     print_summary(history, events);
     print_permit_summary(permit_history);
     print_shared_summary(shared_history);
+    print_multi_summary(&histories.multi);
     for error in fault_errors {
         println!("!!! fault injection stopped early: {error}");
     }
@@ -287,12 +307,18 @@ fn verdict(
     let permit_report = permits::checks::check(permit_history);
     let permit_findings = permit_report.findings;
     let shared_report = shared::checks::check(shared_history);
-    let violations = report.violations() + permit_findings.len() + shared_report.findings.len();
+    let multi_report = multi::checks::check(&histories.multi, history, shared_history);
+    let multi_findings = multi_report.findings;
+    let violations = report.violations()
+        + permit_findings.len()
+        + shared_report.findings.len()
+        + multi_findings.len();
     println!(
-        "checked in {:.1} s: {} resources, {} locked in both modes, {} semaphores, {} violations, {} unknown, at most {} states searched per resource",
+        "checked in {:.1} s: {} resources, {} locked in both modes, {} multi-lock operations, {} semaphores, {} violations, {} unknown, at most {} states searched per resource",
         checked.elapsed().as_secs_f64(),
         report.partitions.len(),
         shared_report.readers.len(),
+        histories.multi.ops.len(),
         permit_history.names.len(),
         violations,
         report.unknown(),
@@ -316,6 +342,15 @@ fn verdict(
         "{}",
         shared::report::render(shared_history, &shared_report.findings)
     );
+    let seen = multi_report.coverage;
+    println!(
+        "multi-locks: {} sets granted, {} seen granted by another client before their answer, {} answers judged while two locks of a set were surely held",
+        seen.sets, seen.seen_before_answer, seen.answers_judged
+    );
+    print!(
+        "{}",
+        multi::report::render(&histories.multi, history, shared_history, &multi_findings)
+    );
     if violations > 0 {
         print!("faults injected:\n{}", fault_lines(history, events));
         if backend == "recorded" {
@@ -323,14 +358,15 @@ fn verdict(
             return ExitCode::from(1);
         }
         println!(
-            "FAILED: {violations} violations (backend {backend}, seed {}); rerun: lock-safety --backend {backend} --seed {} --seconds {} --instances {} --clients {} --resources {}{}",
+            "FAILED: {violations} violations (backend {backend}, seed {}); rerun: lock-safety --backend {backend} --seed {} --seconds {} --instances {} --clients {} --resources {}{}{}",
             seed,
             seed,
             args.seconds,
             args.instances,
             args.clients,
             args.resources,
-            if args.no_shared { " --no-shared" } else { "" }
+            if args.no_shared { " --no-shared" } else { "" },
+            if args.no_multi { " --no-multi" } else { "" }
         );
         return ExitCode::from(1);
     }

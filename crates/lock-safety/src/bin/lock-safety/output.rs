@@ -5,20 +5,24 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use lock_safety::permits::{self, PermitHistory, PermitOutcome};
-use lock_safety::{shared, History, Mode, OpKind, Outcome, SharedHistory, SharedOutcome};
+use lock_safety::{
+    multi, shared, History, Mode, MultiHistory, MultiOpKind, MultiOutcome, OpKind, Outcome,
+    SharedHistory, SharedOutcome,
+};
 
 use crate::faults::{self, Fault};
 
-/// A run's histories: the locks' (resources only ever locked exclusively), the semaphores', and
-/// the resources locked in both modes.
+/// A run's histories: the locks' (resources only ever locked exclusively), the semaphores', the
+/// resources locked in both modes, and the multi-lock operations whole.
 pub(crate) struct Histories {
     pub(crate) locks: History,
     pub(crate) permits: PermitHistory,
     pub(crate) shared: SharedHistory,
+    pub(crate) multi: MultiHistory,
 }
 
-/// Reads a recorded `history.jsonl`, and the `permits.jsonl` and `shared.jsonl` beside it (empty
-/// histories when they are missing: runs from before they were recorded).
+/// Reads a recorded `history.jsonl`, and the `permits.jsonl`, `shared.jsonl` and `multi.jsonl`
+/// beside it (empty histories when they are missing: runs from before they were recorded).
 ///
 /// # Errors
 /// The file that could not be read, and why.
@@ -36,10 +40,15 @@ pub(crate) fn read_histories(path: &Path) -> Result<Histories, String> {
         Some(p) => shared::json::read(&read(&p)?).map_err(|e| format!("{}: {e}", p.display()))?,
         None => SharedHistory::new(locks.start, locks.seed),
     };
+    let multi = match beside("multi.jsonl") {
+        Some(p) => multi::json::read(&read(&p)?).map_err(|e| format!("{}: {e}", p.display()))?,
+        None => MultiHistory::new(locks.start, locks.seed),
+    };
     Ok(Histories {
         locks,
         permits,
         shared,
+        multi,
     })
 }
 
@@ -124,6 +133,49 @@ pub(crate) fn write_history(histories: &Histories, events: &[faults::Event], out
         out.join("shared.jsonl"),
         shared::json::write(shared_history),
     );
+    let multi_history = &histories.multi;
+    let text: String = multi_history
+        .ops
+        .iter()
+        .map(|op| multi_history.describe(op) + "\n")
+        .collect();
+    let _ = std::fs::write(out.join("multi.txt"), text);
+    let _ = std::fs::write(out.join("multi.jsonl"), multi::json::write(multi_history));
+}
+
+/// One line: the multi-lock operations by kind and outcome (sets granted by size).
+pub(crate) fn print_multi_summary(history: &MultiHistory) {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for op in &history.ops {
+        let outcome = match (&op.kind, &op.outcome) {
+            (_, MultiOutcome::Granted(locks)) => format!("sets of {} granted", locks.len()),
+            (_, MultiOutcome::Unavailable(_)) => "sets not granted".to_owned(),
+            (_, MultiOutcome::Results(_)) => "releases answered".to_owned(),
+            (MultiOpKind::AcquireAll { .. }, MultiOutcome::Failed { .. }) => {
+                "sets failed".to_owned()
+            }
+            (MultiOpKind::ReleaseAll { .. }, MultiOutcome::Failed { .. }) => {
+                "releases failed".to_owned()
+            }
+            (MultiOpKind::AcquireAll { .. }, MultiOutcome::Unknown { .. }) => {
+                "sets unknown".to_owned()
+            }
+            (MultiOpKind::ReleaseAll { .. }, MultiOutcome::Unknown { .. }) => {
+                "releases unknown".to_owned()
+            }
+        };
+        *counts.entry(outcome).or_default() += 1;
+    }
+    let counts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    if counts.is_empty() {
+        println!("0 multi-lock operations");
+    } else {
+        println!(
+            "{} multi-lock operations: {}",
+            history.ops.len(),
+            counts.join(", ")
+        );
+    }
 }
 
 /// One line: the semaphore operations by outcome.

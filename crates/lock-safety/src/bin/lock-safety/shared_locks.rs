@@ -177,7 +177,7 @@ fn parse_status(v: &Value) -> Option<Vec<Holder>> {
 }
 
 /// A lease `L`; `mode` when it names none (a server that knows no modes grants exclusively).
-fn parse_holder(v: &Value, mode: Mode) -> Option<Holder> {
+pub(crate) fn parse_holder(v: &Value, mode: Mode) -> Option<Holder> {
     let time = |key: &str| {
         chrono::DateTime::parse_from_rfc3339(v[key].as_str()?)
             .ok()

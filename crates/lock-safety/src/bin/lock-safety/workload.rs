@@ -1,19 +1,20 @@
 //! The clients: threads doing random lock operations on a few resources, some of them on
-//! resources locked in both modes (see `shared_locks.rs`), and semaphore operations on two
-//! semaphores (see `semaphores.rs`), through random instances, each operation recorded with its
-//! invoke and complete instants and its outcome as seen.
+//! resources locked in both modes (see `shared_locks.rs`), some on several resources at once (see
+//! `multi_locks.rs`), and semaphore operations on two semaphores (see `semaphores.rs`), through
+//! random instances, each operation recorded with its invoke and complete instants and its outcome
+//! as seen.
 
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use lock_safety::history::Micros;
-use lock_safety::{Lease, Op, OpKind, Outcome, PermitOp, SharedOp};
+use lock_safety::{multi, Lease, MultiOp, Op, OpKind, Outcome, PermitOp, SharedOp};
 use serde_json::{json, Value};
 
 use crate::cluster::Fleet;
 use crate::rng::Rng;
-use crate::{semaphores, shared_locks};
+use crate::{multi_locks, semaphores, shared_locks};
 
 /// Instants in microseconds since the Unix epoch, from a monotonic clock anchored once to the
 /// wall clock (the server's timestamps come from the same machine's wall clock).
@@ -47,6 +48,8 @@ pub struct Plan {
     pub shared_resources: Vec<String>,
     /// The semaphores, all with the limit [`semaphores::LIMIT`].
     pub semaphores: Vec<String>,
+    /// Whether the clients send multi-lock operations (`POST /locks`, `DELETE /locks`).
+    pub multi: bool,
     pub prefix: String,
     pub run_id: String,
     pub clients: usize,
@@ -66,8 +69,10 @@ pub fn owner_of(plan: &Plan, c: usize) -> String {
 pub struct Recorded {
     pub locks: Vec<Op>,
     pub permits: Vec<PermitOp>,
-    /// The operations on the resources locked in both modes.
+    /// The operations on the resources locked in both modes, multi-lock parts included.
     pub shared: Vec<SharedOp>,
+    /// The multi-lock operations, whole (their parts are in `locks` and `shared` too).
+    pub multi: Vec<MultiOp>,
 }
 
 /// Runs one client until the plan's end; returns its operations.
@@ -79,6 +84,7 @@ pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Rec
     let mut ops = Vec::new();
     let mut permit_ops = Vec::new();
     let mut shared_ops = Vec::new();
+    let mut multi_ops = Vec::new();
     while Instant::now() < plan.until {
         thread::sleep(Duration::from_millis(rng.below(40)));
         let Some(base) = pick_instance(&fleet, &mut rng) else {
@@ -89,6 +95,15 @@ pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Rec
             permit_ops.push(semaphores::operation(
                 &plan, &base, &clock, &mut rng, c, impatient,
             ));
+            continue;
+        }
+        // Drawn only when on, so that without them a seed makes the run it made before.
+        if plan.multi && rng.below(100) < multi_locks::SHARE {
+            let op = multi_locks::operation(&plan, &base, &clock, &mut rng, c, impatient);
+            let parts = multi::split(&op, &plan.shared_resources);
+            ops.extend(parts.locks);
+            shared_ops.extend(parts.shared);
+            multi_ops.push(op);
             continue;
         }
         if !plan.shared_resources.is_empty() && rng.below(100) < shared_locks::SHARE {
@@ -161,6 +176,7 @@ pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Rec
         locks: ops,
         permits: permit_ops,
         shared: shared_ops,
+        multi: multi_ops,
     }
 }
 

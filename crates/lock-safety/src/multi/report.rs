@@ -1,0 +1,90 @@
+//! Renders the multi-lock findings: each with its kind, the seed, its sentence, the set, and the
+//! operations on the set's resources (from the lock and shared-lock histories) that show it.
+
+use std::fmt::Write as _;
+
+use super::checks::Finding;
+use super::{MultiHistory, OpRef};
+use crate::history::{History, Micros};
+use crate::shared::SharedHistory;
+
+/// At most this many lines of history per finding.
+const LINES: usize = 40;
+
+/// Every finding with its slice of history.
+pub fn render(
+    multi: &MultiHistory,
+    locks: &History,
+    shared: &SharedHistory,
+    findings: &[Finding],
+) -> String {
+    let mut out = String::new();
+    for finding in findings {
+        let set = &multi.ops[finding.set];
+        let _ = writeln!(
+            out,
+            "\nVIOLATION on multi op #{} (seed {}): {}\n  {}\n  * multi  {}",
+            set.id,
+            multi.seed,
+            finding.kind.title(),
+            finding.message,
+            multi.describe(set)
+        );
+        let marked = |op: OpRef| finding.ops.contains(&op);
+        let marked_times = finding.ops.iter().map(|op| match *op {
+            OpRef::Locks(id) => (locks.ops[id].invoke, locks.ops[id].complete),
+            OpRef::Shared(id) => (shared.ops[id].invoke, shared.ops[id].complete),
+        });
+        let (from, to) = marked_times.fold((set.invoke, set.complete), |(f, t), (i, c)| {
+            (f.min(i), t.max(c))
+        });
+        let resources = set.kind.resources();
+        let near = |resource: &str, invoke: Micros, latest: Micros| {
+            resources.contains(&resource) && invoke <= to && latest >= from
+        };
+        // (marked, invoke, line)
+        let mut lines: Vec<(bool, Micros, String)> = Vec::new();
+        for op in &locks.ops {
+            let latest = if op.outcome.is_unknown() {
+                op.complete.saturating_add(locks.horizon_us)
+            } else {
+                op.complete
+            };
+            let is_marked = marked(OpRef::Locks(op.id));
+            if is_marked || near(&op.resource, op.invoke, latest) {
+                lines.push((
+                    is_marked,
+                    op.invoke,
+                    format!("locks  {}", locks.describe(op)),
+                ));
+            }
+        }
+        for op in &shared.ops {
+            let is_marked = marked(OpRef::Shared(op.id));
+            if is_marked || near(&op.resource, op.invoke, op.latest_effect(shared.horizon_us)) {
+                lines.push((
+                    is_marked,
+                    op.invoke,
+                    format!("shared {}", shared.describe(op)),
+                ));
+            }
+        }
+        let total = lines.len();
+        if total > LINES {
+            lines.sort_by_key(|(m, invoke, _)| (!m, invoke.abs_diff(set.invoke)));
+            lines.truncate(LINES);
+        }
+        lines.sort_by_key(|(_, invoke, _)| *invoke);
+        for (is_marked, _, line) in &lines {
+            let _ = writeln!(out, "  {} {line}", if *is_marked { '*' } else { ' ' });
+        }
+        if lines.len() < total {
+            let _ = writeln!(
+                out,
+                "    ({} more operations in the window not shown)",
+                total - lines.len()
+            );
+        }
+    }
+    out
+}

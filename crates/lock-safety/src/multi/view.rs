@@ -1,0 +1,213 @@
+//! One resource's operations as the multi-lock checks need them, from whichever history holds the
+//! resource (the lock history's listings count for each of its resources): who acted, when, what
+//! the answer showed live, and what it proves was not live at one instant of the request.
+
+use std::collections::HashMap;
+
+use crate::history::{History, Micros, Op, OpKind, Outcome};
+use crate::shared::{Mode, SharedHistory, SharedOp, SharedOpKind, SharedOutcome};
+
+/// Which history an operation is in, and its id there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OpRef {
+    Locks(usize),
+    Shared(usize),
+}
+
+/// A lease an answer showed live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Shown<'a> {
+    pub(super) owner: &'a str,
+    pub(super) token: i64,
+    pub(super) mode: Mode,
+    pub(super) acquired_at: Micros,
+}
+
+/// What one definite answer proves about the leases of its resource at one instant of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Proof<'a> {
+    /// These were all the live leases (owner, token): a status, a listing, a 404, an exclusive
+    /// grant or renewal (its lease alone).
+    AllLive(Vec<(&'a str, i64)>),
+    /// A shared grant or renewal: the owner's one lease was this one, and no writer held.
+    Reader(&'a str, i64),
+    /// The owner held no live lease: 403 to its renew or release, its release answered 204, or
+    /// (exclusive lock history) its acquire answered "held".
+    OwnerHoldsNothing(&'a str),
+}
+
+impl Proof<'_> {
+    /// Whether the lease `(owner, token)` in `mode` was not live at the answer's instant.
+    pub(super) fn ends(&self, owner: &str, token: i64, mode: Mode) -> bool {
+        match self {
+            Proof::AllLive(live) => !live.contains(&(owner, token)),
+            Proof::Reader(o, t) => {
+                (*o == owner && *t != token) || (*o != owner && mode == Mode::Exclusive)
+            }
+            Proof::OwnerHoldsNothing(o) => *o == owner,
+        }
+    }
+}
+
+/// One operation on one resource.
+#[derive(Debug, Clone)]
+pub(super) struct Step<'a> {
+    pub(super) op: OpRef,
+    pub(super) client: u32,
+    pub(super) owner: Option<&'a str>,
+    pub(super) invoke: Micros,
+    pub(super) complete: Micros,
+    /// The completion, or for an unknown outcome the completion plus the horizon.
+    pub(super) latest_effect: Micros,
+    /// An acquire answered granted or left unknown: it may have (re)granted a lease of its owner,
+    /// setting its `acquired_at`.
+    pub(super) may_grant: bool,
+    /// It may have ended, shortened or restarted its owner's lease: an acquire, renew or release,
+    /// unless its definite answer says nothing changed ("held", 403, 404, 409, another 4xx).
+    pub(super) may_change: bool,
+    pub(super) shown: Vec<Shown<'a>>,
+    pub(super) proof: Option<Proof<'a>>,
+}
+
+/// The steps of every resource of both histories, each resource's in history order.
+pub(super) fn steps<'a>(
+    locks: &'a History,
+    shared: &'a SharedHistory,
+) -> HashMap<&'a str, Vec<Step<'a>>> {
+    let mut by_resource: HashMap<&str, Vec<Step<'_>>> = HashMap::new();
+    for op in &locks.ops {
+        if op.kind == OpKind::List {
+            for resource in &locks.resources {
+                by_resource
+                    .entry(resource)
+                    .or_default()
+                    .push(lock_step(locks, op, resource));
+            }
+        } else {
+            by_resource
+                .entry(&op.resource)
+                .or_default()
+                .push(lock_step(locks, op, &op.resource));
+        }
+    }
+    for op in &shared.ops {
+        by_resource
+            .entry(&op.resource)
+            .or_default()
+            .push(shared_step(shared, op));
+    }
+    by_resource
+}
+
+fn lock_step<'a>(history: &History, op: &'a Op, resource: &str) -> Step<'a> {
+    let owner = match &op.kind {
+        OpKind::Acquire { owner, .. } | OpKind::Release { owner } | OpKind::Renew { owner, .. } => {
+            Some(owner.as_str())
+        }
+        OpKind::Status | OpKind::List => None,
+    };
+    let exclusive = |l: &'a crate::Lease| Shown {
+        owner: &l.owner,
+        token: l.token,
+        mode: Mode::Exclusive,
+        acquired_at: l.acquired_at,
+    };
+    let (shown, proof) = match &op.outcome {
+        Outcome::Granted(l) | Outcome::Renewed(l) | Outcome::Seen(Some(l)) => (
+            vec![exclusive(l)],
+            Some(Proof::AllLive(vec![(&l.owner, l.token)])),
+        ),
+        Outcome::Listed(leases) => match leases.iter().find(|l| l.resource == resource) {
+            Some(l) => (
+                vec![exclusive(l)],
+                Some(Proof::AllLive(vec![(&l.owner, l.token)])),
+            ),
+            None => (Vec::new(), Some(Proof::AllLive(Vec::new()))),
+        },
+        Outcome::Seen(None) | Outcome::NotFound => (Vec::new(), Some(Proof::AllLive(Vec::new()))),
+        Outcome::Forbidden | Outcome::Held | Outcome::Released => {
+            (Vec::new(), owner.map(Proof::OwnerHoldsNothing))
+        }
+        Outcome::Failed { .. } | Outcome::Unknown { .. } => (Vec::new(), None),
+    };
+    let acquire = matches!(op.kind, OpKind::Acquire { .. });
+    Step {
+        op: OpRef::Locks(op.id),
+        client: op.client,
+        owner,
+        invoke: op.invoke,
+        complete: op.complete,
+        latest_effect: latest(op.complete, op.outcome.is_unknown(), history.horizon_us),
+        may_grant: acquire && matches!(op.outcome, Outcome::Granted(_) | Outcome::Unknown { .. }),
+        may_change: owner.is_some()
+            && !matches!(
+                op.outcome,
+                Outcome::Held | Outcome::Forbidden | Outcome::NotFound | Outcome::Failed { .. }
+            ),
+        shown,
+        proof,
+    }
+}
+
+fn shared_step<'a>(history: &SharedHistory, op: &'a SharedOp) -> Step<'a> {
+    let owner = op.kind.owner();
+    let proof = match &op.outcome {
+        SharedOutcome::Granted(h) | SharedOutcome::Renewed(h) => Some(match h.mode {
+            Mode::Exclusive => Proof::AllLive(vec![(&h.owner, h.token)]),
+            Mode::Shared => Proof::Reader(&h.owner, h.token),
+        }),
+        SharedOutcome::Seen(holders) => Some(Proof::AllLive(
+            holders
+                .iter()
+                .map(|h| (h.owner.as_str(), h.token))
+                .collect(),
+        )),
+        SharedOutcome::NotFound => Some(Proof::AllLive(Vec::new())),
+        SharedOutcome::Released | SharedOutcome::Forbidden => owner.map(Proof::OwnerHoldsNothing),
+        // "Held" on a resource locked in both modes may come from a writer queued on the instance.
+        _ => None,
+    };
+    let shown = op
+        .shown()
+        .iter()
+        .map(|h| Shown {
+            owner: &h.owner,
+            token: h.token,
+            mode: h.mode,
+            acquired_at: h.acquired_at,
+        })
+        .collect();
+    let acquire = matches!(op.kind, SharedOpKind::Acquire { .. });
+    Step {
+        op: OpRef::Shared(op.id),
+        client: op.client,
+        owner,
+        invoke: op.invoke,
+        complete: op.complete,
+        latest_effect: op.latest_effect(history.horizon_us),
+        may_grant: acquire
+            && matches!(
+                op.outcome,
+                SharedOutcome::Granted(_) | SharedOutcome::Unknown { .. }
+            ),
+        may_change: owner.is_some()
+            && !matches!(
+                op.outcome,
+                SharedOutcome::Held
+                    | SharedOutcome::ModeMismatch
+                    | SharedOutcome::Forbidden
+                    | SharedOutcome::NotFound
+                    | SharedOutcome::Failed { .. }
+            ),
+        shown,
+        proof,
+    }
+}
+
+fn latest(complete: Micros, unknown: bool, horizon: Micros) -> Micros {
+    if unknown {
+        complete.saturating_add(horizon)
+    } else {
+        complete
+    }
+}
