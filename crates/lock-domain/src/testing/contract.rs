@@ -72,7 +72,7 @@ pub use semaphores::{
 pub use shared::{
     a_reader_is_regranted_and_renewed_on_its_own_lease,
     a_writer_excludes_readers_and_a_mode_is_never_changed_in_place,
-    a_writer_takes_over_once_every_reader_has_expired,
+    a_writer_takes_over_once_every_reader_has_expired, readers_and_sets_are_per_tenant,
     readers_share_a_lock_and_a_writer_is_refused, the_last_reader_leaving_lets_a_writer_in,
     undo_shared_grant_ends_only_that_exact_grant,
 };
@@ -184,7 +184,8 @@ macro_rules! repository_contract_suite {
             a_lock_s_value_is_kept_replaced_and_never_inherited,
             a_set_is_granted_whole_in_request_order,
             a_set_with_one_lock_held_changes_nothing,
-            racing_overlapping_sets_are_each_all_or_nothing
+            racing_overlapping_sets_are_each_all_or_nothing,
+            readers_and_sets_are_per_tenant
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

@@ -234,3 +234,28 @@ pub async fn undo_shared_grant_ends_only_that_exact_grant(h: &dyn Harness) {
         .await
     );
 }
+
+pub async fn readers_and_sets_are_per_tenant(h: &dyn Harness) {
+    let repo = h.open().await;
+    reader(&*repo, "doc", "r", 30).await;
+    let other = crate::Tenant::parse("other-tenant").expect("valid tenant");
+    // Another tenant's lock of the same name is free for a writer, and shows no reader.
+    let theirs = repo
+        .acquire(other.clone(), name("doc"), owner("w"), ttl(30), None)
+        .await
+        .unwrap();
+    assert!(
+        matches!(theirs, AcquireOutcome::Granted(ref lock) if lock.mode == LockMode::Exclusive)
+    );
+    assert!(matches!(
+        repo.hold(other.clone(), name("doc")).await.unwrap(),
+        Some(Hold::Exclusive(_))
+    ));
+    assert_eq!(
+        repo.release_held(other, name("doc"), owner("r"))
+            .await
+            .unwrap(),
+        ReleaseResult::Forbidden
+    );
+    assert_eq!(owners(hold(&*repo, "doc").await), ["r"]);
+}
