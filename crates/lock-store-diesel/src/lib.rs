@@ -21,6 +21,8 @@ mod pooled;
 // Its statement macros (`clock_ms!`) serve the semaphore statements too.
 #[macro_use]
 mod postgres;
+// After `postgres`, whose statement macros (`clock_ms!`) it uses.
+mod lease_statements;
 mod prepared;
 mod repository;
 mod row;

@@ -118,16 +118,37 @@ pub(crate) trait Writer: Send + Sync {
 pub(crate) fn undo_unheard_set(
     tenant: &Tenant,
     answer: MultiAcquireOutcome,
+    undo: impl FnMut(SharedOp) -> Result<SharedAnswer, RepositoryError>,
+) {
+    if let MultiAcquireOutcome::Granted(locks) = answer {
+        undo_unheard_locks(tenant, locks, undo);
+    }
+}
+
+/// Undoes a shared grant nobody will hear of with `undo` (an undo operation run on the writer's
+/// connection), and audits it.
+pub(crate) fn undo_unheard_shared(
+    tenant: &Tenant,
+    answer: SharedAnswer,
+    undo: impl FnMut(SharedOp) -> Result<SharedAnswer, RepositoryError>,
+) {
+    if let SharedAnswer::Acquired(lock_domain::SharedAcquireOutcome::Granted(grant)) = answer {
+        undo_unheard_locks(tenant, vec![grant], undo);
+    }
+}
+
+/// Undoes each of `locks` (grants nobody will hear of) with `undo`, and audits each.
+fn undo_unheard_locks(
+    tenant: &Tenant,
+    locks: Vec<Lock>,
     mut undo: impl FnMut(SharedOp) -> Result<SharedAnswer, RepositoryError>,
 ) {
-    let MultiAcquireOutcome::Granted(locks) = answer else {
-        return;
-    };
     for lock in locks {
-        let (resource, owner, token) = (
+        let (resource, owner, token, mode) = (
             lock.resource.clone(),
             lock.owner.clone(),
             lock.fencing_token,
+            lock.mode,
         );
         match undo(SharedOp::Undo { grant: lock }) {
             Ok(SharedAnswer::Undone(undone)) => tracing::warn!(
@@ -136,6 +157,7 @@ pub(crate) fn undo_unheard_set(
                 tenant = %tenant,
                 resource = %resource,
                 owner = %owner,
+                mode = mode.as_str(),
                 fencing_token = token.value(),
                 reason = "the grant was made after its caller had gone",
             ),
@@ -143,39 +165,6 @@ pub(crate) fn undo_unheard_set(
             Err(error) => {
                 tracing::warn!(%error, resource = %resource, "a grant made after its caller had gone could not be undone; it expires with its lease")
             }
-        }
-    }
-}
-
-/// Undoes a shared grant nobody will hear of with `run` (an undo operation run on the writer's
-/// connection), and audits it.
-pub(crate) fn undo_unheard_shared(
-    tenant: &Tenant,
-    answer: SharedAnswer,
-    run: impl FnOnce(SharedOp) -> Result<SharedAnswer, RepositoryError>,
-) {
-    let SharedAnswer::Acquired(lock_domain::SharedAcquireOutcome::Granted(grant)) = answer else {
-        return;
-    };
-    let (resource, owner, token) = (
-        grant.resource.clone(),
-        grant.owner.clone(),
-        grant.fencing_token,
-    );
-    match run(SharedOp::Undo { grant }) {
-        Ok(SharedAnswer::Undone(undone)) => tracing::warn!(
-            target: "lockd::audit",
-            event = if undone { "grant_undone" } else { "grant_undo_skipped" },
-            tenant = %tenant,
-            resource = %resource,
-            owner = %owner,
-            mode = "shared",
-            fencing_token = token.value(),
-            reason = "the grant was made after its caller had gone",
-        ),
-        Ok(_) => {}
-        Err(error) => {
-            tracing::warn!(%error, resource = %resource, "a shared grant made after its caller had gone could not be undone; it expires with its lease")
         }
     }
 }

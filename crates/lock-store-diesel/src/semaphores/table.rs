@@ -7,6 +7,7 @@ use diesel::{QueryResult, QueryableByName, RunQueryDsl};
 use lock_domain::{ListQuery, Owner, ResourceName, Tenant};
 
 use super::{HolderRow, HolderTable};
+use crate::lease_statements;
 use crate::prepared::{Param, Prepared};
 use crate::row::CountRow;
 
@@ -69,16 +70,6 @@ DELETE FROM semaphore_holders WHERE (tenant, name, owner) IN (
     SELECT tenant, name, owner FROM semaphore_holders WHERE expires_at_ms <= $1
     ORDER BY expires_at_ms LIMIT $2)
   AND expires_at_ms <= $1";
-
-/// SQLite: the one counter of every fencing token, moved inside the writer's transaction.
-const SQLITE_NEXT_TOKEN: &str =
-    "UPDATE fencing_counter SET last_token = last_token + 1 WHERE id = 1 RETURNING last_token AS count";
-
-/// PostgreSQL: the sequence every lock grant draws from too.
-const POSTGRES_NEXT_TOKEN: &str = "SELECT nextval('fencing_tokens') AS count";
-
-/// PostgreSQL: the server's clock, read once the semaphore's lock is held.
-const POSTGRES_NOW: &str = concat!("SELECT ", clock_ms!(), " AS count");
 
 /// PostgreSQL: every row of the semaphore (`$1`, `$2`), each with the server's clock. Run after
 /// [`POSTGRES_LOCK`], as a statement of its own: under READ COMMITTED a statement reads from a
@@ -268,7 +259,7 @@ impl HolderTable for SqliteHolders<'_> {
     }
 
     fn next_token(&mut self) -> QueryResult<i64> {
-        one(Prepared::portable(SQLITE_NEXT_TOKEN, vec![]).load(self.conn)?)
+        lease_statements::next_token_sqlite(self.conn)
     }
 
     shared_statements!();
@@ -285,11 +276,11 @@ impl HolderTable for PostgresHolders<'_> {
     }
 
     fn now_ms(&mut self) -> QueryResult<i64> {
-        one(Prepared::portable(POSTGRES_NOW, vec![]).load(self.conn)?)
+        lease_statements::now_postgres(self.conn)
     }
 
     fn next_token(&mut self) -> QueryResult<i64> {
-        one(Prepared::portable(POSTGRES_NEXT_TOKEN, vec![]).load(self.conn)?)
+        lease_statements::next_token_postgres(self.conn)
     }
 
     /// Two round trips: the lock, then the rows with the clock.
@@ -313,21 +304,23 @@ impl HolderTable for PostgresHolders<'_> {
 
     /// One round trip (see [`POSTGRES_GRANT`]).
     fn grant(&mut self, tenant: &Tenant, row: &HolderRow, now_ms: i64) -> QueryResult<i64> {
-        one(Prepared::portable(
-            POSTGRES_GRANT,
-            vec![
-                Param::Text(tenant.as_str()),
-                Param::Text(&row.name),
-                Param::Text(&row.owner),
-                Param::BigInt(row.permits),
-                Param::BigInt(row.semaphore_limit),
-                Param::BigInt(row.acquired_at_ms),
-                Param::BigInt(row.expires_at_ms),
-                Param::NullableText(row.value.as_deref()),
-                Param::BigInt(now_ms),
-            ],
+        lease_statements::one(
+            Prepared::portable(
+                POSTGRES_GRANT,
+                vec![
+                    Param::Text(tenant.as_str()),
+                    Param::Text(&row.name),
+                    Param::Text(&row.owner),
+                    Param::BigInt(row.permits),
+                    Param::BigInt(row.semaphore_limit),
+                    Param::BigInt(row.acquired_at_ms),
+                    Param::BigInt(row.expires_at_ms),
+                    Param::NullableText(row.value.as_deref()),
+                    Param::BigInt(now_ms),
+                ],
+            )
+            .load(self.conn)?,
         )
-        .load(self.conn)?)
     }
 
     shared_statements!();
@@ -342,20 +335,13 @@ struct HolderRowAt {
     now_ms: i64,
 }
 
-/// The one count a statement returns.
-fn one(rows: Vec<CountRow>) -> QueryResult<i64> {
-    rows.first()
-        .map(|row| row.count)
-        .ok_or(diesel::result::Error::NotFound)
-}
-
 /// Deletes up to `batch` semaphore rows whose lease ended at or before `cutoff_ms`.
 pub(crate) fn sweep_sqlite(
     conn: &mut SqliteConnection,
     cutoff_ms: i64,
     batch: i64,
 ) -> QueryResult<usize> {
-    Prepared::portable(SWEEP, vec![Param::BigInt(cutoff_ms), Param::BigInt(batch)]).execute(conn)
+    lease_statements::sweep_sqlite(conn, SWEEP, cutoff_ms, batch)
 }
 
 /// [`sweep_sqlite`] on PostgreSQL, against the server's clock less `grace_ms`.
@@ -364,10 +350,5 @@ pub(crate) fn sweep_postgres(
     grace_ms: i64,
     batch: i64,
 ) -> QueryResult<usize> {
-    let now = one(Prepared::portable(POSTGRES_NOW, vec![]).load(conn)?)?;
-    Prepared::portable(
-        SWEEP,
-        vec![Param::BigInt(now - grace_ms), Param::BigInt(batch)],
-    )
-    .execute(conn)
+    lease_statements::sweep_postgres(conn, SWEEP, grace_ms, batch)
 }

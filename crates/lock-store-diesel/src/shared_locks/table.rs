@@ -7,8 +7,9 @@ use diesel::{OptionalExtension, QueryResult, QueryableByName, RunQueryDsl};
 use lock_domain::{LeaseValue, Lock, Owner, ResourceName, Tenant};
 
 use super::SharedTable;
+use crate::lease_statements;
 use crate::prepared::{Param, Prepared};
-use crate::row::{CountRow, LockRow};
+use crate::row::LockRow;
 
 /// A `shared_holders` row (its tenant and resource are the operation's).
 #[derive(Debug, Clone, QueryableByName)]
@@ -77,18 +78,11 @@ DELETE FROM shared_holders WHERE (tenant, resource, owner) IN (
 /// SQLite: a release deletes the row (as the exclusive release does).
 const SQLITE_END_ROW: &str = "DELETE FROM distributed_locks WHERE tenant = $1 AND resource = $2";
 
-const SQLITE_NEXT_TOKEN: &str =
-    "UPDATE fencing_counter SET last_token = last_token + 1 WHERE id = 1 RETURNING last_token AS count";
-
 /// PostgreSQL: a release keeps the row, ended at `$3` and marked as released
 /// (`acquired_at_ms = expires_at_ms`), as the exclusive release does (see `postgres.rs`).
 const POSTGRES_END_ROW: &str = "\
 UPDATE distributed_locks SET acquired_at_ms = $3, expires_at_ms = $3
 WHERE tenant = $1 AND resource = $2";
-
-const POSTGRES_NEXT_TOKEN: &str = "SELECT nextval('fencing_tokens') AS count";
-
-const POSTGRES_NOW: &str = concat!("SELECT ", clock_ms!(), " AS count");
 
 /// PostgreSQL: a row to lock when the lock has none, ended (and marked released, so that taking
 /// it over counts as no expired takeover). The operation rewrites it before it commits.
@@ -217,7 +211,7 @@ impl SharedTable for SqliteShared<'_> {
     }
 
     fn next_token(&mut self) -> QueryResult<i64> {
-        one(Prepared::portable(SQLITE_NEXT_TOKEN, vec![]).load(self.conn)?)
+        lease_statements::next_token_sqlite(self.conn)
     }
 
     fn now_ms(&mut self) -> QueryResult<i64> {
@@ -265,17 +259,17 @@ impl SharedTable for PostgresShared<'_> {
         if create && row.is_none() {
             return Err(diesel::result::Error::NotFound);
         }
-        let now_ms = one(Prepared::portable(POSTGRES_NOW, vec![]).load(self.conn)?)?;
+        let now_ms = lease_statements::now_postgres(self.conn)?;
         let leases = Prepared::portable(LEASES, key(tenant, resource)).load(self.conn)?;
         Ok((now_ms, row, leases))
     }
 
     fn next_token(&mut self) -> QueryResult<i64> {
-        one(Prepared::portable(POSTGRES_NEXT_TOKEN, vec![]).load(self.conn)?)
+        lease_statements::next_token_postgres(self.conn)
     }
 
     fn now_ms(&mut self) -> QueryResult<i64> {
-        one(Prepared::portable(POSTGRES_NOW, vec![]).load(self.conn)?)
+        lease_statements::now_postgres(self.conn)
     }
 
     fn undo_exclusive(&mut self, tenant: &Tenant, grant: &Lock) -> QueryResult<bool> {
@@ -294,19 +288,13 @@ impl SharedTable for PostgresShared<'_> {
     }
 }
 
-fn one(rows: Vec<CountRow>) -> QueryResult<i64> {
-    rows.first()
-        .map(|row| row.count)
-        .ok_or(diesel::result::Error::NotFound)
-}
-
-/// Deletes up to `batch` shared leases that ended at or before `cutoff_ms`.
+/// Deletes up to `batch` shared leases whose lease ended at or before `cutoff_ms`.
 pub(crate) fn sweep_sqlite(
     conn: &mut SqliteConnection,
     cutoff_ms: i64,
     batch: i64,
 ) -> QueryResult<usize> {
-    Prepared::portable(SWEEP, vec![Param::BigInt(cutoff_ms), Param::BigInt(batch)]).execute(conn)
+    lease_statements::sweep_sqlite(conn, SWEEP, cutoff_ms, batch)
 }
 
 /// [`sweep_sqlite`] on PostgreSQL, against the server's clock less `grace_ms`.
@@ -315,10 +303,5 @@ pub(crate) fn sweep_postgres(
     grace_ms: i64,
     batch: i64,
 ) -> QueryResult<usize> {
-    let now = one(Prepared::portable(POSTGRES_NOW, vec![]).load(conn)?)?;
-    Prepared::portable(
-        SWEEP,
-        vec![Param::BigInt(now - grace_ms), Param::BigInt(batch)],
-    )
-    .execute(conn)
+    lease_statements::sweep_postgres(conn, SWEEP, grace_ms, batch)
 }

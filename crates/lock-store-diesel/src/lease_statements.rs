@@ -1,0 +1,64 @@
+//! What every table of leases beside the locks' rows (semaphore holders, shared holders) runs
+//! the same way: drawing a fencing token from the one counter of every grant, reading
+//! PostgreSQL's clock, and deleting ended leases for the sweeper.
+
+use diesel::pg::PgConnection;
+use diesel::sqlite::SqliteConnection;
+use diesel::{QueryResult, RunQueryDsl};
+
+use crate::prepared::{Param, Prepared};
+use crate::row::CountRow;
+
+/// SQLite: the one counter of every fencing token, moved inside the writer's transaction.
+const SQLITE_NEXT_TOKEN: &str =
+    "UPDATE fencing_counter SET last_token = last_token + 1 WHERE id = 1 RETURNING last_token AS count";
+
+/// PostgreSQL: the sequence every lock grant draws from too.
+const POSTGRES_NEXT_TOKEN: &str = "SELECT nextval('fencing_tokens') AS count";
+
+/// PostgreSQL: the server's clock, read when the statement runs (after the locks taken before).
+const POSTGRES_NOW: &str = concat!("SELECT ", clock_ms!(), " AS count");
+
+/// The one count a statement returns.
+pub(crate) fn one(rows: Vec<CountRow>) -> QueryResult<i64> {
+    rows.first()
+        .map(|row| row.count)
+        .ok_or(diesel::result::Error::NotFound)
+}
+
+/// SQLite: a fencing token larger than every one issued before.
+pub(crate) fn next_token_sqlite(conn: &mut SqliteConnection) -> QueryResult<i64> {
+    one(Prepared::portable(SQLITE_NEXT_TOKEN, vec![]).load(conn)?)
+}
+
+/// PostgreSQL: a fencing token larger than every one issued before.
+pub(crate) fn next_token_postgres(conn: &mut PgConnection) -> QueryResult<i64> {
+    one(Prepared::portable(POSTGRES_NEXT_TOKEN, vec![]).load(conn)?)
+}
+
+/// PostgreSQL: the server's clock now, in Unix milliseconds.
+pub(crate) fn now_postgres(conn: &mut PgConnection) -> QueryResult<i64> {
+    one(Prepared::portable(POSTGRES_NOW, vec![]).load(conn)?)
+}
+
+/// Runs the sweep statement `sweep` (`$1`: the cutoff, `$2`: the batch) on SQLite: deletes up to
+/// `batch` leases that ended at or before `cutoff_ms`.
+pub(crate) fn sweep_sqlite(
+    conn: &mut SqliteConnection,
+    sweep: &'static str,
+    cutoff_ms: i64,
+    batch: i64,
+) -> QueryResult<usize> {
+    Prepared::portable(sweep, vec![Param::BigInt(cutoff_ms), Param::BigInt(batch)]).execute(conn)
+}
+
+/// [`sweep_sqlite`] on PostgreSQL, against the server's clock less `grace_ms`.
+pub(crate) fn sweep_postgres(
+    conn: &mut PgConnection,
+    sweep: &'static str,
+    grace_ms: i64,
+    batch: i64,
+) -> QueryResult<usize> {
+    let cutoff_ms = now_postgres(conn)? - grace_ms;
+    Prepared::portable(sweep, vec![Param::BigInt(cutoff_ms), Param::BigInt(batch)]).execute(conn)
+}
