@@ -4,10 +4,16 @@
 //!
 //! ```no_run
 //! # use std::sync::Arc;
-//! # use lock_domain::{LockRepository, Owner, ResourceName, SemaphoreRepository, Ttl};
+//! # use lock_domain::{
+//! #     LockRepository, MultiLockRepository, Owner, ResourceName, SemaphoreRepository,
+//! #     SharedLockRepository, Ttl,
+//! # };
 //! # use lock_service::LockService;
 //! # fn job<S>(repo: Arc<S>) -> Result<(), Box<dyn std::error::Error>>
-//! # where S: LockRepository + SemaphoreRepository + 'static {
+//! # where
+//! #     S: LockRepository + SharedLockRepository + MultiLockRepository + SemaphoreRepository
+//! #         + 'static,
+//! # {
 //! let service = LockService::over(repo); // or one with metrics and an audit log of its own
 //! let resource = ResourceName::parse("report:nightly")?;
 //! let owner = Owner::parse("nightly-export@host-1")?;
