@@ -12,6 +12,14 @@ OpenAPI document states in words because JSON Schema cannot state them.
 3. A semaphore acquire's `permits` is at most its `limit`. JSON Schema cannot compare two fields,
    so `permits` > `limit` passes the schema and is refused (422, `permits`, `out_of_range`):
    exactly that refusal is not counted.
+4. The `locks` of `POST /locks` name each resource once. `uniqueItems` compares whole entries, so
+   `{"resource": "a"}` and `{"resource": "a", "mode": "shared"}` pass the schema and are refused
+   (422, `locks`, `duplicate`): exactly that refusal, for a body that does name a resource twice,
+   is not counted (and the same for `resources` of `DELETE /locks`, should a generator repeat one).
+5. A request body is at most 16 KiB (413, documented on every operation that takes a body). No
+   schema bounds a body's size, and `POST /locks` with 64 entries full of unknown members (which
+   are ignored) can pass it: a schema-violating body refused with 413 because it is that large is
+   refused all the same, and is not counted.
 
 And one inference of schemathesis's stateful phase does not fit semaphores: it links an acquire
 to a release, a status and a renew of the same `{name}` as if the name were one resource with one
@@ -70,6 +78,20 @@ def _report():
         print(f"fuzz_hooks: not counted, by rule: {counts}", file=sys.stderr)
 
 
+# The server's body limit (lock-http-actix's MAX_BODY_BYTES).
+MAX_BODY_BYTES = 16 * 1024
+
+
+def _body_bytes(case):
+    """The size of the case's JSON body as sent (serialized as `requests` does: `json.dumps`)."""
+    import json
+
+    try:
+        return len(json.dumps(case.body).encode("utf-8"))
+    except (TypeError, ValueError):
+        return 0
+
+
 def _refused_for(response, field, code):
     """Whether the answer is a 422 whose one error is `field` with `code`."""
     if response.status_code != 422:
@@ -95,6 +117,19 @@ def filter_failure(context, failure, case, response):
         if numbers and permits > limit and _refused_for(response, "permits", "out_of_range"):
             NOT_COUNTED["permits over the limit"] += 1
             return False
+    if failure.code == "ST201" and response.status_code == 413 and _body_bytes(case) > MAX_BODY_BYTES:
+        NOT_COUNTED["a body over 16 KiB refused with 413"] += 1
+        return False
+    if failure.code == "ST202" and case.path == "/locks" and isinstance(case.body, dict):
+        field = "locks" if case.method.upper() == "POST" else "resources"
+        names = case.body.get(field)
+        if isinstance(names, list):
+            names = [n.get("resource") if isinstance(n, dict) else n for n in names]
+            hashable = [n for n in names if isinstance(n, str)]
+            repeated = len(set(hashable)) < len(hashable)
+            if repeated and _refused_for(response, field, "duplicate"):
+                NOT_COUNTED[f"{field} naming a resource twice"] += 1
+                return False
     is_release = case.method.upper() == "DELETE" and case.path in (
         "/locks/{resource}", "/semaphores/{name}")
     if failure.code != "ST202" or not is_release:

@@ -51,8 +51,10 @@ pub(crate) fn locks_schema() -> utoipa::openapi::Array {
         )
         .min_items(Some(1))
         .max_items(Some(MAX_LOCKS_AT_ONCE))
+        .unique_items(true)
         .description(Some(format!(
-            "1 to {MAX_LOCKS_AT_ONCE} locks, each resource named once, each in its mode."
+            "1 to {MAX_LOCKS_AT_ONCE} locks, each resource named once (two entries naming one \
+             resource are a 422 `duplicate` even in different modes), each in its mode."
         )))
         .build()
 }
@@ -63,6 +65,7 @@ pub(crate) fn resources_schema() -> utoipa::openapi::Array {
         .items(resource_schema())
         .min_items(Some(1))
         .max_items(Some(MAX_LOCKS_AT_ONCE))
+        .unique_items(true)
         .description(Some(format!(
             "1 to {MAX_LOCKS_AT_ONCE} resource names, each named once."
         )))
