@@ -24,6 +24,19 @@ pub enum Hold {
     Shared(Vec<Lock>),
 }
 
+impl Hold {
+    /// The mode in which `owner` holds the lock here, if it is one of the holders.
+    pub fn mode_of(&self, owner: &Owner) -> Option<LockMode> {
+        match self {
+            Hold::Exclusive(lock) => (&lock.owner == owner).then_some(LockMode::Exclusive),
+            Hold::Shared(holders) => holders
+                .iter()
+                .any(|lock| &lock.owner == owner)
+                .then_some(LockMode::Shared),
+        }
+    }
+}
+
 /// The answer to a shared acquire.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SharedAcquireOutcome {

@@ -10,7 +10,6 @@ use lock_domain::{
 };
 
 use crate::events::Acquired;
-use crate::waiting::is_reader;
 use crate::{AcquireRequest, LockService};
 
 impl LockService {
@@ -71,11 +70,13 @@ impl LockService {
             return Ok(Acquired::Held);
         }
         let hold = self.shared_locks.hold(tenant, resource).await?;
-        Ok(if is_reader(hold.as_ref(), &request.owner) {
-            Acquired::ModeMismatch
-        } else {
-            Acquired::Held
-        })
+        Ok(
+            if hold.and_then(|hold| hold.mode_of(&request.owner)) == Some(LockMode::Shared) {
+                Acquired::ModeMismatch
+            } else {
+                Acquired::Held
+            },
+        )
     }
 
     /// The mode in which the caller holds the lock right now, if it does: a caller that holds
@@ -90,7 +91,7 @@ impl LockService {
         Ok(match current {
             Some(row) if row.owner.is_shared_holders() => {
                 let hold = self.shared_locks.hold(tenant, resource).await?;
-                is_reader(hold.as_ref(), &request.owner).then_some(LockMode::Shared)
+                hold.and_then(|hold| hold.mode_of(&request.owner))
             }
             current => (decide_acquire(current.as_ref(), &request.owner, self.clock.now())
                 == AcquireDecision::Extend)

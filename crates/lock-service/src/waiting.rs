@@ -41,7 +41,6 @@ use tokio::sync::{oneshot, Notify};
 
 use crate::events::{LockEvents, WaitersFull};
 use queue::{Head, Queue, Waiter};
-pub(crate) use serve::is_reader;
 use ticket::WaiterSeat;
 pub(crate) use ticket::{Seat, Ticket, WaitEnd, WaitOutcome};
 

@@ -197,3 +197,16 @@ fn undo_ends_only_the_exact_new_grant() {
     ));
     assert!(!decide_shared_undo(&resource(), None, false, &grant, at(0)));
 }
+
+#[test]
+fn a_hold_says_in_which_mode_an_owner_holds_it() {
+    let readers = vec![reader("a", 1_000, 3)];
+    let Some(shared) = hold_of(&resource(), row_of(&readers, 0).as_ref(), &readers, at(0)) else {
+        panic!("a shared hold");
+    };
+    assert_eq!(shared.mode_of(&owner("a")), Some(LockMode::Shared));
+    assert_eq!(shared.mode_of(&owner("b")), None);
+    let writer = Hold::Exclusive(exclusive("w", 1_000));
+    assert_eq!(writer.mode_of(&owner("w")), Some(LockMode::Exclusive));
+    assert_eq!(writer.mode_of(&owner("a")), None);
+}

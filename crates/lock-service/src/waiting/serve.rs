@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use lock_domain::{
-    decide_acquire, is_expired, AcquireDecision, AcquireOutcome, Freed, FreedHints, Hold, Lock,
-    LockMode, Owner, RepositoryError, SharedAcquireOutcome, Tenant,
+    decide_acquire, is_expired, AcquireDecision, AcquireOutcome, Freed, FreedHints, Lock, LockMode,
+    RepositoryError, SharedAcquireOutcome, Tenant,
 };
 use tokio::sync::oneshot;
 
@@ -304,15 +304,10 @@ async fn holds_other_mode(
                 .shared_locks
                 .hold(tenant.clone(), lock.resource.clone())
                 .await?;
-            is_reader(hold.as_ref(), &head.owner)
+            hold.and_then(|hold| hold.mode_of(&head.owner)) == Some(LockMode::Shared)
         }
         LockMode::Exclusive => false,
     })
-}
-
-/// Whether `owner` is among the shared holders of `hold`.
-pub(crate) fn is_reader(hold: Option<&Hold>, owner: &Owner) -> bool {
-    matches!(hold, Some(Hold::Shared(holders)) if holders.iter().any(|lock| &lock.owner == owner))
 }
 
 /// The one poller of a process's queues: every [`Shared::poll_period`] (often while the store
