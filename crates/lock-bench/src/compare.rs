@@ -1,7 +1,9 @@
 //! `lock-bench --baseline BINARY`: W1 for an earlier lockd build and this one, in one run, on
 //! SQLite and on PostgreSQL, alternating the two binaries run by run (so that a machine that
-//! slows down or speeds up during the run weighs on both alike), and the ratio of the medians.
-//! This is how a change proves it costs no throughput ("at least 0.95× of before").
+//! slows down or speeds up during the run weighs on both alike), and two ratios: of the medians,
+//! and the median of the ratios of each pair of adjacent runs (which a slow drift of the machine
+//! during the run does not move). This is how a change proves it costs no throughput ("at least
+//! 0.95× of before"). `--only SQLite` or `--only PostgreSQL` compares on one backend.
 
 use std::path::Path;
 use std::time::Duration;
@@ -21,8 +23,39 @@ struct Series {
 
 /// Runs the comparison of `baseline` with `bench.binary` and prints a Markdown table with the
 /// ratios. Runs, duration and clients come from `bench.plan`.
-pub fn run(bench: &Bench<'_>, baseline: &Path) {
+pub fn run(bench: &Bench<'_>, baseline: &Path, only: Option<&str>) {
+    let wanted = |backend: &str| only.is_none_or(|only| backend.contains(only));
     let mut all = Vec::new();
+    if wanted("SQLite") {
+        compare_sqlite(bench, baseline, &mut all);
+    }
+    if wanted("PostgreSQL") {
+        compare_postgres(bench, baseline, &mut all);
+    }
+    println!("\n| backend | baseline W1 cycles/s (median) | this build | ratio of medians | median of paired ratios | runs (baseline / this) |");
+    println!("|---|---|---|---|---|---|");
+    for series in &all {
+        let (b, c) = (median(&series.baseline), median(&series.current));
+        let paired: Vec<f64> = series
+            .baseline
+            .iter()
+            .zip(&series.current)
+            .map(|(b, c)| c / b)
+            .collect();
+        println!(
+            "| {} | {:.0} | {:.0} | {:.3} | {:.3} | {} / {} |",
+            series.backend,
+            b,
+            c,
+            c / b,
+            median(&paired),
+            join(&series.baseline),
+            join(&series.current)
+        );
+    }
+}
+
+fn compare_sqlite(bench: &Bench<'_>, baseline: &Path, all: &mut Vec<Series>) {
     let urls = [
         format!(
             "sqlite://{}",
@@ -34,6 +67,9 @@ pub fn run(bench: &Bench<'_>, baseline: &Path) {
         ),
     ];
     all.push(measure(bench, "SQLite", baseline, &urls));
+}
+
+fn compare_postgres(bench: &Bench<'_>, baseline: &Path, all: &mut Vec<Series>) {
     // Two databases: each binary migrates its own (the baseline may not know this schema).
     let databases = [
         PostgresDatabase::create(bench.postgres_url, "_baseline"),
@@ -46,20 +82,6 @@ pub fn run(bench: &Bench<'_>, baseline: &Path) {
         eprintln!(
             "!!! PostgreSQL does not answer at {}: not compared",
             bench.postgres_url
-        );
-    }
-    println!("\n| backend | baseline W1 cycles/s (median) | this build | ratio | runs (baseline / this) |");
-    println!("|---|---|---|---|---|");
-    for series in &all {
-        let (b, c) = (median(&series.baseline), median(&series.current));
-        println!(
-            "| {} | {:.0} | {:.0} | {:.3} | {} / {} |",
-            series.backend,
-            b,
-            c,
-            c / b,
-            join(&series.baseline),
-            join(&series.current)
         );
     }
 }

@@ -79,7 +79,8 @@ struct Args {
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     lockd_args: String,
     /// Compare W1 of this lockd binary (an earlier build) with target/release/lockd, on SQLite
-    /// and PostgreSQL, in one run (runs alternate between the two); prints the ratios.
+    /// and PostgreSQL (or the one `--only` names), in one run (runs alternate between the two);
+    /// prints the ratios.
     #[arg(long)]
     baseline: Option<PathBuf>,
 }
@@ -126,7 +127,7 @@ fn main() {
         work: &work,
     };
     if let Some(baseline) = &args.baseline {
-        compare::run(&bench, baseline);
+        compare::run(&bench, baseline, args.only.as_deref());
     } else {
         let selection = Selection {
             quick: args.quick,
