@@ -10,6 +10,7 @@ mod client;
 mod contract;
 mod documents;
 mod faults;
+mod fence;
 mod holds;
 mod hostile;
 mod lifecycle;

@@ -18,7 +18,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{RefOr, Type};
 use utoipa::{Modify, OpenApi};
 
-use crate::{dto, listing, locks, multi_locks, operations, problem, semaphores};
+use crate::{dto, fence, listing, locks, multi_locks, operations, problem, semaphores};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -35,11 +35,13 @@ use crate::{dto, listing, locks, multi_locks, operations, problem, semaphores};
         locks::status,
         locks::release,
         locks::renew,
+        fence::lock_fence,
         semaphores::list,
         semaphores::acquire,
         semaphores::status,
         semaphores::release,
         semaphores::renew,
+        fence::semaphore_fence,
         operations::healthz,
         operations::readyz,
         operations::metrics,
@@ -71,6 +73,11 @@ use crate::{dto, listing, locks, multi_locks, operations, problem, semaphores};
         dto::SemaphoreList,
         requests::PermitAcquireRequest,
         requests::PermitRenewRequest,
+        dto::LockFenceResponse,
+        dto::LockFenceValid,
+        dto::PermitFenceResponse,
+        dto::PermitFenceValid,
+        dto::FenceStale,
         dto::HealthStatus,
         problem::Problem,
         problem::FieldError,

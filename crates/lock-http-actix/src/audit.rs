@@ -1,8 +1,11 @@
 //! The audit log: one structured event (target `lockd::audit`, level INFO or WARN) for every
-//! grant, denial, renewal, forbidden attempt and release, with tenant, resource and owner (and
-//! the fencing token where the answer carries one). API keys never appear here.
+//! grant, denial, renewal, forbidden attempt, release and refused fence check, with tenant,
+//! resource and owner (and the fencing token where the answer carries one). API keys never
+//! appear here.
 
-use lock_domain::{Lock, Owner, Permit, ReleaseResult, RenewResult, ResourceName, Tenant};
+use lock_domain::{
+    FencingToken, Lock, Owner, Permit, ReleaseResult, RenewResult, ResourceName, Tenant,
+};
 
 pub(crate) fn granted(tenant: &Tenant, lock: &Lock) {
     tracing::info!(
@@ -92,6 +95,25 @@ pub(crate) fn grant_undone(tenant: &Tenant, lock: &Lock, undone: bool, reason: &
         owner = %lock.owner,
         fencing_token = lock.fencing_token.value(),
         reason,
+    );
+}
+
+/// A fence check refused `token` on lock or semaphore `name`: whoever presented it does not
+/// hold a live lease (a holder that paused past its lease, or a forged token). Valid checks are
+/// not written: they come before every protected write.
+pub(crate) fn fence_stale(
+    tenant: &Tenant,
+    primitive: &str,
+    name: &ResourceName,
+    token: FencingToken,
+) {
+    tracing::info!(
+        target: "lockd::audit",
+        event = "fence_stale",
+        tenant = %tenant,
+        primitive,
+        resource = %name,
+        fencing_token = token.value(),
     );
 }
 

@@ -2,10 +2,14 @@
 //! built from domain values. (Requests are parsed and documented field by field from
 //! `crate::fields`.)
 
+mod fence;
 mod hold;
 mod multi;
 mod semaphore;
 
+pub(crate) use fence::{
+    FenceStale, LockFenceResponse, LockFenceValid, PermitFenceResponse, PermitFenceValid,
+};
 pub(crate) use hold::LockStatus;
 pub(crate) use multi::{
     MultiAcquireResponse, MultiGranted, MultiUnavailable, ReleaseManyResponse, ReleaseOne,

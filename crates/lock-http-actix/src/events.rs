@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use lock_domain::{
-    Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult, ReleaseResult, RenewResult,
-    ResourceName, Tenant,
+    FencingToken, Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult, ReleaseResult,
+    RenewResult, ResourceName, Tenant,
 };
-use lock_service::{Acquired, LockEvents, PermitsAcquired, Trouble, WaitersFull};
+use lock_service::{Acquired, Fenced, LockEvents, PermitsAcquired, Trouble, WaitersFull};
 
 use crate::audit;
 use crate::metrics::{AcquireMetric, Metrics};
@@ -163,6 +163,24 @@ impl LockEvents for MetricsAndAudit {
         why: &'static str,
     ) {
         audit::permit_grant_undone(tenant, permit, undone, why);
+    }
+
+    fn fence_checked(
+        &self,
+        tenant: &Tenant,
+        what: Fenced,
+        name: &ResourceName,
+        token: FencingToken,
+        valid: bool,
+    ) {
+        let primitive = match what {
+            Fenced::Lock => "lock",
+            Fenced::Semaphore => "semaphore",
+        };
+        if !valid {
+            audit::fence_stale(tenant, primitive, name, token);
+        }
+        self.metrics.fence_checked(primitive, valid);
     }
 
     fn counted(&self, live_locks: u64, expired_takeovers: u64) {

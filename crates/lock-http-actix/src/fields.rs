@@ -1,5 +1,5 @@
 //! Every request field's rules, written once. For each field (`owner`, `resource`, `ttl_seconds`,
-//! `wait_seconds`, `mode`, `prefix`, `limit`, `cursor`, and a semaphore's `limit`, `permits`, `value`) one module holds both the parser, which turns the
+//! `wait_seconds`, `mode`, `prefix`, `limit`, `cursor`, a fence check's `token`, and a semaphore's `limit`, `permits`, `value`) one module holds both the parser, which turns the
 //! raw input into a domain value or a [`FieldError`] naming the field, and the JSON Schema that
 //! the OpenAPI document shows for it, built from the same constants: the document says exactly
 //! what the server accepts.
@@ -19,6 +19,7 @@ mod pattern;
 pub(crate) mod resource;
 pub(crate) mod seconds;
 pub(crate) mod semaphore;
+pub(crate) mod token;
 
 use serde_json::value::RawValue;
 

@@ -15,6 +15,7 @@ mod body;
 mod cursor;
 mod dto;
 mod events;
+mod fence;
 mod fields;
 mod listing;
 mod lock_request;
@@ -162,6 +163,7 @@ impl LockApi {
                     .configure(listing::routes)
                     .configure(locks::routes)
                     .configure(semaphores::routes)
+                    .configure(fence::routes)
                     .configure(operations::routes)
                     .default_service(web::to(problem::not_found_route)),
             );

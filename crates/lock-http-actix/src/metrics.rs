@@ -21,7 +21,7 @@ use std::sync::Arc;
 use lock_domain::{PoolState, ReleaseResult, RenewResult};
 use prometheus_client::registry::Registry;
 
-use families::{Families, LimitLabel, PoolLabel, ResultLabel, SemaphoreLabels};
+use families::{Families, FenceLabels, LimitLabel, PoolLabel, ResultLabel, SemaphoreLabels};
 use live_locks::LiveLockReadings;
 pub(crate) use middleware::record;
 use middleware::RouteNames;
@@ -133,8 +133,6 @@ impl Metrics {
             .inc();
     }
 
-    /// Counts one acquire refused a place in line because the server's limit of waiters (in
-    /// all, or of the caller's tenant) was reached.
     /// Counts a semaphore operation's outcome (`operation` and `outcome` from
     /// `families::SEMAPHORE_OUTCOMES`).
     pub fn semaphore_outcome(&self, operation: &'static str, outcome: &'static str) {
@@ -144,6 +142,17 @@ impl Metrics {
             .inc();
     }
 
+    /// Counts a fence check of a `primitive` (`lock` or `semaphore`): `valid` or stale.
+    pub fn fence_checked(&self, primitive: &'static str, valid: bool) {
+        let result = if valid { "valid" } else { "stale" };
+        self.families
+            .fences
+            .get_or_create(&FenceLabels { primitive, result })
+            .inc();
+    }
+
+    /// Counts one acquire refused a place in line because the server's limit of waiters (in
+    /// all, or of the caller's tenant) was reached.
     pub fn waiter_rejected(&self, per_tenant: bool) {
         let limit = if per_tenant { "tenant" } else { "total" };
         self.families

@@ -110,6 +110,11 @@ fn every_error_answer_is_a_problem() {
     }
 }
 
+/// The members whose `null` is a value of its own rather than a member left out: a fence check's
+/// `current` is `null` when no lease is live.
+const NULL_IS_A_VALUE: [&str; 1] =
+    ["/components/schemas/FenceStale/properties/current/oneOf/1/type"];
+
 /// What openapi-python-client and other generators get wrong: a boolean `const` (invalid Python
 /// from openapi-python-client 0.29), `null` alternatives for values that are simply absent, and
 /// 3.1 type arrays.
@@ -126,8 +131,9 @@ fn no_schema_uses_what_generators_get_wrong() {
             assert!(!value.is_boolean(), "boolean const at {pointer}");
         }
         if pointer.ends_with("/type") {
+            assert!(!value.is_array(), "{value} type at {pointer}");
             assert!(
-                !value.is_array() && value != "null",
+                value != "null" || NULL_IS_A_VALUE.contains(&pointer.as_str()),
                 "{value} type at {pointer}"
             );
         }

@@ -3,8 +3,8 @@
 //! count and write. Reports are synchronous and must be cheap: they run on the request's path.
 
 use lock_domain::{
-    Capacity, Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult, ReleaseResult,
-    RenewResult, RepositoryError, ResourceName, Tenant, Weight,
+    Capacity, FencingToken, Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult,
+    ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Weight,
 };
 
 /// How an acquire ended, as the caller hears it.
@@ -54,6 +54,13 @@ pub enum WaitersFull {
     Total,
     /// The limit of one tenant.
     Tenant,
+}
+
+/// What a fence check was about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fenced {
+    Lock,
+    Semaphore,
 }
 
 /// Something went wrong in the background of the use cases: worth a warning in the log, never
@@ -145,6 +152,17 @@ pub trait LockEvents: Send + Sync {
         why: &'static str,
     );
 
+    /// A fence check of `token` on `name` was answered: the token was a live holder's
+    /// (`valid`) or not.
+    fn fence_checked(
+        &self,
+        tenant: &Tenant,
+        what: Fenced,
+        name: &ResourceName,
+        token: FencingToken,
+        valid: bool,
+    );
+
     /// The live locks of every tenant were counted, and the expired takeovers read.
     fn counted(&self, live_locks: u64, expired_takeovers: u64);
 
@@ -166,6 +184,7 @@ impl LockEvents for NoEvents {
     fn permits_released(&self, _: &Tenant, _: &ResourceName, _: &Owner, _: PermitReleaseResult) {}
     fn permits_renewed(&self, _: &Tenant, _: &ResourceName, _: &Owner, _: &PermitRenewResult) {}
     fn permit_grant_undone(&self, _: &Tenant, _: &Permit, _: bool, _: &'static str) {}
+    fn fence_checked(&self, _: &Tenant, _: Fenced, _: &ResourceName, _: FencingToken, _: bool) {}
     fn counted(&self, _: u64, _: u64) {}
     fn trouble(&self, _: Trouble<'_>) {}
 }

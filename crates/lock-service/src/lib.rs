@@ -2,8 +2,8 @@
 //! report of what happened.
 //!
 //! [`LockService`] owns acquire (with the queues of waiting acquires), status, release (which
-//! wakes the waiters), renew and list, of exclusive and shared locks (`modes.rs`) and of semaphore
-//! permits (`permits.rs`), and reports every outcome to the [`LockEvents`] port
+//! wakes the waiters), renew, list and the fence check (`fence.rs`), of exclusive and shared locks
+//! (`modes.rs`) and of semaphore permits (`permits.rs`), and reports every outcome to the [`LockEvents`] port
 //! (metrics and the audit log live behind it, in an adapter). Inbound adapters (the HTTP API,
 //! `LockGuard`) parse, make one call, and render. Time comes from the domain's `Clock` port.
 //!
@@ -12,6 +12,7 @@
 
 mod counting;
 mod events;
+mod fence;
 mod modes;
 mod multi;
 mod permits;
@@ -19,7 +20,7 @@ mod service;
 mod waiting;
 
 pub use counting::run_live_lock_counter;
-pub use events::{Acquired, LockEvents, NoEvents, PermitsAcquired, Trouble, WaitersFull};
+pub use events::{Acquired, Fenced, LockEvents, NoEvents, PermitsAcquired, Trouble, WaitersFull};
 pub use multi::{MultiAcquireRequest, MultiAcquired};
 pub use permits::PermitsRequest;
 pub use service::{AcquireError, AcquireRequest, LockService, ServicePorts, WaitingStats};

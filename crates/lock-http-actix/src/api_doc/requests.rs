@@ -294,6 +294,15 @@ impl IntoParams for ReleaseQuery {
     }
 }
 
+/// The `?token=` of a fence check.
+pub(crate) struct FenceQuery;
+
+impl IntoParams for FenceQuery {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![crate::fields::token::query_parameter()]
+    }
+}
+
 /// The query of a listing.
 pub(crate) struct ListParams;
 

@@ -40,7 +40,8 @@ pub(crate) struct PermitView {
 }
 
 impl PermitView {
-    fn of(name: String, lease: Lease) -> Self {
+    /// The grant `lease` on semaphore `name`.
+    pub(crate) fn of(name: String, lease: Lease) -> Self {
         Self {
             name,
             owner: lease.owner.into_string(),

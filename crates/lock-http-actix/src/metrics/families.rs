@@ -68,6 +68,13 @@ pub(super) struct SemaphoreLabels {
     pub outcome: &'static str,
 }
 
+/// A fence check: of which primitive, and its result.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(super) struct FenceLabels {
+    pub primitive: &'static str,
+    pub result: &'static str,
+}
+
 /// Every (operation, outcome) a semaphore operation reports, registered at 0 from the start.
 pub(super) const SEMAPHORE_OUTCOMES: [(&str, &str); 11] = [
     ("acquire", "granted"),
@@ -110,6 +117,7 @@ pub(super) struct Families {
     pub releases: Family<ResultLabel, Counter>,
     pub renewals: Family<ResultLabel, Counter>,
     pub semaphores: Family<SemaphoreLabels, Counter>,
+    pub fences: Family<FenceLabels, Counter>,
     pub waiters_rejected: Family<LimitLabel, Counter>,
     pub live_waiters: Gauge,
     pub pool_connections: Family<PoolLabel, Gauge>,
@@ -128,6 +136,7 @@ impl Families {
             releases: Family::default(),
             renewals: Family::default(),
             semaphores: Family::default(),
+            fences: Family::default(),
             waiters_rejected: Family::default(),
             live_waiters: Gauge::default(),
             pool_connections: Family::default(),
@@ -150,6 +159,15 @@ impl Families {
                     .semaphores
                     .get_or_create(&SemaphoreLabels { operation, outcome }),
             );
+        }
+        for primitive in ["lock", "semaphore"] {
+            for result in ["valid", "stale"] {
+                drop(
+                    families
+                        .fences
+                        .get_or_create(&FenceLabels { primitive, result }),
+                );
+            }
         }
         for limit in ["total", "tenant"] {
             drop(
@@ -188,6 +206,12 @@ impl Families {
             "lockd_semaphore_operations",
             "Semaphore operations by operation (acquire, release, renew) and outcome",
             families.semaphores.clone(),
+        );
+        registry.register(
+            "lockd_fence_checks",
+            "Fence checks by primitive (lock, semaphore) and result (valid: the token was a live \
+             holder's; stale)",
+            families.fences.clone(),
         );
         registry.register(
             "lockd_waiters_rejected",
