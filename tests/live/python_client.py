@@ -4,8 +4,10 @@ Run by tests/live/python-client (which makes the virtualenv and generates the pa
 `lockd_client` with openapi-python-client). Every answer must parse into the generated model of
 its status code: a 200 into AcquireGranted / AcquireHeld / LockView, a shared hold into SharedHold
 (the other member of GET's oneOf), a set of locks into MultiGranted / MultiUnavailable and
-ReleaseManyResponse, a listing into LockList, or, for semaphores, PermitGranted /
-PermitUnavailable / SemaphoreView / PermitView / SemaphoreList; a problem into Problem.
+ReleaseManyResponse, a listing into LockList, a fence check into LockFenceValid /
+PermitFenceValid / FenceStale (with `current` an integer or None), or, for semaphores,
+PermitGranted / PermitUnavailable / SemaphoreView / PermitView / SemaphoreList; a problem into
+Problem.
 Prints "python-client: N passed, M failed" and exits non-zero on any failure.
 """
 
@@ -16,6 +18,7 @@ from lockd_client import AuthenticatedClient, Client
 from lockd_client.api.locks import (
     acquire_lock,
     acquire_locks,
+    check_lock_fence,
     get_lock,
     list_locks,
     release_lock,
@@ -25,6 +28,7 @@ from lockd_client.api.locks import (
 from lockd_client.api.operations import healthz, readyz
 from lockd_client.api.semaphores import (
     acquire_permits,
+    check_semaphore_fence,
     get_semaphore,
     list_semaphores,
     release_permits,
@@ -35,8 +39,10 @@ from lockd_client.models import (
     AcquireHeld,
     AcquireRequest,
     AcquireRequestMode,
+    FenceStale,
     FieldError,
     HealthStatus,
+    LockFenceValid,
     LockList,
     LockView,
     Mode,
@@ -46,6 +52,7 @@ from lockd_client.models import (
     MultiGranted,
     MultiUnavailable,
     PermitAcquireRequest,
+    PermitFenceValid,
     PermitGranted,
     PermitRenewRequest,
     PermitUnavailable,
@@ -381,6 +388,36 @@ def values(base):
           and [h.value for h in hold.parsed.holders] == ["r1's", UNSET], hold)
 
 
+def fence_checks(base):
+    client = AuthenticatedClient(base_url=base, token=KEY, raise_on_unexpected_status=True)
+    name = "fenced/eu west"
+    none = check_lock_fence.sync_detailed(name, client=client, token=1)
+    check("a fence check with no holder parses into FenceStale with current None",
+          isinstance(none.parsed, FenceStale) and none.parsed.valid is False
+          and none.parsed.current is None, none)
+    granted = acquire_lock.sync_detailed(
+        name, client=client, body=AcquireRequest(owner="writer-1", ttl_seconds=30))
+    token = granted.parsed.lock.fencing_token
+    valid = check_lock_fence.sync_detailed(name, client=client, token=token)
+    check("the holder's token parses into LockFenceValid with its lock",
+          isinstance(valid.parsed, LockFenceValid) and valid.parsed.valid is True
+          and valid.parsed.lock.owner == "writer-1"
+          and valid.parsed.lock.fencing_token == token, valid)
+    stale = check_lock_fence.sync_detailed(name, client=client, token=token + 100)
+    check("another token parses into FenceStale with the holder's as current",
+          isinstance(stale.parsed, FenceStale) and stale.parsed.current == token, stale)
+    bad = check_lock_fence.sync_detailed(name, client=client, token=0)
+    check("token 0 is a 422 Problem naming token", problem(bad, 422, "validation-failed")
+          and [(e.field, e.code) for e in bad.parsed.errors] == [("token", "out_of_range")], bad)
+    permit = acquire_permits.sync_detailed("fenced", client=client, body=PermitAcquireRequest(
+        owner="exporter-1", ttl_seconds=30, limit=2)).parsed.permit
+    fenced = check_semaphore_fence.sync_detailed(
+        "fenced", client=client, token=permit.fencing_token)
+    check("a live grant's token parses into PermitFenceValid",
+          isinstance(fenced.parsed, PermitFenceValid)
+          and fenced.parsed.permit.fencing_token == permit.fencing_token, fenced)
+
+
 def main():
     with LockdProcess(api_keys={"default": KEY}) as lockd:
         try:
@@ -389,6 +426,7 @@ def main():
             shared_locks(lockd.base)
             several_locks(lockd.base)
             values(lockd.base)
+            fence_checks(lockd.base)
         except Exception as error:  # an unexpected status or an answer that does not parse
             check("the scenario runs to the end", False, repr(error))
     print(f"python-client: {passed} passed, {failed} failed")
