@@ -11,6 +11,7 @@ mod contract;
 mod documents;
 mod faults;
 mod fence;
+mod fenced_storage;
 mod holds;
 mod hostile;
 mod lifecycle;

@@ -1,6 +1,6 @@
 //! A small blocking client of the lockd REST API (locks in either mode with a value, several
-//! locks at once, and semaphore permits): typed requests and answers, problem+json errors parsed
-//! into [`ClientError::Problem`], and a timeout on every request.
+//! locks at once, semaphore permits, and fence checks): typed requests and answers, problem+json
+//! errors parsed into [`ClientError::Problem`], and a timeout on every request.
 //!
 //! Built on `ureq` 2 without TLS: put lockd behind a TLS-terminating proxy on the same host, or
 //! reach it over a private network.
@@ -9,6 +9,7 @@ mod answer;
 mod client;
 mod config;
 mod error;
+mod fence;
 mod leases;
 mod mode;
 mod multi;
@@ -18,6 +19,7 @@ pub use answer::{Acquired, Lease, Released, Renewed};
 pub use client::LockClient;
 pub use config::ClientConfig;
 pub use error::{ClientError, FieldProblem, Problem};
+pub use fence::Fence;
 pub use leases::{AcquireOptions, LockStatus};
 pub use mode::Mode;
 pub use multi::{LockReleased, LockSpec, LocksAcquired};

@@ -53,7 +53,7 @@ struct AcquireBody {
     available: Option<u64>,
 }
 
-fn semaphore_path(name: &str) -> String {
+pub(crate) fn semaphore_path(name: &str) -> String {
     format!("/semaphores/{}", segment(name))
 }
 

@@ -203,3 +203,41 @@ fn problem_documents_become_typed_errors_and_403_404_are_outcomes() {
         "{error:?}"
     );
 }
+
+#[test]
+fn fence_checks_send_the_token_and_read_each_verdict() {
+    let fast = Duration::from_secs(5);
+    let valid = r#"{"valid":true,"lock":{"resource":"a/b","owner":"o","acquired_at":"2026-11-29T21:32:27.123Z","expires_at":"2026-11-29T21:32:57.123Z","fencing_token":17,"mode":"exclusive"}}"#;
+    let (base, seen) = peer(
+        Duration::ZERO,
+        answer("200 OK", "application/json", "", valid),
+    );
+    let client = LockClient::new(&config(&base, fast));
+    match client.check_fence("a/b", 17).expect("an answer") {
+        lock_client::Fence::Valid(lease) => assert_eq!(lease.fencing_token, 17),
+        other => panic!("{other:?}"),
+    }
+    let head = seen.recv().expect("request").head;
+    assert!(
+        head.starts_with("GET /locks/a%2Fb/fence?token=17 "),
+        "{head}"
+    );
+
+    for (body, current) in [
+        (r#"{"valid":false,"current":18}"#, Some(18)),
+        (r#"{"valid":false,"current":null}"#, None),
+    ] {
+        let (base, seen) = peer(
+            Duration::ZERO,
+            answer("200 OK", "application/json", "", body),
+        );
+        let client = LockClient::new(&config(&base, fast));
+        let verdict = client.check_permit_fence("exports", 3).expect("an answer");
+        assert_eq!(verdict, lock_client::Fence::Stale { current });
+        let head = seen.recv().expect("request").head;
+        assert!(
+            head.starts_with("GET /semaphores/exports/fence?token=3 "),
+            "{head}"
+        );
+    }
+}
