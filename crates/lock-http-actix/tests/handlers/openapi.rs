@@ -41,6 +41,19 @@ async fn every_documented_operation_is_routed() {
                 continue; // not an operation (e.g. `parameters`)
             };
             operations += 1;
+            // Required query parameters (a fence check's `token`) take their documented example.
+            let query: Vec<String> = operation["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|p| p["in"] == "query" && p["required"] == true)
+                .map(|p| format!("{}={}", p["name"].as_str().unwrap(), p["example"]))
+                .collect();
+            let uri = if query.is_empty() {
+                uri.clone()
+            } else {
+                format!("{uri}?{}", query.join("&"))
+            };
             // The documented example when there is one (the multi-lock bodies differ).
             let example = operation["requestBody"]["content"]["application/json"]["example"]
                 .as_object()
@@ -72,9 +85,9 @@ async fn every_documented_operation_is_routed() {
         }
     }
     assert_eq!(
-        operations, 16,
-        "for locks and semaphores: list, acquire, status, release, renew; acquire and release \
-         many locks; and four operations routes"
+        operations, 18,
+        "for locks and semaphores: list, acquire, status, release, renew, fence check; acquire \
+         and release many locks; and four operations routes"
     );
 }
 
