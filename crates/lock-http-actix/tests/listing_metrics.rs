@@ -536,13 +536,14 @@ async fn the_live_lock_counter_reads_the_repository() {
 }
 
 /// Every family the docs list (docs/api.md), with its type: names and types are an interface.
-const FAMILIES: [(&str, &str); 14] = [
+const FAMILIES: [(&str, &str); 15] = [
     ("lockd_http_requests_total", "counter"),
     ("lockd_http_request_duration_seconds", "histogram"),
     ("lockd_acquire_total", "counter"),
     ("lockd_release_total", "counter"),
     ("lockd_renew_total", "counter"),
     ("lockd_semaphore_operations_total", "counter"),
+    ("lockd_fence_checks_total", "counter"),
     ("lockd_waiters_rejected_total", "counter"),
     ("lockd_live_waiters", "gauge"),
     ("lockd_db_pool_connections", "gauge"),
@@ -561,6 +562,7 @@ async fn full_scrape() -> String {
     metrics.set_live_locks(7);
     metrics.set_expired_takeovers(2);
     metrics.waiter_rejected(true);
+    metrics.fence_checked("lock", false);
     metrics.acquire_outcome(AcquireMetric::TimedOut);
     let settings = ApiSettings {
         metrics: Arc::clone(&metrics),
