@@ -2,14 +2,15 @@
 //! batch statement must look rows up by primary key even when its plan was made on an empty
 //! table, or it would scan the whole table on every batch once the table has grown (173 ms per
 //! request at 1M rows, measured). This EXPLAINs the generic plan made on an empty table, with and
-//! without lockd's session settings.
+//! without lockd's session settings; and a statement that can only scan (the live-lock count),
+//! which must not be compiled by JIT for the penalty the disabled scan adds to its cost.
 
 use diesel::connection::SimpleConnection;
 use diesel::pg::PgConnection;
 use diesel::sql_types::Text;
 use diesel::{Connection, QueryableByName, RunQueryDsl};
 use lock_domain::testing::ManualClock;
-use lock_store_diesel::statements::{POSTGRES_SESSION, POSTGRES_WRITE_BATCH};
+use lock_store_diesel::statements::{POSTGRES_COUNT_LIVE, POSTGRES_SESSION, POSTGRES_WRITE_BATCH};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
 
@@ -38,6 +39,25 @@ fn generic_plan(url: &str, settings: &str) -> String {
         .map(|row| row.line)
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The plan of `sql` after `settings`.
+fn plan(url: &str, settings: &str, sql: &str) -> String {
+    let mut conn = PgConnection::establish(url).expect("connect");
+    conn.batch_execute(settings).expect("settings");
+    diesel::sql_query(format!("EXPLAIN {sql}"))
+        .load::<PlanRow>(&mut conn)
+        .expect("explain")
+        .into_iter()
+        .map(|row| row.line)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[derive(QueryableByName)]
+struct Available {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    available: bool,
 }
 
 #[tokio::test]
@@ -72,4 +92,21 @@ async fn the_batch_statement_uses_the_primary_key_even_when_planned_on_an_empty_
         lockd.contains("Index Scan using distributed_locks_pkey"),
         "with lockd's settings:\n{lockd}"
     );
+
+    // The live count has no index to use: it still scans, and is not JIT-compiled for the
+    // disabled scan's penalty.
+    let count = plan(url, POSTGRES_SESSION, POSTGRES_COUNT_LIVE);
+    assert!(count.contains("Seq Scan on distributed_locks"), "{count}");
+    assert!(!count.contains("JIT"), "with lockd's settings:\n{count}");
+    let mut conn = PgConnection::establish(url).expect("connect");
+    let jit = diesel::sql_query("SELECT pg_jit_available() AS available")
+        .get_result::<Available>(&mut conn)
+        .expect("pg_jit_available");
+    if jit.available {
+        let compiled = plan(url, "SET enable_seqscan = off", POSTGRES_COUNT_LIVE);
+        assert!(
+            compiled.contains("JIT"),
+            "without jit = off the penalty compiles it (else this half proves nothing):\n{compiled}"
+        );
+    }
 }

@@ -88,7 +88,7 @@ ORDER BY l.resource COLLATE \"C\" LIMIT $5"
 );
 
 /// The live locks of every tenant, counted on the expiry index.
-const COUNT_LIVE: &str = "\
+pub const COUNT_LIVE: &str = "\
 SELECT COUNT(*) AS count FROM distributed_locks
 WHERE expires_at_ms > FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT";
 
