@@ -18,6 +18,7 @@ on_both_backends!(
     bad_fence_queries_are_422_and_change_nothing,
     fence_checks_are_counted,
     a_tenant_checks_only_its_own_tokens,
+    a_stale_check_is_audited_and_a_valid_one_is_not,
 );
 
 fn fence(server: &TestServer, resource: &str, token: i64) -> Reply {
@@ -309,4 +310,55 @@ fn a_tenant_checks_only_its_own_tokens(db: TestDatabase) {
     server
         .send("GET", &path, None)
         .assert_problem(401, "unauthorized");
+}
+
+fn a_stale_check_is_audited_and_a_valid_one_is_not(db: TestDatabase) {
+    let server = TestServer::start(&db, &["--log", "info", "--log-format", "json"]);
+    let token = server.acquire("ledger", "a", 30).token();
+    valid(&fence(&server, "ledger", token));
+    stale(&fence(&server, "ledger", token + 7));
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let mut events: Vec<Value> = Vec::new();
+    while !events.iter().any(|e| e["fields"]["event"] == "fence_stale") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no fence_stale event in {events:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        events.extend(
+            server
+                .drain_stderr()
+                .iter()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .filter(|e| e["target"] == "lockd::audit"),
+        );
+    }
+    let stale: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["fields"]["event"] == "fence_stale")
+        .collect();
+    assert_eq!(stale.len(), 1, "one stale check, one event: {events:#?}");
+    let fields = &stale[0]["fields"];
+    assert_eq!(
+        (
+            fields["primitive"].as_str(),
+            fields["resource"].as_str(),
+            fields["fencing_token"].as_i64(),
+            fields["tenant"].as_str(),
+        ),
+        (
+            Some("lock"),
+            Some("ledger"),
+            Some(token + 7),
+            Some("default")
+        ),
+        "{fields}"
+    );
+    assert!(
+        !events.iter().any(|e| e["fields"]["event"]
+            .as_str()
+            .is_some_and(|n| n.contains("fence"))
+            && e["fields"]["fencing_token"] == token),
+        "a valid check is not audited: {events:#?}"
+    );
 }
