@@ -9,6 +9,7 @@ mod audit;
 mod client;
 mod contract;
 mod documents;
+mod elections;
 mod faults;
 mod fence;
 mod fenced_storage;

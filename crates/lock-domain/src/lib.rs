@@ -5,6 +5,7 @@
 //! pure function that a table-driven test can pin to the millisecond.
 
 mod clock;
+mod election;
 mod fence;
 mod fencing_token;
 mod freed;
@@ -30,6 +31,7 @@ mod validation;
 pub mod testing;
 
 pub use clock::{Clock, SystemClock};
+pub use election::Leader;
 pub use fence::{check_fence, check_lock_fence, check_permit_fence, FenceVerdict};
 pub use fencing_token::FencingToken;
 pub use freed::{Freed, FreedLocks};

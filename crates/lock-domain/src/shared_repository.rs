@@ -81,6 +81,21 @@ pub trait SharedLockRepository: Send + Sync {
         value: Option<LeaseValue>,
     ) -> Result<RenewResult, RepositoryError>;
 
+    /// Replaces the value of `owner`'s live lease on `resource`, whichever its mode, and nothing
+    /// else: its start, end and fencing token stay as they are (an election's proclaim). `Renewed`
+    /// with the lease as it is now, or `Forbidden` / `NotFound` (changing nothing) as
+    /// [`Self::release_held`].
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails; then nothing was changed.
+    async fn set_value_held(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        value: LeaseValue,
+    ) -> Result<RenewResult, RepositoryError>;
+
     /// Undoes a shared grant nobody will use: ends `grant.owner`'s shared lease on
     /// `grant.resource` only if it is still exactly that new grant (as
     /// [`crate::LockRepository::undo_grant`] for exclusive grants). MUST return `true` when it

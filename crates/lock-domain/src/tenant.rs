@@ -45,10 +45,33 @@ impl Tenant {
         Ok(Self(raw.to_owned()))
     }
 
+    /// The namespace of this tenant's elections: a tenant of its own (`<tenant>/elections`), so
+    /// that an election and a lock of the same name are two independent leases, and no listing
+    /// or operation on locks sees an election. No API key can name it (`/` is not a tenant
+    /// character), and it belongs to this tenant alone.
+    pub fn elections(&self) -> Self {
+        Self(format!("{}{ELECTIONS_SUFFIX}", self.0))
+    }
+
+    /// Parses a tenant as the store keeps it: a tenant name, or a tenant's election namespace
+    /// ([`Self::elections`]).
+    ///
+    /// # Errors
+    /// As [`Self::parse`], for the name or the namespace's tenant.
+    pub fn parse_stored(raw: &str) -> Result<Self, ValidationError> {
+        match raw.strip_suffix(ELECTIONS_SUFFIX) {
+            Some(tenant) => Self::parse(tenant).map(|tenant| tenant.elections()),
+            None => Self::parse(raw),
+        }
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
+/// What [`Tenant::elections`] appends to a tenant's name.
+const ELECTIONS_SUFFIX: &str = "/elections";
 
 impl fmt::Display for Tenant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

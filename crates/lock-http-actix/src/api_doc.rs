@@ -5,6 +5,7 @@
 //! generators handle (no boolean `const`, no `null` where a value is simply absent) and says
 //! every status each operation answers, with an example.
 
+pub(crate) mod election_requests;
 pub(crate) mod multi_requests;
 mod problem_responses;
 pub(crate) mod requests;
@@ -18,13 +19,13 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{RefOr, Type};
 use utoipa::{Modify, OpenApi};
 
-use crate::{dto, fence, listing, locks, multi_locks, operations, problem, semaphores};
+use crate::{dto, elections, fence, listing, locks, multi_locks, operations, problem, semaphores};
 
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "lockd",
-        description = "A distributed lock service. Take a **lease** on a named resource with `POST /locks/{resource}`; it ends by itself after `ttl_seconds` unless you renew it, only you (the `owner`) may renew or release it, and every grant carries a **fencing token** that strictly increases with every grant of the resource: send it with your writes so a store can refuse a holder that paused past its lease.\n\nAn acquire that finds the lock held by someone else is not an error: the answer is `200` with `acquired: false`, and you retry later.\n\nErrors are RFC 9457 `application/problem+json` documents with a stable `type` (`/problems/not-found`, ...); a `422` lists every invalid input in `errors`.\n\n**Semaphores** (`/semaphores/{name}`) let up to `limit` permits be held at once, each grant with its own lease and fencing token; a semaphore and a lock of the same name are unrelated.\n\nWhen the server runs with API keys, every `/locks` and `/semaphores` request needs `Authorization: Bearer <key>` (use **Authorize**) and sees only its tenant's locks.",
+        description = "A distributed lock service. Take a **lease** on a named resource with `POST /locks/{resource}`; it ends by itself after `ttl_seconds` unless you renew it, only you (the `owner`) may renew or release it, and every grant carries a **fencing token** that strictly increases with every grant of the resource: send it with your writes so a store can refuse a holder that paused past its lease.\n\nAn acquire that finds the lock held by someone else is not an error: the answer is `200` with `acquired: false`, and you retry later.\n\nErrors are RFC 9457 `application/problem+json` documents with a stable `type` (`/problems/not-found`, ...); a `422` lists every invalid input in `errors`.\n\n**Semaphores** (`/semaphores/{name}`) let up to `limit` permits be held at once, each grant with its own lease and fencing token; a semaphore and a lock of the same name are unrelated.\n\n**Elections** (`/elections/{name}`) have one leader at a time: its lease's fencing token is its `term`. An election is unrelated to the lock and the semaphore of the same name.\n\nWhen the server runs with API keys, every `/locks`, `/semaphores` and `/elections` request needs `Authorization: Bearer <key>` (use **Authorize**) and sees only its tenant's locks.",
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
     paths(
@@ -42,6 +43,12 @@ use crate::{dto, fence, listing, locks, multi_locks, operations, problem, semaph
         semaphores::release,
         semaphores::renew,
         fence::semaphore_fence,
+        elections::campaign,
+        elections::leader,
+        elections::proclaim,
+        elections::renew,
+        elections::resign,
+        fence::election_fence,
         operations::healthz,
         operations::readyz,
         operations::metrics,
@@ -78,6 +85,14 @@ use crate::{dto, fence, listing, locks, multi_locks, operations, problem, semaph
         dto::PermitFenceResponse,
         dto::PermitFenceValid,
         dto::FenceStale,
+        dto::LeaderView,
+        dto::CampaignResponse,
+        dto::ElectionFenceResponse,
+        dto::ElectionFenceValid,
+        election_requests::CampaignRequest,
+        election_requests::ProclaimRequest,
+        election_requests::LeaderRenewRequest,
+        election_requests::ResignRequest,
         dto::HealthStatus,
         problem::Problem,
         problem::FieldError,
@@ -86,6 +101,7 @@ use crate::{dto, fence, listing, locks, multi_locks, operations, problem, semaph
     tags(
         (name = "locks", description = "Acquire, inspect, list, renew and release locks."),
         (name = "semaphores", description = "Counting semaphores: take permits out of a limit, inspect, list, renew and release them. Every grant has its own fencing token."),
+        (name = "elections", description = "Leader election: campaign for an office, lead it (proclaim a value, renew the lease), resign, and see who leads. The leader's term is a fencing token, larger than every earlier leader's."),
         (name = "operations", description = "Health, readiness, metrics and this document."),
     )
 )]

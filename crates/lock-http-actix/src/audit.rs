@@ -1,10 +1,11 @@
 //! The audit log: one structured event (target `lockd::audit`, level INFO or WARN) for every
-//! grant, denial, renewal, forbidden attempt, release and refused fence check, with tenant,
+//! grant, denial, renewal, forbidden attempt, release, election operation and refused fence
+//! check, with tenant,
 //! resource and owner (and the fencing token where the answer carries one). API keys never
 //! appear here.
 
 use lock_domain::{
-    FencingToken, Lock, Owner, Permit, ReleaseResult, RenewResult, ResourceName, Tenant,
+    FencingToken, Leader, Lock, Owner, Permit, ReleaseResult, RenewResult, ResourceName, Tenant,
 };
 
 pub(crate) fn granted(tenant: &Tenant, lock: &Lock) {
@@ -161,4 +162,39 @@ pub(crate) fn permit_grant_undone(tenant: &Tenant, permit: &Permit, undone: bool
         fencing_token = permit.lease.fencing_token.value(),
         reason,
     );
+}
+
+/// An election operation of `candidate` on `election` (`operation`: campaign, proclaim, renew,
+/// resign) and its outcome as the event, with the term and the lease's end when the candidate
+/// leads after it. Values are not written: they are the leader's data, not the log's.
+pub(crate) fn election(
+    operation: &str,
+    outcome: &str,
+    tenant: &Tenant,
+    election: &ResourceName,
+    candidate: &Owner,
+    leader: Option<&Leader>,
+) {
+    match leader {
+        Some(leader) => tracing::info!(
+            target: "lockd::audit",
+            event = outcome,
+            operation,
+            primitive = "election",
+            tenant = %tenant,
+            election = %election,
+            candidate = %candidate,
+            term = leader.term.value(),
+            expires_at = %crate::dto::timestamp(leader.expires_at),
+        ),
+        None => tracing::info!(
+            target: "lockd::audit",
+            event = outcome,
+            operation,
+            primitive = "election",
+            tenant = %tenant,
+            election = %election,
+            candidate = %candidate,
+        ),
+    }
 }

@@ -102,6 +102,9 @@ fn check_media_type(req: &HttpRequest) -> Result<(), ProblemKind> {
 pub(crate) struct LockFields<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
     pub owner: Option<&'a RawValue>,
+    /// An election's owner.
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub candidate: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     pub ttl_seconds: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]

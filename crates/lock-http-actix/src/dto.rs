@@ -2,11 +2,15 @@
 //! built from domain values. (Requests are parsed and documented field by field from
 //! `crate::fields`.)
 
+mod election;
 mod fence;
 mod hold;
 mod multi;
 mod semaphore;
 
+pub(crate) use election::{
+    CampaignResponse, ElectionFenceResponse, ElectionFenceValid, LeaderView,
+};
 pub(crate) use fence::{
     FenceStale, LockFenceResponse, LockFenceValid, PermitFenceResponse, PermitFenceValid,
 };

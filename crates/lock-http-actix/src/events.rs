@@ -7,7 +7,10 @@ use lock_domain::{
     FencingToken, Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult, ReleaseResult,
     RenewResult, ResourceName, Tenant,
 };
-use lock_service::{Acquired, Fenced, LockEvents, PermitsAcquired, Trouble, WaitersFull};
+use lock_service::{
+    Acquired, Campaigned, ElectionReport, Fenced, Leading, LockEvents, PermitsAcquired, Trouble,
+    WaitersFull,
+};
 
 use crate::audit;
 use crate::metrics::{AcquireMetric, Metrics};
@@ -176,11 +179,60 @@ impl LockEvents for MetricsAndAudit {
         let primitive = match what {
             Fenced::Lock => "lock",
             Fenced::Semaphore => "semaphore",
+            Fenced::Election => "election",
         };
         if !valid {
             audit::fence_stale(tenant, primitive, name, token);
         }
         self.metrics.fence_checked(primitive, valid);
+    }
+
+    fn election(
+        &self,
+        tenant: &Tenant,
+        election: &ResourceName,
+        candidate: &Owner,
+        report: ElectionReport<'_>,
+    ) {
+        let (operation, outcome, leader) = match report {
+            ElectionReport::Campaigned(Campaigned::Elected { leader, waited }) => (
+                "campaign",
+                if *waited {
+                    "waited_then_elected"
+                } else {
+                    "elected"
+                },
+                Some(leader),
+            ),
+            ElectionReport::Campaigned(Campaigned::NotElected {
+                retry_after_seconds,
+                ..
+            }) => (
+                "campaign",
+                if retry_after_seconds.is_some() {
+                    "timed_out"
+                } else {
+                    "not_elected"
+                },
+                None,
+            ),
+            ElectionReport::Campaigned(Campaigned::HungUp) => ("campaign", "hung_up", None),
+            ElectionReport::Proclaimed(leading) => {
+                leading_outcome("proclaim", "proclaimed", leading)
+            }
+            ElectionReport::Renewed(leading) => leading_outcome("renew", "renewed", leading),
+            ElectionReport::Resigned(result) => (
+                "resign",
+                match result {
+                    ReleaseResult::Released(_) => "resigned",
+                    ReleaseResult::Forbidden => "not_leader",
+                    ReleaseResult::NotFound => "vacant",
+                },
+                None,
+            ),
+        };
+        audit::election(operation, outcome, tenant, election, candidate, leader);
+        self.metrics.election_outcome(operation, outcome);
     }
 
     fn counted(&self, live_locks: u64, expired_takeovers: u64) {
@@ -207,5 +259,18 @@ impl LockEvents for MetricsAndAudit {
                 tracing::warn!(%error, "counting live locks for /metrics failed");
             }
         }
+    }
+}
+
+/// The outcome of an operation only the leader may make, named `done` when it was made.
+fn leading_outcome<'a>(
+    operation: &'static str,
+    done: &'static str,
+    leading: &'a Leading,
+) -> (&'static str, &'static str, Option<&'a lock_domain::Leader>) {
+    match leading {
+        Leading::Leader(leader) => (operation, done, Some(leader)),
+        Leading::NotLeader => (operation, "not_leader", None),
+        Leading::Vacant => (operation, "vacant", None),
     }
 }

@@ -1,19 +1,20 @@
-//! `GET /locks/{resource}/fence?token=N` and `GET /semaphores/{name}/fence?token=N`: is `N` the
-//! fencing token of a lease that is live right now? For a resource that cannot store tokens
-//! itself (see docs/fencing.md).
+//! `GET /locks/{resource}/fence?token=N`, `GET /semaphores/{name}/fence?token=N` and
+//! `GET /elections/{name}/fence?term=N`: is `N` the fencing token of a lease that is live right
+//! now? For a resource that cannot store tokens itself (see docs/fencing.md).
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use lock_domain::{FenceVerdict, FencingToken, ResourceName};
 
+use crate::api_doc::election_requests::{ElectionPath, TermQuery};
 use crate::api_doc::requests::{FenceQuery, NamePath, ResourcePath};
 use crate::authentication::tenant_of;
 use crate::dto::{
-    FenceStale, LockFenceResponse, LockFenceValid, LockView, PermitFenceResponse, PermitFenceValid,
-    PermitView,
+    ElectionFenceResponse, ElectionFenceValid, FenceStale, LeaderView, LockFenceResponse,
+    LockFenceValid, LockView, PermitFenceResponse, PermitFenceValid, PermitView,
 };
 use crate::fields::token;
 use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
-use crate::resource_path::{resource_of, semaphore_of};
+use crate::resource_path::{election_of, resource_of, semaphore_of};
 use crate::ApiState;
 
 pub(crate) fn routes(cfg: &mut web::ServiceConfig) {
@@ -25,6 +26,11 @@ pub(crate) fn routes(cfg: &mut web::ServiceConfig) {
     .service(
         web::resource("/semaphores/{name}/fence")
             .route(web::get().to(semaphore_fence))
+            .default_service(web::to(method_not_allowed("GET"))),
+    )
+    .service(
+        web::resource("/elections/{name}/fence")
+            .route(web::get().to(election_fence))
             .default_service(web::to(method_not_allowed("GET"))),
     );
 }
@@ -120,6 +126,50 @@ pub(crate) async fn semaphore_fence(
     .map_err(|kind: ProblemKind| kind.at(&req))
 }
 
+/// Check a term against an election.
+///
+/// Answers whether `term` is the term of the leader in office right now: `valid: true` with that
+/// leader, or `valid: false` with the sitting leader's term (`current`, `null` when the office is
+/// vacant). A read, as for a lock: a leader that paused past its lease and wakes up believing it
+/// still leads is refused here.
+#[utoipa::path(
+    get,
+    path = "/elections/{name}/fence",
+    operation_id = "checkElectionFence",
+    tag = "elections",
+    security((), ("bearer" = [])),
+    params(ElectionPath, TermQuery),
+    responses(
+        (status = 200, description = "The verdict: `valid: true` with the leader whose term it is, or `valid: false` with `current`, the sitting leader's term or `null`.", body = ElectionFenceResponse,
+            examples(("valid" = (summary = "The term's leader still leads", value = json!({"valid": true, "leader": {"election": "scheduler", "candidate": "node-a", "term": 42, "elected_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:42.123Z"}}))), ("stale" = (summary = "Another leader was elected since: refuse the write", value = json!({"valid": false, "current": 43}))), ("vacant" = (summary = "No one leads", value = json!({"valid": false, "current": null}))))),
+        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid election name, or `term` missing, given twice, or not a positive integer; or an unknown query parameter.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
+    )
+)]
+pub(crate) async fn election_fence(
+    req: HttpRequest,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    async {
+        let tenant = tenant_of(&req, &state)?;
+        let (election, term) = target_and(
+            election_of(&req),
+            token::token_query_named(token::TERM, req.query_string()),
+        )?;
+        let response = match state.service.check_term(tenant, election, term).await? {
+            FenceVerdict::Valid(leader) => ElectionFenceResponse::Valid(ElectionFenceValid {
+                valid: true,
+                leader: LeaderView::from(leader),
+            }),
+            FenceVerdict::Stale { current } => ElectionFenceResponse::Stale(stale(current)),
+        };
+        Ok(HttpResponse::Ok().json(response))
+    }
+    .await
+    .map_err(|kind: ProblemKind| kind.at(&req))
+}
+
 fn stale(current: Option<FencingToken>) -> FenceStale {
     FenceStale {
         valid: false,
@@ -132,7 +182,15 @@ fn target_and_token(
     target: Result<ResourceName, FieldError>,
     query: &str,
 ) -> Result<(ResourceName, FencingToken), ProblemKind> {
-    match (target, token::token_query(query)) {
+    target_and(target, token::token_query(query))
+}
+
+/// The path's name and the query's token, or one 422 listing every invalid input.
+fn target_and(
+    target: Result<ResourceName, FieldError>,
+    token: Result<FencingToken, Vec<FieldError>>,
+) -> Result<(ResourceName, FencingToken), ProblemKind> {
+    match (target, token) {
         (Ok(target), Ok(token)) => Ok((target, token)),
         (target, token) => {
             let mut errors: Vec<FieldError> = target.err().into_iter().collect();

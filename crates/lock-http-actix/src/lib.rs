@@ -14,6 +14,8 @@ mod authentication;
 mod body;
 mod cursor;
 mod dto;
+mod election_request;
+mod elections;
 mod events;
 mod fence;
 mod fields;
@@ -164,6 +166,7 @@ impl LockApi {
                     .configure(locks::routes)
                     .configure(semaphores::routes)
                     .configure(fence::routes)
+                    .configure(elections::routes)
                     .configure(operations::routes)
                     .default_service(web::to(problem::not_found_route)),
             );

@@ -14,7 +14,7 @@ use crate::body::{
     declares_body, owner_field, parse_object, read_json_body, ttl_field, wait_field,
 };
 use crate::fields::mode::mode_field;
-use crate::fields::owner::owner_text;
+use crate::fields::owner::{owner_field_named, owner_text_named};
 use crate::fields::semaphore::value_field;
 use crate::problem::{FieldError, ProblemKind};
 use crate::query_string::form_decode;
@@ -134,6 +134,18 @@ pub(crate) async fn release_request(
     state: &ApiState,
     target: fn(&HttpRequest) -> Result<ResourceName, FieldError>,
 ) -> Result<Release, ProblemKind> {
+    release_request_by(req, payload, state, target, "owner").await
+}
+
+/// [`release_request`] with the owner named `who` in the body and the query (`owner`, or an
+/// election's `candidate`).
+pub(crate) async fn release_request_by(
+    req: &HttpRequest,
+    payload: web::Payload,
+    state: &ApiState,
+    target: fn(&HttpRequest) -> Result<ResourceName, FieldError>,
+    who: &'static str,
+) -> Result<Release, ProblemKind> {
     let tenant = tenant_of(req, state)?;
     let body_owner = if declares_body(req) {
         let body = read_json_body(req, payload, state.settings.body_timeout).await?;
@@ -141,13 +153,19 @@ pub(crate) async fn release_request(
             None
         } else {
             // A body names the owner: without one it is `required`, as its schema says.
-            Some(owner_field(parse_object(&body)?.owner))
+            let fields = parse_object(&body)?;
+            let raw = if who == "owner" {
+                fields.owner
+            } else {
+                fields.candidate
+            };
+            Some(owner_field_named(who, raw))
         }
     } else {
         None
     };
-    let query_owner = query_owner(req.query_string());
-    let (resource, owner) = valid2(target(req), reconcile_owner(body_owner, query_owner))?;
+    let query_owner = query_owner(who, req.query_string());
+    let (resource, owner) = valid2(target(req), reconcile_owner(who, body_owner, query_owner))?;
     Ok(Release {
         tenant,
         resource,
@@ -155,31 +173,31 @@ pub(crate) async fn release_request(
     })
 }
 
-/// The `owner` query parameter(s), form-decoded (`+` is a space); `None` when absent.
-fn query_owner(query: &str) -> Option<Result<Owner, FieldError>> {
+/// The `who` query parameter(s), form-decoded (`+` is a space); `None` when absent.
+fn query_owner(who: &'static str, query: &str) -> Option<Result<Owner, FieldError>> {
     let mut found: Option<Result<Owner, FieldError>> = None;
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        if form_decode(key).as_deref() != Ok("owner") {
+        if form_decode(key).as_deref() != Ok(who) {
             continue;
         }
         let parsed = form_decode(value)
             .map_err(|_| {
                 FieldError::new(
-                    "owner",
+                    who,
                     "invalid_utf8",
-                    "owner must be valid UTF-8 once percent-decoded",
+                    format!("{who} must be valid UTF-8 once percent-decoded"),
                 )
             })
-            .and_then(|text| owner_text(&text));
+            .and_then(|text| owner_text_named(who, &text));
         found = Some(match (found, parsed) {
             (None, parsed) => parsed,
             (Some(Ok(first)), Ok(next)) if first == next => Ok(first),
             (Some(Err(e)), _) | (_, Err(e)) => Err(e),
             (Some(Ok(_)), Ok(_)) => Err(FieldError::new(
-                "owner",
+                who,
                 "conflict",
-                "owner is given twice with different values",
+                format!("{who} is given twice with different values"),
             )),
         });
     }
@@ -187,22 +205,23 @@ fn query_owner(query: &str) -> Option<Result<Owner, FieldError>> {
 }
 
 fn reconcile_owner(
+    who: &'static str,
     body: Option<Result<Owner, FieldError>>,
     query: Option<Result<Owner, FieldError>>,
 ) -> Result<Owner, FieldError> {
     match (body, query) {
         (None, None) => Err(FieldError::new(
-            "owner",
+            who,
             "required",
-            "owner is required: in the JSON body, or as ?owner= when there is no body",
+            format!("{who} is required: in the JSON body, or as ?{who}= when there is no body"),
         )),
         (Some(one), None) | (None, Some(one)) => one,
         (Some(Err(e)), _) | (_, Some(Err(e))) => Err(e),
         (Some(Ok(body)), Some(Ok(query))) if body == query => Ok(body),
         (Some(Ok(_)), Some(Ok(_))) => Err(FieldError::new(
-            "owner",
+            who,
             "conflict",
-            "the owner in the body and the owner in the query disagree",
+            format!("the {who} in the body and the {who} in the query disagree"),
         )),
     }
 }

@@ -142,7 +142,16 @@ impl Metrics {
             .inc();
     }
 
-    /// Counts a fence check of a `primitive` (`lock` or `semaphore`): `valid` or stale.
+    /// Counts an election operation's outcome (`operation` and `outcome` from
+    /// `families::ELECTION_OUTCOMES`).
+    pub fn election_outcome(&self, operation: &'static str, outcome: &'static str) {
+        self.families
+            .elections
+            .get_or_create(&SemaphoreLabels { operation, outcome })
+            .inc();
+    }
+
+    /// Counts a fence check of a `primitive` (`lock`, `semaphore` or `election`): `valid` or stale.
     pub fn fence_checked(&self, primitive: &'static str, valid: bool) {
         let result = if valid { "valid" } else { "stale" };
         self.families

@@ -1,4 +1,4 @@
-//! The `{resource}` path segment (and a semaphore's `{name}`), percent-decoded by our own rules.
+//! The `{resource}` path segment (and a semaphore's or an election's `{name}`), percent-decoded by our own rules.
 //!
 //! actix decodes most of the path before routing but keeps `%2F`, `%25` and `+` encoded, so a
 //! name containing `/` stays one segment. We take the raw segment from the request URI and decode
@@ -31,6 +31,17 @@ pub(crate) fn resource_of(req: &HttpRequest) -> Result<ResourceName, FieldError>
 /// A `name` [`FieldError`]: `invalid_utf8`, or the domain's code.
 pub(crate) fn semaphore_of(req: &HttpRequest) -> Result<ResourceName, FieldError> {
     let raw = req.path().strip_prefix("/semaphores/").unwrap_or_default();
+    let segment = raw.split('/').next().unwrap_or_default();
+    let decoded = decode_utf8("name", segment)?;
+    text_named("name", decoded)
+}
+
+/// Parses the name of an `/elections/{name}[/...]` request, by the resource rules.
+///
+/// # Errors
+/// A `name` [`FieldError`]: `invalid_utf8`, or the domain's code.
+pub(crate) fn election_of(req: &HttpRequest) -> Result<ResourceName, FieldError> {
+    let raw = req.path().strip_prefix("/elections/").unwrap_or_default();
     let segment = raw.split('/').next().unwrap_or_default();
     let decoded = decode_utf8("name", segment)?;
     text_named("name", decoded)

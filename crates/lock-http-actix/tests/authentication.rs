@@ -228,7 +228,7 @@ async fn health_readiness_and_documents_stay_open() {
     }
 }
 
-/// Lock and semaphore operations take the bearer key when the server has API keys and nothing otherwise:
+/// Lock, semaphore and election operations take the bearer key when the server has API keys and nothing otherwise:
 /// `[{}, {"bearer": []}]`, so generated clients may send a key but need not.
 #[test]
 fn the_document_requires_the_bearer_scheme_on_every_lock_operation() {
@@ -240,7 +240,9 @@ fn the_document_requires_the_bearer_scheme_on_every_lock_operation() {
     for (path, operations) in doc["paths"].as_object().expect("paths") {
         for (method, operation) in operations.as_object().expect("operations") {
             let secured = operation["security"] == serde_json::json!([{}, {"bearer": []}]);
-            let tenant_data = path.starts_with("/locks") || path.starts_with("/semaphores");
+            let tenant_data = ["/locks", "/semaphores", "/elections"]
+                .iter()
+                .any(|prefix| path.starts_with(prefix));
             assert_eq!(secured, tenant_data, "{method} {path}");
             if secured {
                 assert!(

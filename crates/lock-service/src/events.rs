@@ -2,6 +2,7 @@
 //! log. The service reports; an adapter (the HTTP crate's metrics and audit log) decides what to
 //! count and write. Reports are synchronous and must be cheap: they run on the request's path.
 
+use crate::elections::{Campaigned, Leading};
 use lock_domain::{
     Capacity, FencingToken, Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult,
     ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Weight,
@@ -61,6 +62,17 @@ pub enum WaitersFull {
 pub enum Fenced {
     Lock,
     Semaphore,
+    /// A term checked against an election's leader.
+    Election,
+}
+
+/// What an election operation came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElectionReport<'a> {
+    Campaigned(&'a Campaigned),
+    Proclaimed(&'a Leading),
+    Renewed(&'a Leading),
+    Resigned(ReleaseResult),
 }
 
 /// Something went wrong in the background of the use cases: worth a warning in the log, never
@@ -163,6 +175,16 @@ pub trait LockEvents: Send + Sync {
         valid: bool,
     );
 
+    /// An election operation of `candidate` on `election` was answered (or, for a campaign that
+    /// hung up, would have been).
+    fn election(
+        &self,
+        tenant: &Tenant,
+        election: &ResourceName,
+        candidate: &Owner,
+        report: ElectionReport<'_>,
+    );
+
     /// The live locks of every tenant were counted, and the expired takeovers read.
     fn counted(&self, live_locks: u64, expired_takeovers: u64);
 
@@ -185,6 +207,7 @@ impl LockEvents for NoEvents {
     fn permits_renewed(&self, _: &Tenant, _: &ResourceName, _: &Owner, _: &PermitRenewResult) {}
     fn permit_grant_undone(&self, _: &Tenant, _: &Permit, _: bool, _: &'static str) {}
     fn fence_checked(&self, _: &Tenant, _: Fenced, _: &ResourceName, _: FencingToken, _: bool) {}
+    fn election(&self, _: &Tenant, _: &ResourceName, _: &Owner, _: ElectionReport<'_>) {}
     fn counted(&self, _: u64, _: u64) {}
     fn trouble(&self, _: Trouble<'_>) {}
 }

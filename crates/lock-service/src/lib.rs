@@ -3,7 +3,8 @@
 //!
 //! [`LockService`] owns acquire (with the queues of waiting acquires), status, release (which
 //! wakes the waiters), renew, list and the fence check (`fence.rs`), of exclusive and shared locks
-//! (`modes.rs`) and of semaphore permits (`permits.rs`), and reports every outcome to the [`LockEvents`] port
+//! (`modes.rs`), of semaphore permits (`permits.rs`) and of elections (`elections.rs`, locks in
+//! the tenant's election namespace), and reports every outcome to the [`LockEvents`] port
 //! (metrics and the audit log live behind it, in an adapter). Inbound adapters (the HTTP API,
 //! `LockGuard`) parse, make one call, and render. Time comes from the domain's `Clock` port.
 //!
@@ -11,6 +12,7 @@
 //! framework or a database.
 
 mod counting;
+mod elections;
 mod events;
 mod fence;
 mod modes;
@@ -20,7 +22,10 @@ mod service;
 mod waiting;
 
 pub use counting::run_live_lock_counter;
-pub use events::{Acquired, Fenced, LockEvents, NoEvents, PermitsAcquired, Trouble, WaitersFull};
+pub use elections::{CampaignRequest, Campaigned, Leading};
+pub use events::{
+    Acquired, ElectionReport, Fenced, LockEvents, NoEvents, PermitsAcquired, Trouble, WaitersFull,
+};
 pub use multi::{MultiAcquireRequest, MultiAcquired};
 pub use permits::PermitsRequest;
 pub use service::{AcquireError, AcquireRequest, LockService, ServicePorts, WaitingStats};

@@ -166,7 +166,10 @@ impl LockService {
         Ok(outcome)
     }
 
-    async fn acquire_now(&self, request: &AcquireRequest) -> Result<Acquired, RepositoryError> {
+    pub(crate) async fn acquire_now(
+        &self,
+        request: &AcquireRequest,
+    ) -> Result<Acquired, RepositoryError> {
         let outcome = self
             .locks
             .acquire(
@@ -188,7 +191,7 @@ impl LockService {
 
     /// Joins the lock's queue, except that the holder of the lock is granted again at once, as
     /// without a wait (it must not queue behind waiters for its own lock).
-    async fn acquire_waiting(
+    pub(crate) async fn acquire_waiting(
         &self,
         request: &AcquireRequest,
         hung_up: impl Fn() -> bool,

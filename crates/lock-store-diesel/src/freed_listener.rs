@@ -233,13 +233,13 @@ fn parse(payload: &str) -> Option<Freed> {
     if let Some(rest) = payload.strip_prefix("@\n") {
         let (tenant, name) = rest.split_once('\n')?;
         return Some(Freed::Permits {
-            tenant: Tenant::parse(tenant).ok()?,
+            tenant: Tenant::parse_stored(tenant).ok()?,
             name: ResourceName::parse(name).ok()?,
         });
     }
     let (tenant, resource) = payload.split_once('\n')?;
     Some(Freed::Lock {
-        tenant: Tenant::parse(tenant).ok()?,
+        tenant: Tenant::parse_stored(tenant).ok()?,
         resource: ResourceName::parse(resource).ok()?,
     })
 }
@@ -268,6 +268,14 @@ mod tests {
                 tenant: Tenant::parse("acme").unwrap(),
                 name: ResourceName::parse("exports").unwrap(),
             })
+        );
+        assert_eq!(
+            parse("acme/elections\nscheduler"),
+            Some(Freed::Lock {
+                tenant: Tenant::parse("acme").unwrap().elections(),
+                resource: ResourceName::parse("scheduler").unwrap(),
+            }),
+            "an election's lock is hinted in its tenant's election namespace"
         );
         assert_eq!(parse("@\nexports"), None);
         assert_eq!(parse("no separator"), None);

@@ -49,6 +49,12 @@ pub(crate) enum SharedOp {
         ttl: Ttl,
         value: Option<LeaseValue>,
     },
+    /// Replaces the value of the owner's live lease, and nothing else.
+    SetValue {
+        resource: ResourceName,
+        owner: Owner,
+        value: LeaseValue,
+    },
     Undo {
         grant: Lock,
     },
@@ -156,6 +162,11 @@ pub(crate) fn run(
             ttl,
             value,
         } => SharedAnswer::Renewed(renew(table, tenant, &resource, &owner, ttl, value)?),
+        SharedOp::SetValue {
+            resource,
+            owner,
+            value,
+        } => SharedAnswer::Renewed(set_value(table, tenant, &resource, &owner, value)?),
         SharedOp::Undo { grant } => SharedAnswer::Undone(undo(table, tenant, grant)?),
     })
 }
@@ -345,6 +356,55 @@ fn renew(
                 };
                 table.put_lease(tenant, resource, &renewed)?;
                 let lease = renewed.lease()?;
+                leases.retain(|held| &held.owner != owner);
+                leases.push(lease.clone());
+                read.rewrite(table, tenant, resource, &leases)?;
+                RenewResult::Renewed(shared_lock(resource, &lease))
+            }
+        },
+    )
+}
+
+/// Replaces the value of `owner`'s live lease: the row's for an exclusive holder (its end
+/// rewritten as it was), the owner's shared lease (and the row standing for the readers) for a
+/// shared one.
+fn set_value(
+    table: &mut dyn SharedTable,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    owner: &Owner,
+    value: LeaseValue,
+) -> Result<RenewResult, PermitError> {
+    let read = Read::locked(table, tenant, resource, false)?;
+    let mut leases = read.leases()?;
+    Ok(
+        match holder_role(read.row.as_ref(), &leases, owner, read.now) {
+            HolderRole::NotFound => RenewResult::NotFound,
+            HolderRole::Forbidden => RenewResult::Forbidden,
+            HolderRole::Exclusive(_) => {
+                let row = read
+                    .row
+                    .clone()
+                    .ok_or_else(|| RepositoryError::internal("the lock is gone"))?;
+                let expires_at_ms = row.expires_at.timestamp_millis();
+                table.renew_row(tenant, resource, expires_at_ms, Some(&value))?;
+                RenewResult::Renewed(Lock {
+                    value: Some(value),
+                    ..row
+                })
+            }
+            HolderRole::Shared(_) => {
+                let own = read
+                    .rows
+                    .iter()
+                    .find(|row| row.owner == owner.as_str())
+                    .ok_or_else(|| RepositoryError::internal("the lease is gone"))?;
+                let changed = SharedRow {
+                    value: Some(value.as_str().to_owned()),
+                    ..own.clone()
+                };
+                table.put_lease(tenant, resource, &changed)?;
+                let lease = changed.lease()?;
                 leases.retain(|held| &held.owner != owner);
                 leases.push(lease.clone());
                 read.rewrite(table, tenant, resource, &leases)?;

@@ -87,7 +87,10 @@ pub use takeover::{
 };
 pub use tenants::tenants_are_independent_namespaces;
 pub use undo::undo_grant_ends_only_that_exact_grant;
-pub use values::a_lock_s_value_is_kept_replaced_and_never_inherited;
+pub use values::{
+    a_lock_s_value_is_kept_replaced_and_never_inherited,
+    setting_a_value_changes_nothing_else_and_only_for_a_live_holder,
+};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -182,6 +185,7 @@ macro_rules! repository_contract_suite {
             undo_shared_grant_ends_only_that_exact_grant,
             racing_readers_and_writers_never_hold_in_two_modes_at_once,
             a_lock_s_value_is_kept_replaced_and_never_inherited,
+            setting_a_value_changes_nothing_else_and_only_for_a_live_holder,
             a_set_is_granted_whole_in_request_order,
             a_set_with_one_lock_held_changes_nothing,
             racing_overlapping_sets_are_each_all_or_nothing,

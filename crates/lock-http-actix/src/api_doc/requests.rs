@@ -46,6 +46,9 @@ impl Modify for RequestLimits {
         components
             .schemas
             .extend(super::multi_requests::configured(self));
+        components
+            .schemas
+            .extend(super::election_requests::configured(self));
     }
 }
 

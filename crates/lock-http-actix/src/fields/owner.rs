@@ -1,5 +1,6 @@
 //! `owner`: who holds a lock, as the client names itself. Given in a JSON body, or as the
-//! form-encoded `?owner=` of a release.
+//! form-encoded `?owner=` of a release. An election's `candidate` follows the same rules under its
+//! own name.
 
 use lock_domain::Owner;
 use serde_json::value::RawValue;
@@ -10,6 +11,8 @@ use super::{given, pattern};
 use crate::problem::FieldError;
 
 const NAME: &str = "owner";
+/// The name of an owner in an election's requests.
+pub(crate) const CANDIDATE: &str = "candidate";
 
 /// The rule, in the words of the document.
 pub(crate) fn rule() -> String {
@@ -40,12 +43,17 @@ pub(crate) fn schema(description: String) -> Object {
 
 /// The `?owner=` of a release without a body.
 pub(crate) fn query_parameter() -> Parameter {
+    query_parameter_named(NAME)
+}
+
+/// The `?{name}=` (`owner` or `candidate`) of a release or resign without a body.
+pub(crate) fn query_parameter_named(name: &str) -> Parameter {
     ParameterBuilder::new()
-        .name(NAME)
+        .name(name)
         .parameter_in(ParameterIn::Query)
         .required(Required::False)
         .description(Some(format!(
-            "The owner, when the request has no body (form-encoded: `+` is a space): {}",
+            "The {name}, when the request has no body (form-encoded: `+` is a space): {}",
             rule()
         )))
         .schema(Some(text_schema()))
@@ -59,24 +67,41 @@ pub(crate) fn query_parameter() -> Parameter {
 /// `required` (absent or `null`), `invalid_type` (not a string of valid Unicode), or the
 /// domain's code.
 pub(crate) fn owner_field(raw: Option<&RawValue>) -> Result<Owner, FieldError> {
-    let raw = given(raw)
-        .ok_or_else(|| FieldError::new(NAME, "required", "owner is required: a JSON string"))?;
-    let text: String = serde_json::from_str(raw.get()).map_err(|_| {
-        FieldError::new(
-            NAME,
-            "invalid_type",
-            "owner must be a JSON string of valid Unicode",
-        )
-    })?;
-    owner_text(&text)
+    owner_field_named(NAME, raw)
 }
 
-/// An owner given as text (the decoded `?owner=` of a release).
+/// [`owner_field`] for the field `name` (`owner`, or an election's `candidate`).
+///
+/// # Errors
+/// As [`owner_field`], for `name`.
+pub(crate) fn owner_field_named(
+    name: &'static str,
+    raw: Option<&RawValue>,
+) -> Result<Owner, FieldError> {
+    let raw = given(raw).ok_or_else(|| {
+        FieldError::new(
+            name,
+            "required",
+            format!("{name} is required: a JSON string"),
+        )
+    })?;
+    let text: String = serde_json::from_str(raw.get()).map_err(|_| {
+        FieldError::new(
+            name,
+            "invalid_type",
+            format!("{name} must be a JSON string of valid Unicode"),
+        )
+    })?;
+    owner_text_named(name, &text)
+}
+
+/// An owner given as text (the decoded `?owner=` of a release, or `?candidate=` of a resign)
+/// for the field `name`.
 ///
 /// # Errors
 /// The domain's code.
-pub(crate) fn owner_text(text: &str) -> Result<Owner, FieldError> {
-    Owner::parse(text).map_err(|e| FieldError::new(NAME, e.code(), format!("owner {e}")))
+pub(crate) fn owner_text_named(name: &str, text: &str) -> Result<Owner, FieldError> {
+    Owner::parse(text).map_err(|e| FieldError::new(name, e.code(), format!("{name} {e}")))
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! `token`: the fencing token a fence check asks about, as the form-encoded `?token=` of
-//! `GET /locks/{resource}/fence` and `GET /semaphores/{name}/fence`.
+//! `GET /locks/{resource}/fence` and `GET /semaphores/{name}/fence`; and `term`, an election's
+//! fencing token, as the `?term=` of `GET /elections/{name}/fence`.
 
 use lock_domain::FencingToken;
 use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
@@ -11,17 +12,24 @@ use crate::problem::FieldError;
 use crate::query_string::form_decode;
 
 const NAME: &str = "token";
-const RULE: &str = "token must be a positive integer (a fencing token)";
+/// The name of a fence check's token at an election.
+pub(crate) const TERM: &str = "term";
 
 /// The query parameter, as the document shows it.
 pub(crate) fn query_parameter() -> Parameter {
+    query_parameter_named(
+        NAME,
+        "The fencing token to check: a positive integer, as a grant returned it.",
+    )
+}
+
+/// The query parameter `name` (`token`, or an election's `term`), described as `description`.
+pub(crate) fn query_parameter_named(name: &str, description: &str) -> Parameter {
     ParameterBuilder::new()
-        .name(NAME)
+        .name(name)
         .parameter_in(ParameterIn::Query)
         .required(Required::True)
-        .description(Some(
-            "The fencing token to check: a positive integer, as a grant returned it.",
-        ))
+        .description(Some(description))
         .schema(Some(
             ObjectBuilder::new()
                 .schema_type(Type::Integer)
@@ -40,21 +48,29 @@ pub(crate) fn query_parameter() -> Parameter {
 /// integer), `out_of_range` (not positive, or past an i64); another parameter
 /// `unknown_parameter`; a name that is not UTF-8 `invalid_utf8`.
 pub(crate) fn token_query(query: &str) -> Result<FencingToken, Vec<FieldError>> {
+    token_query_named(NAME, query)
+}
+
+/// [`token_query`] for the parameter `name` (`token`, or an election's `term`).
+///
+/// # Errors
+/// As [`token_query`], for `name`.
+pub(crate) fn token_query_named(name: &str, query: &str) -> Result<FencingToken, Vec<FieldError>> {
     let mut errors = Vec::new();
     let mut token: Option<Result<FencingToken, FieldError>> = None;
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (raw_key, raw_value) = pair.split_once('=').unwrap_or((pair, ""));
         match form_decode(raw_key).as_deref() {
-            Ok(NAME) if token.is_some() => errors.push(FieldError::new(
-                NAME,
+            Ok(key) if key == name && token.is_some() => errors.push(FieldError::new(
+                name,
                 "conflict",
-                "token is given more than once",
+                format!("{name} is given more than once"),
             )),
-            Ok(NAME) => token = Some(token_text(raw_value)),
+            Ok(key) if key == name => token = Some(token_text(name, raw_value)),
             Ok(key) => errors.push(FieldError::new(
                 key,
                 "unknown_parameter",
-                format!("unknown parameter {key:?}: the only parameter is token"),
+                format!("unknown parameter {key:?}: the only parameter is {name}"),
             )),
             Err(_) => errors.push(FieldError::new(
                 "query",
@@ -65,9 +81,9 @@ pub(crate) fn token_query(query: &str) -> Result<FencingToken, Vec<FieldError>> 
     }
     match token {
         None => errors.push(FieldError::new(
-            NAME,
+            name,
             "required",
-            "token is required: the fencing token to check",
+            format!("{name} is required: the fencing token to check"),
         )),
         Some(Err(error)) => errors.push(error),
         Some(Ok(token)) if errors.is_empty() => return Ok(token),
@@ -76,16 +92,17 @@ pub(crate) fn token_query(query: &str) -> Result<FencingToken, Vec<FieldError>> 
     Err(errors)
 }
 
-fn token_text(raw: &str) -> Result<FencingToken, FieldError> {
+fn token_text(name: &str, raw: &str) -> Result<FencingToken, FieldError> {
+    let rule = format!("{name} must be a positive integer (a fencing token)");
     let Ok(text) = form_decode(raw) else {
-        return Err(FieldError::new(NAME, "invalid_type", RULE));
+        return Err(FieldError::new(name, "invalid_type", rule));
     };
     match integer::read(&text) {
         JsonInteger::Value(value) => {
-            FencingToken::new(value).map_err(|_| FieldError::new(NAME, "out_of_range", RULE))
+            FencingToken::new(value).map_err(|_| FieldError::new(name, "out_of_range", rule))
         }
-        JsonInteger::Huge => Err(FieldError::new(NAME, "out_of_range", RULE)),
-        JsonInteger::NotInteger => Err(FieldError::new(NAME, "invalid_type", RULE)),
+        JsonInteger::Huge => Err(FieldError::new(name, "out_of_range", rule)),
+        JsonInteger::NotInteger => Err(FieldError::new(name, "invalid_type", rule)),
     }
 }
 
@@ -136,5 +153,17 @@ mod tests {
         for (query, expected) in cases {
             assert_eq!(codes(query), expected, "{query:?}");
         }
+        let term = |query| token_query_named(TERM, query).map_err(|errors| errors[0].clone());
+        assert_eq!(term("term=4").map(FencingToken::value), Ok(4));
+        let refused = term("token=4").unwrap_err();
+        assert_eq!(
+            (refused.field.as_str(), refused.code.as_str()),
+            ("token", "unknown_parameter")
+        );
+        let refused = term("term=0").unwrap_err();
+        assert_eq!(
+            (refused.field.as_str(), refused.code.as_str()),
+            ("term", "out_of_range")
+        );
     }
 }

@@ -61,7 +61,7 @@ pub(super) struct ResultLabel {
     pub result: &'static str,
 }
 
-/// A semaphore operation and its outcome.
+/// A semaphore or election operation and its outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub(super) struct SemaphoreLabels {
     pub operation: &'static str,
@@ -88,6 +88,24 @@ pub(super) const SEMAPHORE_OUTCOMES: [(&str, &str); 11] = [
     ("renew", "renewed"),
     ("renew", "not_found"),
     ("acquire", "hung_up"),
+];
+
+/// Every (operation, outcome) an election operation reports, registered at 0 from the start.
+pub(super) const ELECTION_OUTCOMES: [(&str, &str); 14] = [
+    ("campaign", "elected"),
+    ("campaign", "waited_then_elected"),
+    ("campaign", "not_elected"),
+    ("campaign", "timed_out"),
+    ("campaign", "hung_up"),
+    ("proclaim", "proclaimed"),
+    ("proclaim", "not_leader"),
+    ("proclaim", "vacant"),
+    ("renew", "renewed"),
+    ("renew", "not_leader"),
+    ("renew", "vacant"),
+    ("resign", "resigned"),
+    ("resign", "not_leader"),
+    ("resign", "vacant"),
 ];
 
 /// Which limit of waiters was reached: `total` or `tenant`.
@@ -118,6 +136,7 @@ pub(super) struct Families {
     pub renewals: Family<ResultLabel, Counter>,
     pub semaphores: Family<SemaphoreLabels, Counter>,
     pub fences: Family<FenceLabels, Counter>,
+    pub elections: Family<SemaphoreLabels, Counter>,
     pub waiters_rejected: Family<LimitLabel, Counter>,
     pub live_waiters: Gauge,
     pub pool_connections: Family<PoolLabel, Gauge>,
@@ -137,6 +156,7 @@ impl Families {
             renewals: Family::default(),
             semaphores: Family::default(),
             fences: Family::default(),
+            elections: Family::default(),
             waiters_rejected: Family::default(),
             live_waiters: Gauge::default(),
             pool_connections: Family::default(),
@@ -160,7 +180,14 @@ impl Families {
                     .get_or_create(&SemaphoreLabels { operation, outcome }),
             );
         }
-        for primitive in ["lock", "semaphore"] {
+        for (operation, outcome) in ELECTION_OUTCOMES {
+            drop(
+                families
+                    .elections
+                    .get_or_create(&SemaphoreLabels { operation, outcome }),
+            );
+        }
+        for primitive in ["lock", "semaphore", "election"] {
             for result in ["valid", "stale"] {
                 drop(
                     families
@@ -209,9 +236,14 @@ impl Families {
         );
         registry.register(
             "lockd_fence_checks",
-            "Fence checks by primitive (lock, semaphore) and result (valid: the token was a live \
+            "Fence checks by primitive (lock, semaphore, election) and result (valid: the token was a live \
              holder's; stale)",
             families.fences.clone(),
+        );
+        registry.register(
+            "lockd_election_operations",
+            "Election operations by operation (campaign, proclaim, renew, resign) and outcome",
+            families.elections.clone(),
         );
         registry.register(
             "lockd_waiters_rejected",

@@ -85,9 +85,10 @@ async fn every_documented_operation_is_routed() {
         }
     }
     assert_eq!(
-        operations, 18,
+        operations, 24,
         "for locks and semaphores: list, acquire, status, release, renew, fence check; acquire \
-         and release many locks; and four operations routes"
+         and release many locks; for elections: campaign, leader, proclaim, renew, resign, fence \
+         check; and four operations routes"
     );
 }
 

@@ -353,9 +353,16 @@ pub(crate) fn permissive_repo() -> Mocks {
                 .collect(),
         ))
     });
+    let mut shared = no_shared_holders();
+    shared.expect_set_value_held().returning(|_, r, o, value| {
+        Ok(RenewResult::Renewed(Lock {
+            value: Some(value),
+            ..lock_of(r.as_str(), o.as_str())
+        }))
+    });
     Mocks {
         locks: repo,
-        shared: no_shared_holders(),
+        shared,
         multi,
         semaphores,
         health,

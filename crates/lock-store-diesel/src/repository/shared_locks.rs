@@ -102,6 +102,25 @@ impl SharedLockRepository for DieselLockRepository {
         }
     }
 
+    async fn set_value_held(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        value: LeaseValue,
+    ) -> Result<RenewResult, RepositoryError> {
+        let op = SharedOp::SetValue {
+            resource,
+            owner,
+            value,
+        };
+        match self.shared(tenant, op).await? {
+            // The lease's end is unchanged: no waiter anywhere has anything new to look at.
+            SharedAnswer::Renewed(result) => Ok(result),
+            other => Err(mismatched(other)),
+        }
+    }
+
     async fn undo_shared_grant(
         &self,
         tenant: Tenant,

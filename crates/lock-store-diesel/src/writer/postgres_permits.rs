@@ -77,7 +77,8 @@ impl Job {
                 SharedOp::Acquire { resource, .. }
                 | SharedOp::Hold { resource }
                 | SharedOp::Release { resource, .. }
-                | SharedOp::Renew { resource, .. },
+                | SharedOp::Renew { resource, .. }
+                | SharedOp::SetValue { resource, .. },
             ) => resource.as_str(),
             Op::Shared(SharedOp::Undo { grant }) => grant.resource.as_str(),
         };

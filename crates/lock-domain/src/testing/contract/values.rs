@@ -88,3 +88,75 @@ pub async fn a_lock_s_value_is_kept_replaced_and_never_inherited(h: &dyn Harness
     let values: Vec<Option<LeaseValue>> = holders.into_iter().map(|l| l.value).collect();
     assert_eq!(values, [value("1"), value("[2]")]);
 }
+
+pub async fn setting_a_value_changes_nothing_else_and_only_for_a_live_holder(h: &dyn Harness) {
+    let repo = h.open().await;
+    let repo = &*repo;
+    let set = |resource: &'static str, who: &'static str, json: &'static str| async move {
+        repo.set_value_held(
+            tenant(),
+            name(resource),
+            owner(who),
+            value(json).expect("a value"),
+        )
+        .await
+        .unwrap()
+    };
+    let granted = acquired(repo, "leader", "a", 30, value("1")).await;
+    let RenewResult::Renewed(changed) = set("leader", "a", "{\"addr\":\"b\"}").await else {
+        panic!("the holder sets its value");
+    };
+    assert_eq!(
+        changed,
+        Lock {
+            value: value("{\"addr\":\"b\"}"),
+            ..granted.clone()
+        },
+        "start, end, token and mode are kept"
+    );
+    assert_eq!(status(repo, "leader").await, Some(changed.clone()));
+    assert_eq!(set("leader", "b", "2").await, RenewResult::Forbidden);
+    assert_eq!(set("nothing", "a", "2").await, RenewResult::NotFound);
+    assert_eq!(
+        status(repo, "leader").await,
+        Some(changed),
+        "refusals change nothing"
+    );
+    // The lease still ends when it did: once it has, there is no holder to set a value for.
+    acquired(repo, "short", "a", 1, None).await;
+    h.advance(PAST_SHORT).await;
+    assert_eq!(set("short", "a", "3").await, RenewResult::NotFound);
+    // An election's leader lives in its tenant's election namespace, apart from the locks.
+    let elections = tenant().elections();
+    let elected = match repo
+        .acquire(elections.clone(), name("leader"), owner("c"), ttl(30), None)
+        .await
+        .unwrap()
+    {
+        AcquireOutcome::Granted(lock) => lock,
+        other => panic!("an election of the same name as a lock is apart from it: {other:?}"),
+    };
+    assert!(elected.fencing_token > granted.fencing_token);
+    assert!(matches!(
+        repo.set_value_held(elections, name("leader"), owner("c"), value("4").unwrap())
+            .await
+            .unwrap(),
+        RenewResult::Renewed(ref lock) if lock.value == value("4")
+    ));
+    assert_eq!(status(repo, "leader").await.unwrap().owner, owner("a"));
+    // A reader sets its own lease's value only.
+    repo.acquire_shared(tenant(), name("doc"), owner("r1"), ttl(30), value("1"))
+        .await
+        .unwrap();
+    repo.acquire_shared(tenant(), name("doc"), owner("r2"), ttl(30), None)
+        .await
+        .unwrap();
+    assert!(
+        matches!(set("doc", "r2", "[2]").await, RenewResult::Renewed(ref lock) if lock.value == value("[2]"))
+    );
+    let Some(Hold::Shared(holders)) = repo.hold(tenant(), name("doc")).await.unwrap() else {
+        panic!("a shared hold");
+    };
+    let values: Vec<Option<LeaseValue>> = holders.into_iter().map(|l| l.value).collect();
+    assert_eq!(values, [value("1"), value("[2]")]);
+}

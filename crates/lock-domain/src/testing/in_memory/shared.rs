@@ -96,6 +96,40 @@ impl SharedLockRepository for InMemoryLockRepository {
         Ok(role.release_result())
     }
 
+    async fn set_value_held(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        value: LeaseValue,
+    ) -> Result<RenewResult, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let key = (tenant, resource.clone());
+        let role = holder_role(state.locks.get(&key), state.shared_of(&key), &owner, now);
+        Ok(match role {
+            HolderRole::NotFound => RenewResult::NotFound,
+            HolderRole::Forbidden => RenewResult::Forbidden,
+            HolderRole::Exclusive(_) => {
+                let lock = state
+                    .locks
+                    .get_mut(&key)
+                    .ok_or_else(|| RepositoryError::internal("the lock is gone"))?;
+                lock.value = Some(value);
+                RenewResult::Renewed(lock.clone())
+            }
+            HolderRole::Shared(_) => {
+                let lease = state
+                    .shared
+                    .get_mut(&key)
+                    .and_then(|leases| leases.iter_mut().find(|lease| lease.owner == owner))
+                    .ok_or_else(|| RepositoryError::internal("the lease is gone"))?;
+                lease.value = Some(value);
+                RenewResult::Renewed(shared_lock(&resource, lease))
+            }
+        })
+    }
+
     async fn renew_held(
         &self,
         tenant: Tenant,

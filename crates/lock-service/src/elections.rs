@@ -1,0 +1,262 @@
+//! The election use cases: campaign, proclaim, renew, resign, the leader and the term check. An
+//! election is an exclusive lock in its tenant's election namespace (`Tenant::elections`), so
+//! each use case is the lock use case of the same name there (the same grant, waiting queue,
+//! renewal, release and undo), reported as an election rather than as a lock.
+
+use std::time::Duration;
+
+use lock_domain::{
+    check_fence, FenceVerdict, FencingToken, Leader, LeaseValue, LockMode, Owner, ReleaseResult,
+    RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
+};
+
+use crate::events::{Acquired, ElectionReport, Fenced};
+use crate::service::{AcquireError, AcquireRequest};
+use crate::LockService;
+
+/// A campaign, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CampaignRequest {
+    pub tenant: Tenant,
+    pub election: ResourceName,
+    pub candidate: Owner,
+    pub ttl: Ttl,
+    /// How long the campaign may wait for the office; zero answers at once.
+    pub wait: Duration,
+    /// The value the leader proclaims once elected (a sitting leader keeps its own when `None`).
+    pub value: Option<LeaseValue>,
+}
+
+/// How a campaign ended, as the candidate hears it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Campaigned {
+    /// The candidate leads: newly elected (a new, larger term), or the sitting leader re-granted
+    /// its lease from now (its term kept). `waited` when it stood in line first.
+    Elected { leader: Leader, waited: bool },
+    /// Another candidate leads (`leader`, as read right after; `None` when the office fell
+    /// vacant in between). After a wait that ended, `retry_after_seconds` is when that leader's
+    /// lease ends, as last seen (at least 1).
+    NotElected {
+        leader: Option<Leader>,
+        retry_after_seconds: Option<u64>,
+    },
+    /// Elected after a wait, but the candidate had hung up by then: the grant was undone.
+    /// Nobody hears this answer.
+    HungUp,
+}
+
+/// The answer to an operation only the leader may make (proclaim, renew).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Leading {
+    /// The caller leads: the leader as it is now.
+    Leader(Leader),
+    /// Another candidate leads; nothing changed.
+    NotLeader,
+    /// No one leads; nothing changed.
+    Vacant,
+}
+
+impl From<RenewResult> for Leading {
+    fn from(result: RenewResult) -> Self {
+        match result {
+            RenewResult::Renewed(lock) => Leading::Leader(Leader::of(lock)),
+            RenewResult::Forbidden => Leading::NotLeader,
+            RenewResult::NotFound => Leading::Vacant,
+        }
+    }
+}
+
+impl LockService {
+    /// Campaigns for `request.election`, waiting up to `request.wait` for the office: elected at
+    /// once when it is vacant (never held, resigned, or its leader's lease ended) or the
+    /// candidate already leads (re-granted, term kept). A waiting campaign joins the election's
+    /// queue in this process, first come first served. `hung_up` is asked as for
+    /// [`LockService::acquire`]. Reported as an election.
+    ///
+    /// # Errors
+    /// [`AcquireError::Store`] when the store failed (no one was elected by this call);
+    /// [`AcquireError::WaitersFull`] when it would wait but the limits are reached.
+    pub async fn campaign(
+        &self,
+        request: CampaignRequest,
+        hung_up: impl Fn() -> bool,
+    ) -> Result<Campaigned, AcquireError> {
+        let lock_request = AcquireRequest {
+            tenant: request.tenant.elections(),
+            resource: request.election.clone(),
+            owner: request.candidate.clone(),
+            ttl: request.ttl,
+            wait: request.wait,
+            mode: LockMode::Exclusive,
+            value: request.value,
+        };
+        let acquired = if request.wait.is_zero() {
+            self.acquire_now(&lock_request).await?
+        } else {
+            self.acquire_waiting(&lock_request, hung_up).await?
+        };
+        let campaigned = match acquired {
+            Acquired::Granted { lock, waited } => Campaigned::Elected {
+                leader: Leader::of(lock),
+                waited,
+            },
+            Acquired::Held => Campaigned::NotElected {
+                leader: self.leader(&request.tenant, &request.election).await?,
+                retry_after_seconds: None,
+            },
+            Acquired::TimedOut {
+                retry_after_seconds,
+            } => Campaigned::NotElected {
+                leader: self.leader(&request.tenant, &request.election).await?,
+                retry_after_seconds: Some(retry_after_seconds),
+            },
+            Acquired::HungUp => Campaigned::HungUp,
+            Acquired::ModeMismatch => {
+                return Err(AcquireError::Store(RepositoryError::internal(
+                    "an election's lock is held in shared mode",
+                )))
+            }
+        };
+        self.events.election(
+            &request.tenant,
+            &request.election,
+            &request.candidate,
+            ElectionReport::Campaigned(&campaigned),
+        );
+        Ok(campaigned)
+    }
+
+    /// The leader of `election` now, or `None` when the office is vacant.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn leader(
+        &self,
+        tenant: &Tenant,
+        election: &ResourceName,
+    ) -> Result<Option<Leader>, RepositoryError> {
+        let lock = self
+            .locks
+            .status(tenant.elections(), election.clone())
+            .await?;
+        Ok(lock.map(Leader::of))
+    }
+
+    /// The leader `candidate` replaces its value with `value`, and nothing else (no new term, the
+    /// lease's end kept). Reported as an election.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed; then nothing was changed.
+    pub async fn proclaim(
+        &self,
+        tenant: Tenant,
+        election: ResourceName,
+        candidate: Owner,
+        value: LeaseValue,
+    ) -> Result<Leading, RepositoryError> {
+        let leading = Leading::from(
+            self.shared_locks
+                .set_value_held(
+                    tenant.elections(),
+                    election.clone(),
+                    candidate.clone(),
+                    value,
+                )
+                .await?,
+        );
+        self.events.election(
+            &tenant,
+            &election,
+            &candidate,
+            ElectionReport::Proclaimed(&leading),
+        );
+        Ok(leading)
+    }
+
+    /// The leader `candidate` keeps its lease alive: it now ends at now + `ttl`, the term and
+    /// value kept. Reported as an election; waiting campaigns here look at the new end.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed; then nothing was renewed.
+    pub async fn renew_leadership(
+        &self,
+        tenant: Tenant,
+        election: ResourceName,
+        candidate: Owner,
+        ttl: Ttl,
+    ) -> Result<Leading, RepositoryError> {
+        let namespace = tenant.elections();
+        let renewed = self
+            .locks
+            .renew(
+                namespace.clone(),
+                election.clone(),
+                candidate.clone(),
+                ttl,
+                None,
+            )
+            .await?;
+        if let RenewResult::Renewed(_) = renewed {
+            self.waiting.lease_changed(&namespace, &election);
+        }
+        let leading = Leading::from(renewed);
+        self.events.election(
+            &tenant,
+            &election,
+            &candidate,
+            ElectionReport::Renewed(&leading),
+        );
+        Ok(leading)
+    }
+
+    /// The leader `candidate` resigns: the office is vacant at once, and the first waiting
+    /// campaign (here, or on any server sharing the store) is elected. Reported as an election.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed; then the leader did not resign.
+    pub async fn resign(
+        &self,
+        tenant: Tenant,
+        election: ResourceName,
+        candidate: Owner,
+    ) -> Result<ReleaseResult, RepositoryError> {
+        let namespace = tenant.elections();
+        let result = self
+            .locks
+            .release(namespace.clone(), election.clone(), candidate.clone())
+            .await?;
+        if let ReleaseResult::Released(_) = result {
+            self.waiting.freed(&namespace, &election);
+        }
+        self.events.election(
+            &tenant,
+            &election,
+            &candidate,
+            ElectionReport::Resigned(result),
+        );
+        Ok(result)
+    }
+
+    /// Whether `term` is the term of the leader in office right now; reported as a fence check
+    /// of an election.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn check_term(
+        &self,
+        tenant: Tenant,
+        election: ResourceName,
+        term: FencingToken,
+    ) -> Result<FenceVerdict<Leader>, RepositoryError> {
+        let leader = self.leader(&tenant, &election).await?;
+        let verdict = check_fence(leader, term, |leader| leader.term);
+        self.events.fence_checked(
+            &tenant,
+            Fenced::Election,
+            &election,
+            term,
+            verdict.is_valid(),
+        );
+        Ok(verdict)
+    }
+}
