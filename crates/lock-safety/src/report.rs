@@ -106,7 +106,8 @@ fn slice_text(history: &History, resource: &str, marked: &[usize]) -> String {
         .iter()
         .filter(|op| {
             marked.contains(&op.id)
-                || ((op.resource == resource || op.kind == OpKind::List)
+                || ((op.resource == resource
+                    || (op.kind == OpKind::List && resource.starts_with(op.resource.as_str())))
                     && op.invoke <= to
                     && (op.complete >= from
                         || (op.outcome.is_unknown()

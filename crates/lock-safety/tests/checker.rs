@@ -428,6 +428,35 @@ fn listings_are_reads_of_every_resource() {
     assert!(not_linearizable(&report));
 }
 
+/// A listing of a prefix reads only the resources under it: an election (named outside the
+/// lock listings' prefix, and never listed) held while a listing shows nothing is no lost lease.
+#[test]
+fn a_listing_reads_only_the_resources_under_its_prefix() {
+    let listed = |h: &mut Recorder, prefix: &str, at: i64| {
+        h.history.push(Op {
+            id: 0,
+            client: 7,
+            resource: prefix.to_owned(),
+            kind: OpKind::List,
+            invoke: at * MS,
+            complete: (at + 10) * MS,
+            outcome: Outcome::Listed(vec![]),
+        })
+    };
+    let mut h = Recorder::new();
+    h.acquire("a", 10, 0, 0, 10, granted("a", 1, 5, 10));
+    listed(&mut h, "elsewhere/", 100);
+    assert_passes(&h);
+    listed(&mut h, "r", 200);
+    let report = h.check();
+    assert!(
+        found(&report, Kind::LostAcknowledgement),
+        "{}",
+        report.render(&h.history)
+    );
+    assert!(not_linearizable(&report));
+}
+
 #[test]
 fn concurrent_operations_find_their_order() {
     // a's release and b's acquire overlap: b's grant is explained by the release going first.

@@ -48,6 +48,8 @@ pub(super) fn observations<'a>(
     let mut ended = Vec::new();
     for op in &history.ops {
         match &op.outcome {
+            // A listing covers the resources under its prefix (the op's resource) only.
+            Outcome::Listed(_) if !resource.starts_with(op.resource.as_str()) => continue,
             Outcome::Listed(leases) => {
                 match leases.iter().find(|l| l.resource == resource) {
                     Some(lease) => {

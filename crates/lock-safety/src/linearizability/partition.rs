@@ -35,7 +35,11 @@ pub fn partitions(history: &History) -> Vec<Partition> {
     for op in &history.ops {
         if let OpKind::List = op.kind {
             if let Outcome::Listed(leases) = &op.outcome {
+                // A listing covers the resources under its prefix (the op's resource) only.
                 for (p, resource) in history.resources.iter().enumerate() {
+                    if !resource.starts_with(op.resource.as_str()) {
+                        continue;
+                    }
                     let seen = leases
                         .iter()
                         .find(|l| &l.resource == resource)

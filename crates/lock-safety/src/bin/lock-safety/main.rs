@@ -1,10 +1,11 @@
 //! `lock-safety`: runs several lockd instances on one database, many concurrent clients doing
-//! random lock (exclusive, shared, several at once) and semaphore operations, and a fault
+//! random lock (exclusive, shared, several at once), election and semaphore operations, and a fault
 //! injector; records every operation; then checks the histories (see the `lock_safety` library)
 //! and exits non-zero on any violation.
 //! docs/safety.md explains how to run it and read its output.
 
 mod cluster;
+mod elections;
 mod faults;
 mod multi_locks;
 mod output;
@@ -80,6 +81,9 @@ struct Args {
     /// Run without shared-mode locks (for a server that does not support them yet).
     #[arg(long)]
     no_shared: bool,
+    /// Run without election operations (for a server without `/elections`).
+    #[arg(long)]
+    no_elections: bool,
     /// Run without multi-lock operations (`POST /locks`, `DELETE /locks`; for a server without
     /// them).
     #[arg(long)]
@@ -120,12 +124,13 @@ fn main() -> ExitCode {
         Backend::Postgres => "postgres",
     };
     println!(
-        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, {} locked in both modes, multi-locks {}, {} semaphores (limit {}), faults {}",
+        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, {} locked in both modes, {} elections, multi-locks {}, {} semaphores (limit {}), faults {}",
         args.seconds,
         args.instances,
         args.clients,
         args.resources,
         if args.no_shared { 0 } else { SHARED_RESOURCES },
+        if args.no_elections { 0 } else { elections::ELECTIONS },
         if args.no_multi { "off" } else { "on" },
         SEMAPHORES,
         semaphores::LIMIT,
@@ -189,6 +194,14 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
         shared_resources: (0..if args.no_shared { 0 } else { SHARED_RESOURCES })
             .map(|j| format!("{run_id}-shared/r{j}"))
             .collect(),
+        // Outside the listings' prefix too.
+        elections: (0..if args.no_elections {
+            0
+        } else {
+            elections::ELECTIONS
+        })
+            .map(|j| format!("{run_id}-election/e{j}"))
+            .collect(),
         semaphores: (0..SEMAPHORES).map(|j| format!("{run_id}/s{j}")).collect(),
         multi: false,
         prefix: format!("{run_id}/"),
@@ -231,7 +244,9 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
     drop(db);
 
     let mut history = History::new(start, seed);
+    // The elections are checked as the locks they are, each a resource of its own.
     history.resources = plan.resources.clone();
+    history.resources.extend(plan.elections.iter().cloned());
     // An operation left unanswered may still take effect after its client gave up: while its
     // instance was paused, behind a held write lock or a stalled commit (one fault at a time,
     // each at most faults::LONGEST), then within lockd's own bounds (a pool wait of 2 s, a
@@ -358,7 +373,7 @@ fn verdict(
             return ExitCode::from(1);
         }
         println!(
-            "FAILED: {violations} violations (backend {backend}, seed {}); rerun: lock-safety --backend {backend} --seed {} --seconds {} --instances {} --clients {} --resources {}{}{}",
+            "FAILED: {violations} violations (backend {backend}, seed {}); rerun: lock-safety --backend {backend} --seed {} --seconds {} --instances {} --clients {} --resources {}{}{}{}",
             seed,
             seed,
             args.seconds,
@@ -366,7 +381,8 @@ fn verdict(
             args.clients,
             args.resources,
             if args.no_shared { " --no-shared" } else { "" },
-            if args.no_multi { " --no-multi" } else { "" }
+            if args.no_multi { " --no-multi" } else { "" },
+            if args.no_elections { " --no-elections" } else { "" }
         );
         return ExitCode::from(1);
     }

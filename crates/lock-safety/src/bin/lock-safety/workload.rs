@@ -1,6 +1,7 @@
 //! The clients: threads doing random lock operations on a few resources, some of them on
 //! resources locked in both modes (see `shared_locks.rs`), some on several resources at once (see
-//! `multi_locks.rs`), and semaphore operations on two semaphores (see `semaphores.rs`), through
+//! `multi_locks.rs`), the same operations on two elections (see `elections.rs`), and semaphore
+//! operations on two semaphores (see `semaphores.rs`), through
 //! random instances, each operation recorded with its invoke and complete instants and its outcome
 //! as seen.
 
@@ -14,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::cluster::Fleet;
 use crate::rng::Rng;
-use crate::{multi_locks, semaphores, shared_locks};
+use crate::{elections, multi_locks, semaphores, shared_locks};
 
 /// Instants in microseconds since the Unix epoch, from a monotonic clock anchored once to the
 /// wall clock (the server's timestamps come from the same machine's wall clock).
@@ -46,6 +47,9 @@ pub struct Plan {
     /// The resources locked in both modes (none with `--no-shared`), outside the listings'
     /// prefix: a listing's view of a shared hold is not part of the contract.
     pub shared_resources: Vec<String>,
+    /// The elections (none with `--no-elections`), outside the listings' prefix: an election is
+    /// no lock, and a listing never shows one.
+    pub elections: Vec<String>,
     /// The semaphores, all with the limit [`semaphores::LIMIT`].
     pub semaphores: Vec<String>,
     /// Whether the clients send multi-lock operations (`POST /locks`, `DELETE /locks`).
@@ -112,7 +116,12 @@ pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Rec
             ));
             continue;
         }
-        let resource = plan.resources[rng.below(plan.resources.len() as u64) as usize].clone();
+        let choices = plan.resources.len() + plan.elections.len();
+        let pick = rng.below(choices as u64) as usize;
+        let (resource, election) = match plan.resources.get(pick) {
+            Some(resource) => (resource.clone(), false),
+            None => (plan.elections[pick - plan.resources.len()].clone(), true),
+        };
         // Acquires use our own owner; renews and releases sometimes another client's (a wrong
         // owner, or the same identity used by someone else) or a stranger's (never a holder).
         let wrong_owner = match rng.below(10) {
@@ -154,13 +163,23 @@ pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Rec
             }
             _ => timeout,
         };
+        // An election has no listing: read its leader instead.
+        let kind = if election && kind == OpKind::List {
+            OpKind::Status
+        } else {
+            kind
+        };
         let resource = if kind == OpKind::List {
             plan.prefix.clone()
         } else {
             resource
         };
         let invoke = clock.now();
-        let outcome = perform(&base, &resource, &plan.prefix, &kind, timeout);
+        let outcome = if election {
+            elections::perform(&base, &resource, &kind, timeout)
+        } else {
+            perform(&base, &resource, &plan.prefix, &kind, timeout)
+        };
         let complete = clock.now();
         ops.push(Op {
             id: 0,
