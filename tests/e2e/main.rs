@@ -20,6 +20,7 @@ mod listing;
 mod load;
 mod multi_instance;
 mod multi_locks;
+mod observe;
 mod pipelining;
 mod proxy;
 mod run;

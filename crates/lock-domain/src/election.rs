@@ -79,7 +79,9 @@ mod tests {
         assert_ne!(elections, acme);
         assert_ne!(elections, Tenant::default_tenant().elections());
         assert_eq!(Tenant::parse_stored("acme/elections"), Ok(elections));
-        assert_eq!(Tenant::parse_stored("acme"), Ok(acme));
+        assert_eq!(Tenant::parse_stored("acme"), Ok(acme.clone()));
+        assert_eq!(elections.election_namespace_of(), Some(acme.clone()));
+        assert_eq!(acme.election_namespace_of(), None);
         for bad in [
             "acme/locks",
             "/elections",

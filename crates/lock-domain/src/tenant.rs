@@ -65,6 +65,13 @@ impl Tenant {
         }
     }
 
+    /// The tenant whose election namespace this is, or `None` when this is a tenant.
+    pub fn election_namespace_of(&self) -> Option<Self> {
+        self.0
+            .strip_suffix(ELECTIONS_SUFFIX)
+            .map(|tenant| Self(tenant.to_owned()))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -19,7 +19,9 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{RefOr, Type};
 use utoipa::{Modify, OpenApi};
 
-use crate::{dto, elections, fence, listing, locks, multi_locks, operations, problem, semaphores};
+use crate::{
+    dto, elections, fence, listing, locks, multi_locks, observe, operations, problem, semaphores,
+};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -37,18 +39,21 @@ use crate::{dto, elections, fence, listing, locks, multi_locks, operations, prob
         locks::release,
         locks::renew,
         fence::lock_fence,
+        observe::observe_lock,
         semaphores::list,
         semaphores::acquire,
         semaphores::status,
         semaphores::release,
         semaphores::renew,
         fence::semaphore_fence,
+        observe::observe_semaphore,
         elections::campaign,
         elections::leader,
         elections::proclaim,
         elections::renew,
         elections::resign,
         fence::election_fence,
+        observe::observe_election,
         operations::healthz,
         operations::readyz,
         operations::metrics,

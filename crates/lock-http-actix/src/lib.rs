@@ -25,6 +25,7 @@ mod locks;
 mod metrics;
 mod multi_locks;
 mod multi_request;
+mod observe;
 mod operations;
 mod peer;
 mod problem;
@@ -167,6 +168,7 @@ impl LockApi {
                     .configure(semaphores::routes)
                     .configure(fence::routes)
                     .configure(elections::routes)
+                    .configure(observe::routes)
                     .configure(operations::routes)
                     .default_service(web::to(problem::not_found_route)),
             );

@@ -170,6 +170,13 @@ impl Metrics {
             .inc();
     }
 
+    /// Sets the number of observe streams open right now (`lockd_observers`).
+    pub fn set_observers(&self, observers: u64) {
+        self.families
+            .observers
+            .set(i64::try_from(observers).unwrap_or(i64::MAX));
+    }
+
     /// Sets the number of acquires waiting for a lock right now (`lockd_live_waiters`); the
     /// `/metrics` handler reads it from the waiting queues before each render.
     pub fn set_live_waiters(&self, waiters: u64) {

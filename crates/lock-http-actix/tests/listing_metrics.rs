@@ -536,7 +536,7 @@ async fn the_live_lock_counter_reads_the_repository() {
 }
 
 /// Every family the docs list (docs/api.md), with its type: names and types are an interface.
-const FAMILIES: [(&str, &str); 16] = [
+const FAMILIES: [(&str, &str); 17] = [
     ("lockd_http_requests_total", "counter"),
     ("lockd_http_request_duration_seconds", "histogram"),
     ("lockd_acquire_total", "counter"),
@@ -547,6 +547,7 @@ const FAMILIES: [(&str, &str); 16] = [
     ("lockd_election_operations_total", "counter"),
     ("lockd_waiters_rejected_total", "counter"),
     ("lockd_live_waiters", "gauge"),
+    ("lockd_observers", "gauge"),
     ("lockd_db_pool_connections", "gauge"),
     ("lockd_live_locks", "gauge"),
     ("lockd_live_locks_age_seconds", "gauge"),

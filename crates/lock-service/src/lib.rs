@@ -17,6 +17,7 @@ mod events;
 mod fence;
 mod modes;
 mod multi;
+mod observe;
 mod permits;
 mod service;
 mod waiting;
@@ -27,6 +28,9 @@ pub use events::{
     Acquired, ElectionReport, Fenced, LockEvents, NoEvents, PermitsAcquired, Trouble, WaitersFull,
 };
 pub use multi::{MultiAcquireRequest, MultiAcquired};
+pub use observe::{
+    Change, Happened, Holding, Numbered, Observation, Observed, Shape, POLL as OBSERVE_POLL,
+};
 pub use permits::PermitsRequest;
 pub use service::{AcquireError, AcquireRequest, LockService, ServicePorts, WaitingStats};
 pub use waiting::{WaiterLimits, DEFAULT_MAX_WAITERS};

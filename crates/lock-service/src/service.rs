@@ -11,6 +11,7 @@ use lock_domain::{
 };
 
 use crate::events::{Acquired, LockEvents, NoEvents, WaitersFull};
+use crate::observe::{Hub, ObservingEvents};
 use crate::permits::PermitQueues;
 use crate::waiting::{WaitOutcome, WaiterLimits, Waiting};
 
@@ -83,11 +84,19 @@ pub struct LockService {
     pub(crate) events: Arc<dyn LockEvents>,
     pub(crate) waiting: Waiting,
     pub(crate) permit_queues: PermitQueues,
+    /// The watches of observed names.
+    pub(crate) hub: Hub,
 }
 
 impl LockService {
     /// The use cases over `ports`, holding at most `limits` waiting acquires at once.
-    pub fn new(ports: ServicePorts, limits: WaiterLimits) -> Self {
+    pub fn new(mut ports: ServicePorts, limits: WaiterLimits) -> Self {
+        // Every outcome reported also reaches the watches of observed names.
+        let hub = Hub::new(Arc::clone(&ports.clock));
+        ports.events = Arc::new(ObservingEvents {
+            inner: ports.events,
+            hub: hub.clone(),
+        });
         let waiting = Waiting::new(
             Arc::clone(&ports.locks),
             Arc::clone(&ports.shared_locks),
@@ -112,6 +121,7 @@ impl LockService {
             events: ports.events,
             waiting,
             permit_queues,
+            hub,
         }
     }
 
@@ -360,10 +370,11 @@ impl LockService {
         self.with_shared_holders(tenant, page).await
     }
 
-    /// Ends every wait now, as if its time were up, and makes later acquires answer at once:
-    /// for a process that is shutting down, whose graceful stop would otherwise wait for
-    /// waiters.
+    /// Ends every wait now, as if its time were up, and makes later acquires answer at once; ends
+    /// every observation: for a process that is shutting down, whose graceful stop would
+    /// otherwise wait for waiters and observers.
     pub fn close(&self) {
+        self.hub.close();
         self.waiting.close();
     }
 

@@ -139,6 +139,7 @@ pub(super) struct Families {
     pub elections: Family<SemaphoreLabels, Counter>,
     pub waiters_rejected: Family<LimitLabel, Counter>,
     pub live_waiters: Gauge,
+    pub observers: Gauge,
     pub pool_connections: Family<PoolLabel, Gauge>,
     pub live_lock_count_failures: Counter,
 }
@@ -159,6 +160,7 @@ impl Families {
             elections: Family::default(),
             waiters_rejected: Family::default(),
             live_waiters: Gauge::default(),
+            observers: Gauge::default(),
             pool_connections: Family::default(),
             live_lock_count_failures: Counter::default(),
         };
@@ -255,6 +257,11 @@ impl Families {
             "lockd_live_waiters",
             "Acquires waiting for a lock right now",
             families.live_waiters.clone(),
+        );
+        registry.register(
+            "lockd_observers",
+            "Observe streams open right now (of locks, semaphores and elections)",
+            families.observers.clone(),
         );
         registry.register(
             "lockd_db_pool_connections",

@@ -58,6 +58,18 @@ async fn every_documented_operation_is_routed() {
             let example = operation["requestBody"]["content"]["application/json"]["example"]
                 .as_object()
                 .map(|example| serde_json::Value::Object(example.clone()).to_string());
+            if operation["responses"]["200"]["content"]
+                .get("text/event-stream")
+                .is_some()
+            {
+                let (status, content_type, first) =
+                    call_stream(permissive_repo(), TestRequest::get().uri(&uri)).await;
+                assert_eq!(status, 200, "{method} {path}");
+                assert_eq!(content_type, "text/event-stream", "{method} {path}");
+                let first = String::from_utf8_lossy(&first);
+                assert!(first.starts_with("id: "), "{method} {path}: {first}");
+                continue;
+            }
             let req = if operation.get("requestBody").is_some() {
                 json_request(
                     method.clone(),
@@ -85,10 +97,10 @@ async fn every_documented_operation_is_routed() {
         }
     }
     assert_eq!(
-        operations, 24,
-        "for locks and semaphores: list, acquire, status, release, renew, fence check; acquire \
-         and release many locks; for elections: campaign, leader, proclaim, renew, resign, fence \
-         check; and four operations routes"
+        operations, 27,
+        "for locks and semaphores: list, acquire, status, release, renew, fence check, observe; \
+         acquire and release many locks; for elections: campaign, leader, proclaim, renew, \
+         resign, fence check, observe; and four operations routes"
     );
 }
 

@@ -119,6 +119,35 @@ pub(crate) async fn call_with(
     answer(test::call_service(&app, req.to_request()).await).await
 }
 
+/// Sends one request to a fresh app and reads the answer's status and `Content-Type` and its
+/// first chunk only: for an event stream, whose body does not end.
+pub(crate) async fn call_stream(
+    store: impl Into<Mocks>,
+    req: TestRequest,
+) -> (StatusCode, String, Vec<u8>) {
+    let app =
+        test::init_service(App::new().configure(store.into().configure(ApiSettings::default())))
+            .await;
+    let response = test::call_service(&app, req.to_request()).await;
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let mut body = response.into_body();
+    let first = std::future::poll_fn(|cx| {
+        actix_web::body::MessageBody::poll_next(std::pin::Pin::new(&mut body), cx)
+    })
+    .await;
+    let first = first
+        .and_then(Result::ok)
+        .map(|b| b.to_vec())
+        .unwrap_or_default();
+    (status, content_type, first)
+}
+
 /// Sends `req` with its body streamed in `chunks`, chunked: no `Content-Length` announces the size.
 pub(crate) async fn call_chunked(
     store: impl Into<Mocks>,

@@ -1,0 +1,362 @@
+//! The watches of this process: one per observed name, shared by its observers, each with a task
+//! that reads the store when it may have changed and folds what it reads, and this process's own
+//! outcomes, into one view whose changes go to every observer.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use lock_domain::{Clock, Leader, LockMode, RepositoryError, ResourceName, Tenant};
+use tokio::sync::{broadcast, Notify};
+
+use super::diff::{Change, Fact, Holding, Holdings, Shape};
+use super::{Numbered, Observation, Observed, POLL};
+use crate::LockService;
+
+/// How many changes an observer may fall behind before it is told to start again.
+const BACKLOG: usize = 256;
+/// How long after a lease's `expires_at` the watch reads to see it gone (the store's clock may
+/// be a little behind this process's).
+const AFTER_EXPIRY: Duration = Duration::from_millis(5);
+/// Reads that overlapped this many of this process's own outcomes in a row are folded in anyway
+/// (a read that overlaps one is dropped: it may predate it).
+const MAX_DROPPED_READS: u32 = 5;
+
+type Key = (Tenant, Observed, ResourceName);
+
+/// The watches. Cheap to clone; clones share them.
+#[derive(Clone)]
+pub(crate) struct Hub {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    watches: Mutex<HashMap<Key, Arc<Watch>>>,
+    /// Whether any watch exists: the outcomes of operations skip the map when none does.
+    any: AtomicBool,
+    observers: AtomicUsize,
+    /// The last change id given.
+    last_id: AtomicU64,
+    clock: Arc<dyn Clock>,
+    closed: AtomicBool,
+}
+
+struct Watch {
+    view: Mutex<View>,
+    wake: Notify,
+}
+
+/// Where the first read of a watch is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FirstRead {
+    Pending,
+    Done,
+    Failed,
+}
+
+struct View {
+    holdings: Holdings,
+    first_read: FirstRead,
+    last_id: u64,
+    sender: broadcast::Sender<Arc<Numbered>>,
+    /// Own outcomes folded in since the current read started.
+    facts: u64,
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Hub {
+    pub(crate) fn new(clock: Arc<dyn Clock>) -> Self {
+        let now_us = u64::try_from(clock.now().timestamp_micros()).unwrap_or(0);
+        Self {
+            shared: Arc::new(Shared {
+                watches: Mutex::new(HashMap::new()),
+                any: AtomicBool::new(false),
+                observers: AtomicUsize::new(0),
+                last_id: AtomicU64::new(now_us),
+                clock,
+                closed: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    pub(crate) fn observers(&self) -> u64 {
+        self.shared.observers.load(Ordering::Relaxed) as u64
+    }
+
+    /// Ends every observation (their change streams close) and refuses new ones.
+    pub(crate) fn close(&self) {
+        self.shared.closed.store(true, Ordering::Release);
+        let watches: Vec<Arc<Watch>> = locked(&self.shared.watches)
+            .drain()
+            .map(|(_, w)| w)
+            .collect();
+        self.shared.any.store(false, Ordering::Release);
+        for watch in watches {
+            // Dropping the sender closes every receiver once the task lets go of the watch.
+            let (closed, _) = broadcast::channel(1);
+            locked(&watch.view).sender = closed;
+            watch.wake.notify_one();
+        }
+    }
+
+    /// One of this process's own outcomes for `name`.
+    pub(crate) fn fact(&self, tenant: &Tenant, what: Observed, name: &ResourceName, fact: Fact) {
+        if !self.shared.any.load(Ordering::Acquire) {
+            return;
+        }
+        let watch = locked(&self.shared.watches)
+            .get(&(tenant.clone(), what, name.clone()))
+            .cloned();
+        if let Some(watch) = watch {
+            let now = self.shared.clock.now();
+            let mut view = locked(&watch.view);
+            view.facts += 1;
+            if view.first_read == FirstRead::Done {
+                let changes = view.holdings.fact(fact, now);
+                self.publish(&mut view, changes);
+            }
+            drop(view);
+            // The earliest end may have moved.
+            watch.wake.notify_one();
+        }
+    }
+
+    fn next_id(&self) -> u64 {
+        let now_us = u64::try_from(self.shared.clock.now().timestamp_micros()).unwrap_or(0);
+        let mut current = self.shared.last_id.load(Ordering::Relaxed);
+        loop {
+            let next = (current + 1).max(now_us);
+            match self.shared.last_id.compare_exchange_weak(
+                current,
+                next,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return next,
+                Err(seen) => current = seen,
+            }
+        }
+    }
+
+    fn publish(&self, view: &mut View, changes: Vec<Change>) {
+        for change in changes {
+            let id = self.next_id();
+            view.last_id = id;
+            // No receiver is no error: the last observer may just have left.
+            let _ = view.sender.send(Arc::new(Numbered { id, change }));
+        }
+    }
+
+    pub(crate) async fn observe(
+        &self,
+        service: &LockService,
+        tenant: Tenant,
+        what: Observed,
+        name: ResourceName,
+    ) -> Result<Observation, RepositoryError> {
+        if self.shared.closed.load(Ordering::Acquire) {
+            return Err(RepositoryError::unavailable("the server is shutting down"));
+        }
+        let key = (tenant, what, name);
+        let (watch, started) = {
+            let mut watches = locked(&self.shared.watches);
+            match watches.get(&key) {
+                Some(watch) => (Arc::clone(watch), false),
+                None => {
+                    let (sender, _) = broadcast::channel(BACKLOG);
+                    let watch = Arc::new(Watch {
+                        view: Mutex::new(View {
+                            holdings: Holdings::default(),
+                            first_read: FirstRead::Pending,
+                            last_id: 0,
+                            sender,
+                            facts: 0,
+                        }),
+                        wake: Notify::new(),
+                    });
+                    watches.insert(key.clone(), Arc::clone(&watch));
+                    self.shared.any.store(true, Ordering::Release);
+                    (watch, true)
+                }
+            }
+        };
+        if started {
+            // The first read is made by the first observer: its failure is that observer's
+            // answer (and the next observer's, which then tries again).
+            match service.observed_live(&key.0, key.1, &key.2).await {
+                Ok(live) => {
+                    let now = self.shared.clock.now();
+                    let mut view = locked(&watch.view);
+                    // The state before any observer: there is no one to tell of changes yet.
+                    drop(view.holdings.read(live, now));
+                    view.first_read = FirstRead::Done;
+                    view.last_id = self.next_id();
+                }
+                Err(error) => {
+                    locked(&watch.view).first_read = FirstRead::Failed;
+                    self.forget(&key, &watch);
+                    return Err(error);
+                }
+            }
+            tokio::spawn(run(
+                Arc::downgrade(&self.shared),
+                service.clone(),
+                key.clone(),
+                Arc::clone(&watch),
+            ));
+        }
+        loop {
+            let first_read = locked(&watch.view).first_read;
+            match first_read {
+                FirstRead::Done => break,
+                FirstRead::Failed => {
+                    return Err(RepositoryError::unavailable(
+                        "the first read of the observed name failed",
+                    ))
+                }
+                // Another observer is making the first read: it takes a few milliseconds.
+                FirstRead::Pending => tokio::time::sleep(Duration::from_millis(2)).await,
+            }
+        }
+        let observation = {
+            let view = locked(&watch.view);
+            Observation {
+                live: view.holdings.live().to_vec(),
+                last_id: view.last_id,
+                changes: view.sender.subscribe(),
+                _counted: ObserverCount::new(&self.shared),
+            }
+        };
+        // The watch's task may have ended with its last observer just before this one
+        // subscribed: then start over with a new watch.
+        let current = locked(&self.shared.watches)
+            .get(&key)
+            .is_some_and(|w| Arc::ptr_eq(w, &watch));
+        if current {
+            Ok(observation)
+        } else {
+            drop(observation);
+            Box::pin(self.observe(service, key.0, key.1, key.2)).await
+        }
+    }
+
+    fn forget(&self, key: &Key, watch: &Arc<Watch>) {
+        let mut watches = locked(&self.shared.watches);
+        if watches.get(key).is_some_and(|w| Arc::ptr_eq(w, watch)) {
+            watches.remove(key);
+        }
+        self.shared
+            .any
+            .store(!watches.is_empty(), Ordering::Release);
+    }
+}
+
+/// Counts one observer for as long as its [`Observation`] lives.
+#[derive(Debug)]
+pub(crate) struct ObserverCount(Arc<Shared>);
+
+impl ObserverCount {
+    fn new(shared: &Arc<Shared>) -> Self {
+        shared.observers.fetch_add(1, Ordering::Relaxed);
+        Self(Arc::clone(shared))
+    }
+}
+
+impl Drop for ObserverCount {
+    fn drop(&mut self) {
+        self.0.observers.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub")
+            .field("observers", &self.observers)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The earliest end of a live lease, if any.
+fn earliest_end(view: &View) -> Option<DateTime<Utc>> {
+    view.holdings.live().iter().map(|h| h.expires_at).min()
+}
+
+/// The task of one watch: reads every [`POLL`] and just after the earliest end of a live lease;
+/// ends when its last observer has gone or the hub closed. An own outcome (folded in by
+/// [`Hub::fact`]) wakes it only to look at the ends again.
+async fn run(shared: Weak<Shared>, service: LockService, key: Key, watch: Arc<Watch>) {
+    let mut dropped = 0;
+    let mut next_poll = tokio::time::Instant::now() + POLL;
+    loop {
+        let Some(alive) = shared.upgrade() else {
+            return;
+        };
+        let deadline = {
+            // Under the map's lock: an observer that found this watch in the map subscribes
+            // before this looks, or finds it gone and starts another.
+            let mut watches = locked(&alive.watches);
+            let view = locked(&watch.view);
+            if view.sender.receiver_count() == 0 {
+                if watches.get(&key).is_some_and(|w| Arc::ptr_eq(w, &watch)) {
+                    watches.remove(&key);
+                }
+                alive.any.store(!watches.is_empty(), Ordering::Release);
+                return;
+            }
+            earliest_end(&view)
+        };
+        if alive.closed.load(Ordering::Acquire) {
+            return;
+        }
+        let now = alive.clock.now();
+        drop(alive);
+        let at_end = deadline.map(|end| {
+            tokio::time::Instant::now() + (end - now).to_std().unwrap_or_default() + AFTER_EXPIRY
+        });
+        let read_at = at_end.map_or(next_poll, |end| end.min(next_poll));
+        tokio::select! {
+            () = watch.wake.notified() => continue,
+            () = tokio::time::sleep_until(read_at) => {}
+        }
+        next_poll = tokio::time::Instant::now() + POLL;
+        let facts_at_start = locked(&watch.view).facts;
+        let Ok(live) = service.observed_live(&key.0, key.1, &key.2).await else {
+            // The store failed: try again at the next poll.
+            continue;
+        };
+        let Some(alive) = shared.upgrade() else {
+            return;
+        };
+        let hub = Hub { shared: alive };
+        let now = hub.shared.clock.now();
+        let mut view = locked(&watch.view);
+        if view.facts != facts_at_start && dropped < MAX_DROPPED_READS {
+            // Own outcomes arrived while reading: the read may predate them. Read again soon.
+            dropped += 1;
+            next_poll = tokio::time::Instant::now() + Duration::from_millis(1);
+            continue;
+        }
+        dropped = 0;
+        let changes = view.holdings.read(live, now);
+        hub.publish(&mut view, changes);
+    }
+}
+
+/// An election's leader as the lease it holds.
+pub(crate) fn holding_of_leader(leader: &Leader) -> Holding {
+    Holding {
+        owner: leader.candidate.clone(),
+        token: leader.term,
+        acquired_at: leader.elected_at,
+        expires_at: leader.expires_at,
+        value: leader.value.clone(),
+        shape: Shape::Lock(LockMode::Exclusive),
+    }
+}
