@@ -21,6 +21,7 @@ mod load;
 mod multi_instance;
 mod multi_locks;
 mod observe;
+mod observers_at_scale;
 mod pipelining;
 mod proxy;
 mod run;

@@ -9,7 +9,8 @@
 //!   its events port, and [`ObservingEvents`] hands each to the watch of its name as a fact
 //!   (`observe/diff.rs`);
 //! - an expiry: the watch reads again just after the earliest live lease's `expires_at`;
-//! - other processes sharing the store: the watch reads again every [`POLL`], so their changes
+//! - other processes sharing the store: every [`POLL`] one task reads every observed lock and
+//!   election of this process in one round trip (and each observed semaphore), so their changes
 //!   arrive within that plus a read. Changes that another process makes and undoes between two
 //!   reads are not seen.
 //!
@@ -90,6 +91,36 @@ impl LockService {
     /// How many observers this process has right now.
     pub fn observers(&self) -> u64 {
         self.hub.observers()
+    }
+
+    /// The live leases of each of `names` now (a lock or an election each), in order: one read of
+    /// the store for all of them (`LockRepository::statuses`), then one more for each lock held
+    /// in shared mode.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub(crate) async fn observed_locks(
+        &self,
+        names: &[(Tenant, Observed, ResourceName)],
+    ) -> Result<Vec<Vec<Holding>>, RepositoryError> {
+        let keys = names
+            .iter()
+            .map(|(tenant, what, name)| match what {
+                Observed::Election => (tenant.elections(), name.clone()),
+                _ => (tenant.clone(), name.clone()),
+            })
+            .collect();
+        let locks = self.locks.statuses(keys).await?;
+        let mut live = Vec::with_capacity(locks.len());
+        for (lock, (tenant, what, name)) in locks.into_iter().zip(names) {
+            live.push(match lock {
+                Some(lock) if lock.owner.is_shared_holders() => {
+                    self.observed_live(tenant, *what, name).await?
+                }
+                lock => lock.iter().map(holding_of_lock).collect(),
+            });
+        }
+        Ok(live)
     }
 
     /// The live leases of `name` now, as an observer sees them.

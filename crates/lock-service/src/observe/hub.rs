@@ -20,9 +20,11 @@ const BACKLOG: usize = 256;
 /// How long after a lease's `expires_at` the watch reads to see it gone (the store's clock may
 /// be a little behind this process's).
 const AFTER_EXPIRY: Duration = Duration::from_millis(5);
-/// Reads that overlapped this many of this process's own outcomes in a row are folded in anyway
-/// (a read that overlaps one is dropped: it may predate it).
+/// An expiry read that overlapped one of this process's own outcomes (it may predate it) is made
+/// again, this many times at most; then it is folded in anyway.
 const MAX_DROPPED_READS: u32 = 5;
+/// How many locks and elections one poll reads in one round trip.
+const POLL_BATCH: usize = 1_000;
 
 type Key = (Tenant, Observed, ResourceName);
 
@@ -41,6 +43,8 @@ struct Shared {
     last_id: AtomicU64,
     clock: Arc<dyn Clock>,
     closed: AtomicBool,
+    /// Whether the poll task runs (it ends when no watch is left).
+    polling: AtomicBool,
 }
 
 struct Watch {
@@ -82,6 +86,7 @@ impl Hub {
                 last_id: AtomicU64::new(now_us),
                 clock,
                 closed: AtomicBool::new(false),
+                polling: AtomicBool::new(false),
             }),
         }
     }
@@ -211,6 +216,9 @@ impl Hub {
                 key.clone(),
                 Arc::clone(&watch),
             ));
+            if !self.shared.polling.swap(true, Ordering::AcqRel) {
+                tokio::spawn(poll(Arc::downgrade(&self.shared), service.clone()));
+            }
         }
         loop {
             let first_read = locked(&watch.view).first_read;
@@ -288,12 +296,10 @@ fn earliest_end(view: &View) -> Option<DateTime<Utc>> {
     view.holdings.live().iter().map(|h| h.expires_at).min()
 }
 
-/// The task of one watch: reads every [`POLL`] and just after the earliest end of a live lease;
-/// ends when its last observer has gone or the hub closed. An own outcome (folded in by
-/// [`Hub::fact`]) wakes it only to look at the ends again.
+/// The task of one watch: reads just after the earliest end of a live lease; ends when its last
+/// observer has gone or the hub closed. An own outcome (folded in by [`Hub::fact`]) wakes it to
+/// look at the ends again. Other processes' changes come from [`poll`].
 async fn run(shared: Weak<Shared>, service: LockService, key: Key, watch: Arc<Watch>) {
-    let mut dropped = 0;
-    let mut next_poll = tokio::time::Instant::now() + POLL;
     loop {
         let Some(alive) = shared.upgrade() else {
             return;
@@ -317,35 +323,90 @@ async fn run(shared: Weak<Shared>, service: LockService, key: Key, watch: Arc<Wa
         }
         let now = alive.clock.now();
         drop(alive);
-        let at_end = deadline.map(|end| {
-            tokio::time::Instant::now() + (end - now).to_std().unwrap_or_default() + AFTER_EXPIRY
-        });
-        let read_at = at_end.map_or(next_poll, |end| end.min(next_poll));
+        let at_end = deadline.map(|end| (end - now).to_std().unwrap_or_default() + AFTER_EXPIRY);
         tokio::select! {
             () = watch.wake.notified() => continue,
-            () = tokio::time::sleep_until(read_at) => {}
+            // Without a live lease, look again now and then: the last observer may have gone.
+            () = tokio::time::sleep(at_end.unwrap_or(POLL)) => {
+                if at_end.is_none() {
+                    continue;
+                }
+            }
         }
-        next_poll = tokio::time::Instant::now() + POLL;
-        let facts_at_start = locked(&watch.view).facts;
-        let Ok(live) = service.observed_live(&key.0, key.1, &key.2).await else {
-            // The store failed: try again at the next poll.
-            continue;
-        };
+        // Read until the read did not overlap an own outcome (which it might predate), a few
+        // times at most.
+        for attempt in 0..=MAX_DROPPED_READS {
+            let facts_at_start = locked(&watch.view).facts;
+            let Ok(live) = service.observed_live(&key.0, key.1, &key.2).await else {
+                break; // The store failed: the next poll reads again.
+            };
+            let Some(alive) = shared.upgrade() else {
+                return;
+            };
+            let hub = Hub { shared: alive };
+            if hub.fold(&watch, live, facts_at_start, attempt == MAX_DROPPED_READS) {
+                break;
+            }
+        }
+    }
+}
+
+/// Every [`POLL`], reads every watched name of the hub (the locks and elections in one round
+/// trip per thousand) and folds what it read into their watches. Ends when no watch is left; the
+/// next observation starts it again.
+async fn poll(shared: Weak<Shared>, service: LockService) {
+    loop {
+        tokio::time::sleep(POLL).await;
         let Some(alive) = shared.upgrade() else {
             return;
         };
+        let watched: Vec<(Key, Arc<Watch>)> = {
+            let watches = locked(&alive.watches);
+            if watches.is_empty() || alive.closed.load(Ordering::Acquire) {
+                alive.polling.store(false, Ordering::Release);
+                return;
+            }
+            watches
+                .iter()
+                .map(|(key, watch)| (key.clone(), Arc::clone(watch)))
+                .collect()
+        };
         let hub = Hub { shared: alive };
-        let now = hub.shared.clock.now();
-        let mut view = locked(&watch.view);
-        if view.facts != facts_at_start && dropped < MAX_DROPPED_READS {
-            // Own outcomes arrived while reading: the read may predate them. Read again soon.
-            dropped += 1;
-            next_poll = tokio::time::Instant::now() + Duration::from_millis(1);
-            continue;
+        let (locks, semaphores): (Vec<_>, Vec<_>) = watched
+            .into_iter()
+            .partition(|((_, what, _), _)| *what != Observed::Semaphore);
+        for chunk in locks.chunks(POLL_BATCH) {
+            let facts: Vec<u64> = chunk.iter().map(|(_, w)| locked(&w.view).facts).collect();
+            let keys: Vec<Key> = chunk.iter().map(|(key, _)| key.clone()).collect();
+            let Ok(read) = service.observed_locks(&keys).await else {
+                continue; // The store failed: the next poll reads again.
+            };
+            for (((_, watch), live), facts) in chunk.iter().zip(read).zip(facts) {
+                // A read that overlapped an own outcome is left to the next poll.
+                hub.fold(watch, live, facts, false);
+            }
         }
-        dropped = 0;
+        for (key, watch) in semaphores {
+            let facts = locked(&watch.view).facts;
+            if let Ok(live) = service.observed_live(&key.0, key.1, &key.2).await {
+                hub.fold(&watch, live, facts, false);
+            }
+        }
+    }
+}
+
+impl Hub {
+    /// Folds a read that started when the watch had folded `facts_at_start` own outcomes: unless
+    /// more arrived since (the read may predate them) and not `anyway`. Says whether it folded.
+    fn fold(&self, watch: &Watch, live: Vec<Holding>, facts_at_start: u64, anyway: bool) -> bool {
+        let now = self.shared.clock.now();
+        let mut view = locked(&watch.view);
+        if view.facts != facts_at_start && !anyway {
+            return false;
+        }
         let changes = view.holdings.read(live, now);
-        hub.publish(&mut view, changes);
+        self.publish(&mut view, changes);
+        true
     }
 }
 
