@@ -9,6 +9,7 @@ mod audit;
 mod client;
 mod contract;
 mod documents;
+mod elect;
 mod elections;
 mod faults;
 mod fence;

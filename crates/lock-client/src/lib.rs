@@ -1,5 +1,5 @@
 //! A small blocking client of the lockd REST API (locks in either mode with a value, several
-//! locks at once, semaphore permits, and fence checks): typed requests and answers, problem+json
+//! locks at once, semaphore permits, elections, and fence checks): typed requests and answers, problem+json
 //! errors parsed into [`ClientError::Problem`], and a timeout on every request.
 //!
 //! Built on `ureq` 2 without TLS: put lockd behind a TLS-terminating proxy on the same host, or
@@ -8,6 +8,7 @@
 mod answer;
 mod client;
 mod config;
+mod elections;
 mod error;
 mod fence;
 mod leases;
@@ -18,6 +19,7 @@ mod permits;
 pub use answer::{Acquired, Lease, Released, Renewed};
 pub use client::LockClient;
 pub use config::ClientConfig;
+pub use elections::{Campaigned, Leader, Leading};
 pub use error::{ClientError, FieldProblem, Problem};
 pub use fence::Fence;
 pub use leases::{AcquireOptions, LockStatus};

@@ -1,11 +1,16 @@
-//! The command line: `lockd [serve] [OPTIONS]`, `lockd run`, `lockd openapi` and
-//! `lockd hash-key`, every server option with an environment variable fallback.
+//! The command line: `lockd [serve] [OPTIONS]`, `lockd run`, `lockd elect` (`cli/elect.rs`),
+//! `lockd openapi` and `lockd hash-key`, every server option with an environment variable
+//! fallback.
+
+mod elect;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use lock_store_diesel::DatabaseUrl;
+
+pub use elect::ElectArgs;
 
 /// lockd: a distributed lock service with leases, owner checks and fencing tokens.
 #[derive(Debug, Parser)]
@@ -39,6 +44,13 @@ pub enum Command {
     /// resource, owner, ttl or wait; 71 no random bytes for the default owner; 126 CMD cannot
     /// be run; 127 CMD not found.
     Run(RunArgs),
+    /// Lead an election while a command runs: campaign (until elected, or --wait), run CMD only
+    /// while leading, with LOCKD_ELECTION, LOCKD_CANDIDATE and LOCKD_TERM in its environment,
+    /// renew every ttl/3, resign once CMD and its processes have ended, and exit with CMD's
+    /// status. If leadership is at risk (no renewal for ttl minus a margin) or lost, CMD and its
+    /// processes get SIGTERM then SIGKILL before the lease can run out, and lockd elect exits
+    /// 70. Exit statuses as for lockd run (75: not elected within --wait).
+    Elect(ElectArgs),
     /// Internal to `lockd run`: the keeper process between it and the command.
     #[command(hide = true)]
     RunKeeper(KeeperArgs),
@@ -219,6 +231,10 @@ pub struct RunArgs {
     /// The command and its arguments, after `--`.
     #[arg(required = true, last = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,
+
+    /// Set by `lockd elect`: the election to lead instead of a lock.
+    #[arg(skip)]
+    pub election: Option<crate::run::Target>,
 }
 
 /// Parses `--database-url` (or `DATABASE_URL`). clap's own errors repeat the value they refuse;
@@ -254,6 +270,9 @@ impl RunArgs {
     /// What to hold: the semaphore's permits when `--semaphore` is given (clap then requires
     /// `--limit`), else the lock on `--resource` (clap requires one of the two).
     pub fn target(&self) -> crate::run::Target {
+        if let Some(election) = &self.election {
+            return election.clone();
+        }
         match (&self.semaphore, self.limit) {
             (Some(name), Some(limit)) => crate::run::Target::Semaphore {
                 name: name.clone(),

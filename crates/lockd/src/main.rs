@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         }
         Some(Command::HashKey) => hash_key(),
         Some(Command::Run(args)) => lockd::run::run(args),
+        Some(Command::Elect(args)) => lockd::run::run(args.into_run()),
         Some(Command::RunKeeper(args)) => lockd::run::keep(args),
         Some(Command::Serve(args)) => serve(args),
         None => serve(cli.serve),

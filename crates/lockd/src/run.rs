@@ -151,13 +151,11 @@ fn acquire(
             }) => {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
-                    let why = match target {
-                        Target::Lock { .. } => "is held by another owner",
-                        Target::Semaphore { .. } => "has too few permits free",
-                    };
                     eprintln!(
-                        "lockd run: {} {why}{}",
+                        "{}: {} {}{}",
+                        target.program(),
                         target.describe(),
+                        target.not_granted(),
                         if args.wait > 0 {
                             format!(" (waited {} s)", args.wait)
                         } else {

@@ -13,7 +13,11 @@
 //!   (`waitpid` answers `ECHILD`). `lockd run` releases the lock only after that exit;
 //! - takes orders on another pipe: a byte is a signal number for the whole tree (the command's
 //!   group, and every process reparented to the keeper with its group); `SIGKILL` means "kill
-//!   the tree until nothing is left";
+//!   the tree until nothing is left". A zero byte and 8 more (big-endian) set the kill deadline:
+//!   an instant of `CLOCK_MONOTONIC` in nanoseconds, which `lockd run` moves on with every
+//!   successful renewal. Once it passes the keeper kills the tree by itself, so the command dies
+//!   before the lease can run out even when `lockd run` is frozen (SIGSTOP, a stalled machine
+//!   thread) and cannot order it;
 //! - treats the end of that pipe as `lockd run`'s death (the kernel closes it whatever killed
 //!   `lockd run`, SIGKILL included, and with no race with the keeper's start): nothing renews
 //!   the lease any more, so it kills the tree at once.
@@ -87,6 +91,8 @@ pub fn keep(args: KeeperArgs) -> ExitCode {
         group: None,
         command_pid: None,
         killing: false,
+        kill_deadline_ns: None,
+        pending: Vec::new(),
     };
     // lockd run may already be gone: then nothing may start.
     keeper.read_orders(&mut control, Duration::ZERO);
@@ -117,6 +123,14 @@ pub fn keep(args: KeeperArgs) -> ExitCode {
         if keeper.reap(&mut report) {
             return ExitCode::SUCCESS;
         }
+        if keeper
+            .kill_deadline_ns
+            .is_some_and(|deadline| monotonic_ns() >= deadline)
+            && !keeper.killing
+        {
+            eprintln!("lockd run: no renewal reached the keeper before the kill deadline (lockd run frozen?); killing the command (SIGKILL)");
+            keeper.killing = true;
+        }
         if keeper.killing {
             keeper.signal_tree(libc::SIGKILL);
             std::thread::sleep(TICK);
@@ -133,6 +147,10 @@ struct Keeper {
     command_pid: Option<i32>,
     /// SIGKILL was ordered or lockd run is gone: kill the tree until nothing is left.
     killing: bool,
+    /// When to kill the tree unless `lockd run` moves it on (`CLOCK_MONOTONIC`, ns).
+    kill_deadline_ns: Option<u64>,
+    /// The bytes of a deadline order read so far.
+    pending: Vec<u8>,
 }
 
 impl Keeper {
@@ -179,8 +197,16 @@ impl Keeper {
             // The end of the pipe: lockd run is gone, and the lease with it.
             Ok(0) => self.killing = true,
             Ok(n) => {
-                for &signal in &orders[..n] {
-                    let signal = libc::c_int::from(signal);
+                for &byte in &orders[..n] {
+                    if !self.pending.is_empty() || byte == DEADLINE {
+                        self.pending.push(byte);
+                        if let Some(deadline) = deadline_of(&self.pending) {
+                            self.kill_deadline_ns = Some(deadline);
+                            self.pending.clear();
+                        }
+                        continue;
+                    }
+                    let signal = libc::c_int::from(byte);
                     if signal == libc::SIGKILL {
                         self.killing = true;
                     }
@@ -209,6 +235,34 @@ impl Keeper {
             }
         }
     }
+}
+
+/// The first byte of a deadline order (no signal is numbered 0).
+pub const DEADLINE: u8 = 0;
+
+/// The order that sets the kill deadline to `deadline_ns` (`CLOCK_MONOTONIC`).
+pub fn deadline_order(deadline_ns: u64) -> [u8; 9] {
+    let mut order = [DEADLINE; 9];
+    order[1..].copy_from_slice(&deadline_ns.to_be_bytes());
+    order
+}
+
+/// The deadline of a whole deadline order (`None` while bytes are missing).
+fn deadline_of(order: &[u8]) -> Option<u64> {
+    let bytes: [u8; 8] = order.get(1..9)?.try_into().ok()?;
+    Some(u64::from_be_bytes(bytes))
+}
+
+/// Now on `CLOCK_MONOTONIC`, in nanoseconds: the clock of `std::time::Instant` on Linux, and
+/// the same in every process of the machine.
+pub fn monotonic_ns() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    u64::try_from(now.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(now.tv_nsec).unwrap_or(0)
 }
 
 /// Writes one report; lockd run may be gone, which the control pipe tells.
@@ -293,6 +347,15 @@ mod tests {
             assert_eq!(Report::parse(&report.to_line()), Some(report));
         }
         assert_eq!(Report::parse("nonsense"), None);
+    }
+
+    #[test]
+    fn deadline_orders_round_trip_in_pieces() {
+        let order = deadline_order(0x0102_0304_0506_0708);
+        assert_eq!(order[0], DEADLINE);
+        assert_eq!(deadline_of(&order[..5]), None);
+        assert_eq!(deadline_of(&order), Some(0x0102_0304_0506_0708));
+        assert!(monotonic_ns() > 0);
     }
 
     #[test]

@@ -79,6 +79,9 @@ pub async fn supervise(
         reports: mut tree_reports,
         mut orders,
     } = CommandTree::spawn(command, env)?;
+    // The keeper's own deadline, moved on with every renewal: it kills the tree by itself at the
+    // instant this process would, should this process be frozen (SIGSTOP) and unable to.
+    orders.kill_by(timing.kill_at(renewed_at));
     let group = match tree_reports.recv().await {
         Some(Report::Spawned(pid)) => pid,
         Some(Report::SpawnFailed(errno)) => {
@@ -115,7 +118,10 @@ pub async fn supervise(
                 None => tree_reports_open = false,
             },
             report = reports.recv(), if reports_open => match report {
-                Some(Renewal::Renewed { sent_at }) => renewed_at = renewed_at.max(sent_at),
+                Some(Renewal::Renewed { sent_at }) => {
+                    renewed_at = renewed_at.max(sent_at);
+                    orders.kill_by(timing.kill_at(renewed_at));
+                }
                 Some(Renewal::Failed(error)) => {
                     let left = timing.term_at(renewed_at).saturating_duration_since(Instant::now());
                     eprintln!("lockd run: renewal failed ({error}); the command is stopped in {:.1} s unless a renewal succeeds", left.as_secs_f64());

@@ -1,11 +1,13 @@
 //! What `lockd run` holds: a lock (`--resource`), or permits of a semaphore (`--semaphore`,
-//! `--limit`, `--permits`). The rest of `lockd run` (the renewal thread, the supervisor, the
-//! kill-before-expiry timing) is the same for both.
+//! `--limit`, `--permits`); `lockd elect` holds the leadership of an election. The rest of
+//! `lockd run` (the renewal thread, the supervisor, the kill-before-expiry timing) is the same
+//! for all three.
 
 use std::time::Duration;
 
 use lock_client::{
-    Acquired, ClientError, LockClient, PermitsAcquired, PermitsRenewed, Released, Renewed,
+    Acquired, Campaigned, ClientError, Leading, LockClient, PermitsAcquired, PermitsRenewed,
+    Released, Renewed,
 };
 
 /// The lock or the permits held.
@@ -18,6 +20,11 @@ pub enum Target {
         name: String,
         limit: u32,
         permits: u32,
+    },
+    /// The leadership of an election, proclaiming `value` once elected.
+    Election {
+        name: String,
+        value: Option<serde_json::Value>,
     },
 }
 
@@ -43,6 +50,24 @@ impl Target {
         match self {
             Target::Lock { resource } => format!("{resource:?}"),
             Target::Semaphore { name, .. } => format!("semaphore {name:?}"),
+            Target::Election { name, .. } => format!("election {name:?}"),
+        }
+    }
+
+    /// The program, as its messages name it.
+    pub fn program(&self) -> &'static str {
+        match self {
+            Target::Election { .. } => "lockd elect",
+            _ => "lockd run",
+        }
+    }
+
+    /// Why an acquire that was not granted was not.
+    pub fn not_granted(&self) -> &'static str {
+        match self {
+            Target::Lock { .. } => "is held by another owner",
+            Target::Semaphore { .. } => "has too few permits free",
+            Target::Election { .. } => "is led by another candidate",
         }
     }
 
@@ -50,6 +75,11 @@ impl Target {
     pub fn env(&self, owner: &str, token: i64) -> Vec<(&'static str, String)> {
         let mut env = match self {
             Target::Lock { resource } => vec![("LOCKD_RESOURCE", resource.clone())],
+            Target::Election { name, .. } => vec![
+                ("LOCKD_ELECTION", name.clone()),
+                ("LOCKD_CANDIDATE", owner.to_owned()),
+                ("LOCKD_TERM", token.to_string()),
+            ],
             Target::Semaphore {
                 name,
                 limit,
@@ -104,6 +134,17 @@ impl Target {
                     retry_after_seconds,
                 },
             },
+            Target::Election { name, value } => {
+                match client.campaign(name, owner, ttl, wait_seconds, value.as_ref())? {
+                    Campaigned::Elected(leader) => Acquisition::Granted { token: leader.term },
+                    Campaigned::NotElected {
+                        retry_after_seconds,
+                        ..
+                    } => Acquisition::NotGranted {
+                        retry_after_seconds,
+                    },
+                }
+            }
         })
     }
 
@@ -132,6 +173,13 @@ impl Target {
                     PermitsRenewed::NotFound => Renewal::Lost { forbidden: false },
                 }
             }
+            Target::Election { name, .. } => {
+                match client.renew_leadership_within(name, owner, ttl, timeout)? {
+                    Leading::Leader(_) => Renewal::Renewed,
+                    Leading::Vacant => Renewal::Lost { forbidden: false },
+                    Leading::NotLeader => Renewal::Lost { forbidden: true },
+                }
+            }
         })
     }
 
@@ -149,6 +197,7 @@ impl Target {
         match self {
             Target::Lock { resource } => client.release_within(resource, owner, timeout),
             Target::Semaphore { name, .. } => client.release_permits_within(name, owner, timeout),
+            Target::Election { name, .. } => client.resign_within(name, owner, timeout),
         }
     }
 }

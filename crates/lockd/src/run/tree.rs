@@ -33,6 +33,20 @@ impl Orders {
             let _ = self.0.write_all(&[byte]);
         }
     }
+
+    /// Has the keeper kill the tree by itself at `at` unless a later deadline comes first: the
+    /// command dies before the lease can run out even if this process stops (SIGSTOP).
+    pub fn kill_by(&mut self, at: std::time::Instant) {
+        let now = std::time::Instant::now();
+        let now_ns = super::keeper::monotonic_ns();
+        let at_ns = match at.checked_duration_since(now) {
+            Some(ahead) => {
+                now_ns.saturating_add(u64::try_from(ahead.as_nanos()).unwrap_or(u64::MAX))
+            }
+            None => now_ns.saturating_sub(u64::try_from((now - at).as_nanos()).unwrap_or(0)),
+        };
+        let _ = self.0.write_all(&super::keeper::deadline_order(at_ns));
+    }
 }
 
 impl CommandTree {
