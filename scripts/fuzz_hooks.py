@@ -8,7 +8,7 @@ OpenAPI document states in words because JSON Schema cannot state them.
    agree. OpenAPI has no way to tie a query parameter to a body field, so a release that gives
    neither, or two that disagree, passes the schema and is refused (422, `owner`, `required` or
    `conflict`). Exactly those refusals are not counted as failures; every other one is. The same
-   holds for a semaphore's release.
+   holds for a semaphore's release, and for an election's resign with `candidate`.
 3. A semaphore acquire's `permits` is at most its `limit`. JSON Schema cannot compare two fields,
    so `permits` > `limit` passes the schema and is refused (422, `permits`, `out_of_range`):
    exactly that refusal is not counted.
@@ -61,9 +61,9 @@ RESOURCE_NAMES = st.text(
 schemathesis.openapi.format("lockd-cursor", RESOURCE_NAMES.map(cursor_of))
 
 
-def _owner_sources(case):
-    query = case.query.get("owner") if isinstance(case.query, dict) else None
-    body = case.body.get("owner") if isinstance(case.body, dict) else None
+def _owner_sources(case, field):
+    query = case.query.get(field) if isinstance(case.query, dict) else None
+    body = case.body.get(field) if isinstance(case.body, dict) else None
     return query, body
 
 
@@ -131,17 +131,18 @@ def filter_failure(context, failure, case, response):
                 NOT_COUNTED[f"{field} naming a resource twice"] += 1
                 return False
     is_release = case.method.upper() == "DELETE" and case.path in (
-        "/locks/{resource}", "/semaphores/{name}")
+        "/locks/{resource}", "/semaphores/{name}", "/elections/{name}/leader")
     if failure.code != "ST202" or not is_release:
         return True
-    query, body = _owner_sources(case)
+    field = "candidate" if case.path.startswith("/elections") else "owner"
+    query, body = _owner_sources(case, field)
     if query is None and body is None:
         code = "required"
     elif isinstance(query, str) and isinstance(body, str) and query.strip(WHITESPACE) != body.strip(WHITESPACE):
         code = "conflict"
     else:
         return True
-    if not _refused_for(response, "owner", code):
+    if not _refused_for(response, field, code):
         return True
     NOT_COUNTED[code] += 1
     return False

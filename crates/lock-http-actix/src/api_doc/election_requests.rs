@@ -64,7 +64,7 @@ fn proclaim() -> Object {
         .required(CANDIDATE)
         .property(
             "value",
-            semaphore::value_schema("The new value, replacing the leader's."),
+            semaphore::required_value_schema("The new value, replacing the leader's."),
         )
         .required("value")
         .build()

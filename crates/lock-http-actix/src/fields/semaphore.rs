@@ -64,6 +64,31 @@ pub(crate) fn value_schema(what: &str) -> Object {
         .build()
 }
 
+/// The schema of a required `value` (a proclaim's): any JSON value but `null`, which would be
+/// read as absent. A `oneOf` of the five other types, since a 3.1 type array is what generators
+/// get wrong.
+pub(crate) fn required_value_schema(what: &str) -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{OneOfBuilder, Schema, Type};
+    let mut one_of = OneOfBuilder::new().description(Some(format!(
+        "{what} Any JSON value but `null`, whose compact text is at most {MAX_LEASE_VALUE_BYTES} \
+         bytes (larger: 422 `too_long`)."
+    )));
+    for kind in [
+        Type::Object,
+        Type::Array,
+        Type::String,
+        Type::Number,
+        Type::Boolean,
+    ] {
+        one_of = one_of.item(ObjectBuilder::new().schema_type(kind));
+    }
+    Schema::OneOf(
+        one_of
+            .examples([serde_json::json!({"host": "10.0.0.7", "port": 8443})])
+            .build(),
+    )
+}
+
 fn count_field(field: &str, raw: &RawValue, max: u32) -> Result<u32, FieldError> {
     let range = format!("an integer between 1 and {max}");
     let out_of_range =
