@@ -78,7 +78,10 @@ mod tests {
         assert!(Tenant::parse(elections.as_str()).is_err());
         assert_ne!(elections, acme);
         assert_ne!(elections, Tenant::default_tenant().elections());
-        assert_eq!(Tenant::parse_stored("acme/elections"), Ok(elections.clone()));
+        assert_eq!(
+            Tenant::parse_stored("acme/elections"),
+            Ok(elections.clone())
+        );
         assert_eq!(Tenant::parse_stored("acme"), Ok(acme.clone()));
         assert_eq!(elections.election_namespace_of(), Some(acme.clone()));
         assert_eq!(acme.election_namespace_of(), None);
