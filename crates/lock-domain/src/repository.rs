@@ -1,11 +1,12 @@
 //! The repository port: how the service stores locks, whatever the database.
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use thiserror::Error;
 
 use crate::{
-    AcquireOutcome, FreedLocks, LeaseValue, ListPage, ListQuery, Lock, Owner, ReleaseResult,
-    RenewResult, ResourceName, Tenant, Ttl,
+    AcquireOutcome, FreedLocks, LeaseValue, ListPage, ListQuery, Lock, LockDelay, Owner,
+    ReleaseResult, RenewResult, ResourceName, Tenant, Ttl,
 };
 
 /// Why a repository could not answer. Lock outcomes (held, forbidden, not found) are never
@@ -51,16 +52,35 @@ pub struct PoolState {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait LockRepository: Send + Sync {
-    /// Acquires `resource` for `owner` for `ttl`, with `value` stored with the lease.
+    /// Acquires `resource` for `owner` for `ttl`, with `value` stored with the lease and
+    /// `lock_delay` kept with it: once the lease ends by expiry (not by a release or an undo), its
+    /// place stays unavailable to other owners until its `expires_at + lock_delay`.
     ///
     /// MUST return `Granted` with `acquired_at = now`, `expires_at = now + ttl`, the value
     /// `value` and a fencing token larger than every token ever issued for `resource` when
-    /// there is no live lock; MUST return `Granted` with the same fencing token (re-granted from
-    /// `now`, its value replaced only when `value` is `Some`) when `owner` already holds the
-    /// live lock; MUST return `Held` and change nothing when another owner holds it.
+    /// there is no live lock and no lease of another owner in its lock-delay
+    /// ([`crate::delayed_until`]); MUST return `Granted` with the same fencing token (re-granted
+    /// from `now`, its value replaced only when `value` is `Some`, its lock-delay replaced) when
+    /// `owner` already holds the live lock; MUST return `Held` and change nothing when another
+    /// owner holds it, or when another owner's lease ran out less than its lock-delay ago.
     ///
     /// # Errors
     /// [`RepositoryError`] when storage fails; then no grant was made.
+    async fn acquire_with_delay(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+        value: Option<LeaseValue>,
+        lock_delay: LockDelay,
+    ) -> Result<AcquireOutcome, RepositoryError>;
+
+    /// [`Self::acquire_with_delay`] with no lock-delay of its own (a lease ended by expiry is
+    /// free at once), still honouring the lock-delay of the lease it would replace.
+    ///
+    /// # Errors
+    /// As [`Self::acquire_with_delay`].
     async fn acquire(
         &self,
         tenant: Tenant,
@@ -68,7 +88,22 @@ pub trait LockRepository: Send + Sync {
         owner: Owner,
         ttl: Ttl,
         value: Option<LeaseValue>,
-    ) -> Result<AcquireOutcome, RepositoryError>;
+    ) -> Result<AcquireOutcome, RepositoryError> {
+        self.acquire_with_delay(tenant, resource, owner, ttl, value, LockDelay::NONE)
+            .await
+    }
+
+    /// When `resource`, which no live lease holds, is available again to owners other than the
+    /// last holder: `Some(expires_at + lock_delay)` of a lease that ran out and is still in its
+    /// lock-delay, else `None` (held, free, released, or the delay is over).
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails.
+    async fn available_at(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<DateTime<Utc>>, RepositoryError>;
 
     /// Returns the live lock on `resource`, or `None` when there is none (expired locks are none).
     ///

@@ -62,17 +62,25 @@ struct Flaky {
 
 #[async_trait]
 impl LockRepository for Flaky {
-    async fn acquire(
+    async fn acquire_with_delay(
         &self,
         tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
         value: Option<lock_domain::LeaseValue>,
+        lock_delay: lock_domain::LockDelay,
     ) -> Result<AcquireOutcome, RepositoryError> {
         self.inner
-            .acquire(tenant, resource, owner, ttl, value)
+            .acquire_with_delay(tenant, resource, owner, ttl, value, lock_delay)
             .await
+    }
+    async fn available_at(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, RepositoryError> {
+        self.inner.available_at(tenant, resource).await
     }
     async fn status(
         &self,

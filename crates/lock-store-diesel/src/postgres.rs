@@ -34,7 +34,10 @@ macro_rules! clock_ms {
 // The lock rule, written once for every statement that decides it (the domain's
 // `decide_acquire`, `decide_release` and `decide_renew` are its only other copy).
 
-/// The `DO UPDATE` of an acquire, shared by [`writes::ACQUIRE`] and [`writes::WRITE_BATCH`].
+/// The `DO UPDATE` of an acquire in [`writes::WRITE_BATCH`]. It takes over the row only when the
+/// same owner holds it, or the row's lease has ended and its lock-delay is over (a release sets
+/// the delay to 0: only a lease that ran out delays anyone; the domain's `delayed_until` is the
+/// rule).
 /// `ON CONFLICT DO UPDATE` locks the conflicting row, waiting for a concurrent writer, and
 /// evaluates its `WHERE` and `SET` on the row's newest version after that, so both read the
 /// clock then. The `SET`
@@ -44,17 +47,18 @@ macro_rules! acquire_on_conflict {
     () => {
         concat!(
             "ON CONFLICT (tenant, resource) DO UPDATE SET
-    (owner, acquired_at_ms, expires_at_ms, fencing_token, regranted, value) = (
+    (owner, acquired_at_ms, expires_at_ms, fencing_token, regranted, value, lock_delay_ms) = (
         SELECT EXCLUDED.owner, c.ms, c.ms + (EXCLUDED.expires_at_ms - EXCLUDED.acquired_at_ms),
                CASE WHEN l.expires_at_ms > c.ms THEN l.fencing_token
                     ELSE nextval('fencing_tokens') END,
                l.expires_at_ms > c.ms,
                CASE WHEN l.expires_at_ms > c.ms THEN COALESCE(EXCLUDED.value, l.value)
-                    ELSE EXCLUDED.value END
+                    ELSE EXCLUDED.value END,
+               EXCLUDED.lock_delay_ms
         FROM (SELECT ",
             clock_ms!(),
             " AS ms) AS c)
-WHERE l.expires_at_ms <= ",
+WHERE l.expires_at_ms + l.lock_delay_ms <= ",
             clock_ms!(),
             " OR l.owner = EXCLUDED.owner"
         )
@@ -71,10 +75,11 @@ macro_rules! live_and_held_by {
 }
 
 /// How a release ends a lease: at `n.ms`, with `acquired_at_ms = expires_at_ms` marking it as
-/// released (see [`writes::RELEASE`]).
+/// released (see [`writes::RELEASE`]), and no lock-delay: a released lease's place is free at
+/// once.
 macro_rules! end_lease {
     () => {
-        "SET acquired_at_ms = n.ms, expires_at_ms = n.ms"
+        "SET acquired_at_ms = n.ms, expires_at_ms = n.ms, lock_delay_ms = 0"
     };
 }
 

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use lock_domain::{
-    AcquireOutcome, FreedHints, FreedLocks, LeaseValue, ListPage, ListQuery, Lock, LockRepository,
-    Owner, PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName, StoreHealth,
-    Tenant, Ttl,
+    AcquireOutcome, FreedHints, FreedLocks, LeaseValue, ListPage, ListQuery, Lock, LockDelay,
+    LockRepository, Owner, PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName,
+    StoreHealth, Tenant, Ttl,
 };
 
 use crate::connection::DbConnection;
@@ -23,7 +24,7 @@ use crate::peek;
 use crate::pooled::Pooled;
 use crate::row::ListedRow;
 use crate::writer::Writer;
-use crate::{freed_listener, postgres, sqlite};
+use crate::{freed_listener, lock_delay, postgres, sqlite};
 
 /// The `LockRepository` over SQLite or PostgreSQL. Cheap to clone; clones share the pool.
 #[derive(Clone)]
@@ -123,19 +124,20 @@ impl DieselLockRepository {
 
 #[async_trait]
 impl LockRepository for DieselLockRepository {
-    async fn acquire(
+    async fn acquire_with_delay(
         &self,
         tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
         value: Option<LeaseValue>,
+        lock_delay: LockDelay,
     ) -> Result<AcquireOutcome, RepositoryError> {
         Ok(
             match self
                 .inner
                 .writer
-                .acquire(tenant, resource, owner, ttl, value)
+                .acquire(tenant, resource, owner, ttl, value, lock_delay)
                 .await?
             {
                 Some(row) => AcquireOutcome::Granted(Lock::try_from(row)?),
@@ -151,6 +153,26 @@ impl LockRepository for DieselLockRepository {
     ) -> Result<Option<Lock>, RepositoryError> {
         let row = self.inner.writer.status(tenant, resource).await?;
         row.map(Lock::try_from).transpose()
+    }
+
+    async fn available_at(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<DateTime<Utc>>, RepositoryError> {
+        let ms = self
+            .inner
+            .pooled
+            .run(move |conn, now_ms| {
+                lock_delay::available_at_ms(conn, tenant.as_str(), resource.as_str(), now_ms)
+                    .map_err(from_query)
+            })
+            .await?;
+        ms.map(|ms| {
+            DateTime::from_timestamp_millis(ms)
+                .ok_or_else(|| RepositoryError::internal(format!("corrupt time {ms}")))
+        })
+        .transpose()
     }
 
     async fn release(

@@ -10,5 +10,6 @@ diesel::table! {
         fencing_token -> BigInt,
         regranted -> Bool,
         value -> Nullable<Text>,
+        lock_delay_ms -> BigInt,
     }
 }

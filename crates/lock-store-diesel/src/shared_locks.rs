@@ -21,11 +21,12 @@ use lock_domain::{
     SharedAcquireOutcome, Tenant, Ttl,
 };
 
-use crate::row::LockRow;
 use crate::semaphores::PermitError;
 
 pub(crate) use multi::acquire_all;
-pub(crate) use table::{sweep_postgres, sweep_sqlite, PostgresShared, SharedRow, SqliteShared};
+pub(crate) use table::{
+    sweep_postgres, sweep_sqlite, DelayedRow, PostgresShared, SharedRow, SqliteShared,
+};
 
 /// One shared-lock operation, as the repository hands it to its writer.
 #[derive(Debug, Clone)]
@@ -80,7 +81,7 @@ pub(crate) trait SharedTable {
         tenant: &Tenant,
         resource: &ResourceName,
         create: bool,
-    ) -> diesel::QueryResult<(i64, Option<LockRow>, Vec<SharedRow>)>;
+    ) -> diesel::QueryResult<(i64, Option<DelayedRow>, Vec<SharedRow>)>;
     /// A fencing token larger than every one issued before, for every primitive.
     fn next_token(&mut self) -> diesel::QueryResult<i64>;
     /// Ends the lock's row as a release does (SQLite deletes it, PostgreSQL marks it ended).
@@ -176,6 +177,8 @@ struct Read {
     now_ms: i64,
     now: DateTime<Utc>,
     row: Option<Lock>,
+    /// The row's lock-delay, in ms.
+    row_delay_ms: i64,
     rows: Vec<SharedRow>,
 }
 
@@ -187,11 +190,21 @@ impl Read {
         create: bool,
     ) -> Result<Self, PermitError> {
         let (now_ms, row, rows) = table.lock_and_read(tenant, resource, create)?;
+        let row_delay_ms = row.as_ref().map_or(0, |row| row.lock_delay_ms);
         Ok(Self {
             now_ms,
             now: at(now_ms)?,
-            row: row.map(Lock::try_from).transpose()?,
+            row: row.map(|row| Lock::try_from(row.lock)).transpose()?,
+            row_delay_ms,
             rows,
+        })
+    }
+
+    /// Whether the row's lease, ended by expiry, still keeps its place from `owner` (its
+    /// lock-delay, the domain's `delayed_until`).
+    fn delayed_for(&self, owner: &Owner) -> bool {
+        self.row.as_ref().is_some_and(|row| {
+            lock_domain::delayed_until(row, self.row_delay_ms, owner, self.now).is_some()
         })
     }
 
@@ -224,6 +237,9 @@ fn acquire(
     value: Option<LeaseValue>,
 ) -> Result<SharedAcquireOutcome, PermitError> {
     let read = Read::locked(table, tenant, resource, true)?;
+    if read.delayed_for(&owner) {
+        return Ok(SharedAcquireOutcome::Held);
+    }
     let decision = decide_shared_acquire(read.row.as_ref(), &read.leases()?, &owner, read.now);
     let step = match decision {
         SharedAcquireDecision::Held => return Ok(SharedAcquireOutcome::Held),

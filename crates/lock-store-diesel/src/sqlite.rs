@@ -12,22 +12,26 @@
 
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, OptionalExtension, QueryResult, RunQueryDsl};
-use lock_domain::{LeaseValue, ListQuery, Lock, Owner, ResourceName, Tenant, Ttl};
+use lock_domain::{LeaseValue, ListQuery, Lock, LockDelay, Owner, ResourceName, Tenant, Ttl};
 
 use crate::outcome::{ReleaseRow, RenewRow};
 use crate::prepared::{Param, Prepared};
 use crate::row::{CountRow, ListedRow, LockRow};
 
 /// The compare-and-set of an acquire, as one statement: insert the lock, or take over the existing
-/// row only when it has expired or belongs to the same owner. A new grant takes the next value of
-/// `fencing_counter`; the triggers of the schema move the counter inside this same statement.
-/// `RETURNING` yields no row when another owner holds a live lock.
+/// row only when it belongs to the same owner, or its lease has expired and its lock-delay is
+/// over too (a released row is deleted, so an existing row that has ended ran out; the domain's
+/// `delayed_until` is the rule). A new grant takes the next value of `fencing_counter`; the
+/// triggers of the schema move the counter inside this same statement. `RETURNING` yields no row
+/// when another owner holds a live lock, or the place of one that ran out less than its
+/// lock-delay ago.
 pub(crate) const ACQUIRE: &str = "\
 INSERT INTO distributed_locks (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token,
-                               value)
-VALUES (?1, ?2, ?3, ?4, ?5, (SELECT last_token + 1 FROM fencing_counter WHERE id = 1), ?6)
+                               value, lock_delay_ms)
+VALUES (?1, ?2, ?3, ?4, ?5, (SELECT last_token + 1 FROM fencing_counter WHERE id = 1), ?6, ?7)
 ON CONFLICT (tenant, resource) DO UPDATE SET
     owner = excluded.owner,
+    lock_delay_ms = excluded.lock_delay_ms,
     value = CASE WHEN distributed_locks.expires_at_ms > excluded.acquired_at_ms
                  THEN COALESCE(excluded.value, distributed_locks.value)
                  ELSE excluded.value END,
@@ -37,7 +41,7 @@ ON CONFLICT (tenant, resource) DO UPDATE SET
                          THEN distributed_locks.fencing_token
                          ELSE excluded.fencing_token END,
     regranted = distributed_locks.expires_at_ms > excluded.acquired_at_ms
-WHERE distributed_locks.expires_at_ms <= excluded.acquired_at_ms
+WHERE distributed_locks.expires_at_ms + distributed_locks.lock_delay_ms <= excluded.acquired_at_ms
    OR distributed_locks.owner = excluded.owner
 RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value";
 
@@ -78,10 +82,12 @@ DELETE FROM distributed_locks
 WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND fencing_token = ?4
   AND acquired_at_ms = ?5 AND expires_at_ms = ?6 AND expires_at_ms > ?7 AND regranted = 0";
 
-/// Deletes up to `?2` rows whose lease ended at or before `?1`.
+/// Deletes up to `?2` rows whose lease ended at or before `?1`, and whose lock-delay (at most a
+/// minute, the default grace) ended by then too.
 const SWEEP: &str = "\
 DELETE FROM distributed_locks WHERE (tenant, resource) IN (
-    SELECT tenant, resource FROM distributed_locks WHERE expires_at_ms <= ?1 ORDER BY expires_at_ms LIMIT ?2)";
+    SELECT tenant, resource FROM distributed_locks WHERE expires_at_ms <= ?1
+      AND expires_at_ms + lock_delay_ms <= ?1 ORDER BY expires_at_ms LIMIT ?2)";
 
 const RENEW: &str = "\
 UPDATE distributed_locks SET expires_at_ms = ?4, value = COALESCE(?6, value)
@@ -111,6 +117,7 @@ const COUNT_EXPIRED_TAKEOVERS: &str = "SELECT count AS count FROM expired_takeov
 /// The live locks of every tenant, counted on the expiry index.
 const COUNT_LIVE: &str = "SELECT COUNT(*) AS count FROM distributed_locks WHERE expires_at_ms > ?1";
 
+#[allow(clippy::too_many_arguments)] // one grant: where, who, the lease's terms, and the clock
 pub(crate) fn acquire(
     conn: &mut SqliteConnection,
     tenant: &Tenant,
@@ -118,6 +125,7 @@ pub(crate) fn acquire(
     owner: &Owner,
     ttl: Ttl,
     value: Option<&LeaseValue>,
+    lock_delay: LockDelay,
     now_ms: i64,
 ) -> QueryResult<Option<LockRow>> {
     let expires_ms = now_ms + i64::from(ttl.seconds()) * 1_000;
@@ -130,6 +138,7 @@ pub(crate) fn acquire(
             Param::BigInt(now_ms),
             Param::BigInt(expires_ms),
             Param::NullableText(value.map(LeaseValue::as_str)),
+            Param::BigInt(lock_delay.millis()),
         ],
     )
     .get_result::<LockRow>(conn)

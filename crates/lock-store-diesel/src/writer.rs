@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    LeaseValue, ListQuery, Lock, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
+    LeaseValue, ListQuery, Lock, LockDelay, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
     ResourceName, Tenant, Ttl,
 };
 
@@ -35,7 +35,8 @@ use crate::shared_locks::{SharedAnswer, SharedOp};
 /// How the lock statements of one store run. The same outcome types on every backend.
 #[async_trait]
 pub(crate) trait Writer: Send + Sync {
-    /// Grants, re-grants or refuses the lock. A grant whose caller has gone (answered 503, or
+    /// Grants, re-grants or refuses the lock; a grant keeps its place for `lock_delay` after it
+    /// ends by expiry. A grant whose caller has gone (answered 503, or
     /// dropped its request) by the time it would be answered is undone.
     async fn acquire(
         &self,
@@ -44,6 +45,7 @@ pub(crate) trait Writer: Send + Sync {
         owner: Owner,
         ttl: Ttl,
         value: Option<LeaseValue>,
+        lock_delay: LockDelay,
     ) -> Result<AcquireRow, RepositoryError>;
 
     async fn release(

@@ -11,9 +11,9 @@ use async_trait::async_trait;
 
 use crate::{
     decide_acquire, decide_release, decide_renew, decide_undo, AcquireDecision, AcquireOutcome,
-    Clock, FencingToken, Lease, LeaseValue, ListPage, ListQuery, ListedLock, Lock, LockRepository,
-    Owner, PoolState, ReleaseResult, RenewDecision, RenewResult, RepositoryError, ResourceName,
-    StoreHealth, Tenant, Ttl,
+    Clock, FencingToken, Lease, LeaseValue, ListPage, ListQuery, ListedLock, Lock, LockDelay,
+    LockRepository, Owner, PoolState, ReleaseResult, RenewDecision, RenewResult, RepositoryError,
+    ResourceName, StoreHealth, Tenant, Ttl,
 };
 
 #[derive(Debug, Default)]
@@ -32,9 +32,24 @@ struct State {
     shared: HashMap<(Tenant, ResourceName), Vec<Lease>>,
     /// Shared grants whose current lease is a re-grant to the owner that already held it.
     regranted_shared: HashSet<(Tenant, ResourceName, Owner)>,
+    /// The lock-delay (ms) of each exclusive lease in `locks`; none for a released one (its entry
+    /// is gone) or for the row of shared holders.
+    lock_delays: HashMap<(Tenant, ResourceName), i64>,
 }
 
 impl State {
+    /// Until when the lease in `locks` at `key`, ended by expiry, keeps its place from `owner`
+    /// (its lock-delay).
+    pub(super) fn delayed_until(
+        &self,
+        key: &(Tenant, ResourceName),
+        owner: &Owner,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Option<chrono::DateTime<chrono::Utc>> {
+        let lease = self.locks.get(key)?;
+        crate::delayed_until(lease, *self.lock_delays.get(key)?, owner, now)
+    }
+
     /// The next fencing token: one counter for every lock and semaphore, as in the real stores.
     fn next_token(&mut self) -> Result<FencingToken, RepositoryError> {
         self.last_token += 1;
@@ -67,17 +82,31 @@ impl InMemoryLockRepository {
 
 #[async_trait]
 impl LockRepository for InMemoryLockRepository {
-    async fn acquire(
+    async fn acquire_with_delay(
         &self,
         tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
         value: Option<LeaseValue>,
+        lock_delay: LockDelay,
     ) -> Result<AcquireOutcome, RepositoryError> {
         let now = self.clock.now();
         self.state()
-            .acquire((tenant, resource), owner, ttl, value, now)
+            .acquire((tenant, resource), owner, ttl, value, lock_delay, now)
+    }
+
+    async fn available_at(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, RepositoryError> {
+        let now = self.clock.now();
+        let state = self.state();
+        let key = (tenant, resource);
+        // Available to anyone but the lease's own owner: ask as nobody in particular.
+        let nobody = Owner::shared_holders();
+        Ok(state.delayed_until(&key, &nobody, now))
     }
 
     async fn status(
@@ -107,6 +136,7 @@ impl LockRepository for InMemoryLockRepository {
         if matches!(result, ReleaseResult::Released(_)) {
             state.locks.remove(&key);
             state.regranted.remove(&key);
+            state.lock_delays.remove(&key);
         }
         Ok(result)
     }
@@ -119,6 +149,7 @@ impl LockRepository for InMemoryLockRepository {
         let undone = decide_undo(state.locks.get(&key), regranted, &grant, now);
         if undone {
             state.locks.remove(&key);
+            state.lock_delays.remove(&key);
         }
         Ok(undone)
     }
@@ -190,9 +221,13 @@ impl State {
         owner: Owner,
         ttl: Ttl,
         value: Option<LeaseValue>,
+        lock_delay: LockDelay,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<AcquireOutcome, RepositoryError> {
         let state = self;
+        if state.delayed_until(&key, &owner, now).is_some() {
+            return Ok(AcquireOutcome::Held);
+        }
         let resource = key.1.clone();
         let current = state.locks.get(&key);
         // Releases remove their lock: a lock still here that another owner let expire is taken over.
@@ -221,6 +256,7 @@ impl State {
             mode: crate::LockMode::Exclusive,
             value,
         };
+        state.lock_delays.insert(key.clone(), lock_delay.millis());
         state.locks.insert(key, lock.clone());
         if takeover {
             state.expired_takeovers += 1;

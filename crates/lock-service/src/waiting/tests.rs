@@ -118,16 +118,26 @@ struct SlowAcquires(InMemoryLockRepository, Duration);
 
 #[async_trait::async_trait]
 impl LockRepository for SlowAcquires {
-    async fn acquire(
+    async fn acquire_with_delay(
         &self,
         tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
         value: Option<lock_domain::LeaseValue>,
+        lock_delay: lock_domain::LockDelay,
     ) -> Result<AcquireOutcome, RepositoryError> {
         tokio::time::sleep(self.1).await;
-        self.0.acquire(tenant, resource, owner, ttl, value).await
+        self.0
+            .acquire_with_delay(tenant, resource, owner, ttl, value, lock_delay)
+            .await
+    }
+    async fn available_at(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, RepositoryError> {
+        self.0.available_at(tenant, resource).await
     }
     async fn status(
         &self,

@@ -9,7 +9,7 @@ use diesel::pg::PgConnection;
 use diesel::sql_types::BigInt;
 use diesel::{QueryResult, QueryableByName, RunQueryDsl};
 use lock_domain::{
-    decide_release, decide_renew, LeaseValue, Lock, Owner, ReleaseResult, RenewDecision,
+    decide_release, decide_renew, LeaseValue, Lock, LockDelay, Owner, ReleaseResult, RenewDecision,
     RepositoryError, ResourceName, Tenant, Ttl,
 };
 
@@ -35,7 +35,8 @@ WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.fencing_token = $
   AND NOT l.regranted"
 );
 
-/// Acquires ($1–$4: tenants, resources, owners, TTLs in ms; $12 their values, NULL for none),
+/// Acquires ($1–$4: tenants, resources, owners, TTLs in ms; $12 their values, NULL for none; $14
+/// their lock-delays in ms),
 /// releases ($5–$7: tenants, resources, owners) and renews ($8–$11, as acquires; $13 their
 /// values) of many requests as one statement, so one round trip and one commit. Per row:
 /// - an acquire is the compare-and-set `INSERT … ON CONFLICT DO UPDATE … WHERE`: under READ
@@ -67,9 +68,9 @@ pub const WRITE_BATCH: &str = concat!(
     ),
     ",
 acquired AS (
-    INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value)
-    SELECT a.tenant, a.resource, a.owner, n.ms, n.ms + a.ttl_ms, nextval('fencing_tokens'), a.value
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $12::text[]) AS a(tenant, resource, owner, ttl_ms, value), n
+    INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value, lock_delay_ms)
+    SELECT a.tenant, a.resource, a.owner, n.ms, n.ms + a.ttl_ms, nextval('fencing_tokens'), a.value, a.delay_ms
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $12::text[], $14::bigint[]) AS a(tenant, resource, owner, ttl_ms, value, delay_ms), n
     ORDER BY a.tenant COLLATE \"C\", a.resource COLLATE \"C\"
     ",
     acquire_on_conflict!(),
@@ -106,7 +107,7 @@ WITH swept AS (
     DELETE FROM distributed_locks WHERE ctid = ANY (ARRAY(
         SELECT ctid FROM distributed_locks
         WHERE ctid >= ('(' || $3 || ',0)')::tid AND ctid < ('(' || $4 || ',0)')::tid
-          AND expires_at_ms <= FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT - $1
+          AND expires_at_ms + lock_delay_ms <= FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT - $1
         LIMIT $2
         FOR UPDATE SKIP LOCKED))
     RETURNING 1)
@@ -123,6 +124,7 @@ pub(crate) enum Operation {
         owner: Owner,
         ttl: Ttl,
         value: Option<LeaseValue>,
+        lock_delay: LockDelay,
     },
     Release {
         owner: Owner,
@@ -154,8 +156,14 @@ pub(crate) fn write_batch<'a>(
     let mut renews = Columns::default();
     for (tenant, resource, operation) in operations {
         match operation {
-            Operation::Acquire { owner, ttl, value } => {
-                acquires.push(tenant, resource, owner, Some((*ttl, value.as_ref())))
+            Operation::Acquire {
+                owner,
+                ttl,
+                value,
+                lock_delay,
+            } => {
+                acquires.push(tenant, resource, owner, Some((*ttl, value.as_ref())));
+                acquires.delays_ms.push(lock_delay.millis());
             }
             Operation::Release { owner } => releases.push(tenant, resource, owner, None),
             Operation::Renew { owner, ttl, value } => {
@@ -179,6 +187,7 @@ pub(crate) fn write_batch<'a>(
             Param::BigIntArray(&renews.ttls_ms),
             Param::NullableTextArray(&acquires.values),
             Param::NullableTextArray(&renews.values),
+            Param::BigIntArray(&acquires.delays_ms),
         ],
     )
     .load::<BatchRow>(conn)
@@ -193,6 +202,8 @@ struct Columns<'a> {
     owners: Vec<&'a str>,
     ttls_ms: Vec<i64>,
     values: Vec<Option<&'a str>>,
+    /// Acquires only: their lock-delays.
+    delays_ms: Vec<i64>,
 }
 
 impl<'a> Columns<'a> {
@@ -233,11 +244,13 @@ pub(crate) fn acquire(
     owner: &Owner,
     ttl: Ttl,
     value: Option<LeaseValue>,
+    lock_delay: LockDelay,
 ) -> QueryResult<AcquireRow> {
     let acquire = Operation::Acquire {
         owner: owner.clone(),
         ttl,
         value,
+        lock_delay,
     };
     write_one(conn, tenant, resource, &acquire)
 }

@@ -34,7 +34,11 @@ pub(crate) fn acquire_all(
             .ok_or_else(|| RepositoryError::internal("a lock of the set was not read"))?;
         read.now_ms = now_ms;
         read.now = now;
-        let step = decide_step(read.row.as_ref(), &read.leases()?, set.owner(), *mode, now);
+        let step = if read.delayed_for(set.owner()) {
+            LockStep::Refused
+        } else {
+            decide_step(read.row.as_ref(), &read.leases()?, set.owner(), *mode, now)
+        };
         steps.push((resource, *mode, step));
     }
     let refused: Vec<_> = steps

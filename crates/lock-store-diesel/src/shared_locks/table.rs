@@ -33,8 +33,17 @@ SELECT owner, acquired_at_ms, expires_at_ms, fencing_token, regranted, value
 FROM shared_holders WHERE tenant = $1 AND resource = $2";
 
 const ROW: &str = "\
-SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value
+SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value, lock_delay_ms
 FROM distributed_locks WHERE tenant = $1 AND resource = $2";
+
+/// A lock's row and its lock-delay.
+#[derive(Debug, Clone, QueryableByName)]
+pub(crate) struct DelayedRow {
+    #[diesel(embed)]
+    pub lock: LockRow,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub lock_delay_ms: i64,
+}
 
 const PUT_LEASE: &str = "\
 INSERT INTO shared_holders (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token,
@@ -51,15 +60,16 @@ const DELETE_LEASES: &str = "DELETE FROM shared_holders WHERE tenant = $1 AND re
 
 /// The lock's row as a grant writes it: the row standing for its shared holders (never a
 /// re-grant: the exclusive undo never ends it, its owner being no client; no value), or an
-/// exclusive grant of a multi-lock (`$7` = 1 for a re-grant; `$8` its value).
+/// exclusive grant of a multi-lock (`$7` = 1 for a re-grant; `$8` its value). Neither has a
+/// lock-delay.
 const WRITE_ROW: &str = "\
 INSERT INTO distributed_locks (tenant, resource, owner, acquired_at_ms, expires_at_ms,
-                               fencing_token, regranted, value)
-VALUES ($1, $2, $3, $4, $5, $6, ($7 = 1), $8)
+                               fencing_token, regranted, value, lock_delay_ms)
+VALUES ($1, $2, $3, $4, $5, $6, ($7 = 1), $8, 0)
 ON CONFLICT (tenant, resource) DO UPDATE SET
     owner = excluded.owner, acquired_at_ms = excluded.acquired_at_ms,
     expires_at_ms = excluded.expires_at_ms, fencing_token = excluded.fencing_token,
-    regranted = excluded.regranted, value = excluded.value";
+    regranted = excluded.regranted, value = excluded.value, lock_delay_ms = 0";
 
 /// An exclusive holder's renew: the new end `$3`, and the value `$4` when not NULL.
 const RENEW_ROW: &str = "\
@@ -81,7 +91,7 @@ const SQLITE_END_ROW: &str = "DELETE FROM distributed_locks WHERE tenant = $1 AN
 /// PostgreSQL: a release keeps the row, ended at `$3` and marked as released
 /// (`acquired_at_ms = expires_at_ms`), as the exclusive release does (see `postgres.rs`).
 const POSTGRES_END_ROW: &str = "\
-UPDATE distributed_locks SET acquired_at_ms = $3, expires_at_ms = $3
+UPDATE distributed_locks SET acquired_at_ms = $3, expires_at_ms = $3, lock_delay_ms = 0
 WHERE tenant = $1 AND resource = $2";
 
 /// PostgreSQL: a row to lock when the lock has none, ended (and marked released, so that taking
@@ -96,7 +106,7 @@ ON CONFLICT (tenant, resource) DO NOTHING";
 /// COMMITTED this waits for a writer of the row and returns its newest version; the clock and
 /// the leases are read by later statements, whose snapshots see what that writer committed.
 const POSTGRES_LOCK_ROW: &str = "\
-SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value
+SELECT resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value, lock_delay_ms
 FROM distributed_locks WHERE tenant = $1 AND resource = $2 FOR UPDATE";
 
 /// How often a PostgreSQL operation looks for its row again when the sweeper deleted it between
@@ -202,9 +212,9 @@ impl SharedTable for SqliteShared<'_> {
         tenant: &Tenant,
         resource: &ResourceName,
         _create: bool,
-    ) -> QueryResult<(i64, Option<LockRow>, Vec<SharedRow>)> {
+    ) -> QueryResult<(i64, Option<DelayedRow>, Vec<SharedRow>)> {
         let row = Prepared::portable(ROW, key(tenant, resource))
-            .get_result::<LockRow>(self.conn)
+            .get_result::<DelayedRow>(self.conn)
             .optional()?;
         let leases = Prepared::portable(LEASES, key(tenant, resource)).load(self.conn)?;
         Ok((self.now_ms, row, leases))
@@ -240,7 +250,7 @@ impl SharedTable for PostgresShared<'_> {
         tenant: &Tenant,
         resource: &ResourceName,
         create: bool,
-    ) -> QueryResult<(i64, Option<LockRow>, Vec<SharedRow>)> {
+    ) -> QueryResult<(i64, Option<DelayedRow>, Vec<SharedRow>)> {
         let mut row = None;
         for _ in 0..ENSURE_ATTEMPTS {
             if create {
@@ -250,7 +260,7 @@ impl SharedTable for PostgresShared<'_> {
                 Prepared::portable(POSTGRES_ENSURE_ROW, params).execute(self.conn)?;
             }
             row = Prepared::portable(POSTGRES_LOCK_ROW, key(tenant, resource))
-                .get_result::<LockRow>(self.conn)
+                .get_result::<DelayedRow>(self.conn)
                 .optional()?;
             if row.is_some() || !create {
                 break;

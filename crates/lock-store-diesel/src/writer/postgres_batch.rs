@@ -54,7 +54,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    LeaseValue, ListQuery, Lock, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
+    LeaseValue, ListQuery, Lock, LockDelay, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
     ResourceName, Tenant, Ttl,
 };
 
@@ -136,11 +136,17 @@ impl Writer for PostgresBatcher {
         owner: Owner,
         ttl: Ttl,
         value: Option<LeaseValue>,
+        lock_delay: LockDelay,
     ) -> Result<AcquireRow, RepositoryError> {
         match caller::submit(
             &self.shared,
             (tenant, resource),
-            Operation::Acquire { owner, ttl, value },
+            Operation::Acquire {
+                owner,
+                ttl,
+                value,
+                lock_delay,
+            },
         )
         .await?
         {

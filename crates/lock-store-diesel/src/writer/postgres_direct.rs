@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    LeaseValue, ListQuery, Lock, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
+    LeaseValue, ListQuery, Lock, LockDelay, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
     ResourceName, Tenant, Ttl,
 };
 
@@ -45,13 +45,22 @@ impl Writer for PostgresDirect {
         owner: Owner,
         ttl: Ttl,
         value: Option<LeaseValue>,
+        lock_delay: LockDelay,
     ) -> Result<AcquireRow, RepositoryError> {
         let undo_tenant = tenant.clone();
         self.pooled
             .run_undoable(
                 move |conn, _| {
-                    writes::acquire(conn.postgres()?, &tenant, &resource, &owner, ttl, value)
-                        .map_err(from_query)
+                    writes::acquire(
+                        conn.postgres()?,
+                        &tenant,
+                        &resource,
+                        &owner,
+                        ttl,
+                        value,
+                        lock_delay,
+                    )
+                    .map_err(from_query)
                 },
                 // A grant that committed after its caller heard 503 (a commit is not covered
                 // by `statement_timeout`) or went away.

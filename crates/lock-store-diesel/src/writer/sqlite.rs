@@ -8,8 +8,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use diesel::sqlite::SqliteConnection;
 use lock_domain::{
-    Clock, LeaseValue, ListQuery, Lock, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
-    ResourceName, Tenant, Ttl,
+    Clock, LeaseValue, ListQuery, Lock, LockDelay, LockSet, MultiAcquireOutcome, Owner,
+    RepositoryError, ResourceName, Tenant, Ttl,
 };
 
 use super::group_commit::GroupCommitWriter;
@@ -57,13 +57,23 @@ impl Writer for SqliteWriter {
         owner: Owner,
         ttl: Ttl,
         value: Option<LeaseValue>,
+        lock_delay: LockDelay,
     ) -> Result<AcquireRow, RepositoryError> {
         let undo_tenant = tenant.clone();
         self.commits
             .submit_undoable(
                 move |c, now_ms| {
-                    sqlite::acquire(c, &tenant, &resource, &owner, ttl, value.as_ref(), now_ms)
-                        .map_err(from_query)
+                    sqlite::acquire(
+                        c,
+                        &tenant,
+                        &resource,
+                        &owner,
+                        ttl,
+                        value.as_ref(),
+                        lock_delay,
+                        now_ms,
+                    )
+                    .map_err(from_query)
                 },
                 // A grant whose caller went away before it was answered.
                 move |c, now_ms, row| {

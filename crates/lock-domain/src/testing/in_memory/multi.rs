@@ -25,7 +25,8 @@ impl MultiLockRepository for InMemoryLockRepository {
                 let key = (tenant.clone(), resource.clone());
                 let row = state.locks.get(&key);
                 let shared = state.shared.get(&key).map(Vec::as_slice).unwrap_or(&[]);
-                decide_step(row, shared, set.owner(), *mode, now) == LockStep::Refused
+                state.delayed_until(&key, set.owner(), now).is_some()
+                    || decide_step(row, shared, set.owner(), *mode, now) == LockStep::Refused
             })
             .map(|(resource, _)| resource.clone())
             .collect();
@@ -37,12 +38,14 @@ impl MultiLockRepository for InMemoryLockRepository {
             let key = (tenant.clone(), resource.clone());
             let (owner, ttl, value) = (set.owner().clone(), set.ttl(), set.value().cloned());
             let lock = match mode {
-                LockMode::Exclusive => match state.acquire(key, owner, ttl, value, now)? {
-                    AcquireOutcome::Granted(lock) => lock,
-                    AcquireOutcome::Held => {
-                        return Err(RepositoryError::internal("a decided grant was refused"))
+                LockMode::Exclusive => {
+                    match state.acquire(key, owner, ttl, value, crate::LockDelay::NONE, now)? {
+                        AcquireOutcome::Granted(lock) => lock,
+                        AcquireOutcome::Held => {
+                            return Err(RepositoryError::internal("a decided grant was refused"))
+                        }
                     }
-                },
+                }
                 LockMode::Shared => match state.acquire_shared(key, owner, ttl, value, now)? {
                     SharedAcquireOutcome::Granted(lock) => lock,
                     _ => return Err(RepositoryError::internal("a decided grant was refused")),

@@ -29,6 +29,8 @@ impl State {
                 self.locks.remove(key);
             }
         }
+        // The row of shared holders has no lock-delay of its own.
+        self.lock_delays.remove(key);
         self.regranted.remove(key);
     }
 
@@ -83,6 +85,7 @@ impl SharedLockRepository for InMemoryLockRepository {
         match role {
             HolderRole::Exclusive(_) => {
                 state.locks.remove(&key);
+                state.lock_delays.remove(&key);
                 state.regranted.remove(&key);
             }
             HolderRole::Shared(_) => {
@@ -215,6 +218,9 @@ impl State {
         now: DateTime<Utc>,
     ) -> Result<SharedAcquireOutcome, RepositoryError> {
         let state = self;
+        if state.delayed_until(&key, &owner, now).is_some() {
+            return Ok(SharedAcquireOutcome::Held);
+        }
         let resource = key.1.clone();
         let row = state.locks.get(&key).cloned();
         let decision = decide_shared_acquire(row.as_ref(), state.shared_of(&key), &owner, now);

@@ -137,6 +137,7 @@ mod tests {
                 owner: owner.clone(),
                 ttl,
                 value: None,
+                lock_delay: lock_domain::LockDelay::NONE,
             },
             Operation::Release {
                 owner: owner.clone(),

@@ -53,6 +53,7 @@ async fn operations_given_up_during_an_outage_leave_the_queue() {
                         Owner::parse("o").unwrap(),
                         Ttl::parse(10, 3_600).unwrap(),
                         None,
+                        lock_domain::LockDelay::NONE,
                     )
                     .await
             })

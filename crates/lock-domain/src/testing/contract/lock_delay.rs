@@ -1,0 +1,120 @@
+//! Contract cases for lock-delay: a lease that ran out keeps its place from other owners (in
+//! either mode, alone or in a set) until its `expires_at` plus its delay; its own owner may come
+//! back; a release, and a lease with no delay, leave no delay; the delay is the ended lease's own.
+
+use std::time::Duration;
+
+use super::fixtures::{name, owner, status, tenant, ttl, PAST_SHORT};
+use super::Harness;
+use crate::{
+    AcquireOutcome, LeaseValue, Lock, LockDelay, LockMode, LockSet, MultiAcquireOutcome,
+    SharedAcquireOutcome,
+};
+
+fn delay(seconds: i64) -> LockDelay {
+    LockDelay::parse(seconds).expect("a valid lock-delay")
+}
+
+async fn acquire(
+    repo: &dyn super::ContractStore,
+    resource: &str,
+    who: &str,
+    seconds: i64,
+    lock_delay: LockDelay,
+) -> Option<Lock> {
+    match repo
+        .acquire_with_delay(
+            tenant(),
+            name(resource),
+            owner(who),
+            ttl(seconds),
+            None,
+            lock_delay,
+        )
+        .await
+        .expect("acquire answers")
+    {
+        AcquireOutcome::Granted(lock) => Some(lock),
+        AcquireOutcome::Held => None,
+    }
+}
+
+pub async fn a_lease_that_ran_out_keeps_its_place_for_its_lock_delay(h: &dyn Harness) {
+    let repo = h.open().await;
+    let repo = &*repo;
+    // 1 s lease, 2 s delay: it runs out, and its place stays taken for 2 s more.
+    let paused = acquire(repo, "r", "paused", 1, delay(2))
+        .await
+        .expect("granted");
+    assert_eq!(
+        repo.available_at(tenant(), name("r")).await.unwrap(),
+        None,
+        "live: held, not delayed"
+    );
+    h.advance(PAST_SHORT).await;
+    assert_eq!(status(repo, "r").await, None, "the lease has ended");
+    let available_at = paused.expires_at + chrono::TimeDelta::seconds(2);
+    assert_eq!(
+        repo.available_at(tenant(), name("r")).await.unwrap(),
+        Some(available_at)
+    );
+    assert_eq!(acquire(repo, "r", "other", 30, LockDelay::NONE).await, None);
+    let shared = repo
+        .acquire_shared(tenant(), name("r"), owner("reader"), ttl(30), None)
+        .await
+        .unwrap();
+    assert_eq!(shared, SharedAcquireOutcome::Held, "a reader waits too");
+    let set = LockSet::new(
+        owner("batch"),
+        ttl(30),
+        vec![
+            (name("free"), LockMode::Exclusive),
+            (name("r"), LockMode::Exclusive),
+        ],
+        LeaseValue::parse("1".into()).ok(),
+    )
+    .expect("a valid set");
+    assert_eq!(
+        repo.acquire_all(tenant(), set).await.unwrap(),
+        MultiAcquireOutcome::Unavailable(vec![name("r")]),
+        "and so does a set"
+    );
+    // Its own owner may come back (a new lease, a new token), with no delay this time.
+    let back = acquire(repo, "r", "paused", 1, LockDelay::NONE)
+        .await
+        .expect("its owner");
+    assert!(back.fencing_token > paused.fencing_token);
+    h.advance(PAST_SHORT).await;
+    assert_eq!(repo.available_at(tenant(), name("r")).await.unwrap(), None);
+    let other = acquire(repo, "r", "other", 30, LockDelay::NONE).await;
+    assert!(
+        other.is_some(),
+        "the lease without delay left its place at its end"
+    );
+
+    // A release leaves no delay.
+    acquire(repo, "released", "a", 30, delay(60))
+        .await
+        .expect("granted");
+    repo.release(tenant(), name("released"), owner("a"))
+        .await
+        .unwrap();
+    assert_eq!(
+        repo.available_at(tenant(), name("released")).await.unwrap(),
+        None
+    );
+    assert!(acquire(repo, "released", "b", 30, LockDelay::NONE)
+        .await
+        .is_some());
+
+    // Once the delay is over, anyone may take the place.
+    acquire(repo, "over", "a", 1, delay(1))
+        .await
+        .expect("granted");
+    h.advance(PAST_SHORT).await;
+    assert_eq!(acquire(repo, "over", "b", 30, LockDelay::NONE).await, None);
+    h.advance(Duration::from_millis(1_000)).await;
+    assert!(acquire(repo, "over", "b", 30, LockDelay::NONE)
+        .await
+        .is_some());
+}
