@@ -19,6 +19,7 @@ mod hostile;
 mod lifecycle;
 mod listing;
 mod load;
+mod lock_delay;
 mod multi_instance;
 mod multi_locks;
 mod observe;

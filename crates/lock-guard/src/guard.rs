@@ -124,6 +124,7 @@ impl LockGuard {
                 wait: Duration::ZERO,
                 mode: lock_domain::LockMode::Exclusive,
                 value: None,
+                lock_delay: lock_domain::LockDelay::NONE,
             };
             let service = service.clone();
             run_on(&runtime, settings.call_timeout, async move {
@@ -137,6 +138,7 @@ impl LockGuard {
                 Acquired::Held
                 | Acquired::ModeMismatch
                 | Acquired::TimedOut { .. }
+                | Acquired::Delayed { .. }
                 | Acquired::HungUp,
             ) => return Err(GuardError::Held(resource)),
             Err(AcquireError::Store(error)) => return Err(GuardError::Repository(error)),

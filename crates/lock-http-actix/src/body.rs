@@ -115,6 +115,9 @@ pub(crate) struct LockFields<'a> {
     /// The permits a semaphore acquire asks for.
     #[serde(borrow, default, deserialize_with = "present")]
     pub permits: Option<&'a RawValue>,
+    /// How long a lease keeps its place after it ends by expiry.
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub lock_delay_seconds: Option<&'a RawValue>,
     /// The value stored with a lease.
     #[serde(borrow, default, deserialize_with = "present")]
     pub value: Option<&'a RawValue>,

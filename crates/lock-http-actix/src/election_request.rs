@@ -13,6 +13,7 @@ use lock_service::CampaignRequest;
 
 use crate::authentication::tenant_of;
 use crate::body::{parse_object, read_json_body, ttl_field, wait_field};
+use crate::fields::lock_delay::lock_delay_field;
 use crate::fields::owner::{owner_field_named, CANDIDATE};
 use crate::fields::semaphore::value_field;
 use crate::problem::{FieldError, ProblemKind};
@@ -47,8 +48,12 @@ pub(crate) async fn campaign_request(
         &mut errors,
     );
     let value = take(value_field(fields.value), &mut errors);
-    let (Some(election), Some(candidate), Some(ttl), Some(wait), Some(value)) =
-        (election, candidate, ttl, wait, value)
+    let lock_delay = take(
+        lock_delay_field(fields.lock_delay_seconds, state.settings.default_lock_delay),
+        &mut errors,
+    );
+    let (Some(election), Some(candidate), Some(ttl), Some(wait), Some(value), Some(lock_delay)) =
+        (election, candidate, ttl, wait, value, lock_delay)
     else {
         return Err(ProblemKind::Validation(errors));
     };
@@ -59,6 +64,7 @@ pub(crate) async fn campaign_request(
         ttl,
         wait: Duration::from_secs(u64::from(wait)),
         value,
+        lock_delay,
     })
 }
 

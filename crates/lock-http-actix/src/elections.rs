@@ -173,7 +173,7 @@ pub(crate) async fn campaign(
     responses(
         (status = 200, description = "The leader in office.", body = LeaderView, example = json!({"election": "scheduler", "candidate": "node-a", "value": {"address": "10.0.0.7:8080"}, "term": 42, "elected_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:42.123Z"})),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 404, description = "The office is vacant.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "The office is vacant. When the last leader's lease ran out less than its lock-delay ago, the problem has `available_at` (and `Retry-After`): other candidates may be elected from then.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid election name.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
@@ -187,7 +187,21 @@ pub(crate) async fn leader(
         let election = election_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
         match state.service.leader(&tenant, &election).await? {
             Some(leader) => Ok(HttpResponse::Ok().json(LeaderView::from(leader))),
-            None => Err(vacant(&election)),
+            None => match state
+                .service
+                .election_available_at(&tenant, &election)
+                .await?
+            {
+                Some(available_at) => Err(ProblemKind::NotFoundUntil {
+                    detail: format!(
+                        "election {:?} has no leader; the last leader's lease ran out and keeps \
+                         the office until available_at (its lock-delay)",
+                        election.as_str()
+                    ),
+                    available_at,
+                }),
+                None => Err(vacant(&election)),
+            },
         }
     }
     .await

@@ -50,6 +50,10 @@ impl LockEvents for MetricsAndAudit {
                 audit::denied(tenant, resource, owner);
                 Some(AcquireMetric::TimedOut)
             }
+            Acquired::Delayed { .. } => {
+                audit::denied(tenant, resource, owner);
+                Some(AcquireMetric::Delayed)
+            }
             // Nobody reads this answer; the lock was not left to the gone client.
             Acquired::HungUp => {
                 audit::denied(tenant, resource, owner);

@@ -12,6 +12,7 @@
 
 pub(crate) mod integer;
 pub(crate) mod listing;
+pub(crate) mod lock_delay;
 pub(crate) mod lock_list;
 pub(crate) mod mode;
 pub(crate) mod owner;

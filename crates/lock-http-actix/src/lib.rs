@@ -77,6 +77,8 @@ pub struct ApiSettings {
     /// The largest `wait_seconds` accepted on acquire (0: acquires never wait; the served
     /// document says so).
     pub max_wait_seconds: u32,
+    /// The lock-delay of an exclusive acquire or a campaign that does not ask for one.
+    pub default_lock_delay: lock_domain::LockDelay,
 }
 
 impl Default for ApiSettings {
@@ -87,6 +89,7 @@ impl Default for ApiSettings {
             api_keys: None,
             metrics: Arc::default(),
             max_wait_seconds: DEFAULT_MAX_WAIT_SECONDS,
+            default_lock_delay: lock_domain::LockDelay::NONE,
         }
     }
 }

@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use actix_web::web;
 use actix_web::HttpRequest;
-use lock_domain::{LeaseValue, LockMode, Owner, ResourceName, Tenant, Ttl};
+use lock_domain::{LeaseValue, LockDelay, LockMode, Owner, ResourceName, Tenant, Ttl};
 
 use crate::authentication::tenant_of;
 use crate::body::{
     declares_body, owner_field, parse_object, read_json_body, ttl_field, wait_field,
 };
+use crate::fields::lock_delay::{self, lock_delay_field};
 use crate::fields::mode::mode_field;
 use crate::fields::owner::{owner_field_named, owner_text_named};
 use crate::fields::semaphore::value_field;
@@ -58,6 +59,9 @@ pub(crate) struct LeaseRequest {
     pub mode: LockMode,
     /// The value to store with the lease (`None`: keep the one it has, or none).
     pub value: Option<LeaseValue>,
+    /// An exclusive acquire's lock-delay (none on renew, which keeps the lease's, and on a
+    /// shared acquire).
+    pub lock_delay: LockDelay,
 }
 
 /// Whether the request's `wait_seconds` is read (acquire) or ignored like any unknown field
@@ -92,20 +96,44 @@ pub(crate) async fn lease_request(
         ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
     );
     let value = value_field(fields.value);
-    let ((resource, owner, ttl), wait, mode, value) = match (lease, wait, mode, value) {
-        (Ok(lease), Ok(wait), Ok(mode), Ok(value)) => (lease, wait, mode, value),
-        (lease, wait, mode, value) => {
-            let mut errors = match lease {
-                Err(ProblemKind::Validation(errors)) => errors,
-                Err(other) => return Err(other),
-                Ok(_) => Vec::new(),
-            };
-            errors.extend(wait.err());
-            errors.extend(mode.err());
-            errors.extend(value.err());
-            return Err(ProblemKind::Validation(errors));
+    let lock_delay = match (waits, &mode) {
+        (Waits::Ignored, _) => Ok(LockDelay::NONE),
+        (Waits::Read, Ok(LockMode::Shared)) => match fields.lock_delay_seconds {
+            None => Ok(LockDelay::NONE),
+            Some(raw) => lock_delay_field(Some(raw), LockDelay::NONE).and_then(|delay| {
+                if delay == LockDelay::NONE {
+                    Ok(delay)
+                } else {
+                    Err(FieldError::new(
+                        lock_delay::NAME,
+                        "invalid_value",
+                        "lock_delay_seconds applies to exclusive locks: a shared lease has none",
+                    ))
+                }
+            }),
+        },
+        (Waits::Read, _) => {
+            lock_delay_field(fields.lock_delay_seconds, state.settings.default_lock_delay)
         }
     };
+    let ((resource, owner, ttl), wait, mode, value, lock_delay) =
+        match (lease, wait, mode, value, lock_delay) {
+            (Ok(lease), Ok(wait), Ok(mode), Ok(value), Ok(lock_delay)) => {
+                (lease, wait, mode, value, lock_delay)
+            }
+            (lease, wait, mode, value, lock_delay) => {
+                let mut errors = match lease {
+                    Err(ProblemKind::Validation(errors)) => errors,
+                    Err(other) => return Err(other),
+                    Ok(_) => Vec::new(),
+                };
+                errors.extend(wait.err());
+                errors.extend(mode.err());
+                errors.extend(value.err());
+                errors.extend(lock_delay.err());
+                return Err(ProblemKind::Validation(errors));
+            }
+        };
     Ok(LeaseRequest {
         tenant,
         resource,
@@ -114,6 +142,7 @@ pub(crate) async fn lease_request(
         wait: Duration::from_secs(u64::from(wait)),
         mode,
         value,
+        lock_delay,
     })
 }
 

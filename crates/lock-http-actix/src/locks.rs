@@ -99,6 +99,7 @@ pub(crate) async fn acquire(
             wait,
             mode,
             value,
+            lock_delay,
         } = lease_request(&req, payload, &state, Waits::Read).await?;
         let request = AcquireRequest {
             tenant,
@@ -108,6 +109,7 @@ pub(crate) async fn acquire(
             wait,
             mode,
             value,
+            lock_delay,
         };
         let acquired = state
             .service
@@ -134,6 +136,9 @@ pub(crate) async fn acquire(
                 return Err(ProblemKind::Conflict(Conflict::Mode { asked: mode }))
             }
             Acquired::TimedOut {
+                retry_after_seconds,
+            }
+            | Acquired::Delayed {
                 retry_after_seconds,
             } => HttpResponse::Ok()
                 .insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()))
@@ -173,7 +178,7 @@ pub(crate) fn waiters_full_detail(per_tenant: bool) -> String {
     responses(
         (status = 200, description = "How the lock is held: by one exclusive holder (the lock, `mode: exclusive`) or by shared holders (`mode: shared`, with `holders`).", body = LockStatus, example = json!({"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17, "mode": "exclusive"})),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No live lock on this resource (never acquired, released or expired).", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No live lock on this resource (never acquired, released or expired). When the last lease ran out less than its lock-delay ago, the problem has `available_at` (and `Retry-After`): other owners may acquire the lock from then.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource name.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
@@ -185,9 +190,23 @@ pub(crate) async fn status(
     async {
         let tenant = tenant_of(&req, &state)?;
         let resource = resource_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
-        match state.service.status(tenant, resource.clone()).await? {
+        match state
+            .service
+            .status(tenant.clone(), resource.clone())
+            .await?
+        {
             Some(hold) => Ok(json(&LockStatus::from(hold))),
-            None => Err(no_lock(&resource)),
+            None => match state.service.available_at(tenant, resource.clone()).await? {
+                Some(available_at) => Err(ProblemKind::NotFoundUntil {
+                    detail: format!(
+                        "no live lock on resource {:?}; the last lease ran out and keeps its \
+                         place until available_at (its lock-delay)",
+                        resource.as_str()
+                    ),
+                    available_at,
+                }),
+                None => Err(no_lock(&resource)),
+            },
         }
     }
     .await

@@ -39,15 +39,18 @@ pub enum AcquireMetric {
     TimedOut,
     /// Refused: the caller holds the lock in the other mode.
     ModeMismatch,
+    /// Not granted: a lease of another owner ran out less than its lock-delay ago.
+    Delayed,
 }
 
 impl AcquireMetric {
-    const ALL: [AcquireMetric; 5] = [
+    const ALL: [AcquireMetric; 6] = [
         AcquireMetric::Granted,
         AcquireMetric::Held,
         AcquireMetric::WaitedThenGranted,
         AcquireMetric::TimedOut,
         AcquireMetric::ModeMismatch,
+        AcquireMetric::Delayed,
     ];
 
     /// The value of the `outcome` label.
@@ -58,6 +61,7 @@ impl AcquireMetric {
             AcquireMetric::WaitedThenGranted => "waited_then_granted",
             AcquireMetric::TimedOut => "timed_out",
             AcquireMetric::ModeMismatch => "mode_mismatch",
+            AcquireMetric::Delayed => "delayed",
         }
     }
 }

@@ -65,6 +65,11 @@ pub(crate) struct Problem {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = i64, nullable = false, minimum = 1, example = 2)]
     pub permits: Option<u32>,
+    /// A 404 of a lock or an election whose last lease ran out less than its lock-delay ago
+    /// only: when others may acquire it again (RFC 3339, UTC, milliseconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, format = DateTime, nullable = false, example = "2026-11-29T21:33:12.123Z")]
+    pub available_at: Option<String>,
 }
 
 /// Why an acquire conflicts with the live holders (409).
@@ -86,6 +91,12 @@ pub(crate) enum ProblemKind {
     Unauthorized,
     Forbidden(String),
     NotFound(String),
+    /// 404: nothing holds it, but the lease that ran out keeps its place until `available_at`
+    /// (its lock-delay); `Retry-After` says when.
+    NotFoundUntil {
+        detail: String,
+        available_at: chrono::DateTime<chrono::Utc>,
+    },
     MethodNotAllowed(&'static str),
     PayloadTooLarge,
     /// The client did not send its body in time.
@@ -145,7 +156,7 @@ impl ApiError {
             ProblemKind::BadRequest(_) => "bad-request",
             ProblemKind::Unauthorized => "unauthorized",
             ProblemKind::Forbidden(_) => "forbidden",
-            ProblemKind::NotFound(_) => "not-found",
+            ProblemKind::NotFound(_) | ProblemKind::NotFoundUntil { .. } => "not-found",
             ProblemKind::MethodNotAllowed(_) => "method-not-allowed",
             ProblemKind::PayloadTooLarge => "payload-too-large",
             ProblemKind::RequestTimeout => "request-timeout",
@@ -179,6 +190,7 @@ impl ApiError {
             ProblemKind::BadRequest(detail)
             | ProblemKind::Forbidden(detail)
             | ProblemKind::NotFound(detail)
+            | ProblemKind::NotFoundUntil { detail, .. }
             | ProblemKind::UnsupportedMediaType(detail)
             | ProblemKind::TooManyRequests { detail, .. } => detail.clone(),
             ProblemKind::MethodNotAllowed(allow) => format!("this path allows {allow}"),
@@ -231,7 +243,7 @@ impl ResponseError for ApiError {
             ProblemKind::BadRequest(_) => StatusCode::BAD_REQUEST,
             ProblemKind::Unauthorized => StatusCode::UNAUTHORIZED,
             ProblemKind::Forbidden(_) => StatusCode::FORBIDDEN,
-            ProblemKind::NotFound(_) => StatusCode::NOT_FOUND,
+            ProblemKind::NotFound(_) | ProblemKind::NotFoundUntil { .. } => StatusCode::NOT_FOUND,
             ProblemKind::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ProblemKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ProblemKind::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
@@ -274,6 +286,12 @@ impl ResponseError for ApiError {
                 ProblemKind::Conflict(Conflict::Permits { permits }) => Some(permits),
                 _ => None,
             },
+            available_at: match &self.kind {
+                ProblemKind::NotFoundUntil { available_at, .. } => {
+                    Some(crate::dto::timestamp(*available_at))
+                }
+                _ => None,
+            },
         };
         let mut response = HttpResponse::build(status);
         response.insert_header((header::CONTENT_TYPE, "application/problem+json"));
@@ -295,6 +313,13 @@ impl ResponseError for ApiError {
                 ..
             } => {
                 response.insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()));
+            }
+            ProblemKind::NotFoundUntil { available_at, .. } => {
+                let millis = (*available_at - chrono::Utc::now())
+                    .num_milliseconds()
+                    .max(0);
+                let seconds = u64::try_from(millis).unwrap_or(0).div_ceil(1_000).max(1);
+                response.insert_header((header::RETRY_AFTER, seconds.to_string()));
             }
             _ => {}
         }

@@ -196,11 +196,12 @@ async fn the_key_decides_the_tenant() {
 #[actix_web::test]
 async fn without_keys_the_default_tenant_is_used_and_authorization_is_ignored() {
     let mut repo = MockLockRepository::new();
-    repo.expect_acquire()
-        .withf(|t, _, _, _, _| *t == Tenant::default_tenant())
+    repo.expect_acquire_with_delay()
+        .withf(|t, _, _, _, _, _| *t == Tenant::default_tenant())
         .times(1)
-        .returning(|_, _, _, _, _| Ok(AcquireOutcome::Held));
+        .returning(|_, _, _, _, _, _| Ok(AcquireOutcome::Held));
     repo.expect_status().returning(|_, _| Ok(None));
+    repo.expect_available_at().returning(|_, _| Ok(None));
     let (status, _, body) = call(
         repo,
         None,

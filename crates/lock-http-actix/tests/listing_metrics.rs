@@ -346,8 +346,10 @@ async fn metrics_count_requests_by_route_pattern_and_outcomes() {
     let mut repo = MockLockRepository::new();
     let inner = InMemoryLockRepository::new(Arc::new(ManualClock::new()));
     let (a, s, r, st) = (inner.clone(), inner.clone(), inner.clone(), inner.clone());
-    repo.expect_acquire()
-        .returning(move |t, res, o, ttl, _| futures_block(a.acquire(t, res, o, ttl, None)));
+    repo.expect_acquire_with_delay()
+        .returning(move |t, res, o, ttl, _, d| {
+            futures_block(a.acquire_with_delay(t, res, o, ttl, None, d))
+        });
     repo.expect_status()
         .returning(move |t, res| futures_block(st.status(t, res)));
     repo.expect_release()
@@ -573,8 +575,10 @@ async fn full_scrape() -> String {
     let mut repo = MockLockRepository::new();
     let inner = InMemoryLockRepository::new(Arc::new(ManualClock::new()));
     let (a, s, st) = (inner.clone(), inner.clone(), inner.clone());
-    repo.expect_acquire()
-        .returning(move |t, res, o, ttl, _| futures_block(a.acquire(t, res, o, ttl, None)));
+    repo.expect_acquire_with_delay()
+        .returning(move |t, res, o, ttl, _, d| {
+            futures_block(a.acquire_with_delay(t, res, o, ttl, None, d))
+        });
     repo.expect_status()
         .returning(move |t, res| futures_block(st.status(t, res)));
     repo.expect_release()

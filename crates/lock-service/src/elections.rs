@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use lock_domain::{
-    check_fence, FenceVerdict, FencingToken, Leader, LeaseValue, LockMode, Owner, ReleaseResult,
-    RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
+    check_fence, FenceVerdict, FencingToken, Leader, LeaseValue, LockDelay, LockMode, Owner,
+    ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
 };
 
 use crate::events::{Acquired, ElectionReport, Fenced};
@@ -25,6 +25,9 @@ pub struct CampaignRequest {
     pub wait: Duration,
     /// The value the leader proclaims once elected (a sitting leader keeps its own when `None`).
     pub value: Option<LeaseValue>,
+    /// How long the leader's lease keeps the office from other candidates after it ends by
+    /// expiry (not by a resign).
+    pub lock_delay: LockDelay,
 }
 
 /// How a campaign ended, as the candidate hears it.
@@ -34,8 +37,9 @@ pub enum Campaigned {
     /// its lease from now (its term kept). `waited` when it stood in line first.
     Elected { leader: Leader, waited: bool },
     /// Another candidate leads (`leader`, as read right after; `None` when the office fell
-    /// vacant in between). After a wait that ended, `retry_after_seconds` is when that leader's
-    /// lease ends, as last seen (at least 1).
+    /// vacant in between, or is vacant but in the lock-delay of a leader whose lease ran out).
+    /// After a wait that ended, or in a lock-delay, `retry_after_seconds` is when the office may
+    /// be free, as last seen (at least 1).
     NotElected {
         leader: Option<Leader>,
         retry_after_seconds: Option<u64>,
@@ -89,6 +93,7 @@ impl LockService {
             wait: request.wait,
             mode: LockMode::Exclusive,
             value: request.value,
+            lock_delay: request.lock_delay,
         };
         let acquired = if request.wait.is_zero() {
             self.acquire_now(&lock_request).await?
@@ -105,6 +110,9 @@ impl LockService {
                 retry_after_seconds: None,
             },
             Acquired::TimedOut {
+                retry_after_seconds,
+            }
+            | Acquired::Delayed {
                 retry_after_seconds,
             } => Campaigned::NotElected {
                 leader: self.leader(&request.tenant, &request.election).await?,
@@ -140,6 +148,21 @@ impl LockService {
             .status(tenant.elections(), election.clone())
             .await?;
         Ok(lock.map(Leader::of))
+    }
+
+    /// When `election`'s office, vacant, may be filled by another candidate than the last
+    /// leader: the end of the lock-delay of a leader whose lease ran out, or `None`.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn election_available_at(
+        &self,
+        tenant: &Tenant,
+        election: &ResourceName,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, RepositoryError> {
+        self.locks
+            .available_at(tenant.elections(), election.clone())
+            .await
     }
 
     /// The leader `candidate` replaces its value with `value`, and nothing else (no new term, the

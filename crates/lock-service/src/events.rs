@@ -15,6 +15,9 @@ pub enum Acquired {
     Granted { lock: Lock, waited: bool },
     /// Another owner holds the lock, and the request did not wait.
     Held,
+    /// No live lease holds the lock, but one of another owner ran out less than its lock-delay
+    /// ago: the lock is available again in about this many seconds (at least 1). Nothing changed.
+    Delayed { retry_after_seconds: u64 },
     /// The caller holds the lock in the other mode (shared or exclusive): nothing changed.
     ModeMismatch,
     /// The wait ended without a grant; the holder's lease, as last seen, ends in about this

@@ -15,6 +15,7 @@ mod counting;
 mod elections;
 mod events;
 mod fence;
+mod lock_delay;
 mod modes;
 mod multi;
 mod observe;

@@ -64,7 +64,13 @@ impl LockService {
     ) -> Result<Acquired, RepositoryError> {
         let (tenant, resource) = (request.tenant.clone(), request.resource.clone());
         let Some(row) = self.locks.status(tenant.clone(), resource.clone()).await? else {
-            return Ok(Acquired::Held);
+            // No live lease: the place of one that ran out, in its lock-delay (or freed since).
+            return Ok(match self.locks.available_at(tenant, resource).await? {
+                Some(until) => Acquired::Delayed {
+                    retry_after_seconds: crate::lock_delay::seconds_until(until, self.clock.now()),
+                },
+                None => Acquired::Held,
+            });
         };
         if !row.owner.is_shared_holders() {
             return Ok(Acquired::Held);

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_domain::{
-    AcquireOutcome, Clock, FreedHints, Hold, LeaseValue, ListPage, ListQuery, LockMode,
+    AcquireOutcome, Clock, FreedHints, Hold, LeaseValue, ListPage, ListQuery, LockDelay, LockMode,
     LockRepository, MultiLockRepository, Owner, ReleaseResult, RenewResult, RepositoryError,
     ResourceName, SemaphoreRepository, SharedLockRepository, SystemClock, Tenant, Ttl,
 };
@@ -41,6 +41,9 @@ pub struct AcquireRequest {
     pub mode: LockMode,
     /// The value to store with the lease (a re-grant keeps the one it had when `None`).
     pub value: Option<LeaseValue>,
+    /// How long the lease keeps its place from other owners after it ends by expiry (exclusive
+    /// acquires; a shared acquire must ask for none).
+    pub lock_delay: LockDelay,
 }
 
 /// Why an acquire was not answered.
@@ -182,12 +185,13 @@ impl LockService {
     ) -> Result<Acquired, RepositoryError> {
         let outcome = self
             .locks
-            .acquire(
+            .acquire_with_delay(
                 request.tenant.clone(),
                 request.resource.clone(),
                 request.owner.clone(),
                 request.ttl,
                 request.value.clone(),
+                request.lock_delay,
             )
             .await?;
         Ok(match outcome {
@@ -214,12 +218,14 @@ impl LockService {
             wait,
             mode,
             value,
+            lock_delay,
         } = request;
         if *mode == LockMode::Shared && !self.waiting.has_exclusive_waiter(tenant, resource) {
             // Readers do not wait for each other: with no writer waiting here, a reader that can
             // share the lock now gets it now, as without a wait.
             match self.acquire_shared_now(request).await? {
-                Acquired::Held => {}
+                // Held, or in a lock-delay: wait for it in the queue.
+                Acquired::Held | Acquired::Delayed { .. } => {}
                 // Counted as a waiting acquire granted (it asked to wait), as the queue's are.
                 Acquired::Granted { lock, .. } => {
                     return Ok(Acquired::Granted { lock, waited: true })
@@ -252,6 +258,7 @@ impl LockService {
                 *ttl,
                 *mode,
                 value.clone(),
+                *lock_delay,
             )
             .map_err(|full| {
                 self.events.waiter_rejected(tenant, full);

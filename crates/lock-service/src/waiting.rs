@@ -22,6 +22,7 @@
 //! waiter has taken the last one or it has been undone: a grant to the next waiter (perhaps of
 //! the same owner) can never be ended by the undo of the one before.
 
+mod hints;
 mod queue;
 mod serve;
 #[cfg(test)]
@@ -34,7 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use lock_domain::{
-    Clock, FreedHints, LeaseValue, LockMode, LockRepository, Owner, ResourceName,
+    Clock, FreedHints, LeaseValue, LockDelay, LockMode, LockRepository, Owner, ResourceName,
     SharedLockRepository, Tenant, Ttl,
 };
 use tokio::sync::{oneshot, Notify};
@@ -234,6 +235,7 @@ impl Waiting {
     /// # Errors
     /// [`WaitersFull`] when the server already holds as many waiters as its limits allow, in
     /// all or of this tenant: nothing was queued.
+    #[allow(clippy::too_many_arguments)] // one waiter: where, who, and the terms of its lease
     pub(crate) fn enqueue(
         &self,
         tenant: Tenant,
@@ -242,6 +244,7 @@ impl Waiting {
         ttl: Ttl,
         mode: LockMode,
         value: Option<LeaseValue>,
+        lock_delay: LockDelay,
     ) -> Result<Ticket, WaitersFull> {
         let seat = WaiterSeat::take(&self.shared, &tenant)?;
         let (grant, granted) = oneshot::channel();
@@ -268,6 +271,7 @@ impl Waiting {
                 ttl,
                 mode,
                 value,
+                lock_delay,
                 grant,
             });
             queue
@@ -347,7 +351,7 @@ impl Waiting {
         {
             match &self.shared.hint_source {
                 Some(source) => {
-                    tokio::spawn(serve::listen_for_hints(
+                    tokio::spawn(hints::listen_for_hints(
                         Arc::downgrade(&self.shared),
                         Arc::clone(source),
                     ));

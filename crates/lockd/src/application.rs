@@ -110,6 +110,10 @@ impl Application {
             api_keys,
             metrics,
             max_wait_seconds: args.max_wait_seconds,
+            default_lock_delay: lock_domain::LockDelay::parse(i64::from(
+                args.default_lock_delay_seconds,
+            ))
+            .unwrap_or_default(),
         };
         let api = LockApi::new(service.clone(), store, settings);
         let on_stop = actix_web::rt::spawn(async move {

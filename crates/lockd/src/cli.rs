@@ -108,6 +108,12 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u32).range(0..=3600))]
     pub max_wait_seconds: u32,
 
+    /// Lock-delay of an exclusive acquire or a campaign that asks for none: how long a lease
+    /// that ran out (was not released) keeps its place from other owners, 0 to 60 seconds.
+    #[arg(long, env = "LOCKD_DEFAULT_LOCK_DELAY_SECONDS", default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=60))]
+    pub default_lock_delay_seconds: u32,
+
     /// Most acquires waiting at once in this process; one more is answered 429.
     #[arg(long, env = "LOCKD_MAX_WAITERS", default_value_t = lock_service::DEFAULT_MAX_WAITERS,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -345,6 +351,8 @@ mod tests {
         assert_eq!(args.shutdown_grace_seconds, 30);
         assert_eq!(args.pool_size, None);
         assert_eq!(args.max_wait_seconds, 60);
+        assert_eq!(args.default_lock_delay_seconds, 0);
+        assert!(parse(&["--default-lock-delay-seconds", "61"]).is_err());
         assert_eq!(args.postgres_batch_connections, 2);
         assert_eq!(args.waiter_limits().total, 10_000);
         assert_eq!(args.waiter_limits().per_tenant, 10_000);

@@ -10,7 +10,7 @@ use utoipa::{IntoParams, PartialSchema, ToSchema};
 
 use super::RequestLimits;
 use crate::fields::owner::{self, CANDIDATE};
-use crate::fields::{resource, seconds, semaphore, token};
+use crate::fields::{lock_delay, resource, seconds, semaphore, token};
 
 fn object(description: &str) -> ObjectBuilder {
     ObjectBuilder::new()
@@ -53,6 +53,13 @@ fn campaign(limits: &RequestLimits) -> Object {
             semaphore::value_schema(
                 "What the leader proclaims once elected (the sitting leader campaigning again \
                  keeps the one it had unless given a new one).",
+            ),
+        )
+        .property(
+            lock_delay::NAME,
+            lock_delay::schema(
+                "Once the leader's lease ends by expiry rather than a resign, other candidates \
+                 cannot be elected until `expires_at` plus this delay,",
             ),
         )
         .build()

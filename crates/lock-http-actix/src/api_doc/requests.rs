@@ -11,7 +11,7 @@ use utoipa::openapi::schema::Schema;
 use utoipa::openapi::{Object, ObjectBuilder, OpenApi, RefOr, Type};
 use utoipa::{IntoParams, Modify, PartialSchema, ToSchema};
 
-use crate::fields::{listing, mode, owner, resource, seconds, semaphore};
+use crate::fields::{listing, lock_delay, mode, owner, resource, seconds, semaphore};
 use crate::DEFAULT_MAX_WAIT_SECONDS;
 
 /// The limits a server puts on its request fields.
@@ -92,6 +92,15 @@ fn acquire(limits: &RequestLimits) -> Object {
             semaphore::value_schema(
                 "A value stored with the lease and shown with the lock (a re-grant to the holder \
                  keeps the one it had unless given a new one).",
+            ),
+        )
+        .property(
+            lock_delay::NAME,
+            lock_delay::schema(
+                "Exclusive only (a shared acquire may send 0): once the lease ends by expiry \
+                 rather than a release, other owners cannot take the lock until `expires_at` \
+                 plus this delay (an acquire then answers `acquired: false` with `Retry-After`, \
+                 a status 404 with `available_at`),",
             ),
         )
         .build()

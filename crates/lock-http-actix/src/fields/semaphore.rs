@@ -73,13 +73,14 @@ pub(crate) fn required_value_schema(what: &str) -> utoipa::openapi::schema::Sche
         "{what} Any JSON value but `null`, whose compact text is at most {MAX_LEASE_VALUE_BYTES} \
          bytes (larger: 422 `too_long`)."
     )));
-    for kind in [
-        Type::Object,
-        Type::Array,
-        Type::String,
-        Type::Number,
-        Type::Boolean,
-    ] {
+    // An array's items are any JSON value: generators refuse an array schema without `items`.
+    one_of = one_of
+        .item(ObjectBuilder::new().schema_type(Type::Object))
+        .item(
+            utoipa::openapi::schema::ArrayBuilder::new()
+                .items(ObjectBuilder::new().schema_type(SchemaType::AnyValue)),
+        );
+    for kind in [Type::String, Type::Number, Type::Boolean] {
         one_of = one_of.item(ObjectBuilder::new().schema_type(kind));
     }
     Schema::OneOf(

@@ -223,10 +223,11 @@ async fn invalid_wait_seconds_is_422_on_acquire_and_ignored_on_renew() {
 async fn a_zero_wait_answers_at_once_as_before() {
     for wait in ["0", "0.0", "-0"] {
         let mut repo = MockLockRepository::new();
-        repo.expect_acquire()
+        repo.expect_acquire_with_delay()
             .times(1)
-            .returning(|_, _, _, _, _| Ok(AcquireOutcome::Held));
+            .returning(|_, _, _, _, _, _| Ok(AcquireOutcome::Held));
         repo.expect_status().returning(|_, _| Ok(None));
+        repo.expect_available_at().returning(|_, _| Ok(None));
         let body = format!(r#"{{"owner": "w", "ttl_seconds": 60, "wait_seconds": {wait}}}"#);
         let answer = call(repo, post_json("/locks/x", body)).await;
         assert_eq!(answer.status, StatusCode::OK);

@@ -18,3 +18,32 @@ async fn status_without_a_live_lock_is_404() {
     let answer = call(repo, TestRequest::get().uri("/locks/a%2Fb")).await;
     assert_problem(&answer, StatusCode::NOT_FOUND, "not-found", "/locks/a%2Fb");
 }
+
+/// A lock whose last lease ran out less than its lock-delay ago: 404 with `available_at` and
+/// `Retry-After`.
+#[actix_web::test]
+async fn status_in_a_lock_delay_is_404_with_available_at() {
+    let mut repo = lock_domain::MockLockRepository::new();
+    repo.expect_status().times(1).returning(|_, _| Ok(None));
+    let until = chrono::Utc::now() + chrono::TimeDelta::milliseconds(2_500);
+    repo.expect_available_at()
+        .times(1)
+        .returning(move |_, _| Ok(Some(until)));
+    let answer = call(repo, TestRequest::get().uri("/locks/delayed")).await;
+    let body = assert_problem(
+        &answer,
+        StatusCode::NOT_FOUND,
+        "not-found",
+        "/locks/delayed",
+    );
+    assert_eq!(
+        body["available_at"],
+        until.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    );
+    let retry: u64 = answer
+        .header(actix_web::http::header::RETRY_AFTER)
+        .expect("Retry-After")
+        .parse()
+        .expect("seconds");
+    assert!((2..=3).contains(&retry), "{retry}");
+}

@@ -246,17 +246,20 @@ pub(crate) fn expect_acquire(
 ) -> MockLockRepository {
     let mut repo = MockLockRepository::new();
     let (resource, owner) = (resource.to_owned(), owner.to_owned());
-    repo.expect_acquire()
-        .withf(move |tn, r, o, t, _| {
+    repo.expect_acquire_with_delay()
+        .withf(move |tn, r, o, t, d, _| {
             *tn == Tenant::default_tenant()
                 && r.as_str() == resource
                 && o.as_str() == owner
                 && t.seconds() == ttl
+                && d.is_none()
         })
         .times(1)
-        .returning(move |_, _, _, _, _| Ok(outcome.clone()));
-    // A refused exclusive acquire asks whether the caller is one of the lock's shared holders.
+        .returning(move |_, _, _, _, _, _| Ok(outcome.clone()));
+    // A refused exclusive acquire asks whether the caller is one of the lock's shared holders,
+    // and with no live lease, whether one that ran out is in its lock-delay.
     repo.expect_status().returning(|_, _| Ok(None));
+    repo.expect_available_at().returning(|_, _| Ok(None));
     repo
 }
 
@@ -277,10 +280,15 @@ pub(crate) fn no_shared_holders() -> MockSharedLockRepository {
 pub(crate) fn expect_status(resource: &str, found: Option<Lock>) -> MockLockRepository {
     let mut repo = MockLockRepository::new();
     let resource = resource.to_owned();
+    let delayed = resource.clone();
     repo.expect_status()
         .withf(move |tn, r| *tn == Tenant::default_tenant() && r.as_str() == resource)
         .times(1)
         .returning(move |_, _| Ok(found.clone()));
+    // No live lock: is the one that ran out in its lock-delay? (No.)
+    repo.expect_available_at()
+        .withf(move |tn, r| *tn == Tenant::default_tenant() && r.as_str() == delayed)
+        .returning(|_, _| Ok(None));
     repo
 }
 
@@ -323,10 +331,11 @@ pub(crate) fn expect_renew(
 /// A store that answers every operation with success, however often it is called.
 pub(crate) fn permissive_repo() -> Mocks {
     let mut repo = MockLockRepository::new();
-    repo.expect_acquire()
-        .returning(|_, r, o, _, _| Ok(AcquireOutcome::Granted(lock_of(r.as_str(), o.as_str()))));
+    repo.expect_acquire_with_delay()
+        .returning(|_, r, o, _, _, _| Ok(AcquireOutcome::Granted(lock_of(r.as_str(), o.as_str()))));
     repo.expect_status()
         .returning(|_, r| Ok(Some(lock_of(r.as_str(), "worker-7"))));
+    repo.expect_available_at().returning(|_, _| Ok(None));
     repo.expect_release()
         .returning(|_, _, _| Ok(ReleaseResult::Released(FencingToken::new(17).unwrap())));
     repo.expect_renew()
@@ -447,9 +456,11 @@ impl Failure {
 /// A store whose every operation fails with `failure`.
 pub(crate) fn failing_repo(failure: Failure) -> Mocks {
     let mut repo = MockLockRepository::new();
-    repo.expect_acquire()
-        .returning(move |_, _, _, _, _| Err(failure.error()));
+    repo.expect_acquire_with_delay()
+        .returning(move |_, _, _, _, _, _| Err(failure.error()));
     repo.expect_status()
+        .returning(move |_, _| Err(failure.error()));
+    repo.expect_available_at()
         .returning(move |_, _| Err(failure.error()));
     repo.expect_release()
         .returning(move |_, _, _| Err(failure.error()));

@@ -38,6 +38,7 @@ fn request(who: &str, mode: LockMode, wait_ms: u64) -> AcquireRequest {
         wait: Duration::from_millis(wait_ms),
         mode,
         value: None,
+        lock_delay: lock_domain::LockDelay::NONE,
     }
 }
 

@@ -45,6 +45,7 @@ async fn single(service: &LockService, who: &str, resource: &str) -> Acquired {
         wait: Duration::ZERO,
         mode: LockMode::Exclusive,
         value: None,
+        lock_delay: lock_domain::LockDelay::NONE,
     };
     service.acquire(request, || false).await.unwrap()
 }

@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use lock_domain::{FencingToken, LeaseValue, Lock, LockMode, Owner, RepositoryError, Ttl};
+use lock_domain::{
+    FencingToken, LeaseValue, Lock, LockDelay, LockMode, Owner, RepositoryError, Ttl,
+};
 use tokio::sync::{oneshot, Notify};
 
 use super::locked;
@@ -40,6 +42,9 @@ pub(super) struct Queue {
     /// The holder's lease as the queue's task last saw it (its token and end), for
     /// `Retry-After` and for the poller to tell a change.
     holder: Mutex<Option<(FencingToken, DateTime<Utc>)>>,
+    /// When the lock, held by no live lease, leaves the lock-delay of one that ran out (as the
+    /// queue's task last saw it), for `Retry-After`.
+    delayed_until: Mutex<Option<DateTime<Utc>>>,
     /// The waiter an acquire attempt is being made for, until its grant is sent or the attempt
     /// failed. A waiter whose time runs out meanwhile waits for that attempt: the attempt may be
     /// granted, and answering "not acquired" then would hide a grant (a lease that someone else
@@ -55,6 +60,7 @@ pub(super) struct Waiter {
     pub(super) ttl: Ttl,
     pub(super) mode: LockMode,
     pub(super) value: Option<LeaseValue>,
+    pub(super) lock_delay: LockDelay,
     pub(super) grant: oneshot::Sender<Grant>,
 }
 
@@ -66,6 +72,7 @@ pub(super) struct Head {
     pub(super) ttl: Ttl,
     pub(super) mode: LockMode,
     pub(super) value: Option<LeaseValue>,
+    pub(super) lock_delay: LockDelay,
 }
 
 impl Queue {
@@ -78,6 +85,7 @@ impl Queue {
             // holder's own lease (kept if its requester is gone) from a new grant (released).
             recheck: AtomicBool::new(true),
             holder: Mutex::new(None),
+            delayed_until: Mutex::new(None),
             attempting: Mutex::new(None),
             attempt_done: Notify::new(),
         }
@@ -103,6 +111,7 @@ impl Queue {
             ttl: w.ttl,
             mode: w.mode,
             value: w.value.clone(),
+            lock_delay: w.lock_delay,
         })
     }
 
@@ -159,6 +168,11 @@ impl Queue {
         *locked(&self.holder) = holder.map(|lock| (lock.fencing_token, lock.expires_at));
     }
 
+    /// Records until when the lock, held by no live lease, is in a lock-delay.
+    pub(super) fn set_delayed_until(&self, until: Option<DateTime<Utc>>) {
+        *locked(&self.delayed_until) = until;
+    }
+
     /// What the poller read of the lock: when it looks free, the task attempts; when it shows
     /// another lease than the task last saw, the task looks for itself. Nothing else wakes it.
     pub(super) fn observe(&self, seen: Option<&Lock>) {
@@ -175,7 +189,9 @@ impl Queue {
 
     pub(super) fn retry_after_seconds(&self, now: DateTime<Utc>) -> u64 {
         let expires_at = locked(&self.holder).map(|(_, expires_at)| expires_at);
+        let delayed_until = *locked(&self.delayed_until);
         expires_at
+            .max(delayed_until)
             .and_then(|at| (at - now).to_std().ok())
             .map_or(1, |left| left.as_secs() + 1)
     }

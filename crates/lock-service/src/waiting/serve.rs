@@ -1,4 +1,4 @@
-//! The task of one queue, the hand-over of a grant, and the subscription to the store's hints.
+//! The task of one queue and the hand-over of a grant (the store's hints: `hints.rs`).
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -6,75 +6,15 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use lock_domain::{
-    decide_acquire, is_expired, AcquireDecision, AcquireOutcome, Freed, FreedHints, Lock, LockMode,
-    RepositoryError, SharedAcquireOutcome, Tenant,
+    decide_acquire, is_expired, AcquireDecision, AcquireOutcome, Lock, LockMode, RepositoryError,
+    SharedAcquireOutcome, Tenant,
 };
 use tokio::sync::oneshot;
 
 use super::queue::{Granted, Head, Queue};
 use super::ticket::undo;
-use super::{
-    locked, QueueKey, Shared, EXPIRY_MARGIN, HINTS_LIVE, HINTS_NONE, HINTS_PENDING,
-    MAX_SKEW_BACKOFF, RESUBSCRIBE_DELAY,
-};
+use super::{locked, QueueKey, Shared, EXPIRY_MARGIN, MAX_SKEW_BACKOFF};
 use crate::events::Trouble;
-
-/// Subscribes to the store's hints and wakes the queues they name, for as long as the
-/// `Waiting` lives; resubscribes after a failure.
-pub(super) async fn listen_for_hints(shared: Weak<Shared>, source: Arc<dyn FreedHints>) {
-    loop {
-        match source.subscribe_freed().await {
-            Ok(None) => {
-                if let Some(shared) = shared.upgrade() {
-                    shared.hints.store(HINTS_NONE, Ordering::Release);
-                }
-                return;
-            }
-            Ok(Some(mut hints)) => {
-                {
-                    let Some(shared) = shared.upgrade() else {
-                        return;
-                    };
-                    shared.hints.store(HINTS_LIVE, Ordering::Release);
-                    // Releases made before the subscription took effect were not hinted.
-                    shared.wake_all();
-                    shared.permits_freed(None);
-                }
-                while let Some(hint) = hints.next().await {
-                    let Some(shared) = shared.upgrade() else {
-                        return;
-                    };
-                    match hint {
-                        Freed::Lock { tenant, resource } => shared.wake(&(tenant, resource), true),
-                        Freed::Permits { tenant, name } => {
-                            shared.permits_freed(Some((&tenant, &name)));
-                        }
-                        Freed::Unknown => {
-                            shared.wake_all();
-                            shared.permits_freed(None);
-                        }
-                    }
-                }
-                if let Some(shared) = shared.upgrade() {
-                    shared.events.trouble(Trouble::HintsLost { error: None });
-                }
-            }
-            Err(error) => {
-                if let Some(shared) = shared.upgrade() {
-                    shared.events.trouble(Trouble::HintsLost {
-                        error: Some(&error),
-                    });
-                }
-            }
-        }
-        let Some(alive) = shared.upgrade() else {
-            return;
-        };
-        alive.hints.store(HINTS_PENDING, Ordering::Release);
-        drop(alive);
-        tokio::time::sleep(RESUBSCRIBE_DELAY).await;
-    }
-}
 
 /// The task of one queue: attempts acquires for the head waiter when the lock may be free, and
 /// ends when the queue is empty.
@@ -88,6 +28,8 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
     let mut mode_checked = None;
     // Extra wait after an expiry attempt found the same lease still live.
     let mut skew = Duration::ZERO;
+    // When the lock, held by no live lease, leaves the lock-delay of one that ran out.
+    let mut delayed_until: Option<DateTime<Utc>> = None;
     loop {
         let Some(head) = shared.head(&key, &queue) else {
             return;
@@ -103,7 +45,10 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
             head_id = Some(id);
             // A new head that already holds the lock (or a reader beside readers) is granted
             // at once.
-            if may_grant_at_once(holder.as_ref(), &head, shared.clock.now()) {
+            if may_grant_at_once(holder.as_ref(), &head, shared.clock.now())
+                || delayed_until.is_some()
+            {
+                // (A lock-delay keeps the place from others, not from its lease's own owner.)
                 attempt = true;
             }
         }
@@ -122,12 +67,13 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
             let attempted = match mode {
                 LockMode::Exclusive => shared
                     .repo
-                    .acquire(
+                    .acquire_with_delay(
                         tenant.clone(),
                         resource.clone(),
                         owner.clone(),
                         ttl,
                         head.value.clone(),
+                        head.lock_delay,
                     )
                     .await
                     .map(|outcome| match outcome {
@@ -160,6 +106,8 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                 }
                 Ok(Attempt::Granted(lock)) => {
                     skew = Duration::ZERO;
+                    delayed_until = None;
+                    queue.set_delayed_until(None);
                     if deliver(&shared, &queue, &tenant, id, lock.clone()).await {
                         // Undone: the lock is free again.
                         holder = None;
@@ -224,7 +172,30 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                 Ok(None) => {
                     holder = None;
                     queue.set_holder(None);
-                    attempt = true;
+                    // No live lease: free, or the place of one that ran out, in its lock-delay.
+                    match shared
+                        .repo
+                        .available_at(tenant.clone(), resource.clone())
+                        .await
+                    {
+                        Ok(Some(until)) if until > shared.clock.now() => {
+                            delayed_until = Some(until);
+                            queue.set_delayed_until(Some(until));
+                        }
+                        Ok(_) => {
+                            delayed_until = None;
+                            queue.set_delayed_until(None);
+                            attempt = true;
+                        }
+                        Err(error) => {
+                            shared.events.trouble(Trouble::WaitFailed {
+                                resource: &resource,
+                                error: &error,
+                            });
+                            queue.fail_all(&error);
+                            continue;
+                        }
+                    }
                 }
                 Err(error) => {
                     shared.events.trouble(Trouble::WaitFailed {
@@ -242,9 +213,11 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
         // Asleep until the lease ends, or until woken: by this process's release or renew, a
         // hint, or the poller (see `poll_queues`). The queue itself never polls.
         let now = shared.clock.now();
-        let until_expiry = holder.as_ref().map(|lock| {
-            (lock.expires_at - now).to_std().unwrap_or(Duration::ZERO) + EXPIRY_MARGIN + skew
-        });
+        let until_expiry = holder
+            .as_ref()
+            .map(|lock| lock.expires_at)
+            .or(delayed_until)
+            .map(|end| (end - now).to_std().unwrap_or(Duration::ZERO) + EXPIRY_MARGIN + skew);
         let timer_fired = match until_expiry {
             Some(sleep) => tokio::select! {
                 () = queue.wake.notified() => false,
@@ -256,8 +229,14 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
             }
         };
         if timer_fired {
-            match &holder {
-                Some(lock) if is_expired(lock.expires_at, shared.clock.now()) => attempt = true,
+            match (&holder, delayed_until) {
+                (Some(lock), _) if is_expired(lock.expires_at, shared.clock.now()) => {
+                    attempt = true;
+                }
+                (None, Some(until)) if until <= shared.clock.now() => {
+                    delayed_until = None;
+                    attempt = true;
+                }
                 _ => queue.recheck.store(true, Ordering::Release),
             }
         }

@@ -66,6 +66,7 @@ async fn two_waiters_of_one_owner() -> (
             ttl(),
             LockMode::Exclusive,
             None,
+            lock_domain::LockDelay::NONE,
         )
         .expect("room for a waiter");
     let second = waiting
@@ -76,6 +77,7 @@ async fn two_waiters_of_one_owner() -> (
             ttl(),
             LockMode::Exclusive,
             None,
+            lock_domain::LockDelay::NONE,
         )
         .expect("room for a waiter");
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -190,6 +192,7 @@ async fn a_wait_that_ends_during_its_attempt_answers_with_that_attempt_s_grant()
             ttl(),
             LockMode::Exclusive,
             None,
+            lock_domain::LockDelay::NONE,
         )
         .expect("room for a waiter");
     let outcome = ticket.wait(Duration::from_millis(100), || false).await;
@@ -247,6 +250,7 @@ async fn the_poller_finds_a_release_made_elsewhere() {
             ttl(),
             LockMode::Exclusive,
             None,
+            lock_domain::LockDelay::NONE,
         )
         .expect("room for a waiter");
     tokio::time::sleep(super::POLL_PERIOD * 2).await;
