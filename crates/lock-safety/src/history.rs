@@ -105,6 +105,8 @@ pub struct History {
     pub margin_us: Micros,
     /// The seed that made the run, printed with every violation.
     pub seed: u64,
+    /// The lock-delay (µs) every acquire of a resource asked for, by resource; absent: none.
+    pub lock_delays: std::collections::BTreeMap<String, Micros>,
 }
 
 impl History {
@@ -117,6 +119,7 @@ impl History {
             horizon_us: 30_000_000,
             margin_us: 50_000,
             seed,
+            lock_delays: std::collections::BTreeMap::new(),
         }
     }
 
@@ -235,6 +238,7 @@ pub mod json {
         let mut out = json!({
             "resources": history.resources, "start": history.start, "horizon_us": history.horizon_us,
             "margin_us": history.margin_us, "seed": history.seed,
+            "lock_delays_us": history.lock_delays,
         })
         .to_string();
         out.push('\n');
@@ -291,6 +295,12 @@ pub mod json {
         history.seed = h["seed"].as_u64().unwrap_or(0);
         history.horizon_us = h["horizon_us"].as_i64().unwrap_or(history.horizon_us);
         history.margin_us = h["margin_us"].as_i64().unwrap_or(history.margin_us);
+        if let Some(delays) = h["lock_delays_us"].as_object() {
+            history.lock_delays = delays
+                .iter()
+                .filter_map(|(resource, us)| Some((resource.clone(), us.as_i64()?)))
+                .collect();
+        }
         history.resources = h["resources"]
             .as_array()
             .map(|rs| {

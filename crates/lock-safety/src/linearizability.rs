@@ -44,6 +44,8 @@ pub struct Partition {
     pub resource: String,
     pub entries: Vec<Entry>,
     pub margin: Micros,
+    /// The lock-delay every acquire of the resource asked for.
+    pub lock_delay: Micros,
 }
 
 /// How one partition's search ended.
@@ -70,7 +72,12 @@ pub struct PartitionResult {
 
 /// Checks one partition; on a violation, shrinks it to a small slice that still fails.
 pub fn check_partition(partition: &Partition, budget: u64) -> PartitionResult {
-    let (found, states) = search(&partition.entries, partition.margin, budget);
+    let (found, states) = search(
+        &partition.entries,
+        partition.margin,
+        partition.lock_delay,
+        budget,
+    );
     let verdict = match found {
         Found::Linearizable => Verdict::Linearizable,
         Found::OverBudget => Verdict::Unknown,

@@ -87,6 +87,9 @@ pub struct When {
     pub lo: Micros,
     pub hi: Micros,
     pub margin: Micros,
+    /// The resource's lock-delay: a lease that ran out keeps its place from other owners until
+    /// its end plus this (a released one does not: a release leaves no holder).
+    pub lock_delay: Micros,
     /// The whole span the operation may take effect in (its invoke to its deadline), whatever
     /// the search's order: a lease whose grant or renew went unanswered ends `ttl` after some
     /// instant of it. (Using the span, not `[lo, hi]`, is a little weaker but makes the state
@@ -124,6 +127,19 @@ impl Hold {
         when.hi >= self.end_lo
     }
 
+    /// Whether `owner` may take the lease's place at some instant in `[lo, hi]`: it may have
+    /// ended, and for another owner its lock-delay may be over too.
+    fn may_be_taken_by(&self, owner: OwnerId, when: &When) -> bool {
+        self.may_be_over(when)
+            && (self.owner == owner || when.hi >= self.end_lo.saturating_add(when.lock_delay))
+    }
+
+    /// Whether the lease may still keep its place from `owner` at some instant in `[lo, hi]`:
+    /// live, or (for another owner) in its lock-delay.
+    fn may_keep_from(&self, owner: OwnerId, when: &When) -> bool {
+        self.owner != owner && when.lo < self.end_hi.saturating_add(when.lock_delay)
+    }
+
     fn token_is(&self, token: i64) -> bool {
         match self.token {
             Token::Known(known) => known == token,
@@ -148,10 +164,13 @@ pub fn step(state: &State, call: Call, ret: Ret, when: &When, op: u32) -> Vec<St
         floor: state.floor,
         holder: None,
     };
+    // The place is free for an acquire by `owner`: no holder, or its lease may have ended and
+    // (for another owner) its lock-delay may be over.
+    let may_take = |owner: OwnerId| state.holder.is_none_or(|h| h.may_be_taken_by(owner, when));
     match (call, ret) {
         (Call::Acquire { owner, .. }, Ret::Granted { token, expires }) => {
             let (end_lo, end_hi) = when.answered(expires);
-            if may_be_free && token > state.floor {
+            if may_take(owner) && token > state.floor {
                 next.push(State {
                     floor: token,
                     holder: Some(Hold {
@@ -177,13 +196,15 @@ pub fn step(state: &State, call: Call, ret: Ret, when: &When, op: u32) -> Vec<St
             }
         }
         (Call::Acquire { owner, .. }, Ret::Held) => {
-            if live.is_some_and(|h| h.owner != owner) {
+            if live.is_some_and(|h| h.owner != owner)
+                || state.holder.is_some_and(|h| h.may_keep_from(owner, when))
+            {
                 next.push(*state);
             }
         }
         (Call::Acquire { owner, ttl }, Ret::Unknown) => {
             let (end_lo, end_hi) = when.ends(ttl);
-            if may_be_free {
+            if may_take(owner) {
                 next.push(State {
                     floor: state.floor + 1,
                     holder: Some(Hold {
@@ -206,7 +227,9 @@ pub fn step(state: &State, call: Call, ret: Ret, when: &When, op: u32) -> Vec<St
                     }),
                 });
             }
-            if live.is_some_and(|h| h.owner != owner) {
+            if live.is_some_and(|h| h.owner != owner)
+                || state.holder.is_some_and(|h| h.may_keep_from(owner, when))
+            {
                 next.push(*state);
             }
         }
@@ -259,7 +282,19 @@ pub fn step(state: &State, call: Call, ret: Ret, when: &When, op: u32) -> Vec<St
             Ret::NotFound | Ret::Seen(None),
         ) => {
             if may_be_free {
-                next.push(freed);
+                // The lease is over by `hi`. Under a lock-delay it still keeps its place from
+                // other owners for a while (a 404 shows no lease, not a free place): keep it,
+                // ended by `hi` at the latest.
+                match state.holder {
+                    Some(h) if when.lock_delay > 0 => next.push(State {
+                        floor: state.floor,
+                        holder: Some(Hold {
+                            end_hi: h.end_hi.min(when.hi.max(h.end_lo)),
+                            ..h
+                        }),
+                    }),
+                    _ => next.push(freed),
+                }
             }
         }
         (Call::Read, Ret::Seen(Some((owner, token, expires)))) => {
@@ -303,8 +338,91 @@ mod tests {
             lo,
             hi,
             margin: 50_000,
+            lock_delay: 0,
             window: (lo, hi),
         }
+    }
+
+    fn delayed(lo: Micros, hi: Micros, lock_delay: Micros) -> When {
+        When {
+            lock_delay,
+            ..at(lo, hi)
+        }
+    }
+
+    #[test]
+    fn a_lease_that_ran_out_keeps_its_place_from_others_for_the_lock_delay() {
+        // Owner 0's lease ends at 10 s; the resource's lock-delay is 2 s.
+        let state = held(0, 5, 10 * S);
+        let grant = |owner, at_s: Micros| {
+            step(
+                &state,
+                Call::Acquire { owner, ttl: 5 * S },
+                Ret::Granted {
+                    token: 6,
+                    expires: at_s * S + 5 * S,
+                },
+                &delayed(at_s * S, at_s * S + 1_000, 2 * S),
+                1,
+            )
+        };
+        assert!(grant(1, 11).is_empty(), "another owner, inside the delay");
+        assert!(!grant(1, 13).is_empty(), "another owner, after it");
+        assert!(!grant(0, 11).is_empty(), "its own owner comes back");
+        let refused = |at_s: Micros| {
+            step(
+                &state,
+                Call::Acquire {
+                    owner: 1,
+                    ttl: 5 * S,
+                },
+                Ret::Held,
+                &delayed(at_s * S, at_s * S + 1_000, 2 * S),
+                1,
+            )
+        };
+        assert_eq!(refused(11), vec![state], "refused inside the delay");
+        // A read that finds no lease there does not end the delay.
+        let read = step(
+            &state,
+            Call::Read,
+            Ret::Seen(None),
+            &delayed(11 * S, 11 * S + 1_000, 2 * S),
+            1,
+        );
+        assert_eq!(read.len(), 1);
+        let after_read = &read[0];
+        assert!(after_read.holder.is_some(), "the lease keeps its place");
+        assert!(step(
+            after_read,
+            Call::Acquire {
+                owner: 1,
+                ttl: 5 * S
+            },
+            Ret::Granted {
+                token: 6,
+                expires: 16 * S
+            },
+            &delayed(11 * S + 2_000, 11 * S + 3_000, 2 * S),
+            2,
+        )
+        .is_empty());
+        assert!(refused(13).is_empty(), "no reason to refuse after it");
+        // Without a delay, the same grant at 11 s is fine.
+        assert!(!step(
+            &state,
+            Call::Acquire {
+                owner: 1,
+                ttl: 5 * S
+            },
+            Ret::Granted {
+                token: 6,
+                expires: 16 * S
+            },
+            &at(11 * S, 11 * S + 1_000),
+            1,
+        )
+        .is_empty());
     }
 
     fn held(owner: OwnerId, token: i64, end: Micros) -> State {

@@ -500,3 +500,38 @@ fn a_release_of_a_lease_never_granted_is_caught() {
     );
     assert!(not_linearizable(&report), "{}", report.render(&h.history));
 }
+
+/// Under a lock-delay, a lease that ran out keeps its place from other owners: a grant to
+/// another owner inside the delay is a violation (even after a read saw no lease), one after it
+/// is not, and the lease's own owner may come back at once.
+#[test]
+fn a_grant_inside_another_owners_lock_delay_is_caught() {
+    let with_delay = |b_at_ms: i64, b_owner: &str| {
+        let mut h = Recorder::new();
+        h.history.lock_delays.insert(R.to_owned(), 2_000 * MS);
+        h.acquire("a", 1, 0, 0, 10, granted("a", 1, 5, 1));
+        h.status(1_200, 1_210, Outcome::Seen(None));
+        h.acquire(
+            b_owner,
+            10,
+            0,
+            b_at_ms,
+            b_at_ms + 10,
+            granted(b_owner, 2, b_at_ms + 5, 10),
+        );
+        h
+    };
+    let inside = with_delay(1_500, "b");
+    let report = inside.check();
+    assert!(
+        not_linearizable(&report),
+        "{}",
+        report.render(&inside.history)
+    );
+    assert_passes(&with_delay(3_500, "b"));
+    assert_passes(&with_delay(1_500, "a"));
+    // Without a delay the same history is fine.
+    let mut plain = with_delay(1_500, "b");
+    plain.history.lock_delays.clear();
+    assert_passes(&plain);
+}

@@ -18,6 +18,7 @@ pub fn partitions(history: &History) -> Vec<Partition> {
             resource: r.clone(),
             entries: Vec::new(),
             margin: history.margin_us,
+            lock_delay: history.lock_delays.get(r).copied().unwrap_or(0),
         })
         .collect();
     let mut owners: Vec<HashMap<String, OwnerId>> = vec![HashMap::new(); by_resource.len()];

@@ -25,6 +25,7 @@ struct Node {
 struct Search<'a> {
     entries: &'a [Entry],
     margin: Micros,
+    lock_delay: Micros,
     /// The grants some undo names; any other grant is recorded as `NO_UNDO`, so that states
     /// that differ only in which definite acquire made the lease are one state.
     undone: HashSet<u32>,
@@ -80,6 +81,7 @@ impl Search<'_> {
                 lo: node.lo.max(entry.invoke),
                 hi: entry.deadline.min(min2),
                 margin: self.margin,
+                lock_delay: self.lock_delay,
                 window: (entry.invoke, entry.deadline),
             };
             step(&node.state, entry.call, entry.ret, &when, NO_UNDO).is_empty()
@@ -97,6 +99,7 @@ impl Search<'_> {
                 lo: node.lo.max(entry.invoke),
                 hi: entry.deadline.min(others),
                 margin: self.margin,
+                lock_delay: self.lock_delay,
                 window: (entry.invoke, entry.deadline),
             };
             if when.lo > when.hi {
@@ -158,7 +161,7 @@ pub enum Found {
 }
 
 /// Searches one list of entries (sorted by invoke), exploring at most `budget` states.
-pub fn search(entries: &[Entry], margin: Micros, budget: u64) -> (Found, u64) {
+pub fn search(entries: &[Entry], margin: Micros, lock_delay: Micros, budget: u64) -> (Found, u64) {
     let undone = entries
         .iter()
         .filter_map(|e| match e.call {
@@ -169,6 +172,7 @@ pub fn search(entries: &[Entry], margin: Micros, budget: u64) -> (Found, u64) {
     let search = Search {
         entries,
         margin,
+        lock_delay,
         undone,
     };
     let mut root = Node {
@@ -277,7 +281,7 @@ mod tests {
             entry(acquire(1), granted(2), 0, S, 1),
         ];
         assert!(matches!(
-            search(&entries, 50_000, 1000).0,
+            search(&entries, 50_000, 0, 1000).0,
             Found::NotLinearizable { .. }
         ));
         // Once the first lease is surely over, the second grant is fine.
@@ -294,6 +298,6 @@ mod tests {
                 1,
             ),
         ];
-        assert_eq!(search(&entries, 50_000, 1000).0, Found::Linearizable);
+        assert_eq!(search(&entries, 50_000, 0, 1000).0, Found::Linearizable);
     }
 }

@@ -22,7 +22,13 @@ pub(super) fn shrink(partition: &Partition, stuck_at: Micros, budget: u64) -> Ve
     let trial_budget = (budget / 50).max(20_000);
     let fails = |entries: &[Entry]| {
         matches!(
-            search(entries, partition.margin, trial_budget).0,
+            search(
+                entries,
+                partition.margin,
+                partition.lock_delay,
+                trial_budget
+            )
+            .0,
             Found::NotLinearizable { .. }
         )
     };

@@ -37,6 +37,8 @@ use crate::workload::{Clock, Plan};
 const SEMAPHORES: usize = 2;
 /// How many resources the clients lock in both modes (besides `--resources`).
 const SHARED_RESOURCES: usize = 2;
+/// The lock-delay (seconds) of every acquire of the lock-delayed resource.
+const LOCK_DELAY_SECONDS: u32 = 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Backend {
@@ -84,6 +86,9 @@ struct Args {
     /// Run without election operations (for a server without `/elections`).
     #[arg(long)]
     no_elections: bool,
+    /// Run without the lock-delayed resource (for a server without `lock_delay_seconds`).
+    #[arg(long)]
+    no_lock_delay: bool,
     /// Run without multi-lock operations (`POST /locks`, `DELETE /locks`; for a server without
     /// them).
     #[arg(long)]
@@ -186,10 +191,19 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
     let clock = Clock::new();
     let start = clock.now();
     let run_id = format!("safety-{seed}");
+    let mut resources: Vec<String> = (0..args.resources.max(1))
+        .map(|j| format!("{run_id}/r{j}"))
+        .collect();
+    let mut lock_delays = std::collections::BTreeMap::new();
+    if !args.no_lock_delay {
+        // One more resource, under the listings' prefix, whose every acquire asks for a delay.
+        let delayed = format!("{run_id}/delayed");
+        lock_delays.insert(delayed.clone(), LOCK_DELAY_SECONDS);
+        resources.push(delayed);
+    }
     let mut plan = Plan {
-        resources: (0..args.resources.max(1))
-            .map(|j| format!("{run_id}/r{j}"))
-            .collect(),
+        resources,
+        lock_delays,
         // Outside the listings' prefix `{run_id}/`.
         shared_resources: (0..if args.no_shared { 0 } else { SHARED_RESOURCES })
             .map(|j| format!("{run_id}-shared/r{j}"))
@@ -247,6 +261,11 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
     // The elections are checked as the locks they are, each a resource of its own.
     history.resources = plan.resources.clone();
     history.resources.extend(plan.elections.iter().cloned());
+    history.lock_delays = plan
+        .lock_delays
+        .iter()
+        .map(|(resource, seconds)| (resource.clone(), i64::from(*seconds) * 1_000_000))
+        .collect();
     // An operation left unanswered may still take effect after its client gave up: while its
     // instance was paused, behind a held write lock or a stalled commit (one fault at a time,
     // each at most faults::LONGEST), then within lockd's own bounds (a pool wait of 2 s, a
@@ -373,7 +392,7 @@ fn verdict(
             return ExitCode::from(1);
         }
         println!(
-            "FAILED: {violations} violations (backend {backend}, seed {}); rerun: lock-safety --backend {backend} --seed {} --seconds {} --instances {} --clients {} --resources {}{}{}{}",
+            "FAILED: {violations} violations (backend {backend}, seed {}); rerun: lock-safety --backend {backend} --seed {} --seconds {} --instances {} --clients {} --resources {}{}{}{}{}",
             seed,
             seed,
             args.seconds,
@@ -382,7 +401,8 @@ fn verdict(
             args.resources,
             if args.no_shared { " --no-shared" } else { "" },
             if args.no_multi { " --no-multi" } else { "" },
-            if args.no_elections { " --no-elections" } else { "" }
+            if args.no_elections { " --no-elections" } else { "" },
+            if args.no_lock_delay { " --no-lock-delay" } else { "" }
         );
         return ExitCode::from(1);
     }

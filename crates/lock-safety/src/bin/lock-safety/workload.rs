@@ -44,6 +44,8 @@ impl Clock {
 /// What every client shares.
 pub struct Plan {
     pub resources: Vec<String>,
+    /// The lock-delay (seconds) every acquire of some of `resources` asks for.
+    pub lock_delays: std::collections::BTreeMap<String, u32>,
     /// The resources locked in both modes (none with `--no-shared`), outside the listings'
     /// prefix: a listing's view of a shared hold is not part of the contract.
     pub shared_resources: Vec<String>,
@@ -178,7 +180,8 @@ pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Rec
         let outcome = if election {
             elections::perform(&base, &resource, &kind, timeout)
         } else {
-            perform(&base, &resource, &plan.prefix, &kind, timeout)
+            let lock_delay = plan.lock_delays.get(&resource).copied();
+            perform(&base, &resource, &plan.prefix, &kind, lock_delay, timeout)
         };
         let complete = clock.now();
         ops.push(Op {
@@ -245,8 +248,16 @@ pub fn answer(result: Result<ureq::Response, ureq::Error>) -> Answer {
     }
 }
 
-/// Sends one request on a fresh connection and classifies the answer.
-fn perform(base: &str, resource: &str, prefix: &str, kind: &OpKind, timeout: Duration) -> Outcome {
+/// Sends one request on a fresh connection and classifies the answer; an acquire asks for
+/// `lock_delay` seconds of lock-delay when given.
+fn perform(
+    base: &str,
+    resource: &str,
+    prefix: &str,
+    kind: &OpKind,
+    lock_delay: Option<u32>,
+    timeout: Duration,
+) -> Outcome {
     let agent = agent(timeout);
     let path = format!("{base}/locks/{}", encode(resource));
     let result = match kind {
@@ -258,6 +269,9 @@ fn perform(base: &str, resource: &str, prefix: &str, kind: &OpKind, timeout: Dur
             let mut body = json!({"owner": owner, "ttl_seconds": ttl_seconds});
             if *wait_seconds > 0 {
                 body["wait_seconds"] = json!(wait_seconds);
+            }
+            if let Some(lock_delay) = lock_delay {
+                body["lock_delay_seconds"] = json!(lock_delay);
             }
             agent.post(&path).send_json(body)
         }
