@@ -161,6 +161,12 @@ fn the_sitting_leader_campaigning_again_keeps_its_term(db: TestDatabase) {
         (term(&waited), waited["value"].clone()),
         (term(&first), json!(2))
     );
+    let metrics = server.send("GET", "/metrics", None);
+    let text = metrics.body.as_str().unwrap_or_default();
+    assert!(
+        text.lines().any(|l| l == "lockd_election_terms_total 1"),
+        "three campaigns, one term: {text}"
+    );
 }
 
 fn only_the_leader_proclaims_and_a_proclaim_changes_only_the_value(db: TestDatabase) {

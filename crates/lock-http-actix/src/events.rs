@@ -199,15 +199,24 @@ impl LockEvents for MetricsAndAudit {
         report: ElectionReport<'_>,
     ) {
         let (operation, outcome, leader) = match report {
-            ElectionReport::Campaigned(Campaigned::Elected { leader, waited }) => (
-                "campaign",
-                if *waited {
-                    "waited_then_elected"
-                } else {
-                    "elected"
-                },
-                Some(leader),
-            ),
+            ElectionReport::Campaigned(Campaigned::Elected {
+                leader,
+                waited,
+                new_term,
+            }) => {
+                if *new_term {
+                    self.metrics.election_term_changed();
+                }
+                (
+                    "campaign",
+                    if *waited {
+                        "waited_then_elected"
+                    } else {
+                        "elected"
+                    },
+                    Some(leader),
+                )
+            }
             ElectionReport::Campaigned(Campaigned::NotElected {
                 retry_after_seconds,
                 ..

@@ -155,6 +155,11 @@ impl Metrics {
             .inc();
     }
 
+    /// Counts a new leader elected through this server (a new term).
+    pub fn election_term_changed(&self) {
+        self.families.election_terms.inc();
+    }
+
     /// Counts a fence check of a `primitive` (`lock`, `semaphore` or `election`): `valid` or stale.
     pub fn fence_checked(&self, primitive: &'static str, valid: bool) {
         let result = if valid { "valid" } else { "stale" };

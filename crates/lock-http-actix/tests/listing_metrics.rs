@@ -538,7 +538,7 @@ async fn the_live_lock_counter_reads_the_repository() {
 }
 
 /// Every family the docs list (docs/api.md), with its type: names and types are an interface.
-const FAMILIES: [(&str, &str); 17] = [
+const FAMILIES: [(&str, &str); 18] = [
     ("lockd_http_requests_total", "counter"),
     ("lockd_http_request_duration_seconds", "histogram"),
     ("lockd_acquire_total", "counter"),
@@ -547,6 +547,7 @@ const FAMILIES: [(&str, &str); 17] = [
     ("lockd_semaphore_operations_total", "counter"),
     ("lockd_fence_checks_total", "counter"),
     ("lockd_election_operations_total", "counter"),
+    ("lockd_election_terms_total", "counter"),
     ("lockd_waiters_rejected_total", "counter"),
     ("lockd_live_waiters", "gauge"),
     ("lockd_observers", "gauge"),

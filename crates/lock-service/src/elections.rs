@@ -33,9 +33,14 @@ pub struct CampaignRequest {
 /// How a campaign ended, as the candidate hears it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Campaigned {
-    /// The candidate leads: newly elected (a new, larger term), or the sitting leader re-granted
-    /// its lease from now (its term kept). `waited` when it stood in line first.
-    Elected { leader: Leader, waited: bool },
+    /// The candidate leads: newly elected (a new, larger term: `new_term`), or the sitting
+    /// leader re-granted its lease from now (its term kept). `waited` when it stood in line
+    /// first.
+    Elected {
+        leader: Leader,
+        waited: bool,
+        new_term: bool,
+    },
     /// Another candidate leads (`leader`, as read right after; `None` when the office fell
     /// vacant in between, or is vacant but in the lock-delay of a leader whose lease ran out).
     /// After a wait that ended, or in a lock-delay, `retry_after_seconds` is when the office may
@@ -95,6 +100,9 @@ impl LockService {
             value: request.value,
             lock_delay: request.lock_delay,
         };
+        // Who led before, to tell a new term from the sitting leader's re-grant (for metrics and
+        // the audit log; a concurrent campaign of the same candidate may blur it, nothing else).
+        let before = self.leader(&request.tenant, &request.election).await?;
         let acquired = if request.wait.is_zero() {
             self.acquire_now(&lock_request).await?
         } else {
@@ -102,6 +110,7 @@ impl LockService {
         };
         let campaigned = match acquired {
             Acquired::Granted { lock, waited } => Campaigned::Elected {
+                new_term: before.is_none_or(|before| before.term != lock.fencing_token),
                 leader: Leader::of(lock),
                 waited,
             },

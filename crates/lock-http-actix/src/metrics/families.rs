@@ -137,6 +137,7 @@ pub(super) struct Families {
     pub semaphores: Family<SemaphoreLabels, Counter>,
     pub fences: Family<FenceLabels, Counter>,
     pub elections: Family<SemaphoreLabels, Counter>,
+    pub election_terms: Counter,
     pub waiters_rejected: Family<LimitLabel, Counter>,
     pub live_waiters: Gauge,
     pub observers: Gauge,
@@ -158,6 +159,7 @@ impl Families {
             semaphores: Family::default(),
             fences: Family::default(),
             elections: Family::default(),
+            election_terms: Counter::default(),
             waiters_rejected: Family::default(),
             live_waiters: Gauge::default(),
             observers: Gauge::default(),
@@ -246,6 +248,12 @@ impl Families {
             "lockd_election_operations",
             "Election operations by operation (campaign, proclaim, renew, resign) and outcome",
             families.elections.clone(),
+        );
+        registry.register(
+            "lockd_election_terms",
+            "New leaders elected through this server (a new term; the sitting leader campaigning \
+             again keeps its term and is not counted)",
+            families.election_terms.clone(),
         );
         registry.register(
             "lockd_waiters_rejected",
