@@ -17,6 +17,7 @@ on_both_backends!(
     a_release_clears_the_lock_delay,
     an_election_keeps_its_office_for_the_lock_delay,
     the_servers_default_lock_delay_applies_when_none_is_asked,
+    a_semaphore_grant_that_runs_out_keeps_its_permits_for_its_lock_delay,
     bad_lock_delays_are_422_and_change_nothing,
 );
 
@@ -276,4 +277,46 @@ fn bad_lock_delays_are_422_and_change_nothing(db: TestDatabase) {
         .body["acquired"]
         .as_bool()
         .unwrap());
+}
+
+fn a_semaphore_grant_that_runs_out_keeps_its_permits_for_its_lock_delay(db: TestDatabase) {
+    let server = TestServer::start(&db, &[]);
+    let take = |owner: &str, extra: Value| {
+        let mut body = json!({"owner": owner, "ttl_seconds": 1, "limit": 1});
+        for (key, value) in extra.as_object().unwrap() {
+            body[key] = value.clone();
+        }
+        let reply = server.send("POST", "/semaphores/exports", Some(&body));
+        assert_eq!(reply.status, 200, "{reply:?}");
+        reply
+    };
+    let paused = take("paused", json!({"lock_delay_seconds": 2}));
+    let expires_ms = timestamp_ms(&paused.body["permit"]["expires_at"]);
+    sleep_past(expires_ms, 150);
+    server
+        .send("GET", "/semaphores/exports", None)
+        .assert_problem(404, "not-found");
+    let refused = take("other", json!({"ttl_seconds": 30}));
+    assert_eq!(refused.body["acquired"], false, "{refused:?}");
+    let waited = take("other", json!({"ttl_seconds": 30, "wait_seconds": 10}));
+    let granted_ms = now_ms();
+    assert_eq!(waited.body["acquired"], true, "{waited:?}");
+    assert!(granted_ms >= expires_ms + 2_000, "granted inside the delay");
+    assert!(
+        granted_ms < expires_ms + 3_000,
+        "granted {} ms late",
+        granted_ms - expires_ms - 2_000
+    );
+    // A release frees the permits at once, whatever the delay.
+    let released = server.send("DELETE", "/semaphores/exports?owner=other", None);
+    assert_eq!(released.status, 204);
+    let next = take("third", json!({"lock_delay_seconds": 60}));
+    assert_eq!(next.body["acquired"], true);
+    assert_eq!(
+        server
+            .send("DELETE", "/semaphores/exports?owner=third", None)
+            .status,
+        204
+    );
+    assert_eq!(take("fourth", json!({})).body["acquired"], true);
 }

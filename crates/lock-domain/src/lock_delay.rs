@@ -6,7 +6,7 @@
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::validation::ValidationError;
-use crate::{Lock, Owner};
+use crate::{Lease, Lock, Owner};
 
 /// A validated lock-delay: a whole number of seconds in `0..=MAX_SECONDS`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -58,6 +58,31 @@ pub fn delayed_until(
     (!lease.is_live_at(now) && &lease.owner != owner && now < available_at).then_some(available_at)
 }
 
+/// The leases that hold places at `now` as `owner` must count them, from every lease of a
+/// resource with its lock-delay (ms): the live ones as they are, and each of another owner's that
+/// ran out less than its delay ago as if it ran until `expires_at + delay` (its place is kept;
+/// the holders' decisions, `decide_permits`, then count it). Leases whose place is free are left
+/// out.
+pub fn holding_places(
+    leases: impl IntoIterator<Item = (Lease, i64)>,
+    owner: &Owner,
+    now: DateTime<Utc>,
+) -> Vec<Lease> {
+    leases
+        .into_iter()
+        .filter_map(|(lease, delay_ms)| {
+            if lease.is_live_at(now) {
+                return Some(lease);
+            }
+            let available_at = lease.expires_at + TimeDelta::milliseconds(delay_ms.max(0));
+            (&lease.owner != owner && now < available_at).then_some(Lease {
+                expires_at: available_at,
+                ..lease
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +111,33 @@ mod tests {
         }
         assert_eq!(LockDelay::parse(61).unwrap_err().code(), "out_of_range");
         assert_eq!(LockDelay::parse(15).unwrap().millis(), 15_000);
+    }
+
+    #[test]
+    fn permits_of_a_grant_that_ran_out_stay_counted_for_others_during_its_delay() {
+        let limit = crate::Capacity::semaphore_limit(3).unwrap();
+        let lease = |owner: &str, token: i64, expires: i64| Lease {
+            owner: Owner::parse(owner).unwrap(),
+            weight: crate::Weight::permits(1, limit).unwrap(),
+            capacity: limit,
+            acquired_at: at(0),
+            expires_at: at(expires),
+            fencing_token: FencingToken::new(token).unwrap(),
+            value: None,
+        };
+        let me = Owner::parse("me").unwrap();
+        let leases = vec![
+            (lease("live", 1, 5_000), 0),
+            (lease("paused", 2, 1_000), 2_000),
+            (lease("me", 3, 1_000), 2_000),
+            (lease("done", 4, 500), 0),
+        ];
+        let places = holding_places(leases, &me, at(2_000));
+        let owners: Vec<(&str, DateTime<Utc>)> = places
+            .iter()
+            .map(|l| (l.owner.as_str(), l.expires_at))
+            .collect();
+        assert_eq!(owners, [("live", at(5_000)), ("paused", at(3_000))]);
     }
 
     #[test]

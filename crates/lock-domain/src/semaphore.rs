@@ -31,6 +31,9 @@ pub struct PermitRequest {
     pub ttl: Ttl,
     /// Stored with the grant; on a re-grant, `None` keeps the value the lease had.
     pub value: Option<LeaseValue>,
+    /// How long the grant's permits stay taken for other owners after it ends by expiry (a
+    /// release frees them at once).
+    pub lock_delay: crate::LockDelay,
 }
 
 /// The answer to an acquire of permits.

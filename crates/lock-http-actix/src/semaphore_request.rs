@@ -12,6 +12,7 @@ use lock_service::PermitsRequest;
 
 use crate::authentication::tenant_of;
 use crate::body::{owner_field, parse_object, read_json_body, ttl_field, wait_field};
+use crate::fields::lock_delay::lock_delay_field;
 use crate::fields::semaphore::{limit_field, permits_field, value_field};
 use crate::problem::{FieldError, ProblemKind};
 use crate::resource_path::semaphore_of;
@@ -47,8 +48,20 @@ pub(crate) async fn acquire_request(
         &mut errors,
     );
     let value = take(value_field(fields.value), &mut errors);
-    let (Some(name), Some(owner), Some(ttl), Some(limit), Some(permits), Some(wait), Some(value)) =
-        (name, owner, ttl, limit, permits, wait, value)
+    let lock_delay = take(
+        lock_delay_field(fields.lock_delay_seconds, state.settings.default_lock_delay),
+        &mut errors,
+    );
+    let (
+        Some(name),
+        Some(owner),
+        Some(ttl),
+        Some(limit),
+        Some(permits),
+        Some(wait),
+        Some(value),
+        Some(lock_delay),
+    ) = (name, owner, ttl, limit, permits, wait, value, lock_delay)
     else {
         return Err(ProblemKind::Validation(errors));
     };
@@ -61,6 +74,7 @@ pub(crate) async fn acquire_request(
             limit,
             ttl,
             value,
+            lock_delay,
         },
         wait: Duration::from_secs(u64::from(wait)),
     })

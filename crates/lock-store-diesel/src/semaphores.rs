@@ -13,9 +13,10 @@ mod rows;
 mod table;
 
 use lock_domain::{
-    decide_permits, decide_release_among, LeaseValue, ListQuery, Owner, Permit, PermitDecision,
-    PermitReleaseResult, PermitRenewResult, PermitRequest, ReleaseResult, RepositoryError,
-    ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant, Ttl,
+    decide_permits, decide_release_among, holding_places, LeaseValue, ListQuery, Owner, Permit,
+    PermitDecision, PermitReleaseResult, PermitRenewResult, PermitRequest, ReleaseResult,
+    RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant,
+    Ttl,
 };
 
 use crate::error::from_query;
@@ -76,10 +77,13 @@ pub(crate) trait HolderTable {
         tenant: &Tenant,
         name: &ResourceName,
     ) -> diesel::QueryResult<Vec<HolderRow>>;
+    /// Deletes the semaphore's rows that ended at `now_ms` and whose lock-delay is over, and
+    /// the ended row of `owner` (whose new grant replaces it).
     fn delete_ended(
         &mut self,
         tenant: &Tenant,
         name: &ResourceName,
+        owner: &str,
         now_ms: i64,
     ) -> diesel::QueryResult<usize>;
     fn insert(&mut self, tenant: &Tenant, row: &HolderRow) -> diesel::QueryResult<usize>;
@@ -101,7 +105,7 @@ pub(crate) trait HolderTable {
     fn grant(&mut self, tenant: &Tenant, row: &HolderRow, now_ms: i64) -> diesel::QueryResult<i64> {
         let name = ResourceName::parse(row.name.clone())
             .map_err(|e| diesel::result::Error::QueryBuilderError(e.to_string().into()))?;
-        self.delete_ended(tenant, &name, now_ms)?;
+        self.delete_ended(tenant, &name, &row.owner, now_ms)?;
         let token = self.next_token()?;
         self.insert(
             tenant,
@@ -219,8 +223,11 @@ fn acquire(
     request: PermitRequest,
 ) -> Result<SemaphoreAcquireOutcome, PermitError> {
     let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
+    let delays: Vec<i64> = rows.iter().map(|row| row.lock_delay_ms).collect();
     let held = leases(rows.clone())?;
-    let decision = decide_permits(&held, &request, at(now_ms)?);
+    // Grants of others that ran out keep their permits during their lock-delay.
+    let places = holding_places(held.into_iter().zip(delays), &request.owner, at(now_ms)?);
+    let decision = decide_permits(&places, &request, at(now_ms)?);
     let expires_at_ms = now_ms + i64::from(request.ttl.seconds()) * 1_000;
     let value = request.value.as_ref().map(LeaseValue::as_str);
     let row = match decision {
@@ -235,6 +242,7 @@ fn acquire(
                 expires_at_ms,
                 regranted: 1,
                 value: value.map(str::to_owned).or(own.value.clone()),
+                lock_delay_ms: request.lock_delay.millis(),
                 ..own
             };
             table.regrant(tenant, &row, value)?;
@@ -251,6 +259,7 @@ fn acquire(
                 fencing_token: 0,
                 regranted: 0,
                 value: value.map(str::to_owned),
+                lock_delay_ms: request.lock_delay.millis(),
             };
             row.fencing_token = table.grant(tenant, &row, now_ms)?;
             row

@@ -98,6 +98,7 @@ async fn batch_blocked_across_a_release(
             .bind::<Array<BigInt>, _>(ttls(renews))
             .bind::<Array<Nullable<Text>>, _>(vec![None::<String>; acquires.len()])
             .bind::<Array<Nullable<Text>>, _>(vec![None::<String>; renews.len()])
+            .bind::<Array<BigInt>, _>(vec![0_i64; acquires.len()])
             .load::<Row>(&mut conn)
             .expect("the batch statement")
     });

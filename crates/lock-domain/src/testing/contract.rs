@@ -43,7 +43,10 @@ pub use listing::{
     list_pages_have_no_duplicates_or_gaps_while_locks_are_added, list_prefix_is_literal,
     list_shows_only_live_locks_with_their_remaining_ttl,
 };
-pub use lock_delay::a_lease_that_ran_out_keeps_its_place_for_its_lock_delay;
+pub use lock_delay::{
+    a_lease_that_ran_out_keeps_its_place_for_its_lock_delay,
+    a_semaphore_grant_that_ran_out_keeps_its_permits_for_its_lock_delay,
+};
 pub use multi::{
     a_set_is_granted_whole_in_request_order, a_set_with_one_lock_held_changes_nothing,
     racing_overlapping_sets_are_each_all_or_nothing,
@@ -189,6 +192,7 @@ macro_rules! repository_contract_suite {
             a_lock_s_value_is_kept_replaced_and_never_inherited,
             setting_a_value_changes_nothing_else_and_only_for_a_live_holder,
             a_lease_that_ran_out_keeps_its_place_for_its_lock_delay,
+            a_semaphore_grant_that_ran_out_keeps_its_permits_for_its_lock_delay,
             a_set_is_granted_whole_in_request_order,
             a_set_with_one_lock_held_changes_nothing,
             racing_overlapping_sets_are_each_all_or_nothing,

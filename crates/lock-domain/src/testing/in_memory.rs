@@ -35,6 +35,8 @@ struct State {
     /// The lock-delay (ms) of each exclusive lease in `locks`; none for a released one (its entry
     /// is gone) or for the row of shared holders.
     lock_delays: HashMap<(Tenant, ResourceName), i64>,
+    /// The lock-delay (ms) of each semaphore grant, by owner.
+    permit_delays: HashMap<(Tenant, ResourceName, Owner), i64>,
 }
 
 impl State {

@@ -52,6 +52,7 @@ impl LockGuard {
             limit,
             ttl,
             value: None,
+            lock_delay: lock_domain::LockDelay::NONE,
         };
         let outcome = {
             let request = PermitsRequest {

@@ -155,6 +155,14 @@ fn permit_acquire(limits: &RequestLimits) -> Object {
             "value",
             semaphore::value_schema("A value stored with the grant and shown with it."),
         )
+        .property(
+            lock_delay::NAME,
+            lock_delay::schema(
+                "Once the grant ends by expiry rather than a release, its permits stay taken for \
+                 other owners until `expires_at` plus this delay (acquires meanwhile count them \
+                 as taken),",
+            ),
+        )
         .build()
 }
 

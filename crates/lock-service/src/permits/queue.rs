@@ -25,6 +25,10 @@ use tokio::sync::{oneshot, Notify};
 use crate::events::{LockEvents, Trouble};
 use crate::waiting::{WaitEnd, Waiting};
 
+/// How often a queue whose semaphore has no live grant but no room either (grants in their
+/// lock-delay) tries again.
+const DELAYED_RETRY: Duration = Duration::from_millis(250);
+
 /// How long after the earliest lease's end the queue tries: the store's clock decides.
 const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
 
@@ -261,7 +265,9 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
                 .next_expiry()
                 .and_then(|end| (end - shared.clock.now()).to_std().ok())
                 .map(|left| left + EXPIRY_MARGIN),
-            Ok(None) => Some(Duration::ZERO),
+            // No live grant, yet no room: grants that ran out keep their permits during their
+            // lock-delay. Look again shortly (the store does not say when the delay ends).
+            Ok(None) => Some(DELAYED_RETRY),
             Err(_) => None,
         };
         let poll = shared.waiting.poll_period();

@@ -27,6 +27,7 @@ fn request(who: &str, permits: i64, limit: i64, wait_ms: u64) -> PermitsRequest 
             limit,
             ttl: Ttl::parse(60, 3_600).unwrap(),
             value: None,
+            lock_delay: lock_domain::LockDelay::NONE,
         },
         wait: Duration::from_millis(wait_ms),
     }

@@ -30,6 +30,9 @@ pub(crate) struct HolderRow {
     pub regranted: i64,
     #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
     pub value: Option<String>,
+    /// How long the grant keeps its permits for other owners after it runs out.
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub lock_delay_ms: i64,
 }
 
 /// The page of a listing from its rows (at most `limit + 1` names).

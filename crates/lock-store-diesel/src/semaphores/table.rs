@@ -13,22 +13,25 @@ use crate::row::CountRow;
 
 const HOLDERS: &str = "\
 SELECT name, owner, permits, semaphore_limit, acquired_at_ms, expires_at_ms, fencing_token,
-       regranted, value
+       regranted, value, lock_delay_ms
 FROM semaphore_holders WHERE tenant = $1 AND name = $2";
 
+/// The rows that ended at `$3` and whose lock-delay is over, and the ended row of the granted
+/// owner `$4` (its new grant replaces it).
 const DELETE_ENDED: &str = "\
-DELETE FROM semaphore_holders WHERE tenant = $1 AND name = $2 AND expires_at_ms <= $3";
+DELETE FROM semaphore_holders WHERE tenant = $1 AND name = $2 AND expires_at_ms <= $3
+  AND (expires_at_ms + lock_delay_ms <= $3 OR owner = $4)";
 
 const INSERT: &str = "\
 INSERT INTO semaphore_holders (tenant, name, owner, permits, semaphore_limit, acquired_at_ms,
-                               expires_at_ms, fencing_token, regranted, value)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9)";
+                               expires_at_ms, fencing_token, regranted, value, lock_delay_ms)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $10)";
 
 /// A re-grant to the owner that holds the live lease: from `$4` to `$5`, marked as a re-grant,
-/// its value replaced only when `$6` is not NULL.
+/// its value replaced only when `$6` is not NULL, its lock-delay `$7`.
 const REGRANT: &str = "\
 UPDATE semaphore_holders SET acquired_at_ms = $4, expires_at_ms = $5, regranted = 1,
-                             value = COALESCE($6, value)
+                             value = COALESCE($6, value), lock_delay_ms = $7
 WHERE tenant = $1 AND name = $2 AND owner = $3";
 
 const RENEW: &str = "\
@@ -42,7 +45,7 @@ DELETE FROM semaphore_holders WHERE tenant = $1 AND name = $2 AND owner = $3";
 /// live at `$5`: the names come from the primary key in order, then their rows.
 const LIST_BOUNDED: &str = "\
 SELECT h.name, h.owner, h.permits, h.semaphore_limit, h.acquired_at_ms, h.expires_at_ms,
-       h.fencing_token, h.regranted, h.value
+       h.fencing_token, h.regranted, h.value, h.lock_delay_ms
 FROM (SELECT DISTINCT name FROM semaphore_holders
       WHERE tenant = $1 AND name >= $2 AND name < $3 AND name > $4 AND expires_at_ms > $5
       ORDER BY name LIMIT $6) AS page
@@ -53,7 +56,7 @@ ORDER BY h.name, h.fencing_token";
 /// [`LIST_BOUNDED`] for a prefix without an upper bound (`$3` is not used).
 const LIST_UNBOUNDED: &str = "\
 SELECT h.name, h.owner, h.permits, h.semaphore_limit, h.acquired_at_ms, h.expires_at_ms,
-       h.fencing_token, h.regranted, h.value
+       h.fencing_token, h.regranted, h.value, h.lock_delay_ms
 FROM (SELECT DISTINCT name FROM semaphore_holders
       WHERE tenant = $1 AND name >= $2 AND name > $4 AND expires_at_ms > $5
       ORDER BY name LIMIT $6) AS page
@@ -61,15 +64,17 @@ JOIN semaphore_holders AS h ON h.tenant = $1 AND h.name = page.name
 WHERE h.expires_at_ms > $5
 ORDER BY h.name, h.fencing_token";
 
-/// Deletes up to `$2` rows whose lease ended at or before `$1`. The expiry is checked again
+/// Deletes up to `$2` rows whose lease ended at or before `$1`, and whose lock-delay with it
+/// (at most a minute, the default grace). The expiry is checked again
 /// outside the subquery: on PostgreSQL a row that a writer re-granted (an upsert of its ended
 /// row) while the sweep waited for its lock is re-read at its new version, which the outer
 /// condition then keeps; the subquery alone saw it ended in the sweep's snapshot.
 pub(crate) const SWEEP: &str = "\
 DELETE FROM semaphore_holders WHERE (tenant, name, owner) IN (
-    SELECT tenant, name, owner FROM semaphore_holders WHERE expires_at_ms <= $1
+    SELECT tenant, name, owner FROM semaphore_holders
+    WHERE expires_at_ms <= $1 AND expires_at_ms + lock_delay_ms <= $1
     ORDER BY expires_at_ms LIMIT $2)
-  AND expires_at_ms <= $1";
+  AND expires_at_ms + lock_delay_ms <= $1";
 
 /// PostgreSQL: every row of the semaphore (`$1`, `$2`), each with the server's clock. Run after
 /// [`POSTGRES_LOCK`], as a statement of its own: under READ COMMITTED a statement reads from a
@@ -77,26 +82,28 @@ DELETE FROM semaphore_holders WHERE (tenant, name, owner) IN (
 /// the rows of the holder it waited for. With no row, the clock is read by itself.
 const POSTGRES_HOLDERS_AT: &str = concat!(
     "SELECT name, owner, permits, semaphore_limit, acquired_at_ms, expires_at_ms, fencing_token,
-       regranted, value, ",
+       regranted, value, lock_delay_ms, ",
     clock_ms!(),
     " AS now_ms
 FROM semaphore_holders WHERE tenant = $1 AND name = $2"
 );
 
-/// PostgreSQL, a new grant in one statement: the semaphore's rows ended at `$9` go (but the
-/// owner's own, which the insert then replaces: a row may not be deleted and inserted by one
-/// statement), and the grant is inserted with the next fencing token, which it returns.
+/// PostgreSQL, a new grant in one statement: the semaphore's rows ended at `$9` whose lock-delay
+/// is over go (but the owner's own, which the insert then replaces: a row may not be deleted and
+/// inserted by one statement), and the grant is inserted with the next fencing token, which it
+/// returns, and its lock-delay `$10`.
 const POSTGRES_GRANT: &str = "\
 WITH ended AS (
     DELETE FROM semaphore_holders
-    WHERE tenant = $1 AND name = $2 AND owner <> $3 AND expires_at_ms <= $9)
+    WHERE tenant = $1 AND name = $2 AND owner <> $3 AND expires_at_ms + lock_delay_ms <= $9)
 INSERT INTO semaphore_holders (tenant, name, owner, permits, semaphore_limit, acquired_at_ms,
-                               expires_at_ms, fencing_token, regranted, value)
-VALUES ($1, $2, $3, $4, $5, $6, $7, nextval('fencing_tokens'), 0, $8)
+                               expires_at_ms, fencing_token, regranted, value, lock_delay_ms)
+VALUES ($1, $2, $3, $4, $5, $6, $7, nextval('fencing_tokens'), 0, $8, $10)
 ON CONFLICT (tenant, name, owner) DO UPDATE SET
     permits = EXCLUDED.permits, semaphore_limit = EXCLUDED.semaphore_limit,
     acquired_at_ms = EXCLUDED.acquired_at_ms, expires_at_ms = EXCLUDED.expires_at_ms,
-    fencing_token = EXCLUDED.fencing_token, regranted = 0, value = EXCLUDED.value
+    fencing_token = EXCLUDED.fencing_token, regranted = 0, value = EXCLUDED.value,
+    lock_delay_ms = EXCLUDED.lock_delay_ms
 RETURNING fencing_token AS count";
 
 /// PostgreSQL: a transaction-level advisory lock on the semaphore (`$1`, `$2`), released at
@@ -132,6 +139,7 @@ macro_rules! shared_statements {
             &mut self,
             tenant: &Tenant,
             name: &ResourceName,
+            owner: &str,
             now_ms: i64,
         ) -> QueryResult<usize> {
             Prepared::portable(
@@ -140,6 +148,7 @@ macro_rules! shared_statements {
                     Param::Text(tenant.as_str()),
                     Param::Text(name.as_str()),
                     Param::BigInt(now_ms),
+                    Param::Text(owner),
                 ],
             )
             .execute(self.conn)
@@ -158,6 +167,7 @@ macro_rules! shared_statements {
                     Param::BigInt(row.expires_at_ms),
                     Param::BigInt(row.fencing_token),
                     Param::NullableText(row.value.as_deref()),
+                    Param::BigInt(row.lock_delay_ms),
                 ],
             )
             .execute(self.conn)
@@ -178,6 +188,7 @@ macro_rules! shared_statements {
                     Param::BigInt(row.acquired_at_ms),
                     Param::BigInt(row.expires_at_ms),
                     Param::NullableText(value),
+                    Param::BigInt(row.lock_delay_ms),
                 ],
             )
             .execute(self.conn)
@@ -317,6 +328,7 @@ impl HolderTable for PostgresHolders<'_> {
                     Param::BigInt(row.expires_at_ms),
                     Param::NullableText(row.value.as_deref()),
                     Param::BigInt(now_ms),
+                    Param::BigInt(row.lock_delay_ms),
                 ],
             )
             .load(self.conn)?,

@@ -118,3 +118,72 @@ pub async fn a_lease_that_ran_out_keeps_its_place_for_its_lock_delay(h: &dyn Har
         .await
         .is_some());
 }
+
+pub async fn a_semaphore_grant_that_ran_out_keeps_its_permits_for_its_lock_delay(h: &dyn Harness) {
+    use crate::{PermitRequest, SemaphoreAcquireOutcome, Weight};
+    let repo = h.open().await;
+    let repo = &*repo;
+    let limit = crate::Capacity::semaphore_limit(2).expect("a valid limit");
+    let request = |who: &str, seconds: i64, lock_delay: LockDelay| PermitRequest {
+        owner: owner(who),
+        permits: Weight::permits(1, limit).expect("valid permits"),
+        limit,
+        ttl: ttl(seconds),
+        value: None,
+        lock_delay,
+    };
+    let take = |who: &'static str, seconds: i64, lock_delay: LockDelay| async move {
+        repo.acquire_permits(tenant(), name("s"), request(who, seconds, lock_delay))
+            .await
+            .expect("acquire answers")
+    };
+    assert!(matches!(
+        take("paused", 1, delay(2)).await,
+        SemaphoreAcquireOutcome::Granted(_)
+    ));
+    assert!(matches!(
+        take("live", 30, LockDelay::NONE).await,
+        SemaphoreAcquireOutcome::Granted(_)
+    ));
+    h.advance(PAST_SHORT).await;
+    // paused's grant ran out: one permit is live, the other is still taken by its delay.
+    let state = repo
+        .semaphore(tenant(), name("s"))
+        .await
+        .unwrap()
+        .expect("held");
+    assert_eq!(state.holders.len(), 1, "only the live grant shows");
+    assert!(matches!(
+        take("other", 30, LockDelay::NONE).await,
+        SemaphoreAcquireOutcome::Unavailable { available: 0, .. }
+    ));
+    // Its own owner may come back.
+    assert!(matches!(
+        take("paused", 1, LockDelay::NONE).await,
+        SemaphoreAcquireOutcome::Granted(_)
+    ));
+    h.advance(PAST_SHORT).await;
+    assert!(matches!(
+        take("other", 30, LockDelay::NONE).await,
+        SemaphoreAcquireOutcome::Granted(_)
+    ));
+    // A release frees the permits at once.
+    assert!(matches!(
+        take("x", 30, delay(60)).await,
+        SemaphoreAcquireOutcome::Unavailable { .. }
+    ));
+    repo.release_permits(tenant(), name("s"), owner("other"))
+        .await
+        .unwrap();
+    assert!(matches!(
+        take("x", 30, delay(60)).await,
+        SemaphoreAcquireOutcome::Granted(_)
+    ));
+    repo.release_permits(tenant(), name("s"), owner("x"))
+        .await
+        .unwrap();
+    assert!(matches!(
+        take("y", 30, LockDelay::NONE).await,
+        SemaphoreAcquireOutcome::Granted(_)
+    ));
+}

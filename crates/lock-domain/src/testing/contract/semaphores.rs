@@ -27,6 +27,7 @@ pub(super) fn request(who: &str, permits: i64, of: i64, seconds: i64) -> PermitR
         limit: limit(of),
         ttl: ttl(seconds),
         value: None,
+        lock_delay: crate::LockDelay::NONE,
     }
 }
 

@@ -22,12 +22,34 @@ impl SemaphoreRepository for InMemoryLockRepository {
         let mut state = self.state();
         let key = (tenant, name);
         let leases = state.semaphores.get(&key).map(Vec::as_slice).unwrap_or(&[]);
-        let decision = decide_permits(leases, &request, now);
+        let delay_of = |lease: &crate::Lease| {
+            let owner_key = (key.0.clone(), key.1.clone(), lease.owner.clone());
+            state.permit_delays.get(&owner_key).copied().unwrap_or(0)
+        };
+        let with_delays: Vec<(crate::Lease, i64)> = leases
+            .iter()
+            .map(|lease| (lease.clone(), delay_of(lease)))
+            .collect();
+        // Grants of others that ran out keep their permits during their lock-delay.
+        let places = crate::holding_places(with_delays.clone(), &request.owner, now);
+        let decision = decide_permits(&places, &request, now);
+        let delayed: std::collections::HashSet<crate::FencingToken> = places
+            .iter()
+            .filter(|lease| {
+                with_delays.iter().any(|(held, _)| {
+                    held.fencing_token == lease.fencing_token && !held.is_live_at(now)
+                })
+            })
+            .map(|lease| lease.fencing_token)
+            .collect();
         let owner_key = (key.0.clone(), key.1.clone(), request.owner.clone());
         let expires_at = now + request.ttl.as_time_delta();
         let lease = match decision {
             PermitDecision::Refused(outcome) => return Ok(outcome),
             PermitDecision::Regrant(token) => {
+                state
+                    .permit_delays
+                    .insert(owner_key.clone(), request.lock_delay.millis());
                 let leases = state.semaphores.entry(key.clone()).or_default();
                 let own = leases
                     .iter_mut()
@@ -54,9 +76,15 @@ impl SemaphoreRepository for InMemoryLockRepository {
                     value: request.value,
                 };
                 let leases = state.semaphores.entry(key.clone()).or_default();
-                leases.retain(|held| held.is_live_at(now));
+                leases.retain(|held| {
+                    (held.is_live_at(now) || delayed.contains(&held.fencing_token))
+                        && held.owner != lease.owner
+                });
                 leases.push(lease.clone());
                 state.regranted_permits.remove(&owner_key);
+                state
+                    .permit_delays
+                    .insert(owner_key, request.lock_delay.millis());
                 lease
             }
         };

@@ -1,0 +1,1 @@
+ALTER TABLE semaphore_holders DROP COLUMN lock_delay_ms;
