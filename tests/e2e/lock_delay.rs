@@ -293,11 +293,15 @@ fn a_semaphore_grant_that_runs_out_keeps_its_permits_for_its_lock_delay(db: Test
     let paused = take("paused", json!({"lock_delay_seconds": 2}));
     let expires_ms = timestamp_ms(&paused.body["permit"]["expires_at"]);
     sleep_past(expires_ms, 150);
-    server
-        .send("GET", "/semaphores/exports", None)
-        .assert_problem(404, "not-found");
+    let status = server.send("GET", "/semaphores/exports", None);
+    status.assert_problem(404, "not-found");
+    assert_eq!(
+        timestamp_ms(&status.body["available_at"]),
+        expires_ms + 2_000
+    );
     let refused = take("other", json!({"ttl_seconds": 30}));
     assert_eq!(refused.body["acquired"], false, "{refused:?}");
+    assert!((1..=2).contains(&retry_after(&refused)), "{refused:?}");
     let waited = take("other", json!({"ttl_seconds": 30, "wait_seconds": 10}));
     let granted_ms = now_ms();
     assert_eq!(waited.body["acquired"], true, "{waited:?}");

@@ -26,7 +26,9 @@ pub trait SemaphoreRepository: Send + Sync {
     ///
     /// MUST return, changing nothing: `LimitMismatch` when a live holder acquired against another
     /// limit; `PermitsMismatch` when the owner holds a live grant of other permits;
-    /// `Unavailable` when fewer than `request.permits` are free. Otherwise MUST return `Granted`:
+    /// `Unavailable` when fewer than `request.permits` are free, where the permits of another
+    /// owner's grant that ran out less than its lock-delay ago count as taken
+    /// ([`crate::holding_places`]). Otherwise MUST return `Granted`:
     /// a re-grant from `now` of the owner's live grant (same token, value replaced only when
     /// `request.value` is `Some`), or a new grant with `acquired_at = now`,
     /// `expires_at = now + ttl` and a fencing token larger than every token issued before by
@@ -40,6 +42,17 @@ pub trait SemaphoreRepository: Send + Sync {
         name: ResourceName,
         request: PermitRequest,
     ) -> Result<SemaphoreAcquireOutcome, RepositoryError>;
+
+    /// When the first permits of `name` kept by grants that ran out (in their lock-delay) are
+    /// available again: the earliest end of such a delay, or `None` when no grant is in one.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails.
+    async fn permits_available_at(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, RepositoryError>;
 
     /// The live holders of `name`, or `None` when no grant is live.
     ///

@@ -70,7 +70,7 @@ fn no_permit(name: &ResourceName) -> ProblemKind {
     request_body(content = crate::api_doc::requests::PermitAcquireRequest, content_type = "application/json", example = json!({"owner": "worker-7", "ttl_seconds": 30, "limit": 8, "permits": 2})),
     responses(
         (status = 200, description = "Granted (`acquired: true` with the permit) or too few permits free (`acquired: false`; after a wait that ended, with `Retry-After`).", body = PermitAcquireResponse,
-            headers(("Retry-After" = u32, description = "Only on `acquired: false` after a wait (`wait_seconds` > 0): seconds until the earliest live lease ends (at least 1).")), examples(("granted" = (summary = "Granted: you hold the permits", value = json!({"acquired": true, "permit": {"name": "export", "owner": "worker-7", "permits": 2, "limit": 8, "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 18}}))), ("unavailable" = (summary = "Too few permits free: retry later", value = json!({"acquired": false, "name": "export", "limit": 8, "available": 1}))))),
+            headers(("Retry-After" = u32, description = "Only on `acquired: false` after a wait (`wait_seconds` > 0): seconds until the earliest live lease ends (at least 1); or, without a wait, when grants that ran out keep permits in their lock-delay: seconds until the first of those delays ends.")), examples(("granted" = (summary = "Granted: you hold the permits", value = json!({"acquired": true, "permit": {"name": "export", "owner": "worker-7", "permits": 2, "limit": 8, "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 18}}))), ("unavailable" = (summary = "Too few permits free: retry later", value = json!({"acquired": false, "name": "export", "limit": 8, "available": 1}))))),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -90,6 +90,7 @@ pub(crate) async fn acquire(
     async {
         let request = acquire_request(&req, payload, &state).await?;
         let (name, asked_limit) = (request.name.clone(), request.permit.limit.get());
+        let tenant = request.tenant.clone();
         let acquired = state
             .service
             .acquire_permits(request, || crate::peer::has_hung_up(&req))
@@ -117,7 +118,17 @@ pub(crate) async fn acquire(
                 }))
             }
             PermitsAcquired::Unavailable { limit, available } => {
-                HttpResponse::Ok().json(unavailable(limit.get(), available))
+                let mut response = HttpResponse::Ok();
+                // Permits kept by grants in their lock-delay: say when the first come back.
+                let delayed = state
+                    .service
+                    .permits_available_at(tenant, name.clone())
+                    .await?;
+                if let Some(until) = delayed {
+                    let seconds = state.service.retry_after_seconds(until);
+                    response.insert_header((header::RETRY_AFTER, seconds.to_string()));
+                }
+                response.json(unavailable(limit.get(), available))
             }
             PermitsAcquired::TimedOut {
                 limit,
@@ -158,7 +169,7 @@ pub(crate) async fn acquire(
     responses(
         (status = 200, description = "The semaphore and its live holders.", body = SemaphoreView, example = json!({"name": "export", "limit": 8, "in_use": 3, "available": 5, "holders": [{"name": "export", "owner": "worker-7", "permits": 2, "limit": 8, "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 18}, {"name": "export", "owner": "worker-9", "permits": 1, "limit": 8, "acquired_at": "2026-11-29T21:32:28.001Z", "expires_at": "2026-11-29T21:32:58.001Z", "fencing_token": 19, "value": {"batch": 12}}], "waiting": 0})),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No live holder of this semaphore.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No live holder of this semaphore. When grants that ran out keep permits in their lock-delay, the problem has `available_at` (and `Retry-After`): when the first of them come back.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
@@ -171,12 +182,30 @@ pub(crate) async fn status(
         let tenant = tenant_of(&req, &state)?;
         let name = semaphore_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
         let waiting = state.service.semaphore_waiters(&tenant, &name);
-        match state.service.semaphore(tenant, name.clone()).await? {
+        match state
+            .service
+            .semaphore(tenant.clone(), name.clone())
+            .await?
+        {
             Some(held) => Ok(HttpResponse::Ok().json(SemaphoreView::of(held, waiting))),
-            None => Err(ProblemKind::NotFound(format!(
-                "no live holder of semaphore {:?}",
-                name.as_str()
-            ))),
+            None => match state
+                .service
+                .permits_available_at(tenant, name.clone())
+                .await?
+            {
+                Some(available_at) => Err(ProblemKind::NotFoundUntil {
+                    detail: format!(
+                        "no live holder of semaphore {:?}; grants that ran out keep their \
+                         permits until available_at (their lock-delay)",
+                        name.as_str()
+                    ),
+                    available_at,
+                }),
+                None => Err(ProblemKind::NotFound(format!(
+                    "no live holder of semaphore {:?}",
+                    name.as_str()
+                ))),
+            },
         }
     }
     .await

@@ -19,6 +19,24 @@ impl LockService {
     ) -> Result<Option<DateTime<Utc>>, RepositoryError> {
         self.locks.available_at(tenant, resource).await
     }
+
+    /// When the first permits of semaphore `name` kept by grants that ran out (in their
+    /// lock-delay) are available again, or `None`.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn permits_available_at(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+    ) -> Result<Option<DateTime<Utc>>, RepositoryError> {
+        self.semaphores.permits_available_at(tenant, name).await
+    }
+
+    /// Whole seconds from now until `until`, rounded up, at least 1: a `Retry-After`.
+    pub fn retry_after_seconds(&self, until: DateTime<Utc>) -> u64 {
+        seconds_until(until, self.clock.now())
+    }
 }
 
 /// Whole seconds from `now` until `until`, rounded up, at least 1: a `Retry-After`.

@@ -38,6 +38,33 @@ impl SemaphoreRepository for DieselLockRepository {
         }
     }
 
+    /// A read on a pooled connection (not through the writer): an answer for `Retry-After` and
+    /// a status's `available_at`, never a decision.
+    async fn permits_available_at(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, RepositoryError> {
+        let ms = self
+            .inner
+            .pooled
+            .run(move |conn, now_ms| {
+                crate::lock_delay::permits_available_at_ms(
+                    conn,
+                    tenant.as_str(),
+                    name.as_str(),
+                    now_ms,
+                )
+                .map_err(crate::error::from_query)
+            })
+            .await?;
+        ms.map(|ms| {
+            chrono::DateTime::from_timestamp_millis(ms)
+                .ok_or_else(|| RepositoryError::internal(format!("corrupt time {ms}")))
+        })
+        .transpose()
+    }
+
     async fn semaphore(
         &self,
         tenant: Tenant,

@@ -137,10 +137,9 @@ pub async fn a_semaphore_grant_that_ran_out_keeps_its_permits_for_its_lock_delay
             .await
             .expect("acquire answers")
     };
-    assert!(matches!(
-        take("paused", 1, delay(2)).await,
-        SemaphoreAcquireOutcome::Granted(_)
-    ));
+    let SemaphoreAcquireOutcome::Granted(paused) = take("paused", 1, delay(2)).await else {
+        panic!("paused is granted");
+    };
     assert!(matches!(
         take("live", 30, LockDelay::NONE).await,
         SemaphoreAcquireOutcome::Granted(_)
@@ -153,6 +152,12 @@ pub async fn a_semaphore_grant_that_ran_out_keeps_its_permits_for_its_lock_delay
         .unwrap()
         .expect("held");
     assert_eq!(state.holders.len(), 1, "only the live grant shows");
+    assert_eq!(
+        repo.permits_available_at(tenant(), name("s"))
+            .await
+            .unwrap(),
+        Some(paused.lease.expires_at + chrono::TimeDelta::seconds(2))
+    );
     assert!(matches!(
         take("other", 30, LockDelay::NONE).await,
         SemaphoreAcquireOutcome::Unavailable { available: 0, .. }
@@ -163,6 +168,12 @@ pub async fn a_semaphore_grant_that_ran_out_keeps_its_permits_for_its_lock_delay
         SemaphoreAcquireOutcome::Granted(_)
     ));
     h.advance(PAST_SHORT).await;
+    assert_eq!(
+        repo.permits_available_at(tenant(), name("s"))
+            .await
+            .unwrap(),
+        None
+    );
     assert!(matches!(
         take("other", 30, LockDelay::NONE).await,
         SemaphoreAcquireOutcome::Granted(_)

@@ -94,6 +94,27 @@ impl SemaphoreRepository for InMemoryLockRepository {
         }))
     }
 
+    async fn permits_available_at(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, RepositoryError> {
+        let now = self.clock.now();
+        let state = self.state();
+        let key = (tenant, name);
+        let leases = state.semaphores.get(&key).map(Vec::as_slice).unwrap_or(&[]);
+        Ok(leases
+            .iter()
+            .filter(|lease| !lease.is_live_at(now))
+            .filter_map(|lease| {
+                let owner_key = (key.0.clone(), key.1.clone(), lease.owner.clone());
+                let delay = state.permit_delays.get(&owner_key).copied().unwrap_or(0);
+                let until = lease.expires_at + chrono::TimeDelta::milliseconds(delay);
+                (now < until).then_some(until)
+            })
+            .min())
+    }
+
     async fn semaphore(
         &self,
         tenant: Tenant,
