@@ -265,6 +265,15 @@ fn bad_lock_delays_are_422_and_change_nothing(db: TestDatabase) {
             "{body}"
         );
     }
+    let set = server.send(
+        "POST",
+        "/locks",
+        Some(&json!({"owner": "a", "ttl_seconds": 30, "locks": [{"resource": "x"}], "lock_delay_seconds": 5})),
+    );
+    assert_eq!(
+        set.error_codes(),
+        [("lock_delay_seconds".to_owned(), "invalid_value".to_owned())]
+    );
     server.status("x").assert_problem(404, "not-found");
     assert!(server
         .send(

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use actix_web::web;
 use actix_web::HttpRequest;
-use lock_domain::{LockSet, Owner, ResourceName, Tenant};
+use lock_domain::{LockDelay, LockSet, Owner, ResourceName, Tenant};
 use lock_service::MultiAcquireRequest;
 
 use crate::authentication::tenant_of;
 use crate::body::{owner_field, parse_object, read_json_body, ttl_field, wait_field};
+use crate::fields::lock_delay::{self, lock_delay_field};
 use crate::fields::lock_list::{locks_field, resources_field};
 use crate::fields::semaphore::value_field;
 use crate::problem::{FieldError, ProblemKind};
@@ -47,8 +48,24 @@ pub(crate) async fn acquire_all_request(
         &mut errors,
     );
     let value = take(value_field(fields.value), &mut errors);
-    let (Some(owner), Some(ttl), Some(locks), Some(wait), Some(value)) =
-        (owner, ttl, locks, wait, value)
+    // A set's grants have no lock-delay: asking for one is refused, not ignored.
+    let no_delay = take(
+        lock_delay_field(fields.lock_delay_seconds, LockDelay::NONE).and_then(|delay| {
+            if delay == LockDelay::NONE {
+                Ok(())
+            } else {
+                Err(FieldError::new(
+                    lock_delay::NAME,
+                    "invalid_value",
+                    "lock_delay_seconds is not supported by POST /locks: a set's grants have \
+                     no lock-delay; acquire the lock alone for one",
+                ))
+            }
+        }),
+        &mut errors,
+    );
+    let (Some(owner), Some(ttl), Some(locks), Some(wait), Some(value), Some(())) =
+        (owner, ttl, locks, wait, value, no_delay)
     else {
         return Err(ProblemKind::Validation(errors));
     };

@@ -6,7 +6,7 @@ use utoipa::openapi::{Object, ObjectBuilder, RefOr, Type};
 use utoipa::{PartialSchema, ToSchema};
 
 use super::requests::RequestLimits;
-use crate::fields::{lock_list, owner, seconds, semaphore};
+use crate::fields::{lock_delay, lock_list, owner, seconds, semaphore};
 
 fn acquire_all(limits: &RequestLimits) -> Object {
     ObjectBuilder::new()
@@ -39,6 +39,7 @@ fn acquire_all(limits: &RequestLimits) -> Object {
             "value",
             semaphore::value_schema("A value stored with each lease."),
         )
+        .property(lock_delay::NAME, lock_delay::none_schema())
         .build()
 }
 

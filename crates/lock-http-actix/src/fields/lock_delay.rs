@@ -30,6 +30,21 @@ pub(crate) fn schema(what: &str) -> Object {
         .build()
 }
 
+/// The schema of `lock_delay_seconds` where only 0 is accepted (a set of locks).
+#[allow(deprecated)] // `example`: the document keeps one example per field, like the rest of it
+pub(crate) fn none_schema() -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+        .description(Some(
+            "A set's grants have no lock-delay: only 0 is accepted (acquire a lock alone for one).",
+        ))
+        .example(Some(0.into()))
+        .minimum(Some(0))
+        .maximum(Some(0))
+        .build()
+}
+
 /// The optional `lock_delay_seconds` field: an integer in `0..=60`; absent is `default`.
 ///
 /// # Errors
