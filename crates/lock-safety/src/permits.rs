@@ -153,6 +153,8 @@ pub struct PermitHistory {
     pub seed: u64,
     /// The instant the run started (times are printed relative to it).
     pub start: Micros,
+    /// The lock-delay (µs) every acquire of a semaphore asked for, by name; absent: none.
+    pub lock_delays: std::collections::BTreeMap<String, Micros>,
 }
 
 impl PermitHistory {
@@ -165,6 +167,7 @@ impl PermitHistory {
             horizon_us: 30_000_000,
             seed,
             start,
+            lock_delays: std::collections::BTreeMap::new(),
         }
     }
 

@@ -355,3 +355,32 @@ fn the_history_reads_back_as_written() {
     assert_eq!(read.names, r.history.names);
     assert_eq!(kinds(&checks::run(&read)), kinds(&r.check()));
 }
+
+/// Under a lock-delay, a grant that ran out keeps its permits from other owners: another
+/// owner's grant that needs them inside the delay is too many permits; after it, or the owner's
+/// own new grant, is fine; and a status in the delay need not show the ended grant.
+#[test]
+fn permits_taken_inside_another_owners_lock_delay_are_caught() {
+    let run = |b_at_ms: i64, b_owner: &str| {
+        let mut h = Recorder::new();
+        h.history.lock_delays.insert(S0.to_owned(), 2_000 * MS);
+        // a holds all 3 permits until 2 s; its delay keeps them until 4 s.
+        h.acquire("a", 3, 0, 10, granted("a", 1, 3, 0));
+        h.status(2_500, 2_510, vec![]);
+        h.acquire(
+            b_owner,
+            1,
+            b_at_ms,
+            b_at_ms + 10,
+            granted(b_owner, 2, 1, b_at_ms),
+        );
+        h
+    };
+    let inside = run(2_600, "b");
+    assert_eq!(kinds(&inside.check()), [Kind::TooManyPermits]);
+    assert_passes(&run(4_200, "b"));
+    assert_passes(&run(2_600, "a"));
+    let mut plain = run(2_600, "b");
+    plain.history.lock_delays.clear();
+    assert_passes(&plain);
+}

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use super::{PermitHistory, PermitOp};
 
 use self::expired::seen_after_expiry;
-use self::held::holds;
+use self::held::{holds, places};
 use self::tokens::{new_grant_tokens, tokens_with_two_holders};
 use self::too_many::{too_many_held, too_many_shown};
 use self::unseen::lost_acknowledgements;
@@ -87,7 +87,18 @@ pub fn check(history: &PermitHistory) -> PermitReport {
     tokens_with_two_holders(history, &mut findings);
     for (name, ops) in &by_name {
         let holds = holds(history, ops);
-        let peak = too_many_held(name, &holds, history.start, &mut findings);
+        // Under a lock-delay, a grant that ran out keeps its permits for that long.
+        let lock_delay = history.lock_delays.get(*name).copied().unwrap_or(0);
+        let peak = if lock_delay > 0 {
+            too_many_held(
+                name,
+                &places(history, ops, lock_delay),
+                history.start,
+                &mut findings,
+            )
+        } else {
+            too_many_held(name, &holds, history.start, &mut findings)
+        };
         peaks.push(((*name).to_owned(), peak));
         too_many_shown(name, ops, &mut findings);
         new_grant_tokens(history, name, ops, &mut findings);

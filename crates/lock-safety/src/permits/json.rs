@@ -34,6 +34,7 @@ pub fn write(history: &PermitHistory) -> String {
     let mut out = json!({
         "names": history.names, "start": history.start, "horizon_us": history.horizon_us,
         "margin_us": history.margin_us, "seed": history.seed,
+        "lock_delays_us": history.lock_delays,
     })
     .to_string();
     out.push('\n');
@@ -82,6 +83,12 @@ pub fn read(text: &str) -> Result<PermitHistory, String> {
     history.seed = h["seed"].as_u64().unwrap_or(0);
     history.horizon_us = h["horizon_us"].as_i64().unwrap_or(history.horizon_us);
     history.margin_us = h["margin_us"].as_i64().unwrap_or(history.margin_us);
+    if let Some(delays) = h["lock_delays_us"].as_object() {
+        history.lock_delays = delays
+            .iter()
+            .filter_map(|(name, us)| Some((name.clone(), us.as_i64()?)))
+            .collect();
+    }
     history.names = h["names"]
         .as_array()
         .map(|ns| {

@@ -200,6 +200,8 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
         let delayed = format!("{run_id}/delayed");
         lock_delays.insert(delayed.clone(), LOCK_DELAY_SECONDS);
         resources.push(delayed);
+        // And one of the semaphores: its grants' permits stay taken that long after they end.
+        lock_delays.insert(format!("{run_id}/s1"), LOCK_DELAY_SECONDS);
     }
     let mut plan = Plan {
         resources,
@@ -264,6 +266,7 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
     history.lock_delays = plan
         .lock_delays
         .iter()
+        .filter(|(resource, _)| plan.resources.contains(resource))
         .map(|(resource, seconds)| (resource.clone(), i64::from(*seconds) * 1_000_000))
         .collect();
     // An operation left unanswered may still take effect after its client gave up: while its
@@ -277,6 +280,12 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
     }
     let mut permit_history = PermitHistory::new(start, seed);
     permit_history.names = plan.semaphores.clone();
+    permit_history.lock_delays = plan
+        .lock_delays
+        .iter()
+        .filter(|(name, _)| plan.semaphores.contains(name))
+        .map(|(name, seconds)| (name.clone(), i64::from(*seconds) * 1_000_000))
+        .collect();
     permit_history.horizon_us = history.horizon_us;
     permit_history.margin_us = history.margin_us;
     permit_ops.sort_by_key(|op| (op.invoke, op.client));

@@ -20,7 +20,12 @@ pub const SHARE: u64 = 20;
 
 /// Whether the plan has resources enough for sets of two.
 pub fn possible(plan: &Plan) -> bool {
-    plan.resources.len() - plan.lock_delays.len() + plan.shared_resources.len() >= 2
+    let delayed = plan
+        .resources
+        .iter()
+        .filter(|resource| plan.lock_delays.contains_key(*resource))
+        .count();
+    plan.resources.len() - delayed + plan.shared_resources.len() >= 2
 }
 
 /// Makes, performs and records one random multi-lock operation of client `c` through `base`.

@@ -72,7 +72,8 @@ pub fn operation(
         _ => timeout,
     };
     let invoke = clock.now();
-    let outcome = perform(base, &name, &kind, timeout);
+    let lock_delay = plan.lock_delays.get(&name).copied();
+    let outcome = perform(base, &name, &kind, lock_delay, timeout);
     let complete = clock.now();
     PermitOp {
         id: 0,
@@ -85,8 +86,15 @@ pub fn operation(
     }
 }
 
-/// Sends one request on a fresh connection and classifies the answer.
-fn perform(base: &str, name: &str, kind: &PermitOpKind, timeout: Duration) -> PermitOutcome {
+/// Sends one request on a fresh connection and classifies the answer; an acquire asks for
+/// `lock_delay` seconds of lock-delay when given.
+fn perform(
+    base: &str,
+    name: &str,
+    kind: &PermitOpKind,
+    lock_delay: Option<u32>,
+    timeout: Duration,
+) -> PermitOutcome {
     let agent = agent(timeout);
     let path = format!("{base}/semaphores/{}", encode(name));
     let result = match kind {
@@ -102,6 +110,9 @@ fn perform(base: &str, name: &str, kind: &PermitOpKind, timeout: Duration) -> Pe
             });
             if *wait_seconds > 0 {
                 body["wait_seconds"] = json!(wait_seconds);
+            }
+            if let Some(lock_delay) = lock_delay {
+                body["lock_delay_seconds"] = json!(lock_delay);
             }
             agent.post(&path).send_json(body)
         }

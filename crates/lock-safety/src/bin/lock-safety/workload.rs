@@ -44,7 +44,8 @@ impl Clock {
 /// What every client shares.
 pub struct Plan {
     pub resources: Vec<String>,
-    /// The lock-delay (seconds) every acquire of some of `resources` asks for.
+    /// The lock-delay (seconds) every acquire of some of `resources` (and of `semaphores`) asks
+    /// for.
     pub lock_delays: std::collections::BTreeMap<String, u32>,
     /// The resources locked in both modes (none with `--no-shared`), outside the listings'
     /// prefix: a listing's view of a shared hold is not part of the contract.

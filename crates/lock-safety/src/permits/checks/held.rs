@@ -33,13 +33,33 @@ impl Hold<'_> {
 
 /// The holds on one semaphore, `ops` being its operations, sorted by `from`.
 pub(super) fn holds<'a>(history: &PermitHistory, ops: &[&'a PermitOp]) -> Vec<Hold<'a>> {
+    holds_for(history, ops, 0)
+}
+
+/// The places on one semaphore: the holds, each kept past its expiry for the semaphore's
+/// `lock_delay` (a grant that ran out keeps its permits from other owners that long), unless its
+/// owner's own next operation comes first (a release ends the delay; a new acquire of its own
+/// replaces the grant). For the limit check only: a status does not show a grant in its delay.
+pub(super) fn places<'a>(
+    history: &PermitHistory,
+    ops: &[&'a PermitOp],
+    lock_delay: Micros,
+) -> Vec<Hold<'a>> {
+    holds_for(history, ops, lock_delay)
+}
+
+fn holds_for<'a>(
+    history: &PermitHistory,
+    ops: &[&'a PermitOp],
+    lock_delay: Micros,
+) -> Vec<Hold<'a>> {
     let mut holds = Vec::new();
     for &op in ops {
         let lease = match &op.outcome {
             PermitOutcome::Granted(lease) | PermitOutcome::Renewed(lease) => lease,
             _ => continue,
         };
-        let mut until = lease.expires_at - history.margin_us;
+        let mut until = lease.expires_at + lock_delay - history.margin_us;
         let mut cut_by = None;
         for &other in ops {
             let owner = other.kind.owner();
