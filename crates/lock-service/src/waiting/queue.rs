@@ -187,6 +187,16 @@ impl Queue {
         }
     }
 
+    /// Whether the queue's task has seen, and still counts as live at `now`, a lease that keeps
+    /// the lock from its head: a holder's lease, or one in its lock-delay. A wait that ends
+    /// without that knowledge (the store did not answer the task in time) cannot say the lock is
+    /// held: it answers that the store is unavailable.
+    pub(super) fn knows_it_held(&self, now: DateTime<Utc>) -> bool {
+        let live = locked(&self.holder).is_some_and(|(_, expires_at)| now < expires_at);
+        let delayed = locked(&self.delayed_until).is_some_and(|until| now < until);
+        live || delayed
+    }
+
     pub(super) fn retry_after_seconds(&self, now: DateTime<Utc>) -> u64 {
         let expires_at = locked(&self.holder).map(|(_, expires_at)| expires_at);
         let delayed_until = *locked(&self.delayed_until);

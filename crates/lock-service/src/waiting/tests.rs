@@ -115,8 +115,9 @@ async fn assert_second_waiter_holds(repo: &Arc<dyn LockRepository>, second: supe
     assert_eq!(third, AcquireOutcome::Held, "a third owner got the lock");
 }
 
-/// The in-memory store, with acquires that take a while (a slow database).
-struct SlowAcquires(InMemoryLockRepository, Duration);
+/// The in-memory store, with acquires (`.1`) and status reads (`.2`) that take a while (a slow
+/// database).
+struct SlowAcquires(InMemoryLockRepository, Duration, Duration);
 
 #[async_trait::async_trait]
 impl LockRepository for SlowAcquires {
@@ -146,6 +147,7 @@ impl LockRepository for SlowAcquires {
         tenant: Tenant,
         resource: ResourceName,
     ) -> Result<Option<Lock>, RepositoryError> {
+        tokio::time::sleep(self.2).await;
         self.0.status(tenant, resource).await
     }
     async fn release(
@@ -182,6 +184,7 @@ async fn a_wait_that_ends_during_its_attempt_answers_with_that_attempt_s_grant()
     let repo: Arc<dyn LockRepository> = Arc::new(SlowAcquires(
         InMemoryLockRepository::new(Arc::new(SystemClock)),
         Duration::from_millis(300),
+        Duration::ZERO,
     ));
     let waiting = waiting_over(Arc::clone(&repo));
     let ticket = waiting
@@ -205,6 +208,44 @@ async fn a_wait_that_ends_during_its_attempt_answers_with_that_attempt_s_grant()
         .await
         .unwrap();
     assert_eq!(status, Some(lock));
+}
+
+/// A wait that ends before the queue could read who holds the lock (the store is slow to answer,
+/// as during an outage) cannot say "held by another owner": the holder itself may be the one
+/// waiting. It answers that the store is unavailable.
+#[tokio::test]
+async fn a_wait_that_ends_before_the_queue_saw_the_lock_answers_unavailable() {
+    let memory = InMemoryLockRepository::new(Arc::new(SystemClock));
+    let (tenant, resource) = (Tenant::default_tenant(), ResourceName::parse("r").unwrap());
+    memory
+        .acquire(tenant.clone(), resource.clone(), owner("me"), ttl(), None)
+        .await
+        .unwrap();
+    let repo: Arc<dyn LockRepository> = Arc::new(SlowAcquires(
+        memory,
+        Duration::ZERO,
+        Duration::from_millis(500),
+    ));
+    let waiting = waiting_over(Arc::clone(&repo));
+    let ticket = waiting
+        .enqueue(
+            tenant,
+            resource,
+            owner("me"),
+            ttl(),
+            LockMode::Exclusive,
+            None,
+            lock_domain::LockDelay::NONE,
+        )
+        .expect("room for a waiter");
+    let outcome = ticket.wait(Duration::from_millis(100), || false).await;
+    assert!(
+        matches!(
+            outcome,
+            WaitOutcome::Failed(RepositoryError::Unavailable(_))
+        ),
+        "the waiter was not told the store is unavailable"
+    );
 }
 
 #[tokio::test]

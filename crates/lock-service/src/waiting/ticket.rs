@@ -172,6 +172,15 @@ impl Ticket {
                         WaitOutcome::Granted(granted.lock)
                     }
                     Some(Err(refused)) => refused.into(),
+                    None if !self.queue.knows_it_held(self.shared.clock.now()) => {
+                        // The queue never saw who holds the lock (its reads of the store did not
+                        // come back in time): "held by another owner" would be a guess, and a
+                        // wrong one for the holder's own acquire.
+                        self.queue.wake.notify_one();
+                        WaitOutcome::Failed(RepositoryError::unavailable(
+                            "the lock store did not answer while the acquire waited",
+                        ))
+                    }
                     None => {
                         self.shared.timed_out.fetch_add(1, Ordering::Relaxed);
                         self.queue.wake.notify_one();
