@@ -157,13 +157,13 @@ impl LockService {
         };
         place.replied = None;
         match reply {
-            None => Ok(self.timed_out(request).await),
+            None => self.timed_out(request).await,
             Some(Err(_)) => Err(AcquireError::Store(RepositoryError::internal(
                 "the queue of waiting permit acquires ended without an answer",
             ))),
             Some(Ok(Err(error))) => Err(AcquireError::Store(error)),
             Some(Ok(Ok(SemaphoreAcquireOutcome::Unavailable { .. }))) => {
-                Ok(self.timed_out(request).await)
+                self.timed_out(request).await
             }
             Some(Ok(Ok(SemaphoreAcquireOutcome::Granted(grant)))) if hung_up() => {
                 // Spawned: this request may be dropped at any await now that its client is gone.
@@ -180,17 +180,17 @@ impl LockService {
         }
     }
 
-    /// The answer of a wait that ended without room, with the semaphore as it is now.
-    async fn timed_out(&self, request: &PermitsRequest) -> PermitsAcquired {
-        self.waiting.count_wait_end(WaitEnd::TimedOut);
+    /// The answer of a wait that ended without room, with the semaphore as it is now; when the
+    /// store cannot say how it is (an outage), that the store is unavailable rather than a guess
+    /// at the free permits.
+    async fn timed_out(&self, request: &PermitsRequest) -> Result<PermitsAcquired, AcquireError> {
         let limit = request.permit.limit;
-        let now = self.clock.now();
         let state = self
             .semaphores
             .semaphore(request.tenant.clone(), request.name.clone())
-            .await
-            .ok()
-            .flatten();
+            .await?;
+        self.waiting.count_wait_end(WaitEnd::TimedOut);
+        let now = self.clock.now();
         let (available, retry_after_seconds) = match state {
             Some(state) => {
                 let left = state
@@ -204,11 +204,11 @@ impl LockService {
             }
             None => (u64::from(limit.get()), 1),
         };
-        PermitsAcquired::TimedOut {
+        Ok(PermitsAcquired::TimedOut {
             limit,
             available,
             retry_after_seconds,
-        }
+        })
     }
 
     /// The live holders of semaphore `name`, or `None` when no grant is live.

@@ -211,3 +211,45 @@ async fn a_grant_for_a_client_that_hung_up_is_undone() {
     }
     panic!("the abandoned grant was not undone");
 }
+
+/// A wait for permits that ends while the store cannot say how the semaphore is held (an outage)
+/// answers that the store is unavailable, not a guess at the free permits.
+#[tokio::test]
+async fn a_wait_that_ends_in_an_outage_answers_unavailable() {
+    use lock_domain::{MockSemaphoreRepository, RepositoryError, SemaphoreAcquireOutcome};
+    let memory = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let mut semaphores = MockSemaphoreRepository::new();
+    semaphores
+        .expect_acquire_permits()
+        .returning(|_, _, request| {
+            Ok(SemaphoreAcquireOutcome::Unavailable {
+                limit: request.limit,
+                available: 0,
+            })
+        });
+    semaphores
+        .expect_semaphore()
+        .returning(|_, _| Err(RepositoryError::unavailable("the database is cut off")));
+    let service = LockService::new(
+        crate::ServicePorts {
+            locks: Arc::clone(&memory) as _,
+            shared_locks: Arc::clone(&memory) as _,
+            multi_locks: Arc::clone(&memory) as _,
+            semaphores: Arc::new(semaphores),
+            hints: None,
+            clock: Arc::new(SystemClock),
+            events: Arc::new(crate::NoEvents),
+        },
+        crate::WaiterLimits::default(),
+    );
+    let answer = service
+        .acquire_permits(request("w", 1, 2, 150), || false)
+        .await;
+    assert!(
+        matches!(
+            answer,
+            Err(crate::AcquireError::Store(RepositoryError::Unavailable(_)))
+        ),
+        "{answer:?}"
+    );
+}
