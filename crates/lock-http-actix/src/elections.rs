@@ -199,6 +199,7 @@ pub(crate) async fn leader(
                         election.as_str()
                     ),
                     available_at,
+                    retry_after_seconds: state.service.retry_after_seconds(available_at),
                 }),
                 None => Err(vacant(&election)),
             },

@@ -204,6 +204,7 @@ pub(crate) async fn status(
                         resource.as_str()
                     ),
                     available_at,
+                    retry_after_seconds: state.service.retry_after_seconds(available_at),
                 }),
                 None => Err(no_lock(&resource)),
             },

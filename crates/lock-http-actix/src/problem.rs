@@ -96,6 +96,8 @@ pub(crate) enum ProblemKind {
     NotFoundUntil {
         detail: String,
         available_at: chrono::DateTime<chrono::Utc>,
+        /// Seconds until then, by the service's clock (`LockService::retry_after_seconds`).
+        retry_after_seconds: u64,
     },
     MethodNotAllowed(&'static str),
     PayloadTooLarge,
@@ -314,12 +316,11 @@ impl ResponseError for ApiError {
             } => {
                 response.insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()));
             }
-            ProblemKind::NotFoundUntil { available_at, .. } => {
-                let millis = (*available_at - chrono::Utc::now())
-                    .num_milliseconds()
-                    .max(0);
-                let seconds = u64::try_from(millis).unwrap_or(0).div_ceil(1_000).max(1);
-                response.insert_header((header::RETRY_AFTER, seconds.to_string()));
+            ProblemKind::NotFoundUntil {
+                retry_after_seconds,
+                ..
+            } => {
+                response.insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()));
             }
             _ => {}
         }

@@ -200,6 +200,7 @@ pub(crate) async fn status(
                         name.as_str()
                     ),
                     available_at,
+                    retry_after_seconds: state.service.retry_after_seconds(available_at),
                 }),
                 None => Err(ProblemKind::NotFound(format!(
                     "no live holder of semaphore {:?}",
