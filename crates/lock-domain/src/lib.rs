@@ -9,6 +9,8 @@ mod election;
 mod fence;
 mod fencing_token;
 mod freed;
+mod history;
+mod history_repository;
 mod holders;
 mod lease;
 mod listing;
@@ -36,6 +38,11 @@ pub use election::Leader;
 pub use fence::{check_fence, check_lock_fence, check_permit_fence, FenceVerdict};
 pub use fencing_token::FencingToken;
 pub use freed::{Freed, FreedLocks};
+pub use history::{
+    name_change, HistoryEvent, HistoryId, HistoryPage, HistoryQuery, HistoryRecord, HistorySubject,
+    LeaseKind, RowLease, Side,
+};
+pub use history_repository::HistoryRepository;
 pub use holders::{
     available, decide_acquire_among, decide_release_among, decide_renew_among, live_holders,
     HolderDecision,
@@ -69,6 +76,8 @@ pub use tenant::Tenant;
 pub use ttl::{Ttl, DEFAULT_MAX_TTL_SECONDS};
 pub use validation::{ValidationError, CONTROL_CHARACTERS, WHITESPACE};
 
+#[cfg(feature = "mock")]
+pub use history_repository::MockHistoryRepository;
 #[cfg(feature = "mock")]
 pub use multi_repository::MockMultiLockRepository;
 #[cfg(feature = "mock")]

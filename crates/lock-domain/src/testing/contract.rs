@@ -11,6 +11,7 @@ mod concurrency;
 mod fencing;
 mod fixtures;
 mod health;
+mod history;
 mod listing;
 mod lock_delay;
 mod multi;
@@ -38,6 +39,11 @@ pub use concurrency::{
 };
 pub use fencing::fencing_tokens_increase_across_release_expiry_and_reopening;
 pub use health::ping_answers;
+pub use history::{
+    every_change_to_a_lock_is_recorded_in_order,
+    history_pages_and_the_stream_see_each_record_once_and_pruning_drops_the_oldest,
+    semaphores_readers_and_elections_are_recorded_by_kind_and_tenant,
+};
 pub use listing::{
     list_is_per_tenant, list_limit_bounds_the_page, list_orders_names_bytewise,
     list_pages_have_no_duplicates_or_gaps_while_locks_are_added, list_prefix_is_literal,
@@ -103,13 +109,19 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::{
-    LockRepository, MultiLockRepository, SemaphoreRepository, SharedLockRepository, StoreHealth,
+    HistoryRepository, LockRepository, MultiLockRepository, SemaphoreRepository,
+    SharedLockRepository, StoreHealth,
 };
 
-/// What the suite needs of a store: its lock, shared-lock and semaphore operations and its
-/// statistics.
+/// What the suite needs of a store: its lock, shared-lock and semaphore operations, its history
+/// and its statistics.
 pub trait ContractStore:
-    LockRepository + SharedLockRepository + MultiLockRepository + SemaphoreRepository + StoreHealth
+    LockRepository
+    + SharedLockRepository
+    + MultiLockRepository
+    + SemaphoreRepository
+    + HistoryRepository
+    + StoreHealth
 {
 }
 
@@ -118,6 +130,7 @@ impl<S> ContractStore for S where
         + SharedLockRepository
         + MultiLockRepository
         + SemaphoreRepository
+        + HistoryRepository
         + StoreHealth
 {
 }
@@ -196,7 +209,10 @@ macro_rules! repository_contract_suite {
             a_set_is_granted_whole_in_request_order,
             a_set_with_one_lock_held_changes_nothing,
             racing_overlapping_sets_are_each_all_or_nothing,
-            readers_and_sets_are_per_tenant
+            readers_and_sets_are_per_tenant,
+            every_change_to_a_lock_is_recorded_in_order,
+            semaphores_readers_and_elections_are_recorded_by_kind_and_tenant,
+            history_pages_and_the_stream_see_each_record_once_and_pruning_drops_the_oldest
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

@@ -1,5 +1,6 @@
 //! The reference repository: the domain rules applied to a map under one mutex.
 
+mod history;
 mod multi;
 mod semaphores;
 mod shared;
@@ -37,6 +38,8 @@ struct State {
     lock_delays: HashMap<(Tenant, ResourceName), i64>,
     /// The lock-delay (ms) of each semaphore grant, by owner.
     permit_delays: HashMap<(Tenant, ResourceName, Owner), i64>,
+    /// The durable history, recorded when the mutex is let go (see `history.rs`).
+    history: history::Recorded,
 }
 
 impl State {
@@ -75,10 +78,13 @@ impl InMemoryLockRepository {
         }
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state
+    /// The state under the mutex: what is changed through it is recorded in the history.
+    fn state(&self) -> history::Recording<'_> {
+        let guard = self
+            .state
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        history::Recording::new(guard, self.clock.now())
     }
 }
 
@@ -150,6 +156,7 @@ impl LockRepository for InMemoryLockRepository {
         let regranted = state.regranted.contains(&key);
         let undone = decide_undo(state.locks.get(&key), regranted, &grant, now);
         if undone {
+            state.history.ending = Some((crate::HistoryEvent::Undone, None));
             state.locks.remove(&key);
             state.lock_delays.remove(&key);
         }

@@ -190,6 +190,7 @@ impl SemaphoreRepository for InMemoryLockRepository {
         if state.regranted_permits.contains(&owner_key) {
             return Ok(false);
         }
+        state.history.ending = Some((crate::HistoryEvent::Undone, None));
         let Some(leases) = state.semaphores.get_mut(&(tenant, grant.name)) else {
             return Ok(false);
         };

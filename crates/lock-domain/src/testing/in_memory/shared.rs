@@ -198,6 +198,7 @@ impl SharedLockRepository for InMemoryLockRepository {
         let undone =
             row_is_shared && decide_shared_undo(&grant.resource, current, regranted, &grant, now);
         if undone {
+            state.history.ending = Some((crate::HistoryEvent::Undone, None));
             if let Some(leases) = state.shared.get_mut(&key) {
                 leases.retain(|lease| lease.owner != grant.owner);
             }
