@@ -199,7 +199,7 @@ pub enum Side {
 
 /// What a change of one row of leases means, in the order to record it: the rule every store
 /// applies (the SQL triggers are its other copy). `now_ms` is the write's clock; `ending` is what
-/// the write said an ending is (force-release, undo), if anything. The row of a lock's shared
+/// the write said the ending of a live lease is (force-release, undo), if anything. The row of a lock's shared
 /// holders (an owner that is the shared holders' marker) records nothing: each reader's lease
 /// does.
 pub fn name_change(
@@ -210,12 +210,13 @@ pub fn name_change(
 ) -> Vec<(HistoryEvent, Side)> {
     let before = before.filter(|lease| !lease.owner.is_shared_holders());
     let after = after.filter(|lease| !lease.owner.is_shared_holders());
+    // What a write says an ending is applies to a live lease: one that ran out expired.
     let ended = |lease: &RowLease| {
-        ending.unwrap_or(if lease.expires_ms <= now_ms {
+        if lease.expires_ms <= now_ms {
             HistoryEvent::Expired
         } else {
-            HistoryEvent::Released
-        })
+            ending.unwrap_or(HistoryEvent::Released)
+        }
     };
     match (before, after) {
         (None, None) => vec![],

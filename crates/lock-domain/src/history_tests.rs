@@ -102,6 +102,11 @@ fn an_ending_said_by_the_write_names_it() {
         ),
         vec![(ForceReleased, After)]
     );
+    // A lease that ran out expired, whatever the write says.
+    assert_eq!(
+        name_change(Some(&live), None, 31_000, Some(Undone)),
+        vec![(Expired, Before)]
+    );
     // A grant in the same write is still a grant.
     assert_eq!(
         name_change(None, Some(&live), 1_000, Some(Undone)),

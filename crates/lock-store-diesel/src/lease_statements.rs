@@ -16,8 +16,18 @@ const SQLITE_NEXT_TOKEN: &str =
 /// PostgreSQL: the sequence every lock grant draws from too.
 const POSTGRES_NEXT_TOKEN: &str = "SELECT nextval('fencing_tokens') AS count";
 
-/// PostgreSQL: the server's clock, read when the statement runs (after the locks taken before).
-const POSTGRES_NOW: &str = concat!("SELECT ", clock_ms!(), " AS count");
+/// PostgreSQL: the server's clock, read when the statement runs (after the locks taken before),
+/// kept for the rest of the transaction in `lockd.now`: the clock the history's triggers decide
+/// with whether a lease a later statement deletes had ended (migration 13).
+const POSTGRES_NOW: &str = concat!(
+    "SELECT set_config('lockd.now', (",
+    clock_ms!(),
+    ")::text, true)::BIGINT AS count"
+);
+
+/// PostgreSQL: keeps `$1` as the transaction's clock for the history's triggers (see
+/// [`POSTGRES_NOW`]).
+const POSTGRES_KEEP_NOW: &str = "SELECT set_config('lockd.now', $1, true)::BIGINT AS count";
 
 /// The one count a statement returns.
 pub(crate) fn one(rows: Vec<CountRow>) -> QueryResult<i64> {
@@ -39,6 +49,13 @@ pub(crate) fn next_token_postgres(conn: &mut PgConnection) -> QueryResult<i64> {
 /// PostgreSQL: the server's clock now, in Unix milliseconds.
 pub(crate) fn now_postgres(conn: &mut PgConnection) -> QueryResult<i64> {
     one(Prepared::portable(POSTGRES_NOW, vec![]).load(conn)?)
+}
+
+/// PostgreSQL: keeps `now_ms`, read by a statement of this transaction, as its clock for the
+/// history's triggers.
+pub(crate) fn keep_now_postgres(conn: &mut PgConnection, now_ms: i64) -> QueryResult<()> {
+    let now = now_ms.to_string();
+    one(Prepared::portable(POSTGRES_KEEP_NOW, vec![Param::Text(&now)]).load(conn)?).map(drop)
 }
 
 /// Runs the sweep statement `sweep` (`$1`: the cutoff, `$2`: the batch) on SQLite: deletes up to

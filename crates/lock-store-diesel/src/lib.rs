@@ -14,6 +14,7 @@ mod database_url;
 mod error;
 mod freed_listener;
 mod freed_notifier;
+mod history;
 mod lock_delay;
 mod migrations;
 mod outcome;

@@ -1,6 +1,7 @@
 //! `DieselLockRepository`: the domain's ports (`LockRepository`, `StoreHealth`, `FreedHints`)
 //! over the store's writer (lock operations, see `writer`) and its pool (health, statistics).
 
+mod history;
 mod open;
 mod semaphores;
 mod shared_locks;
@@ -44,6 +45,8 @@ struct Inner {
     connection_timeout: Duration,
     /// PostgreSQL only: sends the hints of releases and renews, started by the first of them.
     notifier: std::sync::OnceLock<FreedNotifier>,
+    /// PostgreSQL only: which history ids are final (SQLite's all are).
+    history_frontier: crate::history::PostgresFrontier,
 }
 
 impl std::fmt::Debug for DieselLockRepository {

@@ -60,7 +60,7 @@ pub(crate) struct CountRow {
 /// A row whose values the domain would not accept: the data is corrupt, never the caller's fault.
 #[derive(Debug, thiserror::Error)]
 #[error("corrupt row for a lock: {0}")]
-struct CorruptRow(String);
+pub(crate) struct CorruptRow(pub(crate) String);
 
 impl TryFrom<LockRow> for Lock {
     type Error = RepositoryError;
@@ -104,6 +104,6 @@ impl ListedRow {
     }
 }
 
-fn millis(ms: i64) -> Option<DateTime<Utc>> {
+pub(crate) fn millis(ms: i64) -> Option<DateTime<Utc>> {
     DateTime::from_timestamp_millis(ms)
 }

@@ -13,10 +13,10 @@ mod rows;
 mod table;
 
 use lock_domain::{
-    decide_permits, decide_release_among, holding_places, LeaseValue, ListQuery, Owner, Permit,
-    PermitDecision, PermitReleaseResult, PermitRenewResult, PermitRequest, ReleaseResult,
-    RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant,
-    Ttl,
+    decide_permits, decide_release_among, holding_places, HistoryEvent, LeaseValue, ListQuery,
+    Owner, Permit, PermitDecision, PermitReleaseResult, PermitRenewResult, PermitRequest,
+    ReleaseResult, RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage,
+    SemaphoreState, Tenant, Ttl,
 };
 
 use crate::error::from_query;
@@ -72,6 +72,9 @@ pub(crate) trait HolderTable {
     fn now_ms(&mut self) -> diesel::QueryResult<i64>;
     /// A fencing token larger than every one issued before, for locks and semaphores alike.
     fn next_token(&mut self) -> diesel::QueryResult<i64>;
+    /// What the ending of a live lease is until said otherwise, for the history (see
+    /// `history::SayEnding`).
+    fn say_ending(&mut self, ending: Option<HistoryEvent>) -> diesel::QueryResult<()>;
     fn holders(
         &mut self,
         tenant: &Tenant,
@@ -207,7 +210,12 @@ pub(crate) fn run(
             ttl,
             value,
         } => PermitAnswer::Renewed(renew(table, tenant, name, owner, ttl, value)?),
-        PermitOp::Undo { grant } => PermitAnswer::Undone(undo(table, tenant, grant)?),
+        PermitOp::Undo { grant } => {
+            table.say_ending(Some(HistoryEvent::Undone))?;
+            let undone = undo(table, tenant, grant)?;
+            table.say_ending(None)?;
+            PermitAnswer::Undone(undone)
+        }
         PermitOp::List { query } => {
             let now_ms = table.now_ms()?;
             let rows = table.list(tenant, &query, now_ms)?;

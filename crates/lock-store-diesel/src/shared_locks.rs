@@ -16,9 +16,9 @@ mod table;
 use chrono::{DateTime, Utc};
 use lock_domain::{
     decide_shared_acquire, decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock,
-    shared_row, FencingToken, Hold, HolderRole, Lease, LeaseValue, Lock, LockMode, LockStep, Owner,
-    ReleaseResult, RenewResult, RepositoryError, ResourceName, SharedAcquireDecision,
-    SharedAcquireOutcome, Tenant, Ttl,
+    shared_row, FencingToken, HistoryEvent, Hold, HolderRole, Lease, LeaseValue, Lock, LockMode,
+    LockStep, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName,
+    SharedAcquireDecision, SharedAcquireOutcome, Tenant, Ttl,
 };
 
 use crate::semaphores::PermitError;
@@ -73,6 +73,10 @@ pub(crate) enum SharedAnswer {
 
 /// The statements a shared-lock operation runs, on one connection inside one transaction.
 pub(crate) trait SharedTable {
+    /// What the ending of a live lease is until said otherwise, for the history (see
+    /// `history::SayEnding`).
+    fn say_ending(&mut self, ending: Option<HistoryEvent>) -> diesel::QueryResult<()>;
+
     /// Takes the write lock of the lock's row until the transaction ends (on PostgreSQL, when
     /// `create`, first inserting an ended row if there is none, so that there is a row to lock),
     /// then reads the clock, the row and every shared lease of the lock.
@@ -168,7 +172,12 @@ pub(crate) fn run(
             owner,
             value,
         } => SharedAnswer::Renewed(set_value(table, tenant, &resource, &owner, value)?),
-        SharedOp::Undo { grant } => SharedAnswer::Undone(undo(table, tenant, grant)?),
+        SharedOp::Undo { grant } => {
+            table.say_ending(Some(HistoryEvent::Undone))?;
+            let undone = undo(table, tenant, grant)?;
+            table.say_ending(None)?;
+            SharedAnswer::Undone(undone)
+        }
     })
 }
 

@@ -12,8 +12,11 @@
 
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, OptionalExtension, QueryResult, RunQueryDsl};
-use lock_domain::{LeaseValue, ListQuery, Lock, LockDelay, Owner, ResourceName, Tenant, Ttl};
+use lock_domain::{
+    HistoryEvent, LeaseValue, ListQuery, Lock, LockDelay, Owner, ResourceName, Tenant, Ttl,
+};
 
+use crate::history::SayEnding;
 use crate::outcome::{ReleaseRow, RenewRow};
 use crate::prepared::{Param, Prepared};
 use crate::row::{CountRow, ListedRow, LockRow};
@@ -221,20 +224,22 @@ pub(crate) fn undo_grant(
     grant: &Lock,
     now_ms: i64,
 ) -> QueryResult<bool> {
-    Prepared::new(
-        UNDO_GRANT,
-        vec![
-            Param::Text(tenant.as_str()),
-            Param::Text(grant.resource.as_str()),
-            Param::Text(grant.owner.as_str()),
-            Param::BigInt(grant.fencing_token.value()),
-            Param::BigInt(grant.acquired_at.timestamp_millis()),
-            Param::BigInt(grant.expires_at.timestamp_millis()),
-            Param::BigInt(now_ms),
-        ],
-    )
-    .execute(conn)
-    .map(|rows| rows > 0)
+    conn.with_ending(HistoryEvent::Undone, None, |conn| {
+        Prepared::new(
+            UNDO_GRANT,
+            vec![
+                Param::Text(tenant.as_str()),
+                Param::Text(grant.resource.as_str()),
+                Param::Text(grant.owner.as_str()),
+                Param::BigInt(grant.fencing_token.value()),
+                Param::BigInt(grant.acquired_at.timestamp_millis()),
+                Param::BigInt(grant.expires_at.timestamp_millis()),
+                Param::BigInt(now_ms),
+            ],
+        )
+        .execute(conn)
+        .map(|rows| rows > 0)
+    })
 }
 
 pub(crate) fn renew(

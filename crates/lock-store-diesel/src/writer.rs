@@ -97,6 +97,14 @@ pub(crate) trait Writer: Send + Sync {
 
     /// Deletes at most `batch` semaphore rows whose lease ended more than `grace` ago.
     async fn sweep_permits(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError>;
+    /// Deletes at most `batch` of the oldest history records committed before `before`, none
+    /// past `settled` (PostgreSQL: the last id known final; SQLite's all are).
+    async fn prune_history(
+        &self,
+        before: chrono::DateTime<chrono::Utc>,
+        batch: u32,
+        settled: i64,
+    ) -> Result<usize, RepositoryError>;
 
     /// Runs one shared-lock operation (see `shared_locks`) alone against every other write of
     /// that lock, exclusive ones and reads included. A shared grant made after its caller has

@@ -118,6 +118,7 @@ fn assert_schema_complete(path: &Path) {
         ("distributed_locks", 0),
         ("fencing_counter", 1),
         ("expired_takeovers", 1),
+        ("history_context", 1),
     ] {
         assert_eq!(
             count(&mut conn, &format!("SELECT COUNT(*) AS n FROM {table}")),
@@ -130,7 +131,9 @@ fn assert_schema_complete(path: &Path) {
             &mut conn,
             "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'trigger'"
         ),
-        3,
+        // The fencing counter's two, the takeover count's, and the history's nine (three
+        // tables, on insert, update and delete).
+        12,
         "triggers"
     );
     let header = std::fs::read(path).unwrap();

@@ -7,15 +7,16 @@
 
 use diesel::pg::PgConnection;
 use diesel::sql_types::BigInt;
-use diesel::{QueryResult, QueryableByName, RunQueryDsl};
+use diesel::{Connection, QueryResult, QueryableByName, RunQueryDsl};
 use lock_domain::{
-    decide_release, decide_renew, LeaseValue, Lock, LockDelay, Owner, ReleaseResult, RenewDecision,
-    RepositoryError, ResourceName, Tenant, Ttl,
+    decide_release, decide_renew, HistoryEvent, LeaseValue, Lock, LockDelay, Owner, ReleaseResult,
+    RenewDecision, RepositoryError, ResourceName, Tenant, Ttl,
 };
 
 use super::reads;
 use super::{KeptChanging, MAX_ATTEMPTS};
 use crate::error::from_query;
+use crate::history::SayEnding;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::prepared::{Param, Prepared};
 use crate::row::LockRow;
@@ -261,19 +262,24 @@ pub(crate) fn undo_grant(
     tenant: &Tenant,
     grant: &Lock,
 ) -> QueryResult<bool> {
-    Prepared::new(
-        UNDO_GRANT,
-        vec![
-            Param::Text(tenant.as_str()),
-            Param::Text(grant.resource.as_str()),
-            Param::Text(grant.owner.as_str()),
-            Param::BigInt(grant.fencing_token.value()),
-            Param::BigInt(grant.acquired_at.timestamp_millis()),
-            Param::BigInt(grant.expires_at.timestamp_millis()),
-        ],
-    )
-    .execute(conn)
-    .map(|rows| rows > 0)
+    // In a transaction (a savepoint inside one): what the history is told lasts until it ends.
+    conn.transaction(|conn| {
+        conn.with_ending(HistoryEvent::Undone, None, |conn| {
+            Prepared::new(
+                UNDO_GRANT,
+                vec![
+                    Param::Text(tenant.as_str()),
+                    Param::Text(grant.resource.as_str()),
+                    Param::Text(grant.owner.as_str()),
+                    Param::BigInt(grant.fencing_token.value()),
+                    Param::BigInt(grant.acquired_at.timestamp_millis()),
+                    Param::BigInt(grant.expires_at.timestamp_millis()),
+                ],
+            )
+            .execute(conn)
+            .map(|rows| rows > 0)
+        })
+    })
 }
 
 /// Why a release or renew wrote nothing, as the live lock read afterwards shows.

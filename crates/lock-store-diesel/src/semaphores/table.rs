@@ -4,9 +4,10 @@
 use diesel::pg::PgConnection;
 use diesel::sqlite::SqliteConnection;
 use diesel::{QueryResult, QueryableByName, RunQueryDsl};
-use lock_domain::{ListQuery, Owner, ResourceName, Tenant};
+use lock_domain::{HistoryEvent, ListQuery, Owner, ResourceName, Tenant};
 
 use super::{HolderRow, HolderTable};
+use crate::history::SayEnding;
 use crate::lease_statements;
 use crate::prepared::{Param, Prepared};
 use crate::row::CountRow;
@@ -260,6 +261,10 @@ macro_rules! shared_statements {
 }
 
 impl HolderTable for SqliteHolders<'_> {
+    fn say_ending(&mut self, ending: Option<HistoryEvent>) -> QueryResult<()> {
+        self.conn.say_ending(ending, None)
+    }
+
     /// The writer's transaction holds SQLite's write lock: nothing else writes meanwhile.
     fn lock_semaphore(&mut self, _: &Tenant, _: &ResourceName) -> QueryResult<()> {
         Ok(())
@@ -277,6 +282,10 @@ impl HolderTable for SqliteHolders<'_> {
 }
 
 impl HolderTable for PostgresHolders<'_> {
+    fn say_ending(&mut self, ending: Option<HistoryEvent>) -> QueryResult<()> {
+        self.conn.say_ending(ending, None)
+    }
+
     fn lock_semaphore(&mut self, tenant: &Tenant, name: &ResourceName) -> QueryResult<()> {
         Prepared::portable(
             POSTGRES_LOCK,
@@ -294,7 +303,8 @@ impl HolderTable for PostgresHolders<'_> {
         lease_statements::next_token_postgres(self.conn)
     }
 
-    /// Two round trips: the lock, then the rows with the clock.
+    /// Two round trips: the lock, then the rows with the clock (and a third to keep that clock
+    /// for the history's triggers).
     fn lock_and_read(
         &mut self,
         tenant: &Tenant,
@@ -307,7 +317,10 @@ impl HolderTable for PostgresHolders<'_> {
         )
         .load(self.conn)?;
         let now_ms = match rows.first() {
-            Some(row) => row.now_ms,
+            Some(row) => {
+                lease_statements::keep_now_postgres(self.conn, row.now_ms)?;
+                row.now_ms
+            }
             None => self.now_ms()?,
         };
         Ok((now_ms, rows.into_iter().map(|row| row.holder).collect()))

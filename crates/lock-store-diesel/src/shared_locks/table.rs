@@ -4,9 +4,10 @@
 use diesel::pg::PgConnection;
 use diesel::sqlite::SqliteConnection;
 use diesel::{OptionalExtension, QueryResult, QueryableByName, RunQueryDsl};
-use lock_domain::{LeaseValue, Lock, Owner, ResourceName, Tenant};
+use lock_domain::{HistoryEvent, LeaseValue, Lock, Owner, ResourceName, Tenant};
 
 use super::SharedTable;
+use crate::history::SayEnding;
 use crate::lease_statements;
 use crate::prepared::{Param, Prepared};
 use crate::row::LockRow;
@@ -205,6 +206,10 @@ macro_rules! portable_statements {
 }
 
 impl SharedTable for SqliteShared<'_> {
+    fn say_ending(&mut self, ending: Option<HistoryEvent>) -> QueryResult<()> {
+        self.conn.say_ending(ending, None)
+    }
+
     portable_statements!();
 
     fn lock_and_read(
@@ -243,6 +248,10 @@ impl SharedTable for SqliteShared<'_> {
 }
 
 impl SharedTable for PostgresShared<'_> {
+    fn say_ending(&mut self, ending: Option<HistoryEvent>) -> QueryResult<()> {
+        self.conn.say_ending(ending, None)
+    }
+
     portable_statements!();
 
     fn lock_and_read(

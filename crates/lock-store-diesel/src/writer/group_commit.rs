@@ -25,6 +25,7 @@ use lock_domain::{Clock, RepositoryError};
 use tokio::sync::oneshot;
 
 use crate::error::{from_query, is_unavailable};
+use crate::history;
 
 /// What a job leaves behind: how to answer its caller once the batch's fate is known, giving
 /// back the undo of a result that its caller is no longer there to hear.
@@ -174,13 +175,12 @@ fn run(
 
 fn run_batch(conn: &mut SqliteConnection, clock: &dyn Clock, batch: &mut Vec<Job>) {
     let mut answers: Vec<Answer> = Vec::with_capacity(batch.len());
-    let failure = match begin_immediate(conn) {
+    let failure = match begin_at(conn, clock) {
         Err(error) => {
             answers.extend(batch.drain(..).map(|job| job(None)));
             Some(error)
         }
-        Ok(()) => {
-            let now_ms = clock.now().timestamp_millis();
+        Ok(now_ms) => {
             for job in batch.drain(..) {
                 answers.push(job(Some((&mut *conn, now_ms))));
             }
@@ -211,11 +211,13 @@ fn run_batch(conn: &mut SqliteConnection, clock: &dyn Clock, batch: &mut Vec<Job
 
 /// Runs the undos of a batch in one transaction of their own, before the next batch.
 fn run_undos(conn: &mut SqliteConnection, clock: &dyn Clock, undos: Vec<Undo>) {
-    if let Err(error) = begin_immediate(conn) {
-        tracing::warn!(%error, undos = undos.len(), "cannot undo grants nobody heard of; they expire with their leases");
-        return;
-    }
-    let now_ms = clock.now().timestamp_millis();
+    let now_ms = match begin_at(conn, clock) {
+        Ok(now_ms) => now_ms,
+        Err(error) => {
+            tracing::warn!(%error, undos = undos.len(), "cannot undo grants nobody heard of; they expire with their leases");
+            return;
+        }
+    };
     for undo in undos {
         undo(conn, now_ms);
     }
@@ -227,4 +229,17 @@ fn run_undos(conn: &mut SqliteConnection, clock: &dyn Clock, undos: Vec<Undo>) {
 
 fn begin_immediate(conn: &mut SqliteConnection) -> diesel::QueryResult<()> {
     AnsiTransactionManager::begin_transaction_sql(conn, "BEGIN IMMEDIATE")
+}
+
+/// Begins a transaction holding the write lock and returns its `now`, read after the lock was
+/// taken and told to the history's triggers (`history::sqlite_begin`). Rolls back what it
+/// began when it fails.
+fn begin_at(conn: &mut SqliteConnection, clock: &dyn Clock) -> diesel::QueryResult<i64> {
+    begin_immediate(conn)?;
+    let now_ms = clock.now().timestamp_millis();
+    if let Err(error) = history::sqlite_begin(conn, now_ms) {
+        let _ = AnsiTransactionManager::rollback_transaction(conn);
+        return Err(error);
+    }
+    Ok(now_ms)
 }

@@ -235,6 +235,15 @@ impl Writer for PostgresBatcher {
         self.direct.sweep_permits(grace, batch).await
     }
 
+    async fn prune_history(
+        &self,
+        before: chrono::DateTime<chrono::Utc>,
+        batch: u32,
+        settled: i64,
+    ) -> Result<usize, RepositoryError> {
+        self.direct.prune_history(before, batch, settled).await
+    }
+
     /// Group-committed with the semaphore operations (`postgres_permits`).
     async fn shared(&self, tenant: Tenant, op: SharedOp) -> Result<SharedAnswer, RepositoryError> {
         self.permits.submit_shared(tenant, op).await

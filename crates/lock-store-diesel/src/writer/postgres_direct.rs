@@ -174,6 +174,20 @@ impl Writer for PostgresDirect {
             .await
     }
 
+    async fn prune_history(
+        &self,
+        before: chrono::DateTime<chrono::Utc>,
+        batch: u32,
+        settled: i64,
+    ) -> Result<usize, RepositoryError> {
+        self.pooled
+            .run(move |conn, _| {
+                crate::history::prune_postgres(conn.postgres()?, before, batch, settled)
+                    .map_err(from_query)
+            })
+            .await
+    }
+
     /// In a transaction of its own, holding the lock's row.
     async fn shared(&self, tenant: Tenant, op: SharedOp) -> Result<SharedAnswer, RepositoryError> {
         let undo_tenant = tenant.clone();

@@ -219,6 +219,17 @@ impl Writer for SqliteWriter {
             .await
     }
 
+    async fn prune_history(
+        &self,
+        before: chrono::DateTime<chrono::Utc>,
+        batch: u32,
+        _settled: i64,
+    ) -> Result<usize, RepositoryError> {
+        self.commits
+            .submit(move |c, _| crate::history::prune_sqlite(c, before, batch).map_err(from_query))
+            .await
+    }
+
     async fn shared(&self, tenant: Tenant, op: SharedOp) -> Result<SharedAnswer, RepositoryError> {
         let undo_tenant = tenant.clone();
         self.commits

@@ -1,0 +1,112 @@
+//! The history port over the store's pool: pages of a tenant's records, the stream's read of
+//! every final record after an id (see `history::PostgresFrontier`), and pruning through the
+//! writer.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use lock_domain::{
+    HistoryId, HistoryPage, HistoryQuery, HistoryRecord, HistoryRepository, RepositoryError, Tenant,
+};
+
+use super::DieselLockRepository;
+use crate::connection::DbConnection;
+use crate::error::from_query;
+use crate::history::{self, PostgresFrontier};
+
+/// How many records past a gap a read looks at for the newest final id.
+const LAST_ID_SCAN: u32 = 10_000;
+
+impl DieselLockRepository {
+    /// Every final record after `after`, oldest first, at most `limit`.
+    async fn final_after(
+        &self,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<HistoryRecord>, RepositoryError> {
+        let inner = self.inner.clone();
+        self.inner
+            .pooled
+            .run(move |conn, _| {
+                let settled = match conn {
+                    // One writer at a time: ids are committed in order, every one is final.
+                    DbConnection::Sqlite(_) => i64::MAX,
+                    DbConnection::Postgres(c) => {
+                        inner.history_frontier.advance(c).map_err(from_query)?
+                    }
+                };
+                let rows = history::after(conn, after, limit)?;
+                Ok(PostgresFrontier::keep_final(after, settled, rows))
+            })
+            .await
+    }
+}
+
+/// PostgreSQL: the last id up to which every id is final.
+fn final_through(
+    frontier: &PostgresFrontier,
+    conn: &mut DbConnection,
+) -> Result<i64, RepositoryError> {
+    let settled = frontier.advance(conn.postgres()?).map_err(from_query)?;
+    let rows = history::after(conn, settled, LAST_ID_SCAN)?;
+    let kept = PostgresFrontier::keep_final(settled, settled, rows);
+    Ok(kept.last().map_or(settled, |record| record.id.value()))
+}
+
+#[async_trait]
+impl HistoryRepository for DieselLockRepository {
+    async fn history(
+        &self,
+        tenant: Tenant,
+        query: HistoryQuery,
+    ) -> Result<HistoryPage, RepositoryError> {
+        let limit = query.limit;
+        let records = self
+            .inner
+            .pooled
+            .run(move |conn, _| history::page(conn, &tenant, &query))
+            .await?;
+        Ok(HistoryPage::from_overfetch(records, limit))
+    }
+
+    async fn history_after(
+        &self,
+        after: Option<HistoryId>,
+        limit: u32,
+    ) -> Result<Vec<HistoryRecord>, RepositoryError> {
+        self.final_after(after.map_or(0, HistoryId::value), limit)
+            .await
+    }
+
+    async fn last_history_id(&self) -> Result<Option<HistoryId>, RepositoryError> {
+        let inner = self.inner.clone();
+        let last = self
+            .inner
+            .pooled
+            .run(move |conn, _| match conn {
+                DbConnection::Sqlite(c) => history::last_id_sqlite(c).map_err(from_query),
+                DbConnection::Postgres(_) => final_through(&inner.history_frontier, conn),
+            })
+            .await?;
+        Ok(HistoryId::new(last).ok())
+    }
+
+    async fn prune_history(
+        &self,
+        before: DateTime<Utc>,
+        batch: u32,
+    ) -> Result<usize, RepositoryError> {
+        let inner = self.inner.clone();
+        let settled = self
+            .inner
+            .pooled
+            .run(move |conn, _| match conn {
+                DbConnection::Sqlite(_) => Ok(i64::MAX),
+                DbConnection::Postgres(_) => final_through(&inner.history_frontier, conn),
+            })
+            .await?;
+        self.inner
+            .writer
+            .prune_history(before, batch, settled)
+            .await
+    }
+}

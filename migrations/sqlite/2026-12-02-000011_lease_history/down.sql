@@ -1,0 +1,11 @@
+DROP TRIGGER lease_history_reader_deleted;
+DROP TRIGGER lease_history_reader_updated;
+DROP TRIGGER lease_history_reader_inserted;
+DROP TRIGGER lease_history_permit_deleted;
+DROP TRIGGER lease_history_permit_updated;
+DROP TRIGGER lease_history_permit_inserted;
+DROP TRIGGER lease_history_lock_deleted;
+DROP TRIGGER lease_history_lock_updated;
+DROP TRIGGER lease_history_lock_inserted;
+DROP TABLE history_context;
+DROP TABLE lease_history;
