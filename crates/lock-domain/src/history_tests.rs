@@ -18,18 +18,21 @@ fn shared_row(expires_ms: i64) -> RowLease {
     }
 }
 
+/// A row before and after a write, the write's clock, and what the change is named.
+type Case = (
+    Option<RowLease>,
+    Option<RowLease>,
+    i64,
+    Vec<(HistoryEvent, Side)>,
+);
+
 use HistoryEvent::*;
 use Side::*;
 
 #[test]
 fn every_change_of_a_row_has_one_name() {
     let live = lease("a", 1, 1_000, 31_000);
-    let cases: Vec<(
-        Option<RowLease>,
-        Option<RowLease>,
-        i64,
-        Vec<(HistoryEvent, Side)>,
-    )> = vec![
+    let cases: Vec<Case> = vec![
         (None, Some(live.clone()), 1_000, vec![(Granted, After)]),
         // Released by its owner: SQLite deletes the row, PostgreSQL ends it in place.
         (Some(live.clone()), None, 5_000, vec![(Released, Before)]),
