@@ -271,6 +271,9 @@ impl LockEvents for MetricsAndAudit {
                 self.metrics.live_lock_count_failed();
                 tracing::warn!(%error, "counting live locks for /metrics failed");
             }
+            Trouble::HistoryFailed { error } => {
+                tracing::warn!(%error, "reading the history for the event streams failed; reading again");
+            }
         }
     }
 }

@@ -41,8 +41,8 @@ use std::sync::Arc;
 use actix_web::middleware::ErrorHandlers;
 use actix_web::web::{self, ServiceConfig};
 use lock_domain::{
-    LockRepository, MultiLockRepository, SemaphoreRepository, SharedLockRepository, StoreHealth,
-    SystemClock, DEFAULT_MAX_TTL_SECONDS,
+    HistoryRepository, LockRepository, MultiLockRepository, SemaphoreRepository,
+    SharedLockRepository, StoreHealth, SystemClock, DEFAULT_MAX_TTL_SECONDS,
 };
 use lock_service::{LockService, ServicePorts, WaiterLimits};
 
@@ -132,6 +132,7 @@ impl LockApi {
             shared_locks,
             multi_locks,
             semaphores,
+            history,
             health,
         } = store;
         let service = LockService::new(
@@ -140,6 +141,7 @@ impl LockApi {
                 shared_locks,
                 multi_locks,
                 semaphores,
+                history,
                 hints: None,
                 clock: Arc::new(SystemClock),
                 events: Arc::new(MetricsAndAudit::new(Arc::clone(&settings.metrics))),
@@ -186,6 +188,7 @@ pub struct ApiStore {
     pub shared_locks: Arc<dyn SharedLockRepository>,
     pub multi_locks: Arc<dyn MultiLockRepository>,
     pub semaphores: Arc<dyn SemaphoreRepository>,
+    pub history: Arc<dyn HistoryRepository>,
     pub health: Arc<dyn StoreHealth>,
 }
 
@@ -197,6 +200,7 @@ impl ApiStore {
             + SharedLockRepository
             + MultiLockRepository
             + SemaphoreRepository
+            + HistoryRepository
             + StoreHealth
             + 'static,
     {
@@ -205,6 +209,7 @@ impl ApiStore {
             shared_locks: Arc::clone(&store) as _,
             multi_locks: Arc::clone(&store) as _,
             semaphores: Arc::clone(&store) as _,
+            history: Arc::clone(&store) as _,
             health: store,
         }
     }

@@ -43,6 +43,7 @@ async fn call(
             shared_locks: Arc::new(no_shared_holders()),
             multi_locks: Arc::new(lock_domain::MockMultiLockRepository::new()),
             semaphores: Arc::new(MockSemaphoreRepository::new()),
+            history: Arc::new(lock_domain::MockHistoryRepository::new()),
             health: Arc::new(health),
         },
         settings,

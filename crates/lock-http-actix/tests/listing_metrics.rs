@@ -50,6 +50,7 @@ async fn send_over(
             shared_locks: Arc::new(no_shared_holders()),
             multi_locks: Arc::new(lock_domain::MockMultiLockRepository::new()),
             semaphores: Arc::new(MockSemaphoreRepository::new()),
+            history: Arc::new(lock_domain::MockHistoryRepository::new()),
             health,
         },
         settings,

@@ -97,6 +97,8 @@ pub enum Trouble<'a> {
     HintsLost { error: Option<&'a RepositoryError> },
     /// Counting the live locks failed.
     CountFailed { error: &'a RepositoryError },
+    /// Reading the history for the event feed failed: the feed reads again at its next tick.
+    HistoryFailed { error: &'a RepositoryError },
 }
 
 /// Receives every outcome of the lock use cases.

@@ -15,6 +15,7 @@ mod counting;
 mod elections;
 mod events;
 mod fence;
+mod history;
 mod lock_delay;
 mod modes;
 mod multi;
@@ -28,6 +29,7 @@ pub use elections::{CampaignRequest, Campaigned, Leading};
 pub use events::{
     Acquired, ElectionReport, Fenced, LockEvents, NoEvents, PermitsAcquired, Trouble, WaitersFull,
 };
+pub use history::{FeedFilter, FeedStart, HistoryFeed};
 pub use multi::{MultiAcquireRequest, MultiAcquired};
 pub use observe::{
     Change, Happened, Holding, Numbered, Observation, Observed, Shape, POLL as OBSERVE_POLL,

@@ -5,12 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_domain::{
-    AcquireOutcome, Clock, FreedHints, Hold, LeaseValue, ListPage, ListQuery, LockDelay, LockMode,
-    LockRepository, MultiLockRepository, Owner, ReleaseResult, RenewResult, RepositoryError,
-    ResourceName, SemaphoreRepository, SharedLockRepository, SystemClock, Tenant, Ttl,
+    AcquireOutcome, Clock, FreedHints, HistoryRepository, Hold, LeaseValue, ListPage, ListQuery,
+    LockDelay, LockMode, LockRepository, MultiLockRepository, Owner, ReleaseResult, RenewResult,
+    RepositoryError, ResourceName, SemaphoreRepository, SharedLockRepository, SystemClock, Tenant,
+    Ttl,
 };
 
 use crate::events::{Acquired, LockEvents, NoEvents, WaitersFull};
+use crate::history::HistoryHub;
 use crate::observe::{Hub, ObservingEvents};
 use crate::permits::PermitQueues;
 use crate::waiting::{WaitOutcome, WaiterLimits, Waiting};
@@ -23,6 +25,7 @@ pub struct ServicePorts {
     pub shared_locks: Arc<dyn SharedLockRepository>,
     pub multi_locks: Arc<dyn MultiLockRepository>,
     pub semaphores: Arc<dyn SemaphoreRepository>,
+    pub history: Arc<dyn HistoryRepository>,
     pub hints: Option<Arc<dyn FreedHints>>,
     pub clock: Arc<dyn Clock>,
     pub events: Arc<dyn LockEvents>,
@@ -83,6 +86,9 @@ pub struct LockService {
     pub(crate) shared_locks: Arc<dyn SharedLockRepository>,
     pub(crate) multi_locks: Arc<dyn MultiLockRepository>,
     pub(crate) semaphores: Arc<dyn SemaphoreRepository>,
+    pub(crate) history: Arc<dyn HistoryRepository>,
+    /// The event feed of the history.
+    pub(crate) history_hub: HistoryHub,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) events: Arc<dyn LockEvents>,
     pub(crate) waiting: Waiting,
@@ -115,11 +121,14 @@ impl LockService {
             waiting.clone(),
         );
         permit_queues.hear_hints(&waiting);
+        let history_hub = HistoryHub::new(Arc::clone(&ports.history), Arc::clone(&ports.events));
         Self {
             locks: ports.locks,
             shared_locks: ports.shared_locks,
             multi_locks: ports.multi_locks,
             semaphores: ports.semaphores,
+            history: ports.history,
+            history_hub,
             clock: ports.clock,
             events: ports.events,
             waiting,
@@ -137,6 +146,7 @@ impl LockService {
             + SharedLockRepository
             + MultiLockRepository
             + SemaphoreRepository
+            + HistoryRepository
             + 'static,
     {
         Self::new(
@@ -144,7 +154,8 @@ impl LockService {
                 locks: Arc::clone(&store) as _,
                 shared_locks: Arc::clone(&store) as _,
                 multi_locks: Arc::clone(&store) as _,
-                semaphores: store,
+                semaphores: Arc::clone(&store) as _,
+                history: store,
                 hints: None,
                 clock: Arc::new(SystemClock),
                 events: Arc::new(NoEvents),
@@ -382,6 +393,7 @@ impl LockService {
     /// otherwise wait for waiters and observers.
     pub fn close(&self) {
         self.hub.close();
+        self.history_hub.close();
         self.waiting.close();
     }
 

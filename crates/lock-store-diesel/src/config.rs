@@ -36,6 +36,8 @@ pub struct StoreConfig {
     pub postgres_batch_connections: u32,
     /// PostgreSQL: the most writes in one batched statement (default 256).
     pub postgres_max_batch: usize,
+    /// Whether this process's writes record history (default true; see the `history` module).
+    pub record_history: bool,
 }
 
 impl StoreConfig {
@@ -51,6 +53,7 @@ impl StoreConfig {
             sqlite_max_batch: 256,
             postgres_batch_connections: 2,
             postgres_max_batch: 256,
+            record_history: true,
         }
     }
 

@@ -107,6 +107,8 @@ pub(crate) struct ConnectionManager {
     sqlite_synchronous: SqliteSynchronous,
     connect_timeout: Duration,
     statement_timeout: Duration,
+    /// PostgreSQL: whether this process's writes record history (`lockd.history`, migration 13).
+    record_history: bool,
 }
 
 impl ConnectionManager {
@@ -125,7 +127,14 @@ impl ConnectionManager {
             sqlite_synchronous,
             connect_timeout,
             statement_timeout,
+            record_history: true,
         }
+    }
+
+    /// Whether this process's writes record history (default: they do).
+    pub(crate) fn recording_history(mut self, record: bool) -> Self {
+        self.record_history = record;
+        self
     }
 
     /// Opens one connection, configured for lockd.
@@ -161,6 +170,9 @@ impl ConnectionManager {
                     "SET statement_timeout = {}; SET synchronous_commit = on; {POSTGRES_SESSION}",
                     self.statement_timeout.as_millis()
                 ))?;
+                if !self.record_history {
+                    conn.batch_execute("SET lockd.history = 'off'")?;
+                }
                 Ok(DbConnection::Postgres(conn))
             }
         }

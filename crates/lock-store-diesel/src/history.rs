@@ -29,8 +29,8 @@ use crate::prepared::{Param, Prepared};
 use crate::row::{millis, CorruptRow, CountRow};
 
 /// SQLite: the clock of the transaction just begun, and no ending said yet.
-const SQLITE_BEGIN: &str =
-    "UPDATE history_context SET now_ms = $1, ending = NULL, reason = NULL WHERE id = 1";
+const SQLITE_BEGIN: &str = "\
+UPDATE history_context SET now_ms = $1, recording = $2, ending = NULL, reason = NULL WHERE id = 1";
 const SQLITE_ENDING: &str = "UPDATE history_context SET ending = $1, reason = $2 WHERE id = 1";
 const POSTGRES_ENDING: &str = "\
 SELECT 1::BIGINT AS count FROM (SELECT set_config('lockd.ending', $1, true),
@@ -85,11 +85,19 @@ SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM history_ids) 
        pg_snapshot_xmax(pg_current_snapshot())::text::BIGINT AS xmax,
        pg_snapshot_xmin(pg_current_snapshot())::text::BIGINT AS xmin";
 
-/// SQLite: the clock of the transaction the writer has just begun, for the triggers.
-pub(crate) fn sqlite_begin(conn: &mut SqliteConnection, now_ms: i64) -> QueryResult<()> {
-    Prepared::portable(SQLITE_BEGIN, vec![Param::BigInt(now_ms)])
-        .execute(conn)
-        .map(drop)
+/// SQLite: the clock of the transaction the writer has just begun, and whether this process
+/// records history, for the triggers.
+pub(crate) fn sqlite_begin(
+    conn: &mut SqliteConnection,
+    now_ms: i64,
+    recording: bool,
+) -> QueryResult<()> {
+    Prepared::portable(
+        SQLITE_BEGIN,
+        vec![Param::BigInt(now_ms), Param::BigInt(i64::from(recording))],
+    )
+    .execute(conn)
+    .map(drop)
 }
 
 /// What a write says the ending of a live lease is, until said otherwise (`None`: its owner

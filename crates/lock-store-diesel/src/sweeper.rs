@@ -14,9 +14,16 @@ enum Ended {
 }
 
 /// Every `interval`, runs a sweep pass: deletes expired rows in steps of at most `batch` rows
-/// until the pass has looked at the whole table. Runs until the returned future is dropped;
-/// failures are logged and the pass starts again next interval.
-pub async fn run_sweeper(repo: DieselLockRepository, interval: Duration, batch: u32) {
+/// until the pass has looked at the whole table, then prunes history records older than
+/// `history_retention` (none when it is `None`: this process keeps no history, and leaves
+/// another's alone). Runs until the returned future is dropped; failures are logged and the
+/// pass starts again next interval.
+pub async fn run_sweeper(
+    repo: DieselLockRepository,
+    interval: Duration,
+    batch: u32,
+    history_retention: Option<Duration>,
+) {
     loop {
         tokio::time::sleep(interval).await;
         let mut swept = 0usize;
@@ -63,5 +70,35 @@ pub async fn run_sweeper(repo: DieselLockRepository, interval: Duration, batch: 
         if swept > 0 {
             tracing::debug!(swept, "swept expired locks");
         }
+        if let Some(retention) = history_retention {
+            prune_history(&repo, retention, batch).await;
+        }
+    }
+}
+
+/// Deletes the history records older than `retention`, `batch` at a time.
+async fn prune_history(repo: &DieselLockRepository, retention: Duration, batch: u32) {
+    let Ok(retention) = chrono::TimeDelta::from_std(retention) else {
+        return;
+    };
+    let before = chrono::Utc::now() - retention;
+    let mut pruned = 0usize;
+    loop {
+        match lock_domain::HistoryRepository::prune_history(repo, before, batch).await {
+            Ok(deleted) => {
+                pruned += deleted;
+                if deleted < batch as usize {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "pruning old history failed; retrying next interval");
+                break;
+            }
+        }
+    }
+    if pruned > 0 {
+        tracing::debug!(pruned, "pruned old history");
     }
 }

@@ -72,6 +72,7 @@ impl Application {
             store.clone(),
             Duration::from_secs(args.sweep_interval_seconds),
             SWEEP_BATCH,
+            args.history_retention(),
         ));
         let store = Arc::new(store);
         let metrics = Arc::new(Metrics::with_log_lines_dropped(
@@ -90,6 +91,7 @@ impl Application {
                 shared_locks: Arc::clone(&store) as _,
                 multi_locks: Arc::clone(&store) as _,
                 semaphores: Arc::clone(&store) as _,
+                history: Arc::clone(&store) as _,
                 hints: Some(Arc::clone(&store) as _),
                 clock: store_clock(),
                 events,
@@ -201,6 +203,7 @@ async fn open_store(args: &ServeArgs) -> Result<DieselLockRepository, StartupErr
     config.pool_size = args.pool_size;
     config.postgres_batch_connections = args.postgres_batch_connections;
     config.connection_timeout = args.pool_timeout();
+    config.record_history = args.history_retention().is_some();
     config.sqlite_synchronous = match args.sqlite_synchronous {
         Synchronous::Full => SqliteSynchronous::Full,
         Synchronous::Normal => SqliteSynchronous::Normal,

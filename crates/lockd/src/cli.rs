@@ -171,6 +171,12 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub sweep_interval_seconds: u64,
 
+    /// Hours the history of every lease (`GET /history`, `/events`) is kept; the sweeper prunes
+    /// older records. 0 records no history at all (this process's writes add none).
+    #[arg(long, env = "LOCKD_HISTORY_RETENTION_HOURS", default_value_t = 168,
+          value_parser = clap::value_parser!(u64).range(0..=87_600))]
+    pub history_retention_hours: u64,
+
     /// HTTP worker threads [default: the number of CPUs].
     #[arg(long, env = "LOCKD_WORKERS", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub workers: Option<u32>,
@@ -293,6 +299,12 @@ impl RunArgs {
 }
 
 impl ServeArgs {
+    /// How long history is kept, or `None` when this process records none.
+    pub fn history_retention(&self) -> Option<Duration> {
+        (self.history_retention_hours > 0)
+            .then(|| Duration::from_secs(self.history_retention_hours * 3_600))
+    }
+
     pub fn pool_timeout(&self) -> Duration {
         Duration::from_secs(self.pool_timeout_seconds)
     }

@@ -83,6 +83,10 @@ DECLARE
     new_counts BOOLEAN;
     new_lease BOOLEAN;
 BEGIN
+    -- A process started with --history-retention-hours 0 records none (a setting of its sessions).
+    IF current_setting('lockd.history', true) = 'off' THEN
+        RETURN NULL;
+    END IF;
     IF TG_OP <> 'INSERT' THEN
         -- A branch of its own for each table: PL/pgSQL reads a field only when it runs it.
         IF TG_TABLE_NAME = 'semaphore_holders' THEN

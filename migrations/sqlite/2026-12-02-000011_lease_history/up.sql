@@ -25,14 +25,17 @@ CREATE TABLE lease_history (
 CREATE INDEX lease_history_by_name ON lease_history (tenant, kind, name, id);
 CREATE INDEX lease_history_by_tenant ON lease_history (tenant, id);
 
--- What the triggers need to know of the write in progress: its clock (set by the writer at the
--- start of every transaction) and what it says an ending of a live lease is ('undone',
--- 'force-released') and why, set around the statements that make one and cleared after.
+-- What the triggers need to know of the write in progress: its clock and whether its process
+-- records history (set by the writer at the start of every transaction; a process started with
+-- --history-retention-hours 0 records none), and what it says an ending of a live lease is
+-- ('undone', 'force-released') and why, set around the statements that make one and cleared
+-- after.
 CREATE TABLE history_context (
-    id     INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
-    now_ms INTEGER NOT NULL,
-    ending TEXT,
-    reason TEXT
+    id        INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+    now_ms    INTEGER NOT NULL,
+    recording INTEGER NOT NULL DEFAULT 1 CHECK (recording IN (0, 1)),
+    ending    TEXT,
+    reason    TEXT
 );
 INSERT INTO history_context (id, now_ms) VALUES (1, 0);
 
@@ -44,7 +47,7 @@ BEGIN
                 THEN substr(NEW.tenant, 1, length(NEW.tenant) - 10) ELSE NEW.tenant END,
            CASE WHEN substr(NEW.tenant, -10) = '/elections' THEN 'election' ELSE 'lock' END,
            NEW.resource, NEW.owner, NEW.fencing_token, 'granted', c.now_ms
-    FROM history_context AS c WHERE c.id = 1;
+    FROM history_context AS c WHERE c.id = 1 AND c.recording = 1;
 END;
 
 CREATE TRIGGER lease_history_lock_updated AFTER UPDATE ON distributed_locks
@@ -56,7 +59,7 @@ BEGIN
            CASE WHEN substr(OLD.tenant, -10) = '/elections' THEN 'election' ELSE 'lock' END,
            OLD.resource, OLD.owner, OLD.fencing_token, 'expired', c.now_ms
     FROM history_context AS c
-    WHERE c.id = 1 AND unicode(OLD.owner) <> 1 AND OLD.acquired_at_ms <> OLD.expires_at_ms
+    WHERE c.id = 1 AND c.recording = 1 AND unicode(OLD.owner) <> 1 AND OLD.acquired_at_ms <> OLD.expires_at_ms
       AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token);
     INSERT INTO lease_history (tenant, kind, name, owner, fencing_token, event, at_ms, reason)
     SELECT CASE WHEN substr(NEW.tenant, -10) = '/elections'
@@ -71,7 +74,7 @@ BEGIN
            CASE WHEN NEW.acquired_at_ms = NEW.expires_at_ms AND c.ending = 'force-released'
                 THEN c.reason END
     FROM history_context AS c
-    WHERE c.id = 1 AND unicode(NEW.owner) <> 1
+    WHERE c.id = 1 AND c.recording = 1 AND unicode(NEW.owner) <> 1
       AND (((OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token)
             AND NEW.acquired_at_ms <> NEW.expires_at_ms)
         OR (OLD.owner = NEW.owner AND OLD.fencing_token = NEW.fencing_token
@@ -91,7 +94,7 @@ BEGIN
                 ELSE COALESCE(c.ending, 'released') END,
            c.now_ms,
            CASE WHEN OLD.expires_at_ms > c.now_ms AND c.ending = 'force-released' THEN c.reason END
-    FROM history_context AS c WHERE c.id = 1;
+    FROM history_context AS c WHERE c.id = 1 AND c.recording = 1;
 END;
 
 -- A semaphore's holders and a lock's readers: one row per holder, so the owner never changes
@@ -101,7 +104,7 @@ CREATE TRIGGER lease_history_permit_inserted AFTER INSERT ON semaphore_holders
 BEGIN
     INSERT INTO lease_history (tenant, kind, name, owner, fencing_token, event, at_ms, shared)
     SELECT NEW.tenant, 'semaphore', NEW.name, NEW.owner, NEW.fencing_token, 'granted', c.now_ms, 0
-    FROM history_context AS c WHERE c.id = 1;
+    FROM history_context AS c WHERE c.id = 1 AND c.recording = 1;
 END;
 
 CREATE TRIGGER lease_history_permit_updated AFTER UPDATE ON semaphore_holders
@@ -109,7 +112,7 @@ BEGIN
     INSERT INTO lease_history (tenant, kind, name, owner, fencing_token, event, at_ms, shared)
     SELECT OLD.tenant, 'semaphore', OLD.name, OLD.owner, OLD.fencing_token, 'expired', c.now_ms, 0
     FROM history_context AS c
-    WHERE c.id = 1 AND OLD.fencing_token <> NEW.fencing_token;
+    WHERE c.id = 1 AND c.recording = 1 AND OLD.fencing_token <> NEW.fencing_token;
     INSERT INTO lease_history (tenant, kind, name, owner, fencing_token, event, at_ms, shared)
     SELECT NEW.tenant, 'semaphore', NEW.name, NEW.owner, NEW.fencing_token,
            CASE WHEN OLD.fencing_token <> NEW.fencing_token THEN 'granted'
@@ -117,7 +120,7 @@ BEGIN
                 ELSE 'renewed' END,
            c.now_ms, 0
     FROM history_context AS c
-    WHERE c.id = 1 AND (OLD.fencing_token <> NEW.fencing_token
+    WHERE c.id = 1 AND c.recording = 1 AND (OLD.fencing_token <> NEW.fencing_token
         OR NEW.acquired_at_ms <> OLD.acquired_at_ms OR NEW.expires_at_ms <> OLD.expires_at_ms);
 END;
 
@@ -130,14 +133,14 @@ BEGIN
            c.now_ms,
            CASE WHEN OLD.expires_at_ms > c.now_ms AND c.ending = 'force-released' THEN c.reason END,
            0
-    FROM history_context AS c WHERE c.id = 1;
+    FROM history_context AS c WHERE c.id = 1 AND c.recording = 1;
 END;
 
 CREATE TRIGGER lease_history_reader_inserted AFTER INSERT ON shared_holders
 BEGIN
     INSERT INTO lease_history (tenant, kind, name, owner, fencing_token, event, at_ms, shared)
     SELECT NEW.tenant, 'lock', NEW.resource, NEW.owner, NEW.fencing_token, 'granted', c.now_ms, 1
-    FROM history_context AS c WHERE c.id = 1;
+    FROM history_context AS c WHERE c.id = 1 AND c.recording = 1;
 END;
 
 CREATE TRIGGER lease_history_reader_updated AFTER UPDATE ON shared_holders
@@ -145,7 +148,7 @@ BEGIN
     INSERT INTO lease_history (tenant, kind, name, owner, fencing_token, event, at_ms, shared)
     SELECT OLD.tenant, 'lock', OLD.resource, OLD.owner, OLD.fencing_token, 'expired', c.now_ms, 1
     FROM history_context AS c
-    WHERE c.id = 1 AND OLD.fencing_token <> NEW.fencing_token;
+    WHERE c.id = 1 AND c.recording = 1 AND OLD.fencing_token <> NEW.fencing_token;
     INSERT INTO lease_history (tenant, kind, name, owner, fencing_token, event, at_ms, shared)
     SELECT NEW.tenant, 'lock', NEW.resource, NEW.owner, NEW.fencing_token,
            CASE WHEN OLD.fencing_token <> NEW.fencing_token THEN 'granted'
@@ -153,7 +156,7 @@ BEGIN
                 ELSE 'renewed' END,
            c.now_ms, 1
     FROM history_context AS c
-    WHERE c.id = 1 AND (OLD.fencing_token <> NEW.fencing_token
+    WHERE c.id = 1 AND c.recording = 1 AND (OLD.fencing_token <> NEW.fencing_token
         OR NEW.acquired_at_ms <> OLD.acquired_at_ms OR NEW.expires_at_ms <> OLD.expires_at_ms);
 END;
 
@@ -166,5 +169,5 @@ BEGIN
            c.now_ms,
            CASE WHEN OLD.expires_at_ms > c.now_ms AND c.ending = 'force-released' THEN c.reason END,
            1
-    FROM history_context AS c WHERE c.id = 1;
+    FROM history_context AS c WHERE c.id = 1 AND c.recording = 1;
 END;

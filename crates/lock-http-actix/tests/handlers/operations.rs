@@ -24,6 +24,7 @@ async fn readyz_is_200_when_the_repository_answers() {
         shared: super::support::no_shared_holders(),
         multi: lock_domain::MockMultiLockRepository::new(),
         semaphores: lock_domain::MockSemaphoreRepository::new(),
+        history: lock_domain::MockHistoryRepository::new(),
         health,
     };
     let answer = call(store, TestRequest::get().uri("/readyz")).await;

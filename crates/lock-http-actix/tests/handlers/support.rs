@@ -14,10 +14,10 @@ use actix_web::App;
 use chrono::{DateTime, Utc};
 use futures::Stream;
 use lock_domain::{
-    AcquireOutcome, Capacity, FencingToken, Lease, ListPage, Lock, MockLockRepository,
-    MockMultiLockRepository, MockSemaphoreRepository, MockSharedLockRepository, MockStoreHealth,
-    MultiAcquireOutcome, Owner, Permit, PermitReleaseResult, PermitRenewResult, PoolState,
-    ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
+    AcquireOutcome, Capacity, FencingToken, Lease, ListPage, Lock, MockHistoryRepository,
+    MockLockRepository, MockMultiLockRepository, MockSemaphoreRepository, MockSharedLockRepository,
+    MockStoreHealth, MultiAcquireOutcome, Owner, Permit, PermitReleaseResult, PermitRenewResult,
+    PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
     SemaphorePage, SemaphoreState, Tenant, Weight,
 };
 use lock_http_actix::{configure, ApiSettings, ApiStore};
@@ -73,6 +73,7 @@ pub(crate) struct Mocks {
     pub(crate) shared: MockSharedLockRepository,
     pub(crate) multi: MockMultiLockRepository,
     pub(crate) semaphores: MockSemaphoreRepository,
+    pub(crate) history: MockHistoryRepository,
     pub(crate) health: MockStoreHealth,
 }
 
@@ -83,6 +84,7 @@ impl From<MockLockRepository> for Mocks {
             shared: no_shared_holders(),
             multi: MockMultiLockRepository::new(),
             semaphores: MockSemaphoreRepository::new(),
+            history: MockHistoryRepository::new(),
             health: MockStoreHealth::new(),
         }
     }
@@ -96,6 +98,7 @@ impl Mocks {
                 shared_locks: Arc::new(self.shared),
                 multi_locks: Arc::new(self.multi),
                 semaphores: Arc::new(self.semaphores),
+                history: Arc::new(self.history),
                 health: Arc::new(self.health),
             },
             settings,
@@ -403,6 +406,7 @@ pub(crate) fn permissive_repo() -> Mocks {
         shared,
         multi,
         semaphores,
+        history: MockHistoryRepository::new(),
         health,
     }
 }
@@ -473,6 +477,7 @@ pub(crate) fn failing_repo(failure: Failure) -> Mocks {
         shared: no_shared_holders(),
         multi: MockMultiLockRepository::new(),
         semaphores: MockSemaphoreRepository::new(),
+        history: MockHistoryRepository::new(),
         health,
     }
 }

@@ -236,6 +236,7 @@ async fn a_wait_that_ends_in_an_outage_answers_unavailable() {
             shared_locks: Arc::clone(&memory) as _,
             multi_locks: Arc::clone(&memory) as _,
             semaphores: Arc::new(semaphores),
+            history: Arc::clone(&memory) as _,
             hints: None,
             clock: Arc::new(SystemClock),
             events: Arc::new(crate::NoEvents),

@@ -50,7 +50,8 @@ impl DieselLockRepository {
             config.connection_timeout,
             config.statement_timeout,
             health.clone(),
-        );
+        )
+        .recording_history(config.record_history);
         // libpq may repeat parts of the connection string in its messages: every reason is
         // scrubbed of the URL's passwords.
         let mut first = manager.establish().map_err(|e| StoreError::Unreachable {
@@ -117,8 +118,14 @@ fn start_writer(
 ) -> Result<Box<dyn Writer>, String> {
     Ok(match first {
         DbConnection::Sqlite(conn) => Box::new(
-            SqliteWriter::spawn(conn, pooled, clock, config.sqlite_max_batch)
-                .map_err(|e| format!("cannot start the SQLite writer: {e}"))?,
+            SqliteWriter::spawn(
+                conn,
+                pooled,
+                clock,
+                config.sqlite_max_batch,
+                config.record_history,
+            )
+            .map_err(|e| format!("cannot start the SQLite writer: {e}"))?,
         ),
         DbConnection::Postgres(_) if config.postgres_batch_connections == 0 => {
             Box::new(PostgresDirect::new(pooled))

@@ -83,11 +83,16 @@ impl GroupCommitWriter {
         conn: SqliteConnection,
         clock: Arc<dyn Clock>,
         max_batch: usize,
+        record_history: bool,
     ) -> std::io::Result<Self> {
         let (jobs, queue) = mpsc::channel::<Job>();
+        let writer = Transactions {
+            clock,
+            record_history,
+        };
         thread::Builder::new()
             .name("lockd-sqlite-writer".into())
-            .spawn(move || run(conn, clock, queue, max_batch.max(1)))?;
+            .spawn(move || run(conn, writer, queue, max_batch.max(1)))?;
         Ok(Self { jobs })
     }
 
@@ -154,9 +159,16 @@ impl GroupCommitWriter {
     }
 }
 
+/// How the writer begins its transactions: with the clock's `now`, telling the history's
+/// triggers whether this process records.
+struct Transactions {
+    clock: Arc<dyn Clock>,
+    record_history: bool,
+}
+
 fn run(
     mut conn: SqliteConnection,
-    clock: Arc<dyn Clock>,
+    writer: Transactions,
     queue: mpsc::Receiver<Job>,
     max_batch: usize,
 ) {
@@ -169,13 +181,13 @@ fn run(
                 Err(_) => break,
             }
         }
-        run_batch(&mut conn, clock.as_ref(), &mut batch);
+        run_batch(&mut conn, &writer, &mut batch);
     }
 }
 
-fn run_batch(conn: &mut SqliteConnection, clock: &dyn Clock, batch: &mut Vec<Job>) {
+fn run_batch(conn: &mut SqliteConnection, writer: &Transactions, batch: &mut Vec<Job>) {
     let mut answers: Vec<Answer> = Vec::with_capacity(batch.len());
-    let failure = match begin_at(conn, clock) {
+    let failure = match begin_at(conn, writer) {
         Err(error) => {
             answers.extend(batch.drain(..).map(|job| job(None)));
             Some(error)
@@ -205,13 +217,13 @@ fn run_batch(conn: &mut SqliteConnection, clock: &dyn Clock, batch: &mut Vec<Job
         .filter_map(|answer| answer(failure.as_ref()))
         .collect();
     if !undos.is_empty() {
-        run_undos(conn, clock, undos);
+        run_undos(conn, writer, undos);
     }
 }
 
 /// Runs the undos of a batch in one transaction of their own, before the next batch.
-fn run_undos(conn: &mut SqliteConnection, clock: &dyn Clock, undos: Vec<Undo>) {
-    let now_ms = match begin_at(conn, clock) {
+fn run_undos(conn: &mut SqliteConnection, writer: &Transactions, undos: Vec<Undo>) {
+    let now_ms = match begin_at(conn, writer) {
         Ok(now_ms) => now_ms,
         Err(error) => {
             tracing::warn!(%error, undos = undos.len(), "cannot undo grants nobody heard of; they expire with their leases");
@@ -234,10 +246,10 @@ fn begin_immediate(conn: &mut SqliteConnection) -> diesel::QueryResult<()> {
 /// Begins a transaction holding the write lock and returns its `now`, read after the lock was
 /// taken and told to the history's triggers (`history::sqlite_begin`). Rolls back what it
 /// began when it fails.
-fn begin_at(conn: &mut SqliteConnection, clock: &dyn Clock) -> diesel::QueryResult<i64> {
+fn begin_at(conn: &mut SqliteConnection, writer: &Transactions) -> diesel::QueryResult<i64> {
     begin_immediate(conn)?;
-    let now_ms = clock.now().timestamp_millis();
-    if let Err(error) = history::sqlite_begin(conn, now_ms) {
+    let now_ms = writer.clock.now().timestamp_millis();
+    if let Err(error) = history::sqlite_begin(conn, now_ms, writer.record_history) {
         let _ = AnsiTransactionManager::rollback_transaction(conn);
         return Err(error);
     }

@@ -40,9 +40,10 @@ impl SqliteWriter {
         pooled: Pooled,
         clock: Arc<dyn Clock>,
         max_batch: usize,
+        record_history: bool,
     ) -> std::io::Result<Self> {
         Ok(Self {
-            commits: GroupCommitWriter::spawn(conn, clock, max_batch)?,
+            commits: GroupCommitWriter::spawn(conn, clock, max_batch, record_history)?,
             pooled,
         })
     }

@@ -1,0 +1,77 @@
+//! Durable history: a tenant's records a page at a time, and the tenant's event stream
+//! ([`HistoryFeed`]): every record as it becomes final in the store, resumable from any id the
+//! retention still holds, with nothing lost and nothing twice.
+
+mod feed;
+
+use lock_domain::{
+    HistoryPage, HistoryQuery, HistoryRecord, LeaseKind, RepositoryError, ResourcePrefix, Tenant,
+};
+
+pub use feed::HistoryFeed;
+pub(crate) use feed::HistoryHub;
+
+use crate::LockService;
+
+/// Where a feed starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedStart {
+    /// With the first record committed from now on.
+    Now,
+    /// After the record with this id (one the client last saw; 0: with the oldest record the
+    /// retention still holds).
+    After(u64),
+}
+
+/// Which records a feed passes on: the tenant's, whose name starts with the prefix, of the
+/// kinds asked for (every kind when none is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedFilter {
+    pub tenant: Tenant,
+    pub prefix: ResourcePrefix,
+    pub kinds: Vec<LeaseKind>,
+}
+
+impl FeedFilter {
+    /// Whether `record` is one this filter passes on.
+    pub fn admits(&self, record: &HistoryRecord) -> bool {
+        record.tenant == self.tenant
+            && self.prefix.matches(&record.name)
+            && (self.kinds.is_empty() || self.kinds.contains(&record.kind))
+    }
+}
+
+impl LockService {
+    /// The tenant's records `query` asks for, newest first.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails.
+    pub async fn history(
+        &self,
+        tenant: Tenant,
+        query: HistoryQuery,
+    ) -> Result<HistoryPage, RepositoryError> {
+        self.history.history(tenant, query).await
+    }
+
+    /// The records `filter` admits, oldest first, from `start`. Must be called inside a tokio
+    /// runtime.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store fails to say where "now" is.
+    pub async fn follow_history(
+        &self,
+        filter: FeedFilter,
+        start: FeedStart,
+    ) -> Result<HistoryFeed, RepositoryError> {
+        self.history_hub.follow(filter, start).await
+    }
+
+    /// Streams of the event feed open in this process.
+    pub fn history_followers(&self) -> usize {
+        self.history_hub.followers()
+    }
+}
+
+#[cfg(test)]
+mod tests;
