@@ -74,7 +74,11 @@ impl Observer {
                     if tx.send(comment).is_err() {
                         return;
                     }
-                } else if line.is_empty() && !event.is_empty() {
+                } else if line.is_empty() && !(event.is_empty() && data.is_empty()) {
+                    // An event without `event:` is a `message` (as a browser's EventSource has it).
+                    if event.is_empty() {
+                        event = "message".to_owned();
+                    }
                     let parsed = Event {
                         id: id.take(),
                         event: std::mem::take(&mut event),

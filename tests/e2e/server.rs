@@ -147,6 +147,15 @@ impl TestServer {
         answered(self.client.send_with_header(method, path, body, header))
     }
 
+    /// A `GET` with the given headers.
+    pub fn get_with_headers(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
+        let mut request = self.client.agent.request("GET", &self.url(path));
+        for (name, value) in headers {
+            request = request.set(name, value);
+        }
+        Reply::from(request.call())
+    }
+
     /// Sends a raw body with the given content type (or none).
     pub fn send_raw(
         &self,

@@ -6,6 +6,7 @@
 //! every status each operation answers, with an example.
 
 pub(crate) mod election_requests;
+pub(crate) mod history_requests;
 pub(crate) mod multi_requests;
 mod problem_responses;
 pub(crate) mod requests;
@@ -20,7 +21,8 @@ use utoipa::openapi::{RefOr, Type};
 use utoipa::{Modify, OpenApi};
 
 use crate::{
-    dto, elections, fence, listing, locks, multi_locks, observe, operations, problem, semaphores,
+    dto, elections, event_stream, fence, history, listing, locks, multi_locks, observe, operations,
+    problem, semaphores,
 };
 
 #[derive(OpenApi)]
@@ -54,6 +56,11 @@ use crate::{
         elections::resign,
         fence::election_fence,
         observe::observe_election,
+        history::lock_history,
+        history::semaphore_history,
+        history::election_history,
+        history::tenant_history,
+        event_stream::follow,
         operations::healthz,
         operations::readyz,
         operations::metrics,
@@ -98,6 +105,8 @@ use crate::{
         election_requests::ProclaimRequest,
         election_requests::LeaderRenewRequest,
         election_requests::ResignRequest,
+        dto::HistoryRecordView,
+        dto::HistoryList,
         dto::HealthStatus,
         problem::Problem,
         problem::FieldError,
@@ -107,6 +116,7 @@ use crate::{
         (name = "locks", description = "Acquire, inspect, list, renew and release locks."),
         (name = "semaphores", description = "Counting semaphores: take permits out of a limit, inspect, list, renew and release them. Every grant has its own fencing token."),
         (name = "elections", description = "Leader election: campaign for an office, lead it (proclaim a value, renew the lease), resign, and see who leads. The leader's term is a fencing token, larger than every earlier leader's."),
+        (name = "history", description = "Who held what, when: every change to every lease, recorded with the change, a page at a time or as a live event stream."),
         (name = "operations", description = "Health, readiness, metrics and this document."),
     )
 )]

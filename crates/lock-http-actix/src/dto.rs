@@ -4,6 +4,7 @@
 
 mod election;
 mod fence;
+mod history;
 mod hold;
 mod multi;
 mod semaphore;
@@ -14,6 +15,7 @@ pub(crate) use election::{
 pub(crate) use fence::{
     FenceStale, LockFenceResponse, LockFenceValid, PermitFenceResponse, PermitFenceValid,
 };
+pub(crate) use history::{HistoryList, HistoryRecordView};
 pub(crate) use hold::LockStatus;
 pub(crate) use multi::{
     MultiAcquireResponse, MultiGranted, MultiUnavailable, ReleaseManyResponse, ReleaseOne,

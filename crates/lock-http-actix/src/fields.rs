@@ -10,6 +10,7 @@
 //! reported `required`. Numbers are integers as JSON Schema counts them (`237.0` is 237; see
 //! [`integer`]).
 
+pub(crate) mod history;
 pub(crate) mod integer;
 pub(crate) mod listing;
 pub(crate) mod lock_delay;

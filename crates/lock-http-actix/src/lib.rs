@@ -16,9 +16,12 @@ mod cursor;
 mod dto;
 mod election_request;
 mod elections;
+mod event_stream;
 mod events;
 mod fence;
 mod fields;
+mod history;
+mod history_query;
 mod listing;
 mod lock_request;
 mod locks;
@@ -174,6 +177,8 @@ impl LockApi {
                     .configure(fence::routes)
                     .configure(elections::routes)
                     .configure(observe::routes)
+                    .configure(history::routes)
+                    .configure(event_stream::routes)
                     .configure(operations::routes)
                     .default_service(web::to(problem::not_found_route)),
             );

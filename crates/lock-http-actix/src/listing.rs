@@ -12,8 +12,8 @@ use crate::api_doc::requests::ListParams;
 use crate::authentication::tenant_of;
 use crate::dto::{ListedLockView, LockList};
 use crate::fields::listing;
-use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
-use crate::query_string::form_decode;
+use crate::problem::{method_not_allowed, ApiError, ProblemKind};
+use crate::query_string::parameters;
 use crate::{cursor, ApiState};
 
 pub(crate) fn routes(cfg: &mut ServiceConfig) {
@@ -29,42 +29,14 @@ pub(crate) fn routes(cfg: &mut ServiceConfig) {
 /// The query of a listing, parsed: a [`ListQuery`], or a 422 listing every invalid parameter.
 pub(crate) fn list_query(query: &str) -> Result<ListQuery, ProblemKind> {
     let mut errors = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
     let mut list = ListQuery::default();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (raw_key, raw_value) = pair.split_once('=').unwrap_or((pair, ""));
-        let Ok(key) = form_decode(raw_key) else {
-            errors.push(FieldError::new(
-                "query",
-                "invalid_utf8",
-                "a parameter name is not valid UTF-8 once percent-decoded",
-            ));
-            continue;
-        };
-        if !matches!(key.as_str(), "prefix" | "limit" | "cursor") {
-            errors.push(FieldError::new(
-                &key,
-                "unknown_parameter",
-                format!("unknown parameter {key:?}: the parameters are prefix, limit and cursor"),
-            ));
-            continue;
-        }
-        if seen.contains(&key) {
-            errors.push(FieldError::new(
-                &key,
-                "conflict",
-                format!("{key} is given more than once"),
-            ));
-            continue;
-        }
-        seen.push(key.clone());
-        let Ok(value) = form_decode(raw_value) else {
-            errors.push(FieldError::new(
-                &key,
-                "invalid_utf8",
-                format!("{key} must be valid UTF-8 once percent-decoded"),
-            ));
-            continue;
+    for parameter in parameters(query, &["prefix", "limit", "cursor"]) {
+        let (key, value) = match parameter {
+            Ok(found) => found,
+            Err(error) => {
+                errors.push(error);
+                continue;
+            }
         };
         let parsed = match key.as_str() {
             "prefix" => listing::prefix_text(value).map(|prefix| list.prefix = prefix),

@@ -139,6 +139,9 @@ async fn without_a_valid_key_every_lock_route_is_401_before_anything_else() {
                 .set_payload(r#"{"owner":"o","ttl_seconds":5}"#),
         ),
         ("semaphore list", TestRequest::get().uri("/semaphores")),
+        ("lock history", TestRequest::get().uri("/locks/r/history")),
+        ("tenant history", TestRequest::get().uri("/history?limit=0")),
+        ("event stream", TestRequest::get().uri("/events")),
     ];
     for (name, request) in cases {
         // No expectations: any repository call fails the test.
@@ -230,7 +233,7 @@ async fn health_readiness_and_documents_stay_open() {
     }
 }
 
-/// Lock, semaphore and election operations take the bearer key when the server has API keys and nothing otherwise:
+/// Lock, semaphore, election and history operations take the bearer key when the server has API keys and nothing otherwise:
 /// `[{}, {"bearer": []}]`, so generated clients may send a key but need not.
 #[test]
 fn the_document_requires_the_bearer_scheme_on_every_lock_operation() {
@@ -242,7 +245,7 @@ fn the_document_requires_the_bearer_scheme_on_every_lock_operation() {
     for (path, operations) in doc["paths"].as_object().expect("paths") {
         for (method, operation) in operations.as_object().expect("operations") {
             let secured = operation["security"] == serde_json::json!([{}, {"bearer": []}]);
-            let tenant_data = ["/locks", "/semaphores", "/elections"]
+            let tenant_data = ["/locks", "/semaphores", "/elections", "/history", "/events"]
                 .iter()
                 .any(|prefix| path.starts_with(prefix));
             assert_eq!(secured, tenant_data, "{method} {path}");

@@ -97,10 +97,11 @@ async fn every_documented_operation_is_routed() {
         }
     }
     assert_eq!(
-        operations, 27,
-        "for locks and semaphores: list, acquire, status, release, renew, fence check, observe; \
-         acquire and release many locks; for elections: campaign, leader, proclaim, renew, \
-         resign, fence check, observe; and four operations routes"
+        operations, 32,
+        "for locks and semaphores: list, acquire, status, release, renew, fence check, observe, \
+         history; acquire and release many locks; for elections: campaign, leader, proclaim, \
+         renew, resign, fence check, observe, history; the tenant's history and event stream; \
+         and four operations routes"
     );
 }
 

@@ -14,10 +14,11 @@ use actix_web::App;
 use chrono::{DateTime, Utc};
 use futures::Stream;
 use lock_domain::{
-    AcquireOutcome, Capacity, FencingToken, Lease, ListPage, Lock, MockHistoryRepository,
-    MockLockRepository, MockMultiLockRepository, MockSemaphoreRepository, MockSharedLockRepository,
-    MockStoreHealth, MultiAcquireOutcome, Owner, Permit, PermitReleaseResult, PermitRenewResult,
-    PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
+    AcquireOutcome, Capacity, FencingToken, HistoryEvent, HistoryId, HistoryPage, HistoryRecord,
+    Lease, LeaseKind, ListPage, Lock, MockHistoryRepository, MockLockRepository,
+    MockMultiLockRepository, MockSemaphoreRepository, MockSharedLockRepository, MockStoreHealth,
+    MultiAcquireOutcome, Owner, Permit, PermitReleaseResult, PermitRenewResult, PoolState,
+    ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
     SemaphorePage, SemaphoreState, Tenant, Weight,
 };
 use lock_http_actix::{configure, ApiSettings, ApiStore};
@@ -332,6 +333,39 @@ pub(crate) fn expect_renew(
 }
 
 /// A store that answers every operation with success, however often it is called.
+/// A history with one record, of the lock `payment:42`.
+pub(crate) fn permissive_history() -> MockHistoryRepository {
+    let record = HistoryRecord {
+        id: HistoryId::new(1).unwrap(),
+        tenant: Tenant::default_tenant(),
+        kind: LeaseKind::Lock,
+        name: ResourceName::parse("payment:42").unwrap(),
+        owner: Owner::parse("worker-7").unwrap(),
+        fencing_token: FencingToken::new(17).unwrap(),
+        event: HistoryEvent::Granted,
+        at: chrono::DateTime::from_timestamp_millis(1_764_451_947_123).unwrap(),
+        reason: None,
+        shared: false,
+    };
+    let mut history = MockHistoryRepository::new();
+    let page = record.clone();
+    history.expect_history().returning(move |_, _| {
+        Ok(HistoryPage {
+            records: vec![page.clone()],
+            next: None,
+        })
+    });
+    history.expect_last_history_id().returning(|| Ok(None));
+    history.expect_history_after().returning(move |after, _| {
+        Ok(if after.is_none() {
+            vec![record.clone()]
+        } else {
+            vec![]
+        })
+    });
+    history
+}
+
 pub(crate) fn permissive_repo() -> Mocks {
     let mut repo = MockLockRepository::new();
     repo.expect_acquire_with_delay()
@@ -406,7 +440,7 @@ pub(crate) fn permissive_repo() -> Mocks {
         shared,
         multi,
         semaphores,
-        history: MockHistoryRepository::new(),
+        history: permissive_history(),
         health,
     }
 }
