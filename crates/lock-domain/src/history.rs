@@ -238,7 +238,8 @@ pub fn name_change(
             if before.ended_by_release() {
                 vec![]
             } else if after.ended_by_release() {
-                vec![(ending.unwrap_or(HistoryEvent::Released), Side::After)]
+                // Ended in place: by its owner or an admin when live, else it had run out.
+                vec![(ended(before), Side::After)]
             } else if after.acquired_ms != before.acquired_ms {
                 vec![(HistoryEvent::Regranted, Side::After)]
             } else if after.expires_ms != before.expires_ms {

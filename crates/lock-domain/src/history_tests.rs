@@ -77,6 +77,14 @@ fn every_change_of_a_row_has_one_name() {
             15_000,
             vec![(Renewed, After)],
         ),
+        // Ended in place after it had run out (an admin's force-release of a row in its
+        // lock-delay): its expiry.
+        (
+            Some(live.clone()),
+            Some(lease("a", 1, 40_000, 40_000)),
+            40_000,
+            vec![(Expired, After)],
+        ),
         // A value set under the lease changes no lease.
         (Some(live.clone()), Some(live.clone()), 15_000, vec![]),
     ];

@@ -4,6 +4,7 @@
 //! Time enters only as a `now` argument or through the [`Clock`] port, so every rule here is a
 //! pure function that a table-driven test can pin to the millisecond.
 
+mod admin_repository;
 mod clock;
 mod election;
 mod fence;
@@ -33,6 +34,7 @@ mod validation;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use admin_repository::{AdminRepository, ForceReason};
 pub use clock::{Clock, SystemClock};
 pub use election::Leader;
 pub use fence::{check_fence, check_lock_fence, check_permit_fence, FenceVerdict};
@@ -76,6 +78,8 @@ pub use tenant::Tenant;
 pub use ttl::{Ttl, DEFAULT_MAX_TTL_SECONDS};
 pub use validation::{ValidationError, CONTROL_CHARACTERS, WHITESPACE};
 
+#[cfg(feature = "mock")]
+pub use admin_repository::MockAdminRepository;
 #[cfg(feature = "mock")]
 pub use history_repository::MockHistoryRepository;
 #[cfg(feature = "mock")]

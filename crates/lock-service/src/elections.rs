@@ -159,6 +159,24 @@ impl LockService {
         Ok(lock.map(Leader::of))
     }
 
+    /// A page of the tenant's elections that have a leader now, in bytewise name order, each
+    /// with how long its leader's lease still runs.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn list_elections(
+        &self,
+        tenant: &Tenant,
+        query: lock_domain::ListQuery,
+    ) -> Result<lock_domain::ListPage, RepositoryError> {
+        self.locks.list(tenant.elections(), query).await
+    }
+
+    /// Campaigns waiting for `election`'s office on this server right now.
+    pub fn election_waiters(&self, tenant: &Tenant, election: &ResourceName) -> usize {
+        self.waiters(&tenant.elections(), election)
+    }
+
     /// When `election`'s office, vacant, may be filled by another candidate than the last
     /// leader: the end of the lock-delay of a leader whose lease ran out, or `None`.
     ///

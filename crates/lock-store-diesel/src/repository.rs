@@ -1,6 +1,7 @@
 //! `DieselLockRepository`: the domain's ports (`LockRepository`, `StoreHealth`, `FreedHints`)
 //! over the store's writer (lock operations, see `writer`) and its pool (health, statistics).
 
+mod admin;
 mod history;
 mod open;
 mod semaphores;

@@ -45,6 +45,11 @@ pub(crate) enum PermitOp {
         ttl: Ttl,
         value: Option<LeaseValue>,
     },
+    /// Ends every grant of the semaphore (an admin's force-release), with `reason`.
+    ForceRelease {
+        name: ResourceName,
+        reason: lock_domain::ForceReason,
+    },
     Undo {
         grant: Permit,
     },
@@ -60,6 +65,7 @@ pub(crate) enum PermitAnswer {
     Status(Option<SemaphoreState>),
     Released(PermitReleaseResult),
     Renewed(PermitRenewResult),
+    ForceReleased(Vec<Permit>),
     Undone(bool),
     Listed(SemaphorePage),
 }
@@ -74,7 +80,11 @@ pub(crate) trait HolderTable {
     fn next_token(&mut self) -> diesel::QueryResult<i64>;
     /// What the ending of a live lease is until said otherwise, for the history (see
     /// `history::SayEnding`).
-    fn say_ending(&mut self, ending: Option<HistoryEvent>) -> diesel::QueryResult<()>;
+    fn say_ending(
+        &mut self,
+        ending: Option<HistoryEvent>,
+        reason: Option<&str>,
+    ) -> diesel::QueryResult<()>;
     fn holders(
         &mut self,
         tenant: &Tenant,
@@ -131,6 +141,8 @@ pub(crate) trait HolderTable {
         row: &HolderRow,
         value: Option<&str>,
     ) -> diesel::QueryResult<usize>;
+    /// Deletes every row of the semaphore.
+    fn delete_all(&mut self, tenant: &Tenant, name: &ResourceName) -> diesel::QueryResult<usize>;
     fn delete_owner(
         &mut self,
         tenant: &Tenant,
@@ -210,10 +222,25 @@ pub(crate) fn run(
             ttl,
             value,
         } => PermitAnswer::Renewed(renew(table, tenant, name, owner, ttl, value)?),
+        PermitOp::ForceRelease { name, reason } => {
+            let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
+            let now = at(now_ms)?;
+            let mut ended = Vec::with_capacity(rows.len());
+            for row in rows {
+                let grant = permit(row)?;
+                if grant.lease.is_live_at(now) {
+                    ended.push(grant);
+                }
+            }
+            table.say_ending(Some(HistoryEvent::ForceReleased), Some(reason.as_str()))?;
+            table.delete_all(tenant, &name)?;
+            table.say_ending(None, None)?;
+            PermitAnswer::ForceReleased(ended)
+        }
         PermitOp::Undo { grant } => {
-            table.say_ending(Some(HistoryEvent::Undone))?;
+            table.say_ending(Some(HistoryEvent::Undone), None)?;
             let undone = undo(table, tenant, grant)?;
-            table.say_ending(None)?;
+            table.say_ending(None, None)?;
             PermitAnswer::Undone(undone)
         }
         PermitOp::List { query } => {

@@ -10,6 +10,7 @@
 //! lease, applies the domain's decision (`decide_shared_acquire`, `holder_role`) and rewrites the
 //! row from the leases ([`lock_domain::shared_row`]): neither rule has an SQL copy.
 
+mod force;
 mod multi;
 mod table;
 
@@ -56,6 +57,11 @@ pub(crate) enum SharedOp {
         owner: Owner,
         value: LeaseValue,
     },
+    /// Ends every live lease of the lock (an admin's force-release), with `reason`.
+    ForceRelease {
+        resource: ResourceName,
+        reason: lock_domain::ForceReason,
+    },
     Undo {
         grant: Lock,
     },
@@ -68,6 +74,7 @@ pub(crate) enum SharedAnswer {
     Hold(Option<Hold>),
     Released(ReleaseResult),
     Renewed(RenewResult),
+    ForceReleased(Vec<Lock>),
     Undone(bool),
 }
 
@@ -75,7 +82,11 @@ pub(crate) enum SharedAnswer {
 pub(crate) trait SharedTable {
     /// What the ending of a live lease is until said otherwise, for the history (see
     /// `history::SayEnding`).
-    fn say_ending(&mut self, ending: Option<HistoryEvent>) -> diesel::QueryResult<()>;
+    fn say_ending(
+        &mut self,
+        ending: Option<HistoryEvent>,
+        reason: Option<&str>,
+    ) -> diesel::QueryResult<()>;
 
     /// Takes the write lock of the lock's row until the transaction ends (on PostgreSQL, when
     /// `create`, first inserting an ended row if there is none, so that there is a row to lock),
@@ -172,10 +183,13 @@ pub(crate) fn run(
             owner,
             value,
         } => SharedAnswer::Renewed(set_value(table, tenant, &resource, &owner, value)?),
+        SharedOp::ForceRelease { resource, reason } => {
+            SharedAnswer::ForceReleased(force::release(table, tenant, &resource, &reason)?)
+        }
         SharedOp::Undo { grant } => {
-            table.say_ending(Some(HistoryEvent::Undone))?;
+            table.say_ending(Some(HistoryEvent::Undone), None)?;
             let undone = undo(table, tenant, grant)?;
-            table.say_ending(None)?;
+            table.say_ending(None, None)?;
             SharedAnswer::Undone(undone)
         }
     })

@@ -132,8 +132,11 @@ BEGIN
         END IF;
     ELSIF new_counts AND old_counts THEN
         IF NEW.acquired_at_ms = NEW.expires_at_ms THEN
+            -- Ended in place: by its owner or an admin when it was live, else it had run out.
             PERFORM lockd_record_lease(NEW.tenant, table_kind, new_name, NEW.owner,
-                                       NEW.fencing_token, lockd_ending(), is_shared);
+                NEW.fencing_token,
+                CASE WHEN OLD.expires_at_ms <= lockd_write_now() THEN 'expired' ELSE lockd_ending() END,
+                is_shared);
         ELSIF NEW.acquired_at_ms <> OLD.acquired_at_ms THEN
             PERFORM lockd_record_lease(NEW.tenant, table_kind, new_name, NEW.owner,
                                        NEW.fencing_token, 're-granted', is_shared);

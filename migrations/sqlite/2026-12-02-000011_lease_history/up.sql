@@ -67,11 +67,14 @@ BEGIN
            CASE WHEN substr(NEW.tenant, -10) = '/elections' THEN 'election' ELSE 'lock' END,
            NEW.resource, NEW.owner, NEW.fencing_token,
            CASE WHEN OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token THEN 'granted'
+                WHEN NEW.acquired_at_ms = NEW.expires_at_ms AND OLD.expires_at_ms <= c.now_ms
+                    THEN 'expired'
                 WHEN NEW.acquired_at_ms = NEW.expires_at_ms THEN COALESCE(c.ending, 'released')
                 WHEN NEW.acquired_at_ms <> OLD.acquired_at_ms THEN 're-granted'
                 ELSE 'renewed' END,
            c.now_ms,
-           CASE WHEN NEW.acquired_at_ms = NEW.expires_at_ms AND c.ending = 'force-released'
+           CASE WHEN NEW.acquired_at_ms = NEW.expires_at_ms AND OLD.expires_at_ms > c.now_ms
+                     AND c.ending = 'force-released'
                 THEN c.reason END
     FROM history_context AS c
     WHERE c.id = 1 AND c.recording = 1 AND unicode(NEW.owner) <> 1

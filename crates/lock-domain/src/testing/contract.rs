@@ -7,6 +7,7 @@
 //! (acquire, status, release, renew, listing, ...) under `contract/`.
 
 mod acquire;
+mod admin;
 mod concurrency;
 mod fencing;
 mod fixtures;
@@ -32,6 +33,7 @@ pub use acquire::{
     owners_and_names_are_case_sensitive_literal_data,
     same_owner_reacquire_regrants_from_now_and_keeps_the_token,
 };
+pub use admin::a_force_release_ends_every_live_lease_of_one_name_and_frees_it;
 pub use concurrency::{
     concurrent_acquires_of_a_free_resource_have_exactly_one_winner,
     concurrent_acquires_of_an_expired_resource_have_exactly_one_winner,
@@ -109,7 +111,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::{
-    HistoryRepository, LockRepository, MultiLockRepository, SemaphoreRepository,
+    AdminRepository, HistoryRepository, LockRepository, MultiLockRepository, SemaphoreRepository,
     SharedLockRepository, StoreHealth,
 };
 
@@ -117,6 +119,7 @@ use crate::{
 /// and its statistics.
 pub trait ContractStore:
     LockRepository
+    + AdminRepository
     + SharedLockRepository
     + MultiLockRepository
     + SemaphoreRepository
@@ -127,6 +130,7 @@ pub trait ContractStore:
 
 impl<S> ContractStore for S where
     S: LockRepository
+        + AdminRepository
         + SharedLockRepository
         + MultiLockRepository
         + SemaphoreRepository
@@ -212,7 +216,8 @@ macro_rules! repository_contract_suite {
             readers_and_sets_are_per_tenant,
             every_change_to_a_lock_is_recorded_in_order,
             semaphores_readers_and_elections_are_recorded_by_kind_and_tenant,
-            history_pages_and_the_stream_see_each_record_once_and_pruning_drops_the_oldest
+            history_pages_and_the_stream_see_each_record_once_and_pruning_drops_the_oldest,
+            a_force_release_ends_every_live_lease_of_one_name_and_frees_it
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

@@ -1,5 +1,6 @@
 //! The reference repository: the domain rules applied to a map under one mutex.
 
+mod admin;
 mod history;
 mod multi;
 mod semaphores;

@@ -42,6 +42,9 @@ WHERE tenant = $1 AND name = $2 AND owner = $3";
 const DELETE_OWNER: &str = "\
 DELETE FROM semaphore_holders WHERE tenant = $1 AND name = $2 AND owner = $3";
 
+/// Every row of the semaphore, live, ended or in its lock-delay (an admin's force-release).
+const DELETE_ALL: &str = "DELETE FROM semaphore_holders WHERE tenant = $1 AND name = $2";
+
 /// The live rows of at most `$6` semaphores of tenant `$1` in `[$2, $3)` past the cursor `$4`,
 /// live at `$5`: the names come from the primary key in order, then their rows.
 const LIST_BOUNDED: &str = "\
@@ -128,6 +131,14 @@ pub(crate) struct PostgresHolders<'c> {
 /// [`Prepared`] statements.
 macro_rules! shared_statements {
     () => {
+        fn delete_all(&mut self, tenant: &Tenant, name: &ResourceName) -> QueryResult<usize> {
+            Prepared::portable(
+                DELETE_ALL,
+                vec![Param::Text(tenant.as_str()), Param::Text(name.as_str())],
+            )
+            .execute(self.conn)
+        }
+
         fn holders(&mut self, tenant: &Tenant, name: &ResourceName) -> QueryResult<Vec<HolderRow>> {
             Prepared::portable(
                 HOLDERS,
@@ -261,8 +272,12 @@ macro_rules! shared_statements {
 }
 
 impl HolderTable for SqliteHolders<'_> {
-    fn say_ending(&mut self, ending: Option<HistoryEvent>) -> QueryResult<()> {
-        self.conn.say_ending(ending, None)
+    fn say_ending(
+        &mut self,
+        ending: Option<HistoryEvent>,
+        reason: Option<&str>,
+    ) -> QueryResult<()> {
+        self.conn.say_ending(ending, reason)
     }
 
     /// The writer's transaction holds SQLite's write lock: nothing else writes meanwhile.
@@ -282,8 +297,12 @@ impl HolderTable for SqliteHolders<'_> {
 }
 
 impl HolderTable for PostgresHolders<'_> {
-    fn say_ending(&mut self, ending: Option<HistoryEvent>) -> QueryResult<()> {
-        self.conn.say_ending(ending, None)
+    fn say_ending(
+        &mut self,
+        ending: Option<HistoryEvent>,
+        reason: Option<&str>,
+    ) -> QueryResult<()> {
+        self.conn.say_ending(ending, reason)
     }
 
     fn lock_semaphore(&mut self, tenant: &Tenant, name: &ResourceName) -> QueryResult<()> {

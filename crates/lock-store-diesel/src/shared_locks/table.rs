@@ -206,8 +206,12 @@ macro_rules! portable_statements {
 }
 
 impl SharedTable for SqliteShared<'_> {
-    fn say_ending(&mut self, ending: Option<HistoryEvent>) -> QueryResult<()> {
-        self.conn.say_ending(ending, None)
+    fn say_ending(
+        &mut self,
+        ending: Option<HistoryEvent>,
+        reason: Option<&str>,
+    ) -> QueryResult<()> {
+        self.conn.say_ending(ending, reason)
     }
 
     portable_statements!();
@@ -248,8 +252,12 @@ impl SharedTable for SqliteShared<'_> {
 }
 
 impl SharedTable for PostgresShared<'_> {
-    fn say_ending(&mut self, ending: Option<HistoryEvent>) -> QueryResult<()> {
-        self.conn.say_ending(ending, None)
+    fn say_ending(
+        &mut self,
+        ending: Option<HistoryEvent>,
+        reason: Option<&str>,
+    ) -> QueryResult<()> {
+        self.conn.say_ending(ending, reason)
     }
 
     portable_statements!();

@@ -69,7 +69,8 @@ impl Job {
                 PermitOp::Acquire { name, .. }
                 | PermitOp::Status { name }
                 | PermitOp::Release { name, .. }
-                | PermitOp::Renew { name, .. },
+                | PermitOp::Renew { name, .. }
+                | PermitOp::ForceRelease { name, .. },
             ) => name.as_str(),
             Op::Permit(PermitOp::Undo { grant }) => grant.name.as_str(),
             Op::Permit(PermitOp::List { .. }) => "",
@@ -78,7 +79,8 @@ impl Job {
                 | SharedOp::Hold { resource }
                 | SharedOp::Release { resource, .. }
                 | SharedOp::Renew { resource, .. }
-                | SharedOp::SetValue { resource, .. },
+                | SharedOp::SetValue { resource, .. }
+                | SharedOp::ForceRelease { resource, .. },
             ) => resource.as_str(),
             Op::Shared(SharedOp::Undo { grant }) => grant.resource.as_str(),
         };
