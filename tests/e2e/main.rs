@@ -14,6 +14,7 @@ mod elections;
 mod faults;
 mod fence;
 mod fenced_storage;
+mod force_release;
 mod history;
 mod holds;
 mod hostile;

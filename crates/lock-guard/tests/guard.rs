@@ -215,6 +215,7 @@ fn failed_renewals_make_the_lease_unsafe_after_ttl_minus_margin_and_a_success_re
             multi_locks: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
             semaphores: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
             history: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
+            admin: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
             hints: None,
             clock: Arc::new(SystemClock),
             events: Arc::new(NoEvents),

@@ -21,8 +21,8 @@ use utoipa::openapi::{RefOr, Type};
 use utoipa::{Modify, OpenApi};
 
 use crate::{
-    dto, elections, event_stream, fence, history, listing, locks, multi_locks, observe, operations,
-    problem, semaphores,
+    dto, election_listing, elections, event_stream, fence, history, listing, locks, multi_locks,
+    observe, operations, problem, semaphores,
 };
 
 #[derive(OpenApi)]
@@ -49,6 +49,7 @@ use crate::{
         semaphores::renew,
         fence::semaphore_fence,
         observe::observe_semaphore,
+        election_listing::list,
         elections::campaign,
         elections::leader,
         elections::proclaim,
@@ -98,6 +99,8 @@ use crate::{
         dto::PermitFenceValid,
         dto::FenceStale,
         dto::LeaderView,
+        dto::ListedElectionView,
+        dto::ElectionList,
         dto::CampaignResponse,
         dto::ElectionFenceResponse,
         dto::ElectionFenceValid,
@@ -105,6 +108,8 @@ use crate::{
         election_requests::ProclaimRequest,
         election_requests::LeaderRenewRequest,
         election_requests::ResignRequest,
+        crate::force_release::ForceReleasedResponse,
+        crate::force_release::EndedLease,
         dto::HistoryRecordView,
         dto::HistoryList,
         dto::HealthStatus,

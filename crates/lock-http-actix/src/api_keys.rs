@@ -1,7 +1,8 @@
 //! API keys: who may touch which tenant's locks.
 //!
-//! The keys file holds lines of `<tenant> <hex sha256 of the key>`; blank lines and `#` comments
-//! are ignored, and several lines may give one tenant several keys. Only digests are kept: a raw
+//! The keys file holds lines of `<tenant> <hex sha256 of the key>`, optionally followed by
+//! `admin` for a key that may also force-release its tenant's locks; blank lines and `#`
+//! comments are ignored, and several lines may give one tenant several keys. Only digests are kept: a raw
 //! key is hashed on arrival, compared with every digest in constant time, and never stored or
 //! logged.
 
@@ -11,10 +12,19 @@ use lock_domain::Tenant;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-/// The configured keys, as (tenant, SHA-256 digest of the key) pairs.
+/// The configured keys: for each, its tenant, the SHA-256 digest of the key, and whether it is
+/// an admin key.
 #[derive(Clone)]
 pub struct ApiKeys {
-    entries: Vec<(Tenant, [u8; 32])>,
+    entries: Vec<(Tenant, [u8; 32], bool)>,
+}
+
+/// Who a request's key says it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub tenant: Tenant,
+    /// Whether the key is an admin key of the tenant (it acts within that tenant only).
+    pub admin: bool,
 }
 
 impl std::fmt::Debug for ApiKeys {
@@ -40,19 +50,30 @@ impl ApiKeys {
                 continue;
             }
             let mut fields = line.split_whitespace();
-            let (Some(tenant), Some(digest), None) = (fields.next(), fields.next(), fields.next())
+            let (Some(tenant), Some(digest), role, None) =
+                (fields.next(), fields.next(), fields.next(), fields.next())
             else {
                 return Err(KeysFileError::new(
                     line_number,
-                    "expected `<tenant> <hex sha256 of the key>`",
+                    "expected `<tenant> <hex sha256 of the key>` or `<tenant> <hex sha256> admin`",
                 ));
+            };
+            let admin = match role {
+                None => false,
+                Some("admin") => true,
+                Some(other) => {
+                    return Err(KeysFileError::new(
+                        line_number,
+                        &format!("the third column may only be `admin`, not {other:?}"),
+                    ))
+                }
             };
             let tenant = Tenant::parse(tenant)
                 .map_err(|e| KeysFileError::new(line_number, &format!("tenant {tenant:?} {e}")))?;
             let digest = parse_digest(digest).ok_or_else(|| {
                 KeysFileError::new(line_number, "the digest must be 64 hex digits (sha256)")
             })?;
-            entries.push((tenant, digest));
+            entries.push((tenant, digest, admin));
         }
         if entries.is_empty() {
             return Err(KeysFileError::new(0, "the file names no key"));
@@ -62,13 +83,21 @@ impl ApiKeys {
 
     /// The tenant whose key the request presents as `Authorization: Bearer <key>`, if any.
     pub fn tenant_of(&self, req: &HttpRequest) -> Option<Tenant> {
+        self.caller_of(req).map(|caller| caller.tenant)
+    }
+
+    /// Who the key the request presents as `Authorization: Bearer <key>` belongs to, if any.
+    pub fn caller_of(&self, req: &HttpRequest) -> Option<Caller> {
         let key = bearer_key(req.headers().get(header::AUTHORIZATION)?)?;
         let digest: [u8; 32] = Sha256::digest(key).into();
         // Compare with every entry, without stopping at a match, so that timing tells nothing.
         let mut found = None;
-        for (tenant, expected) in &self.entries {
+        for (tenant, expected, admin) in &self.entries {
             if bool::from(expected.ct_eq(&digest)) && found.is_none() {
-                found = Some(tenant.clone());
+                found = Some(Caller {
+                    tenant: tenant.clone(),
+                    admin: *admin,
+                });
             }
         }
         found
@@ -191,6 +220,8 @@ mod tests {
             ("acme\n", 1),
             ("# ok\nacme abc\n", 2),
             (&format!("acme {} extra\n", hash_key("k"))[..], 1),
+            (&format!("acme {} Admin\n", hash_key("k"))[..], 1),
+            (&format!("acme {} admin more\n", hash_key("k"))[..], 1),
             (&format!("\n\nbad/tenant {}\n", hash_key("k"))[..], 3),
             ("", 0),
             ("# only comments\n\n", 0),
@@ -198,6 +229,27 @@ mod tests {
         for (text, line) in cases {
             assert_eq!(ApiKeys::parse(text).unwrap_err().line, line, "{text:?}");
         }
+    }
+
+    #[test]
+    fn an_admin_key_is_marked_in_the_third_column() {
+        let text = format!(
+            "acme {} admin\nacme {}\n",
+            hash_key("boss"),
+            hash_key("worker")
+        );
+        let keys = ApiKeys::parse(&text).unwrap();
+        let caller = |key: &str| {
+            let req = TestRequest::default()
+                .insert_header((header::AUTHORIZATION, format!("Bearer {key}")))
+                .to_http_request();
+            keys.caller_of(&req)
+        };
+        let boss = caller("boss").unwrap();
+        assert_eq!((boss.tenant.as_str(), boss.admin), ("acme", true));
+        let worker = caller("worker").unwrap();
+        assert_eq!((worker.tenant.as_str(), worker.admin), ("acme", false));
+        assert_eq!(caller("nobody"), None);
     }
 
     #[test]

@@ -198,3 +198,30 @@ pub(crate) fn election(
         ),
     }
 }
+
+/// An admin's force-release: one WARN event per lease ended, with the reason (none when nothing
+/// was held: one event saying so).
+pub(crate) fn force_released(tenant: &Tenant, report: &lock_service::ForceReleased<'_>) {
+    if report.ended.is_empty() {
+        tracing::warn!(
+            target: "lockd::audit",
+            event = "force_release_nothing",
+            tenant = %tenant,
+            primitive = report.primitive,
+            name = %report.name,
+            reason = report.reason.as_str(),
+        );
+    }
+    for (owner, token) in report.ended {
+        tracing::warn!(
+            target: "lockd::audit",
+            event = "force_released",
+            tenant = %tenant,
+            primitive = report.primitive,
+            name = %report.name,
+            owner = %owner,
+            fencing_token = token.value(),
+            reason = report.reason.as_str(),
+        );
+    }
+}

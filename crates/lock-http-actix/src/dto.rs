@@ -10,7 +10,8 @@ mod multi;
 mod semaphore;
 
 pub(crate) use election::{
-    CampaignResponse, ElectionFenceResponse, ElectionFenceValid, LeaderView,
+    CampaignResponse, ElectionFenceResponse, ElectionFenceValid, ElectionList, LeaderView,
+    ListedElectionView,
 };
 pub(crate) use fence::{
     FenceStale, LockFenceResponse, LockFenceValid, PermitFenceResponse, PermitFenceValid,
@@ -110,15 +111,25 @@ pub(crate) struct ListedLockView {
     /// own clock.
     #[schema(minimum = 0, example = 29_873)]
     pub ttl_remaining_ms: u64,
+    /// Acquires waiting for this lock on this server.
+    #[schema(value_type = i64, minimum = 0, example = 0)]
+    pub waiting: u64,
 }
 
-impl From<ListedLock> for ListedLockView {
-    fn from(listed: ListedLock) -> Self {
+impl ListedLockView {
+    /// `listed`, with `waiting` acquires waiting for it on this server.
+    pub(crate) fn of(listed: ListedLock, waiting: usize) -> Self {
         Self {
             lock: listed.lock.into(),
-            ttl_remaining_ms: u64::try_from(listed.ttl_remaining.as_millis()).unwrap_or(u64::MAX),
+            ttl_remaining_ms: remaining_ms(listed.ttl_remaining),
+            waiting: waiting as u64,
         }
     }
+}
+
+/// A remaining lease in whole milliseconds.
+pub(crate) fn remaining_ms(remaining: std::time::Duration) -> u64 {
+    u64::try_from(remaining.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// One page of a listing.
@@ -130,7 +141,9 @@ impl From<ListedLock> for ListedLockView {
         "acquired_at": "2026-11-29T21:32:27.123Z",
         "expires_at": "2026-11-29T21:32:57.123Z",
         "fencing_token": 17,
-        "ttl_remaining_ms": 29873
+        "mode": "exclusive",
+        "ttl_remaining_ms": 29873,
+        "waiting": 0
     }],
     "next_cursor": "AXBheW1lbnQ6NDI"
 }))]

@@ -314,14 +314,15 @@ pub(crate) async fn renew(
     operation_id = "resign",
     tag = "elections",
     security((), ("bearer" = [])),
-    params(ElectionPath, CandidateQuery),
+    params(ElectionPath, CandidateQuery, crate::force_release::ForceQuery),
     request_body(content = Option<crate::api_doc::election_requests::ResignRequest>, content_type = "application/json", example = json!({"candidate": "node-a"})),
     responses(
+        (status = 200, description = "With `force=true` (an admin key): every live lease of the name was ended; each is listed.", body = crate::force_release::ForceReleasedResponse, example = json!({"force_released": [{"owner": "worker-9", "fencing_token": 17}]})),
         (status = 204, description = "Resigned."),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 400, description = "The body is not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Another candidate leads; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 404, description = "The office is vacant.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Another candidate leads, or (`/problems/admin-required`) `force=true` with a key that is not an admin key; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "The office is vacant (with `force=true`: nothing was ended).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -334,6 +335,11 @@ pub(crate) async fn resign(
     payload: web::Payload,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
+    if crate::force_release::asked(&req) {
+        return crate::force_release::answer(&req, &state, lock_domain::LeaseKind::Election)
+            .await
+            .map_err(|kind: ProblemKind| kind.at(&req));
+    }
     async {
         let Release {
             tenant,

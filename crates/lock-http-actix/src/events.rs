@@ -253,6 +253,12 @@ impl LockEvents for MetricsAndAudit {
         self.metrics.set_expired_takeovers(expired_takeovers);
     }
 
+    fn force_released(&self, tenant: &Tenant, report: lock_service::ForceReleased<'_>) {
+        self.metrics
+            .force_released(report.primitive, report.ended.len());
+        audit::force_released(tenant, &report);
+    }
+
     fn trouble(&self, trouble: Trouble<'_>) {
         match trouble {
             Trouble::WaitFailed { resource, error } => {

@@ -14,12 +14,14 @@ mod authentication;
 mod body;
 mod cursor;
 mod dto;
+mod election_listing;
 mod election_request;
 mod elections;
 mod event_stream;
 mod events;
 mod fence;
 mod fields;
+mod force_release;
 mod history;
 mod history_query;
 mod listing;
@@ -44,7 +46,7 @@ use std::sync::Arc;
 use actix_web::middleware::ErrorHandlers;
 use actix_web::web::{self, ServiceConfig};
 use lock_domain::{
-    HistoryRepository, LockRepository, MultiLockRepository, SemaphoreRepository,
+    AdminRepository, HistoryRepository, LockRepository, MultiLockRepository, SemaphoreRepository,
     SharedLockRepository, StoreHealth, SystemClock, DEFAULT_MAX_TTL_SECONDS,
 };
 use lock_service::{LockService, ServicePorts, WaiterLimits};
@@ -136,6 +138,7 @@ impl LockApi {
             multi_locks,
             semaphores,
             history,
+            admin,
             health,
         } = store;
         let service = LockService::new(
@@ -145,6 +148,7 @@ impl LockApi {
                 multi_locks,
                 semaphores,
                 history,
+                admin,
                 hints: None,
                 clock: Arc::new(SystemClock),
                 events: Arc::new(MetricsAndAudit::new(Arc::clone(&settings.metrics))),
@@ -176,6 +180,7 @@ impl LockApi {
                     .configure(semaphores::routes)
                     .configure(fence::routes)
                     .configure(elections::routes)
+                    .configure(election_listing::routes)
                     .configure(observe::routes)
                     .configure(history::routes)
                     .configure(event_stream::routes)
@@ -194,6 +199,7 @@ pub struct ApiStore {
     pub multi_locks: Arc<dyn MultiLockRepository>,
     pub semaphores: Arc<dyn SemaphoreRepository>,
     pub history: Arc<dyn HistoryRepository>,
+    pub admin: Arc<dyn AdminRepository>,
     pub health: Arc<dyn StoreHealth>,
 }
 
@@ -206,6 +212,7 @@ impl ApiStore {
             + MultiLockRepository
             + SemaphoreRepository
             + HistoryRepository
+            + AdminRepository
             + StoreHealth
             + 'static,
     {
@@ -215,6 +222,7 @@ impl ApiStore {
             multi_locks: Arc::clone(&store) as _,
             semaphores: Arc::clone(&store) as _,
             history: Arc::clone(&store) as _,
+            admin: Arc::clone(&store) as _,
             health: store,
         }
     }

@@ -70,7 +70,7 @@ pub(crate) fn list_query(query: &str) -> Result<ListQuery, ProblemKind> {
     security((), ("bearer" = [])),
     params(ListParams),
     responses(
-        (status = 200, description = "One page of live locks; `next_cursor` only when more follow.", body = LockList, example = json!({"locks": [{"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17, "ttl_remaining_ms": 29873}], "next_cursor": "AXBheW1lbnQ6NDI"})),
+        (status = 200, description = "One page of live locks; `next_cursor` only when more follow.", body = LockList, example = json!({"locks": [{"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17, "mode": "exclusive", "ttl_remaining_ms": 29873, "waiting": 0}], "next_cursor": "AXBheW1lbnQ6NDI"})),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid `prefix`, `limit` or `cursor`, or an unknown or repeated parameter; `errors` lists each.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -83,12 +83,17 @@ pub(crate) async fn list(
     async {
         let tenant = tenant_of(&req, &state)?;
         let query = list_query(req.query_string())?;
-        let page = state.service.list(tenant, query).await?;
+        let page = state.service.list(tenant.clone(), query).await?;
         let next_cursor = page.next_after().map(cursor::encode);
-        let body = LockList {
-            locks: page.locks.into_iter().map(ListedLockView::from).collect(),
-            next_cursor,
-        };
+        let locks = page
+            .locks
+            .into_iter()
+            .map(|listed| {
+                let waiting = state.service.waiters(&tenant, &listed.lock.resource);
+                ListedLockView::of(listed, waiting)
+            })
+            .collect();
+        let body = LockList { locks, next_cursor };
         Ok(HttpResponse::Ok().json(body))
     }
     .await

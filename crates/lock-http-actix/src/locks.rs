@@ -224,14 +224,15 @@ pub(crate) async fn status(
     operation_id = "releaseLock",
     tag = "locks",
     security((), ("bearer" = [])),
-    params(ResourcePath, ReleaseQuery),
+    params(ResourcePath, ReleaseQuery, crate::force_release::ForceQuery),
     request_body(content = Option<crate::api_doc::requests::ReleaseRequest>, content_type = "application/json", example = json!({"owner": "worker-7"})),
     responses(
+        (status = 200, description = "With `force=true` (an admin key): every live lease of the name was ended; each is listed.", body = crate::force_release::ForceReleasedResponse, example = json!({"force_released": [{"owner": "worker-9", "fencing_token": 17}]})),
         (status = 204, description = "Released."),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 400, description = "The body is not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Another owner holds the lock; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No live lock on this resource.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Another owner holds the lock, or (`/problems/admin-required`) `force=true` with a key that is not an admin key; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No live lock on this resource (with `force=true`: nothing was ended).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -244,6 +245,11 @@ pub(crate) async fn release(
     payload: web::Payload,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
+    if crate::force_release::asked(&req) {
+        return crate::force_release::answer(&req, &state, lock_domain::LeaseKind::Lock)
+            .await
+            .map_err(|kind: ProblemKind| kind.at(&req));
+    }
     async {
         let Release {
             tenant,

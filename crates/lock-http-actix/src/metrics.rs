@@ -21,7 +21,9 @@ use std::sync::Arc;
 use lock_domain::{PoolState, ReleaseResult, RenewResult};
 use prometheus_client::registry::Registry;
 
-use families::{Families, FenceLabels, LimitLabel, PoolLabel, ResultLabel, SemaphoreLabels};
+use families::{
+    Families, FenceLabels, LimitLabel, PoolLabel, PrimitiveLabel, ResultLabel, SemaphoreLabels,
+};
 use live_locks::LiveLockReadings;
 pub(crate) use middleware::record;
 use middleware::RouteNames;
@@ -153,6 +155,15 @@ impl Metrics {
             .elections
             .get_or_create(&SemaphoreLabels { operation, outcome })
             .inc();
+    }
+
+    /// Counts the leases of a `primitive` (`lock`, `semaphore`, `election`) an admin's
+    /// force-release ended.
+    pub fn force_released(&self, primitive: &'static str, leases: usize) {
+        self.families
+            .force_releases
+            .get_or_create(&PrimitiveLabel { primitive })
+            .inc_by(leases as u64);
     }
 
     /// Counts a new leader elected through this server (a new term).

@@ -89,6 +89,8 @@ pub(crate) enum ProblemKind {
     BadRequest(String),
     /// API keys are configured and the request has no valid one.
     Unauthorized,
+    /// 403: the operation takes an admin key of the tenant, and the request's is not one.
+    AdminRequired,
     Forbidden(String),
     NotFound(String),
     /// 404: nothing holds it, but the lease that ran out keeps its place until `available_at`
@@ -157,6 +159,7 @@ impl ApiError {
         match self.kind {
             ProblemKind::BadRequest(_) => "bad-request",
             ProblemKind::Unauthorized => "unauthorized",
+            ProblemKind::AdminRequired => "admin-required",
             ProblemKind::Forbidden(_) => "forbidden",
             ProblemKind::NotFound(_) | ProblemKind::NotFoundUntil { .. } => "not-found",
             ProblemKind::MethodNotAllowed(_) => "method-not-allowed",
@@ -217,6 +220,11 @@ impl ApiError {
             ProblemKind::Unauthorized => {
                 "send a valid API key as `Authorization: Bearer <key>`".to_owned()
             }
+            ProblemKind::AdminRequired => {
+                "this key is not an admin key of its tenant; a force-release takes one (the keys \
+                 file marks it with `admin` after its digest)"
+                    .to_owned()
+            }
             ProblemKind::RequestTimeout => "the request body did not arrive in time".to_owned(),
             ProblemKind::PayloadTooLarge => {
                 format!(
@@ -244,7 +252,7 @@ impl ResponseError for ApiError {
         match self.kind {
             ProblemKind::BadRequest(_) => StatusCode::BAD_REQUEST,
             ProblemKind::Unauthorized => StatusCode::UNAUTHORIZED,
-            ProblemKind::Forbidden(_) => StatusCode::FORBIDDEN,
+            ProblemKind::AdminRequired | ProblemKind::Forbidden(_) => StatusCode::FORBIDDEN,
             ProblemKind::NotFound(_) | ProblemKind::NotFoundUntil { .. } => StatusCode::NOT_FOUND,
             ProblemKind::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ProblemKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,

@@ -44,6 +44,7 @@ async fn call(
             multi_locks: Arc::new(lock_domain::MockMultiLockRepository::new()),
             semaphores: Arc::new(MockSemaphoreRepository::new()),
             history: Arc::new(lock_domain::MockHistoryRepository::new()),
+            admin: Arc::new(lock_domain::MockAdminRepository::new()),
             health: Arc::new(health),
         },
         settings,

@@ -51,6 +51,7 @@ async fn send_over(
             multi_locks: Arc::new(lock_domain::MockMultiLockRepository::new()),
             semaphores: Arc::new(MockSemaphoreRepository::new()),
             history: Arc::new(lock_domain::MockHistoryRepository::new()),
+            admin: Arc::new(lock_domain::MockAdminRepository::new()),
             health,
         },
         settings,
@@ -539,7 +540,7 @@ async fn the_live_lock_counter_reads_the_repository() {
 }
 
 /// Every family the docs list (docs/api.md), with its type: names and types are an interface.
-const FAMILIES: [(&str, &str); 18] = [
+const FAMILIES: [(&str, &str); 19] = [
     ("lockd_http_requests_total", "counter"),
     ("lockd_http_request_duration_seconds", "histogram"),
     ("lockd_acquire_total", "counter"),
@@ -549,6 +550,7 @@ const FAMILIES: [(&str, &str); 18] = [
     ("lockd_fence_checks_total", "counter"),
     ("lockd_election_operations_total", "counter"),
     ("lockd_election_terms_total", "counter"),
+    ("lockd_force_releases_total", "counter"),
     ("lockd_waiters_rejected_total", "counter"),
     ("lockd_live_waiters", "gauge"),
     ("lockd_observers", "gauge"),

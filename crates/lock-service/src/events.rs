@@ -101,6 +101,17 @@ pub enum Trouble<'a> {
     HistoryFailed { error: &'a RepositoryError },
 }
 
+/// What an admin's force-release ended.
+#[derive(Debug, Clone, Copy)]
+pub struct ForceReleased<'a> {
+    /// `lock`, `semaphore` or `election`.
+    pub primitive: &'static str,
+    pub name: &'a ResourceName,
+    /// The owner and fencing token of each lease ended (none: nothing was held).
+    pub ended: &'a [(Owner, FencingToken)],
+    pub reason: &'a lock_domain::ForceReason,
+}
+
 /// Receives every outcome of the lock use cases.
 pub trait LockEvents: Send + Sync {
     /// An acquire was answered (or, for [`Acquired::HungUp`], would have been).
@@ -195,6 +206,8 @@ pub trait LockEvents: Send + Sync {
 
     /// See [`Trouble`].
     fn trouble(&self, trouble: Trouble<'_>);
+    /// An admin force-released every lease of a name (of the tenant's, for an election).
+    fn force_released(&self, _tenant: &Tenant, _report: ForceReleased<'_>) {}
 }
 
 /// Reports nowhere: for tests and tools that want no metrics and no audit log.

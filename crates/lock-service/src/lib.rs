@@ -11,6 +11,7 @@
 //! The crate knows the domain's ports and values, and tokio for queues and timers; never a web
 //! framework or a database.
 
+mod admin;
 mod counting;
 mod elections;
 mod events;
@@ -27,7 +28,8 @@ mod waiting;
 pub use counting::run_live_lock_counter;
 pub use elections::{CampaignRequest, Campaigned, Leading};
 pub use events::{
-    Acquired, ElectionReport, Fenced, LockEvents, NoEvents, PermitsAcquired, Trouble, WaitersFull,
+    Acquired, ElectionReport, Fenced, ForceReleased, LockEvents, NoEvents, PermitsAcquired,
+    Trouble, WaitersFull,
 };
 pub use history::{FeedFilter, FeedStart, HistoryFeed};
 pub use multi::{MultiAcquireRequest, MultiAcquired};

@@ -297,6 +297,19 @@ impl LockEvents for ObservingEvents {
         self.inner.permit_grant_undone(tenant, permit, undone, why);
     }
 
+    fn force_released(&self, tenant: &Tenant, report: crate::ForceReleased<'_>) {
+        let observed = match report.primitive {
+            "semaphore" => Observed::Semaphore,
+            "election" => Observed::Election,
+            _ => Observed::Lock,
+        };
+        for (_, token) in report.ended {
+            self.hub
+                .fact(tenant, observed, report.name, Fact::Ended(*token));
+        }
+        self.inner.force_released(tenant, report);
+    }
+
     fn fence_checked(
         &self,
         tenant: &Tenant,

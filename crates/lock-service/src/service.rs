@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_domain::{
-    AcquireOutcome, Clock, FreedHints, HistoryRepository, Hold, LeaseValue, ListPage, ListQuery,
-    LockDelay, LockMode, LockRepository, MultiLockRepository, Owner, ReleaseResult, RenewResult,
-    RepositoryError, ResourceName, SemaphoreRepository, SharedLockRepository, SystemClock, Tenant,
-    Ttl,
+    AcquireOutcome, AdminRepository, Clock, FreedHints, HistoryRepository, Hold, LeaseValue,
+    ListPage, ListQuery, LockDelay, LockMode, LockRepository, MultiLockRepository, Owner,
+    ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphoreRepository,
+    SharedLockRepository, SystemClock, Tenant, Ttl,
 };
 
 use crate::events::{Acquired, LockEvents, NoEvents, WaitersFull};
@@ -26,6 +26,7 @@ pub struct ServicePorts {
     pub multi_locks: Arc<dyn MultiLockRepository>,
     pub semaphores: Arc<dyn SemaphoreRepository>,
     pub history: Arc<dyn HistoryRepository>,
+    pub admin: Arc<dyn AdminRepository>,
     pub hints: Option<Arc<dyn FreedHints>>,
     pub clock: Arc<dyn Clock>,
     pub events: Arc<dyn LockEvents>,
@@ -87,6 +88,7 @@ pub struct LockService {
     pub(crate) multi_locks: Arc<dyn MultiLockRepository>,
     pub(crate) semaphores: Arc<dyn SemaphoreRepository>,
     pub(crate) history: Arc<dyn HistoryRepository>,
+    pub(crate) admin: Arc<dyn AdminRepository>,
     /// The event feed of the history.
     pub(crate) history_hub: HistoryHub,
     pub(crate) clock: Arc<dyn Clock>,
@@ -128,6 +130,7 @@ impl LockService {
             multi_locks: ports.multi_locks,
             semaphores: ports.semaphores,
             history: ports.history,
+            admin: ports.admin,
             history_hub,
             clock: ports.clock,
             events: ports.events,
@@ -147,6 +150,7 @@ impl LockService {
             + MultiLockRepository
             + SemaphoreRepository
             + HistoryRepository
+            + AdminRepository
             + 'static,
     {
         Self::new(
@@ -155,7 +159,8 @@ impl LockService {
                 shared_locks: Arc::clone(&store) as _,
                 multi_locks: Arc::clone(&store) as _,
                 semaphores: Arc::clone(&store) as _,
-                history: store,
+                history: Arc::clone(&store) as _,
+                admin: store,
                 hints: None,
                 clock: Arc::new(SystemClock),
                 events: Arc::new(NoEvents),

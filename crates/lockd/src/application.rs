@@ -92,6 +92,7 @@ impl Application {
                 multi_locks: Arc::clone(&store) as _,
                 semaphores: Arc::clone(&store) as _,
                 history: Arc::clone(&store) as _,
+                admin: Arc::clone(&store) as _,
                 hints: Some(Arc::clone(&store) as _),
                 clock: store_clock(),
                 events,

@@ -95,3 +95,27 @@ pub(crate) struct ElectionFenceValid {
     /// The leader in office, whose term it is.
     pub leader: LeaderView,
 }
+
+/// An election with a leader, as listed.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ListedElectionView {
+    #[serde(flatten)]
+    pub leader: LeaderView,
+    /// Milliseconds until the leader's `expires_at`, measured by the server when it read the
+    /// page (on PostgreSQL by the database clock).
+    #[schema(minimum = 0, example = 14_873)]
+    pub ttl_remaining_ms: u64,
+    /// Campaigns waiting for the office on this server.
+    #[schema(value_type = i64, minimum = 0, example = 1)]
+    pub waiting: u64,
+}
+
+/// One page of the elections that have a leader.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ElectionList {
+    pub elections: Vec<ListedElectionView>,
+    /// Where the next page starts: pass it as `cursor`. Absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, example = "AXNjaGVkdWxlcg")]
+    pub next_cursor: Option<String>,
+}

@@ -75,6 +75,12 @@ pub(super) struct FenceLabels {
     pub result: &'static str,
 }
 
+/// Which primitive: `lock`, `semaphore` or `election`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(super) struct PrimitiveLabel {
+    pub primitive: &'static str,
+}
+
 /// Every (operation, outcome) a semaphore operation reports, registered at 0 from the start.
 pub(super) const SEMAPHORE_OUTCOMES: [(&str, &str); 11] = [
     ("acquire", "granted"),
@@ -138,6 +144,7 @@ pub(super) struct Families {
     pub fences: Family<FenceLabels, Counter>,
     pub elections: Family<SemaphoreLabels, Counter>,
     pub election_terms: Counter,
+    pub force_releases: Family<PrimitiveLabel, Counter>,
     pub waiters_rejected: Family<LimitLabel, Counter>,
     pub live_waiters: Gauge,
     pub observers: Gauge,
@@ -160,6 +167,7 @@ impl Families {
             fences: Family::default(),
             elections: Family::default(),
             election_terms: Counter::default(),
+            force_releases: Family::default(),
             waiters_rejected: Family::default(),
             live_waiters: Gauge::default(),
             observers: Gauge::default(),
@@ -170,6 +178,13 @@ impl Families {
         // defined before the first one happens.
         for outcome in AcquireMetric::ALL {
             drop(families.acquires.get_or_create(&outcome.into()));
+        }
+        for primitive in ["lock", "semaphore", "election"] {
+            drop(
+                families
+                    .force_releases
+                    .get_or_create(&PrimitiveLabel { primitive }),
+            );
         }
         for result in ["released", "not_found", "forbidden"] {
             drop(families.releases.get_or_create(&ResultLabel { result }));
@@ -254,6 +269,12 @@ impl Families {
             "New leaders elected through this server (a new term; the sitting leader campaigning \
              again keeps its term and is not counted)",
             families.election_terms.clone(),
+        );
+        registry.register(
+            "lockd_force_releases",
+            "Leases ended by an admin's force-release through this server, by primitive (lock, \
+             semaphore, election)",
+            families.force_releases.clone(),
         );
         registry.register(
             "lockd_waiters_rejected",

@@ -97,11 +97,11 @@ async fn every_documented_operation_is_routed() {
         }
     }
     assert_eq!(
-        operations, 32,
-        "for locks and semaphores: list, acquire, status, release, renew, fence check, observe, \
-         history; acquire and release many locks; for elections: campaign, leader, proclaim, \
-         renew, resign, fence check, observe, history; the tenant's history and event stream; \
-         and four operations routes"
+        operations, 33,
+        "for locks, semaphores and elections: list, acquire (campaign), status (leader), \
+         release (resign), renew, fence check, observe, history; acquire and release many locks; \
+         an election's proclaim; the tenant's history and event stream; and four operations \
+         routes"
     );
 }
 

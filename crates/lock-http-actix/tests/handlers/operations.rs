@@ -25,6 +25,7 @@ async fn readyz_is_200_when_the_repository_answers() {
         multi: lock_domain::MockMultiLockRepository::new(),
         semaphores: lock_domain::MockSemaphoreRepository::new(),
         history: lock_domain::MockHistoryRepository::new(),
+        admin: lock_domain::MockAdminRepository::new(),
         health,
     };
     let answer = call(store, TestRequest::get().uri("/readyz")).await;

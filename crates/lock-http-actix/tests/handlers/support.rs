@@ -15,10 +15,10 @@ use chrono::{DateTime, Utc};
 use futures::Stream;
 use lock_domain::{
     AcquireOutcome, Capacity, FencingToken, HistoryEvent, HistoryId, HistoryPage, HistoryRecord,
-    Lease, LeaseKind, ListPage, Lock, MockHistoryRepository, MockLockRepository,
-    MockMultiLockRepository, MockSemaphoreRepository, MockSharedLockRepository, MockStoreHealth,
-    MultiAcquireOutcome, Owner, Permit, PermitReleaseResult, PermitRenewResult, PoolState,
-    ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
+    Lease, LeaseKind, ListPage, Lock, MockAdminRepository, MockHistoryRepository,
+    MockLockRepository, MockMultiLockRepository, MockSemaphoreRepository, MockSharedLockRepository,
+    MockStoreHealth, MultiAcquireOutcome, Owner, Permit, PermitReleaseResult, PermitRenewResult,
+    PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
     SemaphorePage, SemaphoreState, Tenant, Weight,
 };
 use lock_http_actix::{configure, ApiSettings, ApiStore};
@@ -75,6 +75,7 @@ pub(crate) struct Mocks {
     pub(crate) multi: MockMultiLockRepository,
     pub(crate) semaphores: MockSemaphoreRepository,
     pub(crate) history: MockHistoryRepository,
+    pub(crate) admin: MockAdminRepository,
     pub(crate) health: MockStoreHealth,
 }
 
@@ -86,6 +87,7 @@ impl From<MockLockRepository> for Mocks {
             multi: MockMultiLockRepository::new(),
             semaphores: MockSemaphoreRepository::new(),
             history: MockHistoryRepository::new(),
+            admin: MockAdminRepository::new(),
             health: MockStoreHealth::new(),
         }
     }
@@ -100,6 +102,7 @@ impl Mocks {
                 multi_locks: Arc::new(self.multi),
                 semaphores: Arc::new(self.semaphores),
                 history: Arc::new(self.history),
+                admin: Arc::new(self.admin),
                 health: Arc::new(self.health),
             },
             settings,
@@ -441,6 +444,7 @@ pub(crate) fn permissive_repo() -> Mocks {
         multi,
         semaphores,
         history: permissive_history(),
+        admin: MockAdminRepository::new(),
         health,
     }
 }
@@ -512,6 +516,7 @@ pub(crate) fn failing_repo(failure: Failure) -> Mocks {
         multi: MockMultiLockRepository::new(),
         semaphores: MockSemaphoreRepository::new(),
         history: MockHistoryRepository::new(),
+        admin: MockAdminRepository::new(),
         health,
     }
 }
