@@ -13,6 +13,7 @@ mod audit;
 mod authentication;
 mod body;
 mod cursor;
+mod dashboard;
 mod dto;
 mod election_listing;
 mod election_request;
@@ -185,6 +186,7 @@ impl LockApi {
                     .configure(history::routes)
                     .configure(event_stream::routes)
                     .configure(operations::routes)
+                    .configure(dashboard::routes)
                     .default_service(web::to(problem::not_found_route)),
             );
         }
