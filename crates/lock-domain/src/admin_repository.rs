@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use crate::validation::ValidationError;
 use crate::{Lock, Permit, RepositoryError, ResourceName, Tenant};
 
-/// Why an admin ended leases: 1 to 256 characters, no control characters, kept in the history
-/// with the force-release.
+/// Why an admin ended leases: at most 256 characters, not all whitespace, no control
+/// characters, kept (without the whitespace around it) in the history with the force-release.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ForceReason(String);
 
@@ -18,20 +18,21 @@ impl ForceReason {
     /// [`ValidationError::Empty`] for an empty or all-whitespace reason,
     /// [`ValidationError::TooLong`] past [`Self::MAX_CHARS`],
     /// [`ValidationError::ControlCharacter`] for a control character.
+    /// Counted as sent, whitespace around it included; kept without that whitespace.
     pub fn parse(raw: &str) -> Result<Self, ValidationError> {
-        let trimmed = raw.trim();
-        if trimmed.is_empty() {
-            return Err(ValidationError::Empty);
-        }
-        let length = trimmed.chars().count();
+        let length = raw.chars().count();
         if length > Self::MAX_CHARS {
             return Err(ValidationError::TooLong {
                 max: Self::MAX_CHARS,
                 actual: length,
             });
         }
-        if trimmed.chars().any(char::is_control) {
+        if raw.chars().any(char::is_control) {
             return Err(ValidationError::ControlCharacter);
+        }
+        let trimmed = raw.trim();
+        if trimmed.is_empty() {
+            return Err(ValidationError::Empty);
         }
         Ok(Self(trimmed.to_owned()))
     }
@@ -82,6 +83,7 @@ mod tests {
         assert_eq!(ForceReason::parse("  wedged  ").unwrap().as_str(), "wedged");
         assert_eq!(ForceReason::parse(" ").unwrap_err(), ValidationError::Empty);
         assert!(ForceReason::parse(&"x".repeat(256)).is_ok());
+        assert!(ForceReason::parse(&format!(" {}", "x".repeat(256))).is_err());
         assert!(matches!(
             ForceReason::parse(&"x".repeat(257)),
             Err(ValidationError::TooLong { .. })

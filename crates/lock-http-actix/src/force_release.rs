@@ -48,6 +48,7 @@ pub(crate) struct ForceQuery;
 
 impl IntoParams for ForceQuery {
     fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        // No examples: Swagger UI would fill them in on every plain release it tries out.
         vec![
             ParameterBuilder::new()
                 .name("force")
@@ -63,7 +64,6 @@ impl IntoParams for ForceQuery {
                         .schema_type(Type::String)
                         .enum_values(Some(["true"])),
                 ))
-                .example(Some("true".into()))
                 .build(),
             ParameterBuilder::new()
                 .name("reason")
@@ -80,7 +80,6 @@ impl IntoParams for ForceQuery {
                         .max_length(Some(ForceReason::MAX_CHARS))
                         .pattern(Some("^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S[^\\u0000-\\u001f\\u007f-\\u009f]*$")),
                 ))
-                .example(Some("worker-9 is wedged (INC-4411)".into()))
                 .build(),
         ]
     }
