@@ -10,7 +10,7 @@ SERVICE_FORBIDDEN := diesel actix-web actix-http actix-server r2d2 libsqlite3-sy
 # The HTTP adapter knows the service and the domain, never the store.
 HTTP_FORBIDDEN := diesel r2d2 libsqlite3-sys pq-sys lock-store-diesel tokio-postgres
 
-.PHONY: safety-build help run test postgres-check fuzz bench-deps bench-quick bench bench-compare lint fmt openapi \
+.PHONY: safety-build help run test postgres-check fuzz bench-deps bench-quick bench bench-compare bench-history lint fmt openapi \
 	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci
 
 # The PostgreSQL server the PostgreSQL tests use (they create and drop their own databases on it).
@@ -20,7 +20,7 @@ export LOCKD_TEST_DATABASE_URL
 help:
 	@echo "make run         serve on 127.0.0.1:8080 with ./lockd.db (release build)"
 	@echo "make test        every test: unit, contract, handler and end-to-end"
-	@echo "make e2e         the live tests: generated Python client, Swagger UI in Chromium, docs-check (< 4 min)"
+	@echo "make e2e         the live tests: generated Python client, Swagger UI and the dashboard in Chromium, docs-check (< 5 min)"
 	@echo "make docs-check  run the curl examples of docs/getting-started.md and docs/api.md against a live lockd"
 	@echo "make safety      the safety checker on both backends under faults (SECONDS=60 SEED=random BACKEND=both)"
 	@echo "make fuzz        schemathesis, every check, against a live lockd on SQLite and PostgreSQL (FUZZ_EXAMPLES=100 SEED=random)"
@@ -28,6 +28,7 @@ help:
 	@echo "make bench-quick W1 and W2 for lockd (SQLite, PostgreSQL), Redis and etcd (< 3 min)"
 	@echo "make bench       every system and workload, 3 x 10 s, writes docs/benchmarks.md and .png"
 	@echo "make bench-compare BASELINE=old/lockd  W1 of an earlier build against this one, one run"
+	@echo "make bench-history W1 with history recorded against W1 without, one run"
 	@echo "make lint        cargo fmt --check and clippy -D warnings"
 	@echo "make fmt         format the code"
 	@echo "make openapi     regenerate openapi/openapi.json from the code"
@@ -76,6 +77,12 @@ bench-compare:
 	$(CARGO) build --release --locked -p lockd -p lock-bench
 	target/release/lock-bench --baseline $(BASELINE) --runs $${RUNS:-6} --seconds $${SECONDS_PER_RUN:-10}
 
+# W1 with history recorded (the default) against W1 with none (--history-retention-hours 0),
+# the same release build, alternating run by run in one run of the benchmark.
+bench-history:
+	$(CARGO) build --release --locked -p lockd -p lock-bench
+	target/release/lock-bench --baseline target/release/lockd --baseline-args "--history-retention-hours 0" --runs $${RUNS:-6} --seconds $${SECONDS_PER_RUN:-10}
+
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --all-features --locked -- -D warnings
@@ -98,7 +105,8 @@ lockd-debug:
 python-client: lockd-debug
 	tests/live/python-client
 
-# Swagger UI in headless Chromium acquires and releases a lock; screenshots in target/swagger-ui-test/.
+# Swagger UI and the dashboard (/ui/) in headless Chromium: each acquires and releases a lock
+# (the dashboard also force-releases one with an admin key); screenshots in target/*-test/.
 browser-test: lockd-debug
 	tests/browser/run
 

@@ -14,6 +14,12 @@ use crate::runner::Bench;
 use crate::stats::RunStats;
 use crate::workload;
 
+/// The lockd the current build is compared with: a binary, and flags of its own.
+struct Baseline<'a> {
+    binary: &'a Path,
+    args: &'a [&'a str],
+}
+
 /// Measured cycles per second of each run, per (backend, binary).
 struct Series {
     backend: &'static str,
@@ -23,14 +29,25 @@ struct Series {
 
 /// Runs the comparison of `baseline` with `bench.binary` and prints a Markdown table with the
 /// ratios. Runs, duration and clients come from `bench.plan`.
-pub fn run(bench: &Bench<'_>, baseline: &Path, only: Option<&str>) {
+pub fn run(bench: &Bench<'_>, baseline: &Path, baseline_args: &[&str], only: Option<&str>) {
     let wanted = |backend: &str| only.is_none_or(|only| backend.contains(only));
+    let baseline = Baseline {
+        binary: baseline,
+        args: baseline_args,
+    };
     let mut all = Vec::new();
     if wanted("SQLite") {
-        compare_sqlite(bench, baseline, &mut all);
+        compare_sqlite(bench, &baseline, &mut all);
     }
     if wanted("PostgreSQL") {
-        compare_postgres(bench, baseline, &mut all);
+        compare_postgres(bench, &baseline, &mut all);
+    }
+    if !baseline_args.is_empty() {
+        println!(
+            "\nbaseline: {} {}",
+            baseline.binary.display(),
+            baseline_args.join(" ")
+        );
     }
     println!("\n| backend | baseline W1 cycles/s (median) | this build | ratio of medians | median of paired ratios | runs (baseline / this) |");
     println!("|---|---|---|---|---|---|");
@@ -55,7 +72,7 @@ pub fn run(bench: &Bench<'_>, baseline: &Path, only: Option<&str>) {
     }
 }
 
-fn compare_sqlite(bench: &Bench<'_>, baseline: &Path, all: &mut Vec<Series>) {
+fn compare_sqlite(bench: &Bench<'_>, baseline: &Baseline<'_>, all: &mut Vec<Series>) {
     let urls = [
         format!(
             "sqlite://{}",
@@ -69,7 +86,7 @@ fn compare_sqlite(bench: &Bench<'_>, baseline: &Path, all: &mut Vec<Series>) {
     all.push(measure(bench, "SQLite", baseline, &urls));
 }
 
-fn compare_postgres(bench: &Bench<'_>, baseline: &Path, all: &mut Vec<Series>) {
+fn compare_postgres(bench: &Bench<'_>, baseline: &Baseline<'_>, all: &mut Vec<Series>) {
     // Two databases: each binary migrates its own (the baseline may not know this schema).
     let databases = [
         PostgresDatabase::create(bench.postgres_url, "_baseline"),
@@ -90,7 +107,7 @@ fn compare_postgres(bench: &Bench<'_>, baseline: &Path, all: &mut Vec<Series>) {
 fn measure(
     bench: &Bench<'_>,
     backend: &'static str,
-    baseline: &Path,
+    baseline: &Baseline<'_>,
     urls: &[String; 2],
 ) -> Series {
     let mut series = Series {
@@ -99,11 +116,16 @@ fn measure(
         current: Vec::new(),
     };
     let (runtime, clients) = (bench.runtime, bench.plan.clients);
-    let servers: Vec<Lockd> = [baseline, bench.binary.as_path()]
+    let baseline_flags: Vec<&str> = bench
+        .lockd_args
         .iter()
-        .zip(urls)
-        .map(|(binary, url)| Lockd::start(binary, url, &bench.lockd_args).expect("start lockd"))
+        .chain(baseline.args)
+        .copied()
         .collect();
+    let servers = vec![
+        Lockd::start(baseline.binary, &urls[0], &baseline_flags).expect("start the baseline"),
+        Lockd::start(&bench.binary, &urls[1], &bench.lockd_args).expect("start lockd"),
+    ];
     let systems: Vec<LockdSystem> = servers
         .iter()
         .map(|server| LockdSystem {

@@ -83,6 +83,11 @@ struct Args {
     /// prints the ratios.
     #[arg(long)]
     baseline: Option<PathBuf>,
+    /// Extra flags for the baseline's lockd only (with --baseline), after `--lockd-args`: with
+    /// the same binary as baseline, compares two settings (`make bench-history` compares
+    /// `--history-retention-hours 0` with the default).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    baseline_args: String,
 }
 
 fn main() {
@@ -127,7 +132,8 @@ fn main() {
         work: &work,
     };
     if let Some(baseline) = &args.baseline {
-        compare::run(&bench, baseline, args.only.as_deref());
+        let baseline_args: Vec<&str> = args.baseline_args.split_whitespace().collect();
+        compare::run(&bench, baseline, &baseline_args, args.only.as_deref());
     } else {
         let selection = Selection {
             quick: args.quick,

@@ -17,7 +17,7 @@ pub(crate) mod lock_delay;
 pub(crate) mod lock_list;
 pub(crate) mod mode;
 pub(crate) mod owner;
-mod pattern;
+pub(crate) mod pattern;
 pub(crate) mod resource;
 pub(crate) mod seconds;
 pub(crate) mod semaphore;

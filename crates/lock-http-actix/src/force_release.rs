@@ -78,7 +78,7 @@ impl IntoParams for ForceQuery {
                         .schema_type(Type::String)
                         .min_length(Some(1))
                         .max_length(Some(ForceReason::MAX_CHARS))
-                        .pattern(Some("^[^\\u0000-\\u001f\\u007f-\\u009f]*\\S[^\\u0000-\\u001f\\u007f-\\u009f]*$")),
+                        .pattern(Some(crate::fields::pattern::reason())),
                 ))
                 .build(),
         ]

@@ -1,5 +1,6 @@
 //! lockd's REST API on actix-web: the routes, the request and response bodies, one problem+json
-//! error type, the OpenAPI document and Swagger UI.
+//! error type, the OpenAPI document, Swagger UI and the dashboard (`/ui/`, static files built
+//! into the binary).
 //!
 //! A handler parses the request into domain values, makes one call to the application layer
 //! (`lock_service::LockService`), and renders the answer. The crate knows the service, the

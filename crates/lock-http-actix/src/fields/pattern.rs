@@ -47,6 +47,14 @@ pub(crate) fn owner() -> String {
     format!("^[{space}]*[^{space}{control}](?:[^{control}]{{0,{inner}}}[^{space}{control}])?[{space}]*$")
 }
 
+/// A force-release's reason as sent: no control character, and not only whitespace (the length
+/// is `maxLength`: it counts the text as sent).
+pub(crate) fn reason() -> String {
+    let space = class(WHITESPACE);
+    let control = class(CONTROL_CHARACTERS);
+    format!("^[^{control}]*[^{space}{control}][^{control}]*$")
+}
+
 #[cfg(test)]
 mod tests {
     use lock_domain::{ResourceName, ResourcePrefix};
@@ -94,6 +102,7 @@ mod tests {
     static OWNER: LazyLock<Regex> = LazyLock::new(|| compile(owner));
     static NAME: LazyLock<Regex> = LazyLock::new(|| compile(resource_name));
     static PREFIX: LazyLock<Regex> = LazyLock::new(|| compile(prefix));
+    static REASON: LazyLock<Regex> = LazyLock::new(|| compile(reason));
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2048))]
@@ -111,6 +120,8 @@ mod tests {
             prop_assert_eq!(name, ResourceName::parse(raw.as_str()).is_ok(), "{:?}", raw);
             let prefix = PREFIX.is_match(&raw) && length <= ResourceName::MAX_CHARS;
             prop_assert_eq!(prefix, ResourcePrefix::parse(raw.as_str()).is_ok(), "{:?}", raw);
+            let reason = REASON.is_match(&raw) && length <= lock_domain::ForceReason::MAX_CHARS;
+            prop_assert_eq!(reason, lock_domain::ForceReason::parse(&raw).is_ok(), "{:?}", raw);
         }
     }
 }
