@@ -122,7 +122,7 @@ fn measure(
         .chain(baseline.args)
         .copied()
         .collect();
-    let servers = vec![
+    let servers = [
         Lockd::start(baseline.binary, &urls[0], &baseline_flags).expect("start the baseline"),
         Lockd::start(&bench.binary, &urls[1], &bench.lockd_args).expect("start lockd"),
     ];
