@@ -507,15 +507,8 @@ fn bad_election_requests_are_422_or_405_and_change_nothing(db: TestDatabase) {
 fn elections_are_apart_from_locks_semaphores_and_other_tenants(db: TestDatabase) {
     const ACME: &str = "acme-election-key-0123456789";
     const GLOBEX: &str = "globex-election-key-9876543210";
-    let dir = tempfile::tempdir().expect("temp dir");
-    let keys = dir.path().join("keys");
-    let text = format!(
-        "acme {}\nglobex {}\n",
-        crate::tenants::digest(ACME),
-        crate::tenants::digest(GLOBEX)
-    );
-    std::fs::write(&keys, text).expect("write keys file");
-    let server = TestServer::start(&db, &["--api-keys-file", &keys.display().to_string()]);
+    let (server, _keys) =
+        crate::tenants::start_with_keys(&db, &[("acme", ACME, false), ("globex", GLOBEX, false)]);
     let as_tenant = |key: &str, method: &str, path: &str, body: Option<Value>| {
         server.send_with_header(
             method,

@@ -276,15 +276,8 @@ fn fence_checks_are_counted(db: TestDatabase) {
 fn a_tenant_checks_only_its_own_tokens(db: TestDatabase) {
     const ACME: &str = "acme-fence-key-0123456789";
     const GLOBEX: &str = "globex-fence-key-9876543210";
-    let dir = tempfile::tempdir().expect("temp dir");
-    let keys = dir.path().join("keys");
-    let text = format!(
-        "acme {}\nglobex {}\n",
-        crate::tenants::digest(ACME),
-        crate::tenants::digest(GLOBEX)
-    );
-    std::fs::write(&keys, text).expect("write keys file");
-    let server = TestServer::start(&db, &["--api-keys-file", &keys.display().to_string()]);
+    let (server, _keys) =
+        crate::tenants::start_with_keys(&db, &[("acme", ACME, false), ("globex", GLOBEX, false)]);
     let as_tenant = |key: &str, method: &str, path: &str, body: Option<Value>| {
         server.send_with_header(
             method,

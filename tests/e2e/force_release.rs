@@ -20,17 +20,14 @@ const PLAIN: &str = "acme-plain-key-0123456789";
 const OTHER_ADMIN: &str = "globex-admin-key-0123456789";
 
 fn start(db: &TestDatabase) -> (TestServer, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let keys = dir.path().join("keys");
-    let text = format!(
-        "# acme's keys\nacme {} admin\nacme {}\nglobex {} admin\n",
-        crate::tenants::digest(ADMIN),
-        crate::tenants::digest(PLAIN),
-        crate::tenants::digest(OTHER_ADMIN)
-    );
-    std::fs::write(&keys, text).expect("write keys file");
-    let server = TestServer::start(db, &["--api-keys-file", &keys.display().to_string()]);
-    (server, dir)
+    crate::tenants::start_with_keys(
+        db,
+        &[
+            ("acme", ADMIN, true),
+            ("acme", PLAIN, false),
+            ("globex", OTHER_ADMIN, true),
+        ],
+    )
 }
 
 fn as_key(server: &TestServer, key: &str, method: &str, path: &str, body: Option<&Value>) -> Reply {

@@ -283,15 +283,8 @@ fn a_consumer_that_disconnects_at_random_gets_every_change_once_in_order(db: Tes
 fn history_and_events_are_per_tenant_and_bad_requests_are_refused(db: TestDatabase) {
     const ACME: &str = "acme-history-key-0123456789";
     const GLOBEX: &str = "globex-history-key-9876543210";
-    let dir = tempfile::tempdir().expect("temp dir");
-    let keys = dir.path().join("keys");
-    let text = format!(
-        "acme {}\nglobex {}\n",
-        crate::tenants::digest(ACME),
-        crate::tenants::digest(GLOBEX)
-    );
-    std::fs::write(&keys, text).expect("write keys file");
-    let server = TestServer::start(&db, &["--api-keys-file", &keys.display().to_string()]);
+    let (server, _keys) =
+        crate::tenants::start_with_keys(&db, &[("acme", ACME, false), ("globex", GLOBEX, false)]);
     let bearer = |key: &str| format!("Bearer {key}");
     let acme_stream = Observer::open(&server, "/events", &[("authorization", &bearer(ACME))]);
     std::thread::sleep(Duration::from_millis(300));

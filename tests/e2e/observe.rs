@@ -399,15 +399,8 @@ fn a_quiet_stream_sends_a_comment_every_15_seconds(db: TestDatabase) {
 fn observers_see_only_their_tenant_and_bad_requests_are_refused(db: TestDatabase) {
     const ACME: &str = "acme-observe-key-0123456789";
     const GLOBEX: &str = "globex-observe-key-9876543210";
-    let dir = tempfile::tempdir().expect("temp dir");
-    let keys = dir.path().join("keys");
-    let text = format!(
-        "acme {}\nglobex {}\n",
-        crate::tenants::digest(ACME),
-        crate::tenants::digest(GLOBEX)
-    );
-    std::fs::write(&keys, text).expect("write keys file");
-    let server = TestServer::start(&db, &["--api-keys-file", &keys.display().to_string()]);
+    let (server, _keys) =
+        crate::tenants::start_with_keys(&db, &[("acme", ACME, false), ("globex", GLOBEX, false)]);
     let bearer = |key: &str| format!("Bearer {key}");
     let acme = Observer::open(
         &server,

@@ -35,6 +35,26 @@ pub(crate) fn digest(key: &str) -> String {
     digest
 }
 
+/// Starts a server on `db` with an API keys file of `keys`, each `(tenant, key, admin)`; the
+/// directory returned holds the file: keep it while the server runs.
+pub(crate) fn start_with_keys(
+    db: &TestDatabase,
+    keys: &[(&str, &str, bool)],
+) -> (TestServer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("keys");
+    let text: String = keys
+        .iter()
+        .map(|(tenant, key, admin)| {
+            let role = if *admin { " admin" } else { "" };
+            format!("{tenant} {}{role}\n", digest(key))
+        })
+        .collect();
+    std::fs::write(&path, text).expect("write keys file");
+    let server = TestServer::start(db, &["--api-keys-file", &path.display().to_string()]);
+    (server, dir)
+}
+
 fn keys_file(dir: &tempfile::TempDir) -> String {
     let path = dir.path().join("keys");
     let text = format!(
