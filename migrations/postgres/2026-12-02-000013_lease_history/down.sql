@@ -1,6 +1,13 @@
 DROP TRIGGER lease_history ON shared_holders;
 DROP TRIGGER lease_history ON semaphore_holders;
-DROP TRIGGER lease_history ON distributed_locks;
+DROP TRIGGER lease_history_deletes ON distributed_locks;
+DROP TRIGGER lease_history_updates ON distributed_locks;
+DROP TRIGGER lease_history_inserts ON distributed_locks;
+DROP FUNCTION lockd_history_of_lock_deletes();
+DROP FUNCTION lockd_history_of_lock_updates();
+DROP FUNCTION lockd_history_of_lock_inserts();
+DROP FUNCTION lockd_history_kind(TEXT);
+DROP FUNCTION lockd_history_tenant(TEXT);
 DROP FUNCTION lockd_history_of_lease_row();
 DROP FUNCTION lockd_ending();
 DROP FUNCTION lockd_write_now();
