@@ -207,7 +207,7 @@ pub(crate) fn force_released(tenant: &Tenant, report: &lock_service::ForceReleas
             target: "lockd::audit",
             event = "force_release_nothing",
             tenant = %tenant,
-            primitive = report.primitive,
+            primitive = report.kind.as_str(),
             name = %report.name,
             reason = report.reason.as_str(),
         );
@@ -217,7 +217,7 @@ pub(crate) fn force_released(tenant: &Tenant, report: &lock_service::ForceReleas
             target: "lockd::audit",
             event = "force_released",
             tenant = %tenant,
-            primitive = report.primitive,
+            primitive = report.kind.as_str(),
             name = %report.name,
             owner = %owner,
             fencing_token = token.value(),

@@ -4,7 +4,6 @@
 //! live stream: nothing lost, nothing twice. A stream holds no worker and no connection of the
 //! pool while it waits.
 
-use actix_web::http::header;
 use actix_web::web::{self, Bytes, ServiceConfig};
 use actix_web::{HttpRequest, HttpResponse};
 use futures::Stream;
@@ -17,7 +16,7 @@ use crate::api_doc::history_requests::EventParams;
 use crate::authentication::tenant_of;
 use crate::dto::HistoryRecordView;
 use crate::history_query;
-use crate::observe::KEEP_ALIVE;
+use crate::observe::{event_stream, KEEP_ALIVE};
 use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
 use crate::ApiState;
 
@@ -100,11 +99,7 @@ pub(crate) async fn follow(
             kinds,
         };
         let feed = state.service.follow_history(filter, start).await?;
-        Ok(HttpResponse::Ok()
-            .content_type("text/event-stream")
-            .insert_header((header::CACHE_CONTROL, "no-cache"))
-            .insert_header(("x-accel-buffering", "no"))
-            .streaming(events(feed)))
+        Ok(event_stream(events(feed)))
     }
     .await
     .map_err(|kind: ProblemKind| kind.at(&req))

@@ -255,7 +255,7 @@ impl LockEvents for MetricsAndAudit {
 
     fn force_released(&self, tenant: &Tenant, report: lock_service::ForceReleased<'_>) {
         self.metrics
-            .force_released(report.primitive, report.ended.len());
+            .force_released(report.kind.as_str(), report.ended.len());
         audit::force_released(tenant, &report);
     }
 

@@ -154,14 +154,22 @@ async fn observe(
             .and_then(|v| v.trim().parse::<u64>().ok())
             .unwrap_or(0);
         let observation = state.service.observe(tenant, what, name.clone()).await?;
-        Ok(HttpResponse::Ok()
-            .content_type("text/event-stream")
-            .insert_header((header::CACHE_CONTROL, "no-cache"))
-            .insert_header(("x-accel-buffering", "no"))
-            .streaming(events(what, name, observation, last_event_id)))
+        Ok(event_stream(events(what, name, observation, last_event_id)))
     }
     .await
     .map_err(|kind: ProblemKind| kind.at(&req))
+}
+
+/// A `200 text/event-stream` answer of `events`, never cached nor buffered by a proxy: an
+/// observe stream's and the tenant's event stream's.
+pub(crate) fn event_stream(
+    events: impl Stream<Item = Result<Bytes, std::convert::Infallible>> + 'static,
+) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header(("x-accel-buffering", "no"))
+        .streaming(events)
 }
 
 /// What a stream keeps between events.

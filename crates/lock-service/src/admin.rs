@@ -2,7 +2,8 @@
 //! (a force-release), reported and recorded with its reason; waiters here look at once.
 
 use lock_domain::{
-    FencingToken, ForceReason, Lock, Owner, Permit, RepositoryError, ResourceName, Tenant,
+    FencingToken, ForceReason, LeaseKind, Lock, Owner, Permit, RepositoryError, ResourceName,
+    Tenant,
 };
 
 use crate::{ForceReleased, LockService};
@@ -19,7 +20,7 @@ impl LockService {
         resource: ResourceName,
         reason: ForceReason,
     ) -> Result<Vec<Lock>, RepositoryError> {
-        self.force_release_in(tenant, resource, reason, "lock")
+        self.force_release_in(tenant, resource, reason, LeaseKind::Lock)
             .await
     }
 
@@ -33,7 +34,7 @@ impl LockService {
         election: ResourceName,
         reason: ForceReason,
     ) -> Result<Vec<Lock>, RepositoryError> {
-        self.force_release_in(tenant, election, reason, "election")
+        self.force_release_in(tenant, election, reason, LeaseKind::Election)
             .await
     }
 
@@ -58,7 +59,7 @@ impl LockService {
         self.events.force_released(
             &tenant,
             ForceReleased {
-                primitive: "semaphore",
+                kind: LeaseKind::Semaphore,
                 name: &name,
                 ended: &owners,
                 reason: &reason,
@@ -75,9 +76,10 @@ impl LockService {
         tenant: Tenant,
         name: ResourceName,
         reason: ForceReason,
-        primitive: &'static str,
+        kind: LeaseKind,
     ) -> Result<Vec<Lock>, RepositoryError> {
-        let stored = if primitive == "election" {
+        // An election is a lock in its tenant's election namespace.
+        let stored = if kind == LeaseKind::Election {
             tenant.elections()
         } else {
             tenant.clone()
@@ -93,7 +95,7 @@ impl LockService {
         self.events.force_released(
             &tenant,
             ForceReleased {
-                primitive,
+                kind,
                 name: &name,
                 ended: &owners,
                 reason: &reason,

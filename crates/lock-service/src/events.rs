@@ -104,8 +104,8 @@ pub enum Trouble<'a> {
 /// What an admin's force-release ended.
 #[derive(Debug, Clone, Copy)]
 pub struct ForceReleased<'a> {
-    /// `lock`, `semaphore` or `election`.
-    pub primitive: &'static str,
+    /// What the name is of.
+    pub kind: lock_domain::LeaseKind,
     pub name: &'a ResourceName,
     /// The owner and fencing token of each lease ended (none: nothing was held).
     pub ended: &'a [(Owner, FencingToken)],

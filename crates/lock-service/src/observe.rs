@@ -298,10 +298,10 @@ impl LockEvents for ObservingEvents {
     }
 
     fn force_released(&self, tenant: &Tenant, report: crate::ForceReleased<'_>) {
-        let observed = match report.primitive {
-            "semaphore" => Observed::Semaphore,
-            "election" => Observed::Election,
-            _ => Observed::Lock,
+        let observed = match report.kind {
+            lock_domain::LeaseKind::Lock => Observed::Lock,
+            lock_domain::LeaseKind::Semaphore => Observed::Semaphore,
+            lock_domain::LeaseKind::Election => Observed::Election,
         };
         for (_, token) in report.ended {
             self.hub
