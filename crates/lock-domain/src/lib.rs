@@ -29,6 +29,7 @@ mod shared;
 mod shared_repository;
 mod tenant;
 mod ttl;
+mod usage_repository;
 mod validation;
 
 #[cfg(feature = "testing")]
@@ -76,6 +77,7 @@ pub use shared::{
 pub use shared_repository::SharedLockRepository;
 pub use tenant::Tenant;
 pub use ttl::{Ttl, DEFAULT_MAX_TTL_SECONDS};
+pub use usage_repository::LeaseUsage;
 pub use validation::{ValidationError, CONTROL_CHARACTERS, WHITESPACE};
 
 #[cfg(feature = "mock")]
@@ -90,3 +92,5 @@ pub use repository::{MockFreedHints, MockLockRepository, MockStoreHealth};
 pub use semaphore_repository::MockSemaphoreRepository;
 #[cfg(feature = "mock")]
 pub use shared_repository::MockSharedLockRepository;
+#[cfg(feature = "mock")]
+pub use usage_repository::MockLeaseUsage;

@@ -6,6 +6,7 @@ mod history;
 mod open;
 mod semaphores;
 mod shared_locks;
+mod usage;
 
 use std::sync::Arc;
 use std::time::Duration;

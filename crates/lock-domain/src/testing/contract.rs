@@ -26,6 +26,7 @@ mod status;
 mod takeover;
 mod tenants;
 mod undo;
+mod usage;
 mod values;
 
 pub use acquire::{
@@ -100,6 +101,7 @@ pub use takeover::{
 };
 pub use tenants::tenants_are_independent_namespaces;
 pub use undo::undo_grant_ends_only_that_exact_grant;
+pub use usage::live_leases_are_counted_per_tenant_one_per_holder;
 pub use values::{
     a_lock_s_value_is_kept_replaced_and_never_inherited,
     setting_a_value_changes_nothing_else_and_only_for_a_live_holder,
@@ -111,12 +113,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::{
-    AdminRepository, HistoryRepository, LockRepository, MultiLockRepository, SemaphoreRepository,
-    SharedLockRepository, StoreHealth,
+    AdminRepository, HistoryRepository, LeaseUsage, LockRepository, MultiLockRepository,
+    SemaphoreRepository, SharedLockRepository, StoreHealth,
 };
 
-/// What the suite needs of a store: its lock, shared-lock and semaphore operations, its history
-/// and its statistics.
+/// What the suite needs of a store: its lock, shared-lock and semaphore operations, its history,
+/// its count of live leases and its statistics.
 pub trait ContractStore:
     LockRepository
     + AdminRepository
@@ -124,6 +126,7 @@ pub trait ContractStore:
     + MultiLockRepository
     + SemaphoreRepository
     + HistoryRepository
+    + LeaseUsage
     + StoreHealth
 {
 }
@@ -135,6 +138,7 @@ impl<S> ContractStore for S where
         + MultiLockRepository
         + SemaphoreRepository
         + HistoryRepository
+        + LeaseUsage
         + StoreHealth
 {
 }
@@ -217,7 +221,8 @@ macro_rules! repository_contract_suite {
             every_change_to_a_lock_is_recorded_in_order,
             semaphores_readers_and_elections_are_recorded_by_kind_and_tenant,
             history_pages_and_the_stream_see_each_record_once_and_pruning_drops_the_oldest,
-            a_force_release_ends_every_live_lease_of_one_name_and_frees_it
+            a_force_release_ends_every_live_lease_of_one_name_and_frees_it,
+            live_leases_are_counted_per_tenant_one_per_holder
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

@@ -300,3 +300,29 @@ impl StoreHealth for InMemoryLockRepository {
         Ok(self.state().expired_takeovers)
     }
 }
+
+#[async_trait]
+impl crate::LeaseUsage for InMemoryLockRepository {
+    async fn count_live_leases(&self, tenant: Tenant) -> Result<u64, RepositoryError> {
+        let now = self.clock.now();
+        let elections = tenant.elections();
+        let ours = |t: &Tenant| *t == tenant || *t == elections;
+        let state = self.state();
+        let exclusive = state
+            .locks
+            .iter()
+            .filter(|((t, _), lock)| {
+                ours(t) && !lock.owner.is_shared_holders() && lock.is_live_at(now)
+            })
+            .count();
+        let held = |leases: &HashMap<(Tenant, ResourceName), Vec<Lease>>| {
+            leases
+                .iter()
+                .filter(|((t, _), _)| ours(t))
+                .flat_map(|(_, leases)| leases)
+                .filter(|lease| lease.is_live_at(now))
+                .count()
+        };
+        Ok((exclusive + held(&state.shared) + held(&state.semaphores)) as u64)
+    }
+}
