@@ -40,6 +40,10 @@ pub enum GuardError {
     /// acquire does not wait, so only a service with a limit of zero waiters answers this.
     #[error("too many acquires are waiting for locks")]
     TooManyWaiters,
+    /// The acquire would go over a limit of its tenant, set on the service
+    /// (`LockService::set_tenant_limits`): nothing was granted.
+    #[error(transparent)]
+    QuotaExceeded(#[from] lock_service::QuotaExceeded),
     /// The guard's runtime could not be started.
     #[error("cannot start the lock guard's runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -143,6 +147,7 @@ impl LockGuard {
             ) => return Err(GuardError::Held(resource)),
             Err(AcquireError::Store(error)) => return Err(GuardError::Repository(error)),
             Err(AcquireError::WaitersFull(_)) => return Err(GuardError::TooManyWaiters),
+            Err(AcquireError::QuotaExceeded(exceeded)) => return Err(exceeded.into()),
         };
         Ok(Self::start(
             service,

@@ -5,14 +5,14 @@
 //! ```no_run
 //! # use std::sync::Arc;
 //! # use lock_domain::{
-//! #     AdminRepository, HistoryRepository, LockRepository, MultiLockRepository, Owner,
-//! #     ResourceName, SemaphoreRepository, SharedLockRepository, Ttl,
+//! #     AdminRepository, HistoryRepository, LeaseUsage, LockRepository, MultiLockRepository,
+//! #     Owner, ResourceName, SemaphoreRepository, SharedLockRepository, Ttl,
 //! # };
 //! # use lock_service::LockService;
 //! # fn job<S>(repo: Arc<S>) -> Result<(), Box<dyn std::error::Error>>
 //! # where
 //! #     S: LockRepository + SharedLockRepository + MultiLockRepository + SemaphoreRepository
-//! #         + HistoryRepository + AdminRepository + 'static,
+//! #         + HistoryRepository + AdminRepository + LeaseUsage + 'static,
 //! # {
 //! let service = LockService::over(repo); // or one with metrics and an audit log of its own
 //! let resource = ResourceName::parse("report:nightly")?;

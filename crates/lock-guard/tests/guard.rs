@@ -216,6 +216,7 @@ fn failed_renewals_make_the_lease_unsafe_after_ttl_minus_margin_and_a_success_re
             semaphores: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
             history: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
             admin: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
+            usage: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
             hints: None,
             clock: Arc::new(SystemClock),
             events: Arc::new(NoEvents),

@@ -9,9 +9,11 @@ pub(crate) mod election_requests;
 pub(crate) mod history_requests;
 pub(crate) mod multi_requests;
 mod problem_responses;
+mod quota_responses;
 pub(crate) mod requests;
 
 use problem_responses::ProblemResponses;
+use quota_responses::QuotaResponses;
 pub(crate) use requests::RequestLimits;
 
 use utoipa::openapi::request_body::RequestBody;
@@ -116,7 +118,7 @@ use crate::{
         problem::Problem,
         problem::FieldError,
     )),
-    modifiers(&BearerKeys, &AbsentNotNull, &ProblemResponses),
+    modifiers(&BearerKeys, &AbsentNotNull, &ProblemResponses, &QuotaResponses),
     tags(
         (name = "locks", description = "Acquire, inspect, list, renew and release locks."),
         (name = "semaphores", description = "Counting semaphores: take permits out of a limit, inspect, list, renew and release them. Every grant has its own fencing token."),

@@ -6,6 +6,8 @@
 //! key is hashed on arrival, compared with every digest in constant time, and never stored or
 //! logged.
 
+use std::sync::{Arc, PoisonError, RwLock};
+
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::HttpRequest;
 use lock_domain::Tenant;
@@ -13,11 +15,13 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 /// The configured keys: for each, its tenant, the SHA-256 digest of the key, and whether it is
-/// an admin key.
-#[derive(Clone)]
+/// an admin key. [`Self::replace`] swaps them all at once (a reload): a request is checked
+/// against either the old set or the new one, never a mix.
 pub struct ApiKeys {
-    entries: Vec<(Tenant, [u8; 32], bool)>,
+    entries: RwLock<Arc<Vec<KeyEntry>>>,
 }
+
+type KeyEntry = (Tenant, [u8; 32], bool);
 
 /// Who a request's key says it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +34,7 @@ pub struct Caller {
 impl std::fmt::Debug for ApiKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ApiKeys")
-            .field("keys", &self.entries.len())
+            .field("keys", &self.entries().len())
             .finish()
     }
 }
@@ -78,7 +82,29 @@ impl ApiKeys {
         if entries.is_empty() {
             return Err(KeysFileError::new(0, "the file names no key"));
         }
-        Ok(Self { entries })
+        Ok(Self {
+            entries: RwLock::new(Arc::new(entries)),
+        })
+    }
+
+    /// Puts `other`'s keys in force in place of these, for every later request.
+    pub fn replace(&self, other: ApiKeys) {
+        let new = other.entries();
+        *self.entries.write().unwrap_or_else(PoisonError::into_inner) = new;
+    }
+
+    /// How many keys are in force.
+    pub fn len(&self) -> usize {
+        self.entries().len()
+    }
+
+    /// Whether no key is in force (never, for a parsed file).
+    pub fn is_empty(&self) -> bool {
+        self.entries().is_empty()
+    }
+
+    fn entries(&self) -> Arc<Vec<KeyEntry>> {
+        Arc::clone(&self.entries.read().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// The tenant whose key the request presents as `Authorization: Bearer <key>`, if any.
@@ -92,7 +118,7 @@ impl ApiKeys {
         let digest: [u8; 32] = Sha256::digest(key).into();
         // Compare with every entry, without stopping at a match, so that timing tells nothing.
         let mut found = None;
-        for (tenant, expected, admin) in &self.entries {
+        for (tenant, expected, admin) in self.entries().iter() {
             if bool::from(expected.ct_eq(&digest)) && found.is_none() {
                 found = Some(Caller {
                     tenant: tenant.clone(),
@@ -250,6 +276,19 @@ mod tests {
         let worker = caller("worker").unwrap();
         assert_eq!((worker.tenant.as_str(), worker.admin), ("acme", false));
         assert_eq!(caller("nobody"), None);
+    }
+
+    #[test]
+    fn a_replacement_takes_effect_for_the_next_check() {
+        let keys = ApiKeys::parse(&file()).unwrap();
+        let with = |key: &str| Some(format!("Bearer {key}"));
+        keys.replace(ApiKeys::parse(&format!("initech {}\n", hash_key("new-key"))).unwrap());
+        assert_eq!(keys.len(), 1);
+        assert_eq!(tenant_for(&keys, with(KEY_A).as_deref()), None);
+        assert_eq!(
+            tenant_for(&keys, with("new-key").as_deref()),
+            Some("initech".into())
+        );
     }
 
     #[test]

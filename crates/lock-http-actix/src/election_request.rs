@@ -57,6 +57,7 @@ pub(crate) async fn campaign_request(
     else {
         return Err(ProblemKind::Validation(errors));
     };
+    state.service.check_ttl(&tenant, ttl)?;
     Ok(CampaignRequest {
         tenant,
         election,
@@ -138,6 +139,7 @@ pub(crate) async fn leader_renew_request(
     let (Some(election), Some(candidate), Some(ttl)) = (election, candidate, ttl) else {
         return Err(ProblemKind::Validation(errors));
     };
+    state.service.check_ttl(&tenant, ttl)?;
     Ok(LeaderRenew {
         tenant,
         election,

@@ -6,7 +6,7 @@ use actix_web::http::header;
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{HttpRequest, HttpResponse};
 use lock_domain::{ReleaseResult, ResourceName};
-use lock_service::{AcquireError, Campaigned, Leading, WaitersFull};
+use lock_service::{Campaigned, Leading};
 
 use crate::api_doc::election_requests::{CandidateQuery, ElectionPath};
 use crate::authentication::tenant_of;
@@ -18,9 +18,6 @@ use crate::lock_request::{release_request_by, Release};
 use crate::problem::{method_not_allowed, ApiError, ProblemKind};
 use crate::resource_path::election_of;
 use crate::ApiState;
-
-/// `Retry-After` of a waiting campaign refused because too many already wait.
-const WAITERS_FULL_RETRY_AFTER_SECONDS: u64 = 1;
 
 pub(crate) fn routes(cfg: &mut ServiceConfig) {
     cfg.service(
@@ -115,13 +112,7 @@ pub(crate) async fn campaign(
             .service
             .campaign(request, || crate::peer::has_hung_up(&req))
             .await
-            .map_err(|error| match error {
-                AcquireError::Store(error) => ProblemKind::from(error),
-                AcquireError::WaitersFull(full) => ProblemKind::TooManyRequests {
-                    detail: crate::locks::waiters_full_detail(full == WaitersFull::Tenant),
-                    retry_after_seconds: WAITERS_FULL_RETRY_AFTER_SECONDS,
-                },
-            })?;
+            .map_err(ProblemKind::from)?;
         let (body, retry_after) = match campaigned {
             Campaigned::Elected { leader, .. } => (
                 CampaignResponse {

@@ -259,6 +259,18 @@ impl LockEvents for MetricsAndAudit {
         audit::force_released(tenant, &report);
     }
 
+    fn quota_exceeded(&self, tenant: &Tenant, exceeded: lock_service::QuotaExceeded) {
+        self.metrics
+            .quota_exceeded(tenant.as_str(), exceeded.limit.key());
+        tracing::info!(
+            target: "lockd::audit",
+            event = "quota_exceeded",
+            tenant = %tenant,
+            limit = exceeded.limit.key(),
+            allowed = exceeded.allowed,
+        );
+    }
+
     fn trouble(&self, trouble: Trouble<'_>) {
         match trouble {
             Trouble::WaitFailed { resource, error } => {

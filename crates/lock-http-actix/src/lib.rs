@@ -48,8 +48,8 @@ use std::sync::Arc;
 use actix_web::middleware::ErrorHandlers;
 use actix_web::web::{self, ServiceConfig};
 use lock_domain::{
-    AdminRepository, HistoryRepository, LockRepository, MultiLockRepository, SemaphoreRepository,
-    SharedLockRepository, StoreHealth, SystemClock, DEFAULT_MAX_TTL_SECONDS,
+    AdminRepository, HistoryRepository, LeaseUsage, LockRepository, MultiLockRepository,
+    SemaphoreRepository, SharedLockRepository, StoreHealth, SystemClock, DEFAULT_MAX_TTL_SECONDS,
 };
 use lock_service::{LockService, ServicePorts, WaiterLimits};
 
@@ -141,6 +141,7 @@ impl LockApi {
             semaphores,
             history,
             admin,
+            usage,
             health,
         } = store;
         let service = LockService::new(
@@ -151,6 +152,7 @@ impl LockApi {
                 semaphores,
                 history,
                 admin,
+                usage,
                 hints: None,
                 clock: Arc::new(SystemClock),
                 events: Arc::new(MetricsAndAudit::new(Arc::clone(&settings.metrics))),
@@ -203,6 +205,7 @@ pub struct ApiStore {
     pub semaphores: Arc<dyn SemaphoreRepository>,
     pub history: Arc<dyn HistoryRepository>,
     pub admin: Arc<dyn AdminRepository>,
+    pub usage: Arc<dyn LeaseUsage>,
     pub health: Arc<dyn StoreHealth>,
 }
 
@@ -216,6 +219,7 @@ impl ApiStore {
             + SemaphoreRepository
             + HistoryRepository
             + AdminRepository
+            + LeaseUsage
             + StoreHealth
             + 'static,
     {
@@ -226,6 +230,7 @@ impl ApiStore {
             semaphores: Arc::clone(&store) as _,
             history: Arc::clone(&store) as _,
             admin: Arc::clone(&store) as _,
+            usage: Arc::clone(&store) as _,
             health: store,
         }
     }

@@ -134,6 +134,7 @@ pub(crate) async fn lease_request(
                 return Err(ProblemKind::Validation(errors));
             }
         };
+    state.service.check_ttl(&tenant, ttl)?;
     Ok(LeaseRequest {
         tenant,
         resource,

@@ -4,7 +4,7 @@ use actix_web::http::header;
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{HttpRequest, HttpResponse};
 use lock_domain::{ReleaseResult, RenewResult, ResourceName};
-use lock_service::{AcquireError, AcquireRequest, Acquired, WaitersFull};
+use lock_service::{AcquireRequest, Acquired};
 
 use crate::api_doc::requests::{AcquireResourcePath, ReleaseQuery, ResourcePath};
 use crate::authentication::tenant_of;
@@ -12,9 +12,6 @@ use crate::dto::{AcquireGranted, AcquireHeld, AcquireResponse, LockStatus, LockV
 use crate::lock_request::{lease_request, release_request, LeaseRequest, Release, Waits};
 use crate::problem::{method_not_allowed, ApiError, Conflict, ProblemKind};
 use crate::resource_path::resource_of;
-
-/// `Retry-After` of a waiting acquire refused because too many already wait.
-const WAITERS_FULL_RETRY_AFTER_SECONDS: u64 = 1;
 use crate::ApiState;
 
 pub(crate) fn routes(cfg: &mut ServiceConfig) {
@@ -115,16 +112,7 @@ pub(crate) async fn acquire(
             .service
             .acquire(request, || crate::peer::has_hung_up(&req))
             .await
-            .map_err(|error| match error {
-                AcquireError::Store(error) => ProblemKind::from(error),
-                AcquireError::WaitersFull(full) => {
-                    let per_tenant = full == WaitersFull::Tenant;
-                    ProblemKind::TooManyRequests {
-                        detail: waiters_full_detail(per_tenant),
-                        retry_after_seconds: WAITERS_FULL_RETRY_AFTER_SECONDS,
-                    }
-                }
-            })?;
+            .map_err(ProblemKind::from)?;
         Ok(match acquired {
             Acquired::Granted { lock, .. } => json(&AcquireResponse::Granted(AcquireGranted {
                 acquired: true,
@@ -154,14 +142,6 @@ fn held(resource: ResourceName) -> AcquireResponse {
         acquired: false,
         resource: resource.into_string(),
     })
-}
-
-/// The detail of the 429 answered to a waiter beyond the limit (of its tenant, or in all).
-pub(crate) fn waiters_full_detail(per_tenant: bool) -> String {
-    let whose = if per_tenant { "of this tenant " } else { "" };
-    format!(
-        "too many acquires {whose}are waiting on this server; retry later, or without wait_seconds"
-    )
 }
 
 /// Get a lock's status.

@@ -22,7 +22,8 @@ use lock_domain::{PoolState, ReleaseResult, RenewResult};
 use prometheus_client::registry::Registry;
 
 use families::{
-    Families, FenceLabels, LimitLabel, PoolLabel, PrimitiveLabel, ResultLabel, SemaphoreLabels,
+    Families, FenceLabels, LimitLabel, PoolLabel, PrimitiveLabel, QuotaLabels, ResultLabel,
+    SemaphoreLabels,
 };
 use live_locks::LiveLockReadings;
 pub(crate) use middleware::record;
@@ -164,6 +165,41 @@ impl Metrics {
             .force_releases
             .get_or_create(&PrimitiveLabel { primitive })
             .inc_by(leases as u64);
+    }
+
+    /// Sets the limits in force and their usage, replacing the last ones (a reload may have
+    /// dropped a tenant or a limit).
+    pub fn set_quota_usage(&self, usage: &[lock_service::QuotaUsage]) {
+        self.families.quota_limits.clear();
+        self.families.quota_usage.clear();
+        for one in usage {
+            let labels = QuotaLabels {
+                tenant: one.tenant.as_str().to_owned(),
+                limit: one.limit.key(),
+            };
+            let gauge = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
+            self.families
+                .quota_limits
+                .get_or_create(&labels)
+                .set(gauge(one.allowed));
+            if let Some(used) = one.used {
+                self.families
+                    .quota_usage
+                    .get_or_create(&labels)
+                    .set(gauge(used));
+            }
+        }
+    }
+
+    /// Counts a request refused for going over `limit` of `tenant`.
+    pub fn quota_exceeded(&self, tenant: &str, limit: &'static str) {
+        self.families
+            .quota_rejections
+            .get_or_create(&QuotaLabels {
+                tenant: tenant.to_owned(),
+                limit,
+            })
+            .inc();
     }
 
     /// Counts a new leader elected through this server (a new term).

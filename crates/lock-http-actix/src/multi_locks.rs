@@ -4,18 +4,14 @@
 use actix_web::http::header;
 use actix_web::web;
 use actix_web::{HttpRequest, HttpResponse};
-use lock_service::{AcquireError, MultiAcquired, WaitersFull};
+use lock_service::MultiAcquired;
 
 use crate::dto::{
     MultiAcquireResponse, MultiGranted, MultiUnavailable, ReleaseManyResponse, ReleaseOne,
 };
-use crate::locks::waiters_full_detail;
 use crate::multi_request::{acquire_all_request, release_all_request, ReleaseMany};
 use crate::problem::{ApiError, ProblemKind};
 use crate::ApiState;
-
-/// `Retry-After` of a waiting acquire refused because too many already wait.
-const WAITERS_FULL_RETRY_AFTER_SECONDS: u64 = 1;
 
 /// Acquire several locks at once.
 ///
@@ -59,13 +55,7 @@ pub(crate) async fn acquire_all(
             .service
             .acquire_all(request, || crate::peer::has_hung_up(&req))
             .await
-            .map_err(|error| match error {
-                AcquireError::Store(error) => ProblemKind::from(error),
-                AcquireError::WaitersFull(full) => ProblemKind::TooManyRequests {
-                    detail: waiters_full_detail(full == WaitersFull::Tenant),
-                    retry_after_seconds: WAITERS_FULL_RETRY_AFTER_SECONDS,
-                },
-            })?;
+            .map_err(ProblemKind::from)?;
         Ok(match acquired {
             MultiAcquired::Granted { locks, .. } => {
                 HttpResponse::Ok().json(MultiAcquireResponse::Granted(MultiGranted {

@@ -1,13 +1,18 @@
 //! The one error type of the HTTP layer: every 4xx and 5xx answer, rendered as RFC 9457
 //! `application/problem+json`.
 
-use actix_web::dev::ServiceResponse;
+mod fallback;
+mod refusals;
+
 use actix_web::http::{header, StatusCode};
-use actix_web::middleware::ErrorHandlerResponse;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use lock_domain::{LockMode, RepositoryError};
+use lock_service::{Limit, QuotaExceeded};
 use serde::Serialize;
 use utoipa::ToSchema;
+
+pub(crate) use fallback::{into_problem_json, method_not_allowed, not_found_route};
+pub(crate) use refusals::waiters_full_detail;
 
 /// One invalid input of a 422 answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
@@ -65,6 +70,15 @@ pub(crate) struct Problem {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = i64, nullable = false, minimum = 1, example = 2)]
     pub permits: Option<u32>,
+    /// `/problems/quota-exceeded` only: the tenant's limit the request would go over
+    /// (`max_live_leases`, `max_waiters`, `max_observers` or `max_ttl_seconds`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, nullable = false, example = "max_live_leases")]
+    pub quota: Option<&'static str>,
+    /// `/problems/quota-exceeded` only: what that limit allows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = i64, nullable = false, minimum = 0, example = 1000)]
+    pub allowed: Option<u64>,
     /// A 404 of a lock or an election whose last lease ran out less than its lock-delay ago
     /// only: when others may acquire it again (RFC 3339, UTC, milliseconds).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -114,6 +128,8 @@ pub(crate) enum ProblemKind {
         detail: String,
         retry_after_seconds: u64,
     },
+    /// 429: the request would go over a limit of its tenant; nothing was changed.
+    QuotaExceeded(QuotaExceeded),
     Unavailable(RepositoryError),
     Internal(Box<dyn std::error::Error + Send + Sync>),
     /// An error answer made elsewhere (actix, Swagger UI) with no problem body: keep its status.
@@ -137,6 +153,11 @@ impl From<RepositoryError> for ProblemKind {
             RepositoryError::Internal(_) => ProblemKind::Internal(Box::new(error)),
         }
     }
+}
+
+/// The detail of a 429 `/problems/quota-exceeded`.
+pub(crate) fn quota_detail(exceeded: QuotaExceeded) -> String {
+    format!("{exceeded}: nothing was changed")
 }
 
 /// An error answer of the API. Internal causes are logged, never shown to the client.
@@ -171,6 +192,7 @@ impl ApiError {
             ProblemKind::Conflict(Conflict::Permits { .. }) => "permits-mismatch",
             ProblemKind::Conflict(Conflict::Mode { .. }) => "mode-mismatch",
             ProblemKind::TooManyRequests { .. } => "too-many-requests",
+            ProblemKind::QuotaExceeded(_) => "quota-exceeded",
             ProblemKind::Unavailable(_) => "service-unavailable",
             ProblemKind::Internal(_) => "internal",
             ProblemKind::Other(status) => match status.as_u16() {
@@ -220,6 +242,7 @@ impl ApiError {
             ProblemKind::Unauthorized => {
                 "send a valid API key as `Authorization: Bearer <key>`".to_owned()
             }
+            ProblemKind::QuotaExceeded(exceeded) => quota_detail(*exceeded),
             ProblemKind::AdminRequired => {
                 "this key is not an admin key of its tenant; a force-release takes one (the keys \
                  file marks it with `admin` after its digest)"
@@ -260,7 +283,9 @@ impl ResponseError for ApiError {
             ProblemKind::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ProblemKind::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ProblemKind::Conflict(_) => StatusCode::CONFLICT,
-            ProblemKind::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ProblemKind::TooManyRequests { .. } | ProblemKind::QuotaExceeded(_) => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ProblemKind::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ProblemKind::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             ProblemKind::Other(status) => status,
@@ -294,6 +319,14 @@ impl ResponseError for ApiError {
             },
             permits: match self.kind {
                 ProblemKind::Conflict(Conflict::Permits { permits }) => Some(permits),
+                _ => None,
+            },
+            quota: match self.kind {
+                ProblemKind::QuotaExceeded(exceeded) => Some(exceeded.limit.key()),
+                _ => None,
+            },
+            allowed: match self.kind {
+                ProblemKind::QuotaExceeded(exceeded) => Some(exceeded.allowed),
                 _ => None,
             },
             available_at: match &self.kind {
@@ -330,36 +363,15 @@ impl ResponseError for ApiError {
             } => {
                 response.insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()));
             }
+            // Usage falls as leases end; a lease length over the limit never passes.
+            ProblemKind::QuotaExceeded(exceeded) if exceeded.limit != Limit::MaxTtlSeconds => {
+                response.insert_header((header::RETRY_AFTER, "1"));
+            }
             _ => {}
         }
         let body = serde_json::to_vec(&problem).unwrap_or_else(|_| b"{}".to_vec());
         response.body(body)
     }
-}
-
-/// Middleware hook: turns an error answer without a problem body into one, keeping its status
-/// and headers such as `Allow`. Answers that already are problem+json pass unchanged.
-pub(crate) fn into_problem_json<B>(
-    res: ServiceResponse<B>,
-) -> actix_web::Result<ErrorHandlerResponse<B>> {
-    let is_problem = res
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/problem+json"));
-    if is_problem {
-        return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
-    }
-    let status = res.status();
-    let (req, original) = res.into_parts();
-    let mut problem = ProblemKind::Other(status).at(&req).error_response();
-    for (name, value) in original.headers() {
-        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
-            problem.headers_mut().insert(name.clone(), value.clone());
-        }
-    }
-    Ok(ErrorHandlerResponse::Response(
-        ServiceResponse::new(req, problem).map_into_right_body(),
-    ))
 }
 
 fn cause_chain(error: &(dyn std::error::Error + 'static)) -> String {
@@ -371,24 +383,4 @@ fn cause_chain(error: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     text
-}
-
-/// The default service: no route has this path.
-pub(crate) async fn not_found_route(req: HttpRequest) -> HttpResponse {
-    ProblemKind::NotFound(format!("no route for {} {}", req.method(), req.path()))
-        .at(&req)
-        .error_response()
-}
-
-/// A resource's default service: the path exists, the method does not.
-pub(crate) fn method_not_allowed(
-    allow: &'static str,
-) -> impl Fn(HttpRequest) -> std::future::Ready<HttpResponse> + Clone + 'static {
-    move |req: HttpRequest| {
-        std::future::ready(
-            ProblemKind::MethodNotAllowed(allow)
-                .at(&req)
-                .error_response(),
-        )
-    }
 }

@@ -5,7 +5,7 @@ use actix_web::http::header;
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{HttpRequest, HttpResponse};
 use lock_domain::{PermitReleaseResult, PermitRenewResult, ResourceName};
-use lock_service::{AcquireError, PermitsAcquired, WaitersFull};
+use lock_service::PermitsAcquired;
 
 use crate::api_doc::requests::{AcquireNamePath, ListParams, NamePath, ReleaseQuery};
 use crate::authentication::tenant_of;
@@ -15,7 +15,6 @@ use crate::dto::{
 };
 use crate::listing::list_query;
 use crate::lock_request::{release_request, Release};
-use crate::locks::waiters_full_detail;
 use crate::problem::{method_not_allowed, ApiError, Conflict, ProblemKind};
 use crate::resource_path::semaphore_of;
 use crate::semaphore_request::{acquire_request, renew_request, PermitRenew};
@@ -95,13 +94,7 @@ pub(crate) async fn acquire(
             .service
             .acquire_permits(request, || crate::peer::has_hung_up(&req))
             .await
-            .map_err(|error| match error {
-                AcquireError::Store(error) => ProblemKind::from(error),
-                AcquireError::WaitersFull(full) => ProblemKind::TooManyRequests {
-                    detail: waiters_full_detail(full == WaitersFull::Tenant),
-                    retry_after_seconds: 1,
-                },
-            })?;
+            .map_err(ProblemKind::from)?;
         let unavailable = |limit: u32, available: u64| {
             PermitAcquireResponse::Unavailable(PermitUnavailable {
                 acquired: false,

@@ -45,6 +45,7 @@ async fn call(
             semaphores: Arc::new(MockSemaphoreRepository::new()),
             history: Arc::new(lock_domain::MockHistoryRepository::new()),
             admin: Arc::new(lock_domain::MockAdminRepository::new()),
+            usage: Arc::new(lock_domain::MockLeaseUsage::new()),
             health: Arc::new(health),
         },
         settings,

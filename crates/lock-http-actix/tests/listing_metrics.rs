@@ -52,6 +52,7 @@ async fn send_over(
             semaphores: Arc::new(MockSemaphoreRepository::new()),
             history: Arc::new(lock_domain::MockHistoryRepository::new()),
             admin: Arc::new(lock_domain::MockAdminRepository::new()),
+            usage: Arc::new(lock_domain::MockLeaseUsage::new()),
             health,
         },
         settings,

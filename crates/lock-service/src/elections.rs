@@ -84,7 +84,8 @@ impl LockService {
     ///
     /// # Errors
     /// [`AcquireError::Store`] when the store failed (no one was elected by this call);
-    /// [`AcquireError::WaitersFull`] when it would wait but the limits are reached.
+    /// [`AcquireError::WaitersFull`] when it would wait but the limits are reached;
+    /// [`AcquireError::QuotaExceeded`] when it would go over a limit of its tenant.
     pub async fn campaign(
         &self,
         request: CampaignRequest,
@@ -100,6 +101,12 @@ impl LockService {
             value: request.value,
             lock_delay: request.lock_delay,
         };
+        let gate = self
+            .admit_leases(&request.tenant, 1, || async {
+                Ok(u64::from(self.mode_held_by(&lock_request).await?.is_some()))
+            })
+            .await?;
+        let _gate = if request.wait.is_zero() { gate } else { None };
         // Who led before, to tell a new term from the sitting leader's re-grant (for metrics and
         // the audit log; a concurrent campaign of the same candidate may blur it, nothing else).
         let before = self.leader(&request.tenant, &request.election).await?;

@@ -58,6 +58,8 @@ pub enum WaitersFull {
     Total,
     /// The limit of one tenant.
     Tenant,
+    /// The tenant's own `max_waiters` quota, which is `allowed`.
+    Quota { allowed: u64 },
 }
 
 /// What a fence check was about.
@@ -208,6 +210,9 @@ pub trait LockEvents: Send + Sync {
     fn trouble(&self, trouble: Trouble<'_>);
     /// An admin force-released every lease of a name (of the tenant's, for an election).
     fn force_released(&self, _tenant: &Tenant, _report: ForceReleased<'_>) {}
+
+    /// A request was refused (429) because it would go over a limit of its tenant.
+    fn quota_exceeded(&self, _tenant: &Tenant, _exceeded: crate::QuotaExceeded) {}
 }
 
 /// Reports nowhere: for tests and tools that want no metrics and no audit log.

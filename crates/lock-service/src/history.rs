@@ -11,6 +11,7 @@ use lock_domain::{
 pub use feed::HistoryFeed;
 pub(crate) use feed::HistoryHub;
 
+use crate::quota::OpenError;
 use crate::LockService;
 
 /// Where a feed starts.
@@ -58,13 +59,18 @@ impl LockService {
     /// runtime.
     ///
     /// # Errors
-    /// [`RepositoryError`] when the store fails to say where "now" is.
+    /// [`OpenError::QuotaExceeded`] when the tenant has as many observers as its
+    /// `max_observers` allows (an event stream counts as one); [`OpenError::Store`] when the
+    /// store fails to say where "now" is.
     pub async fn follow_history(
         &self,
         filter: FeedFilter,
         start: FeedStart,
-    ) -> Result<HistoryFeed, RepositoryError> {
-        self.history_hub.follow(filter, start).await
+    ) -> Result<HistoryFeed, OpenError> {
+        let seat = self.observer_seat(&filter.tenant)?;
+        let mut feed = self.history_hub.follow(filter, start).await?;
+        feed.seat = Some(seat);
+        Ok(feed)
     }
 
     /// Streams of the event feed open in this process.

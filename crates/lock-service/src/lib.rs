@@ -22,6 +22,7 @@ mod modes;
 mod multi;
 mod observe;
 mod permits;
+mod quota;
 mod service;
 mod waiting;
 
@@ -37,5 +38,8 @@ pub use observe::{
     Change, Happened, Holding, Numbered, Observation, Observed, Shape, POLL as OBSERVE_POLL,
 };
 pub use permits::PermitsRequest;
+pub use quota::{
+    Limit, LimitsFileError, LimitsTable, OpenError, QuotaExceeded, QuotaUsage, TenantLimits,
+};
 pub use service::{AcquireError, AcquireRequest, LockService, ServicePorts, WaitingStats};
 pub use waiting::{WaiterLimits, DEFAULT_MAX_WAITERS};

@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use lock_domain::{
-    Lock, LockMode, LockSet, MultiAcquireOutcome, Owner, ReleaseResult, RepositoryError,
+    Lock, LockDelay, LockMode, LockSet, MultiAcquireOutcome, Owner, ReleaseResult, RepositoryError,
     ResourceName, Tenant,
 };
 
 use crate::events::Acquired;
-use crate::service::AcquireError;
+use crate::service::{AcquireError, AcquireRequest};
 use crate::waiting::WaitEnd;
 use crate::LockService;
 
@@ -58,13 +58,33 @@ impl LockService {
         hung_up: impl Fn() -> bool,
     ) -> Result<MultiAcquired, AcquireError> {
         let MultiAcquireRequest { tenant, set, wait } = request;
+        let gate = self
+            .admit_leases(&tenant, set.locks().len() as u64, || async {
+                let mut held = 0;
+                for (resource, mode) in set.locks() {
+                    let probe = AcquireRequest {
+                        tenant: tenant.clone(),
+                        resource: resource.clone(),
+                        owner: set.owner().clone(),
+                        ttl: set.ttl(),
+                        wait: Duration::ZERO,
+                        mode: *mode,
+                        value: None,
+                        lock_delay: LockDelay::NONE,
+                    };
+                    held += u64::from(self.mode_held_by(&probe).await?.is_some());
+                }
+                Ok(held)
+            })
+            .await?;
+        let _gate = if wait.is_zero() { gate } else { None };
         let seat = if wait.is_zero() {
             None
         } else {
-            let seat = self.waiting.seat(&tenant).map_err(|full| {
-                self.events.waiter_rejected(&tenant, full);
-                AcquireError::WaitersFull(full)
-            })?;
+            let seat = self
+                .waiting
+                .seat(&tenant)
+                .map_err(|full| self.waiter_refused(&tenant, full))?;
             self.waiting.start_hints();
             Some(seat)
         };

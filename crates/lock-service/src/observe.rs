@@ -37,6 +37,7 @@ use crate::elections::{Campaigned, Leading};
 use crate::events::{
     Acquired, ElectionReport, Fenced, LockEvents, PermitsAcquired, Trouble, WaitersFull,
 };
+use crate::quota::OpenError;
 use crate::LockService;
 
 /// How often a watch reads again to see other processes' changes.
@@ -70,6 +71,8 @@ pub struct Observation {
     pub changes: broadcast::Receiver<Arc<Numbered>>,
     /// Counts this observer while it lives.
     pub(crate) _counted: hub::ObserverCount,
+    /// Its place in the tenant's count of observers.
+    pub(crate) seat: Option<crate::quota::ObserverSeat>,
 }
 
 impl LockService {
@@ -78,14 +81,18 @@ impl LockService {
     /// runtime.
     ///
     /// # Errors
-    /// [`RepositoryError`] when the first read of the store failed.
+    /// [`OpenError::QuotaExceeded`] when the tenant has as many observers as its
+    /// `max_observers` allows; [`OpenError::Store`] when the first read of the store failed.
     pub async fn observe(
         &self,
         tenant: Tenant,
         what: Observed,
         name: ResourceName,
-    ) -> Result<Observation, RepositoryError> {
-        self.hub.observe(self, tenant, what, name).await
+    ) -> Result<Observation, OpenError> {
+        let seat = self.observer_seat(&tenant)?;
+        let mut observation = self.hub.observe(self, tenant, what, name).await?;
+        observation.seat = Some(seat);
+        Ok(observation)
     }
 
     /// How many observers this process has right now.
@@ -308,6 +315,10 @@ impl LockEvents for ObservingEvents {
                 .fact(tenant, observed, report.name, Fact::Ended(*token));
         }
         self.inner.force_released(tenant, report);
+    }
+
+    fn quota_exceeded(&self, tenant: &Tenant, exceeded: crate::QuotaExceeded) {
+        self.inner.quota_exceeded(tenant, exceeded);
     }
 
     fn fence_checked(

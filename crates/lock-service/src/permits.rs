@@ -43,12 +43,29 @@ impl LockService {
     ///
     /// # Errors
     /// [`AcquireError::Store`] when the store failed (nothing was granted);
-    /// [`AcquireError::WaitersFull`] when the acquire would wait but the limits are reached.
+    /// [`AcquireError::WaitersFull`] when the acquire would wait but the limits are reached;
+    /// [`AcquireError::QuotaExceeded`] when it would go over a limit of its tenant.
     pub async fn acquire_permits(
         &self,
         request: PermitsRequest,
         hung_up: impl Fn() -> bool,
     ) -> Result<PermitsAcquired, AcquireError> {
+        let gate = self
+            .admit_leases(&request.tenant, 1, || async {
+                let state = self
+                    .semaphores
+                    .semaphore(request.tenant.clone(), request.name.clone())
+                    .await?;
+                let holds = state.is_some_and(|state| {
+                    state
+                        .holders
+                        .iter()
+                        .any(|lease| lease.owner == request.permit.owner)
+                });
+                Ok(u64::from(holds))
+            })
+            .await?;
+        let _gate = if request.wait.is_zero() { gate } else { None };
         let outcome = self.acquire_permits_unreported(&request, hung_up).await?;
         self.events.permits_acquired(
             &request.tenant,
@@ -126,10 +143,10 @@ impl LockService {
         request: &PermitsRequest,
         hung_up: impl Fn() -> bool,
     ) -> Result<PermitsAcquired, AcquireError> {
-        let _seat = self.waiting.seat(&request.tenant).map_err(|full| {
-            self.events.waiter_rejected(&request.tenant, full);
-            AcquireError::WaitersFull(full)
-        })?;
+        let _seat = self
+            .waiting
+            .seat(&request.tenant)
+            .map_err(|full| self.waiter_refused(&request.tenant, full))?;
         let (waiter, replied) = self.permit_queues.enqueue(
             request.tenant.clone(),
             request.name.clone(),

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_domain::{
-    AcquireOutcome, AdminRepository, Clock, FreedHints, HistoryRepository, Hold, LeaseValue,
-    ListPage, ListQuery, LockDelay, LockMode, LockRepository, MultiLockRepository, Owner,
-    ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphoreRepository,
+    AcquireOutcome, AdminRepository, Clock, FreedHints, HistoryRepository, Hold, LeaseUsage,
+    LeaseValue, ListPage, ListQuery, LockDelay, LockMode, LockRepository, MultiLockRepository,
+    Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphoreRepository,
     SharedLockRepository, SystemClock, Tenant, Ttl,
 };
 
@@ -15,6 +15,7 @@ use crate::events::{Acquired, LockEvents, NoEvents, WaitersFull};
 use crate::history::HistoryHub;
 use crate::observe::{Hub, ObservingEvents};
 use crate::permits::PermitQueues;
+use crate::quota::{QuotaExceeded, Quotas};
 use crate::waiting::{WaitOutcome, WaiterLimits, Waiting};
 
 /// What the service is built on: the store's lock and semaphore operations and (if it gives
@@ -27,6 +28,8 @@ pub struct ServicePorts {
     pub semaphores: Arc<dyn SemaphoreRepository>,
     pub history: Arc<dyn HistoryRepository>,
     pub admin: Arc<dyn AdminRepository>,
+    /// Counts a tenant's live leases for its quota.
+    pub usage: Arc<dyn LeaseUsage>,
     pub hints: Option<Arc<dyn FreedHints>>,
     pub clock: Arc<dyn Clock>,
     pub events: Arc<dyn LockEvents>,
@@ -57,6 +60,9 @@ pub enum AcquireError {
     Store(RepositoryError),
     /// The acquire would wait, but too many already do: nothing was attempted.
     WaitersFull(WaitersFull),
+    /// The acquire would go over a limit of its tenant (`max_live_leases`, `max_waiters`):
+    /// nothing was attempted.
+    QuotaExceeded(QuotaExceeded),
 }
 
 impl From<RepositoryError> for AcquireError {
@@ -89,6 +95,9 @@ pub struct LockService {
     pub(crate) semaphores: Arc<dyn SemaphoreRepository>,
     pub(crate) history: Arc<dyn HistoryRepository>,
     pub(crate) admin: Arc<dyn AdminRepository>,
+    pub(crate) usage: Arc<dyn LeaseUsage>,
+    /// The limits of each tenant, and what this process counts against them.
+    pub(crate) quotas: Quotas,
     /// The event feed of the history.
     pub(crate) history_hub: HistoryHub,
     pub(crate) clock: Arc<dyn Clock>,
@@ -108,6 +117,7 @@ impl LockService {
             inner: ports.events,
             hub: hub.clone(),
         });
+        let quotas = Quotas::default();
         let waiting = Waiting::new(
             Arc::clone(&ports.locks),
             Arc::clone(&ports.shared_locks),
@@ -115,6 +125,7 @@ impl LockService {
             Arc::clone(&ports.clock),
             Arc::clone(&ports.events),
             limits,
+            quotas.clone(),
         );
         let permit_queues = PermitQueues::new(
             Arc::clone(&ports.semaphores),
@@ -131,6 +142,8 @@ impl LockService {
             semaphores: ports.semaphores,
             history: ports.history,
             admin: ports.admin,
+            usage: ports.usage,
+            quotas,
             history_hub,
             clock: ports.clock,
             events: ports.events,
@@ -151,6 +164,7 @@ impl LockService {
             + SemaphoreRepository
             + HistoryRepository
             + AdminRepository
+            + LeaseUsage
             + 'static,
     {
         Self::new(
@@ -160,7 +174,8 @@ impl LockService {
                 multi_locks: Arc::clone(&store) as _,
                 semaphores: Arc::clone(&store) as _,
                 history: Arc::clone(&store) as _,
-                admin: store,
+                admin: Arc::clone(&store) as _,
+                usage: store,
                 hints: None,
                 clock: Arc::new(SystemClock),
                 events: Arc::new(NoEvents),
@@ -179,12 +194,22 @@ impl LockService {
     ///
     /// # Errors
     /// [`AcquireError::Store`] when the store failed (nothing was granted);
-    /// [`AcquireError::WaitersFull`] when the acquire would wait but the limits are reached.
+    /// [`AcquireError::WaitersFull`] when the acquire would wait but the limits are reached;
+    /// [`AcquireError::QuotaExceeded`] when it would go over its tenant's `max_live_leases` or
+    /// `max_waiters`.
     pub async fn acquire(
         &self,
         request: AcquireRequest,
         hung_up: impl Fn() -> bool,
     ) -> Result<Acquired, AcquireError> {
+        let gate = self
+            .admit_leases(&request.tenant, 1, || async {
+                Ok(u64::from(self.mode_held_by(&request).await?.is_some()))
+            })
+            .await?;
+        // A waiting acquire is granted later, in the place of a lease that ended: it does not
+        // hold the tenant's other acquires back while it waits.
+        let _gate = if request.wait.is_zero() { gate } else { None };
         let outcome = match (request.mode, request.wait.is_zero()) {
             (LockMode::Exclusive, true) => self.acquire_now(&request).await?,
             (LockMode::Shared, true) => self.acquire_shared_now(&request).await?,
@@ -276,10 +301,7 @@ impl LockService {
                 value.clone(),
                 *lock_delay,
             )
-            .map_err(|full| {
-                self.events.waiter_rejected(tenant, full);
-                AcquireError::WaitersFull(full)
-            })?;
+            .map_err(|full| self.waiter_refused(tenant, full))?;
         Ok(match ticket.wait(*wait, hung_up).await {
             WaitOutcome::Granted(lock) => Acquired::Granted { lock, waited: true },
             WaitOutcome::TimedOut {
@@ -400,6 +422,23 @@ impl LockService {
         self.hub.close();
         self.history_hub.close();
         self.waiting.close();
+    }
+
+    /// Reports a waiting acquire refused by a limit of waiters, and says why.
+    pub(crate) fn waiter_refused(&self, tenant: &Tenant, full: WaitersFull) -> AcquireError {
+        match full {
+            WaitersFull::Quota { allowed } => AcquireError::QuotaExceeded(self.over_quota(
+                tenant,
+                QuotaExceeded {
+                    limit: crate::quota::Limit::MaxWaiters,
+                    allowed,
+                },
+            )),
+            full => {
+                self.events.waiter_rejected(tenant, full);
+                AcquireError::WaitersFull(full)
+            }
+        }
     }
 
     /// How the waiting acquires have fared.

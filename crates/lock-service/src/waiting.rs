@@ -41,6 +41,7 @@ use lock_domain::{
 use tokio::sync::{oneshot, Notify};
 
 use crate::events::{LockEvents, WaitersFull};
+use crate::quota::Quotas;
 use queue::{Head, Queue, Waiter};
 use ticket::WaiterSeat;
 pub(crate) use ticket::{Seat, Ticket, WaitEnd, WaitOutcome};
@@ -108,6 +109,8 @@ struct Shared {
     /// Waiters now; raised only under `waiters_by_tenant`'s lock, so the limits hold exactly.
     live: AtomicU64,
     limits: WaiterLimits,
+    /// Each tenant's own `max_waiters`, if it has one.
+    quotas: Quotas,
     waiters_by_tenant: Mutex<HashMap<Tenant, u64>>,
     granted: AtomicU64,
     timed_out: AtomicU64,
@@ -138,6 +141,7 @@ impl Waiting {
         clock: Arc<dyn Clock>,
         events: Arc<dyn LockEvents>,
         limits: WaiterLimits,
+        quotas: Quotas,
     ) -> Self {
         Self {
             shared: Arc::new(Shared {
@@ -151,6 +155,7 @@ impl Waiting {
                 next_id: AtomicU64::new(0),
                 live: AtomicU64::new(0),
                 limits,
+                quotas,
                 waiters_by_tenant: Mutex::new(HashMap::new()),
                 granted: AtomicU64::new(0),
                 timed_out: AtomicU64::new(0),

@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 
 use actix_web::dev::Server;
 use lock_domain::{Clock, SystemClock};
-use lock_http_actix::{ApiKeys, ApiSettings, LockApi, Metrics, MetricsAndAudit, ServerOptions};
+use lock_http_actix::{ApiSettings, LockApi, Metrics, MetricsAndAudit, ServerOptions};
 use lock_service::{LockService, ServicePorts};
 use lock_store_diesel::{DieselLockRepository, SqliteSynchronous, StoreConfig, StoreError};
 
 use crate::cli::{ServeArgs, Synchronous};
+use crate::config_files::ConfigFiles;
 
 /// Why lockd could not start.
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +31,8 @@ pub enum StartupError {
     Join(#[from] tokio::task::JoinError),
     #[error("cannot use the API keys file {path}: {reason}")]
     ApiKeys { path: String, reason: String },
+    #[error("cannot use the tenant limits file {path}: {reason}")]
+    TenantLimits { path: String, reason: String },
     #[error("the server failed: {0}")]
     Serve(#[source] std::io::Error),
 }
@@ -41,6 +44,7 @@ pub struct Application {
     sweeper: actix_web::rt::task::JoinHandle<()>,
     live_lock_counter: actix_web::rt::task::JoinHandle<()>,
     on_stop: actix_web::rt::task::JoinHandle<()>,
+    on_hangup: actix_web::rt::task::JoinHandle<()>,
 }
 
 /// Rows deleted per sweep step at most: bounded, so a sweep never holds the write lock for long.
@@ -58,7 +62,8 @@ impl Application {
     /// # Errors
     /// [`StartupError`] when the database cannot be opened or the address cannot be bound.
     pub async fn build(args: &ServeArgs) -> Result<Self, StartupError> {
-        let api_keys = load_api_keys(args)?;
+        let (files, tenant_limits) = ConfigFiles::load(args)?;
+        let api_keys = files.api_keys();
         if api_keys.is_none() && !args.bind.ip().is_loopback() {
             tracing::warn!(
                 bind = %args.bind,
@@ -93,12 +98,17 @@ impl Application {
                 semaphores: Arc::clone(&store) as _,
                 history: Arc::clone(&store) as _,
                 admin: Arc::clone(&store) as _,
+                usage: Arc::clone(&store) as _,
                 hints: Some(Arc::clone(&store) as _),
                 clock: store_clock(),
                 events,
             },
             args.waiter_limits(),
         );
+        if let Some(table) = tenant_limits {
+            service.set_tenant_limits(table);
+        }
+        let on_hangup = actix_web::rt::spawn(files.reload_on_hangup(service.clone()));
         let listener = TcpListener::bind(args.bind).map_err(|source| StartupError::Bind {
             addr: args.bind,
             source,
@@ -144,6 +154,7 @@ impl Application {
             sweeper,
             live_lock_counter,
             on_stop,
+            on_hangup,
         })
     }
 
@@ -159,6 +170,7 @@ impl Application {
         self.sweeper.abort();
         self.live_lock_counter.abort();
         self.on_stop.abort();
+        self.on_hangup.abort();
         result
     }
 }
@@ -177,20 +189,6 @@ async fn stop_signal() {
         _ = terminate.recv() => {}
         _ = interrupt.recv() => {}
     }
-}
-
-fn load_api_keys(args: &ServeArgs) -> Result<Option<Arc<ApiKeys>>, StartupError> {
-    let Some(path) = &args.api_keys_file else {
-        return Ok(None);
-    };
-    let failure = |reason: String| StartupError::ApiKeys {
-        path: path.display().to_string(),
-        reason,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| failure(e.to_string()))?;
-    let keys = ApiKeys::parse(&text).map_err(|e| failure(e.to_string()))?;
-    tracing::info!(path = %path.display(), "API keys loaded; /locks requests need a bearer key");
-    Ok(Some(Arc::new(keys)))
 }
 
 /// The clock of the store and of the service: the process's clock (on PostgreSQL the store

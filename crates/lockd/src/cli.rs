@@ -148,8 +148,15 @@ pub struct ServeArgs {
 
     /// File of API keys, one `<tenant> <hex sha256 of the key>` a line; with it every /locks
     /// request needs `Authorization: Bearer <key>` and sees only its tenant's locks.
+    /// Reloaded on SIGHUP.
     #[arg(long, env = "LOCKD_API_KEYS_FILE")]
     pub api_keys_file: Option<std::path::PathBuf>,
+
+    /// File of limits per tenant, one `<tenant> key=value ...` a line (max_live_leases,
+    /// max_waiters, max_observers, max_ttl_seconds); going over one answers 429. Reloaded on
+    /// SIGHUP.
+    #[arg(long, env = "LOCKD_TENANT_LIMITS_FILE")]
+    pub tenant_limits_file: Option<std::path::PathBuf>,
 
     /// Seconds a client has to send its request line and headers (slow clients are cut off).
     #[arg(long, env = "LOCKD_HEADER_TIMEOUT_SECONDS", default_value_t = 5,

@@ -3,6 +3,7 @@
 
 pub mod application;
 pub mod cli;
+mod config_files;
 pub mod run;
 pub mod telemetry;
 

@@ -89,6 +89,7 @@ impl LockGuard {
             }
             Err(AcquireError::Store(error)) => return Err(GuardError::Repository(error)),
             Err(AcquireError::WaitersFull(_)) => return Err(GuardError::TooManyWaiters),
+            Err(AcquireError::QuotaExceeded(exceeded)) => return Err(exceeded.into()),
         };
         let held = Held::Permits(name);
         Ok(Self::start(

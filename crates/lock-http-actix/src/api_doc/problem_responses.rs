@@ -171,7 +171,7 @@ fn example(status: u16, instance: &str, operation_id: &str) -> Option<Value> {
         429 => (
             "too-many-requests",
             "Too Many Requests",
-            crate::locks::waiters_full_detail(false),
+            crate::problem::waiters_full_detail(false),
         ),
         500 => (
             "internal",
@@ -268,7 +268,7 @@ mod tests {
                 "ttl_seconds must be between 1 and 86400, got 0",
             )]),
             ProblemKind::TooManyRequests {
-                detail: crate::locks::waiters_full_detail(false),
+                detail: crate::problem::waiters_full_detail(false),
                 retry_after_seconds: 1,
             },
             ProblemKind::Internal("disk on fire".into()),

@@ -120,6 +120,13 @@ pub(super) struct LimitLabel {
     pub limit: &'static str,
 }
 
+/// One limit of one tenant of the limits file (`limit` is its key, such as `max_live_leases`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(super) struct QuotaLabels {
+    pub tenant: String,
+    pub limit: &'static str,
+}
+
 /// A pooled connection's state: `in_use` or `idle`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub(super) struct PoolLabel {
@@ -146,6 +153,9 @@ pub(super) struct Families {
     pub election_terms: Counter,
     pub force_releases: Family<PrimitiveLabel, Counter>,
     pub waiters_rejected: Family<LimitLabel, Counter>,
+    pub quota_limits: Family<QuotaLabels, Gauge>,
+    pub quota_usage: Family<QuotaLabels, Gauge>,
+    pub quota_rejections: Family<QuotaLabels, Counter>,
     pub live_waiters: Gauge,
     pub observers: Gauge,
     pub pool_connections: Family<PoolLabel, Gauge>,
@@ -169,6 +179,9 @@ impl Families {
             election_terms: Counter::default(),
             force_releases: Family::default(),
             waiters_rejected: Family::default(),
+            quota_limits: Family::default(),
+            quota_usage: Family::default(),
+            quota_rejections: Family::default(),
             live_waiters: Gauge::default(),
             observers: Gauge::default(),
             pool_connections: Family::default(),
@@ -281,6 +294,23 @@ impl Families {
             "Acquires with wait_seconds answered 429 because the limit of waiting acquires was \
              reached, by limit (total, or the tenant's)",
             families.waiters_rejected.clone(),
+        );
+        registry.register(
+            "lockd_tenant_quota_limit",
+            "Each limit of each tenant of the tenant limits file, as in force now",
+            families.quota_limits.clone(),
+        );
+        registry.register(
+            "lockd_tenant_quota_usage",
+            "What each tenant uses of each of its limits now: live leases (in the whole \
+             database), waiting acquires and open observe or event streams (of this server); none \
+             for max_ttl_seconds, a bound on each request",
+            families.quota_usage.clone(),
+        );
+        registry.register(
+            "lockd_tenant_quota_rejections",
+            "Requests answered 429 /problems/quota-exceeded by this server, by tenant and limit",
+            families.quota_rejections.clone(),
         );
         registry.register(
             "lockd_live_waiters",

@@ -103,6 +103,7 @@ impl Mocks {
                 semaphores: Arc::new(self.semaphores),
                 history: Arc::new(self.history),
                 admin: Arc::new(self.admin),
+                usage: Arc::new(lock_domain::MockLeaseUsage::new()),
                 health: Arc::new(self.health),
             },
             settings,

@@ -100,6 +100,7 @@ impl HistoryHub {
             last,
             ready: VecDeque::new(),
             caught_up: false,
+            seat: None,
         })
     }
 }
@@ -152,6 +153,8 @@ pub struct HistoryFeed {
     ready: VecDeque<HistoryRecord>,
     /// Whether the store had nothing past `last` when last read, so the task's records follow.
     caught_up: bool,
+    /// Its place in the tenant's count of observers.
+    pub(crate) seat: Option<crate::quota::ObserverSeat>,
 }
 
 impl HistoryFeed {

@@ -240,6 +240,7 @@ impl Hub {
                 last_id: view.last_id,
                 changes: view.sender.subscribe(),
                 _counted: ObserverCount::new(&self.shared),
+                seat: None,
             }
         };
         // The watch's task may have ended with its last observer just before this one

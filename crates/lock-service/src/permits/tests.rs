@@ -238,6 +238,7 @@ async fn a_wait_that_ends_in_an_outage_answers_unavailable() {
             semaphores: Arc::new(semaphores),
             history: Arc::clone(&memory) as _,
             admin: Arc::clone(&memory) as _,
+            usage: Arc::clone(&memory) as _,
             hints: None,
             clock: Arc::new(SystemClock),
             events: Arc::new(crate::NoEvents),

@@ -34,6 +34,7 @@ fn waiting_over(repo: Arc<dyn LockRepository>) -> Waiting {
         Arc::new(SystemClock),
         Arc::new(crate::NoEvents),
         super::WaiterLimits::default(),
+        crate::quota::Quotas::default(),
     )
 }
 

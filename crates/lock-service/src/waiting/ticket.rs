@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 use super::queue::{Grant, Granted, Queue, Refused};
 use super::{locked, QueueKey, Shared};
 use crate::events::{Trouble, WaitersFull};
+use crate::quota::Limit;
 
 /// How a wait ended.
 pub(crate) enum WaitOutcome {
@@ -45,6 +46,10 @@ pub(super) struct WaiterSeat {
 
 impl WaiterSeat {
     pub(super) fn take(shared: &Arc<Shared>, tenant: &Tenant) -> Result<Self, WaitersFull> {
+        // An election's waiters count for the tenant whose namespace it is.
+        let tenant = &tenant
+            .election_namespace_of()
+            .unwrap_or_else(|| tenant.clone());
         let mut by_tenant = locked(&shared.waiters_by_tenant);
         if shared.live.load(Ordering::Acquire) >= shared.limits.total {
             return Err(WaitersFull::Total);
@@ -53,12 +58,26 @@ impl WaiterSeat {
         if *of_tenant >= shared.limits.per_tenant {
             return Err(WaitersFull::Tenant);
         }
+        let quota = shared.quotas.of(tenant).get(Limit::MaxWaiters);
+        if let Some(allowed) = quota.filter(|allowed| *of_tenant >= *allowed) {
+            return Err(WaitersFull::Quota { allowed });
+        }
         *of_tenant += 1;
         shared.live.fetch_add(1, Ordering::AcqRel);
         Ok(Self {
             shared: Arc::clone(shared),
             tenant: tenant.clone(),
         })
+    }
+}
+
+impl super::Waiting {
+    /// Requests of `tenant` waiting right now, for any lock or semaphore.
+    pub(crate) fn waiters_of_tenant(&self, tenant: &Tenant) -> u64 {
+        locked(&self.shared.waiters_by_tenant)
+            .get(tenant)
+            .copied()
+            .unwrap_or(0)
     }
 }
 

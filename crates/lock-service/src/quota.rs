@@ -1,0 +1,347 @@
+//! Quotas per tenant (`--tenant-limits-file`): how many live leases, waiting acquires and
+//! observers a tenant may have, and how long a lease it may ask for. Going over a limit refuses
+//! the request before anything is attempted, so it changes nothing.
+//!
+//! - `max_live_leases` is checked when an acquire arrives, against the store's count of the
+//!   tenant's live leases ([`lock_domain::LeaseUsage`]); a re-grant to an owner that already
+//!   holds the name adds no lease. Within one process, the acquires of a limited tenant that
+//!   answer at once are counted and granted one at a time, so the limit holds exactly there. A
+//!   waiting acquire is checked when it arrives; its grant comes later, when a lease there ended.
+//!   Instances sharing a PostgreSQL database count apart: together they may go over by as many
+//!   acquires as race at the same moment.
+//! - `max_waiters` is held exactly, with the server's own limits of waiters.
+//! - `max_observers` counts the open observe and event streams of the tenant in this process.
+//! - `max_ttl_seconds` bounds every acquire and renew of the tenant.
+
+mod file;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use lock_domain::{RepositoryError, Tenant, Ttl};
+use tokio::sync::OwnedMutexGuard;
+
+pub use file::{LimitsFileError, LimitsTable};
+
+use crate::service::{AcquireError, LockService};
+
+/// One of the limits a tenant may be given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Limit {
+    MaxLiveLeases,
+    MaxWaiters,
+    MaxObservers,
+    MaxTtlSeconds,
+}
+
+impl Limit {
+    pub const ALL: [Limit; 4] = [
+        Limit::MaxLiveLeases,
+        Limit::MaxWaiters,
+        Limit::MaxObservers,
+        Limit::MaxTtlSeconds,
+    ];
+
+    /// Its key in the limits file, in problems and in metrics.
+    pub fn key(self) -> &'static str {
+        match self {
+            Limit::MaxLiveLeases => "max_live_leases",
+            Limit::MaxWaiters => "max_waiters",
+            Limit::MaxObservers => "max_observers",
+            Limit::MaxTtlSeconds => "max_ttl_seconds",
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|limit| limit.key() == key)
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One tenant's limits: `None` where it has none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TenantLimits {
+    values: [Option<u64>; 4],
+}
+
+impl TenantLimits {
+    pub fn get(&self, limit: Limit) -> Option<u64> {
+        self.values[limit.index()]
+    }
+
+    pub fn set(&mut self, limit: Limit, value: u64) {
+        self.values[limit.index()] = Some(value);
+    }
+}
+
+/// A request refused because it would go over its tenant's `limit`, which is `allowed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuotaExceeded {
+    pub limit: Limit,
+    pub allowed: u64,
+}
+
+impl std::fmt::Display for QuotaExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match self.limit {
+            Limit::MaxLiveLeases => "live leases at once",
+            Limit::MaxWaiters => "waiting acquires at once",
+            Limit::MaxObservers => "open observe and event streams at once",
+            Limit::MaxTtlSeconds => "seconds of lease length",
+        };
+        write!(
+            f,
+            "the tenant's {} allows {} {what}",
+            self.limit.key(),
+            self.allowed
+        )
+    }
+}
+
+impl std::error::Error for QuotaExceeded {}
+
+/// How much of one limit one tenant uses now, for metrics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuotaUsage {
+    pub tenant: Tenant,
+    pub limit: Limit,
+    pub allowed: u64,
+    /// `None` for `max_ttl_seconds`, a bound on each request rather than a count; and for live
+    /// leases when the store could not count them.
+    pub used: Option<u64>,
+}
+
+/// The limits in force (replaced whole on a reload) and what this process counts against them.
+/// Cheap to clone: clones share everything.
+#[derive(Clone, Default)]
+pub(crate) struct Quotas {
+    shared: Arc<Shared>,
+}
+
+#[derive(Default)]
+struct Shared {
+    table: RwLock<LimitsTable>,
+    observers: Mutex<HashMap<Tenant, u64>>,
+    /// Per limited tenant: held while its acquires are counted and granted.
+    lease_gates: Mutex<HashMap<Tenant, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Quotas {
+    pub(crate) fn of(&self, tenant: &Tenant) -> TenantLimits {
+        self.table().of(tenant)
+    }
+
+    fn table(&self) -> LimitsTable {
+        self.shared
+            .table
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn replace(&self, table: LimitsTable) {
+        *self
+            .shared
+            .table
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = table;
+    }
+
+    /// A seat for one more observer of `tenant`, given back when dropped.
+    pub(crate) fn observer_seat(&self, tenant: &Tenant) -> Result<ObserverSeat, QuotaExceeded> {
+        let allowed = self.of(tenant).get(Limit::MaxObservers);
+        let mut observers = locked(&self.shared.observers);
+        let open = observers.entry(tenant.clone()).or_insert(0);
+        if let Some(allowed) = allowed.filter(|allowed| *open >= *allowed) {
+            if *open == 0 {
+                observers.remove(tenant);
+            }
+            return Err(QuotaExceeded {
+                limit: Limit::MaxObservers,
+                allowed,
+            });
+        }
+        *open += 1;
+        Ok(ObserverSeat {
+            quotas: self.clone(),
+            tenant: tenant.clone(),
+        })
+    }
+
+    fn observers_of(&self, tenant: &Tenant) -> u64 {
+        locked(&self.shared.observers)
+            .get(tenant)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn gate(&self, tenant: &Tenant) -> Arc<tokio::sync::Mutex<()>> {
+        Arc::clone(
+            locked(&self.shared.lease_gates)
+                .entry(tenant.clone())
+                .or_default(),
+        )
+    }
+}
+
+/// One open observer's place in its tenant's count.
+#[derive(Debug)]
+pub(crate) struct ObserverSeat {
+    quotas: Quotas,
+    tenant: Tenant,
+}
+
+impl std::fmt::Debug for Quotas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Quotas").finish_non_exhaustive()
+    }
+}
+
+impl Drop for ObserverSeat {
+    fn drop(&mut self) {
+        let mut observers = locked(&self.quotas.shared.observers);
+        if let Some(open) = observers.get_mut(&self.tenant) {
+            *open = open.saturating_sub(1);
+            if *open == 0 {
+                observers.remove(&self.tenant);
+            }
+        }
+    }
+}
+
+/// Held while a limited tenant's acquire is counted and granted: its other acquires in this
+/// process wait for it. `None` for a tenant without `max_live_leases`.
+pub(crate) type LeaseGate = Option<OwnedMutexGuard<()>>;
+
+impl LockService {
+    /// Puts `table` in force for every later request (a reload). Leases, waiters and observers
+    /// already admitted keep their places.
+    pub fn set_tenant_limits(&self, table: LimitsTable) {
+        self.quotas.replace(table);
+    }
+
+    /// The limits of `tenant` in force now.
+    pub fn tenant_limits(&self, tenant: &Tenant) -> TenantLimits {
+        self.quotas.of(tenant)
+    }
+
+    /// Whether `tenant` may ask for a lease of `ttl` (an acquire or a renew); a refusal is
+    /// reported to the events port.
+    ///
+    /// # Errors
+    /// [`QuotaExceeded`] for `max_ttl_seconds` when `ttl` is longer.
+    pub fn check_ttl(&self, tenant: &Tenant, ttl: Ttl) -> Result<(), QuotaExceeded> {
+        match self.quotas.of(tenant).get(Limit::MaxTtlSeconds) {
+            Some(allowed) if u64::from(ttl.seconds()) > allowed => Err(self.over_quota(
+                tenant,
+                QuotaExceeded {
+                    limit: Limit::MaxTtlSeconds,
+                    allowed,
+                },
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Every limit in force, with what its tenant uses of it now (live leases counted by the
+    /// store, one read per tenant with `max_live_leases`).
+    pub async fn quota_usage(&self) -> Vec<QuotaUsage> {
+        let mut usage = Vec::new();
+        for (tenant, limits) in self.quotas.table().tenants() {
+            for limit in Limit::ALL {
+                let Some(allowed) = limits.get(limit) else {
+                    continue;
+                };
+                let used = match limit {
+                    Limit::MaxLiveLeases => self.usage.count_live_leases(tenant.clone()).await.ok(),
+                    Limit::MaxWaiters => Some(self.waiting.waiters_of_tenant(&tenant)),
+                    Limit::MaxObservers => Some(self.quotas.observers_of(&tenant)),
+                    Limit::MaxTtlSeconds => None,
+                };
+                usage.push(QuotaUsage {
+                    tenant: tenant.clone(),
+                    limit,
+                    allowed,
+                    used,
+                });
+            }
+        }
+        usage
+    }
+
+    /// Admits an acquire of `tenant` that would add `wanted` leases, of which `already_held`
+    /// (asked only when the count is at the limit) says how many the owner holds already. The
+    /// gate returned is held until the grant is made.
+    ///
+    /// # Errors
+    /// [`AcquireError::QuotaExceeded`] for `max_live_leases`; [`AcquireError::Store`] when the
+    /// store could not count.
+    pub(crate) async fn admit_leases<F, Held>(
+        &self,
+        tenant: &Tenant,
+        wanted: u64,
+        already_held: F,
+    ) -> Result<LeaseGate, AcquireError>
+    where
+        F: FnOnce() -> Held,
+        Held: Future<Output = Result<u64, RepositoryError>>,
+    {
+        let Some(allowed) = self.quotas.of(tenant).get(Limit::MaxLiveLeases) else {
+            return Ok(None);
+        };
+        let gate = self.quotas.gate(tenant).lock_owned().await;
+        let live = self.usage.count_live_leases(tenant.clone()).await?;
+        if live.saturating_add(wanted) > allowed {
+            let adding = wanted.saturating_sub(already_held().await?);
+            if live.saturating_add(adding) > allowed {
+                return Err(AcquireError::QuotaExceeded(self.over_quota(
+                    tenant,
+                    QuotaExceeded {
+                        limit: Limit::MaxLiveLeases,
+                        allowed,
+                    },
+                )));
+            }
+        }
+        Ok(Some(gate))
+    }
+
+    /// A place in `tenant`'s count of observers, kept by the stream it opens.
+    pub(crate) fn observer_seat(&self, tenant: &Tenant) -> Result<ObserverSeat, OpenError> {
+        self.quotas
+            .observer_seat(tenant)
+            .map_err(|exceeded| OpenError::QuotaExceeded(self.over_quota(tenant, exceeded)))
+    }
+
+    /// Reports a refusal, and gives it back.
+    pub(crate) fn over_quota(&self, tenant: &Tenant, exceeded: QuotaExceeded) -> QuotaExceeded {
+        self.events.quota_exceeded(tenant, exceeded);
+        exceeded
+    }
+}
+
+/// Why an observe or event stream was not opened.
+#[derive(Debug)]
+pub enum OpenError {
+    /// The store failed.
+    Store(RepositoryError),
+    /// The tenant has as many streams open as its `max_observers` allows.
+    QuotaExceeded(QuotaExceeded),
+}
+
+impl From<RepositoryError> for OpenError {
+    fn from(error: RepositoryError) -> Self {
+        Self::Store(error)
+    }
+}
+
+#[cfg(test)]
+mod tests;
