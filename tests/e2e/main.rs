@@ -28,6 +28,7 @@ mod observe;
 mod observers_at_scale;
 mod pipelining;
 mod proxy;
+mod quotas;
 mod run;
 mod secrets;
 mod semaphores;

@@ -106,7 +106,7 @@ impl LockService {
                 Ok(u64::from(self.mode_held_by(&lock_request).await?.is_some()))
             })
             .await?;
-        let _gate = if request.wait.is_zero() { gate } else { None };
+        let _gate = gate.filter(|_| request.wait.is_zero());
         // Who led before, to tell a new term from the sitting leader's re-grant (for metrics and
         // the audit log; a concurrent campaign of the same candidate may blur it, nothing else).
         let before = self.leader(&request.tenant, &request.election).await?;

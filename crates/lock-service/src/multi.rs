@@ -77,7 +77,7 @@ impl LockService {
                 Ok(held)
             })
             .await?;
-        let _gate = if wait.is_zero() { gate } else { None };
+        let _gate = gate.filter(|_| wait.is_zero());
         let seat = if wait.is_zero() {
             None
         } else {

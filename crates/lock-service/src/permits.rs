@@ -65,7 +65,7 @@ impl LockService {
                 Ok(u64::from(holds))
             })
             .await?;
-        let _gate = if request.wait.is_zero() { gate } else { None };
+        let _gate = gate.filter(|_| request.wait.is_zero());
         let outcome = self.acquire_permits_unreported(&request, hung_up).await?;
         self.events.permits_acquired(
             &request.tenant,

@@ -209,7 +209,7 @@ impl LockService {
             .await?;
         // A waiting acquire is granted later, in the place of a lease that ended: it does not
         // hold the tenant's other acquires back while it waits.
-        let _gate = if request.wait.is_zero() { gate } else { None };
+        let _gate = gate.filter(|_| request.wait.is_zero());
         let outcome = match (request.mode, request.wait.is_zero()) {
             (LockMode::Exclusive, true) => self.acquire_now(&request).await?,
             (LockMode::Shared, true) => self.acquire_shared_now(&request).await?,

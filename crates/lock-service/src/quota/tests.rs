@@ -157,40 +157,50 @@ async fn racing_acquires_never_pass_the_limit() {
 }
 
 #[tokio::test]
-async fn waiters_are_limited_per_tenant() {
-    let (service, _) = service("acme max_waiters=1\n");
+async fn waiters_are_limited_per_tenant_and_a_wait_holds_no_other_acquire_back() {
+    // With max_live_leases too: a waiting acquire is admitted, then waits without holding the
+    // tenant's other acquires back.
+    let (service, _) = service("acme max_live_leases=10 max_waiters=1\n");
     assert_eq!(
         outcome(&service, acquire(&acme(), "a", "holder", 0)).await,
         Ok(true)
     );
     let first = {
         let service = service.clone();
-        tokio::spawn(async move { outcome(&service, acquire(&acme(), "a", "w1", 2_000)).await })
+        tokio::spawn(async move { outcome(&service, acquire(&acme(), "a", "w1", 5_000)).await })
     };
     while service.waiters(&acme(), &name("a")) == 0 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    let at_once = tokio::time::timeout(
+        Duration::from_secs(1),
+        outcome(&service, acquire(&acme(), "a", "w2", 5_000)),
+    );
     assert_eq!(
-        outcome(&service, acquire(&acme(), "a", "w2", 2_000)).await,
+        at_once
+            .await
+            .expect("refused at once, not after the first wait"),
         Err(over(Limit::MaxWaiters, 1))
     );
-    // An acquire that does not wait is not a waiter.
-    assert_eq!(
-        outcome(&service, acquire(&acme(), "a", "w3", 0)).await,
-        Ok(false)
+    // An acquire that does not wait is not a waiter, and is answered during the wait.
+    let free = tokio::time::timeout(
+        Duration::from_secs(1),
+        outcome(&service, acquire(&acme(), "b", "w3", 0)),
     );
-    let usage = service.quota_usage().await;
-    assert_eq!(usage.len(), 1);
-    assert_eq!(
-        (usage[0].limit, usage[0].allowed, usage[0].used),
-        (Limit::MaxWaiters, 1, Some(1))
-    );
+    assert_eq!(free.await.expect("answered during the wait"), Ok(true));
+    let waiters = |usage: Vec<crate::QuotaUsage>| {
+        usage
+            .into_iter()
+            .find(|u| u.limit == Limit::MaxWaiters)
+            .map(|u| (u.allowed, u.used))
+    };
+    assert_eq!(waiters(service.quota_usage().await), Some((1, Some(1))));
     service
         .release(acme(), name("a"), Owner::parse("holder").unwrap())
         .await
         .unwrap();
     assert_eq!(first.await.unwrap(), Ok(true));
-    assert_eq!(service.quota_usage().await[0].used, Some(0));
+    assert_eq!(waiters(service.quota_usage().await), Some((1, Some(0))));
 }
 
 #[tokio::test]
