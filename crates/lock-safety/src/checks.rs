@@ -3,7 +3,7 @@
 //! what the clocks prove: an answer's effect happened between its invoke and its completion, a
 //! lease is surely held from the completion of the answer that showed it until the earlier of
 //! its `expires_at` (less the margin) and the invoke of anything its owner did next on the
-//! resource that might have ended or shortened it.
+//! resource that might have ended or shortened it, or of a force-release that might have ended it.
 
 mod double_grant;
 mod holds;
@@ -13,7 +13,7 @@ mod phantom;
 mod revival;
 mod token_order;
 
-use crate::history::{History, Op};
+use crate::history::{History, Op, OpKind};
 
 use self::double_grant::double_grants;
 use self::holds::holds;
@@ -70,7 +70,12 @@ pub fn run(history: &History) -> Vec<Finding> {
             .iter()
             .filter(|op| &op.resource == resource && may_end_a_lease(op))
             .collect();
-        let holds = holds(history, &seen, &owner_ops);
+        let forces: Vec<&Op> = history
+            .ops
+            .iter()
+            .filter(|op| &op.resource == resource && matches!(op.kind, OpKind::ForceRelease { .. }))
+            .collect();
+        let holds = holds(history, &seen, &owner_ops, &forces);
         double_grants(resource, &holds, &mut findings);
         token_order(resource, &seen, &mut findings);
         revivals(resource, &seen, &ended, &mut findings);

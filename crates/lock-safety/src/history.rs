@@ -6,6 +6,8 @@
 //! `acquired_at` and `expires_at` (the server runs on the same machine; the checker's margin
 //! covers the rest, see [`History::margin_us`]).
 
+pub mod json;
+
 use std::fmt;
 
 /// Microseconds since the Unix epoch.
@@ -19,6 +21,13 @@ pub struct Lease {
     pub token: i64,
     pub acquired_at: Micros,
     pub expires_at: Micros,
+}
+
+/// A lease a force-release ended, as its answer listed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndedLease {
+    pub owner: String,
+    pub token: i64,
 }
 
 /// What the client asked.
@@ -39,6 +48,10 @@ pub enum OpKind {
     /// `GET /locks?prefix=…`, one page that covers every resource of the history: a resource
     /// missing from the answer had no live lock when the page was read.
     List,
+    /// `DELETE /locks/{resource}?force=true&reason=…` (an election's `DELETE …/leader?force=true…`):
+    /// an admin ends whatever lease is there. Each one's reason is unique in the run, so that
+    /// its records in lockd's history can be told apart.
+    ForceRelease { reason: String },
 }
 
 /// What the client saw.
@@ -58,8 +71,10 @@ pub enum Outcome {
     Listed(Vec<Lease>),
     /// Release or renew: 403, another owner holds the lock.
     Forbidden,
-    /// Release or renew: 404, no live lock.
+    /// Release, renew or force-release: 404, no live lock.
     NotFound,
+    /// Force-release: 200, the leases it ended.
+    ForceReleased(Vec<EndedLease>),
     /// A definite failure that changed nothing (a 4xx other than the above).
     Failed { status: u16 },
     /// No usable answer: 503, 500, a timeout, a lost connection, a client that hung up on
@@ -177,6 +192,7 @@ impl fmt::Display for OpLine<'_> {
             }
             OpKind::Status => write!(f, "status")?,
             OpKind::List => write!(f, "list")?,
+            OpKind::ForceRelease { reason } => write!(f, "force-release(reason={reason})")?,
         }
         let lease = |l: &Lease| {
             format!(
@@ -206,167 +222,15 @@ impl fmt::Display for OpLine<'_> {
             }
             Outcome::Forbidden => write!(f, " -> forbidden (403)"),
             Outcome::NotFound => write!(f, " -> not found (404)"),
+            Outcome::ForceReleased(ended) => {
+                let ended: Vec<String> = ended
+                    .iter()
+                    .map(|e| format!("{} token={}", e.owner, e.token))
+                    .collect();
+                write!(f, " -> force-released [{}]", ended.join("; "))
+            }
             Outcome::Failed { status } => write!(f, " -> failed ({status}), no effect"),
             Outcome::Unknown { why } => write!(f, " -> UNKNOWN ({why}): may have happened"),
         }
-    }
-}
-
-/// The history as JSON lines (a header, then one operation a line), so that a recorded run can
-/// be checked again (`lock-safety --check FILE`).
-pub mod json {
-    use serde_json::{json, Value};
-
-    use super::{History, Lease, Op, OpKind, Outcome};
-
-    fn lease(l: &Lease) -> Value {
-        json!([l.resource, l.owner, l.token, l.acquired_at, l.expires_at])
-    }
-
-    fn parse_lease(v: &Value) -> Option<Lease> {
-        Some(Lease {
-            resource: v[0].as_str()?.to_owned(),
-            owner: v[1].as_str()?.to_owned(),
-            token: v[2].as_i64()?,
-            acquired_at: v[3].as_i64()?,
-            expires_at: v[4].as_i64()?,
-        })
-    }
-
-    /// Writes the history.
-    pub fn write(history: &History) -> String {
-        let mut out = json!({
-            "resources": history.resources, "start": history.start, "horizon_us": history.horizon_us,
-            "margin_us": history.margin_us, "seed": history.seed,
-            "lock_delays_us": history.lock_delays,
-        })
-        .to_string();
-        out.push('\n');
-        for op in &history.ops {
-            let kind = match &op.kind {
-                OpKind::Acquire {
-                    owner,
-                    ttl_seconds,
-                    wait_seconds,
-                } => json!(["acquire", owner, ttl_seconds, wait_seconds]),
-                OpKind::Release { owner } => json!(["release", owner]),
-                OpKind::Renew { owner, ttl_seconds } => json!(["renew", owner, ttl_seconds]),
-                OpKind::Status => json!(["status"]),
-                OpKind::List => json!(["list"]),
-            };
-            let outcome = match &op.outcome {
-                Outcome::Granted(l) => json!(["granted", lease(l)]),
-                Outcome::Held => json!(["held"]),
-                Outcome::Released => json!(["released"]),
-                Outcome::Renewed(l) => json!(["renewed", lease(l)]),
-                Outcome::Seen(l) => json!(["seen", l.as_ref().map(lease)]),
-                Outcome::Listed(ls) => json!(["listed", ls.iter().map(lease).collect::<Vec<_>>()]),
-                Outcome::Forbidden => json!(["forbidden"]),
-                Outcome::NotFound => json!(["not_found"]),
-                Outcome::Failed { status } => json!(["failed", status]),
-                Outcome::Unknown { why } => json!(["unknown", why]),
-            };
-            out.push_str(
-                &json!([
-                    op.client,
-                    op.resource,
-                    kind,
-                    op.invoke,
-                    op.complete,
-                    outcome
-                ])
-                .to_string(),
-            );
-            out.push('\n');
-        }
-        out
-    }
-
-    /// Reads a history written by [`write`].
-    ///
-    /// # Errors
-    /// The number and text of the first line that is not what [`write`] writes.
-    pub fn read(text: &str) -> Result<History, String> {
-        let mut lines = text.lines().enumerate();
-        let bad = |n: usize, line: &str| format!("line {}: {line}", n + 1);
-        let (n, header) = lines.next().ok_or("empty history")?;
-        let h: Value = serde_json::from_str(header).map_err(|_| bad(n, header))?;
-        let mut history = History::new(h["start"].as_i64().ok_or_else(|| bad(n, header))?, 0);
-        history.seed = h["seed"].as_u64().unwrap_or(0);
-        history.horizon_us = h["horizon_us"].as_i64().unwrap_or(history.horizon_us);
-        history.margin_us = h["margin_us"].as_i64().unwrap_or(history.margin_us);
-        if let Some(delays) = h["lock_delays_us"].as_object() {
-            history.lock_delays = delays
-                .iter()
-                .filter_map(|(resource, us)| Some((resource.clone(), us.as_i64()?)))
-                .collect();
-        }
-        history.resources = h["resources"]
-            .as_array()
-            .map(|rs| {
-                rs.iter()
-                    .filter_map(|r| r.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        for (n, line) in lines {
-            let op = parse_op(line).ok_or_else(|| bad(n, line))?;
-            history.push(op);
-        }
-        Ok(history)
-    }
-
-    fn parse_op(line: &str) -> Option<Op> {
-        let v: Value = serde_json::from_str(line).ok()?;
-        let k = &v[2];
-        let owner = || k[1].as_str().map(str::to_owned);
-        let kind = match k[0].as_str()? {
-            "acquire" => OpKind::Acquire {
-                owner: owner()?,
-                ttl_seconds: k[2].as_u64()? as u32,
-                wait_seconds: k[3].as_u64()? as u32,
-            },
-            "release" => OpKind::Release { owner: owner()? },
-            "renew" => OpKind::Renew {
-                owner: owner()?,
-                ttl_seconds: k[2].as_u64()? as u32,
-            },
-            "status" => OpKind::Status,
-            "list" => OpKind::List,
-            _ => return None,
-        };
-        let o = &v[5];
-        let outcome = match o[0].as_str()? {
-            "granted" => Outcome::Granted(parse_lease(&o[1])?),
-            "held" => Outcome::Held,
-            "released" => Outcome::Released,
-            "renewed" => Outcome::Renewed(parse_lease(&o[1])?),
-            "seen" if o[1].is_null() => Outcome::Seen(None),
-            "seen" => Outcome::Seen(Some(parse_lease(&o[1])?)),
-            "listed" => Outcome::Listed(
-                o[1].as_array()?
-                    .iter()
-                    .map(parse_lease)
-                    .collect::<Option<Vec<_>>>()?,
-            ),
-            "forbidden" => Outcome::Forbidden,
-            "not_found" => Outcome::NotFound,
-            "failed" => Outcome::Failed {
-                status: o[1].as_u64()? as u16,
-            },
-            "unknown" => Outcome::Unknown {
-                why: o[1].as_str()?.to_owned(),
-            },
-            _ => return None,
-        };
-        Some(Op {
-            id: 0,
-            client: v[0].as_u64()? as u32,
-            resource: v[1].as_str()?.to_owned(),
-            kind,
-            invoke: v[3].as_i64()?,
-            complete: v[4].as_i64()?,
-            outcome,
-        })
     }
 }

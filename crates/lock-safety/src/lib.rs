@@ -23,7 +23,7 @@ pub mod proxy;
 pub mod report;
 pub mod shared;
 
-pub use history::{History, Lease, Op, OpKind, Outcome};
+pub use history::{EndedLease, History, Lease, Op, OpKind, Outcome};
 pub use multi::{MultiHistory, MultiOp, MultiOpKind, MultiOutcome};
 pub use permits::{PermitHistory, PermitLease, PermitOp, PermitOpKind, PermitOutcome};
 pub use report::{check, CheckReport};

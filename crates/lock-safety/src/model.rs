@@ -1,7 +1,8 @@
 //! The lock of one resource as a sequential state machine, as docs/api.md describes it: an
 //! acquire of a free or expired lock draws a new fencing token larger than every earlier one; the
 //! live holder's own acquire re-grants it with the same token and a lease restarted from now;
-//! release and renew need the live holder's owner; nothing revives an ended lease.
+//! release and renew need the live holder's owner; nothing revives an ended lease. An admin's
+//! force-release ends whatever lease is there, whoever holds it, and any lock-delay with it.
 //!
 //! Time. An operation takes effect at one instant `t` that the checker does not know exactly: it
 //! knows `lo <= t <= hi` (from the invoke and complete instants of the operations ordered around
@@ -38,18 +39,30 @@ pub enum Call {
     Undo {
         grant: u32,
     },
+    /// An admin's force-release: it ends the live lease, whoever holds it, and any lock-delay
+    /// of an ended one, so that the lock is free at once.
+    ForceRelease,
 }
 
 /// What the client saw, in the model's terms (`expires` already in microseconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ret {
-    Granted { token: i64, expires: Micros },
+    Granted {
+        token: i64,
+        expires: Micros,
+    },
     Held,
     Released,
-    Renewed { token: i64, expires: Micros },
+    Renewed {
+        token: i64,
+        expires: Micros,
+    },
     Seen(Option<(OwnerId, i64, Micros)>),
     Forbidden,
     NotFound,
+    /// A force-release's 200: the one lease it ended (owner, token). `None` when the answer
+    /// listed no lease or several, which no state of an exclusive lock explains.
+    ForceReleased(Option<(OwnerId, i64)>),
     Unknown,
 }
 
@@ -315,6 +328,26 @@ pub fn step(state: &State, call: Call, ret: Ret, when: &When, op: u32) -> Vec<St
             }
         }
         (Call::Read, Ret::Unknown) => next.push(*state),
+        (Call::ForceRelease, Ret::ForceReleased(Some((owner, token)))) => {
+            if live.is_some_and(|h| h.owner == owner && h.token_is(token)) {
+                next.push(State {
+                    floor: state.floor.max(token),
+                    holder: None,
+                });
+            }
+        }
+        // Nothing was live; whatever lease had ended is gone, with its lock-delay.
+        (Call::ForceRelease, Ret::NotFound) => {
+            if may_be_free {
+                next.push(freed);
+            }
+        }
+        (Call::ForceRelease, Ret::Unknown) => {
+            if state.holder.is_some() {
+                next.push(freed);
+            }
+            next.push(*state);
+        }
         (Call::Undo { grant }, _) => {
             if state.holder.is_some_and(|h| h.grant == grant) {
                 next.push(freed);
@@ -328,186 +361,4 @@ pub fn step(state: &State, call: Call, ret: Ret, when: &When, op: u32) -> Vec<St
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const S: Micros = 1_000_000;
-
-    fn at(lo: Micros, hi: Micros) -> When {
-        When {
-            lo,
-            hi,
-            margin: 50_000,
-            lock_delay: 0,
-            window: (lo, hi),
-        }
-    }
-
-    fn delayed(lo: Micros, hi: Micros, lock_delay: Micros) -> When {
-        When {
-            lock_delay,
-            ..at(lo, hi)
-        }
-    }
-
-    #[test]
-    fn a_lease_that_ran_out_keeps_its_place_from_others_for_the_lock_delay() {
-        // Owner 0's lease ends at 10 s; the resource's lock-delay is 2 s.
-        let state = held(0, 5, 10 * S);
-        let grant = |owner, at_s: Micros| {
-            step(
-                &state,
-                Call::Acquire { owner, ttl: 5 * S },
-                Ret::Granted {
-                    token: 6,
-                    expires: at_s * S + 5 * S,
-                },
-                &delayed(at_s * S, at_s * S + 1_000, 2 * S),
-                1,
-            )
-        };
-        assert!(grant(1, 11).is_empty(), "another owner, inside the delay");
-        assert!(!grant(1, 13).is_empty(), "another owner, after it");
-        assert!(!grant(0, 11).is_empty(), "its own owner comes back");
-        let refused = |at_s: Micros| {
-            step(
-                &state,
-                Call::Acquire {
-                    owner: 1,
-                    ttl: 5 * S,
-                },
-                Ret::Held,
-                &delayed(at_s * S, at_s * S + 1_000, 2 * S),
-                1,
-            )
-        };
-        assert_eq!(refused(11), vec![state], "refused inside the delay");
-        // A read that finds no lease there does not end the delay.
-        let read = step(
-            &state,
-            Call::Read,
-            Ret::Seen(None),
-            &delayed(11 * S, 11 * S + 1_000, 2 * S),
-            1,
-        );
-        assert_eq!(read.len(), 1);
-        let after_read = &read[0];
-        assert!(after_read.holder.is_some(), "the lease keeps its place");
-        assert!(step(
-            after_read,
-            Call::Acquire {
-                owner: 1,
-                ttl: 5 * S
-            },
-            Ret::Granted {
-                token: 6,
-                expires: 16 * S
-            },
-            &delayed(11 * S + 2_000, 11 * S + 3_000, 2 * S),
-            2,
-        )
-        .is_empty());
-        assert!(refused(13).is_empty(), "no reason to refuse after it");
-        // Without a delay, the same grant at 11 s is fine.
-        assert!(!step(
-            &state,
-            Call::Acquire {
-                owner: 1,
-                ttl: 5 * S
-            },
-            Ret::Granted {
-                token: 6,
-                expires: 16 * S
-            },
-            &at(11 * S, 11 * S + 1_000),
-            1,
-        )
-        .is_empty());
-    }
-
-    fn held(owner: OwnerId, token: i64, end: Micros) -> State {
-        State {
-            floor: token,
-            holder: Some(Hold {
-                owner,
-                token: Token::Known(token),
-                end_lo: end - 50_000,
-                end_hi: end + 50_000,
-                grant: 0,
-            }),
-        }
-    }
-
-    #[test]
-    fn a_free_lock_is_granted_with_a_larger_token_only() {
-        let free = State::default();
-        let when = at(0, 10_000);
-        let grant = |token| Ret::Granted {
-            token,
-            expires: 5 * S,
-        };
-        let call = Call::Acquire {
-            owner: 1,
-            ttl: 5 * S,
-        };
-        assert_eq!(step(&free, call, grant(1), &when, 1).len(), 1);
-        let after = held(2, 7, 100 * S);
-        assert!(step(&after, call, grant(8), &at(200 * S, 201 * S), 1).len() == 1);
-        assert!(step(&after, call, grant(7), &at(200 * S, 201 * S), 1).is_empty());
-        assert!(step(&after, call, grant(6), &at(200 * S, 201 * S), 1).is_empty());
-    }
-
-    #[test]
-    fn a_live_lease_of_another_owner_is_not_granted() {
-        let state = held(2, 7, 10 * S);
-        let call = Call::Acquire {
-            owner: 1,
-            ttl: 5 * S,
-        };
-        let ret = Ret::Granted {
-            token: 8,
-            expires: 10 * S,
-        };
-        assert!(step(&state, call, ret, &at(S, 2 * S), 1).is_empty());
-        // Near the end of the lease either is possible.
-        assert_eq!(step(&state, call, ret, &at(9 * S, 10 * S), 1).len(), 1);
-        assert_eq!(
-            step(&state, call, Ret::Held, &at(9 * S, 10 * S), 1).len(),
-            1
-        );
-        // Surely after it, the lock is free: held is no answer.
-        assert!(step(&state, call, Ret::Held, &at(11 * S, 12 * S), 1).is_empty());
-    }
-
-    #[test]
-    fn a_renew_never_revives_an_ended_lease() {
-        let state = held(1, 7, 10 * S);
-        let call = Call::Renew {
-            owner: 1,
-            ttl: 5 * S,
-        };
-        let ret = Ret::Renewed {
-            token: 7,
-            expires: 16 * S,
-        };
-        assert_eq!(step(&state, call, ret, &at(S, 2 * S), 1).len(), 1);
-        assert!(step(&state, call, ret, &at(11 * S, 11 * S), 1).is_empty());
-        let released = step(
-            &state,
-            Call::Release { owner: 1 },
-            Ret::Released,
-            &at(S, S),
-            1,
-        );
-        assert!(step(&released[0], call, ret, &at(2 * S, 2 * S), 1).is_empty());
-    }
-
-    #[test]
-    fn an_undo_ends_only_its_own_grant() {
-        let mut state = held(1, 7, 10 * S);
-        let undo = Call::Undo { grant: 0 };
-        assert_eq!(step(&state, undo, Ret::Unknown, &at(S, S), 9).len(), 2);
-        state.holder.as_mut().unwrap().grant = 3;
-        assert_eq!(step(&state, undo, Ret::Unknown, &at(S, S), 9), vec![state]);
-    }
-}
+mod tests;

@@ -19,7 +19,8 @@ pub(super) fn lost_acknowledgements(
             }
             let misses = match what {
                 Ended::Everything => true,
-                Ended::AllBut(live) => *live != hold.seen.lease.token,
+                // A force-release that ended the hold's own lease cut the hold at its invoke.
+                Ended::AllBut(live) | Ended::Forced(live) => *live != hold.seen.lease.token,
                 // A 403 or a refusal of the holder itself, or a 204 of someone else.
                 Ended::OwnerOf(owner) => *owner == hold.seen.lease.owner,
             };

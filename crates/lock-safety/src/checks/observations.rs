@@ -21,6 +21,19 @@ pub(super) enum Ended<'a> {
     AllBut(i64),
     /// The owner's lease was not live (403, held by another, or released by the owner: 204).
     OwnerOf(&'a str),
+    /// A force-release ended this token, the only live lease at its instant: nothing was live
+    /// right after.
+    Forced(i64),
+}
+
+/// Whether a force-release may have ended the lease `token` of `owner`: unanswered, or answered
+/// with that lease among those it ended (any other answer says it did not).
+pub(super) fn may_force_end(op: &Op, owner: &str, token: i64) -> bool {
+    match &op.outcome {
+        Outcome::Unknown { .. } => true,
+        Outcome::ForceReleased(ended) => ended.iter().any(|e| e.owner == owner && e.token == token),
+        _ => false,
+    }
 }
 
 /// Whether an operation may have ended or shortened a lease of its owner.
@@ -82,6 +95,12 @@ pub(super) fn observations<'a>(
                 ended.push((op, Ended::AllBut(lease.token)));
             }
             Outcome::Seen(None) | Outcome::NotFound => ended.push((op, Ended::Everything)),
+            // Several leases at once are the search's to judge; none is what a 404 says.
+            Outcome::ForceReleased(leases) => match leases.as_slice() {
+                [one] => ended.push((op, Ended::Forced(one.token))),
+                [] => ended.push((op, Ended::Everything)),
+                _ => {}
+            },
             Outcome::Forbidden | Outcome::Held | Outcome::Released => {
                 if let Some(owner) = op_owner(op) {
                     ended.push((op, Ended::OwnerOf(owner)));

@@ -122,7 +122,7 @@ pub(super) fn phantom_releases(
                 && op.invoke > latest_grant
                 && op.complete < release.invoke
                 && match what {
-                    Ended::Everything => true,
+                    Ended::Everything | Ended::Forced(_) => true,
                     Ended::OwnerOf(o) => *o == owner,
                     Ended::AllBut(_) => false,
                 }

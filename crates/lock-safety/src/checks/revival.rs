@@ -31,7 +31,8 @@ pub(super) fn revivals(
                 continue;
             }
             let ends = match what {
-                Ended::Everything => true,
+                // The forced token ended then too, and nothing else was live.
+                Ended::Everything | Ended::Forced(_) => true,
                 Ended::AllBut(live) => *live != token,
                 Ended::OwnerOf(o) => *o == owner,
             };

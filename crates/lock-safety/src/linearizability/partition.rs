@@ -9,7 +9,8 @@ use crate::model::{Call, OwnerId, Ret};
 
 /// Splits a history into one partition per resource. Reads with an unknown outcome and definite
 /// failures change nothing and are left out; a listing becomes one read per resource; an acquire
-/// with an unknown outcome also brings the optional undo of its grant by lockd.
+/// with an unknown outcome also brings the optional undo of its grant by lockd. A force-release
+/// is an operation of its own, of no owner.
 pub fn partitions(history: &History) -> Vec<Partition> {
     let mut by_resource: Vec<Partition> = history
         .resources
@@ -71,6 +72,7 @@ pub fn partitions(history: &History) -> Vec<Partition> {
             },
             OpKind::Status => Call::Read,
             OpKind::List => unreachable!(),
+            OpKind::ForceRelease { .. } => Call::ForceRelease,
         };
         let ret = match &op.outcome {
             Outcome::Granted(l) => Ret::Granted {
@@ -90,6 +92,12 @@ pub fn partitions(history: &History) -> Vec<Partition> {
             Outcome::Listed(_) => continue,
             Outcome::Forbidden => Ret::Forbidden,
             Outcome::NotFound => Ret::NotFound,
+            // An exclusive lock has one lease at a time: an answer listing none or several has
+            // no explanation (`None`).
+            Outcome::ForceReleased(ended) => Ret::ForceReleased(match ended.as_slice() {
+                [one] => Some((owner_id(p, &one.owner), one.token)),
+                _ => None,
+            }),
             Outcome::Failed { .. } => continue,
             Outcome::Unknown { .. } => Ret::Unknown,
         };

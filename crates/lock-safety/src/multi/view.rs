@@ -49,6 +49,30 @@ impl Proof<'_> {
     }
 }
 
+/// What a force-release may have ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Forced<'a> {
+    /// It is no force-release, or its definite answer says it ended nothing (404, 4xx).
+    Nothing,
+    /// These leases (owner, token), as its answer listed them.
+    These(Vec<(&'a str, i64)>),
+    /// Unanswered: whatever lease was live.
+    Anything,
+}
+
+impl Step<'_> {
+    /// Whether the step may have ended or shortened the lease `token` of `owner`: one of the
+    /// owner's own that may change it, or a force-release that may have ended it.
+    pub(super) fn may_end(&self, owner: &str, token: i64) -> bool {
+        (self.owner == Some(owner) && self.may_change)
+            || match &self.forced {
+                Forced::Nothing => false,
+                Forced::These(ended) => ended.contains(&(owner, token)),
+                Forced::Anything => true,
+            }
+    }
+}
+
 /// One operation on one resource.
 #[derive(Debug, Clone)]
 pub(super) struct Step<'a> {
@@ -65,6 +89,8 @@ pub(super) struct Step<'a> {
     /// It may have ended, shortened or restarted its owner's lease: an acquire, renew or release,
     /// unless its definite answer says nothing changed ("held", 403, 404, 409, another 4xx).
     pub(super) may_change: bool,
+    /// A force-release (of no owner): the leases it may have ended, whoever held them.
+    pub(super) forced: Forced<'a>,
     pub(super) shown: Vec<Shown<'a>>,
     pub(super) proof: Option<Proof<'a>>,
 }
@@ -104,7 +130,7 @@ fn lock_step<'a>(history: &History, op: &'a Op, resource: &str) -> Step<'a> {
         OpKind::Acquire { owner, .. } | OpKind::Release { owner } | OpKind::Renew { owner, .. } => {
             Some(owner.as_str())
         }
-        OpKind::Status | OpKind::List => None,
+        OpKind::Status | OpKind::List | OpKind::ForceRelease { .. } => None,
     };
     let exclusive = |l: &'a crate::Lease| Shown {
         owner: &l.owner,
@@ -125,12 +151,26 @@ fn lock_step<'a>(history: &History, op: &'a Op, resource: &str) -> Step<'a> {
             None => (Vec::new(), Some(Proof::AllLive(Vec::new()))),
         },
         Outcome::Seen(None) | Outcome::NotFound => (Vec::new(), Some(Proof::AllLive(Vec::new()))),
+        // At its instant these were the live leases; it ended them.
+        Outcome::ForceReleased(ended) => (
+            Vec::new(),
+            Some(Proof::AllLive(
+                ended.iter().map(|e| (e.owner.as_str(), e.token)).collect(),
+            )),
+        ),
         Outcome::Forbidden | Outcome::Held | Outcome::Released => {
             (Vec::new(), owner.map(Proof::OwnerHoldsNothing))
         }
         Outcome::Failed { .. } | Outcome::Unknown { .. } => (Vec::new(), None),
     };
     let acquire = matches!(op.kind, OpKind::Acquire { .. });
+    let forced = match (&op.kind, &op.outcome) {
+        (OpKind::ForceRelease { .. }, Outcome::Unknown { .. }) => Forced::Anything,
+        (_, Outcome::ForceReleased(ended)) => {
+            Forced::These(ended.iter().map(|e| (e.owner.as_str(), e.token)).collect())
+        }
+        _ => Forced::Nothing,
+    };
     Step {
         op: OpRef::Locks(op.id),
         client: op.client,
@@ -144,6 +184,7 @@ fn lock_step<'a>(history: &History, op: &'a Op, resource: &str) -> Step<'a> {
                 op.outcome,
                 Outcome::Held | Outcome::Forbidden | Outcome::NotFound | Outcome::Failed { .. }
             ),
+        forced,
         shown,
         proof,
     }
@@ -199,6 +240,8 @@ fn shared_step<'a>(history: &SharedHistory, op: &'a SharedOp) -> Step<'a> {
                     | SharedOutcome::NotFound
                     | SharedOutcome::Failed { .. }
             ),
+        // Force-releases are sent to the exclusive locks only.
+        forced: Forced::Nothing,
         shown,
         proof,
     }

@@ -3,13 +3,14 @@
 //! name, outside the listings' prefix) and are checked against the same model: one leader at a
 //! time (at most one holder), terms that only grow (fencing tokens), only the leader renews or
 //! resigns. A campaign is an acquire, a leader's renew a renew, a resign a release, reading the
-//! leader a status.
+//! leader a status, an admin's force-release of the leader a force-release.
 
 use std::time::Duration;
 
 use lock_safety::{Lease, OpKind, Outcome};
 use serde_json::{json, Value};
 
+use crate::force_release;
 use crate::workload::{agent, answer, encode, Answer};
 
 /// How many elections the clients share.
@@ -39,6 +40,9 @@ pub fn perform(base: &str, election: &str, kind: &OpKind, timeout: Duration) -> 
             .post(&format!("{path}/renew"))
             .send_json(json!({"candidate": owner, "ttl_seconds": ttl_seconds})),
         OpKind::Status | OpKind::List => agent.get(&path).call(),
+        OpKind::ForceRelease { reason } => {
+            return force_release::perform(&agent, &format!("{path}/leader"), reason)
+        }
     };
     match answer(result) {
         Answer::Status(status, body) => classify(kind, status, &body),

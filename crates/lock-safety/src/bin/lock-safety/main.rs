@@ -1,17 +1,19 @@
 //! `lock-safety`: runs several lockd instances on one database, many concurrent clients doing
-//! random lock (exclusive, shared, several at once), election and semaphore operations, and a fault
-//! injector; records every operation; then checks the histories (see the `lock_safety` library)
-//! and exits non-zero on any violation.
+//! random lock (exclusive, shared, several at once, force-released by an admin), election and
+//! semaphore operations, and a fault injector; records every operation; then checks the
+//! histories (see the `lock_safety` library) and exits non-zero on any violation.
 //! docs/safety.md explains how to run it and read its output.
 
 mod cluster;
 mod elections;
 mod faults;
+mod force_release;
 mod multi_locks;
 mod output;
 mod rng;
 mod semaphores;
 mod shared_locks;
+mod verdict;
 mod workload;
 
 use std::net::SocketAddr;
@@ -22,15 +24,13 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
-use lock_safety::permits::{self, PermitHistory};
-use lock_safety::{check, multi, shared, History, MultiHistory, SharedHistory};
+use lock_safety::permits::PermitHistory;
+use lock_safety::{History, MultiHistory, SharedHistory};
 
 use crate::cluster::{Database, Fleet, PgCluster};
 use crate::faults::Fault;
-use crate::output::{
-    fault_lines, print_multi_summary, print_permit_summary, print_shared_summary, print_summary,
-    read_histories, write_history, Histories,
-};
+use crate::output::{read_histories, write_history, Histories};
+use crate::verdict::verdict;
 use crate::workload::{Clock, Plan};
 
 /// How many semaphores the clients share.
@@ -93,6 +93,9 @@ struct Args {
     /// them).
     #[arg(long)]
     no_multi: bool,
+    /// Run without force-releases (for a server without them).
+    #[arg(long)]
+    no_force_release: bool,
     /// The most states one resource's linearizability search may explore before it reports
     /// "unknown".
     #[arg(long, default_value_t = 3_000_000)]
@@ -129,7 +132,7 @@ fn main() -> ExitCode {
         Backend::Postgres => "postgres",
     };
     println!(
-        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, {} locked in both modes, {} elections, multi-locks {}, {} semaphores (limit {}), faults {}",
+        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, {} locked in both modes, {} elections, multi-locks {}, force-releases {}, {} semaphores (limit {}), faults {}",
         args.seconds,
         args.instances,
         args.clients,
@@ -137,6 +140,7 @@ fn main() -> ExitCode {
         if args.no_shared { 0 } else { SHARED_RESOURCES },
         if args.no_elections { 0 } else { elections::ELECTIONS },
         if args.no_multi { "off" } else { "on" },
+        if args.no_force_release { "off" } else { "on" },
         SEMAPHORES,
         semaphores::LIMIT,
         if args.no_faults { "off" } else { "on" }
@@ -220,6 +224,7 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
             .collect(),
         semaphores: (0..SEMAPHORES).map(|j| format!("{run_id}/s{j}")).collect(),
         multi: false,
+        force_release: !args.no_force_release,
         prefix: format!("{run_id}/"),
         run_id,
         clients: args.clients.max(1),
@@ -324,109 +329,4 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
         backend,
         args,
     ))
-}
-
-/// Checks the histories, prints the summary and the verdict, and says how the process exits.
-fn verdict(
-    histories: &Histories,
-    budget: u64,
-    events: &[faults::Event],
-    fault_errors: &[String],
-    backend: &str,
-    args: &Args,
-) -> ExitCode {
-    let (history, permit_history, shared_history) =
-        (&histories.locks, &histories.permits, &histories.shared);
-    let seed = history.seed;
-    print_summary(history, events);
-    print_permit_summary(permit_history);
-    print_shared_summary(shared_history);
-    print_multi_summary(&histories.multi);
-    for error in fault_errors {
-        println!("!!! fault injection stopped early: {error}");
-    }
-    let checked = Instant::now();
-    let report = check(history, budget);
-    let permit_report = permits::checks::check(permit_history);
-    let permit_findings = permit_report.findings;
-    let shared_report = shared::checks::check(shared_history);
-    let multi_report = multi::checks::check(&histories.multi, history, shared_history);
-    let multi_findings = multi_report.findings;
-    let violations = report.violations()
-        + permit_findings.len()
-        + shared_report.findings.len()
-        + multi_findings.len();
-    println!(
-        "checked in {:.1} s: {} resources, {} locked in both modes, {} multi-lock operations, {} semaphores, {} violations, {} unknown, at most {} states searched per resource",
-        checked.elapsed().as_secs_f64(),
-        report.partitions.len(),
-        shared_report.readers.len(),
-        histories.multi.ops.len(),
-        permit_history.names.len(),
-        violations,
-        report.unknown(),
-        report.max_states()
-    );
-    print!("{}", report.render(history));
-    for (name, peak) in &permit_report.peaks {
-        println!(
-            "semaphore {name:<23} at most {peak} permits surely held at once (limit {})",
-            semaphores::LIMIT
-        );
-    }
-    print!(
-        "{}",
-        permits::report::render(permit_history, &permit_findings)
-    );
-    for (resource, readers) in &shared_report.readers {
-        println!("resource {resource:<24} at most {readers} readers surely held it at once");
-    }
-    print!(
-        "{}",
-        shared::report::render(shared_history, &shared_report.findings)
-    );
-    let seen = multi_report.coverage;
-    println!(
-        "multi-locks: {} sets granted, {} seen granted by another client before their answer, {} answers judged while two locks of a set were surely held",
-        seen.sets, seen.seen_before_answer, seen.answers_judged
-    );
-    print!(
-        "{}",
-        multi::report::render(&histories.multi, history, shared_history, &multi_findings)
-    );
-    if violations > 0 {
-        print!("faults injected:\n{}", fault_lines(history, events));
-        if backend == "recorded" {
-            println!("FAILED: {violations} violations (seed {seed})");
-            return ExitCode::from(1);
-        }
-        println!(
-            "FAILED: {violations} violations (backend {backend}, seed {}); rerun: lock-safety --backend {backend} --seed {} --seconds {} --instances {} --clients {} --resources {}{}{}{}{}",
-            seed,
-            seed,
-            args.seconds,
-            args.instances,
-            args.clients,
-            args.resources,
-            if args.no_shared { " --no-shared" } else { "" },
-            if args.no_multi { " --no-multi" } else { "" },
-            if args.no_elections { " --no-elections" } else { "" },
-            if args.no_lock_delay { " --no-lock-delay" } else { "" }
-        );
-        return ExitCode::from(1);
-    }
-    if report.unknown() > 0 || !fault_errors.is_empty() {
-        println!(
-            "!!! NOT PASSED: {} resources could not be decided within the budget{} (seed {seed})",
-            report.unknown(),
-            if fault_errors.is_empty() {
-                ""
-            } else {
-                ", and fault injection failed"
-            }
-        );
-        return ExitCode::from(3);
-    }
-    println!("passed: 0 violations (backend {backend}, seed {seed})");
-    ExitCode::SUCCESS
 }

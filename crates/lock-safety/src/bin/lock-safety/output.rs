@@ -64,6 +64,7 @@ pub(crate) fn print_summary(history: &History, events: &[faults::Event]) {
             OpKind::Renew { .. } => "renew",
             OpKind::Status => "status",
             OpKind::List => "list",
+            OpKind::ForceRelease { .. } => "force-release",
         };
         let slot = match &op.outcome {
             Outcome::Unknown { .. } => 2,

@@ -1,7 +1,8 @@
 //! The clients: threads doing random lock operations on a few resources, some of them on
 //! resources locked in both modes (see `shared_locks.rs`), some on several resources at once (see
 //! `multi_locks.rs`), the same operations on two elections (see `elections.rs`), and semaphore
-//! operations on two semaphores (see `semaphores.rs`), through
+//! operations on two semaphores (see `semaphores.rs`), and now and then an admin's force-release
+//! of a lock or an election (see `force_release.rs`), through
 //! random instances, each operation recorded with its invoke and complete instants and its outcome
 //! as seen.
 
@@ -15,7 +16,7 @@ use serde_json::{json, Value};
 
 use crate::cluster::Fleet;
 use crate::rng::Rng;
-use crate::{elections, multi_locks, semaphores, shared_locks};
+use crate::{elections, force_release, multi_locks, semaphores, shared_locks};
 
 /// Instants in microseconds since the Unix epoch, from a monotonic clock anchored once to the
 /// wall clock (the server's timestamps come from the same machine's wall clock).
@@ -57,6 +58,9 @@ pub struct Plan {
     pub semaphores: Vec<String>,
     /// Whether the clients send multi-lock operations (`POST /locks`, `DELETE /locks`).
     pub multi: bool,
+    /// Whether the clients force-release locks and elections now and then (an admin's
+    /// `?force=true&reason=…`).
+    pub force_release: bool,
     pub prefix: String,
     pub run_id: String,
     pub clients: usize,
@@ -92,6 +96,7 @@ pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Rec
     let mut permit_ops = Vec::new();
     let mut shared_ops = Vec::new();
     let mut multi_ops = Vec::new();
+    let mut forced = 0;
     while Instant::now() < plan.until {
         thread::sleep(Duration::from_millis(rng.below(40)));
         let Some(base) = pick_instance(&fleet, &mut rng) else {
@@ -159,6 +164,15 @@ pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Rec
             },
             70..=94 => OpKind::Status,
             _ => OpKind::List,
+        };
+        // Drawn only when on, so that without them a seed makes the run it made before.
+        let kind = if plan.force_release && rng.below(1000) < force_release::PER_MILLE {
+            forced += 1;
+            OpKind::ForceRelease {
+                reason: force_release::reason(&plan, c, forced),
+            }
+        } else {
+            kind
         };
         let timeout = match &kind {
             OpKind::Acquire { wait_seconds, .. } if !impatient => {
@@ -286,6 +300,7 @@ fn perform(
             .query("prefix", prefix)
             .query("limit", "1000")
             .call(),
+        OpKind::ForceRelease { reason } => return force_release::perform(&agent, &path, reason),
     };
     match answer(result) {
         Answer::Status(status, body) => classify(kind, resource, status, &body),

@@ -9,7 +9,7 @@
 //! instant it read.) From that instant each lock is surely held until the earlier of its
 //! `expires_at` less the margin and the invoke of anything its owner did on that resource that may
 //! have ended, shortened or restarted it (the set's own part excepted; a definite "held", 403, 404
-//! or 409 changed nothing). An answer invoked after that instant and completed while the lock and
+//! or 409 changed nothing), or of a force-release that may have ended it. An answer invoked after that instant and completed while the lock and
 //! another of the set's were still surely held must not prove the lock not held by the owner: a
 //! status or listing without its lease, another writer granted, a 404, or "held" or 403 to the
 //! owner.
@@ -93,8 +93,7 @@ fn check_set(
                 cut_by: None,
             };
             for step in steps {
-                if step.owner == Some(owner)
-                    && step.may_change
+                if step.may_end(owner, holder.token)
                     && !own(set, step)
                     && step.latest_effect > set.invoke
                     && step.invoke < lock.until
