@@ -9,7 +9,9 @@
 //! do the resources locked in both modes ([`shared`]: no writer beside another holder, fencing
 //! tokens, no ended lease in a read). Multi-lock operations are split into those per-resource
 //! histories and also kept whole ([`multi`]: no set granted by halves, no refused set leaving a
-//! lease behind). The
+//! lease behind). After a run, lockd's own durable history of each lock is read back and held
+//! to the same story ([`recorded_history`]: one lease at a time, tokens that grow, every
+//! acknowledged change recorded, every record explained by a request). The
 //! `lock-safety` binary records such histories against real lockd instances while it injects
 //! faults; see docs/safety.md.
 
@@ -20,6 +22,7 @@ pub mod model;
 pub mod multi;
 pub mod permits;
 pub mod proxy;
+pub mod recorded_history;
 pub mod report;
 pub mod shared;
 

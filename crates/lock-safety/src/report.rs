@@ -97,7 +97,7 @@ pub fn check(history: &History, budget: u64) -> CheckReport {
 
 /// The operations `marked` (shown with `*`) and those on the resource whose answers could have
 /// interleaved with them, at most 60 lines.
-fn slice_text(history: &History, resource: &str, marked: &[usize]) -> String {
+pub(crate) fn slice_text(history: &History, resource: &str, marked: &[usize]) -> String {
     let ops: Vec<&Op> = marked.iter().map(|&id| &history.ops[id]).collect();
     let from = ops.iter().map(|o| o.invoke).min().unwrap_or(0);
     let to = ops.iter().map(|o| o.complete).max().unwrap_or(0);

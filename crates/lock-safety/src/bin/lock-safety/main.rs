@@ -1,7 +1,8 @@
 //! `lock-safety`: runs several lockd instances on one database, many concurrent clients doing
 //! random lock (exclusive, shared, several at once, force-released by an admin), election and
-//! semaphore operations, and a fault injector; records every operation; then checks the
-//! histories (see the `lock_safety` library) and exits non-zero on any violation.
+//! semaphore operations, and a fault injector; records every operation; reads lockd's own
+//! history of each lock and election back once the faults are over; then checks the histories
+//! (see the `lock_safety` library) and exits non-zero on any violation.
 //! docs/safety.md explains how to run it and read its output.
 
 mod cluster;
@@ -10,6 +11,7 @@ mod faults;
 mod force_release;
 mod multi_locks;
 mod output;
+mod recorded;
 mod rng;
 mod semaphores;
 mod shared_locks;
@@ -93,7 +95,8 @@ struct Args {
     /// them).
     #[arg(long)]
     no_multi: bool,
-    /// Run without force-releases (for a server without them).
+    /// Run without force-releases, and without reading lockd's history of the locks after the
+    /// run (for a server without them).
     #[arg(long)]
     no_force_release: bool,
     /// The most states one resource's linearizability search may explore before it reports
@@ -101,7 +104,8 @@ struct Args {
     #[arg(long, default_value_t = 3_000_000)]
     budget: u64,
     /// Check a recorded history (the `history.jsonl` of an earlier run, and the `permits.jsonl`,
-    /// `shared.jsonl` and `multi.jsonl` beside it if there are) instead of running.
+    /// `shared.jsonl`, `multi.jsonl` and `records.jsonl` beside it if there are) instead of
+    /// running.
     #[arg(long)]
     check: Option<PathBuf>,
     /// Where the lockd logs and the recorded history go (default target/safety/BACKEND-SEED).
@@ -260,6 +264,10 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
         multi_ops.extend(recorded.multi);
     }
     let (events, fault_errors) = injector.join().map_err(|_| "the fault injector panicked")?;
+    // The faults are over and healed: every instance runs again.
+    let records = plan
+        .force_release
+        .then(|| recorded::read(&fleet, &plan.resources, &plan.elections));
     fleet.stop();
     drop(fleet);
     drop(db);
@@ -317,6 +325,7 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
         permits: permit_history,
         shared: shared_history,
         multi: multi_history,
+        records,
     };
     write_history(&histories, &events, &out);
     println!("history and lockd logs: {}", out.display());

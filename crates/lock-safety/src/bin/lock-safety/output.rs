@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use lock_safety::permits::{self, PermitHistory, PermitOutcome};
+use lock_safety::recorded_history::{self, RecordedHistory};
 use lock_safety::{
     multi, shared, History, Mode, MultiHistory, MultiOpKind, MultiOutcome, OpKind, Outcome,
     SharedHistory, SharedOutcome,
@@ -13,16 +14,19 @@ use lock_safety::{
 use crate::faults::{self, Fault};
 
 /// A run's histories: the locks' (resources only ever locked exclusively), the semaphores', the
-/// resources locked in both modes, and the multi-lock operations whole.
+/// resources locked in both modes, the multi-lock operations whole, and lockd's own history of
+/// the locks and elections (none when it was not read).
 pub(crate) struct Histories {
     pub(crate) locks: History,
     pub(crate) permits: PermitHistory,
     pub(crate) shared: SharedHistory,
     pub(crate) multi: MultiHistory,
+    pub(crate) records: Option<RecordedHistory>,
 }
 
-/// Reads a recorded `history.jsonl`, and the `permits.jsonl`, `shared.jsonl` and `multi.jsonl`
-/// beside it (empty histories when they are missing: runs from before they were recorded).
+/// Reads a recorded `history.jsonl`, and the `permits.jsonl`, `shared.jsonl`, `multi.jsonl` and
+/// `records.jsonl` beside it (empty histories, and no records, when they are missing: runs from
+/// before they were recorded).
 ///
 /// # Errors
 /// The file that could not be read, and why.
@@ -44,11 +48,19 @@ pub(crate) fn read_histories(path: &Path) -> Result<Histories, String> {
         Some(p) => multi::json::read(&read(&p)?).map_err(|e| format!("{}: {e}", p.display()))?,
         None => MultiHistory::new(locks.start, locks.seed),
     };
+    let records = match beside("records.jsonl") {
+        Some(p) => Some(
+            recorded_history::json::read(&read(&p)?)
+                .map_err(|e| format!("{}: {e}", p.display()))?,
+        ),
+        None => None,
+    };
     Ok(Histories {
         locks,
         permits,
         shared,
         multi,
+        records,
     })
 }
 
@@ -99,7 +111,8 @@ pub(crate) fn print_summary(history: &History, events: &[faults::Event]) {
     }
 }
 
-/// Writes the histories, one operation a line, and the faults, for reading after the run.
+/// Writes the histories, one operation a line (lockd's records one a line, oldest first per
+/// resource), and the faults, for reading after the run.
 pub(crate) fn write_history(histories: &Histories, events: &[faults::Event], out: &Path) {
     let (history, permit_history) = (&histories.locks, &histories.permits);
     let text: String = history
@@ -142,6 +155,24 @@ pub(crate) fn write_history(histories: &Histories, events: &[faults::Event], out
         .collect();
     let _ = std::fs::write(out.join("multi.txt"), text);
     let _ = std::fs::write(out.join("multi.jsonl"), multi::json::write(multi_history));
+    if let Some(recorded) = &histories.records {
+        let mut text = String::new();
+        for (resource, name) in &recorded.names {
+            let mut records: Vec<_> = name.records.iter().collect();
+            records.sort_by_key(|r| r.id);
+            for record in records {
+                text.push_str(&format!(
+                    "{resource} {}\n",
+                    recorded_history::describe(record, history.start)
+                ));
+            }
+        }
+        let _ = std::fs::write(out.join("records.txt"), text);
+        let _ = std::fs::write(
+            out.join("records.jsonl"),
+            recorded_history::json::write(recorded),
+        );
+    }
 }
 
 /// One line: the multi-lock operations by kind and outcome (sets granted by size).

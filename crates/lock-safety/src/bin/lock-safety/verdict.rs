@@ -1,10 +1,12 @@
 //! The verdict of a run (or of a recorded one): every check on every history, the summary, each
 //! violation with its slice of history, and the exit code.
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use lock_safety::permits;
+use lock_safety::recorded_history::{self, RecordedHistory};
 use lock_safety::{check, multi, shared};
 
 use crate::faults;
@@ -40,10 +42,17 @@ pub(crate) fn verdict(
     let shared_report = shared::checks::check(shared_history);
     let multi_report = multi::checks::check(&histories.multi, history, shared_history);
     let multi_findings = multi_report.findings;
+    let record_findings = histories
+        .records
+        .as_ref()
+        .map_or_else(Vec::new, |recorded| {
+            recorded_history::checks::check(history, recorded)
+        });
     let violations = report.violations()
         + permit_findings.len()
         + shared_report.findings.len()
-        + multi_findings.len();
+        + multi_findings.len()
+        + record_findings.len();
     println!(
         "checked in {:.1} s: {} resources, {} locked in both modes, {} multi-lock operations, {} semaphores, {} violations, {} unknown, at most {} states searched per resource",
         checked.elapsed().as_secs_f64(),
@@ -82,6 +91,14 @@ pub(crate) fn verdict(
         "{}",
         multi::report::render(&histories.multi, history, shared_history, &multi_findings)
     );
+    let unread = histories.records.as_ref().map_or(0, |r| r.unread.len());
+    if let Some(recorded) = &histories.records {
+        print_records(recorded);
+        print!(
+            "{}",
+            recorded_history::report::render(history, recorded, &record_findings)
+        );
+    }
     if violations > 0 {
         print!("faults injected:\n{}", fault_lines(history, events));
         if backend == "recorded" {
@@ -108,18 +125,43 @@ pub(crate) fn verdict(
         );
         return ExitCode::from(1);
     }
-    if report.unknown() > 0 || !fault_errors.is_empty() {
+    if report.unknown() > 0 || !fault_errors.is_empty() || unread > 0 {
         println!(
-            "!!! NOT PASSED: {} resources could not be decided within the budget{} (seed {seed})",
+            "!!! NOT PASSED: {} resources could not be decided within the budget{}{} (seed {seed})",
             report.unknown(),
             if fault_errors.is_empty() {
                 ""
             } else {
                 ", and fault injection failed"
+            },
+            if unread == 0 {
+                String::new()
+            } else {
+                format!(", and lockd's history of {unread} resources could not be read")
             }
         );
         return ExitCode::from(3);
     }
     println!("passed: 0 violations (backend {backend}, seed {seed})");
     ExitCode::SUCCESS
+}
+
+/// One line: the records of lockd's history by event; then each name that could not be read.
+fn print_records(recorded: &RecordedHistory) {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for name in recorded.names.values() {
+        for record in &name.records {
+            *counts.entry(record.event.as_str()).or_default() += 1;
+        }
+    }
+    let counts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    println!(
+        "lockd's history: {} records of {} locks and elections: {}",
+        recorded.records(),
+        recorded.names.len(),
+        counts.join(", ")
+    );
+    for (name, why) in &recorded.unread {
+        println!("!!! lockd's history of {name} could not be read: {why}");
+    }
 }
