@@ -15,6 +15,10 @@ use crate::workload::{agent, answer, encode, Answer};
 /// restarted may still be starting.
 const PATIENCE: Duration = Duration::from_secs(60);
 
+/// Records a page: small, so that every run reads a name's history over several pages (a run's
+/// name has some tens of records to a few hundred) and the paging is checked too.
+const PAGE: &str = "20";
+
 /// Reads the history of each of `locks` and `elections`; a name that could not be read within
 /// [`PATIENCE`] is listed in `unread` with why.
 pub fn read(fleet: &Fleet, locks: &[String], elections: &[String]) -> RecordedHistory {
@@ -84,9 +88,7 @@ enum Failure {
 
 /// One page and the cursor of the next, if more follow.
 fn page(url: &str, cursor: Option<&str>) -> Result<(Vec<Record>, Option<String>), Failure> {
-    let mut request = agent(Duration::from_secs(10))
-        .get(url)
-        .query("limit", "1000");
+    let mut request = agent(Duration::from_secs(10)).get(url).query("limit", PAGE);
     if let Some(cursor) = cursor {
         request = request.query("cursor", cursor);
     }
