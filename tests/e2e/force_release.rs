@@ -7,7 +7,8 @@
 use lock_store_diesel::testing::TestDatabase;
 use serde_json::{json, Value};
 
-use crate::server::{Reply, TestServer};
+use crate::server::TestServer;
+use crate::tenants::as_key;
 
 on_both_backends!(
     an_admin_key_force_releases_every_lease_and_a_plain_key_cannot,
@@ -27,15 +28,6 @@ fn start(db: &TestDatabase) -> (TestServer, tempfile::TempDir) {
             ("acme", PLAIN, false),
             ("globex", OTHER_ADMIN, true),
         ],
-    )
-}
-
-fn as_key(server: &TestServer, key: &str, method: &str, path: &str, body: Option<&Value>) -> Reply {
-    server.send_with_header(
-        method,
-        path,
-        body,
-        ("authorization", &format!("Bearer {key}")),
     )
 }
 

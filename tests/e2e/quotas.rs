@@ -8,10 +8,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use lock_store_diesel::testing::TestDatabase;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::observe::Observer;
 use crate::server::{lockd_binary, Reply, TestServer};
+use crate::tenants::as_key;
 use crate::tenants::digest;
 
 on_both_backends!(each_limit_refuses_what_would_go_over_it_and_changes_nothing);
@@ -48,15 +49,6 @@ fn write_keys(dir: &tempfile::TempDir, keys: &[(&str, &str)]) {
         .map(|(tenant, key)| format!("{tenant} {}\n", digest(key)))
         .collect();
     std::fs::write(dir.path().join("keys"), text).expect("write keys file");
-}
-
-fn as_key(server: &TestServer, key: &str, method: &str, path: &str, body: Option<&Value>) -> Reply {
-    server.send_with_header(
-        method,
-        path,
-        body,
-        ("authorization", &format!("Bearer {key}")),
-    )
 }
 
 fn take(server: &TestServer, key: &str, resource: &str, owner: &str, ttl: i64) -> Reply {

@@ -37,6 +37,22 @@ pub(crate) fn digest(key: &str) -> String {
 
 /// Starts a server on `db` with an API keys file of `keys`, each `(tenant, key, admin)`; the
 /// directory returned holds the file: keep it while the server runs.
+/// Sends a request as the holder of API key `key` (`Authorization: Bearer <key>`).
+pub(crate) fn as_key(
+    server: &TestServer,
+    key: &str,
+    method: &str,
+    path: &str,
+    body: Option<&serde_json::Value>,
+) -> crate::server::Reply {
+    server.send_with_header(
+        method,
+        path,
+        body,
+        ("authorization", &format!("Bearer {key}")),
+    )
+}
+
 pub(crate) fn start_with_keys(
     db: &TestDatabase,
     keys: &[(&str, &str, bool)],
