@@ -1,5 +1,8 @@
-//! Durable history (migrations `lease_history`): what the triggers need from a write (its clock
-//! and what it says an ending is), and the reads of the records.
+//! Durable history: what the triggers need from a write (its clock and what it says an ending
+//! is), and the reads of the records. On PostgreSQL a record is a row of `lease_history`, written
+//! by the schema's triggers; on SQLite the records of a transaction are one row of
+//! `history_batches`, collected by the writer's connection ([`capture`]) and read by
+//! [`sqlite_batches`].
 //!
 //! The triggers record every change in the write's own statement. A write that ends live leases
 //! for a reason of its own (an undo, a force-release) says so first with [`say_ending`] and
@@ -22,6 +25,11 @@ use lock_domain::{
     FencingToken, HistoryEvent, HistoryId, HistoryQuery, HistoryRecord, HistorySubject, LeaseKind,
     Owner, RepositoryError, ResourceName, Tenant,
 };
+
+mod capture;
+mod sqlite_batches;
+
+pub(crate) use capture::Capture;
 
 use crate::connection::DbConnection;
 use crate::error::from_query;
@@ -62,7 +70,6 @@ ORDER BY id DESC LIMIT $6"
 );
 /// Every tenant's records after `$1`, oldest first, `$2` of them.
 const AFTER: &str = select_history!("id > $1 ORDER BY id LIMIT $2");
-const LAST_ID: &str = "SELECT COALESCE(MAX(id), 0) AS count FROM lease_history";
 /// The last id of up to `$2` of the oldest records, all older than the first one committed at or
 /// after `$1`, and none past `$3` (0: none).
 const PRUNE_CUT: &str = "\
@@ -157,7 +164,7 @@ impl SayEnding for PgConnection {
     }
 }
 
-/// A row of `lease_history`.
+/// A record as read: a row of `lease_history` (PostgreSQL) or an element of a batch (SQLite).
 #[derive(Debug, QueryableByName)]
 pub(crate) struct HistoryRow {
     #[diesel(sql_type = BigInt)]
@@ -226,6 +233,9 @@ pub(crate) fn page(
     tenant: &Tenant,
     query: &HistoryQuery,
 ) -> Result<Vec<HistoryRecord>, RepositoryError> {
+    if let DbConnection::Sqlite(c) = conn {
+        return sqlite_batches::page(c, tenant, query);
+    }
     let before = query.before.map_or(i64::MAX, HistoryId::value);
     let since = query
         .since
@@ -267,6 +277,9 @@ pub(crate) fn after(
     after: i64,
     limit: u32,
 ) -> Result<Vec<HistoryRecord>, RepositoryError> {
+    if let DbConnection::Sqlite(c) = conn {
+        return sqlite_batches::after(c, after, limit);
+    }
     load(
         conn,
         AFTER,
@@ -276,7 +289,7 @@ pub(crate) fn after(
 
 /// SQLite: the largest id committed (0: none); every one is final.
 pub(crate) fn last_id_sqlite(conn: &mut SqliteConnection) -> QueryResult<i64> {
-    crate::lease_statements::one(Prepared::portable(LAST_ID, vec![]).load::<CountRow>(conn)?)
+    sqlite_batches::last_id(conn)
 }
 
 fn prune_cut(before: DateTime<Utc>, batch: u32, through: i64) -> Prepared<'static> {
@@ -290,18 +303,17 @@ fn prune_cut(before: DateTime<Utc>, batch: u32, through: i64) -> Prepared<'stati
     )
 }
 
-/// Deletes up to `batch` of the oldest records committed before `before` (inside the writer:
-/// every committed id is final).
+/// Deletes about `batch` of the oldest records committed before `before` (inside the writer:
+/// every committed id is final; see [`sqlite_batches::prune`]).
 pub(crate) fn prune_sqlite(
     conn: &mut SqliteConnection,
     before: DateTime<Utc>,
     batch: u32,
 ) -> QueryResult<usize> {
-    let cut = crate::lease_statements::one(prune_cut(before, batch, i64::MAX).load(conn)?)?;
-    Prepared::portable(PRUNE, vec![Param::BigInt(cut)]).execute(conn)
+    sqlite_batches::prune(conn, before, batch)
 }
 
-/// [`prune_sqlite`] on PostgreSQL, in a transaction, of final ids only (up to `settled`), noting
+/// Deletes up to `batch` of the oldest records committed before `before` on PostgreSQL, in a transaction, of final ids only (up to `settled`), noting
 /// how far it pruned.
 pub(crate) fn prune_postgres(
     conn: &mut PgConnection,

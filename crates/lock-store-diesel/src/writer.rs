@@ -124,14 +124,16 @@ pub(crate) trait Writer: Send + Sync {
 }
 
 /// Undoes, with `undo` (run on the writer's connection), the grants of a multi-lock that nobody
-/// will hear of, and audits each.
+/// will hear of, and audits each. Every `undo_unheard_*` returns whether no undo failed (the
+/// SQLite writer then keeps the history its statements recorded).
 pub(crate) fn undo_unheard_set(
     tenant: &Tenant,
     answer: MultiAcquireOutcome,
     undo: impl FnMut(SharedOp) -> Result<SharedAnswer, RepositoryError>,
-) {
-    if let MultiAcquireOutcome::Granted(locks) = answer {
-        undo_unheard_locks(tenant, locks, undo);
+) -> bool {
+    match answer {
+        MultiAcquireOutcome::Granted(locks) => undo_unheard_locks(tenant, locks, undo),
+        _ => true,
     }
 }
 
@@ -141,9 +143,12 @@ pub(crate) fn undo_unheard_shared(
     tenant: &Tenant,
     answer: SharedAnswer,
     undo: impl FnMut(SharedOp) -> Result<SharedAnswer, RepositoryError>,
-) {
-    if let SharedAnswer::Acquired(lock_domain::SharedAcquireOutcome::Granted(grant)) = answer {
-        undo_unheard_locks(tenant, vec![grant], undo);
+) -> bool {
+    match answer {
+        SharedAnswer::Acquired(lock_domain::SharedAcquireOutcome::Granted(grant)) => {
+            undo_unheard_locks(tenant, vec![grant], undo)
+        }
+        _ => true,
     }
 }
 
@@ -152,7 +157,8 @@ fn undo_unheard_locks(
     tenant: &Tenant,
     locks: Vec<Lock>,
     mut undo: impl FnMut(SharedOp) -> Result<SharedAnswer, RepositoryError>,
-) {
+) -> bool {
+    let mut all_ran = true;
     for lock in locks {
         let (resource, owner, token, mode) = (
             lock.resource.clone(),
@@ -173,10 +179,12 @@ fn undo_unheard_locks(
             ),
             Ok(_) => {}
             Err(error) => {
+                all_ran = false;
                 tracing::warn!(%error, resource = %resource, "a grant made after its caller had gone could not be undone; it expires with its lease")
             }
         }
     }
+    all_ran
 }
 
 /// Undoes a semaphore grant nobody will hear of with `run` (an undo operation run on the
@@ -185,10 +193,10 @@ pub(crate) fn undo_unheard_permit(
     tenant: &Tenant,
     answer: PermitAnswer,
     run: impl FnOnce(PermitOp) -> Result<PermitAnswer, RepositoryError>,
-) {
+) -> bool {
     let PermitAnswer::Acquired(lock_domain::SemaphoreAcquireOutcome::Granted(grant)) = answer
     else {
-        return;
+        return true;
     };
     let (name, owner, token) = (
         grant.name.clone(),
@@ -207,9 +215,11 @@ pub(crate) fn undo_unheard_permit(
         ),
         Ok(_) => {}
         Err(error) => {
-            tracing::warn!(%error, semaphore = %name, "a permit grant made after its caller had gone could not be undone; it expires with its lease")
+            tracing::warn!(%error, semaphore = %name, "a permit grant made after its caller had gone could not be undone; it expires with its lease");
+            return false;
         }
     }
+    true
 }
 
 /// Undoes a grant that nobody will hear of (its caller gave up or went away before it was
@@ -218,12 +228,12 @@ pub(crate) fn undo_unheard_grant(
     tenant: &Tenant,
     row: LockRow,
     undo: impl FnOnce(&Lock) -> diesel::QueryResult<bool>,
-) {
+) -> bool {
     let lock = match Lock::try_from(row) {
         Ok(lock) => lock,
         Err(error) => {
             tracing::error!(%error, "a grant nobody heard of could not be read back; it expires with its lease");
-            return;
+            return true;
         }
     };
     match undo(&lock) {
@@ -237,7 +247,9 @@ pub(crate) fn undo_unheard_grant(
             reason = "the grant was made after its caller had gone",
         ),
         Err(error) => {
-            tracing::warn!(%error, resource = %lock.resource.as_str(), "a grant made after its caller had gone could not be undone; it expires with its lease")
+            tracing::warn!(%error, resource = %lock.resource.as_str(), "a grant made after its caller had gone could not be undone; it expires with its lease");
+            return false;
         }
     }
+    true
 }

@@ -25,19 +25,20 @@ use lock_domain::{Clock, RepositoryError};
 use tokio::sync::oneshot;
 
 use crate::error::{from_query, is_unavailable};
-use crate::history;
+use crate::history::{self, Capture};
 
 /// What a job leaves behind: how to answer its caller once the batch's fate is known, giving
 /// back the undo of a result that its caller is no longer there to hear.
 type Answer = Box<dyn FnOnce(Option<&BatchFailure>) -> Option<Undo> + Send>;
 
 /// Undoes the committed effect of a job whose caller has gone, given the connection and a
-/// fresh `now`.
-type Undo = Box<dyn FnOnce(&mut SqliteConnection, i64) + Send>;
+/// fresh `now`; says whether every statement of it ran (else its history is dropped).
+type Undo = Box<dyn FnOnce(&mut SqliteConnection, i64) -> bool + Send>;
 
 /// A write to run inside the batch transaction, given the connection and the batch's `now`; or,
 /// given `None` when the batch could not even begin, nothing to run but a caller to answer.
-type Job = Box<dyn FnOnce(Option<(&mut SqliteConnection, i64)>) -> Answer + Send>;
+/// Also says whether the write was kept (its savepoint released, not rolled back).
+type Job = Box<dyn FnOnce(Option<(&mut SqliteConnection, i64)>) -> (Answer, bool) + Send>;
 
 /// Why a whole batch failed (the transaction could not begin or commit), kept as text and class
 /// so that every caller of the batch gets its own error.
@@ -86,9 +87,20 @@ impl GroupCommitWriter {
         record_history: bool,
     ) -> std::io::Result<Self> {
         let (jobs, queue) = mpsc::channel::<Job>();
+        let mut conn = conn;
+        // A process that records history collects the records of its transactions through TEMP
+        // triggers of this connection; one that records none has no triggers at all.
+        let capture = if record_history {
+            Some(Capture::install(&mut conn).map_err(|error| {
+                std::io::Error::other(format!("cannot set up the history's triggers: {error}"))
+            })?)
+        } else {
+            None
+        };
         let writer = Transactions {
             clock,
             record_history,
+            capture,
         };
         thread::Builder::new()
             .name("lockd-sqlite-writer".into())
@@ -102,7 +114,7 @@ impl GroupCommitWriter {
         T: Send + 'static,
         F: FnOnce(&mut SqliteConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
     {
-        self.submit_undoable(work, |_, _, _| {}).await
+        self.submit_undoable(work, |_, _, _| true).await
     }
 
     /// [`Self::submit`], and if the caller has gone by the time `work` committed, `undo` runs
@@ -115,13 +127,13 @@ impl GroupCommitWriter {
     where
         T: Send + 'static,
         F: FnOnce(&mut SqliteConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
-        U: FnOnce(&mut SqliteConnection, i64, T) + Send + 'static,
+        U: FnOnce(&mut SqliteConnection, i64, T) -> bool + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
         let job: Job = Box::new(move |batch: Option<(&mut SqliteConnection, i64)>| {
             if reply.is_closed() {
                 // The caller went away before its write started: nothing runs for it.
-                return Box::new(|_: Option<&BatchFailure>| None) as Answer;
+                return (Box::new(|_: Option<&BatchFailure>| None) as Answer, true);
             }
             // A savepoint per job: a failing job is undone alone, the batch goes on.
             let outcome = batch.map(|(conn, now_ms)| {
@@ -133,7 +145,8 @@ impl GroupCommitWriter {
                     JobError::Query(error) => from_query(error),
                 })
             });
-            Box::new(move |failure: Option<&BatchFailure>| {
+            let kept = matches!(outcome, Some(Ok(_)));
+            let answer = Box::new(move |failure: Option<&BatchFailure>| {
                 let result = match (failure, outcome) {
                     (Some(failure), _) => Err(failure.to_error()),
                     (None, Some(outcome)) => outcome,
@@ -144,11 +157,12 @@ impl GroupCommitWriter {
                     // The caller went away while its batch ran: undo what nobody will hear of.
                     Err(Ok(value)) => {
                         Some(Box::new(move |conn: &mut SqliteConnection, now_ms: i64| {
-                            undo(conn, now_ms, value);
+                            undo(conn, now_ms, value)
                         }) as Undo)
                     }
                 }
-            })
+            }) as Answer;
+            (answer, kept)
         });
         self.jobs
             .send(job)
@@ -159,16 +173,51 @@ impl GroupCommitWriter {
     }
 }
 
-/// How the writer begins its transactions: with the clock's `now`, telling the history's
-/// triggers whether this process records.
+/// How the writer begins and commits its transactions: with the clock's `now`, telling the
+/// history's triggers whether this process records, and writing the records they collected.
 struct Transactions {
     clock: Arc<dyn Clock>,
     record_history: bool,
+    capture: Option<Capture>,
+}
+
+impl Transactions {
+    fn mark(&self) -> usize {
+        self.capture.as_ref().map_or(0, Capture::mark)
+    }
+
+    fn rewind(&self, mark: usize) {
+        if let Some(capture) = &self.capture {
+            capture.rewind(mark);
+        }
+    }
+
+    /// Writes the history of the transaction and commits it; rolls it back when either fails.
+    fn commit(&mut self, conn: &mut SqliteConnection, now_ms: i64) -> diesel::QueryResult<()> {
+        let written = match &mut self.capture {
+            Some(capture) => capture.write(conn, now_ms),
+            None => Ok(()),
+        };
+        let committed = written.and_then(|()| AnsiTransactionManager::commit_transaction(conn));
+        match &committed {
+            Ok(()) => {
+                if let Some(capture) = &mut self.capture {
+                    capture.committed();
+                }
+            }
+            // A failed COMMIT may leave the transaction open: roll it back so the next one
+            // starts clean.
+            Err(_) => {
+                let _ = AnsiTransactionManager::rollback_transaction(conn);
+            }
+        }
+        committed
+    }
 }
 
 fn run(
     mut conn: SqliteConnection,
-    writer: Transactions,
+    mut writer: Transactions,
     queue: mpsc::Receiver<Job>,
     max_batch: usize,
 ) {
@@ -181,28 +230,27 @@ fn run(
                 Err(_) => break,
             }
         }
-        run_batch(&mut conn, &writer, &mut batch);
+        run_batch(&mut conn, &mut writer, &mut batch);
     }
 }
 
-fn run_batch(conn: &mut SqliteConnection, writer: &Transactions, batch: &mut Vec<Job>) {
+fn run_batch(conn: &mut SqliteConnection, writer: &mut Transactions, batch: &mut Vec<Job>) {
     let mut answers: Vec<Answer> = Vec::with_capacity(batch.len());
     let failure = match begin_at(conn, writer) {
         Err(error) => {
-            answers.extend(batch.drain(..).map(|job| job(None)));
+            answers.extend(batch.drain(..).map(|job| job(None).0));
             Some(error)
         }
         Ok(now_ms) => {
             for job in batch.drain(..) {
-                answers.push(job(Some((&mut *conn, now_ms))));
+                let mark = writer.mark();
+                let (answer, kept) = job(Some((&mut *conn, now_ms)));
+                if !kept {
+                    writer.rewind(mark);
+                }
+                answers.push(answer);
             }
-            let failed = AnsiTransactionManager::commit_transaction(conn).err();
-            if failed.is_some() {
-                // A failed COMMIT may leave the transaction open: roll it back so the next
-                // batch starts clean.
-                let _ = AnsiTransactionManager::rollback_transaction(conn);
-            }
-            failed
+            writer.commit(conn, now_ms).err()
         }
     };
     let failure = failure.map(|error| BatchFailure {
@@ -222,7 +270,7 @@ fn run_batch(conn: &mut SqliteConnection, writer: &Transactions, batch: &mut Vec
 }
 
 /// Runs the undos of a batch in one transaction of their own, before the next batch.
-fn run_undos(conn: &mut SqliteConnection, writer: &Transactions, undos: Vec<Undo>) {
+fn run_undos(conn: &mut SqliteConnection, writer: &mut Transactions, undos: Vec<Undo>) {
     let now_ms = match begin_at(conn, writer) {
         Ok(now_ms) => now_ms,
         Err(error) => {
@@ -231,10 +279,21 @@ fn run_undos(conn: &mut SqliteConnection, writer: &Transactions, undos: Vec<Undo
         }
     };
     for undo in undos {
-        undo(conn, now_ms);
+        // Each in a savepoint of its own, so that the records of an undo that failed part way
+        // go with it.
+        let mark = writer.mark();
+        let undone = conn.transaction::<(), diesel::result::Error, _>(|conn| {
+            if undo(conn, now_ms) {
+                Ok(())
+            } else {
+                Err(diesel::result::Error::RollbackTransaction)
+            }
+        });
+        if undone.is_err() {
+            writer.rewind(mark);
+        }
     }
-    if let Err(error) = AnsiTransactionManager::commit_transaction(conn) {
-        let _ = AnsiTransactionManager::rollback_transaction(conn);
+    if let Err(error) = writer.commit(conn, now_ms) {
         tracing::warn!(%error, "cannot undo grants nobody heard of; they expire with their leases");
     }
 }
@@ -246,7 +305,10 @@ fn begin_immediate(conn: &mut SqliteConnection) -> diesel::QueryResult<()> {
 /// Begins a transaction holding the write lock and returns its `now`, read after the lock was
 /// taken and told to the history's triggers (`history::sqlite_begin`). Rolls back what it
 /// began when it fails.
-fn begin_at(conn: &mut SqliteConnection, writer: &Transactions) -> diesel::QueryResult<i64> {
+fn begin_at(conn: &mut SqliteConnection, writer: &mut Transactions) -> diesel::QueryResult<i64> {
+    if let Some(capture) = &mut writer.capture {
+        capture.begin();
+    }
     begin_immediate(conn)?;
     let now_ms = writer.clock.now().timestamp_millis();
     if let Err(error) = history::sqlite_begin(conn, now_ms, writer.record_history) {
@@ -255,3 +317,6 @@ fn begin_at(conn: &mut SqliteConnection, writer: &Transactions) -> diesel::Query
     }
     Ok(now_ms)
 }
+
+#[cfg(test)]
+mod tests;

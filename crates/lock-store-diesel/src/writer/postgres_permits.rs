@@ -266,7 +266,7 @@ fn serve(c: &mut PgConnection, batch: Vec<Job>) -> bool {
     };
     for (job, answer) in batch.into_iter().zip(answers) {
         let Job { tenant, reply, .. } = job;
-        match reply.send(answer) {
+        let _ = match reply.send(answer) {
             Err(Ok(Answer::Permit(unheard))) => undo_unheard_permit(&tenant, unheard, |undo| {
                 Ok(c.transaction(|c| {
                     semaphores::run(&mut PostgresHolders { conn: c }, &tenant, undo)
@@ -277,8 +277,8 @@ fn serve(c: &mut PgConnection, batch: Vec<Job>) -> bool {
                     shared_locks::run(&mut PostgresShared { conn: c }, &tenant, undo)
                 })?)
             }),
-            _ => {}
-        }
+            _ => true,
+        };
     }
     healthy
 }

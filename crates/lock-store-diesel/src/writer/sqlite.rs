@@ -78,10 +78,10 @@ impl Writer for SqliteWriter {
                 },
                 // A grant whose caller went away before it was answered.
                 move |c, now_ms, row| {
-                    let Some(row) = row else { return };
+                    let Some(row) = row else { return true };
                     undo_unheard_grant(&undo_tenant, row, |lock| {
                         sqlite::undo_grant(c, &undo_tenant, lock, now_ms)
-                    });
+                    })
                 },
             )
             .await
@@ -205,7 +205,7 @@ impl Writer for SqliteWriter {
                     undo_unheard_permit(&undo_tenant, answer, |undo| {
                         let mut table = SqliteHolders { conn, now_ms };
                         Ok(semaphores::run(&mut table, &undo_tenant, undo)?)
-                    });
+                    })
                 },
             )
             .await
@@ -243,7 +243,7 @@ impl Writer for SqliteWriter {
                     undo_unheard_shared(&undo_tenant, answer, |undo| {
                         let mut table = SqliteShared { conn, now_ms };
                         Ok(shared_locks::run(&mut table, &undo_tenant, undo)?)
-                    });
+                    })
                 },
             )
             .await
@@ -268,7 +268,7 @@ impl Writer for SqliteWriter {
                             now_ms,
                         };
                         Ok(shared_locks::run(&mut table, &undo_tenant, undo)?)
-                    });
+                    })
                 },
             )
             .await

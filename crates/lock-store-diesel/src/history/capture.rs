@@ -1,0 +1,282 @@
+//! SQLite: the history records of the writer's transaction, collected by its connection and
+//! written as one row of `history_batches` before the COMMIT.
+//!
+//! A record per change is still decided by triggers (the TEMP triggers of `sqlite_capture.sql`,
+//! the SQL copy of the domain's `name_change`), in the statement that makes the change. They hand
+//! each record to `lockd_history`, a function of the writer's connection that keeps it here.
+//! Before committing, the writer draws the records' ids from `history_sequence` and writes them
+//! all in one row (a JSON array): one insert per transaction instead of a row and two index
+//! entries per record. `history_names` and `history_tenants` say which segments of 4096 ids hold
+//! a name's or a tenant's records; an entry is written once, so this process remembers the
+//! entries it committed and writes only new ones.
+//!
+//! The records of a write that failed are dropped with it: the writer marks where a job's
+//! records start and cuts them off when the job's savepoint rolls back
+//! ([`Capture::rewind`]), and a transaction that does not commit drops all of its records and
+//! entries ([`Capture::begin`] and [`Capture::committed`]).
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use diesel::connection::SimpleConnection;
+use diesel::sql_types::{BigInt, Integer, Nullable, Text};
+use diesel::sqlite::SqliteConnection;
+use diesel::{QueryResult, RunQueryDsl};
+
+use crate::prepared::{Param, Prepared};
+use crate::row::CountRow;
+
+/// How many ids a segment of `history_names` and `history_tenants` spans (migration 12).
+pub(crate) const SEGMENT: i64 = 4096;
+
+/// The TEMP triggers that call `lockd_history`.
+const TRIGGERS: &str = include_str!("sqlite_capture.sql");
+
+/// Draws `$1` ids: the last one drawn after them.
+const DRAW: &str =
+    "UPDATE history_sequence SET last_id = last_id + $1 WHERE id = 1 RETURNING last_id AS count";
+const WRITE_BATCH: &str =
+    "INSERT INTO history_batches (first_id, last_id, at_ms, records) VALUES ($1, $2, $3, $4)";
+const NAME_SEGMENT: &str =
+    "INSERT OR IGNORE INTO history_names (tenant, kind, name, segment) VALUES ($1, $2, $3, $4)";
+const TENANT_SEGMENT: &str =
+    "INSERT OR IGNORE INTO history_tenants (tenant, segment) VALUES ($1, $2)";
+
+/// How many committed entries this process remembers before it starts over (it then writes
+/// some entries again, which `INSERT OR IGNORE` makes harmless).
+const REMEMBERED: usize = 65_536;
+
+diesel::define_sql_function! {
+    #[allow(clippy::too_many_arguments)]
+    /// Hands one history record to the writer (see the module documentation).
+    #[sql_name = "lockd_history"]
+    fn lockd_history(
+        tenant: Text,
+        kind: Text,
+        name: Text,
+        owner: Text,
+        fencing_token: BigInt,
+        event: Text,
+        reason: Nullable<Text>,
+        shared: Integer,
+    ) -> Integer;
+}
+
+/// One record of the transaction in progress: where it belongs, and its JSON element.
+#[derive(Debug)]
+struct Pending {
+    tenant: String,
+    kind: String,
+    name: String,
+    element: String,
+}
+
+/// `history_names` and `history_tenants` entries: `(tenant, kind, name, segment)` and
+/// `(tenant, "", "", segment)`.
+type Entry = (String, String, String, i64);
+
+/// The records of the writer's transaction in progress, and the segment entries it knows of.
+pub(crate) struct Capture {
+    pending: Arc<Mutex<Vec<Pending>>>,
+    /// Entries committed by this process.
+    remembered: HashSet<Entry>,
+    /// Entries written by the transaction in progress.
+    written: HashSet<Entry>,
+}
+
+impl Capture {
+    /// Registers `lockd_history` on the writer's connection and creates the TEMP triggers that
+    /// call it.
+    ///
+    /// # Errors
+    /// When the function or a trigger cannot be created.
+    pub(crate) fn install(conn: &mut SqliteConnection) -> QueryResult<Self> {
+        let pending: Arc<Mutex<Vec<Pending>>> = Arc::default();
+        let sink = Arc::clone(&pending);
+        lockd_history_utils::register_nondeterministic_impl(
+            conn,
+            move |tenant: String,
+                  kind: String,
+                  name: String,
+                  owner: String,
+                  fencing_token: i64,
+                  event: String,
+                  reason: Option<String>,
+                  shared: i32| {
+                let element = element(
+                    &tenant,
+                    &kind,
+                    &name,
+                    &owner,
+                    fencing_token,
+                    &event,
+                    reason.as_deref(),
+                    shared != 0,
+                );
+                sink.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(Pending {
+                        tenant,
+                        kind,
+                        name,
+                        element,
+                    });
+                0
+            },
+        )?;
+        conn.batch_execute(TRIGGERS)?;
+        Ok(Self {
+            pending,
+            remembered: HashSet::new(),
+            written: HashSet::new(),
+        })
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, Vec<Pending>> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A transaction begins: nothing of an earlier one that did not commit is kept.
+    pub(crate) fn begin(&mut self) {
+        self.pending().clear();
+        self.written.clear();
+    }
+
+    /// Where the records of the next job start.
+    pub(crate) fn mark(&self) -> usize {
+        self.pending().len()
+    }
+
+    /// The job that started at `mark` was rolled back: so are its records.
+    pub(crate) fn rewind(&self, mark: usize) {
+        self.pending().truncate(mark);
+    }
+
+    /// Writes the transaction's records (if any) in one row, with the segment entries not yet
+    /// written, at `now_ms`, the transaction's clock.
+    ///
+    /// # Errors
+    /// When a statement fails: the transaction must then not commit.
+    pub(crate) fn write(&mut self, conn: &mut SqliteConnection, now_ms: i64) -> QueryResult<()> {
+        let records = std::mem::take(&mut *self.pending());
+        if records.is_empty() {
+            return Ok(());
+        }
+        let count = records.len() as i64;
+        let last = crate::lease_statements::one(
+            Prepared::portable(DRAW, vec![Param::BigInt(count)]).load::<CountRow>(conn)?,
+        )?;
+        let first = last - count + 1;
+        let mut json =
+            String::with_capacity(records.iter().map(|r| r.element.len() + 1).sum::<usize>() + 2);
+        json.push('[');
+        for (index, record) in records.iter().enumerate() {
+            if index > 0 {
+                json.push(',');
+            }
+            json.push_str(&record.element);
+        }
+        json.push(']');
+        Prepared::portable(
+            WRITE_BATCH,
+            vec![
+                Param::BigInt(first),
+                Param::BigInt(last),
+                Param::BigInt(now_ms),
+                Param::Text(&json),
+            ],
+        )
+        .execute(conn)?;
+        for (offset, record) in records.into_iter().enumerate() {
+            let segment = (first + offset as i64) / SEGMENT;
+            let tenant_entry = (record.tenant.clone(), String::new(), String::new(), segment);
+            if self.is_new(&tenant_entry) {
+                Prepared::portable(
+                    TENANT_SEGMENT,
+                    vec![Param::Text(&record.tenant), Param::BigInt(segment)],
+                )
+                .execute(conn)?;
+                self.written.insert(tenant_entry);
+            }
+            let name_entry = (record.tenant, record.kind, record.name, segment);
+            if self.is_new(&name_entry) {
+                Prepared::portable(
+                    NAME_SEGMENT,
+                    vec![
+                        Param::Text(&name_entry.0),
+                        Param::Text(&name_entry.1),
+                        Param::Text(&name_entry.2),
+                        Param::BigInt(segment),
+                    ],
+                )
+                .execute(conn)?;
+                self.written.insert(name_entry);
+            }
+        }
+        Ok(())
+    }
+
+    fn is_new(&self, entry: &Entry) -> bool {
+        !self.remembered.contains(entry) && !self.written.contains(entry)
+    }
+
+    /// The transaction committed: its entries are remembered.
+    pub(crate) fn committed(&mut self) {
+        if self.remembered.len() + self.written.len() > REMEMBERED {
+            self.remembered.clear();
+        }
+        self.remembered.extend(self.written.drain());
+    }
+}
+
+/// The JSON element of one record: `[tenant, kind, name, owner, fencing_token, event, reason,
+/// shared]`.
+#[allow(clippy::too_many_arguments)]
+fn element(
+    tenant: &str,
+    kind: &str,
+    name: &str,
+    owner: &str,
+    fencing_token: i64,
+    event: &str,
+    reason: Option<&str>,
+    shared: bool,
+) -> String {
+    let mut out = String::with_capacity(
+        tenant.len() + kind.len() + name.len() + owner.len() + event.len() + 48,
+    );
+    out.push('[');
+    for text in [tenant, kind, name, owner] {
+        push_string(&mut out, text);
+        out.push(',');
+    }
+    out.push_str(&fencing_token.to_string());
+    out.push(',');
+    push_string(&mut out, event);
+    out.push(',');
+    match reason {
+        Some(reason) => push_string(&mut out, reason),
+        None => out.push_str("null"),
+    }
+    out.push_str(if shared { ",1]" } else { ",0]" });
+    out
+}
+
+/// `text` as a JSON string.
+fn push_string(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,204 @@
+//! SQLite keeps the records of a transaction in one row and finds a name's rows through segments
+//! of 4096 ids (migration 12). Enough records to fill several segments, written by concurrent
+//! writers so that batches hold many names: every read (a name's pages, a prefix's, `since`,
+//! the stream's) sees each record once, in order, across segment and batch boundaries, and
+//! pruning takes whole transactions, oldest first, and the segment entries with them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use diesel::{Connection, QueryableByName, RunQueryDsl, SqliteConnection};
+use lock_domain::{
+    HistoryEvent, HistoryId, HistoryQuery, HistoryRecord, HistoryRepository, HistorySubject,
+    LeaseKind, ListLimit, LockRepository, ResourcePrefix, SystemClock,
+};
+use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
+use lock_store_diesel::testing::{open_store, TestDatabase};
+use lock_store_diesel::{DieselLockRepository, StoreConfig};
+
+/// Writers, and acquire + release cycles each: 2 × 10 × 260 = 5200 records, past one segment.
+const WRITERS: usize = 10;
+const CYCLES: usize = 260;
+
+async fn cycles(repo: &Arc<DieselLockRepository>, resource: &str, count: usize) {
+    for _ in 0..count {
+        repo.acquire(tenant(), name(resource), owner(resource), ttl(30), None)
+            .await
+            .unwrap();
+        repo.release(tenant(), name(resource), owner(resource))
+            .await
+            .unwrap();
+    }
+}
+
+/// Every page of `subject` (newest first, `limit` a page, `since`), joined.
+async fn every_page(
+    repo: &DieselLockRepository,
+    subject: HistorySubject,
+    since: Option<chrono::DateTime<chrono::Utc>>,
+    limit: i64,
+) -> Vec<HistoryRecord> {
+    let mut all = Vec::new();
+    let mut before: Option<HistoryId> = None;
+    loop {
+        let page = repo
+            .history(
+                tenant(),
+                HistoryQuery {
+                    subject: subject.clone(),
+                    since,
+                    before,
+                    limit: ListLimit::parse(limit).unwrap(),
+                },
+            )
+            .await
+            .unwrap();
+        all.extend(page.records.iter().cloned());
+        match page.next {
+            Some(next) => before = Some(next),
+            None => return all,
+        }
+    }
+}
+
+fn one(resource: &str) -> HistorySubject {
+    HistorySubject::One {
+        kind: LeaseKind::Lock,
+        name: name(resource),
+    }
+}
+
+fn ids(records: &[HistoryRecord]) -> Vec<i64> {
+    records.iter().map(|r| r.id.value()).collect()
+}
+
+fn newest_first(records: &[HistoryRecord]) -> bool {
+    records.windows(2).all(|w| w[0].id > w[1].id)
+}
+
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}
+
+fn count(db: &TestDatabase, sql: &str) -> i64 {
+    let path = db.url_string();
+    let path = path.trim_start_matches("sqlite://");
+    let mut conn = SqliteConnection::establish(path).unwrap();
+    diesel::sql_query(sql)
+        .get_result::<Count>(&mut conn)
+        .unwrap()
+        .n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_cross_segments_and_batches_and_pruning_takes_whole_transactions() {
+    let db = TestDatabase::sqlite();
+    let mut config = StoreConfig::new(db.url().clone());
+    config.sweep_grace = Duration::ZERO;
+    config.record_history = true;
+    let repo = open_store(config, Arc::new(SystemClock)).await;
+
+    // A rare name before and after the busy ones: its records lie segments apart.
+    cycles(&repo, "rare", 2).await;
+    let tasks: Vec<_> = (0..WRITERS)
+        .map(|writer| {
+            let repo = Arc::clone(&repo);
+            tokio::spawn(async move { cycles(&repo, &format!("busy-{writer}"), CYCLES).await })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    // Records carry their transaction's millisecond: `late` is one nothing before was written in.
+    let late = chrono::Utc::now() + chrono::TimeDelta::milliseconds(2);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    cycles(&repo, "rare", 2).await;
+
+    let total = (2 * (4 + WRITERS * CYCLES)) as i64;
+    let last = repo.last_history_id().await.unwrap().unwrap().value();
+    assert_eq!(last, total, "ids are dense from 1");
+    assert!(
+        count(&db, "SELECT COUNT(*) AS n FROM history_batches") < total,
+        "concurrent writes share transactions"
+    );
+    assert!(
+        count(
+            &db,
+            "SELECT COUNT(DISTINCT segment) AS n FROM history_names"
+        ) >= 2
+    );
+
+    // One busy name, every page: its 2 × CYCLES records, newest first, alternating.
+    let busy = every_page(&repo, one("busy-3"), None, 37).await;
+    assert_eq!(busy.len(), 2 * CYCLES);
+    assert!(newest_first(&busy));
+    assert!(busy.iter().all(|r| r.name.as_str() == "busy-3"));
+    for (at, record) in busy.iter().rev().enumerate() {
+        let expected = if at % 2 == 0 {
+            HistoryEvent::Granted
+        } else {
+            HistoryEvent::Released
+        };
+        assert_eq!(record.event, expected, "record {at} of busy-3");
+    }
+
+    // The rare name: two early, two late, pages skipping the segments between.
+    let rare = every_page(&repo, one("rare"), None, 3).await;
+    assert_eq!(
+        ids(&rare),
+        vec![total, total - 1, total - 2, total - 3, 4, 3, 2, 1]
+    );
+
+    // A prefix, every page, and the whole tenant: each record once, newest first.
+    let prefix = HistorySubject::Prefix(ResourcePrefix::parse("busy-").unwrap());
+    let busy_all = every_page(&repo, prefix, None, 500).await;
+    assert_eq!(busy_all.len(), 2 * WRITERS * CYCLES);
+    assert!(newest_first(&busy_all));
+    let everything = HistorySubject::Prefix(ResourcePrefix::parse("").unwrap());
+    let all = every_page(&repo, everything.clone(), None, 1000).await;
+    assert_eq!(ids(&all), (1..=total).rev().collect::<Vec<_>>());
+
+    // `since` keeps the late ones only.
+    let since = every_page(&repo, everything, Some(late), 2).await;
+    assert_eq!(ids(&since), vec![total, total - 1, total - 2, total - 3]);
+
+    // The stream's read, 700 at a time: every id once, oldest first.
+    let mut streamed = Vec::new();
+    let mut after = None;
+    loop {
+        let next = repo.history_after(after, 700).await.unwrap();
+        let Some(last) = next.last() else { break };
+        after = Some(last.id);
+        streamed.extend(ids(&next));
+    }
+    assert_eq!(streamed, (1..=total).collect::<Vec<_>>());
+
+    // Pruning everything, 1000 at a time: whole transactions, each at most once, and the
+    // segment entries go with them; ids go on from the last one drawn.
+    let future = chrono::Utc::now() + chrono::TimeDelta::seconds(1);
+    let mut pruned = 0;
+    loop {
+        let deleted = repo.prune_history(future, 1000).await.unwrap();
+        if deleted == 0 {
+            break;
+        }
+        pruned += deleted;
+    }
+    assert_eq!(pruned as i64, total);
+    assert!(repo.history_after(None, 10).await.unwrap().is_empty());
+    // Only the segment of the next id may keep entries.
+    let next_segment = (total + 1) / 4096;
+    for table in ["history_names", "history_tenants"] {
+        let sql = format!("SELECT COUNT(*) AS n FROM {table} WHERE segment < {next_segment}");
+        assert_eq!(count(&db, &sql), 0, "{table}");
+    }
+    cycles(&repo, "rare", 1).await;
+    let fresh = repo.history_after(None, 10).await.unwrap();
+    assert_eq!(ids(&fresh), vec![total + 1, total + 2]);
+    assert_eq!(
+        ids(&every_page(&repo, one("rare"), None, 10).await),
+        vec![total + 2, total + 1]
+    );
+}
