@@ -119,7 +119,6 @@ fn assert_schema_complete(path: &Path) {
         ("fencing_counter", 1),
         ("expired_takeovers", 1),
         ("history_context", 1),
-        ("history_sequence", 1),
     ] {
         assert_eq!(
             count(&mut conn, &format!("SELECT COUNT(*) AS n FROM {table}")),

@@ -23,14 +23,14 @@ SELECT b.first_id + j.key, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value 
 FROM history_batches AS b, json_each(b.records) AS j;
 DELETE FROM sqlite_sequence WHERE name = 'lease_history';
 INSERT INTO sqlite_sequence (name, seq)
-SELECT 'lease_history', last_id FROM history_sequence;
+SELECT 'lease_history', last_id FROM history_context WHERE id = 1;
 
 DROP INDEX history_batches_at;
 DROP INDEX history_tenants_by_segment;
 DROP TABLE history_tenants;
 DROP INDEX history_names_by_segment;
 DROP TABLE history_names;
-DROP TABLE history_sequence;
+ALTER TABLE history_context DROP COLUMN last_id;
 DROP TABLE history_batches;
 
 CREATE TRIGGER lease_history_lock_inserted AFTER INSERT ON distributed_locks

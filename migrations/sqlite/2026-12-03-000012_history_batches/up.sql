@@ -6,7 +6,8 @@
 -- own, see `history/capture.rs`) and writes them here.
 --
 -- A record's id is `first_id` plus its place in `records` (ids are dense, in commit order, and
--- never reused: `history_sequence` keeps the last one drawn, pruned or not). Each element is
+-- never reused: `history_context.last_id` keeps the last one drawn, pruned or not; that row is
+-- written by every transaction anyway, for its clock). Each element is
 -- `[tenant, kind, name, owner, fencing_token, event, reason, shared]`; `at_ms` is the
 -- transaction's clock.
 CREATE TABLE history_batches (
@@ -16,10 +17,7 @@ CREATE TABLE history_batches (
     records  TEXT    NOT NULL
 );
 
-CREATE TABLE history_sequence (
-    id      INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
-    last_id INTEGER NOT NULL CHECK (last_id >= 0)
-);
+ALTER TABLE history_context ADD COLUMN last_id INTEGER NOT NULL DEFAULT 0 CHECK (last_id >= 0);
 
 -- Where to look for a name's, or a tenant's, records: the segments (ids 4096 * segment to
 -- 4096 * segment + 4095) holding at least one. Written once a name and segment, so a busy name
@@ -47,9 +45,10 @@ INSERT INTO history_batches (first_id, last_id, at_ms, records)
 SELECT id, id, at_ms,
        json_array(json_array(tenant, kind, name, owner, fencing_token, event, reason, shared))
 FROM lease_history;
-INSERT INTO history_sequence (id, last_id)
-SELECT 1, MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'lease_history'), 0),
-              COALESCE((SELECT MAX(id) FROM lease_history), 0));
+UPDATE history_context
+SET last_id = MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'lease_history'), 0),
+                  COALESCE((SELECT MAX(id) FROM lease_history), 0))
+WHERE id = 1;
 INSERT OR IGNORE INTO history_names (tenant, kind, name, segment)
 SELECT tenant, kind, name, id / 4096 FROM lease_history;
 INSERT OR IGNORE INTO history_tenants (tenant, segment)

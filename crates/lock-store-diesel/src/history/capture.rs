@@ -4,18 +4,19 @@
 //! A record per change is still decided by triggers (the TEMP triggers of `sqlite_capture.sql`,
 //! the SQL copy of the domain's `name_change`), in the statement that makes the change. They hand
 //! each record to `lockd_history`, a function of the writer's connection that keeps it here.
-//! Before committing, the writer draws the records' ids from `history_sequence` and writes them
+//! Before committing, the writer draws the records' ids from `history_context.last_id` and writes them
 //! all in one row (a JSON array): one insert per transaction instead of a row and two index
 //! entries per record. `history_names` and `history_tenants` say which segments of 4096 ids hold
 //! a name's or a tenant's records; an entry is written once, so this process remembers the
-//! entries it committed and writes only new ones.
+//! newest segment it wrote for each name and tenant and writes only new entries.
 //!
 //! The records of a write that failed are dropped with it: the writer marks where a job's
 //! records start and cuts them off when the job's savepoint rolls back
-//! ([`Capture::rewind`]), and a transaction that does not commit drops all of its records and
-//! entries ([`Capture::begin`] and [`Capture::committed`]).
+//! ([`Capture::rewind`]), and a transaction that does not commit drops all of its records
+//! ([`Capture::begin`]) and makes this process forget every entry ([`Capture::failed`]): it
+//! remembers only entries it knows committed.
 
-use std::collections::HashSet;
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use diesel::connection::SimpleConnection;
@@ -34,7 +35,7 @@ const TRIGGERS: &str = include_str!("sqlite_capture.sql");
 
 /// Draws `$1` ids: the last one drawn after them.
 const DRAW: &str =
-    "UPDATE history_sequence SET last_id = last_id + $1 WHERE id = 1 RETURNING last_id AS count";
+    "UPDATE history_context SET last_id = last_id + $1 WHERE id = 1 RETURNING last_id AS count";
 const WRITE_BATCH: &str =
     "INSERT INTO history_batches (first_id, last_id, at_ms, records) VALUES ($1, $2, $3, $4)";
 const NAME_SEGMENT: &str =
@@ -42,7 +43,7 @@ const NAME_SEGMENT: &str =
 const TENANT_SEGMENT: &str =
     "INSERT OR IGNORE INTO history_tenants (tenant, segment) VALUES ($1, $2)";
 
-/// How many committed entries this process remembers before it starts over (it then writes
+/// How many names and tenants this process remembers before it starts over (it then writes
 /// some entries again, which `INSERT OR IGNORE` makes harmless).
 const REMEMBERED: usize = 65_536;
 
@@ -71,17 +72,20 @@ struct Pending {
     element: String,
 }
 
-/// `history_names` and `history_tenants` entries: `(tenant, kind, name, segment)` and
-/// `(tenant, "", "", segment)`.
-type Entry = (String, String, String, i64);
+/// The newest segment of a name (`kind` and `name` empty: of a tenant) this process wrote an
+/// entry for.
+struct Written {
+    tenant: String,
+    kind: String,
+    name: String,
+    segment: i64,
+}
 
 /// The records of the writer's transaction in progress, and the segment entries it knows of.
 pub(crate) struct Capture {
     pending: Arc<Mutex<Vec<Pending>>>,
-    /// Entries committed by this process.
-    remembered: HashSet<Entry>,
-    /// Entries written by the transaction in progress.
-    written: HashSet<Entry>,
+    written: hashbrown::HashTable<Written>,
+    hasher: foldhash::fast::RandomState,
 }
 
 impl Capture {
@@ -127,8 +131,8 @@ impl Capture {
         conn.batch_execute(TRIGGERS)?;
         Ok(Self {
             pending,
-            remembered: HashSet::new(),
-            written: HashSet::new(),
+            written: hashbrown::HashTable::new(),
+            hasher: foldhash::fast::RandomState::default(),
         })
     }
 
@@ -139,6 +143,11 @@ impl Capture {
     /// A transaction begins: nothing of an earlier one that did not commit is kept.
     pub(crate) fn begin(&mut self) {
         self.pending().clear();
+    }
+
+    /// The transaction did not commit: the entries it wrote are not there, and which those were
+    /// is not kept, so every entry is written again from now on (`INSERT OR IGNORE`).
+    pub(crate) fn failed(&mut self) {
         self.written.clear();
     }
 
@@ -187,45 +196,66 @@ impl Capture {
             ],
         )
         .execute(conn)?;
+        if self.written.len() > REMEMBERED {
+            self.written.clear();
+        }
         for (offset, record) in records.into_iter().enumerate() {
             let segment = (first + offset as i64) / SEGMENT;
-            let tenant_entry = (record.tenant.clone(), String::new(), String::new(), segment);
-            if self.is_new(&tenant_entry) {
+            if self.is_new(&record.tenant, "", "", segment) {
                 Prepared::portable(
                     TENANT_SEGMENT,
                     vec![Param::Text(&record.tenant), Param::BigInt(segment)],
                 )
                 .execute(conn)?;
-                self.written.insert(tenant_entry);
+                self.wrote(&record.tenant, "", "", segment);
             }
-            let name_entry = (record.tenant, record.kind, record.name, segment);
-            if self.is_new(&name_entry) {
+            if self.is_new(&record.tenant, &record.kind, &record.name, segment) {
                 Prepared::portable(
                     NAME_SEGMENT,
                     vec![
-                        Param::Text(&name_entry.0),
-                        Param::Text(&name_entry.1),
-                        Param::Text(&name_entry.2),
+                        Param::Text(&record.tenant),
+                        Param::Text(&record.kind),
+                        Param::Text(&record.name),
                         Param::BigInt(segment),
                     ],
                 )
                 .execute(conn)?;
-                self.written.insert(name_entry);
+                self.wrote(&record.tenant, &record.kind, &record.name, segment);
             }
         }
         Ok(())
     }
 
-    fn is_new(&self, entry: &Entry) -> bool {
-        !self.remembered.contains(entry) && !self.written.contains(entry)
+    fn find(&self, tenant: &str, kind: &str, name: &str) -> Option<&Written> {
+        let hash = self.hasher.hash_one((tenant, kind, name));
+        self.written.find(hash, |w| {
+            w.tenant == tenant && w.kind == kind && w.name == name
+        })
     }
 
-    /// The transaction committed: its entries are remembered.
-    pub(crate) fn committed(&mut self) {
-        if self.remembered.len() + self.written.len() > REMEMBERED {
-            self.remembered.clear();
+    fn is_new(&self, tenant: &str, kind: &str, name: &str, segment: i64) -> bool {
+        self.find(tenant, kind, name)
+            .is_none_or(|written| written.segment < segment)
+    }
+
+    fn wrote(&mut self, tenant: &str, kind: &str, name: &str, segment: i64) {
+        let hash = self.hasher.hash_one((tenant, kind, name));
+        let hasher = &self.hasher;
+        match self.written.entry(
+            hash,
+            |w| w.tenant == tenant && w.kind == kind && w.name == name,
+            |w| hasher.hash_one((w.tenant.as_str(), w.kind.as_str(), w.name.as_str())),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(mut entry) => entry.get_mut().segment = segment,
+            hashbrown::hash_table::Entry::Vacant(entry) => {
+                entry.insert(Written {
+                    tenant: tenant.to_owned(),
+                    kind: kind.to_owned(),
+                    name: name.to_owned(),
+                    segment,
+                });
+            }
         }
-        self.remembered.extend(self.written.drain());
     }
 }
 

@@ -71,12 +71,12 @@ ORDER BY segment DESC LIMIT $3";
 /// The first id committed at or after `$1` (none: the next id to be drawn).
 const FIRST_SINCE: &str = "\
 SELECT COALESCE((SELECT MIN(first_id) FROM history_batches WHERE at_ms >= $1),
-                (SELECT last_id + 1 FROM history_sequence WHERE id = 1)) AS count";
+                (SELECT last_id + 1 FROM history_context WHERE id = 1)) AS count";
 /// The oldest id kept (none: the next id to be drawn).
 const OLDEST: &str = "\
 SELECT COALESCE((SELECT MIN(first_id) FROM history_batches),
-                (SELECT last_id + 1 FROM history_sequence WHERE id = 1)) AS count";
-const LAST_ID: &str = "SELECT last_id AS count FROM history_sequence WHERE id = 1";
+                (SELECT last_id + 1 FROM history_context WHERE id = 1)) AS count";
+const LAST_ID: &str = "SELECT last_id AS count FROM history_context WHERE id = 1";
 /// Deletes the batches before `$1` among the oldest `$2` ids from `$3`, the oldest kept (and
 /// that one whatever its size, so that pruning goes on): how many records each held.
 const PRUNE: &str = "\

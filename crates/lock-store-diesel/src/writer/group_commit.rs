@@ -199,16 +199,12 @@ impl Transactions {
             None => Ok(()),
         };
         let committed = written.and_then(|()| AnsiTransactionManager::commit_transaction(conn));
-        match &committed {
-            Ok(()) => {
-                if let Some(capture) = &mut self.capture {
-                    capture.committed();
-                }
-            }
+        if committed.is_err() {
             // A failed COMMIT may leave the transaction open: roll it back so the next one
             // starts clean.
-            Err(_) => {
-                let _ = AnsiTransactionManager::rollback_transaction(conn);
+            let _ = AnsiTransactionManager::rollback_transaction(conn);
+            if let Some(capture) = &mut self.capture {
+                capture.failed();
             }
         }
         committed
