@@ -16,6 +16,7 @@
 //! ([`Capture::begin`]) and makes this process forget every entry ([`Capture::failed`]): it
 //! remembers only entries it knows committed.
 
+use std::fmt::Write as _;
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -86,6 +87,8 @@ pub(crate) struct Capture {
     pending: Arc<Mutex<Vec<Pending>>>,
     written: hashbrown::HashTable<Written>,
     hasher: foldhash::fast::RandomState,
+    /// The tenant entry written last: most records of a transaction are of the same tenant.
+    last_tenant: Option<(String, i64)>,
 }
 
 impl Capture {
@@ -133,6 +136,7 @@ impl Capture {
             pending,
             written: hashbrown::HashTable::new(),
             hasher: foldhash::fast::RandomState::default(),
+            last_tenant: None,
         })
     }
 
@@ -149,6 +153,7 @@ impl Capture {
     /// is not kept, so every entry is written again from now on (`INSERT OR IGNORE`).
     pub(crate) fn failed(&mut self) {
         self.written.clear();
+        self.last_tenant = None;
     }
 
     /// Where the records of the next job start.
@@ -201,13 +206,20 @@ impl Capture {
         }
         for (offset, record) in records.into_iter().enumerate() {
             let segment = (first + offset as i64) / SEGMENT;
-            if self.is_new(&record.tenant, "", "", segment) {
+            let same_tenant = self
+                .last_tenant
+                .as_ref()
+                .is_some_and(|(tenant, at)| *at >= segment && *tenant == record.tenant);
+            if !same_tenant && self.is_new(&record.tenant, "", "", segment) {
                 Prepared::portable(
                     TENANT_SEGMENT,
                     vec![Param::Text(&record.tenant), Param::BigInt(segment)],
                 )
                 .execute(conn)?;
                 self.wrote(&record.tenant, "", "", segment);
+            }
+            if !same_tenant {
+                self.last_tenant = Some((record.tenant.clone(), segment));
             }
             if self.is_new(&record.tenant, &record.kind, &record.name, segment) {
                 Prepared::portable(
@@ -280,7 +292,7 @@ fn element(
         push_string(&mut out, text);
         out.push(',');
     }
-    out.push_str(&fencing_token.to_string());
+    let _ = write!(out, "{fencing_token}");
     out.push(',');
     push_string(&mut out, event);
     out.push(',');

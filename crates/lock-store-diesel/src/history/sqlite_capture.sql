@@ -10,7 +10,9 @@
 -- 'force-released'), a deleted ended one 'expired'. The row of a lock's shared holders (owner
 -- starting with the control character U+0001) records nothing: each reader's row does. An
 -- election is stored in its tenant's `<tenant>/elections` namespace and recorded as the tenant's.
--- `history_context` holds the transaction's clock and what the write says an ending is.
+-- `history_context` holds the transaction's clock and what the write says an ending is (a grant
+-- needs neither, and these triggers exist only where history is recorded, so the inserts do not
+-- read it).
 
 CREATE TEMP TRIGGER lockd_history_lock_inserted AFTER INSERT ON main.distributed_locks
 WHEN unicode(NEW.owner) <> 1 AND NEW.acquired_at_ms <> NEW.expires_at_ms
@@ -19,8 +21,7 @@ BEGIN
                CASE WHEN substr(NEW.tenant, -10) = '/elections'
                     THEN substr(NEW.tenant, 1, length(NEW.tenant) - 10) ELSE NEW.tenant END,
                CASE WHEN substr(NEW.tenant, -10) = '/elections' THEN 'election' ELSE 'lock' END,
-               NEW.resource, NEW.owner, NEW.fencing_token, 'granted', NULL, 0)
-    FROM main.history_context AS c WHERE c.id = 1 AND c.recording = 1;
+               NEW.resource, NEW.owner, NEW.fencing_token, 'granted', NULL, 0);
 END;
 
 CREATE TEMP TRIGGER lockd_history_lock_updated AFTER UPDATE ON main.distributed_locks
@@ -83,8 +84,7 @@ END;
 CREATE TEMP TRIGGER lockd_history_permit_inserted AFTER INSERT ON main.semaphore_holders
 BEGIN
     SELECT lockd_history(NEW.tenant, 'semaphore', NEW.name, NEW.owner, NEW.fencing_token,
-                         'granted', NULL, 0)
-    FROM main.history_context AS c WHERE c.id = 1 AND c.recording = 1;
+                         'granted', NULL, 0);
 END;
 
 CREATE TEMP TRIGGER lockd_history_permit_updated AFTER UPDATE ON main.semaphore_holders
@@ -117,8 +117,7 @@ END;
 CREATE TEMP TRIGGER lockd_history_reader_inserted AFTER INSERT ON main.shared_holders
 BEGIN
     SELECT lockd_history(NEW.tenant, 'lock', NEW.resource, NEW.owner, NEW.fencing_token,
-                         'granted', NULL, 1)
-    FROM main.history_context AS c WHERE c.id = 1 AND c.recording = 1;
+                         'granted', NULL, 1);
 END;
 
 CREATE TEMP TRIGGER lockd_history_reader_updated AFTER UPDATE ON main.shared_holders
