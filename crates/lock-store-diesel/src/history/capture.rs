@@ -16,12 +16,11 @@
 //! ([`Capture::begin`]) and makes this process forget every entry ([`Capture::failed`]): it
 //! remembers only entries it knows committed.
 
-use std::fmt::Write as _;
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use diesel::connection::SimpleConnection;
-use diesel::sql_types::{BigInt, Integer, Nullable, Text};
+use diesel::sql_types::Text;
 use diesel::sqlite::SqliteConnection;
 use diesel::{QueryResult, RunQueryDsl};
 
@@ -49,45 +48,26 @@ const TENANT_SEGMENT: &str =
 const REMEMBERED: usize = 65_536;
 
 diesel::define_sql_function! {
-    #[allow(clippy::too_many_arguments)]
-    /// Hands one history record to the writer (see the module documentation).
+    /// Hands one history record, its JSON element, to the writer (see the module documentation).
     #[sql_name = "lockd_history"]
-    fn lockd_history(
-        tenant: Text,
-        kind: Text,
-        name: Text,
-        owner: Text,
-        fencing_token: BigInt,
-        event: Text,
-        reason: Nullable<Text>,
-        shared: Integer,
-    ) -> Integer;
+    fn lockd_history(element: Text) -> Integer;
 }
 
-/// One record of the transaction in progress: where it belongs, and its JSON element.
-#[derive(Debug)]
-struct Pending {
-    tenant: String,
-    kind: String,
-    name: String,
-    element: String,
-}
-
-/// The newest segment of a name (`kind` and `name` empty: of a tenant) this process wrote an
-/// entry for.
+/// The newest segment of a name (a key of an element; a tenant: its raw tenant alone) this
+/// process wrote an entry for.
 struct Written {
-    tenant: String,
-    kind: String,
-    name: String,
+    /// The element's raw `"tenant","kind","name"` (a name) or `"tenant"` (a tenant).
+    key: String,
     segment: i64,
 }
 
 /// The records of the writer's transaction in progress, and the segment entries it knows of.
 pub(crate) struct Capture {
-    pending: Arc<Mutex<Vec<Pending>>>,
+    pending: Arc<Mutex<Vec<String>>>,
     written: hashbrown::HashTable<Written>,
     hasher: foldhash::fast::RandomState,
-    /// The tenant entry written last: most records of a transaction are of the same tenant.
+    /// The raw tenant whose entry was written last, and its segment: most records of a
+    /// transaction are of the same tenant.
     last_tenant: Option<(String, i64)>,
 }
 
@@ -98,39 +78,14 @@ impl Capture {
     /// # Errors
     /// When the function or a trigger cannot be created.
     pub(crate) fn install(conn: &mut SqliteConnection) -> QueryResult<Self> {
-        let pending: Arc<Mutex<Vec<Pending>>> = Arc::default();
+        let pending: Arc<Mutex<Vec<String>>> = Arc::default();
         let sink = Arc::clone(&pending);
-        lockd_history_utils::register_nondeterministic_impl(
-            conn,
-            move |tenant: String,
-                  kind: String,
-                  name: String,
-                  owner: String,
-                  fencing_token: i64,
-                  event: String,
-                  reason: Option<String>,
-                  shared: i32| {
-                let element = element(
-                    &tenant,
-                    &kind,
-                    &name,
-                    &owner,
-                    fencing_token,
-                    &event,
-                    reason.as_deref(),
-                    shared != 0,
-                );
-                sink.lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push(Pending {
-                        tenant,
-                        kind,
-                        name,
-                        element,
-                    });
-                0
-            },
-        )?;
+        lockd_history_utils::register_nondeterministic_impl(conn, move |element: String| {
+            sink.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(element);
+            0
+        })?;
         conn.batch_execute(TRIGGERS)?;
         Ok(Self {
             pending,
@@ -140,7 +95,7 @@ impl Capture {
         })
     }
 
-    fn pending(&self) -> std::sync::MutexGuard<'_, Vec<Pending>> {
+    fn pending(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -182,13 +137,13 @@ impl Capture {
         )?;
         let first = last - count + 1;
         let mut json =
-            String::with_capacity(records.iter().map(|r| r.element.len() + 1).sum::<usize>() + 2);
+            String::with_capacity(records.iter().map(|r| r.len() + 1).sum::<usize>() + 2);
         json.push('[');
-        for (index, record) in records.iter().enumerate() {
+        for (index, element) in records.iter().enumerate() {
             if index > 0 {
                 json.push(',');
             }
-            json.push_str(&record.element);
+            json.push_str(element);
         }
         json.push(']');
         Prepared::portable(
@@ -204,66 +159,65 @@ impl Capture {
         if self.written.len() > REMEMBERED {
             self.written.clear();
         }
-        for (offset, record) in records.into_iter().enumerate() {
+        for (offset, element) in records.iter().enumerate() {
             let segment = (first + offset as i64) / SEGMENT;
+            let key = element::key(element).ok_or_else(|| corrupt(element))?;
             let same_tenant = self
                 .last_tenant
                 .as_ref()
-                .is_some_and(|(tenant, at)| *at >= segment && *tenant == record.tenant);
-            if !same_tenant && self.is_new(&record.tenant, "", "", segment) {
-                Prepared::portable(
-                    TENANT_SEGMENT,
-                    vec![Param::Text(&record.tenant), Param::BigInt(segment)],
-                )
-                .execute(conn)?;
-                self.wrote(&record.tenant, "", "", segment);
-            }
+                .is_some_and(|(tenant, at)| *at >= segment && tenant == key.tenant);
             if !same_tenant {
-                self.last_tenant = Some((record.tenant.clone(), segment));
+                if self.is_new(key.tenant, segment) {
+                    let tenant = element::unescape(key.tenant).ok_or_else(|| corrupt(element))?;
+                    Prepared::portable(
+                        TENANT_SEGMENT,
+                        vec![Param::Text(&tenant), Param::BigInt(segment)],
+                    )
+                    .execute(conn)?;
+                    self.wrote(key.tenant, segment);
+                }
+                self.last_tenant = Some((key.tenant.to_owned(), segment));
             }
-            if self.is_new(&record.tenant, &record.kind, &record.name, segment) {
+            let raw = raw_name(element, &key);
+            if self.is_new(raw, segment) {
+                let unescaped = [key.tenant, key.kind, key.name].map(element::unescape);
+                let [Some(tenant), Some(kind), Some(name)] = unescaped else {
+                    return Err(corrupt(element));
+                };
                 Prepared::portable(
                     NAME_SEGMENT,
                     vec![
-                        Param::Text(&record.tenant),
-                        Param::Text(&record.kind),
-                        Param::Text(&record.name),
+                        Param::Text(&tenant),
+                        Param::Text(&kind),
+                        Param::Text(&name),
                         Param::BigInt(segment),
                     ],
                 )
                 .execute(conn)?;
-                self.wrote(&record.tenant, &record.kind, &record.name, segment);
+                self.wrote(raw, segment);
             }
         }
         Ok(())
     }
 
-    fn find(&self, tenant: &str, kind: &str, name: &str) -> Option<&Written> {
-        let hash = self.hasher.hash_one((tenant, kind, name));
-        self.written.find(hash, |w| {
-            w.tenant == tenant && w.kind == kind && w.name == name
-        })
-    }
-
-    fn is_new(&self, tenant: &str, kind: &str, name: &str, segment: i64) -> bool {
-        self.find(tenant, kind, name)
+    fn is_new(&self, key: &str, segment: i64) -> bool {
+        let hash = self.hasher.hash_one(key);
+        self.written
+            .find(hash, |w| w.key == key)
             .is_none_or(|written| written.segment < segment)
     }
 
-    fn wrote(&mut self, tenant: &str, kind: &str, name: &str, segment: i64) {
-        let hash = self.hasher.hash_one((tenant, kind, name));
+    fn wrote(&mut self, key: &str, segment: i64) {
+        let hash = self.hasher.hash_one(key);
         let hasher = &self.hasher;
-        match self.written.entry(
-            hash,
-            |w| w.tenant == tenant && w.kind == kind && w.name == name,
-            |w| hasher.hash_one((w.tenant.as_str(), w.kind.as_str(), w.name.as_str())),
-        ) {
+        match self
+            .written
+            .entry(hash, |w| w.key == key, |w| hasher.hash_one(w.key.as_str()))
+        {
             hashbrown::hash_table::Entry::Occupied(mut entry) => entry.get_mut().segment = segment,
             hashbrown::hash_table::Entry::Vacant(entry) => {
                 entry.insert(Written {
-                    tenant: tenant.to_owned(),
-                    kind: kind.to_owned(),
-                    name: name.to_owned(),
+                    key: key.to_owned(),
                     segment,
                 });
             }
@@ -271,54 +225,22 @@ impl Capture {
     }
 }
 
-/// The JSON element of one record: `[tenant, kind, name, owner, fencing_token, event, reason,
-/// shared]`.
-#[allow(clippy::too_many_arguments)]
-fn element(
-    tenant: &str,
-    kind: &str,
-    name: &str,
-    owner: &str,
-    fencing_token: i64,
-    event: &str,
-    reason: Option<&str>,
-    shared: bool,
-) -> String {
-    let mut out = String::with_capacity(
-        tenant.len() + kind.len() + name.len() + owner.len() + event.len() + 48,
-    );
-    out.push('[');
-    for text in [tenant, kind, name, owner] {
-        push_string(&mut out, text);
-        out.push(',');
-    }
-    let _ = write!(out, "{fencing_token}");
-    out.push(',');
-    push_string(&mut out, event);
-    out.push(',');
-    match reason {
-        Some(reason) => push_string(&mut out, reason),
-        None => out.push_str("null"),
-    }
-    out.push_str(if shared { ",1]" } else { ",0]" });
-    out
+/// The part of `element` from its tenant to its name, quotes and commas included: a name's key,
+/// which no tenant's key (a string alone) can equal.
+fn raw_name<'a>(element: &'a str, key: &element::Key<'a>) -> &'a str {
+    let start = key.tenant.as_ptr() as usize - element.as_ptr() as usize - 1;
+    let end = key.name.as_ptr() as usize - element.as_ptr() as usize + key.name.len() + 1;
+    &element[start..end]
 }
 
-/// `text` as a JSON string.
-fn push_string(out: &mut String, text: &str) {
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+/// A record `json_array` wrote that cannot be read back: never expected; the transaction fails.
+fn corrupt(element: &str) -> diesel::result::Error {
+    diesel::result::Error::QueryBuilderError(
+        format!("a history record that is not a JSON array of strings first: {element}").into(),
+    )
 }
+
+mod element;
 
 #[cfg(test)]
 mod tests;
