@@ -30,6 +30,7 @@ mod capture;
 mod sqlite_batches;
 
 pub(crate) use capture::Capture;
+pub(crate) use sqlite_batches::PageRead;
 
 use crate::connection::DbConnection;
 use crate::error::from_query;
@@ -227,12 +228,13 @@ fn load(
         .collect()
 }
 
-/// The tenant's records `query` asks for, newest first, one more than its limit when there are.
+/// The tenant's records `query` asks for, newest first, one more than its limit when there are
+/// (fewer, on SQLite, when it stopped early: see [`PageRead`]).
 pub(crate) fn page(
     conn: &mut DbConnection,
     tenant: &Tenant,
     query: &HistoryQuery,
-) -> Result<Vec<HistoryRecord>, RepositoryError> {
+) -> Result<PageRead, RepositoryError> {
     if let DbConnection::Sqlite(c) = conn {
         return sqlite_batches::page(c, tenant, query);
     }
@@ -268,7 +270,10 @@ pub(crate) fn page(
         Param::BigInt(since),
         Param::BigInt(limit),
     ]);
-    load(conn, sql, params)
+    Ok(PageRead {
+        records: load(conn, sql, params)?,
+        stopped_at: None,
+    })
 }
 
 /// Every tenant's records after `after`, oldest first, at most `limit` (final or not).

@@ -202,3 +202,54 @@ async fn reads_cross_segments_and_batches_and_pruning_takes_whole_transactions()
         vec![total + 2, total + 1]
     );
 }
+
+/// A page reads at most 32 segments: a prefix that only an old record has is answered in
+/// pages that may be empty, each with a cursor, until the record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_reads_a_bounded_number_of_segments_and_says_where_to_go_on() {
+    let db = TestDatabase::sqlite();
+    let mut config = StoreConfig::new(db.url().clone());
+    config.record_history = true;
+    let repo = open_store(config, Arc::new(SystemClock)).await;
+    // 40 segments' worth of records of other names, written as the writer would, and the one
+    // record the prefix matches in the oldest segment.
+    {
+        let path = db.url_string();
+        let mut conn = SqliteConnection::establish(path.trim_start_matches("sqlite://")).unwrap();
+        let mut sql = String::from("BEGIN;");
+        for segment in 0..40_i64 {
+            let first = segment * 4096 + 1;
+            let name = if segment == 0 { "match-1" } else { "other" };
+            sql.push_str(&format!(
+                "INSERT INTO history_batches VALUES ({first}, {first}, 1764720000000, \
+                 '[[\"default\",\"lock\",\"{name}\",\"o\",{first},\"granted\",null,0]]');
+                 INSERT INTO history_tenants VALUES ('default', {segment});
+                 INSERT INTO history_names VALUES ('default', 'lock', '{name}', {segment});"
+            ));
+        }
+        sql.push_str("UPDATE history_context SET last_id = 39 * 4096 + 1; COMMIT;");
+        diesel::connection::SimpleConnection::batch_execute(&mut conn, &sql).unwrap();
+    }
+    let prefix = HistorySubject::Prefix(ResourcePrefix::parse("match-").unwrap());
+    let first = repo
+        .history(
+            tenant(),
+            HistoryQuery {
+                subject: prefix.clone(),
+                since: None,
+                before: None,
+                limit: ListLimit::parse(10).unwrap(),
+            },
+        )
+        .await
+        .unwrap();
+    assert!(first.records.is_empty(), "{first:?}");
+    assert_eq!(first.next.map(HistoryId::value), Some(8 * 4096));
+    let all = every_page(&repo, prefix, None, 10).await;
+    assert_eq!(ids(&all), vec![1]);
+    // A name's pages are bounded the same way.
+    assert_eq!(
+        ids(&every_page(&repo, one("other"), None, 1000).await).len(),
+        39
+    );
+}

@@ -64,7 +64,9 @@ impl From<HistoryRecord> for HistoryRecordView {
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct HistoryList {
     pub records: Vec<HistoryRecordView>,
-    /// Where the next (older) page starts: pass it as `cursor`. Absent on the last page.
+    /// Where the next (older) page starts: pass it as `cursor`. Absent on the last page. A page
+    /// may hold fewer records than `limit`, even none, and still have one (a request reads a
+    /// bounded part of a long history): follow it until it is absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false, example = "1742")]
     pub next_cursor: Option<String>,

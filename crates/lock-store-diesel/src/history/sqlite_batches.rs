@@ -87,6 +87,18 @@ const PRUNE_TENANTS: &str = "DELETE FROM history_tenants WHERE segment < $1";
 
 /// How many segments one read of a segment index lists.
 const SEGMENTS_AT_ONCE: i64 = 32;
+/// How many segments one page reads at most (up to 131,072 records), so that a request for a
+/// prefix that few names have, or a name that changes rarely, is answered in bounded time: a
+/// page may then hold fewer records than asked for, and its cursor says where to go on.
+const SEGMENTS_A_PAGE: usize = 32;
+
+/// What [`page`] read: records newest first, and, when it stopped before the page was full,
+/// the id above which it read everything (the next page's cursor).
+#[derive(Debug, Default)]
+pub(crate) struct PageRead {
+    pub(crate) records: Vec<HistoryRecord>,
+    pub(crate) stopped_at: Option<i64>,
+}
 
 fn load(
     conn: &mut SqliteConnection,
@@ -121,12 +133,13 @@ fn scalar(
     one(Prepared::portable(sql, params).load::<CountRow>(conn)?)
 }
 
-/// The tenant's records `query` asks for, newest first, one more than its limit when there are.
+/// The tenant's records `query` asks for, newest first, one more than its limit when there are;
+/// fewer when [`SEGMENTS_A_PAGE`] segments were read first (then `stopped_at` says where).
 pub(crate) fn page(
     conn: &mut SqliteConnection,
     tenant: &Tenant,
     query: &HistoryQuery,
-) -> Result<Vec<HistoryRecord>, RepositoryError> {
+) -> Result<PageRead, RepositoryError> {
     let before = query.before.map_or(i64::MAX, HistoryId::value);
     let since = query
         .since
@@ -143,6 +156,7 @@ pub(crate) fn page(
     };
     let mut found: Vec<HistoryRecord> = Vec::new();
     let mut below = before.saturating_sub(1) / SEGMENT;
+    let mut read = 0;
     while found.len() < wanted && below >= floor / SEGMENT {
         let segments = match &query.subject {
             HistorySubject::One { kind, name } => counts(
@@ -171,6 +185,14 @@ pub(crate) fn page(
             if found.len() >= wanted || segment < floor / SEGMENT {
                 break;
             }
+            if read == SEGMENTS_A_PAGE {
+                // Enough work for one request: the page ends above this segment.
+                return Ok(PageRead {
+                    records: found,
+                    stopped_at: Some((segment + 1) * SEGMENT),
+                });
+            }
+            read += 1;
             let mut params = vec![
                 Param::BigInt((segment * SEGMENT).max(floor)),
                 Param::BigInt(((segment + 1) * SEGMENT).min(before)),
@@ -200,7 +222,10 @@ pub(crate) fn page(
         }
     }
     found.truncate(wanted);
-    Ok(found)
+    Ok(PageRead {
+        records: found,
+        stopped_at: None,
+    })
 }
 
 /// Every tenant's records after `after`, oldest first, at most `limit`.

@@ -60,12 +60,19 @@ impl HistoryRepository for DieselLockRepository {
         query: HistoryQuery,
     ) -> Result<HistoryPage, RepositoryError> {
         let limit = query.limit;
-        let records = self
+        let read = self
             .inner
             .pooled
             .run(move |conn, _| history::page(conn, &tenant, &query))
             .await?;
-        Ok(HistoryPage::from_overfetch(records, limit))
+        Ok(match read.stopped_at {
+            // A page the store cut short: go on below where it stopped.
+            Some(at) if read.records.len() <= limit.get() => HistoryPage {
+                records: read.records,
+                next: HistoryId::new(at).ok(),
+            },
+            _ => HistoryPage::from_overfetch(read.records, limit),
+        })
     }
 
     async fn history_after(
