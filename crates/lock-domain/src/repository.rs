@@ -5,8 +5,8 @@ use chrono::{DateTime, Utc};
 use thiserror::Error;
 
 use crate::{
-    AcquireOutcome, FreedLocks, LeaseValue, ListPage, ListQuery, Lock, LockDelay, Owner,
-    ReleaseResult, RenewResult, ResourceName, Tenant, Ttl,
+    AcquireOutcome, FencingToken, FreedLocks, LeaseValue, ListPage, ListQuery, Lock, LockDelay,
+    Owner, ReleaseResult, RenewResult, ResourceName, Tenant, Ttl,
 };
 
 /// Why a repository could not answer. Lock outcomes (held, forbidden, not found) are never
@@ -196,6 +196,29 @@ pub trait LockRepository: Send + Sync {
     /// # Errors
     /// [`RepositoryError`] when storage fails.
     async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError>;
+
+    /// Records in the history, now, the expiry of the exclusive lease `owner` holds on the lock
+    /// `resource` of `tenant` with `fencing_token`, if that lease is still the lock's and has run
+    /// out (an observer saw it end): once, so that the next grant of the name or a sweep records
+    /// no second expiry of it. Changes nothing else the rules see: the lock is free for anyone
+    /// as it was, its lock-delay still runs, and the next grant draws a new token. Returns
+    /// whether it recorded (`false`: another lease is there, it is still live, or its expiry
+    /// was recorded already).
+    ///
+    /// The default records nothing and returns `false`: for stores that keep no history.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails; then nothing was recorded.
+    async fn record_expiry(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        fencing_token: FencingToken,
+    ) -> Result<bool, RepositoryError> {
+        let _ = (tenant, resource, owner, fencing_token);
+        Ok(false)
+    }
 }
 
 /// The health and statistics of a store, for readiness probes and metrics: nothing here changes

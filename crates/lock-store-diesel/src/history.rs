@@ -27,6 +27,7 @@ use lock_domain::{
 };
 
 mod capture;
+pub(crate) mod expiry;
 mod sqlite_batches;
 
 pub(crate) use capture::Capture;

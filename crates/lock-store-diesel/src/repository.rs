@@ -49,6 +49,9 @@ struct Inner {
     notifier: std::sync::OnceLock<FreedNotifier>,
     /// PostgreSQL only: which history ids are final (SQLite's all are).
     history_frontier: crate::history::PostgresFrontier,
+    /// Whether this process records history (one that does not must not mark an expiry as
+    /// recorded).
+    record_history: bool,
 }
 
 impl std::fmt::Debug for DieselLockRepository {
@@ -198,6 +201,22 @@ impl LockRepository for DieselLockRepository {
                 ReleaseRow::Forbidden => ReleaseResult::Forbidden,
             },
         )
+    }
+
+    async fn record_expiry(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        fencing_token: lock_domain::FencingToken,
+    ) -> Result<bool, RepositoryError> {
+        if !self.inner.record_history {
+            return Ok(false);
+        }
+        self.inner
+            .writer
+            .record_expiry(tenant, resource, owner, fencing_token.value())
+            .await
     }
 
     async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {

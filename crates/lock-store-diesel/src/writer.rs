@@ -67,6 +67,16 @@ pub(crate) trait Writer: Send + Sync {
     /// Ends `grant` if it is still exactly that new grant (`LockRepository::undo_grant`).
     async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError>;
 
+    /// Records the expiry of the run-out lease `(owner, fencing_token)` on `resource`, once (see
+    /// `history::expiry`): whether it did.
+    async fn record_expiry(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        fencing_token: i64,
+    ) -> Result<bool, RepositoryError>;
+
     /// One step of a sweep pass from `from`: deletes at most `batch` rows whose lease ended
     /// more than `grace` ago.
     async fn sweep(

@@ -78,6 +78,57 @@ async fn a_sweep_records_an_expiry_once(db: TestDatabase, clock: Arc<dyn Clock>,
     );
 }
 
+/// An expiry an observer saw and recorded is not recorded again when its row is swept.
+async fn an_observed_expiry_is_not_swept_again(
+    db: TestDatabase,
+    clock: Arc<dyn Clock>,
+    wait: impl Fn(),
+) {
+    let repo = open(&db, clock, true).await;
+    let seen = repo
+        .acquire(tenant(), name("seen"), owner("w"), ttl(1), None)
+        .await
+        .unwrap();
+    let lock_domain::AcquireOutcome::Granted(seen) = seen else {
+        panic!("granted: {seen:?}")
+    };
+    wait();
+    assert!(repo
+        .record_expiry(tenant(), name("seen"), owner("w"), seen.fencing_token)
+        .await
+        .unwrap());
+    sweep(&repo).await;
+    sweep(&repo).await;
+    assert_eq!(
+        events(&repo, "seen").await,
+        vec![
+            (HistoryEvent::Granted, "w".to_owned()),
+            (HistoryEvent::Expired, "w".to_owned())
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_an_observed_expiry_is_not_swept_again() {
+    let clock = ManualClock::new();
+    let moved = clock.clone();
+    an_observed_expiry_is_not_swept_again(TestDatabase::sqlite(), Arc::new(clock), move || {
+        moved.advance(Duration::from_millis(1_100))
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_an_observed_expiry_is_not_swept_again() {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    an_observed_expiry_is_not_swept_again(db, Arc::new(SystemClock), || {
+        std::thread::sleep(Duration::from_millis(1_100))
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_a_sweep_records_an_expiry_once() {
     let clock = ManualClock::new();

@@ -43,7 +43,7 @@ pub use concurrency::{
 pub use fencing::fencing_tokens_increase_across_release_expiry_and_reopening;
 pub use health::ping_answers;
 pub use history::{
-    every_change_to_a_lock_is_recorded_in_order,
+    an_expiry_an_observer_saw_is_recorded_once, every_change_to_a_lock_is_recorded_in_order,
     history_pages_and_the_stream_see_each_record_once_and_pruning_drops_the_oldest,
     semaphores_readers_and_elections_are_recorded_by_kind_and_tenant,
 };
@@ -219,6 +219,7 @@ macro_rules! repository_contract_suite {
             racing_overlapping_sets_are_each_all_or_nothing,
             readers_and_sets_are_per_tenant,
             every_change_to_a_lock_is_recorded_in_order,
+            an_expiry_an_observer_saw_is_recorded_once,
             semaphores_readers_and_elections_are_recorded_by_kind_and_tenant,
             history_pages_and_the_stream_see_each_record_once_and_pruning_drops_the_oldest,
             a_force_release_ends_every_live_lease_of_one_name_and_frees_it,

@@ -150,6 +150,32 @@ impl LockRepository for InMemoryLockRepository {
         Ok(result)
     }
 
+    /// Ends the run-out lease in place (`acquired_at = expires_at`, as PostgreSQL's release
+    /// does): the row's history rule ([`crate::name_change`]) records it as expired, and as
+    /// ended already when the row changes again.
+    async fn record_expiry(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        fencing_token: crate::FencingToken,
+    ) -> Result<bool, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let Some(lock) = state.locks.get_mut(&(tenant, resource)) else {
+            return Ok(false);
+        };
+        let ran_out = lock.owner == owner
+            && lock.fencing_token == fencing_token
+            && !lock.owner.is_shared_holders()
+            && lock.expires_at <= now
+            && lock.acquired_at != lock.expires_at;
+        if ran_out {
+            lock.acquired_at = lock.expires_at;
+        }
+        Ok(ran_out)
+    }
+
     async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
         let now = self.clock.now();
         let mut state = self.state();

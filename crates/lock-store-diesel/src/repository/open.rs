@@ -100,6 +100,7 @@ impl DieselLockRepository {
                 connection_timeout: config.connection_timeout,
                 notifier: std::sync::OnceLock::new(),
                 history_frontier: Default::default(),
+                record_history: config.record_history,
             }),
         })
     }

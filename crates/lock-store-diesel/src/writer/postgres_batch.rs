@@ -197,6 +197,18 @@ impl Writer for PostgresBatcher {
         self.direct.undo_grant(tenant, grant).await
     }
 
+    async fn record_expiry(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        fencing_token: i64,
+    ) -> Result<bool, RepositoryError> {
+        self.direct
+            .record_expiry(tenant, resource, owner, fencing_token)
+            .await
+    }
+
     async fn sweep(
         &self,
         grace: Duration,

@@ -110,6 +110,27 @@ impl Writer for PostgresDirect {
             .await
     }
 
+    async fn record_expiry(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        fencing_token: i64,
+    ) -> Result<bool, RepositoryError> {
+        self.pooled
+            .run(move |conn, _| {
+                crate::history::expiry::record_postgres(
+                    conn.postgres()?,
+                    tenant.as_str(),
+                    resource.as_str(),
+                    owner.as_str(),
+                    fencing_token,
+                )
+                .map_err(from_query)
+            })
+            .await
+    }
+
     async fn sweep(
         &self,
         grace: Duration,

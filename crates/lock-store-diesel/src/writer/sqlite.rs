@@ -116,6 +116,28 @@ impl Writer for SqliteWriter {
             .await
     }
 
+    async fn record_expiry(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        fencing_token: i64,
+    ) -> Result<bool, RepositoryError> {
+        self.commits
+            .submit(move |c, now_ms| {
+                crate::history::expiry::record_sqlite(
+                    c,
+                    tenant.as_str(),
+                    resource.as_str(),
+                    owner.as_str(),
+                    fencing_token,
+                    now_ms,
+                )
+                .map_err(from_query)
+            })
+            .await
+    }
+
     async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
         self.commits
             .submit(move |c, now_ms| {

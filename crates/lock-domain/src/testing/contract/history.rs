@@ -267,3 +267,48 @@ pub async fn history_pages_and_the_stream_see_each_record_once_and_pruning_drops
     let left = repo.history_after(None, 100).await.expect("answers");
     assert_eq!(left.first().map(|r| r.id), Some(all[3].id));
 }
+
+/// An expiry an observer saw is recorded then, once: not again at the takeover, and the lock is
+/// free for anyone as it was, with a new token for its next holder.
+pub async fn an_expiry_an_observer_saw_is_recorded_once(h: &dyn Harness) {
+    let repo = h.open().await;
+    let bob = granted(&*repo, "r", "bob", 1).await;
+    let record = |who: &'static str, token| {
+        let repo = repo.clone();
+        async move {
+            repo.record_expiry(tenant(), name("r"), owner(who), token)
+                .await
+                .expect("record_expiry answers")
+        }
+    };
+    assert!(!record("bob", bob.fencing_token).await, "still live");
+    h.advance(PAST_SHORT).await;
+    assert!(
+        !record("carol", bob.fencing_token).await,
+        "not carol's lease"
+    );
+    assert!(record("bob", bob.fencing_token).await);
+    assert!(!record("bob", bob.fencing_token).await, "recorded once");
+    assert_eq!(
+        repo.status(tenant(), name("r"))
+            .await
+            .expect("status answers"),
+        None
+    );
+    let carol = granted(&*repo, "r", "carol", 30).await;
+    assert!(carol.fencing_token > bob.fencing_token);
+    assert!(
+        !record("carol", carol.fencing_token).await,
+        "carol's is live"
+    );
+    let records = page(&*repo, tenant(), query(one(LeaseKind::Lock, "r"), 100)).await;
+    let (b, c) = (bob.fencing_token.value(), carol.fencing_token.value());
+    assert_eq!(
+        story(&records),
+        vec![
+            (Granted, "bob".to_owned(), b),
+            (Expired, "bob".to_owned(), b),
+            (Granted, "carol".to_owned(), c),
+        ]
+    );
+}
