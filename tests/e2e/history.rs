@@ -2,7 +2,8 @@
 //! every change of every primitive recorded in order and paged by cursor; the stream live, across
 //! instances within a second, resumed with `Last-Event-ID`; 10,000 changes through a consumer
 //! that disconnects at random arrive exactly once and in order; tenants apart; bad requests
-//! refused; and `--history-retention-hours 0` records nothing.
+//! refused; `--history-retention-hours 0` records nothing; and an expiry an observer saw is in
+//! the history at once (not at the next grant or sweep), once.
 
 use std::time::{Duration, Instant};
 
@@ -19,6 +20,7 @@ on_both_backends!(
     a_consumer_that_disconnects_at_random_gets_every_change_once_in_order,
     history_and_events_are_per_tenant_and_bad_requests_are_refused,
     without_retention_nothing_is_recorded,
+    an_expiry_an_observer_saw_is_recorded_at_once,
 );
 
 const SOON: Duration = Duration::from_secs(5);
@@ -343,4 +345,52 @@ fn without_retention_nothing_is_recorded(db: TestDatabase) {
     server.acquire("x", "a", 30);
     server.release("x", "a");
     assert_eq!(history(&server, "/history")["records"], json!([]));
+}
+
+fn an_expiry_an_observer_saw_is_recorded_at_once(db: TestDatabase) {
+    let server = TestServer::start(&db, &[]);
+    let lock = Observer::open(&server, "/locks/job/observe", &[]);
+    let election = Observer::open(&server, "/elections/leader/observe", &[]);
+    let token = server.acquire("job", "w1", 1).token();
+    let term = ok(
+        &server,
+        "POST",
+        "/elections/leader/campaign",
+        json!({"candidate": "c1", "ttl_seconds": 1}),
+    );
+    let term = term["leader"]["term"].as_i64().unwrap();
+    // Both run out about a second from now; their observers see it, and so does the history,
+    // long before the sweeper (a minute after the end) or another grant.
+    let deadline = Instant::now() + SOON;
+    for (stream, path, owner, token) in [
+        (&lock, "/locks/job/history", "w1", token),
+        (&election, "/elections/leader/history", "c1", term),
+    ] {
+        loop {
+            // A lock's `expired`, an election's `vacant` with the reason `expired`.
+            let event = stream.next_any(SOON);
+            if event.event == "expired" || event.data["reason"] == "expired" {
+                break;
+            }
+        }
+        loop {
+            let steps = story(&history(&server, path));
+            if steps == vec![step("granted", owner, token), step("expired", owner, token)] {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{path}: {steps:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    // The next holder's grant records no second expiry.
+    let next_token = server.acquire("job", "w2", 30).token();
+    assert!(next_token > token);
+    assert_eq!(
+        story(&history(&server, "/locks/job/history")),
+        vec![
+            step("granted", "w1", token),
+            step("expired", "w1", token),
+            step("granted", "w2", next_token),
+        ]
+    );
 }

@@ -131,6 +131,31 @@ impl LockService {
     }
 
     /// The live leases of `name` now, as an observer sees them.
+    /// Records in the history the expiries of `expired` (exclusive leases a watch of `key` saw
+    /// run out): of a lock's holder or an election's leader, once (see
+    /// [`lock_domain::LockRepository::record_expiry`]). A failure is left to the next grant or
+    /// sweep, which records the expiry then.
+    pub(crate) async fn record_observed_expiries(
+        &self,
+        key: &(Tenant, Observed, ResourceName),
+        expired: Vec<Holding>,
+    ) {
+        let (tenant, what, name) = key;
+        let stored = match what {
+            Observed::Lock => tenant.clone(),
+            Observed::Election => tenant.elections(),
+            Observed::Semaphore => return,
+        };
+        for lease in expired {
+            // A store that failed here answers the next operation with the same failure, and
+            // the expiry is then recorded by the next grant or sweep.
+            let _ = self
+                .locks
+                .record_expiry(stored.clone(), name.clone(), lease.owner, lease.token)
+                .await;
+        }
+    }
+
     pub(crate) async fn observed_live(
         &self,
         tenant: &Tenant,

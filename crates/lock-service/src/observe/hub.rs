@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use lock_domain::{Clock, Leader, LockMode, RepositoryError, ResourceName, Tenant};
 use tokio::sync::{broadcast, Notify};
 
-use super::diff::{Change, Fact, Holding, Holdings, Shape};
+use super::diff::{Change, Fact, Happened, Holding, Holdings, Shape};
 use super::{Numbered, Observation, Observed, POLL};
 use crate::LockService;
 
@@ -345,7 +345,10 @@ async fn run(shared: Weak<Shared>, service: LockService, key: Key, watch: Arc<Wa
                 return;
             };
             let hub = Hub { shared: alive };
-            if hub.fold(&watch, live, facts_at_start, attempt == MAX_DROPPED_READS) {
+            if let Some(expired) =
+                hub.fold(&watch, live, facts_at_start, attempt == MAX_DROPPED_READS)
+            {
+                service.record_observed_expiries(&key, expired).await;
                 break;
             }
         }
@@ -382,15 +385,18 @@ async fn poll(shared: Weak<Shared>, service: LockService) {
             let Ok(read) = service.observed_locks(&keys).await else {
                 continue; // The store failed: the next poll reads again.
             };
-            for (((_, watch), live), facts) in chunk.iter().zip(read).zip(facts) {
+            for (((key, watch), live), facts) in chunk.iter().zip(read).zip(facts) {
                 // A read that overlapped an own outcome is left to the next poll.
-                hub.fold(watch, live, facts, false);
+                if let Some(expired) = hub.fold(watch, live, facts, false) {
+                    service.record_observed_expiries(key, expired).await;
+                }
             }
         }
         for (key, watch) in semaphores {
             let facts = locked(&watch.view).facts;
             if let Ok(live) = service.observed_live(&key.0, key.1, &key.2).await {
-                hub.fold(&watch, live, facts, false);
+                // A semaphore's grants are not locks: their expiries are recorded at a sweep.
+                let _ = hub.fold(&watch, live, facts, false);
             }
         }
     }
@@ -398,16 +404,31 @@ async fn poll(shared: Weak<Shared>, service: LockService) {
 
 impl Hub {
     /// Folds a read that started when the watch had folded `facts_at_start` own outcomes: unless
-    /// more arrived since (the read may predate them) and not `anyway`. Says whether it folded.
-    fn fold(&self, watch: &Watch, live: Vec<Holding>, facts_at_start: u64, anyway: bool) -> bool {
+    /// more arrived since (the read may predate them) and not `anyway`. Says whether it folded,
+    /// with the exclusive leases it saw run out (their expiry is recorded in the history then).
+    fn fold(
+        &self,
+        watch: &Watch,
+        live: Vec<Holding>,
+        facts_at_start: u64,
+        anyway: bool,
+    ) -> Option<Vec<Holding>> {
         let now = self.shared.clock.now();
         let mut view = locked(&watch.view);
         if view.facts != facts_at_start && !anyway {
-            return false;
+            return None;
         }
         let changes = view.holdings.read(live, now);
+        let expired = changes
+            .iter()
+            .filter(|c| {
+                c.happened == Happened::Expired
+                    && c.holding.shape == Shape::Lock(LockMode::Exclusive)
+            })
+            .map(|c| c.holding.clone())
+            .collect();
         self.publish(&mut view, changes);
-        true
+        Some(expired)
     }
 }
 
