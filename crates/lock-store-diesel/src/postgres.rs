@@ -47,14 +47,15 @@ macro_rules! acquire_on_conflict {
     () => {
         concat!(
             "ON CONFLICT (tenant, resource) DO UPDATE SET
-    (owner, acquired_at_ms, expires_at_ms, fencing_token, regranted, value, lock_delay_ms) = (
+    (owner, acquired_at_ms, expires_at_ms, fencing_token, regranted, value, lock_delay_ms,
+     expiry_recorded) = (
         SELECT EXCLUDED.owner, c.ms, c.ms + (EXCLUDED.expires_at_ms - EXCLUDED.acquired_at_ms),
                CASE WHEN l.expires_at_ms > c.ms THEN l.fencing_token
                     ELSE nextval('fencing_tokens') END,
                l.expires_at_ms > c.ms,
                CASE WHEN l.expires_at_ms > c.ms THEN COALESCE(EXCLUDED.value, l.value)
                     ELSE EXCLUDED.value END,
-               EXCLUDED.lock_delay_ms
+               EXCLUDED.lock_delay_ms, FALSE
         FROM (SELECT ",
             clock_ms!(),
             " AS ms) AS c)

@@ -16,9 +16,10 @@ UPDATE distributed_locks SET acquired_at_ms = expires_at_ms
 WHERE tenant = $1 AND resource = $2 AND owner = $3 AND fencing_token = $4 AND expires_at_ms <= $5
   AND acquired_at_ms <> expires_at_ms AND unicode(owner) <> 1";
 
-/// PostgreSQL, at the clock its triggers decide with (`$5` is not used).
+/// PostgreSQL, at the clock its triggers decide with (`$5` is not used). `expiry_recorded`
+/// tells the row from a released one (migration 14), for the count of expired takeovers.
 const POSTGRES: &str = "\
-UPDATE distributed_locks SET acquired_at_ms = expires_at_ms
+UPDATE distributed_locks SET acquired_at_ms = expires_at_ms, expiry_recorded = TRUE
 WHERE tenant = $1 AND resource = $2 AND owner = $3 AND fencing_token = $4
   AND expires_at_ms <= lockd_write_now() AND acquired_at_ms <> expires_at_ms
   AND ascii(owner) <> 1 AND $5 = $5";

@@ -62,7 +62,7 @@ const DELETE_LEASES: &str = "DELETE FROM shared_holders WHERE tenant = $1 AND re
 /// The lock's row as a grant writes it: the row standing for its shared holders (never a
 /// re-grant: the exclusive undo never ends it, its owner being no client; no value), or an
 /// exclusive grant of a multi-lock (`$7` = 1 for a re-grant; `$8` its value). Neither has a
-/// lock-delay.
+/// lock-delay, nor an expiry recorded (see `history/expiry.rs`).
 const WRITE_ROW: &str = "\
 INSERT INTO distributed_locks (tenant, resource, owner, acquired_at_ms, expires_at_ms,
                                fencing_token, regranted, value, lock_delay_ms)
@@ -70,7 +70,8 @@ VALUES ($1, $2, $3, $4, $5, $6, ($7 = 1), $8, 0)
 ON CONFLICT (tenant, resource) DO UPDATE SET
     owner = excluded.owner, acquired_at_ms = excluded.acquired_at_ms,
     expires_at_ms = excluded.expires_at_ms, fencing_token = excluded.fencing_token,
-    regranted = excluded.regranted, value = excluded.value, lock_delay_ms = 0";
+    regranted = excluded.regranted, value = excluded.value, lock_delay_ms = 0,
+    expiry_recorded = FALSE";
 
 /// An exclusive holder's renew: the new end `$3`, and the value `$4` when not NULL.
 const RENEW_ROW: &str = "\

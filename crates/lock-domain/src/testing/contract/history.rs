@@ -295,11 +295,17 @@ pub async fn an_expiry_an_observer_saw_is_recorded_once(h: &dyn Harness) {
             .expect("status answers"),
         None
     );
+    let takeovers = repo.count_expired_takeovers().await.expect("count answers");
     let carol = granted(&*repo, "r", "carol", 30).await;
     assert!(carol.fencing_token > bob.fencing_token);
     assert!(
         !record("carol", carol.fencing_token).await,
         "carol's is live"
+    );
+    assert_eq!(
+        repo.count_expired_takeovers().await.expect("count answers"),
+        takeovers + 1,
+        "carol took over a lease that ran out, its expiry recorded or not"
     );
     let records = page(&*repo, tenant(), query(one(LeaseKind::Lock, "r"), 100)).await;
     let (b, c) = (bob.fencing_token.value(), carol.fencing_token.value());

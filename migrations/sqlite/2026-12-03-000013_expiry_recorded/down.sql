@@ -1,0 +1,1 @@
+ALTER TABLE distributed_locks DROP COLUMN expiry_recorded;
