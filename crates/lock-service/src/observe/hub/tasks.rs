@@ -1,0 +1,154 @@
+//! The tasks of the hub: one per watch, reading just after the earliest end of a live lease
+//! ([`run`]), and one polling every watched name for other processes' changes ([`poll`]); and how
+//! a read is folded into a watch ([`Hub::fold`]).
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+
+use chrono::{DateTime, Utc};
+use lock_domain::LockMode;
+
+use super::super::diff::{Happened, Holding, Shape};
+use super::super::{Observed, POLL};
+use super::{locked, Hub, Key, Shared, View, Watch, AFTER_EXPIRY, MAX_DROPPED_READS, POLL_BATCH};
+use crate::LockService;
+
+/// The earliest end of a live lease, if any.
+fn earliest_end(view: &View) -> Option<DateTime<Utc>> {
+    view.holdings.live().iter().map(|h| h.expires_at).min()
+}
+
+/// The task of one watch: reads just after the earliest end of a live lease; ends when its last
+/// observer has gone or the hub closed. An own outcome (folded in by [`Hub::fact`]) wakes it to
+/// look at the ends again. Other processes' changes come from [`poll`].
+pub(super) async fn run(shared: Weak<Shared>, service: LockService, key: Key, watch: Arc<Watch>) {
+    loop {
+        let Some(alive) = shared.upgrade() else {
+            return;
+        };
+        let deadline = {
+            // Under the map's lock: an observer that found this watch in the map subscribes
+            // before this looks, or finds it gone and starts another.
+            let mut watches = locked(&alive.watches);
+            let view = locked(&watch.view);
+            if view.sender.receiver_count() == 0 {
+                if watches.get(&key).is_some_and(|w| Arc::ptr_eq(w, &watch)) {
+                    watches.remove(&key);
+                }
+                alive.any.store(!watches.is_empty(), Ordering::Release);
+                return;
+            }
+            earliest_end(&view)
+        };
+        if alive.closed.load(Ordering::Acquire) {
+            return;
+        }
+        let now = alive.clock.now();
+        drop(alive);
+        let at_end = deadline.map(|end| (end - now).to_std().unwrap_or_default() + AFTER_EXPIRY);
+        tokio::select! {
+            () = watch.wake.notified() => continue,
+            // Without a live lease, look again now and then: the last observer may have gone.
+            () = tokio::time::sleep(at_end.unwrap_or(POLL)) => {
+                if at_end.is_none() {
+                    continue;
+                }
+            }
+        }
+        // Read until the read did not overlap an own outcome (which it might predate), a few
+        // times at most.
+        for attempt in 0..=MAX_DROPPED_READS {
+            let facts_at_start = locked(&watch.view).facts;
+            let Ok(live) = service.observed_live(&key.0, key.1, &key.2).await else {
+                break; // The store failed: the next poll reads again.
+            };
+            let Some(alive) = shared.upgrade() else {
+                return;
+            };
+            let hub = Hub { shared: alive };
+            if let Some(expired) =
+                hub.fold(&watch, live, facts_at_start, attempt == MAX_DROPPED_READS)
+            {
+                service.record_observed_expiries(&key, expired).await;
+                break;
+            }
+        }
+    }
+}
+
+/// Every [`POLL`], reads every watched name of the hub (the locks and elections in one round
+/// trip per thousand) and folds what it read into their watches. Ends when no watch is left; the
+/// next observation starts it again.
+pub(super) async fn poll(shared: Weak<Shared>, service: LockService) {
+    loop {
+        tokio::time::sleep(POLL).await;
+        let Some(alive) = shared.upgrade() else {
+            return;
+        };
+        let watched: Vec<(Key, Arc<Watch>)> = {
+            let watches = locked(&alive.watches);
+            if watches.is_empty() || alive.closed.load(Ordering::Acquire) {
+                alive.polling.store(false, Ordering::Release);
+                return;
+            }
+            watches
+                .iter()
+                .map(|(key, watch)| (key.clone(), Arc::clone(watch)))
+                .collect()
+        };
+        let hub = Hub { shared: alive };
+        let (locks, semaphores): (Vec<_>, Vec<_>) = watched
+            .into_iter()
+            .partition(|((_, what, _), _)| *what != Observed::Semaphore);
+        for chunk in locks.chunks(POLL_BATCH) {
+            let facts: Vec<u64> = chunk.iter().map(|(_, w)| locked(&w.view).facts).collect();
+            let keys: Vec<Key> = chunk.iter().map(|(key, _)| key.clone()).collect();
+            let Ok(read) = service.observed_locks(&keys).await else {
+                continue; // The store failed: the next poll reads again.
+            };
+            for (((key, watch), live), facts) in chunk.iter().zip(read).zip(facts) {
+                // A read that overlapped an own outcome is left to the next poll.
+                if let Some(expired) = hub.fold(watch, live, facts, false) {
+                    service.record_observed_expiries(key, expired).await;
+                }
+            }
+        }
+        for (key, watch) in semaphores {
+            let facts = locked(&watch.view).facts;
+            if let Ok(live) = service.observed_live(&key.0, key.1, &key.2).await {
+                // A semaphore's grants are not locks: their expiries are recorded at a sweep.
+                let _ = hub.fold(&watch, live, facts, false);
+            }
+        }
+    }
+}
+
+impl Hub {
+    /// Folds a read that started when the watch had folded `facts_at_start` own outcomes: unless
+    /// more arrived since (the read may predate them) and not `anyway`. Says whether it folded,
+    /// with the exclusive leases it saw run out (their expiry is recorded in the history then).
+    fn fold(
+        &self,
+        watch: &Watch,
+        live: Vec<Holding>,
+        facts_at_start: u64,
+        anyway: bool,
+    ) -> Option<Vec<Holding>> {
+        let now = self.shared.clock.now();
+        let mut view = locked(&watch.view);
+        if view.facts != facts_at_start && !anyway {
+            return None;
+        }
+        let changes = view.holdings.read(live, now);
+        let expired = changes
+            .iter()
+            .filter(|c| {
+                c.happened == Happened::Expired
+                    && c.holding.shape == Shape::Lock(LockMode::Exclusive)
+            })
+            .map(|c| c.holding.clone())
+            .collect();
+        self.publish(&mut view, changes);
+        Some(expired)
+    }
+}
