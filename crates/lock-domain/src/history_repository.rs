@@ -44,7 +44,10 @@ pub trait HistoryRepository: Send + Sync {
     /// [`RepositoryError`] when storage fails.
     async fn last_history_id(&self) -> Result<Option<HistoryId>, RepositoryError>;
 
-    /// Deletes up to `batch` of the oldest records committed before `before`; returns how many.
+    /// Deletes about `batch` of the oldest records committed before `before`, oldest first;
+    /// returns how many (0: none is that old). A store that keeps the records of one transaction
+    /// together (SQLite) deletes whole transactions: those within the oldest `batch` ids, and the
+    /// oldest one whatever its size, so that pruning goes on.
     ///
     /// # Errors
     /// [`RepositoryError`] when storage fails; then nothing was deleted.

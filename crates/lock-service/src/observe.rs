@@ -130,7 +130,6 @@ impl LockService {
         Ok(live)
     }
 
-    /// The live leases of `name` now, as an observer sees them.
     /// Records in the history the expiries of `expired` (exclusive leases a watch of `key` saw
     /// run out): of a lock's holder or an election's leader, once (see
     /// [`lock_domain::LockRepository::record_expiry`]). A failure is left to the next grant or
@@ -156,6 +155,7 @@ impl LockService {
         }
     }
 
+    /// The live leases of `name` now, as an observer sees them.
     pub(crate) async fn observed_live(
         &self,
         tenant: &Tenant,

@@ -312,8 +312,8 @@ pub(crate) fn prune_sqlite(
     sqlite_batches::prune(conn, before, batch)
 }
 
-/// Deletes up to `batch` of the oldest records committed before `before` on PostgreSQL, in a transaction, of final ids only (up to `settled`), noting
-/// how far it pruned.
+/// Deletes up to `batch` of the oldest records committed before `before` on PostgreSQL, in a
+/// transaction, of final ids only (up to `settled`), noting how far it pruned.
 pub(crate) fn prune_postgres(
     conn: &mut PgConnection,
     before: DateTime<Utc>,

@@ -168,7 +168,7 @@ impl LockRepository for InMemoryLockRepository {
         let ran_out = lock.owner == owner
             && lock.fencing_token == fencing_token
             && !lock.owner.is_shared_holders()
-            && lock.expires_at <= now
+            && !lock.is_live_at(now)
             && lock.acquired_at != lock.expires_at;
         if ran_out {
             lock.acquired_at = lock.expires_at;
