@@ -10,6 +10,7 @@ mod elections;
 mod faults;
 mod force_release;
 mod multi_locks;
+mod observers;
 mod output;
 mod recorded;
 mod rng;
@@ -99,6 +100,10 @@ struct Args {
     /// run (for a server without them).
     #[arg(long)]
     no_force_release: bool,
+    /// No observers (by default every lock and election is observed on every instance, so that
+    /// the instances' observe watches record the expiries they see while the faults happen).
+    #[arg(long)]
+    no_observers: bool,
     /// The most states one resource's linearizability search may explore before it reports
     /// "unknown".
     #[arg(long, default_value_t = 3_000_000)]
@@ -136,7 +141,7 @@ fn main() -> ExitCode {
         Backend::Postgres => "postgres",
     };
     println!(
-        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, {} locked in both modes, {} elections, multi-locks {}, force-releases {}, {} semaphores (limit {}), faults {}",
+        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, {} locked in both modes, {} elections, multi-locks {}, force-releases {}, observers {}, {} semaphores (limit {}), faults {}",
         args.seconds,
         args.instances,
         args.clients,
@@ -145,6 +150,7 @@ fn main() -> ExitCode {
         if args.no_elections { 0 } else { elections::ELECTIONS },
         if args.no_multi { "off" } else { "on" },
         if args.no_force_release { "off" } else { "on" },
+        if args.no_observers { "off" } else { "on" },
         SEMAPHORES,
         semaphores::LIMIT,
         if args.no_faults { "off" } else { "on" }
@@ -243,6 +249,11 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
             thread::spawn(move || workload::client(plan, fleet, clock, c))
         })
         .collect();
+    let observers = if args.no_observers {
+        Vec::new()
+    } else {
+        observers::spawn(&plan, &fleet)
+    };
     let kinds = if args.no_faults {
         Vec::new()
     } else {
@@ -264,6 +275,9 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
         multi_ops.extend(recorded.multi);
     }
     let (events, fault_errors) = injector.join().map_err(|_| "the fault injector panicked")?;
+    for observer in observers {
+        observer.join().map_err(|_| "an observer thread panicked")?;
+    }
     // The faults are over and healed: every instance runs again.
     let records = plan
         .force_release
