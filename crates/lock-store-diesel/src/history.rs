@@ -1,8 +1,8 @@
 //! Durable history: what the triggers need from a write (its clock and what it says an ending
-//! is), and the reads of the records. On PostgreSQL a record is a row of `lease_history`, written
-//! by the schema's triggers; on SQLite the records of a transaction are one row of
-//! `history_batches`, collected by the writer's connection ([`capture`]) and read by
-//! [`sqlite_batches`].
+//! is), and the reads of the records. Records are kept in batches, a row of `history_batches`
+//! each, read by [`batches`]: on SQLite the records of a transaction, collected by the writer's
+//! connection ([`capture`]); on PostgreSQL those of one trigger call, written by the schema's
+//! triggers (migration 15).
 //!
 //! The triggers record every change in the write's own statement. A write that ends live leases
 //! for a reason of its own (an undo, a force-release) says so first with [`say_ending`] and
@@ -10,9 +10,9 @@
 //! ([`sqlite_begin`]); on PostgreSQL a write that decides in one statement and writes in a later
 //! one keeps its clock in `lockd.now` (see `lease_statements::now_postgres`).
 //!
-//! Record ids follow the order rows are written. On SQLite, with one writer at a time, that is the
-//! commit order and every committed id is final. On PostgreSQL two transactions may commit in
-//! the other order than their ids: [`PostgresFrontier`] tells which ids are final.
+//! Record ids follow the order batches are written. On SQLite, with one writer at a time, that
+//! is the commit order and every committed id is final. On PostgreSQL two transactions may commit
+//! in the other order than their ids: [`PostgresFrontier`] tells which ids are final.
 
 use chrono::{DateTime, Utc};
 use diesel::pg::PgConnection;
@@ -20,21 +20,20 @@ use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{QueryResult, QueryableByName, RunQueryDsl};
 use lock_domain::{
-    FencingToken, HistoryEvent, HistoryId, HistoryQuery, HistoryRecord, HistorySubject, LeaseKind,
-    Owner, RepositoryError, ResourceName, Tenant,
+    FencingToken, HistoryEvent, HistoryId, HistoryQuery, HistoryRecord, LeaseKind, Owner,
+    RepositoryError, ResourceName, Tenant,
 };
 
+mod batches;
 mod capture;
 pub(crate) mod expiry;
 mod postgres_frontier;
-mod sqlite_batches;
 
+pub(crate) use batches::PageRead;
 pub(crate) use capture::Capture;
 pub(crate) use postgres_frontier::PostgresFrontier;
-pub(crate) use sqlite_batches::PageRead;
 
 use crate::connection::DbConnection;
-use crate::error::from_query;
 use crate::prepared::{Param, Prepared};
 use crate::row::{millis, CorruptRow, CountRow};
 
@@ -46,45 +45,6 @@ const POSTGRES_ENDING: &str = "\
 SELECT 1::BIGINT AS count FROM (SELECT set_config('lockd.ending', $1, true),
                                        set_config('lockd.reason', $2, true)) AS said";
 
-macro_rules! select_history {
-    ($where:literal) => {
-        concat!(
-            "SELECT id, tenant, kind, name, owner, fencing_token, event, at_ms, reason, shared
-FROM lease_history WHERE ",
-            $where
-        )
-    };
-}
-
-/// One name's records before the cursor `$4` at or after `$5`, newest first, `$6` of them.
-const ONE: &str = select_history!(
-    "tenant = $1 AND kind = $2 AND name = $3 AND id < $4 AND at_ms >= $5 ORDER BY id DESC LIMIT $6"
-);
-/// The tenant's records whose name is in `[$2, $3)`, as [`ONE`].
-const PREFIX_BOUNDED: &str = select_history!(
-    "tenant = $1 AND name >= $2 AND name < $3 AND id < $4 AND at_ms >= $5
-ORDER BY id DESC LIMIT $6"
-);
-/// The tenant's records whose name is at least `$2` (`$3` is not used), as [`ONE`].
-const PREFIX_UNBOUNDED: &str = select_history!(
-    "tenant = $1 AND name >= $2 AND $3 = $3 AND id < $4 AND at_ms >= $5
-ORDER BY id DESC LIMIT $6"
-);
-/// Every tenant's records after `$1`, oldest first, `$2` of them.
-const AFTER: &str = select_history!("id > $1 ORDER BY id LIMIT $2");
-/// The last id of up to `$2` of the oldest records, all older than the first one committed at or
-/// after `$1`, and none past `$3` (0: none).
-const PRUNE_CUT: &str = "\
-SELECT COALESCE(MAX(id), 0) AS count FROM (
-    SELECT id FROM lease_history
-    WHERE id < COALESCE((SELECT id FROM lease_history WHERE at_ms >= $1 ORDER BY id LIMIT 1),
-                        9223372036854775807)
-      AND id <= $3
-    ORDER BY id LIMIT $2) AS oldest";
-const PRUNE: &str = "DELETE FROM lease_history WHERE id <= $1";
-/// PostgreSQL: where the stream's readers that fell behind go on from.
-const POSTGRES_PRUNED: &str =
-    "UPDATE history_pruned SET through = $1 WHERE id = 1 AND through < $1";
 const POSTGRES_PRUNED_THROUGH: &str = "SELECT through AS count FROM history_pruned WHERE id = 1";
 
 /// SQLite: the clock of the transaction the writer has just begun, and whether this process
@@ -159,7 +119,7 @@ impl SayEnding for PgConnection {
     }
 }
 
-/// A record as read: a row of `lease_history` (PostgreSQL) or an element of a batch (SQLite).
+/// A record as read: an element of a batch.
 #[derive(Debug, QueryableByName)]
 pub(crate) struct HistoryRow {
     #[diesel(sql_type = BigInt)]
@@ -206,68 +166,14 @@ impl TryFrom<HistoryRow> for HistoryRecord {
     }
 }
 
-fn load(
-    conn: &mut DbConnection,
-    sql: &'static str,
-    params: Vec<Param<'_>>,
-) -> Result<Vec<HistoryRecord>, RepositoryError> {
-    let statement = Prepared::portable(sql, params);
-    let rows = match conn {
-        DbConnection::Sqlite(c) => statement.load::<HistoryRow>(c),
-        DbConnection::Postgres(c) => statement.load::<HistoryRow>(c),
-    };
-    rows.map_err(from_query)?
-        .into_iter()
-        .map(HistoryRecord::try_from)
-        .collect()
-}
-
 /// The tenant's records `query` asks for, newest first, one more than its limit when there are
-/// (fewer, on SQLite, when it stopped early: see [`PageRead`]).
+/// (fewer when it stopped early: see [`PageRead`]).
 pub(crate) fn page(
     conn: &mut DbConnection,
     tenant: &Tenant,
     query: &HistoryQuery,
 ) -> Result<PageRead, RepositoryError> {
-    if let DbConnection::Sqlite(c) = conn {
-        return sqlite_batches::page(c, tenant, query);
-    }
-    let before = query.before.map_or(i64::MAX, HistoryId::value);
-    let since = query
-        .since
-        .map_or(i64::MIN, |since| since.timestamp_millis());
-    let limit = query.limit.get() as i64 + 1;
-    let upper;
-    let (sql, middle): (&'static str, [Param<'_>; 2]) = match &query.subject {
-        HistorySubject::One { kind, name } => (
-            ONE,
-            [Param::Text(kind.as_str()), Param::Text(name.as_str())],
-        ),
-        HistorySubject::Prefix(prefix) => {
-            upper = prefix.upper_bound();
-            match &upper {
-                Some(upper) => (
-                    PREFIX_BOUNDED,
-                    [Param::Text(prefix.as_str()), Param::Text(upper)],
-                ),
-                None => (
-                    PREFIX_UNBOUNDED,
-                    [Param::Text(prefix.as_str()), Param::Text("")],
-                ),
-            }
-        }
-    };
-    let mut params = vec![Param::Text(tenant.as_str())];
-    params.extend(middle);
-    params.extend([
-        Param::BigInt(before),
-        Param::BigInt(since),
-        Param::BigInt(limit),
-    ]);
-    Ok(PageRead {
-        records: load(conn, sql, params)?,
-        stopped_at: None,
-    })
+    batches::page(conn.into(), tenant, query)
 }
 
 /// Every tenant's records after `after`, oldest first, at most `limit` (final or not).
@@ -276,57 +182,52 @@ pub(crate) fn after(
     after: i64,
     limit: u32,
 ) -> Result<Vec<HistoryRecord>, RepositoryError> {
-    if let DbConnection::Sqlite(c) = conn {
-        return sqlite_batches::after(c, after, limit);
-    }
-    load(
-        conn,
-        AFTER,
-        vec![Param::BigInt(after), Param::BigInt(i64::from(limit))],
-    )
+    batches::after(conn.into(), after, limit)
+}
+
+/// PostgreSQL: writes the segment entries of up to `batches` final batches not yet indexed (ids
+/// up to `settled`): how many it read (see [`batches::index_postgres`]).
+pub(crate) fn index_postgres(
+    conn: &mut PgConnection,
+    settled: i64,
+    batches: u32,
+) -> QueryResult<usize> {
+    batches::index_postgres(conn, settled, batches)
+}
+
+/// PostgreSQL: the last record id at or below `settled`, or `otherwise` when there is none.
+pub(crate) fn last_id_through_postgres(
+    conn: &mut PgConnection,
+    settled: i64,
+    otherwise: i64,
+) -> QueryResult<i64> {
+    batches::last_id_through(conn, settled, otherwise)
 }
 
 /// SQLite: the largest id committed (0: none); every one is final.
 pub(crate) fn last_id_sqlite(conn: &mut SqliteConnection) -> QueryResult<i64> {
-    sqlite_batches::last_id(conn)
-}
-
-fn prune_cut(before: DateTime<Utc>, batch: u32, through: i64) -> Prepared<'static> {
-    Prepared::portable(
-        PRUNE_CUT,
-        vec![
-            Param::BigInt(before.timestamp_millis()),
-            Param::BigInt(i64::from(batch)),
-            Param::BigInt(through),
-        ],
-    )
+    batches::last_id(conn)
 }
 
 /// Deletes about `batch` of the oldest records committed before `before` (inside the writer:
-/// every committed id is final; see [`sqlite_batches::prune`]).
+/// every committed id is final; see [`batches::prune_sqlite`]).
 pub(crate) fn prune_sqlite(
     conn: &mut SqliteConnection,
     before: DateTime<Utc>,
     batch: u32,
 ) -> QueryResult<usize> {
-    sqlite_batches::prune(conn, before, batch)
+    batches::prune_sqlite(conn, before, batch)
 }
 
-/// Deletes up to `batch` of the oldest records committed before `before` on PostgreSQL, in a
-/// transaction, of final ids only (up to `settled`), noting how far it pruned.
+/// Deletes about `batch` of the oldest records committed before `before` on PostgreSQL, of
+/// final ids only (up to `settled`), noting how far it pruned (see [`batches::prune_postgres`]).
 pub(crate) fn prune_postgres(
     conn: &mut PgConnection,
     before: DateTime<Utc>,
     batch: u32,
     settled: i64,
 ) -> QueryResult<usize> {
-    use diesel::Connection;
-    conn.transaction(|conn| {
-        let cut = crate::lease_statements::one(prune_cut(before, batch, settled).load(conn)?)?;
-        let pruned = Prepared::portable(PRUNE, vec![Param::BigInt(cut)]).execute(conn)?;
-        Prepared::portable(POSTGRES_PRUNED, vec![Param::BigInt(cut)]).execute(conn)?;
-        Ok(pruned)
-    })
+    batches::prune_postgres(conn, before, batch, settled)
 }
 
 /// PostgreSQL: every id up to this one was pruned (see [`prune_postgres`]).

@@ -88,12 +88,14 @@ macro_rules! end_lease {
 /// the head of [`writes::RELEASE`], [`writes::RENEW`], `UNDO_GRANT` and [`writes::WRITE_BATCH`].
 /// `n` counts the locked rows, so it is evaluated only after `k` has taken every lock; the
 /// `UPDATE` then re-checks its `WHERE` on the row's newest version (READ COMMITTED) against
-/// that later "now".
+/// that later "now". `k` keeps each locked row's lease as it was, for the batch's history
+/// records ([`batch_records`]).
 macro_rules! lock_then_clock {
     ($keys:literal) => {
         concat!(
             "WITH k AS MATERIALIZED (
-    SELECT d.tenant FROM distributed_locks AS d ",
+    SELECT d.tenant, d.resource, d.owner, d.fencing_token, d.acquired_at_ms, d.expires_at_ms
+    FROM distributed_locks AS d ",
             $keys,
             "
     ORDER BY d.tenant COLLATE \"C\", d.resource COLLATE \"C\" FOR UPDATE OF d),
@@ -105,6 +107,8 @@ n AS MATERIALIZED (SELECT ",
     };
 }
 
+#[macro_use]
+mod batch_records;
 pub(crate) mod reads;
 pub(crate) mod writes;
 

@@ -16,10 +16,56 @@ enum Ended {
 /// Every `interval`, runs a sweep pass: deletes expired rows in steps of at most `batch` rows
 /// until the pass has looked at the whole table, then prunes history records older than
 /// `history_retention` (none when it is `None`: this process keeps no history, and leaves
-/// another's alone). Runs until the returned future is dropped; failures are logged and the
-/// pass starts again next interval.
+/// another's alone; else it also indexes the history as it grows, see [`index_history`]). Runs
+/// until the returned future is dropped; failures are logged and the pass starts again next
+/// interval.
 pub async fn run_sweeper(
     repo: DieselLockRepository,
+    interval: Duration,
+    batch: u32,
+    history_retention: Option<Duration>,
+) {
+    match history_retention {
+        Some(_) => {
+            tokio::join!(
+                sweep(&repo, interval, batch, history_retention),
+                index_history(&repo)
+            );
+        }
+        None => sweep(&repo, interval, batch, history_retention).await,
+    }
+}
+
+/// How often the history's segment entries catch up with the records (PostgreSQL; SQLite's are
+/// written with them): a history read scans the batches written since directly.
+const INDEX_INTERVAL: Duration = Duration::from_millis(500);
+/// How many batches one step of the history's indexing reads.
+const INDEX_BATCHES: u32 = 2_000;
+
+/// Every [`INDEX_INTERVAL`], writes the segment entries of the history batches written since
+/// (`DieselLockRepository::index_history`); nothing on SQLite.
+async fn index_history(repo: &DieselLockRepository) {
+    loop {
+        tokio::time::sleep(INDEX_INTERVAL).await;
+        loop {
+            match repo.index_history(INDEX_BATCHES).await {
+                Ok(Some(indexed)) if indexed == INDEX_BATCHES as usize => {
+                    tokio::task::yield_now().await
+                }
+                Ok(Some(_)) => break,
+                // SQLite: nothing to do, ever.
+                Ok(None) => return,
+                Err(error) => {
+                    tracing::warn!(%error, "indexing the history failed; retrying");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+async fn sweep(
+    repo: &DieselLockRepository,
     interval: Duration,
     batch: u32,
     history_retention: Option<Duration>,
@@ -71,7 +117,7 @@ pub async fn run_sweeper(
             tracing::debug!(swept, "swept expired locks");
         }
         if let Some(retention) = history_retention {
-            prune_history(&repo, retention, batch).await;
+            prune_history(repo, retention, batch).await;
         }
     }
 }

@@ -59,7 +59,9 @@ WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.fencing_token = $
 /// (so batches of two instances lock in the same order), then `n` reads the clock; releases and
 /// renews decide against it, acquires of existing rows against a clock read once their row is
 /// locked. A deadlock that happens anyway aborts the whole statement, which then changed
-/// nothing. Returns the granted, released and renewed rows, each with its tenant.
+/// nothing. Writes the history records of its changes itself, in the same statement
+/// ([`batch_records`]; an acquire's `updated` says whether it took over an existing row). Returns
+/// the granted, released and renewed rows, each with its tenant.
 pub const WRITE_BATCH: &str = concat!(
     lock_then_clock!(
         "JOIN (SELECT * FROM unnest($1::text[], $2::text[])
@@ -76,7 +78,8 @@ acquired AS (
     ",
     acquire_on_conflict!(),
     "
-    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value),
+    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value,
+              l.xmax <> '0'::xid AS updated),
 released AS (
     UPDATE distributed_locks AS l ",
     end_lease!(),
@@ -92,8 +95,12 @@ renewed AS (
     WHERE l.tenant = r.tenant AND l.resource = r.resource AND ",
     live_and_held_by!("r.owner"),
     "
-    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value)
-SELECT * FROM acquired UNION ALL SELECT * FROM released UNION ALL SELECT * FROM renewed"
+    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value),
+",
+    batch_records!(),
+    "
+SELECT tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value FROM acquired
+UNION ALL SELECT * FROM released UNION ALL SELECT * FROM renewed"
 );
 
 /// One step of a sweep pass: deletes up to `$2` rows whose lease ended more than `$1` ms ago

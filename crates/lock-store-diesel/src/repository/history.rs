@@ -41,6 +41,31 @@ impl DieselLockRepository {
     }
 }
 
+impl DieselLockRepository {
+    /// Writes the segment entries of up to `batches` history batches not indexed yet, on
+    /// PostgreSQL: how many it read (`Some(batches)`: there may be more). A read finds the
+    /// records of batches not indexed yet all the same, by reading them all; indexing keeps
+    /// that part small. `None` on SQLite, whose writer indexes as it writes.
+    ///
+    /// # Errors
+    /// The database's, as [`RepositoryError`].
+    pub async fn index_history(&self, batches: u32) -> Result<Option<usize>, RepositoryError> {
+        let inner = self.inner.clone();
+        self.inner
+            .pooled
+            .run(move |conn, _| match conn {
+                DbConnection::Sqlite(_) => Ok(None),
+                DbConnection::Postgres(c) => {
+                    let settled = inner.history_frontier.advance(c).map_err(from_query)?;
+                    history::index_postgres(c, settled, batches)
+                        .map(Some)
+                        .map_err(from_query)
+                }
+            })
+            .await
+    }
+}
+
 /// PostgreSQL: the last id up to which every id is final.
 fn final_through(
     frontier: &PostgresFrontier,
@@ -49,7 +74,12 @@ fn final_through(
     let settled = frontier.advance(conn.postgres()?).map_err(from_query)?;
     let rows = history::after(conn, settled, LAST_ID_SCAN)?;
     let kept = PostgresFrontier::keep_final(settled, settled, rows);
-    Ok(kept.last().map_or(settled, |record| record.id.value()))
+    match kept.last() {
+        Some(record) => Ok(record.id.value()),
+        // `settled` ends a batch number's id range: the last record is at or below it.
+        None => history::last_id_through_postgres(conn.postgres()?, settled, settled)
+            .map_err(from_query),
+    }
 }
 
 #[async_trait]
