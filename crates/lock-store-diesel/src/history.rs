@@ -14,7 +14,6 @@
 //! is the commit order and every committed id is final. On PostgreSQL two transactions may commit
 //! in the other order than their ids: [`PostgresFrontier`] tells which ids are final.
 
-use chrono::{DateTime, Utc};
 use diesel::pg::PgConnection;
 use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
@@ -29,7 +28,10 @@ mod capture;
 pub(crate) mod expiry;
 mod postgres_frontier;
 
-pub(crate) use batches::PageRead;
+pub(crate) use batches::{
+    index_postgres, last_id as last_id_sqlite, last_id_through as last_id_through_postgres,
+    prune_postgres, prune_sqlite, PageRead,
+};
 pub(crate) use capture::Capture;
 pub(crate) use postgres_frontier::PostgresFrontier;
 
@@ -183,51 +185,6 @@ pub(crate) fn after(
     limit: u32,
 ) -> Result<Vec<HistoryRecord>, RepositoryError> {
     batches::after(conn.into(), after, limit)
-}
-
-/// PostgreSQL: writes the segment entries of up to `batches` final batches not yet indexed (ids
-/// up to `settled`): how many it read (see [`batches::index_postgres`]).
-pub(crate) fn index_postgres(
-    conn: &mut PgConnection,
-    settled: i64,
-    batches: u32,
-) -> QueryResult<usize> {
-    batches::index_postgres(conn, settled, batches)
-}
-
-/// PostgreSQL: the last record id at or below `settled`, or `otherwise` when there is none.
-pub(crate) fn last_id_through_postgres(
-    conn: &mut PgConnection,
-    settled: i64,
-    otherwise: i64,
-) -> QueryResult<i64> {
-    batches::last_id_through(conn, settled, otherwise)
-}
-
-/// SQLite: the largest id committed (0: none); every one is final.
-pub(crate) fn last_id_sqlite(conn: &mut SqliteConnection) -> QueryResult<i64> {
-    batches::last_id(conn)
-}
-
-/// Deletes about `batch` of the oldest records committed before `before` (inside the writer:
-/// every committed id is final; see [`batches::prune_sqlite`]).
-pub(crate) fn prune_sqlite(
-    conn: &mut SqliteConnection,
-    before: DateTime<Utc>,
-    batch: u32,
-) -> QueryResult<usize> {
-    batches::prune_sqlite(conn, before, batch)
-}
-
-/// Deletes about `batch` of the oldest records committed before `before` on PostgreSQL, of
-/// final ids only (up to `settled`), noting how far it pruned (see [`batches::prune_postgres`]).
-pub(crate) fn prune_postgres(
-    conn: &mut PgConnection,
-    before: DateTime<Utc>,
-    batch: u32,
-    settled: i64,
-) -> QueryResult<usize> {
-    batches::prune_postgres(conn, before, batch, settled)
 }
 
 /// PostgreSQL: every id up to this one was pruned (see [`prune_postgres`]).
