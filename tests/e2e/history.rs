@@ -21,6 +21,7 @@ on_both_backends!(
     history_and_events_are_per_tenant_and_bad_requests_are_refused,
     without_retention_nothing_is_recorded,
     an_expiry_an_observer_saw_is_recorded_at_once,
+    many_observed_locks_running_out_together_each_record_one_expiry,
 );
 
 const SOON: Duration = Duration::from_secs(5);
@@ -393,4 +394,38 @@ fn an_expiry_an_observer_saw_is_recorded_at_once(db: TestDatabase) {
             step("granted", "w2", next_token),
         ]
     );
+}
+
+fn many_observed_locks_running_out_together_each_record_one_expiry(db: TestDatabase) {
+    let server = TestServer::start(&db, &[]);
+    let names: Vec<String> = (0..40).map(|i| format!("crashed-{i}")).collect();
+    let _observers: Vec<Observer> = names
+        .iter()
+        .map(|name| Observer::open(&server, &format!("/locks/{name}/observe"), &[]))
+        .collect();
+    // One client's locks, all of a second: it crashed, and they run out within a few ms.
+    let tokens: Vec<i64> = names
+        .iter()
+        .map(|name| server.acquire(name, "crashed-client", 1).token())
+        .collect();
+    let deadline = Instant::now() + SOON;
+    for (name, token) in names.iter().zip(tokens) {
+        let path = format!("/locks/{name}/history");
+        loop {
+            let steps = story(&history(&server, &path));
+            let expected = vec![
+                step("granted", "crashed-client", token),
+                step("expired", "crashed-client", token),
+            ];
+            if steps == expected {
+                break;
+            }
+            assert!(
+                steps.len() < 2 || steps[..2] == expected[..steps.len().min(2)],
+                "{path}: {steps:?}"
+            );
+            assert!(Instant::now() < deadline, "{path}: {steps:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
 }

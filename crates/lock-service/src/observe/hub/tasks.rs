@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 use chrono::{DateTime, Utc};
+use futures::StreamExt;
 use lock_domain::LockMode;
 
 use super::super::diff::{Happened, Holding, Shape};
@@ -76,6 +77,10 @@ pub(super) async fn run(shared: Weak<Shared>, service: LockService, key: Key, wa
     }
 }
 
+/// How many expiries one poll records at once: enough to batch them in the store's writer, few
+/// enough to leave the pool's connections to the requests.
+const EXPIRIES_AT_ONCE: usize = 16;
+
 /// Every [`POLL`], reads every watched name of the hub (the locks and elections in one round
 /// trip per thousand) and folds what it read into their watches. Ends when no watch is left; the
 /// next observation starts it again.
@@ -106,12 +111,23 @@ pub(super) async fn poll(shared: Weak<Shared>, service: LockService) {
             let Ok(read) = service.observed_locks(&keys).await else {
                 continue; // The store failed: the next poll reads again.
             };
-            for (((key, watch), live), facts) in chunk.iter().zip(read).zip(facts) {
-                // A read that overlapped an own outcome is left to the next poll.
-                if let Some(expired) = hub.fold(watch, live, facts, false) {
-                    service.record_observed_expiries(key, expired).await;
-                }
-            }
+            // A read that overlapped an own outcome is left to the next poll.
+            let expiries: Vec<_> = chunk
+                .iter()
+                .zip(read)
+                .zip(facts)
+                .filter_map(|(((key, watch), live), facts)| {
+                    hub.fold(watch, live, facts, false)
+                        .map(|expired| (key, expired))
+                })
+                .collect();
+            // Many names often run out together (a crashed client's locks): their expiries
+            // are recorded a few at a time rather than one after the other.
+            futures::stream::iter(expiries)
+                .for_each_concurrent(EXPIRIES_AT_ONCE, |(key, expired)| {
+                    service.record_observed_expiries(key, expired)
+                })
+                .await;
         }
         for (key, watch) in semaphores {
             let facts = locked(&watch.view).facts;
