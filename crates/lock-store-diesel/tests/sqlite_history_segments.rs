@@ -1,5 +1,5 @@
 //! SQLite keeps the records of a transaction in one row and finds a name's rows through segments
-//! of 4096 ids (migration 12). Enough records to fill several segments, written by concurrent
+//! of 16,384 ids (migrations 12 and 14). Enough records to fill several segments, written by concurrent
 //! writers so that batches hold many names: every read (a name's pages, a prefix's, `since`,
 //! the stream's) sees each record once, in order, across segment and batch boundaries, and
 //! pruning takes whole transactions, oldest first, and the segment entries with them.
@@ -16,9 +16,12 @@ use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::{open_store, TestDatabase};
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
 
-/// Writers, and acquire + release cycles each: 2 × 10 × 260 = 5200 records, past one segment.
+/// Writers, and acquire + release cycles each: 2 × 10 × 840 = 16,800 records, past one segment.
 const WRITERS: usize = 10;
-const CYCLES: usize = 260;
+const CYCLES: usize = 840;
+/// The ids of a segment (migration 14), and how many segments a page reads at most.
+const SEGMENT: i64 = 16_384;
+const SEGMENTS_A_PAGE: i64 = 8;
 
 async fn cycles(repo: &Arc<DieselLockRepository>, resource: &str, count: usize) {
     for _ in 0..count {
@@ -189,7 +192,7 @@ async fn reads_cross_segments_and_batches_and_pruning_takes_whole_transactions()
     assert_eq!(pruned as i64, total);
     assert!(repo.history_after(None, 10).await.unwrap().is_empty());
     // Only the segment of the next id may keep entries.
-    let next_segment = (total + 1) / 4096;
+    let next_segment = (total + 1) / SEGMENT;
     for table in ["history_names", "history_tenants"] {
         let sql = format!("SELECT COUNT(*) AS n FROM {table} WHERE segment < {next_segment}");
         assert_eq!(count(&db, &sql), 0, "{table}");
@@ -203,7 +206,7 @@ async fn reads_cross_segments_and_batches_and_pruning_takes_whole_transactions()
     );
 }
 
-/// A page reads at most 32 segments: a prefix that only an old record has is answered in
+/// A page reads at most 8 segments: a prefix that only an old record has is answered in
 /// pages that may be empty, each with a cursor, until the record.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_reads_a_bounded_number_of_segments_and_says_where_to_go_on() {
@@ -218,7 +221,7 @@ async fn a_page_reads_a_bounded_number_of_segments_and_says_where_to_go_on() {
         let mut conn = SqliteConnection::establish(path.trim_start_matches("sqlite://")).unwrap();
         let mut sql = String::from("BEGIN;");
         for segment in 0..40_i64 {
-            let first = segment * 4096 + 1;
+            let first = segment * SEGMENT + 1;
             let name = if segment == 0 { "match-1" } else { "other" };
             sql.push_str(&format!(
                 "INSERT INTO history_batches VALUES ({first}, {first}, 1764720000000, \
@@ -227,7 +230,9 @@ async fn a_page_reads_a_bounded_number_of_segments_and_says_where_to_go_on() {
                  INSERT INTO history_names VALUES ('default', 'lock', '{name}', {segment});"
             ));
         }
-        sql.push_str("UPDATE history_context SET last_id = 39 * 4096 + 1; COMMIT;");
+        sql.push_str(&format!(
+            "UPDATE history_context SET last_id = 39 * {SEGMENT} + 1; COMMIT;"
+        ));
         diesel::connection::SimpleConnection::batch_execute(&mut conn, &sql).unwrap();
     }
     let prefix = HistorySubject::Prefix(ResourcePrefix::parse("match-").unwrap());
@@ -244,7 +249,10 @@ async fn a_page_reads_a_bounded_number_of_segments_and_says_where_to_go_on() {
         .await
         .unwrap();
     assert!(first.records.is_empty(), "{first:?}");
-    assert_eq!(first.next.map(HistoryId::value), Some(8 * 4096));
+    assert_eq!(
+        first.next.map(HistoryId::value),
+        Some((40 - SEGMENTS_A_PAGE) * SEGMENT)
+    );
     let all = every_page(&repo, prefix, None, 10).await;
     assert_eq!(ids(&all), vec![1]);
     // A name's pages are bounded the same way.

@@ -95,6 +95,8 @@ macro_rules! postgres_records {
 struct Dialect {
     /// How many ids a segment spans.
     segment: i64,
+    /// How many segments one page reads at most (see [`page`]).
+    segments_a_page: usize,
     /// One name's records (tenant `$5`, kind `$6`, name `$7`), newest first.
     one: &'static str,
     /// Tenant `$5`'s records whose names are in `[$6, $7)`, newest first.
@@ -111,6 +113,8 @@ struct Dialect {
 
 const SQLITE: Dialect = Dialect {
     segment: SQLITE_SEGMENT,
+    // Up to 131,072 records.
+    segments_a_page: 8,
     one: sqlite_records!(
         "j.value ->> 0 = $5 AND j.value ->> 1 = $6 AND j.value ->> 2 = $7",
         "DESC"
@@ -130,6 +134,8 @@ const SQLITE: Dialect = Dialect {
 
 const POSTGRES: Dialect = Dialect {
     segment: POSTGRES_SEGMENT,
+    // 2048 batch numbers: up to 131,072 records when a batch holds 64.
+    segments_a_page: 32,
     one: postgres_records!("j.tenant = $5 AND j.kind = $6 AND j.name = $7", "DESC"),
     prefix_bounded: postgres_records!("j.tenant = $5 AND j.name >= $6 AND j.name < $7", "DESC"),
     prefix_unbounded: postgres_records!("j.tenant = $5 AND j.name >= $6 AND $7 = $7", "DESC"),
@@ -177,10 +183,6 @@ SELECT COALESCE((SELECT MIN(first_id) FROM history_batches),
 const LAST_ID: &str = "SELECT last_id AS count FROM history_context WHERE id = 1";
 /// How many segments one read of a segment index lists.
 const SEGMENTS_AT_ONCE: i64 = 32;
-/// How many segments one page reads at most (up to 131,072 records), so that a request for a
-/// prefix that few names have, or a name that changes rarely, is answered in bounded time: a
-/// page may then hold fewer records than asked for, and its cursor says where to go on.
-const SEGMENTS_A_PAGE: usize = 32;
 
 /// What [`page`] read: records newest first, and, when it stopped before the page was full,
 /// the id above which it read everything (the next page's cursor).
@@ -248,7 +250,9 @@ impl Backend<'_> {
 }
 
 /// The tenant's records `query` asks for, newest first, one more than its limit when there are;
-/// fewer when [`SEGMENTS_A_PAGE`] segments were read first (then `stopped_at` says where).
+/// fewer when the dialect's `segments_a_page` segments were read first (then `stopped_at` says
+/// where): a request for a prefix that few names have, or a name that changes rarely, is
+/// answered in bounded time, and its cursor says where to go on.
 pub(crate) fn page(
     mut conn: Backend<'_>,
     tenant: &Tenant,
@@ -318,7 +322,7 @@ pub(crate) fn page(
             if found.len() >= wanted || segment < floor / segment_ids {
                 break;
             }
-            if read == SEGMENTS_A_PAGE {
+            if read == dialect.segments_a_page {
                 // Enough work for one request: the page ends above this segment.
                 return Ok(PageRead {
                     records: found,

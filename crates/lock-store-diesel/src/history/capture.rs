@@ -6,7 +6,7 @@
 //! each record to `lockd_history`, a function of the writer's connection that keeps it here.
 //! Before committing, the writer draws the records' ids from `history_context.last_id` and
 //! writes them all in one row (a JSON array): one insert per transaction instead of a row and two
-//! index entries per record. `history_names` and `history_tenants` say which segments of 4096 ids hold
+//! index entries per record. `history_names` and `history_tenants` say which segments of 16,384 ids hold
 //! a name's or a tenant's records; an entry is written once, so this process remembers the
 //! newest segment it wrote for each name and tenant and writes only new entries.
 //!
@@ -27,8 +27,9 @@ use diesel::{QueryResult, RunQueryDsl};
 use crate::prepared::{Param, Prepared};
 use crate::row::CountRow;
 
-/// How many ids a segment of `history_names` and `history_tenants` spans (migration 12).
-pub(crate) const SEGMENT: i64 = 4096;
+/// How many ids a segment of `history_names` and `history_tenants` spans (migration 14; 4096 in
+/// migration 12).
+pub(crate) const SEGMENT: i64 = 16384;
 
 /// The TEMP triggers that call `lockd_history`.
 const TRIGGERS: &str = include_str!("sqlite_capture.sql");
