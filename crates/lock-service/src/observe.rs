@@ -146,8 +146,7 @@ impl LockService {
             Observed::Semaphore => return,
         };
         for lease in expired {
-            // A store that failed here answers the next operation with the same failure, and
-            // the expiry is then recorded by the next grant or sweep.
+            // A failure is the store's, and the next operation meets it too (see above).
             let _ = self
                 .locks
                 .record_expiry(stored.clone(), name.clone(), lease.owner, lease.token)

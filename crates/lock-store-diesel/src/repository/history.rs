@@ -39,9 +39,7 @@ impl DieselLockRepository {
             })
             .await
     }
-}
 
-impl DieselLockRepository {
     /// Writes the segment entries of up to `batches` history batches not indexed yet, on
     /// PostgreSQL: how many it read (`Some(batches)`: there may be more). A read finds the
     /// records of batches not indexed yet all the same, by reading them all; indexing keeps
