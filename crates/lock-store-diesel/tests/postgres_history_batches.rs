@@ -1,7 +1,7 @@
-//! PostgreSQL's history batches (migration 15): the batch statement records its own changes,
-//! except an acquire that took over a row committed after the statement began, whose records
-//! only the triggers can write; and pages read the batches not indexed yet as surely as the
-//! indexed ones.
+//! PostgreSQL's history batches (migrations 15 and 16): the batch statement records its own
+//! changes, except an acquire that took over a row committed after the statement began, whose
+//! records only the triggers can write; and pages read the batches not indexed yet as surely as
+//! the indexed ones.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -117,8 +117,17 @@ async fn pages_read_batches_not_indexed_yet_and_indexing_changes_no_page() {
     repo.acquire(tenant(), name("rare"), owner("r"), ttl(30), None)
         .await
         .unwrap();
-    // Over 64 batch numbers, so over one segment: a statement a batch.
-    for _ in 0..120 {
+    // A statement a batch, over three segments: the batch numbers jump a segment (1024 of
+    // them, migration 16) twice, as numbers that were drawn and never written would.
+    let mut conn = PgConnection::establish(&db.url_string()).unwrap();
+    for round in 0..120 {
+        if round % 40 == 39 {
+            conn.batch_execute(
+                "SELECT setval('history_batch_numbers', \
+                 (SELECT last_value FROM history_batch_numbers) + 1024)",
+            )
+            .unwrap();
+        }
         repo.acquire(tenant(), name("busy"), owner("b"), ttl(30), None)
             .await
             .unwrap();
@@ -126,7 +135,6 @@ async fn pages_read_batches_not_indexed_yet_and_indexing_changes_no_page() {
             .await
             .unwrap();
     }
-    let mut conn = PgConnection::establish(&db.url_string()).unwrap();
     assert_eq!(
         count(&mut conn, "SELECT count(*) AS count FROM history_names"),
         0

@@ -27,14 +27,22 @@ use crate::lease_statements::one;
 use crate::prepared::{Param, Prepared};
 use crate::row::CountRow;
 
-mod upkeep;
-
 pub(crate) use upkeep::{index_postgres, last_id, last_id_through, prune_postgres, prune_sqlite};
 
 /// PostgreSQL: how many ids a batch number spans (migration 15).
 pub(crate) const POSTGRES_BATCH_IDS: i64 = 65_536;
-/// PostgreSQL: how many ids a segment spans (64 batch numbers, migration 15).
-const POSTGRES_SEGMENT: i64 = 64 * POSTGRES_BATCH_IDS;
+/// PostgreSQL: how many ids a segment spans (1024 batch numbers, migration 16; 64 in
+/// migration 15), as SQL text (see [`POSTGRES_SEGMENT`]).
+macro_rules! postgres_segment_ids {
+    () => {
+        "67108864"
+    };
+}
+/// PostgreSQL: how many ids a segment spans: [`postgres_segment_ids`], the SQL's literal.
+const POSTGRES_SEGMENT: i64 = 1024 * POSTGRES_BATCH_IDS;
+
+// After the macros it uses.
+mod upkeep;
 
 /// SQLite: the records with ids in `[$1, $2)` committed at or after `$4` and passing `$where`
 /// (on `$5` and on), ordered by id, `$3` of them.
@@ -135,17 +143,21 @@ const SQLITE: Dialect = Dialect {
 const POSTGRES: Dialect = Dialect {
     segment: POSTGRES_SEGMENT,
     // 2048 batch numbers: up to 131,072 records when a batch holds 64.
-    segments_a_page: 32,
+    segments_a_page: 2,
     one: postgres_records!("j.tenant = $5 AND j.kind = $6 AND j.name = $7", "DESC"),
     prefix_bounded: postgres_records!("j.tenant = $5 AND j.name >= $6 AND j.name < $7", "DESC"),
     prefix_unbounded: postgres_records!("j.tenant = $5 AND j.name >= $6 AND $7 = $7", "DESC"),
     // The batch of the earliest time at or after `$1`, less a segment: batches are numbered
     // in the order they were written, which concurrent transactions may not keep to the
     // millisecond.
-    first_since: "\
+    first_since: concat!(
+        "\
 SELECT COALESCE((SELECT first_id FROM history_batches WHERE at_ms >= $1 ORDER BY at_ms LIMIT 1)
-                    - 4194304,
-                9223372036854775807) AS count",
+                    - ",
+        postgres_segment_ids!(),
+        ",
+                9223372036854775807) AS count"
+    ),
     top: "SELECT COALESCE(MAX(last_id), 0) AS count FROM history_batches",
     indexed_through: Some("SELECT through AS count FROM history_indexed WHERE id = 1"),
 };
@@ -393,4 +405,15 @@ pub(crate) fn after(
             Param::BigInt(0),
         ],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_postgres_segment_in_sql_is_the_constant() {
+        assert_eq!(
+            postgres_segment_ids!().parse::<i64>(),
+            Ok(super::POSTGRES_SEGMENT)
+        );
+    }
 }

@@ -44,7 +44,8 @@ SELECT COALESCE((SELECT MIN(first_id) FROM history_batches),
 /// are at most `$1` (final ones), and moves `history_indexed.through` past them (to `$1` when
 /// they were all there were): how many it read. One indexer at a time holds `history_indexed`'s
 /// row; another finds it taken and reads none (`SKIP LOCKED`).
-const POSTGRES_INDEX: &str = "\
+const POSTGRES_INDEX: &str = concat!(
+    "\
 WITH mark AS MATERIALIZED (
     SELECT through FROM history_indexed WHERE id = 1 FOR UPDATE SKIP LOCKED),
 read AS MATERIALIZED (
@@ -52,19 +53,26 @@ read AS MATERIALIZED (
     WHERE b.first_id > mark.through AND b.first_id <= $1 ORDER BY b.first_id LIMIT $2),
 named AS (
     INSERT INTO history_names (tenant, kind, name, segment)
-    SELECT DISTINCT r.tenant, r.kind, r.name, b.first_id / 4194304
-    FROM read AS b, unnest(b.tenants, b.kinds, b.names) AS r(tenant, kind, name)
+    SELECT DISTINCT r.tenant, r.kind, r.name, (b.first_id + r.place - 1) / ",
+    postgres_segment_ids!(),
+    "
+    FROM read AS b,
+         unnest(b.tenants, b.kinds, b.names) WITH ORDINALITY AS r(tenant, kind, name, place)
     ON CONFLICT DO NOTHING),
 tenanted AS (
     INSERT INTO history_tenants (tenant, segment)
-    SELECT DISTINCT r.tenant, b.first_id / 4194304 FROM read AS b, unnest(b.tenants) AS r(tenant)
+    SELECT DISTINCT r.tenant, (b.first_id + r.place - 1) / ",
+    postgres_segment_ids!(),
+    "
+    FROM read AS b, unnest(b.tenants) WITH ORDINALITY AS r(tenant, place)
     ON CONFLICT DO NOTHING),
 moved AS (
     UPDATE history_indexed
     SET through = CASE WHEN (SELECT count(*) FROM read) < $2 THEN GREATEST(through, $1)
                        ELSE (SELECT MAX(first_id) FROM read) END
     WHERE id = 1 AND EXISTS (SELECT FROM mark))
-SELECT count(*) AS count FROM read";
+SELECT count(*) AS count FROM read"
+);
 
 /// PostgreSQL: writes the segment entries of up to `batches` final batches not yet indexed
 /// (every id up to `settled` is final): how many it read.
