@@ -7,7 +7,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::Clock;
 
-/// A [`Clock`] pinned to an instant until [`ManualClock::advance`] moves it. Clones share the time.
+/// A [`Clock`] pinned to an instant until [`ManualClock::advance`] or [`ManualClock::set`] moves it. Clones share the time.
 #[derive(Debug, Clone)]
 pub struct ManualClock(Arc<Mutex<DateTime<Utc>>>);
 
@@ -19,6 +19,11 @@ impl ManualClock {
 
     pub fn at(now: DateTime<Utc>) -> Self {
         Self(Arc::new(Mutex::new(now)))
+    }
+
+    /// Sets the time, earlier or later: a clock that steps.
+    pub fn set(&self, now: DateTime<Utc>) {
+        *self.0.lock().expect("clock mutex") = now;
     }
 
     pub fn advance(&self, by: Duration) {

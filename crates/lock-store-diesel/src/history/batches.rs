@@ -41,7 +41,8 @@ macro_rules! postgres_segment_ids {
 /// PostgreSQL: how many ids a segment spans: [`postgres_segment_ids`], the SQL's literal.
 const POSTGRES_SEGMENT: i64 = 1024 * POSTGRES_BATCH_IDS;
 
-// After the macros it uses.
+// After the macros they use.
+mod times;
 mod upkeep;
 
 /// SQLite: the records with ids in `[$1, $2)` committed at or after `$4` and passing `$where`
@@ -111,8 +112,6 @@ struct Dialect {
     prefix_bounded: &'static str,
     /// Tenant `$5`'s records whose names are at least `$6` (`$7` is not used), newest first.
     prefix_unbounded: &'static str,
-    /// The first id committed at or after `$1` (none: one no record has yet), or a smaller one.
-    first_since: &'static str,
     /// The largest id written (0: none).
     top: &'static str,
     /// Every batch whose first id is at most this one has its segment entries (`None`: all).
@@ -135,7 +134,6 @@ const SQLITE: Dialect = Dialect {
         "j.value ->> 0 = $5 AND j.value ->> 2 >= $6 AND $7 = $7",
         "DESC"
     ),
-    first_since: SQLITE_FIRST_SINCE,
     top: LAST_ID,
     indexed_through: None,
 };
@@ -147,17 +145,6 @@ const POSTGRES: Dialect = Dialect {
     one: postgres_records!("j.tenant = $5 AND j.kind = $6 AND j.name = $7", "DESC"),
     prefix_bounded: postgres_records!("j.tenant = $5 AND j.name >= $6 AND j.name < $7", "DESC"),
     prefix_unbounded: postgres_records!("j.tenant = $5 AND j.name >= $6 AND $7 = $7", "DESC"),
-    // The batch of the earliest time at or after `$1`, less a segment: batches are numbered
-    // in the order they were written, which concurrent transactions may not keep to the
-    // millisecond.
-    first_since: concat!(
-        "\
-SELECT COALESCE((SELECT first_id FROM history_batches WHERE at_ms >= $1 ORDER BY at_ms LIMIT 1)
-                    - ",
-        postgres_segment_ids!(),
-        ",
-                9223372036854775807) AS count"
-    ),
     top: "SELECT COALESCE(MAX(last_id), 0) AS count FROM history_batches",
     indexed_through: Some("SELECT through AS count FROM history_indexed WHERE id = 1"),
 };
@@ -184,10 +171,18 @@ ORDER BY 1 DESC LIMIT $5";
 const TENANT_SEGMENTS: &str = "\
 SELECT DISTINCT segment AS count FROM history_tenants WHERE tenant = $1 AND segment <= $2
 ORDER BY 1 DESC LIMIT $3";
-/// SQLite: the first id committed at or after `$1` (none: the next id to be drawn).
-const SQLITE_FIRST_SINCE: &str = "\
-SELECT COALESCE((SELECT MIN(first_id) FROM history_batches WHERE at_ms >= $1),
-                (SELECT last_id + 1 FROM history_context WHERE id = 1)) AS count";
+/// PostgreSQL: the first id committed at or after `$1` (none: one no record has yet), or a
+/// smaller one: the batch of the earliest time at or after `$1`, less a segment (batches are
+/// numbered in the order they were written, which concurrent transactions may not keep to the
+/// millisecond).
+const POSTGRES_FIRST_SINCE: &str = concat!(
+    "\
+SELECT COALESCE((SELECT first_id FROM history_batches WHERE at_ms >= $1 ORDER BY at_ms LIMIT 1)
+                    - ",
+    postgres_segment_ids!(),
+    ",
+                9223372036854775807) AS count"
+);
 /// SQLite: the oldest id kept (none: the next id to be drawn).
 const OLDEST: &str = "\
 SELECT COALESCE((SELECT MIN(first_id) FROM history_batches),
@@ -224,6 +219,17 @@ impl Backend<'_> {
         match self {
             Backend::Sqlite(_) => &SQLITE,
             Backend::Postgres(_) => &POSTGRES,
+        }
+    }
+
+    /// The first id committed at or after `since_ms` (none: one no record has yet), or a
+    /// smaller one.
+    fn first_since(&mut self, since_ms: i64) -> QueryResult<i64> {
+        match self {
+            Backend::Sqlite(c) => times::first_since(c, since_ms),
+            Backend::Postgres(_) => {
+                self.scalar(POSTGRES_FIRST_SINCE, vec![Param::BigInt(since_ms)])
+            }
         }
     }
 
@@ -279,9 +285,7 @@ pub(crate) fn page(
     let wanted = query.limit.get() + 1;
     // No record before the first one committed since `since` is on the page.
     let floor = match query.since {
-        Some(_) => conn
-            .scalar(dialect.first_since, vec![Param::BigInt(since)])
-            .map_err(from_query)?,
+        Some(_) => conn.first_since(since).map_err(from_query)?,
         None => 0,
     };
     let upper = match &query.subject {

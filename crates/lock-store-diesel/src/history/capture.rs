@@ -37,8 +37,13 @@ const TRIGGERS: &str = include_str!("sqlite_capture.sql");
 /// Draws `$1` ids: the last one drawn after them.
 const DRAW: &str =
     "UPDATE history_context SET last_id = last_id + $1 WHERE id = 1 RETURNING last_id AS count";
-const WRITE_BATCH: &str =
-    "INSERT INTO history_batches (first_id, last_id, at_ms, records) VALUES ($1, $2, $3, $4)";
+/// Writes a batch at `$3`, or at the last batch's time if that is later (the clock stepped
+/// back): `at_ms` never decreases with the ids (see `batches/times.rs`).
+const WRITE_BATCH: &str = "\
+INSERT INTO history_batches (first_id, last_id, at_ms, records)
+SELECT $1, $2,
+       MAX($3, COALESCE((SELECT at_ms FROM history_batches ORDER BY first_id DESC LIMIT 1), $3)),
+       $4";
 const NAME_SEGMENT: &str =
     "INSERT OR IGNORE INTO history_names (tenant, kind, name, segment) VALUES ($1, $2, $3, $4)";
 const TENANT_SEGMENT: &str =

@@ -6,7 +6,7 @@ use diesel::pg::PgConnection;
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, QueryResult, RunQueryDsl};
 
-use super::{Backend, LAST_ID, OLDEST, POSTGRES, SQLITE_FIRST_SINCE};
+use super::{Backend, LAST_ID, OLDEST};
 use crate::prepared::{Param, Prepared};
 
 /// SQLite: deletes the batches before `$1` among the oldest `$2` ids from `$3`, the oldest kept
@@ -134,10 +134,7 @@ pub(crate) fn prune_sqlite(
     batch: u32,
 ) -> QueryResult<usize> {
     let mut conn = Backend::Sqlite(conn);
-    let cut = conn.scalar(
-        SQLITE_FIRST_SINCE,
-        vec![Param::BigInt(before.timestamp_millis())],
-    )?;
+    let cut = conn.first_since(before.timestamp_millis())?;
     let oldest = conn.scalar(OLDEST, vec![])?;
     let deleted: i64 = conn
         .counts(
@@ -169,10 +166,7 @@ pub(crate) fn prune_postgres(
 ) -> QueryResult<usize> {
     conn.transaction(|conn| {
         let mut conn = Backend::Postgres(conn);
-        let cut = conn.scalar(
-            POSTGRES.first_since,
-            vec![Param::BigInt(before.timestamp_millis())],
-        )?;
+        let cut = conn.first_since(before.timestamp_millis())?;
         let deleted = conn.scalar(
             POSTGRES_PRUNE,
             vec![
