@@ -151,6 +151,7 @@ impl ConnectionManager {
                     self.sqlite_synchronous.pragma()
                 );
                 conn.batch_execute(&pragmas)?;
+                crate::history::register_sqlite_functions(&mut conn)?;
                 Ok(DbConnection::Sqlite(conn))
             }
             DatabaseUrl::Postgres(url) => {

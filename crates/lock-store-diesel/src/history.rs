@@ -23,6 +23,9 @@ use lock_domain::{
     RepositoryError, ResourceName, Tenant,
 };
 
+// Before the modules that use its macro.
+#[macro_use]
+mod packed;
 mod batches;
 mod capture;
 pub(crate) mod expiry;
@@ -33,6 +36,9 @@ pub(crate) use batches::{
     prune_postgres, prune_sqlite, PageRead,
 };
 pub(crate) use capture::Capture;
+pub(crate) use packed::register as register_sqlite_functions;
+#[cfg(test)]
+pub(crate) use packed::{pack, unpack};
 pub(crate) use postgres_frontier::PostgresFrontier;
 
 use crate::connection::DbConnection;

@@ -98,3 +98,6 @@ impl From<diesel::result::Error> for MigrationFailed {
         Self(Box::new(error))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -11,7 +11,7 @@
 use diesel::backend::Backend;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
-use diesel::sql_types::{Array, BigInt, Nullable, Text, Untyped};
+use diesel::sql_types::{Array, BigInt, Binary, Nullable, Text, Untyped};
 use diesel::sqlite::Sqlite;
 use diesel::{QueryResult, RunQueryDsl};
 
@@ -22,6 +22,8 @@ pub(crate) enum Param<'a> {
     BigInt(i64),
     /// A text that may be NULL.
     NullableText(Option<&'a str>),
+    /// SQLite only: a blob.
+    Blob(&'a [u8]),
     /// PostgreSQL only: `text[]`.
     TextArray(&'a [&'a str]),
     /// PostgreSQL only: `bigint[]`.
@@ -123,6 +125,9 @@ impl QueryFragment<Pg> for Prepared<'_> {
             Param::NullableTextArray(values) => {
                 out.push_bind_param::<Array<Nullable<Text>>, [Option<&str>]>(values)
             }
+            Param::Blob(_) => Err(diesel::result::Error::QueryBuilderError(
+                "blobs are bound on SQLite only".into(),
+            )),
         })
     }
 }
@@ -136,6 +141,7 @@ impl QueryFragment<Sqlite> for Prepared<'_> {
             Param::NullableText(value) => {
                 out.push_bind_param::<Nullable<Text>, Option<&str>>(value)
             }
+            Param::Blob(value) => out.push_bind_param::<Binary, [u8]>(value),
             Param::TextArray(_) | Param::BigIntArray(_) | Param::NullableTextArray(_) => Err(
                 diesel::result::Error::QueryBuilderError("SQLite has no array parameters".into()),
             ),

@@ -261,3 +261,51 @@ async fn a_page_reads_a_bounded_number_of_segments_and_says_where_to_go_on() {
         39
     );
 }
+
+/// Batches written before migration 16 (JSON text) and after it (packed) are read alike, in one
+/// page and in the stream.
+#[tokio::test]
+async fn batches_of_json_text_and_packed_ones_read_alike() {
+    let db = TestDatabase::sqlite();
+    let mut config = StoreConfig::new(db.url().clone());
+    config.record_history = true;
+    let repo = open_store(config, Arc::new(SystemClock)).await;
+    {
+        let path = db.url_string();
+        let mut conn = SqliteConnection::establish(path.trim_start_matches("sqlite://")).unwrap();
+        diesel::connection::SimpleConnection::batch_execute(
+            &mut conn,
+            "BEGIN;
+             INSERT INTO history_batches VALUES (1, 2, 1764720000000,
+                 '[[\"default\",\"lock\",\"old\",\"o\",1,\"granted\",null,0],
+                   [\"default\",\"lock\",\"old\",\"o\",1,\"released\",null,0]]');
+             INSERT INTO history_tenants VALUES ('default', 0);
+             INSERT INTO history_names VALUES ('default', 'lock', 'old', 0);
+             UPDATE history_context SET last_id = 2;
+             COMMIT;",
+        )
+        .unwrap();
+    }
+    cycles(&repo, "old", 1).await;
+    assert_eq!(
+        count(
+            &db,
+            "SELECT COUNT(*) AS n FROM history_batches WHERE typeof(records) = 'blob'"
+        ),
+        2
+    );
+    let page = every_page(&repo, one("old"), None, 10).await;
+    assert_eq!(ids(&page), vec![4, 3, 2, 1]);
+    let events: Vec<HistoryEvent> = page.iter().rev().map(|r| r.event).collect();
+    assert_eq!(
+        events,
+        [
+            HistoryEvent::Granted,
+            HistoryEvent::Released,
+            HistoryEvent::Granted,
+            HistoryEvent::Released
+        ]
+    );
+    let streamed = repo.history_after(None, 10).await.unwrap();
+    assert_eq!(ids(&streamed), vec![1, 2, 3, 4]);
+}

@@ -1,7 +1,7 @@
 //! Reading and pruning `history_batches`, a row per batch of records.
 //!
 //! - SQLite (migration 12): one row per transaction of the writer, its records a JSON array
-//!   (collected by [`super::capture`]). Ids are dense: drawn inside the transaction that writes
+//!   (collected by [`super::capture`]; packed since migration 16, see [`super::packed`]). Ids are dense: drawn inside the transaction that writes
 //!   them, by one writer at a time, and only the oldest are ever deleted.
 //! - PostgreSQL (migration 15): one row per trigger call, an array per field. A batch's ids are
 //!   its number times [`POSTGRES_BATCH_IDS`] plus the records' places: contiguous within a batch,
@@ -53,7 +53,9 @@ macro_rules! sqlite_records {
             "SELECT b.first_id + j.key AS id, j.value ->> 0 AS tenant, j.value ->> 1 AS kind,
        j.value ->> 2 AS name, j.value ->> 3 AS owner, j.value ->> 4 AS fencing_token,
        j.value ->> 5 AS event, b.at_ms AS at_ms, j.value ->> 6 AS reason, j.value ->> 7 AS shared
-FROM history_batches AS b, json_each(b.records) AS j
+FROM history_batches AS b, json_each(",
+            sqlite_records_json!(),
+            ") AS j
 WHERE b.first_id >= COALESCE((SELECT MAX(first_id) FROM history_batches WHERE first_id <= $1), 0)
   AND b.first_id < $2 AND b.first_id + j.key >= $1 AND b.first_id + j.key < $2
   AND b.at_ms >= $4 AND ",

@@ -5,9 +5,9 @@
 //! the SQL copy of the domain's `name_change`), in the statement that makes the change. They hand
 //! each record to `lockd_history`, a function of the writer's connection that keeps it here.
 //! Before committing, the writer draws the records' ids from `history_context.last_id` and
-//! writes them all in one row (a JSON array): one insert per transaction instead of a row and two
-//! index entries per record. `history_names` and `history_tenants` say which segments of 16,384 ids hold
-//! a name's or a tenant's records; an entry is written once, so this process remembers the
+//! writes them all in one row (a JSON array, packed: see `packed.rs`): one insert per transaction
+//! instead of a row and two index entries per record. `history_names` and `history_tenants` say
+//! which segments of 16,384 ids hold a name's or a tenant's records; an entry is written once, so this process remembers the
 //! newest segment it wrote for each name and tenant and writes only new entries.
 //!
 //! The records of a write that failed are dropped with it: the writer marks where a job's
@@ -158,7 +158,7 @@ impl Capture {
                 Param::BigInt(first),
                 Param::BigInt(last),
                 Param::BigInt(now_ms),
-                Param::Text(&json),
+                Param::Blob(&super::packed::pack(&json)),
             ],
         )
         .execute(conn)?;

@@ -13,8 +13,8 @@ use crate::connection::DbConnection;
 
 #[derive(QueryableByName)]
 struct Records {
-    #[diesel(sql_type = diesel::sql_types::Text)]
-    records: String,
+    #[diesel(sql_type = diesel::sql_types::Binary)]
+    records: Vec<u8>,
 }
 
 fn insert(conn: &mut SqliteConnection, resource: &str, now_ms: i64) -> Result<(), RepositoryError> {
@@ -63,7 +63,7 @@ async fn a_job_rolled_back_takes_its_records_with_it() {
             .load::<Records>(&mut reader)
             .unwrap()
             .into_iter()
-            .map(|row| row.records)
+            .map(|row| crate::history::unpack(&row.records).expect("a packed batch"))
             .collect();
     assert_eq!(
         written,
