@@ -150,6 +150,38 @@ pub async fn open_store(
     std::sync::Arc::new(repo)
 }
 
+/// Every page of the default tenant's history of `subject` (`limit` a page, `since`), following
+/// the cursors, joined: newest first. Panics when a page fails.
+pub async fn every_history_page(
+    repo: &crate::DieselLockRepository,
+    subject: lock_domain::HistorySubject,
+    since: Option<chrono::DateTime<chrono::Utc>>,
+    limit: i64,
+) -> Vec<lock_domain::HistoryRecord> {
+    use lock_domain::{HistoryQuery, HistoryRepository, ListLimit};
+    let mut all = Vec::new();
+    let mut before = None;
+    loop {
+        let page = repo
+            .history(
+                values::tenant(),
+                HistoryQuery {
+                    subject: subject.clone(),
+                    since,
+                    before,
+                    limit: ListLimit::parse(limit).expect("a page size of 1 to 1000"),
+                },
+            )
+            .await
+            .expect("a history page");
+        all.extend(page.records);
+        match page.next {
+            Some(next) => before = Some(next),
+            None => return all,
+        }
+    }
+}
+
 /// Valid lock values for tests, panicking on invalid input: the default tenant, a resource
 /// name, an owner, a TTL (at most an hour).
 pub mod values {

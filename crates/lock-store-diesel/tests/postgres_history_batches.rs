@@ -10,11 +10,11 @@ use diesel::connection::SimpleConnection;
 use diesel::sql_types::BigInt;
 use diesel::{Connection, PgConnection, QueryableByName, RunQueryDsl};
 use lock_domain::{
-    AcquireOutcome, HistoryEvent, HistoryQuery, HistoryRecord, HistoryRepository, HistorySubject,
-    LeaseKind, ListLimit, LockRepository, ResourcePrefix, SystemClock,
+    AcquireOutcome, HistoryEvent, HistoryRecord, HistorySubject, LeaseKind, LockRepository,
+    ResourcePrefix, SystemClock,
 };
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
-use lock_store_diesel::testing::{open_store, TestDatabase};
+use lock_store_diesel::testing::{every_history_page, open_store, TestDatabase};
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
 
 async fn open(db: &TestDatabase) -> Arc<DieselLockRepository> {
@@ -22,27 +22,7 @@ async fn open(db: &TestDatabase) -> Arc<DieselLockRepository> {
 }
 
 async fn page(repo: &DieselLockRepository, subject: HistorySubject) -> Vec<HistoryRecord> {
-    let mut records = vec![];
-    let mut before = None;
-    loop {
-        let page = repo
-            .history(
-                tenant(),
-                HistoryQuery {
-                    subject: subject.clone(),
-                    since: None,
-                    before,
-                    limit: ListLimit::parse(100).unwrap(),
-                },
-            )
-            .await
-            .unwrap();
-        records.extend(page.records);
-        match page.next {
-            Some(next) => before = Some(next),
-            None => return records,
-        }
-    }
+    every_history_page(repo, subject, None, 100).await
 }
 
 fn one(resource: &str) -> HistorySubject {

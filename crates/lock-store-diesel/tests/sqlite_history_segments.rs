@@ -13,7 +13,7 @@ use lock_domain::{
     LeaseKind, ListLimit, LockRepository, ResourcePrefix, SystemClock,
 };
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
-use lock_store_diesel::testing::{open_store, TestDatabase};
+use lock_store_diesel::testing::{every_history_page, open_store, TestDatabase};
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
 
 /// Writers, and acquire + release cycles each: 2 × 10 × 840 = 16,800 records, past one segment.
@@ -31,36 +31,6 @@ async fn cycles(repo: &Arc<DieselLockRepository>, resource: &str, count: usize) 
         repo.release(tenant(), name(resource), owner(resource))
             .await
             .unwrap();
-    }
-}
-
-/// Every page of `subject` (newest first, `limit` a page, `since`), joined.
-async fn every_page(
-    repo: &DieselLockRepository,
-    subject: HistorySubject,
-    since: Option<chrono::DateTime<chrono::Utc>>,
-    limit: i64,
-) -> Vec<HistoryRecord> {
-    let mut all = Vec::new();
-    let mut before: Option<HistoryId> = None;
-    loop {
-        let page = repo
-            .history(
-                tenant(),
-                HistoryQuery {
-                    subject: subject.clone(),
-                    since,
-                    before,
-                    limit: ListLimit::parse(limit).unwrap(),
-                },
-            )
-            .await
-            .unwrap();
-        all.extend(page.records.iter().cloned());
-        match page.next {
-            Some(next) => before = Some(next),
-            None => return all,
-        }
     }
 }
 
@@ -134,7 +104,7 @@ async fn reads_cross_segments_and_batches_and_pruning_takes_whole_transactions()
     );
 
     // One busy name, every page: its 2 × CYCLES records, newest first, alternating.
-    let busy = every_page(&repo, one("busy-3"), None, 37).await;
+    let busy = every_history_page(&repo, one("busy-3"), None, 37).await;
     assert_eq!(busy.len(), 2 * CYCLES);
     assert!(newest_first(&busy));
     assert!(busy.iter().all(|r| r.name.as_str() == "busy-3"));
@@ -148,7 +118,7 @@ async fn reads_cross_segments_and_batches_and_pruning_takes_whole_transactions()
     }
 
     // The rare name: two early, two late, pages skipping the segments between.
-    let rare = every_page(&repo, one("rare"), None, 3).await;
+    let rare = every_history_page(&repo, one("rare"), None, 3).await;
     assert_eq!(
         ids(&rare),
         vec![total, total - 1, total - 2, total - 3, 4, 3, 2, 1]
@@ -156,15 +126,15 @@ async fn reads_cross_segments_and_batches_and_pruning_takes_whole_transactions()
 
     // A prefix, every page, and the whole tenant: each record once, newest first.
     let prefix = HistorySubject::Prefix(ResourcePrefix::parse("busy-").unwrap());
-    let busy_all = every_page(&repo, prefix, None, 500).await;
+    let busy_all = every_history_page(&repo, prefix, None, 500).await;
     assert_eq!(busy_all.len(), 2 * WRITERS * CYCLES);
     assert!(newest_first(&busy_all));
     let everything = HistorySubject::Prefix(ResourcePrefix::parse("").unwrap());
-    let all = every_page(&repo, everything.clone(), None, 1000).await;
+    let all = every_history_page(&repo, everything.clone(), None, 1000).await;
     assert_eq!(ids(&all), (1..=total).rev().collect::<Vec<_>>());
 
     // `since` keeps the late ones only.
-    let since = every_page(&repo, everything, Some(late), 2).await;
+    let since = every_history_page(&repo, everything, Some(late), 2).await;
     assert_eq!(ids(&since), vec![total, total - 1, total - 2, total - 3]);
 
     // The stream's read, 700 at a time: every id once, oldest first.
@@ -201,7 +171,7 @@ async fn reads_cross_segments_and_batches_and_pruning_takes_whole_transactions()
     let fresh = repo.history_after(None, 10).await.unwrap();
     assert_eq!(ids(&fresh), vec![total + 1, total + 2]);
     assert_eq!(
-        ids(&every_page(&repo, one("rare"), None, 10).await),
+        ids(&every_history_page(&repo, one("rare"), None, 10).await),
         vec![total + 2, total + 1]
     );
 }
@@ -253,11 +223,11 @@ async fn a_page_reads_a_bounded_number_of_segments_and_says_where_to_go_on() {
         first.next.map(HistoryId::value),
         Some((40 - SEGMENTS_A_PAGE) * SEGMENT)
     );
-    let all = every_page(&repo, prefix, None, 10).await;
+    let all = every_history_page(&repo, prefix, None, 10).await;
     assert_eq!(ids(&all), vec![1]);
     // A name's pages are bounded the same way.
     assert_eq!(
-        ids(&every_page(&repo, one("other"), None, 1000).await).len(),
+        ids(&every_history_page(&repo, one("other"), None, 1000).await).len(),
         39
     );
 }
@@ -294,7 +264,7 @@ async fn batches_of_json_text_and_packed_ones_read_alike() {
         ),
         2
     );
-    let page = every_page(&repo, one("old"), None, 10).await;
+    let page = every_history_page(&repo, one("old"), None, 10).await;
     assert_eq!(ids(&page), vec![4, 3, 2, 1]);
     let events: Vec<HistoryEvent> = page.iter().rev().map(|r| r.event).collect();
     assert_eq!(

@@ -8,11 +8,10 @@ use std::sync::Arc;
 use chrono::{DateTime, TimeDelta, Utc};
 use lock_domain::testing::ManualClock;
 use lock_domain::{
-    Clock, HistoryId, HistoryQuery, HistoryRecord, HistoryRepository, HistorySubject, ListLimit,
-    LockRepository, ResourcePrefix,
+    Clock, HistoryRecord, HistoryRepository, HistorySubject, LockRepository, ResourcePrefix,
 };
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
-use lock_store_diesel::testing::{open_store, TestDatabase};
+use lock_store_diesel::testing::{every_history_page, open_store, TestDatabase};
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
 
 async fn cycle(repo: &DieselLockRepository, resource: &str) {
@@ -26,27 +25,8 @@ async fn cycle(repo: &DieselLockRepository, resource: &str) {
 
 /// Every record of the tenant committed at or after `since`, oldest first.
 async fn since(repo: &DieselLockRepository, since: Option<DateTime<Utc>>) -> Vec<HistoryRecord> {
-    let mut all = Vec::new();
-    let mut before: Option<HistoryId> = None;
-    loop {
-        let page = repo
-            .history(
-                tenant(),
-                HistoryQuery {
-                    subject: HistorySubject::Prefix(ResourcePrefix::default()),
-                    since,
-                    before,
-                    limit: ListLimit::parse(7).unwrap(),
-                },
-            )
-            .await
-            .unwrap();
-        all.extend(page.records);
-        match page.next {
-            Some(next) => before = Some(next),
-            None => break,
-        }
-    }
+    let subject = HistorySubject::Prefix(ResourcePrefix::default());
+    let mut all = every_history_page(repo, subject, since, 7).await;
     all.reverse();
     all
 }
