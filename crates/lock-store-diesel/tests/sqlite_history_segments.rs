@@ -65,6 +65,20 @@ fn count(db: &TestDatabase, sql: &str) -> i64 {
         .n
 }
 
+/// A store on `db` that records history.
+async fn recording(db: &TestDatabase) -> Arc<DieselLockRepository> {
+    let mut config = StoreConfig::new(db.url().clone());
+    config.record_history = true;
+    open_store(config, Arc::new(SystemClock)).await
+}
+
+/// Runs `sql` on `db` from a connection of its own.
+fn execute(db: &TestDatabase, sql: &str) {
+    let path = db.url_string();
+    let mut conn = SqliteConnection::establish(path.trim_start_matches("sqlite://")).unwrap();
+    diesel::connection::SimpleConnection::batch_execute(&mut conn, sql).unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_cross_segments_and_batches_and_pruning_takes_whole_transactions() {
     let db = TestDatabase::sqlite();
@@ -181,14 +195,10 @@ async fn reads_cross_segments_and_batches_and_pruning_takes_whole_transactions()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_reads_a_bounded_number_of_segments_and_says_where_to_go_on() {
     let db = TestDatabase::sqlite();
-    let mut config = StoreConfig::new(db.url().clone());
-    config.record_history = true;
-    let repo = open_store(config, Arc::new(SystemClock)).await;
+    let repo = recording(&db).await;
     // 40 segments' worth of records of other names, written as the writer would, and the one
     // record the prefix matches in the oldest segment.
     {
-        let path = db.url_string();
-        let mut conn = SqliteConnection::establish(path.trim_start_matches("sqlite://")).unwrap();
         let mut sql = String::from("BEGIN;");
         for segment in 0..40_i64 {
             let first = segment * SEGMENT + 1;
@@ -203,7 +213,7 @@ async fn a_page_reads_a_bounded_number_of_segments_and_says_where_to_go_on() {
         sql.push_str(&format!(
             "UPDATE history_context SET last_id = 39 * {SEGMENT} + 1; COMMIT;"
         ));
-        diesel::connection::SimpleConnection::batch_execute(&mut conn, &sql).unwrap();
+        execute(&db, &sql);
     }
     let prefix = HistorySubject::Prefix(ResourcePrefix::parse("match-").unwrap());
     let first = repo
@@ -237,15 +247,10 @@ async fn a_page_reads_a_bounded_number_of_segments_and_says_where_to_go_on() {
 #[tokio::test]
 async fn batches_of_json_text_and_packed_ones_read_alike() {
     let db = TestDatabase::sqlite();
-    let mut config = StoreConfig::new(db.url().clone());
-    config.record_history = true;
-    let repo = open_store(config, Arc::new(SystemClock)).await;
-    {
-        let path = db.url_string();
-        let mut conn = SqliteConnection::establish(path.trim_start_matches("sqlite://")).unwrap();
-        diesel::connection::SimpleConnection::batch_execute(
-            &mut conn,
-            "BEGIN;
+    let repo = recording(&db).await;
+    execute(
+        &db,
+        "BEGIN;
              INSERT INTO history_batches VALUES (1, 2, 1764720000000,
                  '[[\"default\",\"lock\",\"old\",\"o\",1,\"granted\",null,0],
                    [\"default\",\"lock\",\"old\",\"o\",1,\"released\",null,0]]');
@@ -253,9 +258,7 @@ async fn batches_of_json_text_and_packed_ones_read_alike() {
              INSERT INTO history_names VALUES ('default', 'lock', 'old', 0);
              UPDATE history_context SET last_id = 2;
              COMMIT;",
-        )
-        .unwrap();
-    }
+    );
     cycles(&repo, "old", 1).await;
     assert_eq!(
         count(
