@@ -1,8 +1,9 @@
-//! SQLite keeps the records of a transaction in one row and finds a name's rows through segments
-//! of 16,384 ids (migrations 12 and 14). Enough records to fill several segments, written by concurrent
-//! writers so that batches hold many names: every read (a name's pages, a prefix's, `since`,
-//! the stream's) sees each record once, in order, across segment and batch boundaries, and
-//! pruning takes whole transactions, oldest first, and the segment entries with them.
+//! SQLite keeps the records of a transaction in one row and finds a name's rows through segments of
+//! 16,384 ids (migrations 12 and 14; packed batches, 16). Enough records to fill several segments,
+//! written by concurrent writers so that batches hold many names: every read (a name's pages, a
+//! prefix's, `since`, the stream's) sees each record once, in order, across segment and batch
+//! boundaries, and pruning takes whole transactions, oldest first, and the segment entries with
+//! them.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -7,7 +7,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::Clock;
 
-/// A [`Clock`] pinned to an instant until [`ManualClock::advance`] or [`ManualClock::set`] moves it. Clones share the time.
+/// A [`Clock`] pinned to an instant until [`ManualClock::advance`] or [`ManualClock::set`] moves
+/// it. Clones share the time.
 #[derive(Debug, Clone)]
 pub struct ManualClock(Arc<Mutex<DateTime<Utc>>>);
 

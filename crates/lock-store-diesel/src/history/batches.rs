@@ -1,8 +1,9 @@
 //! Reading and pruning `history_batches`, a row per batch of records.
 //!
 //! - SQLite (migration 12): one row per transaction of the writer, its records a JSON array
-//!   (collected by [`super::capture`]; packed since migration 16, see [`super::packed`]). Ids are dense: drawn inside the transaction that writes
-//!   them, by one writer at a time, and only the oldest are ever deleted.
+//!   (collected by [`super::capture`]; packed since migration 16, see [`super::packed`]). Ids are
+//!   dense: drawn inside the transaction that writes them, by one writer at a time, and only the
+//!   oldest are ever deleted.
 //! - PostgreSQL (migration 15): one row per trigger call, an array per field. A batch's ids are
 //!   its number times [`POSTGRES_BATCH_IDS`] plus the records' places: contiguous within a batch,
 //!   sparse between batches.

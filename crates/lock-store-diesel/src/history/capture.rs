@@ -1,14 +1,14 @@
 //! SQLite: the history records of the writer's transaction, collected by its connection and
 //! written as one row of `history_batches` before the COMMIT.
 //!
-//! A record per change is still decided by triggers (the TEMP triggers of `sqlite_capture.sql`,
-//! the SQL copy of the domain's `name_change`), in the statement that makes the change. They hand
-//! each record to `lockd_history`, a function of the writer's connection that keeps it here.
-//! Before committing, the writer draws the records' ids from `history_context.last_id` and
-//! writes them all in one row (a JSON array, packed: see `packed.rs`): one insert per transaction
-//! instead of a row and two index entries per record. `history_names` and `history_tenants` say
-//! which segments of 16,384 ids hold a name's or a tenant's records; an entry is written once, so this process remembers the
-//! newest segment it wrote for each name and tenant and writes only new entries.
+//! A record per change is still decided by triggers (the TEMP triggers of `sqlite_capture.sql`, the
+//! SQL copy of the domain's `name_change`), in the statement that makes the change. They hand each
+//! record to `lockd_history`, a function of the writer's connection that keeps it here. Before
+//! committing, the writer draws the records' ids from `history_context.last_id` and writes them all
+//! in one row (a JSON array, packed: see `packed.rs`): one insert per transaction instead of a row
+//! and two index entries per record. `history_names` and `history_tenants` say which segments of
+//! 16,384 ids hold a name's or a tenant's records; an entry is written once, so this process
+//! remembers the newest segment it wrote for each name and tenant and writes only new entries.
 //!
 //! The records of a write that failed are dropped with it: the writer marks where a job's
 //! records start and cuts them off when the job's savepoint rolls back
