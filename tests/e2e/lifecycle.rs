@@ -4,6 +4,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use lock_store_diesel::testing::TestDatabase;
+use lock_store_diesel::DatabaseUrl;
 
 use crate::server::{lockd_binary, TestServer};
 
@@ -62,6 +63,32 @@ fn sigterm_exits_zero(db: TestDatabase) {
     server.acquire("r", "o", 30).granted();
     let status = server.terminate(Duration::from_secs(10));
     assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+/// A lockd that stops leaves no WAL behind (its writer empties it on the way out), and what it
+/// acknowledged is in the database file.
+#[test]
+fn sigterm_on_sqlite_leaves_no_wal_behind() {
+    let db = TestDatabase::sqlite();
+    let DatabaseUrl::Sqlite(path) = db.url().clone() else {
+        unreachable!("a SQLite test database")
+    };
+    let mut wal = path.clone().into_os_string();
+    wal.push("-wal");
+    let server = TestServer::start(&db, &[]);
+    let held: Vec<i64> = (0..20)
+        .map(|i| server.acquire(&format!("job:{i}"), "w", 300).token())
+        .collect();
+    assert!(std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0));
+    let status = server.terminate(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert_eq!(std::fs::metadata(&wal).map_or(0, |m| m.len()), 0);
+
+    let restarted = TestServer::start(&db, &[]);
+    for (i, token) in held.iter().enumerate() {
+        let lock = restarted.status(&format!("job:{i}"));
+        assert_eq!(lock.body["fencing_token"].as_i64(), Some(*token));
+    }
 }
 
 #[test]

@@ -23,6 +23,9 @@ pub struct StoreConfig {
     pub sqlite_busy_timeout: Duration,
     /// SQLite durability (default [`SqliteSynchronous::Full`]).
     pub sqlite_synchronous: SqliteSynchronous,
+    /// SQLite: bytes the WAL file keeps once nothing needs what it holds (default 64 MiB; see
+    /// `writer::wal_limit`). While a reader holds a snapshot, the WAL grows past it.
+    pub sqlite_wal_limit: u64,
     /// How long after its expiry a row may be swept (default [`SWEEP_GRACE`]). On
     /// PostgreSQL it must stay well above `statement_timeout`.
     pub sweep_grace: Duration,
@@ -48,6 +51,7 @@ impl StoreConfig {
             connection_timeout: Duration::from_secs(2),
             sqlite_busy_timeout: Duration::from_secs(5),
             sqlite_synchronous: SqliteSynchronous::Full,
+            sqlite_wal_limit: 64 << 20,
             sweep_grace: SWEEP_GRACE,
             statement_timeout: Duration::from_millis(1_500),
             sqlite_max_batch: 256,

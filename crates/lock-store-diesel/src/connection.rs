@@ -109,6 +109,8 @@ pub(crate) struct ConnectionManager {
     statement_timeout: Duration,
     /// PostgreSQL: whether this process's writes record history (`lockd.history`, migration 13).
     record_history: bool,
+    /// SQLite: `journal_size_limit` (see `writer::wal_limit`).
+    sqlite_wal_limit: u64,
 }
 
 impl ConnectionManager {
@@ -128,7 +130,14 @@ impl ConnectionManager {
             connect_timeout,
             statement_timeout,
             record_history: true,
+            sqlite_wal_limit: 64 << 20,
         }
+    }
+
+    /// SQLite: the bytes a WAL file keeps once the writer starts it over (default 64 MiB).
+    pub(crate) fn sqlite_wal_limit(mut self, bytes: u64) -> Self {
+        self.sqlite_wal_limit = bytes;
+        self
     }
 
     /// Whether this process's writes record history (default: they do).
@@ -146,9 +155,11 @@ impl ConnectionManager {
                 // busy_timeout first, so that even the other pragmas wait for a writer of
                 // another process instead of failing with "database is locked".
                 let pragmas = format!(
-                    "PRAGMA busy_timeout = {}; PRAGMA synchronous = {}; PRAGMA foreign_keys = ON;",
+                    "PRAGMA busy_timeout = {}; PRAGMA synchronous = {}; PRAGMA foreign_keys = ON; \
+                     PRAGMA journal_size_limit = {};",
                     self.sqlite_busy_timeout.as_millis(),
-                    self.sqlite_synchronous.pragma()
+                    self.sqlite_synchronous.pragma(),
+                    self.sqlite_wal_limit
                 );
                 conn.batch_execute(&pragmas)?;
                 crate::history::register_sqlite_functions(&mut conn)?;

@@ -18,6 +18,7 @@ pub(crate) mod postgres_batch;
 pub(crate) mod postgres_direct;
 mod postgres_permits;
 pub(crate) mod sqlite;
+pub(crate) mod wal_limit;
 
 use std::time::Duration;
 

@@ -207,6 +207,7 @@ async fn open_store(args: &ServeArgs) -> Result<DieselLockRepository, StartupErr
         Synchronous::Full => SqliteSynchronous::Full,
         Synchronous::Normal => SqliteSynchronous::Normal,
     };
+    config.sqlite_wal_limit = args.sqlite_wal_limit_mb << 20;
     let deadline = Instant::now() + args.startup_timeout();
     let mut delay = Duration::from_millis(100);
     loop {

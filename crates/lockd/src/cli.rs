@@ -173,6 +173,12 @@ pub struct ServeArgs {
     #[arg(long, env = "LOCKD_SQLITE_SYNCHRONOUS", value_enum, default_value_t = Synchronous::Full)]
     pub sqlite_synchronous: Synchronous,
 
+    /// SQLite: megabytes the WAL file keeps. A reader holding a snapshot open (a backup, the
+    /// `sqlite3` shell) makes it grow past this; once it has gone, lockd empties the file.
+    #[arg(long, env = "LOCKD_SQLITE_WAL_LIMIT_MB", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    pub sqlite_wal_limit_mb: u64,
+
     /// Seconds between sweeps that delete the rows of locks expired for over a minute.
     #[arg(long, env = "LOCKD_SWEEP_INTERVAL_SECONDS", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..))]

@@ -11,6 +11,7 @@ use crate::pooled::Pooled;
 use crate::writer::postgres_batch::PostgresBatcher;
 use crate::writer::postgres_direct::PostgresDirect;
 use crate::writer::sqlite::SqliteWriter;
+use crate::writer::wal_limit::WalLimit;
 use crate::writer::Writer;
 use crate::{migrations, DatabaseUrl, StoreError};
 
@@ -51,7 +52,8 @@ impl DieselLockRepository {
             config.statement_timeout,
             health.clone(),
         )
-        .recording_history(config.record_history);
+        .recording_history(config.record_history)
+        .sqlite_wal_limit(config.sqlite_wal_limit);
         // libpq may repeat parts of the connection string in its messages: every reason is
         // scrubbed of the URL's passwords.
         let mut first = manager.establish().map_err(|e| StoreError::Unreachable {
@@ -125,6 +127,14 @@ fn start_writer(
                 clock,
                 config.sqlite_max_batch,
                 config.record_history,
+                match &config.url {
+                    DatabaseUrl::Sqlite(path) => Some(WalLimit::new(
+                        path,
+                        config.sqlite_wal_limit,
+                        config.sqlite_busy_timeout,
+                    )),
+                    DatabaseUrl::Postgres(_) => None,
+                },
             )
             .map_err(|e| format!("cannot start the SQLite writer: {e}"))?,
         ),

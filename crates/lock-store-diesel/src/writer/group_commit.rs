@@ -17,6 +17,7 @@
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread;
+use std::time::Instant;
 
 use diesel::connection::{AnsiTransactionManager, TransactionManager};
 use diesel::sqlite::SqliteConnection;
@@ -24,6 +25,7 @@ use diesel::Connection;
 use lock_domain::{Clock, RepositoryError};
 use tokio::sync::oneshot;
 
+use super::wal_limit::WalLimit;
 use crate::error::{from_query, is_unavailable};
 use crate::history::{self, Capture};
 
@@ -72,7 +74,24 @@ impl From<diesel::result::Error> for JobError {
 
 /// The handle requests use to reach the writer thread. The thread ends when every handle is gone.
 pub(crate) struct GroupCommitWriter {
-    jobs: mpsc::Sender<Job>,
+    /// `None` only while the handle is dropped.
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+/// Dropping the handle waits for the writer thread to end: for the batch it is running, and for
+/// it to empty the WAL (`wal_limit`), so that a process that stops leaves no WAL behind.
+impl Drop for GroupCommitWriter {
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(writer) = self.thread.take() {
+            // A job holding the last handle ends on the writer thread itself: it cannot wait
+            // for itself.
+            if writer.thread().id() != thread::current().id() {
+                let _ = writer.join();
+            }
+        }
+    }
 }
 
 impl GroupCommitWriter {
@@ -85,6 +104,7 @@ impl GroupCommitWriter {
         clock: Arc<dyn Clock>,
         max_batch: usize,
         record_history: bool,
+        wal: Option<WalLimit>,
     ) -> std::io::Result<Self> {
         let (jobs, queue) = mpsc::channel::<Job>();
         let mut conn = conn;
@@ -102,10 +122,13 @@ impl GroupCommitWriter {
             record_history,
             capture,
         };
-        thread::Builder::new()
+        let thread = thread::Builder::new()
             .name("lockd-sqlite-writer".into())
-            .spawn(move || run(conn, writer, queue, max_batch.max(1)))?;
-        Ok(Self { jobs })
+            .spawn(move || run(conn, writer, queue, max_batch.max(1), wal))?;
+        Ok(Self {
+            jobs: Some(jobs),
+            thread: Some(thread),
+        })
     }
 
     /// Runs `work` in the next batch and returns its result once that batch has committed.
@@ -165,6 +188,8 @@ impl GroupCommitWriter {
             (answer, kept)
         });
         self.jobs
+            .as_ref()
+            .ok_or_else(|| RepositoryError::unavailable("the SQLite writer has stopped"))?
             .send(job)
             .map_err(|_| RepositoryError::unavailable("the SQLite writer has stopped"))?;
         answer
@@ -216,17 +241,39 @@ fn run(
     mut writer: Transactions,
     queue: mpsc::Receiver<Job>,
     max_batch: usize,
+    mut wal: Option<WalLimit>,
 ) {
     let mut batch: Vec<Job> = Vec::with_capacity(max_batch);
-    while let Ok(first) = queue.recv() {
-        batch.push(first);
-        while batch.len() < max_batch {
-            match queue.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+    loop {
+        // Wakes for the WAL's checks even when no job comes.
+        let first = match &wal {
+            Some(wal) => {
+                queue.recv_timeout(wal.next_check().saturating_duration_since(Instant::now()))
             }
+            None => queue
+                .recv()
+                .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        match first {
+            Ok(first) => {
+                batch.push(first);
+                while batch.len() < max_batch {
+                    match queue.try_recv() {
+                        Ok(job) => batch.push(job),
+                        Err(_) => break,
+                    }
+                }
+                run_batch(&mut conn, &mut writer, &mut batch);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
-        run_batch(&mut conn, &mut writer, &mut batch);
+        if let Some(wal) = &mut wal {
+            wal.keep(&mut conn);
+        }
+    }
+    if let Some(wal) = &mut wal {
+        wal.finish(&mut conn);
     }
 }
 

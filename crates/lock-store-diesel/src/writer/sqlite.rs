@@ -13,6 +13,7 @@ use lock_domain::{
 };
 
 use super::group_commit::GroupCommitWriter;
+use super::wal_limit::WalLimit;
 use super::{
     undo_unheard_grant, undo_unheard_permit, undo_unheard_set, undo_unheard_shared, Writer,
 };
@@ -41,9 +42,10 @@ impl SqliteWriter {
         clock: Arc<dyn Clock>,
         max_batch: usize,
         record_history: bool,
+        wal: Option<WalLimit>,
     ) -> std::io::Result<Self> {
         Ok(Self {
-            commits: GroupCommitWriter::spawn(conn, clock, max_batch, record_history)?,
+            commits: GroupCommitWriter::spawn(conn, clock, max_batch, record_history, wal)?,
             pooled,
         })
     }

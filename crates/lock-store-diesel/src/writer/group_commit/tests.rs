@@ -39,7 +39,7 @@ async fn a_job_rolled_back_takes_its_records_with_it() {
     let DbConnection::Sqlite(conn) = db else {
         unreachable!()
     };
-    let writer = GroupCommitWriter::spawn(conn, Arc::new(SystemClock), 64, true).unwrap();
+    let writer = GroupCommitWriter::spawn(conn, Arc::new(SystemClock), 64, true, None).unwrap();
 
     writer
         .submit(|c, now_ms| insert(c, "kept", now_ms))
