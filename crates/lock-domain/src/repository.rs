@@ -14,9 +14,13 @@ use crate::{
 #[derive(Debug, Error)]
 pub enum RepositoryError {
     /// The database cannot be reached or refuses work for now (connection refused, pool timeout,
-    /// disk full, read-only file). Retrying later may succeed; nothing was changed.
+    /// read-only file). Retrying later may succeed; nothing was changed.
     #[error("the lock database is unavailable")]
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The database has no room for the write: its disk (or its WAL's) is full. Reads still
+    /// work; retrying once space is freed succeeds; nothing was changed.
+    #[error("the lock database's storage is full")]
+    StorageFull(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// Anything else: a bug or corrupt data. Nothing is known to have changed.
     #[error("the lock repository failed")]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -29,6 +33,10 @@ impl RepositoryError {
 
     pub fn internal(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         Self::Internal(source.into())
+    }
+
+    pub fn storage_full(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::StorageFull(source.into())
     }
 }
 

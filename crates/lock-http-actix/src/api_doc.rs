@@ -11,10 +11,12 @@ pub(crate) mod multi_requests;
 mod problem_responses;
 mod quota_responses;
 pub(crate) mod requests;
+mod storage_full_responses;
 
 use problem_responses::ProblemResponses;
 use quota_responses::QuotaResponses;
 pub(crate) use requests::RequestLimits;
+use storage_full_responses::StorageFullResponses;
 
 use utoipa::openapi::request_body::RequestBody;
 use utoipa::openapi::schema::Schema;
@@ -118,7 +120,13 @@ use crate::{
         problem::Problem,
         problem::FieldError,
     )),
-    modifiers(&BearerKeys, &AbsentNotNull, &ProblemResponses, &QuotaResponses),
+    modifiers(
+        &BearerKeys,
+        &AbsentNotNull,
+        &ProblemResponses,
+        &QuotaResponses,
+        &StorageFullResponses
+    ),
     tags(
         (name = "locks", description = "Acquire, inspect, list, renew and release locks."),
         (name = "semaphores", description = "Counting semaphores: take permits out of a limit, inspect, list, renew and release them. Every grant has its own fencing token."),

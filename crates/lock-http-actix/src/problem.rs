@@ -149,7 +149,9 @@ impl ProblemKind {
 impl From<RepositoryError> for ProblemKind {
     fn from(error: RepositoryError) -> Self {
         match error {
-            RepositoryError::Unavailable(_) => ProblemKind::Unavailable(error),
+            RepositoryError::Unavailable(_) | RepositoryError::StorageFull(_) => {
+                ProblemKind::Unavailable(error)
+            }
             RepositoryError::Internal(_) => ProblemKind::Internal(Box::new(error)),
         }
     }
@@ -193,6 +195,7 @@ impl ApiError {
             ProblemKind::Conflict(Conflict::Mode { .. }) => "mode-mismatch",
             ProblemKind::TooManyRequests { .. } => "too-many-requests",
             ProblemKind::QuotaExceeded(_) => "quota-exceeded",
+            ProblemKind::Unavailable(RepositoryError::StorageFull(_)) => "storage-full",
             ProblemKind::Unavailable(_) => "service-unavailable",
             ProblemKind::Internal(_) => "internal",
             ProblemKind::Other(status) => match status.as_u16() {
@@ -258,6 +261,11 @@ impl ApiError {
             ProblemKind::Validation(errors) => {
                 let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
                 format!("invalid input: {}", fields.join(", "))
+            }
+            ProblemKind::Unavailable(RepositoryError::StorageFull(_)) => {
+                "the lock database's disk is full: nothing was changed, and reads still work; \
+                 retry once space is freed"
+                    .to_owned()
             }
             ProblemKind::Unavailable(_) => {
                 "the lock database is unavailable; retry later".to_owned()

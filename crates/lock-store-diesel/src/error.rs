@@ -27,13 +27,56 @@ impl StoreError {
     }
 }
 
-/// Maps a failed query: connection and storage-capacity problems are `Unavailable` (503, retry
-/// later); anything else is `Internal`.
+/// Maps a failed query: a full disk is `StorageFull`; connection and other passing problems are
+/// `Unavailable` (503, retry later); anything else is `Internal`.
 pub(crate) fn from_query(error: DieselError) -> RepositoryError {
-    if is_unavailable(&error) {
-        RepositoryError::unavailable(error)
-    } else {
-        RepositoryError::internal(error)
+    ErrorClass::of(&error).error(error)
+}
+
+/// What kind of failure a query's error is, kept apart from the error itself so that every
+/// caller of a failed batch gets its own error of the same kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ErrorClass {
+    StorageFull,
+    Unavailable,
+    Internal,
+}
+
+impl ErrorClass {
+    pub(crate) fn of(error: &DieselError) -> Self {
+        if is_storage_full(error) {
+            ErrorClass::StorageFull
+        } else if is_unavailable(error) {
+            ErrorClass::Unavailable
+        } else {
+            ErrorClass::Internal
+        }
+    }
+
+    pub(crate) fn error(
+        self,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> RepositoryError {
+        match self {
+            ErrorClass::StorageFull => RepositoryError::storage_full(source),
+            ErrorClass::Unavailable => RepositoryError::unavailable(source),
+            ErrorClass::Internal => RepositoryError::internal(source),
+        }
+    }
+}
+
+/// The database has no room for a write: SQLite's `SQLITE_FULL` ("database or disk is full",
+/// also when the WAL cannot grow), PostgreSQL's `disk_full` ("could not extend file …: No space
+/// left on device").
+fn is_storage_full(error: &DieselError) -> bool {
+    match error {
+        DieselError::DatabaseError(_, info) => {
+            let message = info.message().to_ascii_lowercase();
+            ["database or disk is full", "disk is full", "no space left"]
+                .iter()
+                .any(|needle| message.contains(needle))
+        }
+        _ => false,
     }
 }
 
@@ -46,13 +89,10 @@ pub(crate) fn is_unavailable(error: &DieselError) -> bool {
             let message = info.message().to_ascii_lowercase();
             [
                 "database is locked",
-                "database is full",
-                "disk is full",
                 "canceling statement due to statement timeout",
                 "disk i/o error",
                 "readonly database",
                 "unable to open database",
-                "no space left",
                 "server closed the connection",
                 "terminating connection",
                 "could not connect",

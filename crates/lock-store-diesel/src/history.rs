@@ -45,29 +45,42 @@ use crate::connection::DbConnection;
 use crate::prepared::{Param, Prepared};
 use crate::row::{millis, CorruptRow, CountRow};
 
+/// SQLite: the writer connection's own row of what its triggers need from the transaction (the
+/// clock, what the write says an ending is), in its TEMP database: written every transaction,
+/// so a transaction that changes no lease writes nothing to the database file, and one on a
+/// full disk that only reads still commits. (`main.history_context` kept these columns until
+/// this version, and keeps them for a process of an older version on the same file.)
+const SQLITE_WRITE: &str = "\
+CREATE TEMP TABLE IF NOT EXISTS lockd_write (
+    id     INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+    now_ms INTEGER NOT NULL,
+    ending TEXT,
+    reason TEXT);
+INSERT OR IGNORE INTO temp.lockd_write (id, now_ms) VALUES (1, 0);";
 /// SQLite: the clock of the transaction just begun, and no ending said yet.
-const SQLITE_BEGIN: &str = "\
-UPDATE history_context SET now_ms = $1, recording = $2, ending = NULL, reason = NULL WHERE id = 1";
-const SQLITE_ENDING: &str = "UPDATE history_context SET ending = $1, reason = $2 WHERE id = 1";
+const SQLITE_BEGIN: &str =
+    "UPDATE temp.lockd_write SET now_ms = $1, ending = NULL, reason = NULL WHERE id = 1";
+const SQLITE_ENDING: &str = "UPDATE temp.lockd_write SET ending = $1, reason = $2 WHERE id = 1";
 const POSTGRES_ENDING: &str = "\
 SELECT 1::BIGINT AS count FROM (SELECT set_config('lockd.ending', $1, true),
                                        set_config('lockd.reason', $2, true)) AS said";
 
 const POSTGRES_PRUNED_THROUGH: &str = "SELECT through AS count FROM history_pruned WHERE id = 1";
 
-/// SQLite: the clock of the transaction the writer has just begun, and whether this process
-/// records history, for the triggers.
-pub(crate) fn sqlite_begin(
-    conn: &mut SqliteConnection,
-    now_ms: i64,
-    recording: bool,
-) -> QueryResult<()> {
-    Prepared::portable(
-        SQLITE_BEGIN,
-        vec![Param::BigInt(now_ms), Param::BigInt(i64::from(recording))],
-    )
-    .execute(conn)
-    .map(drop)
+/// SQLite: creates the writer connection's row for its triggers (see [`SQLITE_WRITE`]).
+///
+/// # Errors
+/// When SQLite refuses the TEMP table.
+pub(crate) fn sqlite_install_write(conn: &mut SqliteConnection) -> QueryResult<()> {
+    use diesel::connection::SimpleConnection;
+    conn.batch_execute(SQLITE_WRITE)
+}
+
+/// SQLite: the clock of the transaction the writer has just begun, for the triggers.
+pub(crate) fn sqlite_begin(conn: &mut SqliteConnection, now_ms: i64) -> QueryResult<()> {
+    Prepared::portable(SQLITE_BEGIN, vec![Param::BigInt(now_ms)])
+        .execute(conn)
+        .map(drop)
 }
 
 /// What a write says the ending of a live lease is, until said otherwise (`None`: its owner

@@ -218,6 +218,7 @@ pub(super) fn copy_error(error: &RepositoryError) -> RepositoryError {
     }
     match error {
         RepositoryError::Unavailable(_) => RepositoryError::unavailable(text),
+        RepositoryError::StorageFull(_) => RepositoryError::storage_full(text),
         RepositoryError::Internal(_) => RepositoryError::internal(text),
     }
 }

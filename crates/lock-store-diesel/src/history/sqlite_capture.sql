@@ -10,9 +10,8 @@
 -- 'force-released'), a deleted ended one 'expired'. The row of a lock's shared holders (owner
 -- starting with the control character U+0001) records nothing: each reader's row does. An
 -- election is stored in its tenant's `<tenant>/elections` namespace and recorded as the tenant's.
--- `history_context` holds the transaction's clock and what the write says an ending is (a grant
--- needs neither, and these triggers exist only where history is recorded, so the inserts do not
--- read it).
+-- `temp.lockd_write` (the writer connection's own, see `history.rs`) holds the transaction's clock
+-- and what the write says an ending is (a grant needs neither, so the inserts do not read it).
 
 CREATE TEMP TRIGGER lockd_history_lock_inserted AFTER INSERT ON main.distributed_locks
 WHEN unicode(NEW.owner) <> 1 AND NEW.acquired_at_ms <> NEW.expires_at_ms
@@ -32,8 +31,8 @@ BEGIN
                     THEN substr(OLD.tenant, 1, length(OLD.tenant) - 10) ELSE OLD.tenant END,
                CASE WHEN substr(OLD.tenant, -10) = '/elections' THEN 'election' ELSE 'lock' END,
                OLD.resource, OLD.owner, OLD.fencing_token, 'expired', NULL, 0))
-    FROM main.history_context AS c
-    WHERE c.id = 1 AND c.recording = 1 AND unicode(OLD.owner) <> 1
+    FROM temp.lockd_write AS c
+    WHERE c.id = 1 AND unicode(OLD.owner) <> 1
       AND OLD.acquired_at_ms <> OLD.expires_at_ms
       AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token);
     SELECT lockd_history(json_array(
@@ -52,8 +51,8 @@ BEGIN
                          AND c.ending = 'force-released'
                     THEN c.reason END,
                0))
-    FROM main.history_context AS c
-    WHERE c.id = 1 AND c.recording = 1 AND unicode(NEW.owner) <> 1
+    FROM temp.lockd_write AS c
+    WHERE c.id = 1 AND unicode(NEW.owner) <> 1
       AND (((OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token)
             AND NEW.acquired_at_ms <> NEW.expires_at_ms)
         OR (OLD.owner = NEW.owner AND OLD.fencing_token = NEW.fencing_token
@@ -75,7 +74,7 @@ BEGIN
                CASE WHEN OLD.expires_at_ms > c.now_ms AND c.ending = 'force-released'
                     THEN c.reason END,
                0))
-    FROM main.history_context AS c WHERE c.id = 1 AND c.recording = 1;
+    FROM temp.lockd_write AS c WHERE c.id = 1;
 END;
 
 -- A semaphore's holders and a lock's readers: one row per holder, so the owner never changes
@@ -91,15 +90,15 @@ CREATE TEMP TRIGGER lockd_history_permit_updated AFTER UPDATE ON main.semaphore_
 BEGIN
     SELECT lockd_history(json_array(OLD.tenant, 'semaphore', OLD.name, OLD.owner, OLD.fencing_token,
                          'expired', NULL, 0))
-    FROM main.history_context AS c
-    WHERE c.id = 1 AND c.recording = 1 AND OLD.fencing_token <> NEW.fencing_token;
+    FROM temp.lockd_write AS c
+    WHERE c.id = 1 AND OLD.fencing_token <> NEW.fencing_token;
     SELECT lockd_history(json_array(NEW.tenant, 'semaphore', NEW.name, NEW.owner, NEW.fencing_token,
                          CASE WHEN OLD.fencing_token <> NEW.fencing_token THEN 'granted'
                               WHEN NEW.acquired_at_ms <> OLD.acquired_at_ms THEN 're-granted'
                               ELSE 'renewed' END,
                          NULL, 0))
-    FROM main.history_context AS c
-    WHERE c.id = 1 AND c.recording = 1 AND (OLD.fencing_token <> NEW.fencing_token
+    FROM temp.lockd_write AS c
+    WHERE c.id = 1 AND (OLD.fencing_token <> NEW.fencing_token
         OR NEW.acquired_at_ms <> OLD.acquired_at_ms OR NEW.expires_at_ms <> OLD.expires_at_ms);
 END;
 
@@ -111,7 +110,7 @@ BEGIN
                          CASE WHEN OLD.expires_at_ms > c.now_ms AND c.ending = 'force-released'
                               THEN c.reason END,
                          0))
-    FROM main.history_context AS c WHERE c.id = 1 AND c.recording = 1;
+    FROM temp.lockd_write AS c WHERE c.id = 1;
 END;
 
 CREATE TEMP TRIGGER lockd_history_reader_inserted AFTER INSERT ON main.shared_holders
@@ -124,15 +123,15 @@ CREATE TEMP TRIGGER lockd_history_reader_updated AFTER UPDATE ON main.shared_hol
 BEGIN
     SELECT lockd_history(json_array(OLD.tenant, 'lock', OLD.resource, OLD.owner, OLD.fencing_token,
                          'expired', NULL, 1))
-    FROM main.history_context AS c
-    WHERE c.id = 1 AND c.recording = 1 AND OLD.fencing_token <> NEW.fencing_token;
+    FROM temp.lockd_write AS c
+    WHERE c.id = 1 AND OLD.fencing_token <> NEW.fencing_token;
     SELECT lockd_history(json_array(NEW.tenant, 'lock', NEW.resource, NEW.owner, NEW.fencing_token,
                          CASE WHEN OLD.fencing_token <> NEW.fencing_token THEN 'granted'
                               WHEN NEW.acquired_at_ms <> OLD.acquired_at_ms THEN 're-granted'
                               ELSE 'renewed' END,
                          NULL, 1))
-    FROM main.history_context AS c
-    WHERE c.id = 1 AND c.recording = 1 AND (OLD.fencing_token <> NEW.fencing_token
+    FROM temp.lockd_write AS c
+    WHERE c.id = 1 AND (OLD.fencing_token <> NEW.fencing_token
         OR NEW.acquired_at_ms <> OLD.acquired_at_ms OR NEW.expires_at_ms <> OLD.expires_at_ms);
 END;
 
@@ -144,5 +143,5 @@ BEGIN
                          CASE WHEN OLD.expires_at_ms > c.now_ms AND c.ending = 'force-released'
                               THEN c.reason END,
                          1))
-    FROM main.history_context AS c WHERE c.id = 1 AND c.recording = 1;
+    FROM temp.lockd_write AS c WHERE c.id = 1;
 END;

@@ -26,7 +26,7 @@ use lock_domain::{Clock, RepositoryError};
 use tokio::sync::oneshot;
 
 use super::wal_limit::WalLimit;
-use crate::error::{from_query, is_unavailable};
+use crate::error::{from_query, ErrorClass};
 use crate::history::{self, Capture};
 
 /// What a job leaves behind: how to answer its caller once the batch's fate is known, giving
@@ -45,18 +45,14 @@ type Job = Box<dyn FnOnce(Option<(&mut SqliteConnection, i64)>) -> (Answer, bool
 /// Why a whole batch failed (the transaction could not begin or commit), kept as text and class
 /// so that every caller of the batch gets its own error.
 struct BatchFailure {
-    unavailable: bool,
+    class: ErrorClass,
     message: String,
 }
 
 impl BatchFailure {
     fn to_error(&self) -> RepositoryError {
-        let message = format!("the batch transaction failed: {}", self.message);
-        if self.unavailable {
-            RepositoryError::unavailable(message)
-        } else {
-            RepositoryError::internal(message)
-        }
+        self.class
+            .error(format!("the batch transaction failed: {}", self.message))
     }
 }
 
@@ -108,6 +104,9 @@ impl GroupCommitWriter {
     ) -> std::io::Result<Self> {
         let (jobs, queue) = mpsc::channel::<Job>();
         let mut conn = conn;
+        history::sqlite_install_write(&mut conn).map_err(|error| {
+            std::io::Error::other(format!("cannot set up the writer's TEMP table: {error}"))
+        })?;
         // A process that records history collects the records of its transactions through TEMP
         // triggers of this connection; one that records none has no triggers at all.
         let capture = if record_history {
@@ -117,11 +116,7 @@ impl GroupCommitWriter {
         } else {
             None
         };
-        let writer = Transactions {
-            clock,
-            record_history,
-            capture,
-        };
+        let writer = Transactions { clock, capture };
         let thread = thread::Builder::new()
             .name("lockd-sqlite-writer".into())
             .spawn(move || run(conn, writer, queue, max_batch.max(1), wal))?;
@@ -198,11 +193,10 @@ impl GroupCommitWriter {
     }
 }
 
-/// How the writer begins and commits its transactions: with the clock's `now`, telling the
-/// history's triggers whether this process records, and writing the records they collected.
+/// How the writer begins and commits its transactions: with the clock's `now`, told to the
+/// history's triggers, and writing the records they collected.
 struct Transactions {
     clock: Arc<dyn Clock>,
-    record_history: bool,
     capture: Option<Capture>,
 }
 
@@ -297,7 +291,7 @@ fn run_batch(conn: &mut SqliteConnection, writer: &mut Transactions, batch: &mut
         }
     };
     let failure = failure.map(|error| BatchFailure {
-        unavailable: is_unavailable(&error),
+        class: ErrorClass::of(&error),
         message: error.to_string(),
     });
     if let Some(failure) = &failure {
@@ -354,7 +348,7 @@ fn begin_at(conn: &mut SqliteConnection, writer: &mut Transactions) -> diesel::Q
     }
     begin_immediate(conn)?;
     let now_ms = writer.clock.now().timestamp_millis();
-    if let Err(error) = history::sqlite_begin(conn, now_ms, writer.record_history) {
+    if let Err(error) = history::sqlite_begin(conn, now_ms) {
         let _ = AnsiTransactionManager::rollback_transaction(conn);
         return Err(error);
     }

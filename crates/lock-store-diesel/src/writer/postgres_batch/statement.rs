@@ -68,20 +68,15 @@ pub(super) fn run_batch(
                 tracing::warn!(%error, operations = batch.len(), "PostgreSQL batch failed");
             }
             // Each caller gets its own error; the text and class are the batch's.
-            let unavailable = crate::error::is_unavailable(&error);
-            if unavailable {
+            let class = crate::error::ErrorClass::of(&error);
+            if class == crate::error::ErrorClass::Unavailable {
                 // The connection may be dead: the pool tests its connections for a while.
                 health.suspect();
             }
             let message = error.to_string();
             let keys = batch.iter().map(|q| q.key.clone()).collect();
             for queued in batch {
-                let error = if unavailable {
-                    RepositoryError::unavailable(message.clone())
-                } else {
-                    RepositoryError::internal(message.clone())
-                };
-                let _ = queued.answer(Err(error));
+                let _ = queued.answer(Err(class.error(message.clone())));
             }
             (keys, Vec::new())
         }
