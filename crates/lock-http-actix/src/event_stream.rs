@@ -45,7 +45,7 @@ impl IntoParams for LastEventId {
             .schema(Some(
                 ObjectBuilder::new()
                     .schema_type(Type::String)
-                    .pattern(Some("^(0|[1-9][0-9]{0,18})$")),
+                    .pattern(Some("^(0|[1-9][0-9]{0,17})$")),
             ))
             .example(Some("1742".into()))
             .build()]
@@ -118,7 +118,10 @@ fn start_of(req: &HttpRequest) -> Result<FeedStart, FieldError> {
         )
     };
     let text = raw.to_str().map_err(|_| invalid())?.trim();
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+    if text.is_empty()
+        || text.len() > crate::fields::history::ID_DIGITS
+        || !text.bytes().all(|b| b.is_ascii_digit())
+    {
         return Err(invalid());
     }
     text.parse::<i64>()

@@ -34,7 +34,7 @@ pub(crate) fn cursor_parameter() -> Parameter {
          than it.",
         ObjectBuilder::new()
             .schema_type(Type::String)
-            .pattern(Some("^[1-9][0-9]{0,18}$")),
+            .pattern(Some(ID_PATTERN)),
         "1742".into(),
     )
 }
@@ -64,10 +64,17 @@ pub(crate) fn kinds_parameter() -> Parameter {
     )
 }
 
+/// A record id in decimal, as a cursor or an event's `id:`: at most 18 digits, which every id
+/// lockd issues fits (SQLite counts them from 1; PostgreSQL's are 65,536 a batch number), so
+/// that every value the pattern admits is a 64-bit integer.
+pub(crate) const ID_PATTERN: &str = "^[1-9][0-9]{0,17}$";
+/// The most digits [`ID_PATTERN`] admits.
+pub(crate) const ID_DIGITS: usize = 18;
+
 /// A decoded `cursor`: the id the page starts before.
 ///
 /// # Errors
-/// `invalid_cursor` for anything but a positive 64-bit integer in decimal.
+/// `invalid_cursor` for anything but a positive integer in decimal of at most [`ID_DIGITS`].
 pub(crate) fn cursor_text(value: &str) -> Result<HistoryId, FieldError> {
     let invalid = || {
         FieldError::new(
@@ -76,7 +83,11 @@ pub(crate) fn cursor_text(value: &str) -> Result<HistoryId, FieldError> {
             "cursor is not a cursor this server issued",
         )
     };
-    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) || value.starts_with('0') {
+    if value.is_empty()
+        || value.len() > ID_DIGITS
+        || !value.bytes().all(|b| b.is_ascii_digit())
+        || value.starts_with('0')
+    {
         return Err(invalid());
     }
     value
@@ -128,8 +139,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cursors_are_positive_decimal_ids() {
+    fn cursors_are_positive_decimal_ids_the_pattern_admits() {
         assert_eq!(cursor_text("1742").unwrap().value(), 1742);
+        let pattern = regex::Regex::new(ID_PATTERN).unwrap();
+        let longest = "999999999999999999";
+        assert!(pattern.is_match(longest));
+        assert_eq!(
+            cursor_text(longest).unwrap().value(),
+            999_999_999_999_999_999
+        );
+        // 19 digits: past the pattern (some are past i64 too), refused whatever their value.
+        for bad in [
+            "1000000000000000000",
+            "9223372036854775807",
+            "9680667903189553194",
+        ] {
+            assert!(!pattern.is_match(bad), "{bad}");
+            assert_eq!(
+                cursor_text(bad).unwrap_err().code,
+                "invalid_cursor",
+                "{bad}"
+            );
+        }
         for bad in [
             "",
             "0",
