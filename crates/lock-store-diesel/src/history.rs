@@ -48,8 +48,8 @@ use crate::row::{millis, CorruptRow, CountRow};
 /// SQLite: the writer connection's own row of what its triggers need from the transaction (the
 /// clock, what the write says an ending is), in its TEMP database: written every transaction,
 /// so a transaction that changes no lease writes nothing to the database file, and one on a
-/// full disk that only reads still commits. (`main.history_context` kept these columns until
-/// this version, and keeps them for a process of an older version on the same file.)
+/// full disk that only reads still commits. (`main.history_context` held them before; its
+/// columns other than `last_id` are no longer used.)
 const SQLITE_WRITE: &str = "\
 CREATE TEMP TABLE IF NOT EXISTS lockd_write (
     id     INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),

@@ -186,11 +186,28 @@ SELECT COALESCE((SELECT first_id FROM history_batches WHERE at_ms >= $1 ORDER BY
     ",
                 9223372036854775807) AS count"
 );
+/// SQLite: the last id drawn, an expression: the newest batch's last id, or
+/// `history_context.last_id` when larger (see `capture.rs`).
+macro_rules! sqlite_last_id {
+    () => {
+        "MAX(COALESCE((SELECT last_id FROM history_batches ORDER BY first_id DESC LIMIT 1), 0),
+    (SELECT last_id FROM history_context WHERE id = 1))"
+    };
+}
 /// SQLite: the oldest id kept (none: the next id to be drawn).
-const OLDEST: &str = "\
-SELECT COALESCE((SELECT MIN(first_id) FROM history_batches),
-                (SELECT last_id + 1 FROM history_context WHERE id = 1)) AS count";
-const LAST_ID: &str = "SELECT last_id AS count FROM history_context WHERE id = 1";
+const OLDEST: &str = concat!(
+    "SELECT COALESCE((SELECT MIN(first_id) FROM history_batches), ",
+    sqlite_last_id!(),
+    " + 1) AS count"
+);
+const LAST_ID: &str = concat!("SELECT ", sqlite_last_id!(), " AS count");
+/// SQLite: before pruning, `history_context.last_id` takes the last id drawn, which the batches
+/// deleted may take away.
+const KEEP_LAST_ID: &str = concat!(
+    "UPDATE history_context SET last_id = ",
+    sqlite_last_id!(),
+    " WHERE id = 1"
+);
 /// How many segments one read of a segment index lists.
 const SEGMENTS_AT_ONCE: i64 = 32;
 

@@ -4,7 +4,7 @@
 //! A record per change is still decided by triggers (the TEMP triggers of `sqlite_capture.sql`, the
 //! SQL copy of the domain's `name_change`), in the statement that makes the change. They hand each
 //! record to `lockd_history`, a function of the writer's connection that keeps it here. Before
-//! committing, the writer draws the records' ids from `history_context.last_id` and writes them all
+//! committing, the writer draws the records' ids after the newest batch's and writes them all
 //! in one row (a JSON array, packed: see `packed.rs`): one insert per transaction instead of a row
 //! and two index entries per record. `history_names` and `history_tenants` say which segments of
 //! 16,384 ids hold a name's or a tenant's records; an entry is written once, so this process
@@ -34,16 +34,20 @@ pub(crate) const SEGMENT: i64 = 16384;
 /// The TEMP triggers that call `lockd_history`.
 const TRIGGERS: &str = include_str!("sqlite_capture.sql");
 
-/// Draws `$1` ids: the last one drawn after them.
-const DRAW: &str =
-    "UPDATE history_context SET last_id = last_id + $1 WHERE id = 1 RETURNING last_id AS count";
-/// Writes a batch at `$3`, or at the last batch's time if that is later (the clock stepped
-/// back): `at_ms` never decreases with the ids (see `batches/times.rs`).
+/// Writes a batch of `$1` records, `$3` packed, at `$2`, and answers its first id.
+///
+/// - Its ids follow the last one drawn: the newest batch's last id, or `history_context.last_id`
+///   when that is larger (all batches pruned, see `batches/upkeep.rs`; or a process of an older
+///   version, which drew there). So a batch writes no other row: one page a commit.
+/// - Its time is `$2`, or the last batch's if that is later (the clock stepped back): `at_ms`
+///   never decreases with the ids (see `batches/times.rs`).
 const WRITE_BATCH: &str = "\
 INSERT INTO history_batches (first_id, last_id, at_ms, records)
-SELECT $1, $2,
-       MAX($3, COALESCE((SELECT at_ms FROM history_batches ORDER BY first_id DESC LIMIT 1), $3)),
-       $4";
+SELECT drawn.last + 1, drawn.last + $1,
+       MAX($2, COALESCE((SELECT at_ms FROM history_batches ORDER BY first_id DESC LIMIT 1), $2)), $3
+FROM (SELECT MAX(COALESCE((SELECT last_id FROM history_batches ORDER BY first_id DESC LIMIT 1), 0),
+                 (SELECT last_id FROM history_context WHERE id = 1)) AS last) AS drawn
+RETURNING first_id AS count";
 const NAME_SEGMENT: &str =
     "INSERT OR IGNORE INTO history_names (tenant, kind, name, segment) VALUES ($1, $2, $3, $4)";
 const TENANT_SEGMENT: &str =
@@ -138,10 +142,6 @@ impl Capture {
             return Ok(());
         }
         let count = records.len() as i64;
-        let last = crate::lease_statements::one(
-            Prepared::portable(DRAW, vec![Param::BigInt(count)]).load::<CountRow>(conn)?,
-        )?;
-        let first = last - count + 1;
         let mut json =
             String::with_capacity(records.iter().map(|r| r.len() + 1).sum::<usize>() + 2);
         json.push('[');
@@ -152,16 +152,17 @@ impl Capture {
             json.push_str(element);
         }
         json.push(']');
-        Prepared::portable(
-            WRITE_BATCH,
-            vec![
-                Param::BigInt(first),
-                Param::BigInt(last),
-                Param::BigInt(now_ms),
-                Param::Blob(&super::packed::pack(&json)),
-            ],
-        )
-        .execute(conn)?;
+        let first = crate::lease_statements::one(
+            Prepared::portable(
+                WRITE_BATCH,
+                vec![
+                    Param::BigInt(count),
+                    Param::BigInt(now_ms),
+                    Param::Blob(&super::packed::pack(&json)),
+                ],
+            )
+            .load::<CountRow>(conn)?,
+        )?;
         if self.written.len() > REMEMBERED {
             self.written.clear();
         }
