@@ -160,3 +160,70 @@ fn the_default_database_is_lockd_db_in_the_working_directory() {
     child.kill().expect("kill");
     child.wait().expect("reap");
 }
+
+/// lockd raises its soft limit of open files to the hard one, says so, and listens with a
+/// backlog of 4096 (or the kernel's `somaxconn`, if lower) instead of 128.
+#[test]
+fn lockd_raises_its_open_files_limit_and_listens_with_a_deep_backlog() {
+    use std::io::{BufRead, BufReader};
+
+    let db = TestDatabase::sqlite();
+    let mut child = Command::new("prlimit")
+        .arg("--nofile=256:8192")
+        .arg(lockd_binary())
+        .args(["serve", "--bind", "127.0.0.1:0", "--database-url"])
+        .arg(db.url_string())
+        .env("LOCKD_LOG", "info")
+        .env_remove("DATABASE_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("prlimit (util-linux) starts lockd");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut seen = Vec::new();
+    let port = loop {
+        let line = lines
+            .next()
+            .expect("lockd says where it listens")
+            .expect("a line");
+        if let Some(addr) = line.strip_prefix("listening on http://") {
+            break addr.rsplit(':').next().expect("a port").to_owned();
+        }
+        seen.push(line);
+    };
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", child.id())).expect("limits");
+    let open_files = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .expect("Max open files")
+        .split_whitespace()
+        .skip(3)
+        .take(2)
+        .collect::<Vec<_>>();
+    let sockets = Command::new("ss")
+        .args(["-ltnH", &format!("sport = :{port}")])
+        .output()
+        .expect("ss (iproute2)");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(open_files, ["8192", "8192"], "{limits}");
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("raised the limit of open files") && l.contains("was=256")),
+        "{seen:#?}"
+    );
+    let somaxconn: u32 = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .expect("somaxconn")
+        .trim()
+        .parse()
+        .expect("a number");
+    let listing = String::from_utf8_lossy(&sockets.stdout);
+    // State, Recv-Q, Send-Q (a listening socket's backlog), local address, peer.
+    let backlog: u32 = listing
+        .split_whitespace()
+        .nth(2)
+        .and_then(|q| q.parse().ok())
+        .unwrap_or_else(|| panic!("the listening socket in {listing:?}"));
+    assert_eq!(backlog, somaxconn.min(4096), "{listing}");
+}

@@ -117,6 +117,9 @@ impl Application {
             addr: args.bind,
             source,
         })?;
+        if let Err(error) = crate::limits::deepen_backlog(&listener) {
+            tracing::warn!(%error, "cannot deepen the listen backlog; it stays at 128");
+        }
         let settings = ApiSettings {
             max_ttl_seconds: args.max_ttl_seconds,
             body_timeout: Duration::from_secs(args.body_timeout_seconds),

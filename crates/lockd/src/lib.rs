@@ -4,6 +4,7 @@
 pub mod application;
 pub mod cli;
 mod config_files;
+pub mod limits;
 pub mod run;
 pub mod telemetry;
 

@@ -47,6 +47,16 @@ fn serve(args: ServeArgs) -> ExitCode {
     // Dropped when `serve` returns: the lines still queued are written out first.
     let _log_writer = telemetry::init(&args.log, args.log_format);
     let result = actix_web::rt::System::new().block_on(async move {
+        match lockd::limits::raise_open_files() {
+            Ok(files) if files.now > files.before => tracing::info!(
+                soft = files.now,
+                was = files.before,
+                hard = files.hard,
+                "raised the limit of open files"
+            ),
+            Ok(files) => tracing::info!(soft = files.now, hard = files.hard, "open files limit"),
+            Err(error) => tracing::warn!(%error, "cannot raise the limit of open files"),
+        }
         let app = Application::build(&args).await?;
         tracing::info!(addr = %app.local_addr(), database = %args.database_url.redacted(), "lockd started");
         eprintln!("listening on http://{}", app.local_addr());
