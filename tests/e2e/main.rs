@@ -26,6 +26,7 @@ mod multi_instance;
 mod multi_locks;
 mod observe;
 mod observers_at_scale;
+mod pg_cluster;
 mod pipelining;
 mod proxy;
 mod quotas;
