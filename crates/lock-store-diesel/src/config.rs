@@ -10,6 +10,9 @@ use crate::database_url::DatabaseUrl;
 /// statements relies on.
 pub const SWEEP_GRACE: Duration = Duration::from_secs(60);
 
+/// SQLite: the bytes a WAL file keeps by default (`StoreConfig::sqlite_wal_limit`).
+pub const SQLITE_WAL_LIMIT: u64 = 64 << 20;
+
 /// How to open the store.
 #[derive(Debug, Clone)]
 pub struct StoreConfig {
@@ -51,7 +54,7 @@ impl StoreConfig {
             connection_timeout: Duration::from_secs(2),
             sqlite_busy_timeout: Duration::from_secs(5),
             sqlite_synchronous: SqliteSynchronous::Full,
-            sqlite_wal_limit: 64 << 20,
+            sqlite_wal_limit: SQLITE_WAL_LIMIT,
             sweep_grace: SWEEP_GRACE,
             statement_timeout: Duration::from_millis(1_500),
             sqlite_max_batch: 256,

@@ -130,11 +130,12 @@ impl ConnectionManager {
             connect_timeout,
             statement_timeout,
             record_history: true,
-            sqlite_wal_limit: 64 << 20,
+            sqlite_wal_limit: crate::config::SQLITE_WAL_LIMIT,
         }
     }
 
-    /// SQLite: the bytes a WAL file keeps once the writer starts it over (default 64 MiB).
+    /// SQLite: the bytes a WAL file keeps once the writer starts it over (default
+    /// [`crate::config::SQLITE_WAL_LIMIT`]).
     pub(crate) fn sqlite_wal_limit(mut self, bytes: u64) -> Self {
         self.sqlite_wal_limit = bytes;
         self

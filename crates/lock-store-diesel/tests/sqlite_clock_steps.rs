@@ -77,9 +77,9 @@ async fn a_clock_stepping_forward_ends_leases_early_and_the_next_token_is_larger
     let repo = open_store(StoreConfig::new(db.url().clone()), Arc::new(clock.clone())).await;
     let a = acquire(&repo, "r", "a", 30).await.expect("granted");
 
-    // Ten seconds of real time later, the clock jumps a minute ahead: a's lease has ended by
-    // lockd's clock, though a counted on 20 s more. b gets r; a's renew and release find
-    // nothing of theirs, and only the larger token tells fenced storage who holds r.
+    // Right after the grant the clock jumps 70 s ahead: a's 30 s lease has ended by lockd's
+    // clock, though a counts on nearly all of it. b gets r, a's renew is refused, and only the
+    // larger token tells fenced storage who holds r.
     clock.set(start + TimeDelta::seconds(70));
     let b = acquire(&repo, "r", "b", 30).await.expect("granted early");
     assert!(b.fencing_token > a.fencing_token);
