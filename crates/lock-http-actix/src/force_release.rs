@@ -70,8 +70,9 @@ impl IntoParams for ForceQuery {
                 .parameter_in(ParameterIn::Query)
                 .required(Required::False)
                 .description(Some(
-                    "Why (with `force=true`): 1 to 256 characters, no control characters; kept \
-                     in the history with the force-release.",
+                    "Why (with `force=true` only: a release by its owner with a `reason` is a \
+                     422, `unexpected`): 1 to 256 characters, no control characters; kept in the \
+                     history with the force-release.",
                 ))
                 .schema(Some(
                     ObjectBuilder::new()

@@ -195,7 +195,17 @@ pub(crate) async fn release_request_by(
         None
     };
     let query_owner = query_owner(who, req.query_string());
-    let (resource, owner) = valid2(target(req), reconcile_owner(who, body_owner, query_owner))?;
+    let stray = stray_parameters(who, req.query_string());
+    let (resource, owner) = match valid2(target(req), reconcile_owner(who, body_owner, query_owner))
+    {
+        Ok(valid) if stray.is_empty() => valid,
+        Ok(_) => return Err(ProblemKind::Validation(stray)),
+        Err(ProblemKind::Validation(mut errors)) => {
+            errors.extend(stray);
+            return Err(ProblemKind::Validation(errors));
+        }
+        Err(other) => return Err(other),
+    };
     Ok(Release {
         tenant,
         resource,
@@ -232,6 +242,39 @@ fn query_owner(who: &'static str, query: &str) -> Option<Result<Owner, FieldErro
         });
     }
     found
+}
+
+/// Every query parameter of a release other than `who`, as an error: a `reason` belongs to a
+/// force-release (`force=true`), which a request without `force` is not, and any other name is
+/// unknown. Ignoring them would let a caller believe its reason was kept, or its misspelt
+/// parameter read, while a plain release went ahead.
+fn stray_parameters(who: &'static str, query: &str) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let raw_key = pair.split_once('=').map_or(pair, |(key, _)| key);
+        let error = match form_decode(raw_key).as_deref() {
+            Ok(key) if key == who => continue,
+            Ok("reason") => FieldError::new(
+                "reason",
+                "unexpected",
+                format!("reason goes with force=true; a release by its {who} takes only ?{who}="),
+            ),
+            Ok(key) => FieldError::new(
+                key,
+                "unknown_parameter",
+                format!("unknown parameter {key:?}: a release takes only ?{who}= (or force=true&reason=)"),
+            ),
+            Err(_) => FieldError::new(
+                "query",
+                "invalid_utf8",
+                "a parameter name is not valid UTF-8 once percent-decoded",
+            ),
+        };
+        if !errors.contains(&error) {
+            errors.push(error);
+        }
+    }
+    errors
 }
 
 fn reconcile_owner(

@@ -80,7 +80,6 @@ async fn release_outcomes_map_to_404_and_403() {
 async fn release_without_any_owner_is_422_required() {
     let requests = [
         TestRequest::delete().uri("/locks/r"),
-        TestRequest::delete().uri("/locks/r?other=w"),
         json_request(Method::DELETE, "/locks/r", "{}"),
         json_request(Method::DELETE, "/locks/r", r#"{"ttl_seconds": 60}"#),
         // A body names the owner, as its schema says: the query does not fill in for it.
@@ -129,5 +128,59 @@ async fn release_validates_the_query_owner() {
         let uri = format!("/locks/r?owner={query}");
         let answer = call(untouched_repo(), TestRequest::delete().uri(&uri)).await;
         assert_invalid(&answer, "/locks/r", &[("owner", code)]);
+    }
+}
+
+#[actix_web::test]
+async fn a_release_takes_no_query_parameter_but_its_owner() {
+    // A reason belongs to a force-release: without force=true nothing is released, even for the
+    // holder, so a caller never believes its reason was kept (or its misspelt parameter read).
+    let cases: [(&str, &[(&str, &str)]); 6] = [
+        ("/locks/r?owner=0&reason=", &[("reason", "unexpected")]),
+        (
+            "/locks/r?owner=w&reason=wedged",
+            &[("reason", "unexpected")],
+        ),
+        (
+            "/locks/r?reason=wedged&owner=w",
+            &[("reason", "unexpected")],
+        ),
+        ("/locks/r?owner=w&ownr=w", &[("ownr", "unknown_parameter")]),
+        (
+            "/locks/r?other=w",
+            &[("owner", "required"), ("other", "unknown_parameter")],
+        ),
+        (
+            "/locks/r?owner=&reason=x&reason=y",
+            &[("owner", "empty"), ("reason", "unexpected")],
+        ),
+    ];
+    for (uri, errors) in cases {
+        let answer = call(untouched_repo(), TestRequest::delete().uri(uri)).await;
+        assert_invalid(&answer, "/locks/r", errors);
+    }
+    let answer = call(
+        untouched_repo(),
+        json_request(
+            Method::DELETE,
+            "/locks/r?reason=wedged",
+            r#"{"owner": "w"}"#,
+        ),
+    )
+    .await;
+    assert_invalid(&answer, "/locks/r", &[("reason", "unexpected")]);
+}
+
+#[actix_web::test]
+async fn a_semaphore_release_or_a_resign_with_a_reason_is_422_and_releases_nothing() {
+    for (uri, instance) in [
+        ("/semaphores/s?owner=0&reason=", "/semaphores/s"),
+        (
+            "/elections/e/leader?candidate=c&reason=x",
+            "/elections/e/leader",
+        ),
+    ] {
+        let answer = call(untouched_repo(), TestRequest::delete().uri(uri)).await;
+        assert_invalid(&answer, instance, &[("reason", "unexpected")]);
     }
 }
