@@ -111,6 +111,9 @@ pub(crate) struct ConnectionManager {
     record_history: bool,
     /// SQLite: `journal_size_limit` (see `writer::wal_limit`).
     sqlite_wal_limit: u64,
+    /// PostgreSQL: whether a new connection enters the server's timeline
+    /// ([`crate::postgres::timeline`]); off until the schema that defines it is migrated.
+    enter_timeline: bool,
 }
 
 impl ConnectionManager {
@@ -131,7 +134,15 @@ impl ConnectionManager {
             statement_timeout,
             record_history: true,
             sqlite_wal_limit: crate::config::SQLITE_WAL_LIMIT,
+            enter_timeline: false,
         }
+    }
+
+    /// PostgreSQL: every connection opened from now on enters the server's timeline before it
+    /// is used (call once the schema is migrated).
+    pub(crate) fn entering_timelines(mut self) -> Self {
+        self.enter_timeline = true;
+        self
     }
 
     /// SQLite: the bytes a WAL file keeps once the writer starts it over (default
@@ -185,6 +196,9 @@ impl ConnectionManager {
                 ))?;
                 if !self.record_history {
                     conn.batch_execute("SET lockd.history = 'off'")?;
+                }
+                if self.enter_timeline {
+                    crate::postgres::timeline::enter(&mut conn)?;
                 }
                 Ok(DbConnection::Postgres(conn))
             }

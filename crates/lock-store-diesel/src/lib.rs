@@ -57,5 +57,8 @@ pub use connection::SqliteSynchronous;
 pub use database_url::{DatabaseUrl, DatabaseUrlError};
 pub use error::StoreError;
 pub use outcome::{SweepPosition, Swept};
+/// How far the first lockd connection on a new PostgreSQL timeline (a promoted standby) moves
+/// the fencing tokens forward (migration 17; docs/high-availability.md).
+pub use postgres::timeline::TOKEN_MARGIN as POSTGRES_TIMELINE_TOKEN_MARGIN;
 pub use repository::DieselLockRepository;
 pub use sweeper::run_sweeper;

@@ -110,6 +110,7 @@ n AS MATERIALIZED (SELECT ",
 #[macro_use]
 mod batch_records;
 pub(crate) mod reads;
+pub(crate) mod timeline;
 pub(crate) mod writes;
 
 /// How often a release or renew re-runs after its conditional write matched nothing but the

@@ -66,6 +66,13 @@ impl DieselLockRepository {
                 reason: config.url.scrub(&error_chain(e.as_ref())),
             }
         })?;
+        if let DbConnection::Postgres(conn) = &mut first {
+            crate::postgres::timeline::enter(conn).map_err(|e| StoreError::Unreachable {
+                url: url.clone(),
+                reason: config.url.scrub(&error_chain(&e)),
+            })?;
+        }
+        let manager = manager.entering_timelines();
 
         let pool = r2d2::Pool::builder()
             .max_size(size)
