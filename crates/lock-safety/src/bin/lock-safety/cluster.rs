@@ -1,6 +1,7 @@
-//! The system under test: a database (a SQLite file, or a private PostgreSQL cluster behind a
-//! proxy) and several `lockd` instances on it, which the fault injector kills, restarts and
-//! pauses, and which the clients reach by their current addresses.
+//! The system under test: a database (a SQLite file, a private PostgreSQL cluster behind a proxy,
+//! or a PostgreSQL primary with its synchronous standby) and several `lockd` instances on it,
+//! which the fault injector kills, restarts and pauses, and which the clients reach by their
+//! current addresses.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -12,6 +13,8 @@ use std::thread;
 use std::time::Duration;
 
 use lock_safety::proxy::Proxy;
+
+use crate::ha_cluster::PgPair;
 
 /// A private PostgreSQL cluster (initdb + pg_ctl on a free port), so it can be restarted and its
 /// commits slowed without touching anyone else's server. Stopped and removed when dropped.
@@ -131,7 +134,11 @@ impl Drop for PgCluster {
     }
 }
 
-fn run(command: &mut Command) -> Result<(), String> {
+/// Runs a command to its end.
+///
+/// # Errors
+/// The command, its exit status and its output, when it failed.
+pub fn run(command: &mut Command) -> Result<(), String> {
     let output = command
         .stdin(Stdio::null())
         .output()
@@ -165,6 +172,10 @@ pub enum Database {
         cluster: PgCluster,
         proxy: Proxy,
     },
+    /// A primary and its synchronous standby, reached directly (no proxy) by a multi-host URL.
+    PostgresHa {
+        pair: PgPair,
+    },
 }
 
 impl Database {
@@ -172,6 +183,7 @@ impl Database {
         match self {
             Database::Sqlite { path, .. } => format!("sqlite://{}", path.to_string_lossy()),
             Database::Postgres { cluster, proxy } => cluster.url(proxy.port()),
+            Database::PostgresHa { pair } => pair.url(),
         }
     }
 }

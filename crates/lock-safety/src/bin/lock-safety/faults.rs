@@ -2,7 +2,10 @@
 //! SQLite: `kill -9` (and restart) of an instance, SIGSTOP/SIGCONT of an instance, the database's
 //! write lock held from another connection (commits stall). PostgreSQL: the same kill and pause,
 //! the database cut (refused) and stalled (black hole) through the proxy, slow commits (a
-//! synchronous standby that does not exist), and a restart of the cluster.
+//! synchronous standby that does not exist), and a restart of the cluster. PostgreSQL with a
+//! synchronous standby: the same kill and pause, a restart of the primary, and failovers (the
+//! primary killed, the standby promoted; the old primary is then rebuilt as the new one's standby
+//! before anything else happens, and a failover waits for a synchronous standby).
 
 use std::ffi::CString;
 use std::sync::Arc;
@@ -25,6 +28,7 @@ pub enum Fault {
     DbStall,
     SlowCommit,
     PgRestart,
+    Failover,
 }
 
 impl Fault {
@@ -37,6 +41,7 @@ impl Fault {
             Fault::DbStall => "database stalled (black hole)",
             Fault::SlowCommit => "slow commits (waiting for a missing synchronous standby)",
             Fault::PgRestart => "PostgreSQL restart",
+            Fault::Failover => "failover (kill -9 of the primary, its standby promoted)",
         }
     }
 
@@ -50,6 +55,14 @@ impl Fault {
                 Fault::DbStall,
                 Fault::SlowCommit,
                 Fault::PgRestart,
+            ],
+            // Failovers are what this backend is for: two draws in five.
+            Database::PostgresHa { .. } => vec![
+                Fault::Kill9,
+                Fault::Pause,
+                Fault::PgRestart,
+                Fault::Failover,
+                Fault::Failover,
             ],
         }
     }
@@ -86,8 +99,15 @@ pub fn inject(
         let fault = kinds[rng.below(kinds.len() as u64) as usize];
         let lasting = Duration::from_millis(300 + rng.below(LONGEST.as_millis() as u64 - 300));
         let instance = rng.below(fleet.len() as u64) as usize;
+        if let (Fault::Failover, Database::PostgresHa { pair }) = (fault, &*db) {
+            // Only a failover to a synchronous standby keeps every acknowledged commit.
+            if let Err(error) = pair.await_sync() {
+                errors.push(format!("{}: {error}", fault.name()));
+                break;
+            }
+        }
         let from = now();
-        let result = apply(&db, &fleet, fault, instance, lasting);
+        let result = apply(&db, &fleet, fault, instance, lasting, &now);
         let to = now();
         match result {
             Ok(detail) => events.push(Event {
@@ -98,6 +118,14 @@ pub fn inject(
             }),
             Err(error) => {
                 errors.push(format!("{}: {error}", fault.name()));
+                break;
+            }
+        }
+        if let (Fault::Failover, Database::PostgresHa { pair }) = (fault, &*db) {
+            // Outside the fault's window, before any other fault: the old primary comes back as
+            // the new one's synchronous standby, while the clients go on.
+            if let Err(error) = pair.rebuild(&now) {
+                errors.push(format!("rebuilding the standby after a failover: {error}"));
                 break;
             }
         }
@@ -114,6 +142,7 @@ fn apply(
     fault: Fault,
     instance: usize,
     lasting: Duration,
+    now: &dyn Fn() -> i64,
 ) -> Result<String, String> {
     let ms = lasting.as_millis();
     match (fault, db) {
@@ -156,16 +185,35 @@ fn apply(
             cluster.restart()?;
             Ok(format!("restarted in {} ms", started.elapsed().as_millis()))
         }
+        (Fault::PgRestart, Database::PostgresHa { pair }) => {
+            let started = Instant::now();
+            pair.restart_primary()?;
+            Ok(format!(
+                "primary restarted in {} ms",
+                started.elapsed().as_millis()
+            ))
+        }
+        (Fault::Failover, Database::PostgresHa { pair }) => pair.failover(now),
         _ => Err("not for this database".to_owned()),
     }
 }
 
-/// Ends every fault: instances resumed and started, the proxy forwarding, commits not waiting.
+/// Ends every fault: instances resumed and started, the proxy forwarding, commits not waiting (a
+/// primary that takes writes, with its synchronous standby).
 pub fn heal(db: &Database, fleet: &Fleet) -> Result<(), String> {
-    if let Database::Postgres { cluster, proxy } = db {
-        proxy.restore();
-        cluster.sql("ALTER SYSTEM RESET synchronous_standby_names")?;
-        cluster.sql("SELECT pg_reload_conf()")?;
+    match db {
+        Database::Postgres { cluster, proxy } => {
+            proxy.restore();
+            cluster.sql("ALTER SYSTEM RESET synchronous_standby_names")?;
+            cluster.sql("SELECT pg_reload_conf()")?;
+        }
+        Database::PostgresHa { pair } => {
+            // The instances come back even when the pair cannot be healed whole.
+            let healed = pair.heal();
+            fleet.heal()?;
+            return healed;
+        }
+        Database::Sqlite { .. } => {}
     }
     fleet.heal()
 }

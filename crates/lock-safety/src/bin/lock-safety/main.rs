@@ -7,8 +7,10 @@
 
 mod cluster;
 mod elections;
+mod failovers;
 mod faults;
 mod force_release;
+mod ha_cluster;
 mod multi_locks;
 mod observers;
 mod output;
@@ -47,6 +49,8 @@ const LOCK_DELAY_SECONDS: u32 = 1;
 enum Backend {
     Sqlite,
     Postgres,
+    /// A PostgreSQL primary and its synchronous standby, failed over under load.
+    PostgresHa,
 }
 
 /// Record a history of lock and semaphore operations against lockd under faults, then check it.
@@ -139,6 +143,7 @@ fn main() -> ExitCode {
     let backend = match args.backend {
         Backend::Sqlite => "sqlite",
         Backend::Postgres => "postgres",
+        Backend::PostgresHa => "postgres-ha",
     };
     println!(
         "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, {} locked in both modes, {} elections, multi-locks {}, force-releases {}, observers {}, {} semaphores (limit {}), faults {}",
@@ -195,6 +200,9 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
             let proxy = lock_safety::proxy::Proxy::start(upstream);
             Database::Postgres { cluster, proxy }
         }
+        Backend::PostgresHa => Database::PostgresHa {
+            pair: ha_cluster::PgPair::start(&args.pg_bin)?,
+        },
     });
     let fleet = Arc::new(Fleet::start(
         &args.lockd,
@@ -284,6 +292,13 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
         .then(|| recorded::read(&fleet, &plan.resources, &plan.elections));
     fleet.stop();
     drop(fleet);
+    let failovers = match &*db {
+        Database::PostgresHa { pair } => {
+            pair.keep_logs(&out);
+            pair.failovers()
+        }
+        _ => Vec::new(),
+    };
     drop(db);
 
     let mut history = History::new(start, seed);
@@ -342,6 +357,11 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
         records,
     };
     write_history(&histories, &events, &out);
+    let failovers = failovers::report(&histories.locks, &failovers);
+    if !failovers.is_empty() {
+        let _ = std::fs::write(out.join("failovers.txt"), &failovers);
+        print!("{failovers}");
+    }
     println!("history and lockd logs: {}", out.display());
 
     Ok(verdict(
