@@ -27,6 +27,7 @@ mod multi_locks;
 mod observe;
 mod observers_at_scale;
 mod pg_cluster;
+mod pg_replication;
 mod pipelining;
 mod proxy;
 mod quotas;

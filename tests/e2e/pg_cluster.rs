@@ -1,6 +1,7 @@
 //! A PostgreSQL cluster of a test's own (the PostgreSQL 15 server binaries, `initdb` and
 //! `pg_ctl`, in a temporary directory on a free port), for faults that must not touch the shared
-//! server: restarting it, stopping it. Stopped (`immediate`) and removed when dropped.
+//! server: restarting it, stopping it, killing it and promoting a streaming standby of it
+//! (`pg_basebackup`). Stopped (`immediate`) and removed when dropped.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -11,7 +12,7 @@ use std::time::Instant;
 const BIN: &str = "/usr/lib/postgresql/15/bin";
 
 pub struct Cluster {
-    data: PathBuf,
+    pub data: PathBuf,
     pub port: u16,
     _dir: tempfile::TempDir,
 }
@@ -28,18 +29,7 @@ impl Cluster {
             eprintln!("\n!!!!! SKIPPING: no PostgreSQL server binaries in {BIN}\n");
             return None;
         }
-        let dir = tempfile::tempdir().expect("tempdir");
-        let data = dir.path().join("data");
-        // initdb refuses to run as root: the cluster belongs to `postgres` then.
-        if is_root() {
-            run(Command::new("chown").arg("postgres").arg(dir.path()));
-        }
-        let port = free_port();
-        let cluster = Self {
-            data,
-            port,
-            _dir: dir,
-        };
+        let cluster = Self::empty();
         cluster.as_postgres(
             "initdb",
             &[
@@ -59,7 +49,7 @@ impl Cluster {
                 "-h",
                 "127.0.0.1",
                 "-p",
-                &port.to_string(),
+                &cluster.port.to_string(),
                 "-U",
                 "postgres",
                 "locks",
@@ -79,11 +69,26 @@ impl Cluster {
         Instant::now()
     }
 
-    fn data_text(&self) -> String {
+    /// A cluster's directory and port, with no data directory yet.
+    pub(crate) fn empty() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = dir.path().join("data");
+        // initdb refuses to run as root: the cluster belongs to `postgres` then.
+        if is_root() {
+            run(Command::new("chown").arg("postgres").arg(dir.path()));
+        }
+        Self {
+            data,
+            port: free_port(),
+            _dir: dir,
+        }
+    }
+
+    pub(crate) fn data_text(&self) -> String {
         self.data.display().to_string()
     }
 
-    fn pg_ctl(&self, args: &[&str]) -> Output {
+    pub(crate) fn pg_ctl(&self, args: &[&str]) -> Output {
         let data = self.data_text();
         let sockets = self.data.parent().expect("the data directory's parent");
         let options = format!(
@@ -105,7 +110,7 @@ impl Cluster {
         self.as_postgres("pg_ctl", &all)
     }
 
-    fn as_postgres(&self, program: &str, args: &[&str]) -> Output {
+    pub(crate) fn as_postgres(&self, program: &str, args: &[&str]) -> Output {
         let program = format!("{BIN}/{program}");
         let mut command = if is_root() {
             let mut command = Command::new("runuser");
@@ -139,7 +144,7 @@ impl Cluster {
     }
 }
 
-fn run(command: &mut Command) -> Output {
+pub(crate) fn run(command: &mut Command) -> Output {
     let output = command.output().expect("the command starts");
     assert!(
         output.status.success(),
