@@ -1,13 +1,15 @@
 //! The load of the PostgreSQL fault tests: clients that acquire and release a resource of their
 //! own in a loop, recording every answer with when it was sent and answered, and each grant's
-//! fencing token.
+//! fencing token. And the check that the instances' hints work again after the fault.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::server::{Client, Reply};
+use serde_json::json;
+
+use crate::server::{Client, Reply, TestServer};
 
 /// One answer of the load.
 #[derive(Debug)]
@@ -112,4 +114,42 @@ fn cycle(client: &Client, n: usize, stop: &AtomicBool, answers: &Mutex<Vec<Answe
             Err(error) => record(sent, None, format!("no reply: {error}")),
         }
     }
+}
+
+/// The `LISTEN` connection works: a waiter on `servers[1]` is woken by a release of `resource`
+/// (held by `holder`) through `servers[0]` within 2 s, not by its 5 s safety look.
+pub fn a_release_wakes_a_waiter_on_the_other(
+    servers: &[TestServer; 2],
+    resource: &str,
+    holder: &str,
+) {
+    let waiter = servers[1].client();
+    let path = format!("/locks/{resource}");
+    let waiting = std::thread::spawn(move || {
+        waiter.send(
+            "POST",
+            &path,
+            Some(&json!({"owner": "waiter", "ttl_seconds": 30, "wait_seconds": 10})),
+        )
+    });
+    // Released only once the waiter is queued on the other instance, so that only a hint can
+    // wake it before its 5 s safety look.
+    let queued = Instant::now();
+    let listing = format!("/locks?prefix={resource}");
+    while servers[1].send("GET", &listing, None).body["locks"][0]["waiting"] != 1 {
+        assert!(
+            queued.elapsed() < Duration::from_secs(5),
+            "the waiter never queued"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let released = Instant::now();
+    assert_eq!(servers[0].release(resource, holder).status, 204);
+    let reply = waiting.join().expect("the waiter").expect("an answer");
+    let woken = released.elapsed();
+    assert_eq!(reply.body["acquired"], true, "{reply:?}");
+    assert!(
+        woken < Duration::from_secs(2),
+        "the waiter was granted {woken:?} after the release: no notification, its safety look"
+    );
 }

@@ -4,7 +4,7 @@
 //! - Synchronous replication, under load: every answer is a 2xx or a 503 with `Retry-After`;
 //!   grants succeed again within 2 s of the promotion; every lease acknowledged before the kill
 //!   is still held with its token; no token is given to two grants; `/readyz` fails during the
-//!   gap and passes after.
+//!   gap and passes after; a release through one instance wakes a waiter on the other (`LISTEN`).
 //! - Asynchronous replication, to a standby cut off from the primary: the grants it never
 //!   received are lost (documented), but the first grant on the new timeline is past the margin,
 //!   so no token the old primary issued is issued again.
@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::load_cycles::{first_grant_after, unexpected, Load};
+use super::load_cycles::{
+    a_release_wakes_a_waiter_on_the_other, first_grant_after, unexpected, Load,
+};
 use crate::pg_replication::{Pair, Replication};
 use crate::server::TestServer;
 
@@ -94,6 +96,8 @@ fn a_synchronous_failover_under_load_loses_no_grant_and_gives_no_token_twice() {
         let first = *tokens.entry(*token).or_insert(resource);
         assert_eq!(first, resource, "token {token} given to two resources");
     }
+    // The LISTEN connection followed the failover too.
+    a_release_wakes_a_waiter_on_the_other(&servers, "held:0", "holder");
     // /readyz reported the outage, and the recovery.
     assert!(
         unready > 0,

@@ -4,11 +4,13 @@
 //! before the restart is still held, with its token; and the `LISTEN` connection comes back: a
 //! release through one instance wakes a waiter on the other at once, not at its 5 s safety look.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::load_cycles::{first_grant_after, unexpected, Load};
+use super::load_cycles::{
+    a_release_wakes_a_waiter_on_the_other, first_grant_after, unexpected, Load,
+};
 use crate::pg_cluster::Cluster;
 use crate::server::TestServer;
 
@@ -64,33 +66,7 @@ fn a_postgres_restart_under_load_breaks_no_promise_and_recovers_within_2_s() {
     }
 
     // The LISTEN connection is back: a waiter on one instance hears a release on the other.
-    let waiter = servers[1].client();
-    let waiting = std::thread::spawn(move || {
-        waiter.send(
-            "POST",
-            "/locks/held:0",
-            Some(&json!({"owner": "waiter", "ttl_seconds": 30, "wait_seconds": 10})),
-        )
-    });
-    // Released only once the waiter is queued on the other instance, so that only a hint can
-    // wake it before its 5 s safety look.
-    let queued = Instant::now();
-    while servers[1].send("GET", "/locks?prefix=held:0", None).body["locks"][0]["waiting"] != 1 {
-        assert!(
-            queued.elapsed() < Duration::from_secs(5),
-            "the waiter never queued"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let released = Instant::now();
-    assert_eq!(servers[0].release("held:0", "holder").status, 204);
-    let reply = waiting.join().expect("the waiter").expect("an answer");
-    let woken = released.elapsed();
-    assert_eq!(reply.body["acquired"], true, "{reply:?}");
-    assert!(
-        woken < Duration::from_secs(2),
-        "the waiter was granted {woken:?} after the release: no notification, its safety look"
-    );
+    a_release_wakes_a_waiter_on_the_other(&servers, "held:0", "holder");
     for server in &servers {
         let stderr = server.drain_stderr().join("\n");
         assert!(!stderr.contains("panicked"), "{stderr}");
