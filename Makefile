@@ -11,7 +11,7 @@ SERVICE_FORBIDDEN := diesel actix-web actix-http actix-server r2d2 libsqlite3-sy
 HTTP_FORBIDDEN := diesel r2d2 libsqlite3-sys pq-sys lock-store-diesel tokio-postgres
 
 .PHONY: safety-build help run test postgres-check fuzz bench-deps bench-quick bench bench-compare bench-history lint fmt openapi \
-	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci
+	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci safety-ha safety-ha-ci
 
 # The PostgreSQL server the PostgreSQL tests use (they create and drop their own databases on it).
 LOCKD_TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
@@ -23,6 +23,7 @@ help:
 	@echo "make e2e         the live tests: generated Python client, Swagger UI and the dashboard in Chromium, docs-check (< 5 min)"
 	@echo "make docs-check  run the curl examples of docs/getting-started.md and docs/api.md against a live lockd"
 	@echo "make safety      the safety checker on both backends under faults (SECONDS=60 SEED=random BACKEND=both)"
+	@echo "make safety-ha   the safety checker on a PostgreSQL primary and synchronous standby, failed over under load (SECONDS=60 SEED=random)"
 	@echo "make fuzz        schemathesis, every check, against a live lockd on SQLite and PostgreSQL (FUZZ_EXAMPLES=100 SEED=random)"
 	@echo "make bench-deps  install redis-server, etcd and fonts from Debian's packages (root)"
 	@echo "make bench-quick W1 and W2 for lockd (SQLite, PostgreSQL), Redis and etcd (< 3 min)"
@@ -143,6 +144,17 @@ safety-ci: safety-build
 	  target/release/lock-safety --lockd target/debug/lockd --backend $$backend --seconds 60 --seed $(SAFETY_CI_SEED) || failed=1; \
 	  target/release/lock-safety --lockd target/debug/lockd --backend $$backend --seconds 60 || failed=1; \
 	done; exit $$failed
+
+# The same checker on a PostgreSQL primary and its synchronous standby, both private to the run:
+# the primary is killed (kill -9) and the standby promoted several times under the load, and the
+# old primary rebuilt as the new standby each time (docs/safety.md).
+safety-ha: safety-build
+	target/release/lock-safety --lockd target/debug/lockd --backend postgres-ha --seconds $(SECONDS) \
+	  $(if $(SEED),--seed $(SEED))
+
+# CI's bounded form: 45 s with the fixed seed.
+safety-ha-ci: safety-build
+	target/release/lock-safety --lockd target/debug/lockd --backend postgres-ha --seconds 45 --seed $(SAFETY_CI_SEED)
 
 # Lists the normal (non-dev) dependency tree of lock-domain with every feature on and fails if a
 # forbidden crate appears. The second check proves the listing works: the store does have diesel.
