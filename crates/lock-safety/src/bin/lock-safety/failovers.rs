@@ -1,6 +1,8 @@
 //! The failovers of a run (`--backend postgres-ha`), for people: when the primary was killed,
-//! when its port refused connections, when the standby was promoted, when the first grant was
-//! answered after that (from the history), and when the old primary was back in sync.
+//! when its port refused connections, when the standby was promoted, when the first acquire and
+//! the first grant were answered after that (from the history), and when the old primary was back
+//! in sync. An acquire answered "held" went through the new primary as a grant does, so the first
+//! one shows when lockd wrote there again; the first grant also waits for a free lock.
 
 use lock_safety::history::Micros;
 use lock_safety::{History, Outcome};
@@ -17,6 +19,7 @@ pub(crate) fn report(history: &History, failovers: &[Failover]) -> String {
     let mut text = format!("{} failovers:\n", failovers.len());
     let mut promotions = Vec::new();
     let mut first_grants = Vec::new();
+    let mut first_answers = Vec::new();
     for f in failovers {
         promotions.push(ms(f.killed, f.promoted));
         // The first grant answered once the standby took writes; and any answered between the
@@ -27,6 +30,19 @@ pub(crate) fn report(history: &History, failovers: &[Failover]) -> String {
         let while_down = grants(history)
             .filter(|&complete| complete >= f.killed && complete < f.promoted)
             .count();
+        let answered = acquires_answered(history)
+            .filter(|&complete| complete >= f.promoted)
+            .min();
+        let answered = match answered {
+            Some(complete) => {
+                first_answers.push(ms(f.promoted, complete));
+                format!(
+                    "first acquire answered {} ms after the promotion",
+                    ms(f.promoted, complete)
+                )
+            }
+            None => "no acquire answered after the promotion".to_owned(),
+        };
         let first = match first {
             Some(complete) => {
                 first_grants.push(ms(f.promoted, complete));
@@ -47,8 +63,8 @@ pub(crate) fn report(history: &History, failovers: &[Failover]) -> String {
         };
         text.push_str(&format!(
             "  [{:.3}s] node {} -> node {}: kill -9 of {} processes, port refused after {} ms, \
-             promoted {} ms after the kill; {first}; {while_down} grants answered in between; \
-             {in_sync}\n",
+             promoted {} ms after the kill; {answered}, {first}; {while_down} grants answered in \
+             between; {in_sync}\n",
             at(f.killed),
             f.from,
             f.to,
@@ -58,8 +74,10 @@ pub(crate) fn report(history: &History, failovers: &[Failover]) -> String {
         ));
     }
     text.push_str(&format!(
-        "  kill -> promoted: {}; promoted -> first grant: {}\n",
+        "  kill -> promoted: {}; promoted -> first acquire answered: {}; promoted -> first grant: \
+         {}\n",
         spread(&promotions),
+        spread(&first_answers),
         spread(&first_grants)
     ));
     text
@@ -71,6 +89,15 @@ fn grants(history: &History) -> impl Iterator<Item = Micros> + '_ {
         .ops
         .iter()
         .filter(|op| matches!(op.outcome, Outcome::Granted(_)))
+        .map(|op| op.complete)
+}
+
+/// When each acquire answered granted or held was answered.
+fn acquires_answered(history: &History) -> impl Iterator<Item = Micros> + '_ {
+    history
+        .ops
+        .iter()
+        .filter(|op| matches!(op.outcome, Outcome::Granted(_) | Outcome::Held))
         .map(|op| op.complete)
 }
 
