@@ -80,6 +80,11 @@ impl Pair {
         )
     }
 
+    /// The URL of the standby alone.
+    pub fn standby_url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/locks", self.standby.port)
+    }
+
     /// Waits until the standby has replayed everything the primary has written so far.
     pub fn wait_replayed(&self) {
         let written = sql(&self.primary, "SELECT pg_current_wal_lsn()");

@@ -131,6 +131,7 @@ fn a_failover_to_a_standby_behind_may_lose_grants_but_gives_no_token_twice() {
         })
         .collect();
     pair.wait_replayed();
+    refuses_to_start_on(&pair.standby_url());
     pair.cut_standby();
     // Acknowledged by the primary, never sent: far more tokens than the 32 a sequence logs
     // ahead, so that the standby's sequence is behind the last token issued.
@@ -192,6 +193,27 @@ fn a_failover_to_a_standby_behind_may_lose_grants_but_gives_no_token_twice() {
         "the move of the tokens is logged: {log}"
     );
     assert!(!log.contains("panicked"), "{log}");
+}
+
+/// lockd started on a standby alone exits non-zero, saying why: it writes only on a primary.
+fn refuses_to_start_on(url: &str) {
+    let output = std::process::Command::new(crate::server::lockd_binary())
+        .args(["--bind", "127.0.0.1:0", "--startup-timeout-seconds", "1"])
+        .args(["--database-url", url])
+        .env_remove("RUST_LOG")
+        .env_remove("DATABASE_URL")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run lockd");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success(),
+        "lockd started on a standby: {stderr}"
+    );
+    assert!(
+        stderr.contains("read-only") || stderr.contains("standby"),
+        "{stderr}"
+    );
 }
 
 /// Acquires `resource` until it is granted (503s while the database fails over): its token,
