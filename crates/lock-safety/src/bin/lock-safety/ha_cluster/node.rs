@@ -259,3 +259,26 @@ fn stat_fields(pid: i32) -> Option<(char, i32)> {
     let ppid = rest.next()?.parse().ok()?;
     Some((state, ppid))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_is_listed_alive_then_dead_once_killed() {
+        let mut child = Command::new("sleep").arg("30").spawn().expect("sleep");
+        let (me, pid) = (std::process::id() as i32, child.id() as i32);
+        assert_eq!(stat_fields(pid).map(|(_, ppid)| ppid), Some(me));
+        assert!(children_of(me).contains(&pid));
+        assert!(alive(pid));
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        // Killed but not reaped yet: a zombie, which counts as dead.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while alive(pid) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!alive(pid));
+        let _ = child.wait();
+        assert!(!alive(pid));
+    }
+}
