@@ -13,6 +13,7 @@ mod api_keys;
 mod audit;
 mod authentication;
 mod body;
+mod connection_limit;
 mod cursor;
 mod dashboard;
 mod dto;
@@ -177,6 +178,7 @@ impl LockApi {
                 // `ApiError` (a missing Swagger UI file, an actix default) is still problem+json.
                 web::scope("")
                     .wrap(ErrorHandlers::new().default_handler(problem::into_problem_json))
+                    .wrap(actix_web::middleware::from_fn(connection_limit::shed))
                     // Outermost, so it sees the final status of every answer, errors included.
                     .wrap(actix_web::middleware::from_fn(metrics::record))
                     .configure(listing::routes)

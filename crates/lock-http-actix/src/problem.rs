@@ -131,6 +131,11 @@ pub(crate) enum ProblemKind {
     /// 429: the request would go over a limit of its tenant; nothing was changed.
     QuotaExceeded(QuotaExceeded),
     Unavailable(RepositoryError),
+    /// 503: the server has as many connections open as it serves at once (`crate::connection_limit`);
+    /// the answer closes the connection.
+    TooManyConnections {
+        max: usize,
+    },
     Internal(Box<dyn std::error::Error + Send + Sync>),
     /// An error answer made elsewhere (actix, Swagger UI) with no problem body: keep its status.
     Other(StatusCode),
@@ -197,6 +202,7 @@ impl ApiError {
             ProblemKind::QuotaExceeded(_) => "quota-exceeded",
             ProblemKind::Unavailable(RepositoryError::StorageFull(_)) => "storage-full",
             ProblemKind::Unavailable(_) => "service-unavailable",
+            ProblemKind::TooManyConnections { .. } => "too-many-connections",
             ProblemKind::Internal(_) => "internal",
             ProblemKind::Other(status) => match status.as_u16() {
                 400 => "bad-request",
@@ -224,6 +230,10 @@ impl ApiError {
             | ProblemKind::UnsupportedMediaType(detail)
             | ProblemKind::TooManyRequests { detail, .. } => detail.clone(),
             ProblemKind::MethodNotAllowed(allow) => format!("this path allows {allow}"),
+            ProblemKind::TooManyConnections { max } => format!(
+                "lockd has {max} connections open, as many as it serves at once \
+                 (--max-connections): this one is closed; retry in a second"
+            ),
             ProblemKind::Conflict(Conflict::Limit { limit }) => format!(
                 "the semaphore's live holders use limit {limit}; it can change once none is live"
             ),
@@ -294,7 +304,9 @@ impl ResponseError for ApiError {
             ProblemKind::TooManyRequests { .. } | ProblemKind::QuotaExceeded(_) => {
                 StatusCode::TOO_MANY_REQUESTS
             }
-            ProblemKind::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ProblemKind::Unavailable(_) | ProblemKind::TooManyConnections { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ProblemKind::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             ProblemKind::Other(status) => status,
         }
@@ -358,6 +370,10 @@ impl ResponseError for ApiError {
             }
             ProblemKind::Unavailable(_) => {
                 response.insert_header((header::RETRY_AFTER, "1"));
+            }
+            ProblemKind::TooManyConnections { .. } => {
+                response.insert_header((header::RETRY_AFTER, "1"));
+                response.insert_header((header::CONNECTION, "close"));
             }
             ProblemKind::TooManyRequests {
                 retry_after_seconds,

@@ -3,6 +3,7 @@
 //! [`SpinGuard`], which `HttpServer` has no place for.
 
 use std::net::TcpListener;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_http::{HttpService, KeepAlive};
@@ -10,6 +11,7 @@ use actix_service::{apply_fn_factory, map_config, IntoServiceFactory, Service, S
 use actix_web::dev::{AppConfig, Server};
 use actix_web::App;
 
+use crate::connection_limit::ConnectionLimit;
 use crate::peer::remember_peer_socket;
 use crate::spin_guard::SpinGuard;
 use crate::LockApi;
@@ -23,10 +25,14 @@ pub struct ServerOptions {
     pub shutdown_timeout: Duration,
     /// How long a client may take to send a request's headers.
     pub client_request_timeout: Duration,
+    /// Connections served at once; one opened beyond is answered 503 (but `/healthz` and
+    /// `/readyz`) and closed. `usize::MAX`: no limit.
+    pub max_connections: usize,
 }
 
 /// Serves `api` on `listener` until SIGTERM or Ctrl-C (then it stops gracefully, waiting up to
-/// `shutdown_timeout` for requests in flight).
+/// `shutdown_timeout` for requests in flight). At most `max_connections` connections are served
+/// at once (see `connection_limit`).
 ///
 /// A client that closes its connection, even only its sending half, is gone: its request is
 /// dropped at once, so a waiting acquire leaves its queue and is never granted a lock nobody
@@ -49,9 +55,11 @@ pub fn serve(
     }
     let graceful_stop = builder.graceful_shutdown_signal();
     let client_request_timeout = options.client_request_timeout;
+    let connections = ConnectionLimit::new(options.max_connections);
     let api = api.clone();
     let builder = builder.listen("lockd", listener, move || {
         let graceful_stop = graceful_stop.clone();
+        let connections = Arc::clone(&connections);
         let app = App::new()
             .configure(api.configure())
             .into_factory()
@@ -66,7 +74,8 @@ pub fn serve(
             .client_disconnect_timeout(Duration::from_secs(1))
             .h1_allow_half_closed(false)
             .local_addr(addr)
-            .on_connect_ext(|io: &actix_web::rt::net::TcpStream, data: &mut _| {
+            .on_connect_ext(move |io: &actix_web::rt::net::TcpStream, data: &mut _| {
+                connections.on_connect(data);
                 remember_peer_socket(io, data);
             })
             .finish(map_config(app, move |()| AppConfig::default()))

@@ -120,6 +120,20 @@ impl Application {
         if let Err(error) = crate::limits::deepen_backlog(&listener) {
             tracing::warn!(%error, "cannot deepen the listen backlog; it stays at 128");
         }
+        let max_connections = match args.max_connections {
+            Some(max) => usize::try_from(max).unwrap_or(usize::MAX),
+            None => match crate::limits::open_files() {
+                Ok(files) => crate::limits::connection_budget(files),
+                Err(error) => {
+                    tracing::warn!(%error, "cannot read the limit of open files; connections are not limited");
+                    usize::MAX
+                }
+            },
+        };
+        tracing::info!(
+            max_connections,
+            "connections served at once; more are answered 503 and closed"
+        );
         let settings = ApiSettings {
             max_ttl_seconds: args.max_ttl_seconds,
             body_timeout: Duration::from_secs(args.body_timeout_seconds),
@@ -145,6 +159,7 @@ impl Application {
                 workers: args.workers.map(|workers| workers as usize),
                 shutdown_timeout: args.shutdown_grace(),
                 client_request_timeout: Duration::from_secs(args.header_timeout_seconds),
+                max_connections,
             },
         )
         .map_err(|source| StartupError::Bind {

@@ -190,6 +190,12 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(0..=87_600))]
     pub history_retention_hours: u64,
 
+    /// Connections served at once; a connection opened beyond is answered 503
+    /// `/problems/too-many-connections` (but `/healthz` and `/readyz`) and closed [default: the
+    /// soft limit of open files less an eighth, at least 64].
+    #[arg(long, env = "LOCKD_MAX_CONNECTIONS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: Option<u64>,
+
     /// HTTP worker threads [default: the number of CPUs].
     #[arg(long, env = "LOCKD_WORKERS", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub workers: Option<u32>,
