@@ -186,4 +186,4 @@ deps-check:
 	done; \
 	echo "deps-check: lock-http-actix depends on none of: $(HTTP_FORBIDDEN)"
 
-ci: lint deps-check test safety-ci e2e
+ci: lint deps-check test safety-ci safety-ha-ci e2e
