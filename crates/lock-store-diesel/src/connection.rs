@@ -50,8 +50,16 @@ pub(crate) enum ConnectError {
     /// may repeat parts of the connection string).
     #[error("{0}")]
     Postgres(String),
-    #[error("could not configure the connection")]
-    Setup(#[from] diesel::result::Error),
+    /// The cause is in the message, not a source: r2d2 logs a failed connection by its message
+    /// alone.
+    #[error("could not configure the connection: {0}")]
+    Setup(diesel::result::Error),
+}
+
+impl From<diesel::result::Error> for ConnectError {
+    fn from(error: diesel::result::Error) -> Self {
+        ConnectError::Setup(error)
+    }
 }
 
 /// How hard SQLite works to make a commit durable (`PRAGMA synchronous`).
