@@ -262,7 +262,10 @@ fn a_leader_resigns_by_body_or_query(db: TestDatabase) {
     let owner_is_not_candidate = server.send("DELETE", "/elections/x/leader?owner=a", None);
     assert_eq!(
         owner_is_not_candidate.error_codes(),
-        [("candidate".to_owned(), "required".to_owned())]
+        [
+            ("candidate".to_owned(), "required".to_owned()),
+            ("owner".to_owned(), "unknown_parameter".to_owned())
+        ]
     );
     assert_eq!(
         leader(&server, "x").body["candidate"],
