@@ -7,6 +7,7 @@ mod backends;
 mod attacks;
 mod audit;
 mod client;
+mod clock_steps;
 mod connection_limit;
 mod contract;
 mod documents;

@@ -30,7 +30,13 @@ impl TestServer {
 
     /// Starts lockd on a database URL (for instance one that goes through a proxy).
     pub fn start_on(database_url: &str, extra: &[&str]) -> Self {
+        Self::start_with_env(database_url, extra, &[])
+    }
+
+    /// [`TestServer::start_on`], with these variables added to lockd's environment.
+    pub fn start_with_env(database_url: &str, extra: &[&str], env: &[(&str, &str)]) -> Self {
         let mut command = Command::new(lockd_binary());
+        command.envs(env.iter().copied());
         command
             .args([
                 "serve",
