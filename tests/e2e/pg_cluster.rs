@@ -166,3 +166,24 @@ fn free_port() -> u16 {
         .expect("a free port")
         .port()
 }
+
+/// One statement's answer, unaligned and without headers, on `cluster`'s `locks`.
+pub fn sql(cluster: &Cluster, statement: &str) -> String {
+    let output = run(Command::new("psql").args([
+        "-X",
+        "-tA",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &cluster.port.to_string(),
+        "-U",
+        "postgres",
+        "-d",
+        "locks",
+        "-c",
+        statement,
+    ]));
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}

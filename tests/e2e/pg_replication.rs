@@ -6,7 +6,7 @@ use std::net::TcpStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::pg_cluster::{run, Cluster};
+use crate::pg_cluster::{run, sql, Cluster};
 
 /// How the primary waits for its standby.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,25 +138,4 @@ impl Pair {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-}
-
-/// One statement's answer, unaligned and without headers, on `cluster`'s `locks`.
-pub fn sql(cluster: &Cluster, statement: &str) -> String {
-    let output = run(Command::new("psql").args([
-        "-X",
-        "-tA",
-        "-v",
-        "ON_ERROR_STOP=1",
-        "-h",
-        "127.0.0.1",
-        "-p",
-        &cluster.port.to_string(),
-        "-U",
-        "postgres",
-        "-d",
-        "locks",
-        "-c",
-        statement,
-    ]));
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
 }

@@ -7,14 +7,13 @@
 //! Where the mount fails, the test says so loudly and does nothing, except in CI (`CI` set),
 //! where it fails.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use diesel::{Connection, QueryableByName, RunQueryDsl, SqliteConnection};
 use serde_json::Value;
 
+use super::small_disk::SmallDisk;
 use crate::server::TestServer;
 
 #[test]
@@ -119,71 +118,4 @@ fn integrity_check(path: &Path) -> Vec<String> {
         .into_iter()
         .map(|c| c.integrity_check)
         .collect()
-}
-
-/// A small tmpfs, unmounted when dropped.
-struct SmallDisk {
-    dir: PathBuf,
-    _parent: tempfile::TempDir,
-}
-
-impl SmallDisk {
-    /// `None`, after a loud message, when it cannot be mounted here; in CI (`CI` set, as
-    /// `.ci/run` is run) that is a failure instead, so the test never passes silently.
-    fn mount(megabytes: u32) -> Option<Self> {
-        let parent = tempfile::tempdir().expect("tempdir");
-        let dir = parent.path().join("small");
-        std::fs::create_dir(&dir).expect("mount point");
-        let output = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={megabytes}m"), "tmpfs"])
-            .arg(&dir)
-            .output();
-        match output {
-            Ok(output) if output.status.success() => Some(Self {
-                dir,
-                _parent: parent,
-            }),
-            other if std::env::var_os("CI").is_some() => panic!(
-                "mounting a tmpfs failed ({other:?}); in CI (CI is set) this test must run, not \
-                 skip"
-            ),
-            other => {
-                eprintln!(
-                    "\n!!!!! SKIPPING the full-disk test: mounting a tmpfs failed ({other:?}); \
-                     it needs root (CAP_SYS_ADMIN).\n"
-                );
-                None
-            }
-        }
-    }
-
-    /// Fills what is left of the file system; the space comes back when the filler is dropped.
-    fn fill(&self) -> Filler {
-        let path = self.dir.join("filler");
-        let mut file = std::fs::File::create(&path).expect("filler");
-        let block = vec![0u8; 4096];
-        loop {
-            match file.write_all(&block) {
-                Ok(()) => {}
-                Err(error) if error.raw_os_error() == Some(28) => break,
-                Err(error) => panic!("filling the disk: {error}"),
-            }
-        }
-        Filler(path)
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
-    }
-}
-
-/// The file that fills the disk, deleted when dropped.
-struct Filler(PathBuf);
-
-impl Drop for Filler {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }
