@@ -11,7 +11,7 @@ SERVICE_FORBIDDEN := diesel actix-web actix-http actix-server r2d2 libsqlite3-sy
 HTTP_FORBIDDEN := diesel r2d2 libsqlite3-sys pq-sys lock-store-diesel tokio-postgres
 
 .PHONY: safety-build help run test postgres-check fuzz bench-deps bench-quick bench bench-compare bench-history lint fmt openapi \
-	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci safety-ha safety-ha-ci
+	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci safety-ha safety-ha-ci ha-demo
 
 # The PostgreSQL server the PostgreSQL tests use (they create and drop their own databases on it).
 LOCKD_TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
@@ -24,6 +24,7 @@ help:
 	@echo "make docs-check  run the curl examples of docs/getting-started.md and docs/api.md against a live lockd"
 	@echo "make safety      the safety checker on both backends under faults (SECONDS=60 SEED=random BACKEND=both)"
 	@echo "make safety-ha   the safety checker on a PostgreSQL primary and synchronous standby, failed over under load (SECONDS=60 SEED=random)"
+	@echo "make ha-demo     a real Patroni failover (etcd, synchronous mode) with two lockd under load, figures printed (NODES=2; root: installs etcd and Patroni)"
 	@echo "make fuzz        schemathesis, every check, against a live lockd on SQLite and PostgreSQL (FUZZ_EXAMPLES=100 SEED=random)"
 	@echo "make bench-deps  install redis-server, etcd and fonts from Debian's packages (root)"
 	@echo "make bench-quick W1 and W2 for lockd (SQLite, PostgreSQL), Redis and etcd (< 3 min)"
@@ -155,6 +156,14 @@ safety-ha: safety-build
 # CI's bounded form: 45 s with the fixed seed.
 safety-ha-ci: safety-build
 	target/release/lock-safety --lockd target/debug/lockd --backend postgres-ha --seconds 45 --seed $(SAFETY_CI_SEED)
+
+# A real Patroni failover (docs/high-availability.md): one etcd, NODES Patroni nodes (2 or 3) in
+# synchronous mode, two lockd instances under load; the leader is killed (kill -9) and Patroni
+# promotes the standby. Installs etcd (apt) and Patroni (PyPI, target/ha-demo-venv) when missing.
+# A demo, not part of CI: Patroni's ttl (20 s at least) makes each run last about a minute.
+NODES ?= 2
+ha-demo: lockd-debug
+	HA_DEMO_NODES=$(NODES) scripts/ha-demo
 
 # Lists the normal (non-dev) dependency tree of lock-domain with every feature on and fails if a
 # forbidden crate appears. The second check proves the listing works: the store does have diesel.
