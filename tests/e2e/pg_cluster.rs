@@ -21,6 +21,11 @@ impl Cluster {
     /// A new cluster, started, with a database `locks`. `None`, after a loud message, where the
     /// server binaries are missing; in CI (`CI` set) that fails instead.
     pub fn start() -> Option<Self> {
+        Self::start_initdb(&[])
+    }
+
+    /// [`Cluster::start`] with more `initdb` arguments (`-X DIR` to keep the WAL elsewhere).
+    pub fn start_initdb(more: &[&str]) -> Option<Self> {
         if !Path::new(BIN).join("initdb").exists() {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -30,18 +35,10 @@ impl Cluster {
             return None;
         }
         let cluster = Self::empty();
-        cluster.as_postgres(
-            "initdb",
-            &[
-                "-D",
-                &cluster.data_text(),
-                "-A",
-                "trust",
-                "-U",
-                "postgres",
-                "--no-sync",
-            ],
-        );
+        let data = cluster.data_text();
+        let mut args = vec!["-D", &data, "-A", "trust", "-U", "postgres", "--no-sync"];
+        args.extend_from_slice(more);
+        cluster.as_postgres("initdb", &args);
         cluster.pg_ctl(&["start", "-w"]);
         cluster.as_postgres(
             "createdb",
@@ -82,6 +79,25 @@ impl Cluster {
             port: free_port(),
             _dir: dir,
         }
+    }
+
+    /// What `pg_ctl status` says (it fails when no server runs; its words are kept either way).
+    pub fn pg_ctl_status(&self) -> String {
+        let data = self.data_text();
+        match self.as_postgres_quiet(&["status", "-D", &data]) {
+            Ok(output) => String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+            Err(error) => format!("pg_ctl status failed: {error}"),
+        }
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        let log = self
+            .data
+            .parent()
+            .expect("the data directory's parent")
+            .join("log");
+        std::fs::read_to_string(log).unwrap_or_default()
     }
 
     pub(crate) fn data_text(&self) -> String {

@@ -44,7 +44,9 @@ pub(crate) enum ErrorClass {
 
 impl ErrorClass {
     pub(crate) fn of(error: &DieselError) -> Self {
-        if is_storage_full(error) {
+        if is_wal_full(error) {
+            ErrorClass::Unavailable
+        } else if is_storage_full(error) {
             ErrorClass::StorageFull
         } else if is_unavailable(error) {
             ErrorClass::Unavailable
@@ -75,6 +77,20 @@ fn is_storage_full(error: &DieselError) -> bool {
             ["database or disk is full", "disk is full", "no space left"]
                 .iter()
                 .any(|needle| message.contains(needle))
+        }
+        _ => false,
+    }
+}
+
+/// PostgreSQL could not write its WAL (`could not write to file "pg_wal/…": No space left on
+/// device`, a PANIC: the server restarts). Unlike a table that cannot grow, this may come after
+/// the transaction's commit record was already flushed, by the flush of other sessions' records
+/// past it, so the operation may or may not have happened: unavailable, not storage-full.
+fn is_wal_full(error: &DieselError) -> bool {
+    match error {
+        DieselError::DatabaseError(_, info) => {
+            let message = info.message().to_ascii_lowercase();
+            message.contains("pg_wal") && message.contains("no space left")
         }
         _ => false,
     }
@@ -114,4 +130,42 @@ pub(crate) struct NoAnswer(pub std::time::Duration);
 /// A pool that could not hand out a connection in time: the database is unavailable.
 pub(crate) fn from_pool(error: r2d2::Error) -> RepositoryError {
     RepositoryError::unavailable(error)
+}
+
+#[cfg(test)]
+mod tests {
+    use diesel::result::{DatabaseErrorKind, Error as DieselError};
+
+    use super::ErrorClass;
+
+    fn database_error(message: &str) -> DieselError {
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, Box::new(message.to_owned()))
+    }
+
+    #[test]
+    fn a_table_that_cannot_grow_is_storage_full_and_a_wal_that_cannot_is_unavailable() {
+        let cases = [
+            (
+                "could not extend file \"pg_tblspc/16384/PG_15_202209061/16385/16400\": No space \
+                 left on device",
+                ErrorClass::StorageFull,
+            ),
+            ("database or disk is full", ErrorClass::StorageFull),
+            (
+                "could not write to file \"pg_wal/xlogtemp.6398\": No space left on device",
+                ErrorClass::Unavailable,
+            ),
+            (
+                "server closed the connection unexpectedly",
+                ErrorClass::Unavailable,
+            ),
+            (
+                "duplicate key value violates unique constraint",
+                ErrorClass::Internal,
+            ),
+        ];
+        for (message, class) in cases {
+            assert_eq!(ErrorClass::of(&database_error(message)), class, "{message}");
+        }
+    }
 }

@@ -109,3 +109,109 @@ fn own_by_postgres(path: &Path) {
         run(Command::new("chown").arg("postgres").arg(path));
     }
 }
+
+/// PostgreSQL's WAL on a file system that fills up (`initdb -X` on a 48 MB tmpfs, 1 MB
+/// segments): PostgreSQL writes into the segments it has until it needs a new one, then the
+/// backend that cannot create it PANICs and the server restarts. lockd answers that request 503
+/// `service-unavailable` (it may have happened), never 500, loses nothing acknowledged, and
+/// serves again once there is room.
+#[test]
+fn postgres_wal_on_a_full_disk_answers_503_and_loses_nothing_acknowledged() {
+    let Some(disk) = SmallDisk::mount(48) else {
+        return;
+    };
+    let wal = disk.dir.join("wal");
+    std::fs::create_dir(&wal).expect("the WAL directory");
+    own_by_postgres(&wal);
+    let wal_text = wal.display().to_string();
+    let Some(cluster) = Cluster::start_initdb(&["-X", &wal_text, "--wal-segsize=1"]) else {
+        return;
+    };
+    sql(&cluster, "ALTER SYSTEM SET min_wal_size = '4MB'");
+    sql(&cluster, "ALTER SYSTEM SET max_wal_size = '16MB'");
+    cluster.restart_fast();
+    let server = TestServer::start_on(&cluster.url(), &[]);
+    let held: Vec<Value> = (0..5)
+        .map(|i| {
+            server
+                .acquire(&format!("held:{i}"), "owner", 600)
+                .granted()
+                .clone()
+        })
+        .collect();
+
+    let filler = disk.fill();
+    let started = Instant::now();
+    let mut last_token = held
+        .iter()
+        .map(|l| l["fencing_token"].as_i64().expect("token"))
+        .max();
+    let mut cycles = 0;
+    let refused = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "PostgreSQL kept writing its WAL on a full disk for 60 s ({cycles} cycles)"
+        );
+        let reply = server.acquire("cycled", "cycler", 30);
+        if reply.status != 200 {
+            break reply;
+        }
+        let token = reply.token();
+        assert!(Some(token) > last_token, "{token} after {last_token:?}");
+        last_token = Some(token);
+        cycles += 1;
+        let released = server.release("cycled", "cycler");
+        if released.status != 204 {
+            break released;
+        }
+    };
+    // PostgreSQL could not write its log: the operation may or may not have happened (its commit
+    // may have been flushed before the write that failed), so not `storage-full`.
+    refused.assert_problem(503, "service-unavailable");
+    assert_eq!(refused.header("retry-after"), Some("1"), "{refused:?}");
+    let refused_after = started.elapsed();
+    let status = cluster.pg_ctl_status();
+    eprintln!(
+        "postgres WAL disk full: {cycles} acquire/release cycles, then {} ({:?} after the fill); \
+         PostgreSQL afterwards: {status}",
+        refused.body["type"], refused_after
+    );
+
+    drop(filler);
+    let freed = Instant::now();
+    if !status.contains("server is running") {
+        cluster.pg_ctl(&["start", "-w"]);
+    }
+    let back = loop {
+        let reply = server.acquire("after", "owner", 30);
+        if reply.status == 200 {
+            break reply;
+        }
+        assert_eq!(reply.status, 503, "{reply:?}");
+        assert!(
+            freed.elapsed() < Duration::from_secs(30),
+            "no grant 30 s after space was freed: {reply:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    eprintln!(
+        "postgres WAL disk full: first grant {:?} after space was freed",
+        freed.elapsed()
+    );
+    assert!(Some(back.token()) > last_token);
+    for lock in &held {
+        let resource = lock["resource"].as_str().expect("resource");
+        assert_eq!(&server.status(resource).body, lock, "{resource}");
+    }
+    let log = cluster.log();
+    let panics: Vec<&str> = log.lines().filter(|l| l.contains("PANIC")).collect();
+    let refusals = log.lines().filter(|l| l.contains("No space left")).count();
+    eprintln!(
+        "postgres WAL disk full: the server logged {refusals} 'No space left' lines and {} \
+         PANICs: {:?}",
+        panics.len(),
+        panics.first()
+    );
+    let stderr = server.drain_stderr().join("\n");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
