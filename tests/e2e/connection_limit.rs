@@ -3,14 +3,13 @@
 //! beyond is answered 503 `/problems/too-many-connections` with `Retry-After` and closed, while
 //! `/healthz` is still answered on it, and requests are served again once connections close.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use lock_store_diesel::testing::TestDatabase;
 
-use crate::server::lockd_binary;
+use crate::server::LimitedLockd;
 
 /// What `lockd::limits::connection_budget` leaves of 256 open files.
 const BUDGET: usize = 192;
@@ -18,36 +17,8 @@ const BUDGET: usize = 192;
 #[test]
 fn connections_beyond_the_budget_are_answered_503_and_closed_and_healthz_still_answers() {
     let db = TestDatabase::sqlite();
-    let mut child = Command::new("prlimit")
-        .arg("--nofile=256:256")
-        .arg(lockd_binary())
-        .args(["serve", "--bind", "127.0.0.1:0", "--database-url"])
-        .arg(db.url_string())
-        .env("LOCKD_LOG", "info")
-        .env_remove("DATABASE_URL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("prlimit (util-linux) starts lockd");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let mut seen = Vec::new();
-    let port: u16 = loop {
-        let line = lines
-            .next()
-            .expect("lockd says where it listens")
-            .expect("a line");
-        if let Some(addr) = line.strip_prefix("listening on http://") {
-            break addr
-                .rsplit(':')
-                .next()
-                .expect("a port")
-                .parse()
-                .expect("a port");
-        }
-        seen.push(line);
-    };
-    std::thread::spawn(move || lines.for_each(drop));
+    let lockd = LimitedLockd::start("256:256", &db.url_string());
+    let (port, seen) = (lockd.port, lockd.start_up.clone());
     assert!(
         seen.iter()
             .any(|l| l.contains(&format!("max_connections={BUDGET}"))),
@@ -91,8 +62,7 @@ fn connections_beyond_the_budget_are_answered_503_and_closed_and_healthz_still_a
         }
     });
     assert!(served.contains("\"locks\""), "{served}");
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(lockd);
 }
 
 /// `f` until it gives a value, for up to 5 s (an error is the last answer).

@@ -6,7 +6,7 @@ use std::time::Duration;
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::DatabaseUrl;
 
-use crate::server::{lockd_binary, TestServer};
+use crate::server::{lockd_binary, LimitedLockd, TestServer};
 
 on_both_backends!(
     kill_9_and_restart_keeps_held_locks_and_their_tokens,
@@ -165,34 +165,11 @@ fn the_default_database_is_lockd_db_in_the_working_directory() {
 /// backlog of 4096 (or the kernel's `somaxconn`, if lower) instead of 128.
 #[test]
 fn lockd_raises_its_open_files_limit_and_listens_with_a_deep_backlog() {
-    use std::io::{BufRead, BufReader};
-
     let db = TestDatabase::sqlite();
-    let mut child = Command::new("prlimit")
-        .arg("--nofile=256:8192")
-        .arg(lockd_binary())
-        .args(["serve", "--bind", "127.0.0.1:0", "--database-url"])
-        .arg(db.url_string())
-        .env("LOCKD_LOG", "info")
-        .env_remove("DATABASE_URL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("prlimit (util-linux) starts lockd");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let mut seen = Vec::new();
-    let port = loop {
-        let line = lines
-            .next()
-            .expect("lockd says where it listens")
-            .expect("a line");
-        if let Some(addr) = line.strip_prefix("listening on http://") {
-            break addr.rsplit(':').next().expect("a port").to_owned();
-        }
-        seen.push(line);
-    };
-    let limits = std::fs::read_to_string(format!("/proc/{}/limits", child.id())).expect("limits");
+    let lockd = LimitedLockd::start("256:8192", &db.url_string());
+    let (port, seen) = (lockd.port, lockd.start_up.clone());
+    let limits =
+        std::fs::read_to_string(format!("/proc/{}/limits", lockd.child.id())).expect("limits");
     let open_files = limits
         .lines()
         .find(|l| l.starts_with("Max open files"))
@@ -205,8 +182,7 @@ fn lockd_raises_its_open_files_limit_and_listens_with_a_deep_backlog() {
         .args(["-ltnH", &format!("sport = :{port}")])
         .output()
         .expect("ss (iproute2)");
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(lockd);
     assert_eq!(open_files, ["8192", "8192"], "{limits}");
     assert!(
         seen.iter()

@@ -449,3 +449,62 @@ fn timestamp_parser_agrees_with_known_instants() {
         1_795_987_947_123
     );
 }
+
+/// lockd run under `prlimit --nofile=SOFT:HARD` on `database_url`, logging at info.
+pub struct LimitedLockd {
+    pub child: std::process::Child,
+    pub port: u16,
+    /// What it logged before it said where it listens (the rest is read and dropped).
+    pub start_up: Vec<String>,
+}
+
+impl LimitedLockd {
+    pub fn start(nofile: &str, database_url: &str) -> Self {
+        let mut child = Command::new("prlimit")
+            .arg(format!("--nofile={nofile}"))
+            .arg(lockd_binary())
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--database-url",
+                database_url,
+            ])
+            .env("LOCKD_LOG", "info")
+            .env_remove("DATABASE_URL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("prlimit (util-linux) starts lockd");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let mut start_up = Vec::new();
+        let port = loop {
+            let line = lines
+                .next()
+                .expect("lockd says where it listens")
+                .expect("a line");
+            if let Some(addr) = line.strip_prefix("listening on http://") {
+                break addr
+                    .rsplit(':')
+                    .next()
+                    .and_then(|port| port.parse().ok())
+                    .expect("a port");
+            }
+            start_up.push(line);
+        };
+        std::thread::spawn(move || lines.for_each(drop));
+        Self {
+            child,
+            port,
+            start_up,
+        }
+    }
+}
+
+impl Drop for LimitedLockd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

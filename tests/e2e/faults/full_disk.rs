@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use diesel::{Connection, QueryableByName, RunQueryDsl, SqliteConnection};
 use serde_json::Value;
 
+use super::load_cycles::grant_when_back;
 use super::small_disk::SmallDisk;
 use crate::server::TestServer;
 
@@ -64,18 +65,13 @@ fn a_full_disk_answers_storage_full_keeps_reads_and_recovers_when_space_is_freed
 
     drop(filler);
     let freed = Instant::now();
-    let granted = loop {
-        let reply = server.acquire("new", "newcomer", 120);
-        if reply.status == 200 {
-            break reply;
-        }
-        reply.assert_problem(503, "storage-full");
-        assert!(
-            freed.elapsed() < Duration::from_secs(2),
-            "lockd does not write again after space was freed: {reply:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let granted = grant_when_back(
+        &server,
+        "new",
+        "newcomer",
+        Some("storage-full"),
+        Duration::from_secs(2),
+    );
     eprintln!(
         "sqlite: writes succeed again {:?} after space was freed",
         freed.elapsed()

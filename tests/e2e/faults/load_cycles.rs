@@ -153,3 +153,49 @@ pub fn a_release_wakes_a_waiter_on_the_other(
         "the waiter was granted {woken:?} after the release: no notification, its safety look"
     );
 }
+
+/// Two instances on `url`, holding `held:0` to `held:3` (300 s leases of `holder`), alternately
+/// through each: the instances, and the leases as granted.
+pub fn two_instances_holding_four(url: &str) -> ([TestServer; 2], Vec<serde_json::Value>) {
+    let servers = [
+        TestServer::start_on(url, &[]),
+        TestServer::start_on(url, &[]),
+    ];
+    let held = (0..4)
+        .map(|i| {
+            servers[i % 2]
+                .acquire(&format!("held:{i}"), "holder", 300)
+                .granted()
+                .clone()
+        })
+        .collect();
+    (servers, held)
+}
+
+/// Acquires `resource` for `owner` until it is granted, within `within`: the grant. Meanwhile
+/// every answer must be a 503 with `Retry-After`, of type `/problems/{refusal}` when given.
+pub fn grant_when_back(
+    server: &TestServer,
+    resource: &str,
+    owner: &str,
+    refusal: Option<&str>,
+    within: Duration,
+) -> Reply {
+    let since = Instant::now();
+    loop {
+        let reply = server.acquire(resource, owner, 30);
+        if reply.status == 200 {
+            return reply;
+        }
+        match refusal {
+            Some(slug) => reply.assert_problem(503, slug),
+            None => assert_eq!(reply.status, 503, "{reply:?}"),
+        }
+        assert!(reply.header("retry-after").is_some(), "{reply:?}");
+        assert!(
+            since.elapsed() < within,
+            "no grant within {within:?}: {reply:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

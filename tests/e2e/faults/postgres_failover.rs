@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::load_cycles::{
-    a_release_wakes_a_waiter_on_the_other, first_grant_after, unexpected, Load,
+    a_release_wakes_a_waiter_on_the_other, first_grant_after, grant_when_back,
+    two_instances_holding_four, unexpected, Load,
 };
 use crate::pg_replication::{Pair, Replication};
 use crate::server::TestServer;
@@ -37,18 +38,7 @@ fn a_synchronous_failover_under_load_loses_no_grant_and_gives_no_token_twice() {
     let Some(pair) = Pair::start(Replication::Synchronous) else {
         return;
     };
-    let servers = [
-        TestServer::start_on(&pair.url(), &[]),
-        TestServer::start_on(&pair.url(), &[]),
-    ];
-    let held: Vec<Value> = (0..4)
-        .map(|i| {
-            servers[i % 2]
-                .acquire(&format!("held:{i}"), "holder", 300)
-                .granted()
-                .clone()
-        })
-        .collect();
+    let (servers, held) = two_instances_holding_four(&pair.url());
     let readiness = Readiness::watch(&servers[0]);
     let load = Load::start((0..CLIENTS * 2).map(|n| servers[n % 2].client()).collect());
     std::thread::sleep(Duration::from_millis(500));
@@ -151,7 +141,15 @@ fn a_failover_to_a_standby_behind_may_lose_grants_but_gives_no_token_twice() {
 
     let killed = pair.kill_primary();
     let promoted = pair.promote();
-    let (first, granted_at) = grant_when_back(&servers[1], "after:0");
+    let first = grant_when_back(
+        &servers[1],
+        "after:0",
+        "after",
+        None,
+        Duration::from_secs(10),
+    )
+    .token();
+    let granted_at = Instant::now();
     eprintln!(
         "failover to a standby behind: promoted {:?} after the kill; first grant {:?} after the \
          promotion, token {first} (the old primary's last: {issued})",
@@ -214,25 +212,6 @@ fn refuses_to_start_on(url: &str) {
         stderr.contains("read-only") || stderr.contains("standby"),
         "{stderr}"
     );
-}
-
-/// Acquires `resource` until it is granted (503s while the database fails over): its token,
-/// and when it was answered.
-fn grant_when_back(server: &TestServer, resource: &str) -> (i64, Instant) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let reply = server.acquire(resource, "after", 30);
-        if reply.status == 200 {
-            return (reply.token(), Instant::now());
-        }
-        assert_eq!(reply.status, 503, "{reply:?}");
-        assert!(reply.header("retry-after").is_some(), "{reply:?}");
-        assert!(
-            Instant::now() < deadline,
-            "no grant 10 s after the failover"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// The status of `resource`, asked again while the instance answers 503 (its connections to

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::load_cycles::grant_when_back;
 use super::small_disk::SmallDisk;
 use crate::pg_cluster::{run, sql, Cluster};
 use crate::server::TestServer;
@@ -72,18 +73,13 @@ fn postgres_tables_on_a_full_disk_answer_storage_full_keep_reads_and_recover() {
 
     drop(filler);
     let freed = Instant::now();
-    let granted = loop {
-        let reply = server.acquire(&refused_resource, "filler", 300);
-        if reply.status == 200 {
-            break reply;
-        }
-        reply.assert_problem(503, "storage-full");
-        assert!(
-            freed.elapsed() < Duration::from_secs(2),
-            "lockd does not write again after space was freed: {reply:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let granted = grant_when_back(
+        &server,
+        &refused_resource,
+        "filler",
+        Some("storage-full"),
+        Duration::from_secs(2),
+    );
     eprintln!(
         "postgres full disk: {} leases granted before a write needed a new page; writes succeed \
          again {:?} after space was freed",
@@ -182,18 +178,7 @@ fn postgres_wal_on_a_full_disk_answers_503_and_loses_nothing_acknowledged() {
     if !status.contains("server is running") {
         cluster.pg_ctl(&["start", "-w"]);
     }
-    let back = loop {
-        let reply = server.acquire("after", "owner", 30);
-        if reply.status == 200 {
-            break reply;
-        }
-        assert_eq!(reply.status, 503, "{reply:?}");
-        assert!(
-            freed.elapsed() < Duration::from_secs(30),
-            "no grant 30 s after space was freed: {reply:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let back = grant_when_back(&server, "after", "owner", None, Duration::from_secs(30));
     eprintln!(
         "postgres WAL disk full: first grant {:?} after space was freed",
         freed.elapsed()

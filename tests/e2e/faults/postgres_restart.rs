@@ -6,13 +6,11 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::load_cycles::{
-    a_release_wakes_a_waiter_on_the_other, first_grant_after, unexpected, Load,
+    a_release_wakes_a_waiter_on_the_other, first_grant_after, two_instances_holding_four,
+    unexpected, Load,
 };
 use crate::pg_cluster::Cluster;
-use crate::server::TestServer;
 
 /// Grants must succeed again this soon after PostgreSQL accepts connections.
 const RECOVERY_WITHIN: Duration = Duration::from_secs(2);
@@ -24,19 +22,7 @@ fn a_postgres_restart_under_load_breaks_no_promise_and_recovers_within_2_s() {
     let Some(cluster) = Cluster::start() else {
         return;
     };
-    let servers = [
-        TestServer::start_on(&cluster.url(), &[]),
-        TestServer::start_on(&cluster.url(), &[]),
-    ];
-    let held: Vec<Value> = (0..4)
-        .map(|i| {
-            servers[i % 2]
-                .acquire(&format!("held:{i}"), "holder", 300)
-                .granted()
-                .clone()
-        })
-        .collect();
-
+    let (servers, held) = two_instances_holding_four(&cluster.url());
     let load = Load::start((0..CLIENTS * 2).map(|n| servers[n % 2].client()).collect());
     std::thread::sleep(Duration::from_millis(500));
 
