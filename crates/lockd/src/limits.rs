@@ -36,6 +36,11 @@ pub fn connection_budget(open_files: u64) -> usize {
 /// # Errors
 /// When it cannot be read.
 pub fn open_files() -> std::io::Result<u64> {
+    Ok(open_files_limit()?.rlim_cur)
+}
+
+/// The soft and hard limits of open files.
+fn open_files_limit() -> std::io::Result<libc::rlimit> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -44,7 +49,7 @@ pub fn open_files() -> std::io::Result<u64> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(limit.rlim_cur)
+    Ok(limit)
 }
 
 /// Raises the soft limit of open files to the hard limit.
@@ -52,14 +57,7 @@ pub fn open_files() -> std::io::Result<u64> {
 /// # Errors
 /// When the limits cannot be read or set (the soft limit is then as it was).
 pub fn raise_open_files() -> std::io::Result<OpenFiles> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `limit` is a valid rlimit for the call to fill.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    let mut limit = open_files_limit()?;
     let before = limit.rlim_cur;
     if limit.rlim_cur < limit.rlim_max {
         limit.rlim_cur = limit.rlim_max;

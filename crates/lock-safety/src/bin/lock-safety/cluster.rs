@@ -63,16 +63,7 @@ impl PgCluster {
     }
 
     fn pg(&self, tool: &str, args: &[&str]) -> Result<(), String> {
-        let program = self.bin.join(tool);
-        let mut command = if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&program);
-            c
-        } else {
-            Command::new(&program)
-        };
-        command.args(args);
-        run(&mut command)
+        pg_tool(&self.bin, self.as_postgres, tool, args)
     }
 
     fn pg_ctl(&self, args: &[&str]) -> Result<(), String> {
@@ -138,6 +129,21 @@ impl Drop for PgCluster {
 ///
 /// # Errors
 /// The command, its exit status and its output, when it failed.
+/// Runs a PostgreSQL tool of `bin`, as the postgres user when `as_postgres` (initdb and the
+/// server refuse to run as root).
+pub fn pg_tool(bin: &Path, as_postgres: bool, tool: &str, args: &[&str]) -> Result<(), String> {
+    let program = bin.join(tool);
+    let mut command = if as_postgres {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(&program);
+        c
+    } else {
+        Command::new(&program)
+    };
+    command.args(args);
+    run(&mut command)
+}
+
 pub fn run(command: &mut Command) -> Result<(), String> {
     let output = command
         .stdin(Stdio::null())

@@ -7,7 +7,6 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::cluster::run;
 
 /// How long a server may take to start, stop or be promoted, and a killed one to let go of its
 /// port.
@@ -38,16 +37,7 @@ impl PgNode {
     /// A PostgreSQL tool, run as the postgres user when we are root (initdb and the server refuse
     /// to run as root).
     fn tool(&self, tool: &str, args: &[&str]) -> Result<(), String> {
-        let program = self.bin.join(tool);
-        let mut command = if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&program);
-            c
-        } else {
-            Command::new(&program)
-        };
-        command.args(args);
-        run(&mut command)
+        crate::cluster::pg_tool(&self.bin, self.as_postgres, tool, args)
     }
 
     fn data_arg(&self) -> &str {
