@@ -19,6 +19,7 @@ mod lock_delay;
 mod migrations;
 mod outcome;
 mod peek;
+mod pool_errors;
 mod pooled;
 // Its statement macros (`clock_ms!`) serve the semaphore statements too.
 #[macro_use]

@@ -80,6 +80,7 @@ impl DieselLockRepository {
             .connection_timeout(config.connection_timeout)
             // Tests cost nothing until a statement fails for want of a database (`PoolHealth`).
             .test_on_check_out(true)
+            .error_handler(Box::<crate::pool_errors::ConnectFailures>::default())
             .build(manager)
             .map_err(|e| StoreError::Unreachable {
                 url: url.clone(),
