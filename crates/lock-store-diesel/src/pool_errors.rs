@@ -55,6 +55,9 @@ mod tests {
         }
         let state = failures.state.lock().expect("state");
         assert!(state.last.is_some());
-        assert_eq!(state.left_out, 4, "the first is logged, the next four are counted");
+        assert_eq!(
+            state.left_out, 4,
+            "the first is logged, the next four are counted"
+        );
     }
 }

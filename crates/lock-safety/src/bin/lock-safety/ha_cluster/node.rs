@@ -7,7 +7,6 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-
 /// How long a server may take to start, stop or be promoted, and a killed one to let go of its
 /// port.
 const PATIENCE: Duration = Duration::from_secs(60);
