@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+
+
+
+
+
+
+T = TypeVar("T", bound="LeaderRenewRequest")
+
+
+
+@_attrs_define
+class LeaderRenewRequest:
+    """ Renew the leader's lease. Unknown fields are ignored.
+
+        Attributes:
+            candidate (str): The leader: trimmed of surrounding whitespace, then 1 to 255 characters, no control characters.
+                Compared case-sensitively. Example: worker-7.
+            ttl_seconds (int): The new lease length from now, in whole seconds, 1 to the server's maximum (`--max-ttl-
+                seconds`, 86400 on this server). Example: 30.
+     """
+
+    candidate: str
+    ttl_seconds: int
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        candidate = self.candidate
+
+        ttl_seconds = self.ttl_seconds
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "candidate": candidate,
+            "ttl_seconds": ttl_seconds,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        candidate = d.pop("candidate")
+
+        ttl_seconds = d.pop("ttl_seconds")
+
+        leader_renew_request = cls(
+            candidate=candidate,
+            ttl_seconds=ttl_seconds,
+        )
+
+
+        leader_renew_request.additional_properties = d
+        return leader_renew_request
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,8 @@
+from enum import StrEnum
+
+class Mode(StrEnum):
+    EXCLUSIVE = "exclusive"
+    SHARED = "shared"
+
+    def __str__(self) -> str:
+        return str(self.value)

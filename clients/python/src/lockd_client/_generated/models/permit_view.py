@@ -1,0 +1,150 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..types import UNSET, Unset
+from typing import cast
+import datetime
+
+
+
+
+
+
+T = TypeVar("T", bound="PermitView")
+
+
+
+@_attrs_define
+class PermitView:
+    """ One holder's grant on a semaphore.
+
+        Example:
+            {'acquired_at': '2026-11-29T21:32:27.123Z', 'expires_at': '2026-11-29T21:32:57.123Z', 'fencing_token': 18,
+                'limit': 8, 'name': 'export', 'owner': 'worker-7', 'permits': 2}
+
+        Attributes:
+            acquired_at (datetime.datetime): When this grant was made (RFC 3339, UTC, milliseconds). Example:
+                2026-11-29T21:32:27.123Z.
+            expires_at (datetime.datetime): When the lease ends unless renewed (RFC 3339, UTC, milliseconds). Example:
+                2026-11-29T21:32:57.123Z.
+            fencing_token (int): This grant's own token: larger than every token issued before it. Kept by renewals and
+                re-grants to the same owner. Example: 18.
+            limit (int): The semaphore's limit. Example: 8.
+            name (str): The semaphore's name. Example: export.
+            owner (str): The holder, as it named itself (trimmed). Example: worker-7.
+            permits (int): How many permits this grant holds. Example: 2.
+            value (Any | Unset): The value stored with the grant; absent when never set.
+     """
+
+    acquired_at: datetime.datetime
+    expires_at: datetime.datetime
+    fencing_token: int
+    limit: int
+    name: str
+    owner: str
+    permits: int
+    value: Any | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        acquired_at = self.acquired_at.isoformat()
+
+        expires_at = self.expires_at.isoformat()
+
+        fencing_token = self.fencing_token
+
+        limit = self.limit
+
+        name = self.name
+
+        owner = self.owner
+
+        permits = self.permits
+
+        value = self.value
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "acquired_at": acquired_at,
+            "expires_at": expires_at,
+            "fencing_token": fencing_token,
+            "limit": limit,
+            "name": name,
+            "owner": owner,
+            "permits": permits,
+        })
+        if value is not UNSET:
+            field_dict["value"] = value
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        acquired_at = datetime.datetime.fromisoformat(d.pop("acquired_at"))
+
+
+
+
+        expires_at = datetime.datetime.fromisoformat(d.pop("expires_at"))
+
+
+
+
+        fencing_token = d.pop("fencing_token")
+
+        limit = d.pop("limit")
+
+        name = d.pop("name")
+
+        owner = d.pop("owner")
+
+        permits = d.pop("permits")
+
+        value = d.pop("value", UNSET)
+
+        permit_view = cls(
+            acquired_at=acquired_at,
+            expires_at=expires_at,
+            fencing_token=fencing_token,
+            limit=limit,
+            name=name,
+            owner=owner,
+            permits=permits,
+            value=value,
+        )
+
+
+        permit_view.additional_properties = d
+        return permit_view
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
