@@ -10,13 +10,15 @@ import { randomBytes } from 'node:crypto';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const lockdBinary = process.env.LOCKD_BINARY ?? join(repo, 'target/debug/lockd');
-const pgUrl = process.env.LOCKD_TS_PG ?? 'postgres://postgres@127.0.0.1:5432';
+// The PostgreSQL the Rust tests use (scripts/ensure-postgres); each test makes a database there.
+const adminUrl = new URL(process.env.LOCKD_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+const databaseUrl = (name) => Object.assign(new URL(adminUrl), { pathname: `/${name}` }).href;
 
 /** The backends to run every test on: LOCKD_TS_BACKENDS (default `sqlite,postgres`). */
 export const backends = (process.env.LOCKD_TS_BACKENDS ?? 'sqlite,postgres').split(',');
 
 function psql(sql) {
-  execFileSync('psql', [`${pgUrl}/test`, '-v', 'ON_ERROR_STOP=1', '-qc', sql], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('psql', [adminUrl.href, '-v', 'ON_ERROR_STOP=1', '-qc', sql], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /**
@@ -32,7 +34,7 @@ export async function startLockd(backend) {
   } else if (backend === 'postgres') {
     const db = `lockd_ts_${randomBytes(6).toString('hex')}`;
     psql(`CREATE DATABASE ${db}`);
-    url = `${pgUrl}/${db}`;
+    url = databaseUrl(db);
     cleanup = () => psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
   } else {
     throw new Error(`unknown backend ${backend}`);
