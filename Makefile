@@ -11,7 +11,7 @@ SERVICE_FORBIDDEN := diesel actix-web actix-http actix-server r2d2 libsqlite3-sy
 HTTP_FORBIDDEN := diesel r2d2 libsqlite3-sys pq-sys lock-store-diesel tokio-postgres
 
 .PHONY: safety-build help run test postgres-check fuzz bench-deps bench-quick bench bench-compare bench-history lint fmt openapi \
-	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci safety-ha safety-ha-ci ha-demo
+	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci safety-ha safety-ha-ci ha-demo typescript-guard
 
 # The PostgreSQL server the PostgreSQL tests use (they create and drop their own databases on it).
 LOCKD_TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
@@ -115,7 +115,12 @@ browser-test: lockd-debug
 docs-check: lockd-debug
 	scripts/docs-check
 
-e2e: python-client browser-test docs-check
+# The TypeScript client (clients/typescript): npm ci, tsc, the drift check of its generated types,
+# and its guard's tests (renewal, SIGKILL/SIGSTOP mid-hold, unknown acquires) on SQLite and PostgreSQL.
+typescript-guard: lockd-debug
+	tests/live/typescript-guard
+
+e2e: python-client browser-test docs-check typescript-guard
 
 # The safety checker (docs/safety.md): lockd instances on one database, random clients, faults, then
 # a linearizability check of the history. SEED empty = a random seed, printed. BACKEND=sqlite or
