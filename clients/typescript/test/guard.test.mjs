@@ -2,7 +2,7 @@
 // the happy path, contention with a wait, and no renewal after the release (from the audit log).
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { LockdClient, withLock, withPermits, withLeadership, LockHeldError } from '../dist/index.js';
+import { LockdClient, withLock, withPermits, withLeadership, LockHeldError, LeaseLostError, LockdHttpError } from '../dist/index.js';
 import { backends, startLockd, sleep, owner } from './lockd.mjs';
 
 for (const backend of backends) {
@@ -64,6 +64,27 @@ for (const backend of backends) {
         await first;
         assert.ok(secondStart >= firstEnd, 'second ran after the first released');
         assert.ok(secondToken > firstToken, `token ${secondToken} > ${firstToken}`);
+      } finally {
+        await lockd.stop();
+      }
+    });
+
+    test('a lease taken away (force-released) aborts the signal at the next renewal (404)', async () => {
+      const lockd = await startLockd(backend);
+      try {
+        const client = new LockdClient(lockd.base);
+        let reason, abortedAfterMs;
+        await assert.rejects(withLock(client, 'taken', { ttl: 3 }, async (lease, signal) => {
+          const forced = await fetch(`${lockd.base}/locks/taken?force=true&reason=test`, { method: 'DELETE' });
+          assert.equal(forced.status, 200, await forced.text());
+          const at = performance.now();
+          await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+          abortedAfterMs = performance.now() - at;
+          reason = signal.reason;
+        }), (error) => error === reason);
+        assert.ok(reason instanceof LeaseLostError);
+        assert.ok(reason.cause instanceof LockdHttpError && reason.cause.status === 404, `${reason.cause}`);
+        assert.ok(abortedAfterMs < 1500, `aborted at the first renewal (${abortedAfterMs} ms)`);
       } finally {
         await lockd.stop();
       }
