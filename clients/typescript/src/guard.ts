@@ -3,7 +3,7 @@
  * callback, renewing the lease meanwhile and always releasing it afterwards.
  */
 import type { CallOptions, LockdClient } from "./client.js";
-import { LockHeldError, OutcomeUnknownError } from "./errors.js";
+import { LeaseLostError, LockdHttpError, LockHeldError, OutcomeUnknownError } from "./errors.js";
 import { type KeeperOptions, type Lease, LeaseKeeper, type Renewal } from "./keeper.js";
 import { defaultOwner } from "./owner.js";
 
@@ -36,7 +36,8 @@ interface LeaseKind {
  * Holds the lock on `resource` while `work` runs, and returns what `work` returns.
  *
  * - Acquires with `ttl` and `wait`; throws `LockHeldError` when the lock is still held by
- *   another owner after the wait.
+ *   another owner after the wait. When the answer took longer than ttl/3 (a wait), the lease is
+ *   renewed before `work` starts, so `work` never starts on a lease mostly used up.
  * - An acquire whose outcome is unknown (5xx, timeout, network error) is followed by a release
  *   with the same owner (best effort, three attempts), then its `OutcomeUnknownError` is thrown.
  * - While `work` runs, the lease is renewed every ttl/3. `signal` is aborted, with a
@@ -155,16 +156,34 @@ async function hold<T>(kind: LeaseKind, options: GuardOptions, work: GuardedWork
   }
   if (!granted) throw new LockHeldError(kind.name, wait);
 
+  // The lease is counted from when the acquire was sent. After a long wait most of that may be
+  // gone although the grant is fresh: renew first, and count from the renewal instead.
+  let leaseStart = sentAt;
+  let expiresAt = granted.expiresAt;
+  if (performance.now() - sentAt > (ttl * 1000) / 3) {
+    const renewSentAt = performance.now();
+    try {
+      expiresAt = (await kind.renew(owner, { timeoutMs: (ttl * 1000) / 3 })).expiresAt;
+      leaseStart = renewSentAt;
+    } catch (error) {
+      await release(kind, owner, releaseTimeoutMs, 3, options);
+      if (error instanceof LockdHttpError) {
+        throw new LeaseLostError(kind.name, `the renewal after the wait answered ${error.status}`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
   const lease: Lease = {
     resource: kind.name,
     owner,
     fencingToken: granted.fencingToken,
-    deadline: sentAt + ttl * 1000,
-    expiresAt: granted.expiresAt,
+    deadline: leaseStart + ttl * 1000,
+    expiresAt,
     ttlSeconds: ttl,
   };
   const keeper = new LeaseKeeper(lease, (call) => kind.renew(owner, call), options);
-  keeper.start(sentAt);
+  keeper.start(leaseStart);
   let result: T;
   try {
     result = await work(lease, keeper.signal);

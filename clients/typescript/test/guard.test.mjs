@@ -69,6 +69,27 @@ for (const backend of backends) {
       }
     });
 
+    test('a long wait does not eat into the lease: renewed before the work starts', async () => {
+      const lockd = await startLockd(backend);
+      try {
+        const client = new LockdClient(lockd.base);
+        const me = owner('long-wait');
+        const first = withLock(client, 'w', { ttl: 10 }, () => sleep(2500));
+        await sleep(100);
+        await withLock(client, 'w', { ttl: 3, wait: 10, owner: me }, async (lease, signal) => {
+          assert.ok(lease.deadline - performance.now() > 2500, `a fresh deadline: ${lease.deadline - performance.now()} ms`);
+          await sleep(1500);
+          assert.equal(signal.aborted, false);
+        });
+        await first;
+        await sleep(300);
+        const mine = lockd.audit().filter((e) => e.owner === me).map((e) => e.event);
+        assert.deepEqual(mine.slice(0, 2), ['granted', 'renewed'], `${mine}`);
+      } finally {
+        await lockd.stop();
+      }
+    });
+
     test('a lease taken away (force-released) aborts the signal at the next renewal (404)', async () => {
       const lockd = await startLockd(backend);
       try {
