@@ -74,8 +74,10 @@ for (const backend of backends) {
       try {
         const client = new LockdClient(lockd.base);
         const me = owner('long-wait');
-        const first = withLock(client, 'w', { ttl: 10 }, () => sleep(2500));
-        await sleep(100);
+        let held;
+        const holding = new Promise((r) => { held = r; });
+        const first = withLock(client, 'w', { ttl: 10 }, () => { held(); return sleep(2500); });
+        await holding;
         await withLock(client, 'w', { ttl: 3, wait: 10, owner: me }, async (lease, signal) => {
           assert.ok(lease.deadline - performance.now() > 2500, `a fresh deadline: ${lease.deadline - performance.now()} ms`);
           await sleep(1500);
