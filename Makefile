@@ -11,7 +11,7 @@ SERVICE_FORBIDDEN := diesel actix-web actix-http actix-server r2d2 libsqlite3-sy
 HTTP_FORBIDDEN := diesel r2d2 libsqlite3-sys pq-sys lock-store-diesel tokio-postgres
 
 .PHONY: safety-build help run test postgres-check fuzz bench-deps bench-quick bench bench-compare bench-history lint fmt openapi \
-	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci safety-ha safety-ha-ci ha-demo typescript-guard
+	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci safety-ha safety-ha-ci ha-demo typescript-guard python-guard
 
 # The PostgreSQL server the PostgreSQL tests use (they create and drop their own databases on it).
 LOCKD_TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
@@ -107,6 +107,12 @@ lockd-debug:
 python-client: lockd-debug
 	tests/live/python-client
 
+# clients/python (lockd-client): its generated layer matches openapi/openapi.json (drift test),
+# and its guard holds, renews, loses and releases leases against live lockd on SQLite and
+# PostgreSQL, the server killed and frozen.
+python-guard: lockd-debug
+	tests/live/python-guard
+
 # Swagger UI and the dashboard (/ui/) in headless Chromium: each acquires and releases a lock
 # (the dashboard also force-releases one with an admin key); screenshots in target/*-test/.
 browser-test: lockd-debug
@@ -120,7 +126,7 @@ docs-check: lockd-debug
 typescript-guard: lockd-debug
 	tests/live/typescript-guard
 
-e2e: python-client browser-test docs-check typescript-guard
+e2e: python-client browser-test docs-check typescript-guard python-guard
 
 # The safety checker (docs/safety.md): lockd instances on one database, random clients, faults, then
 # a linearizability check of the history. SEED empty = a random seed, printed. BACKEND=sqlite or
