@@ -42,7 +42,7 @@ async function holdThrough(t, lockd, fault, afterAbort) {
 
 for (const backend of backends) {
   describe(`faults on ${backend}`, () => {
-    test('lockd killed (SIGKILL) mid-hold: the signal aborts before the lease can run out', async (t) => {
+    test('lockd killed (SIGKILL) mid-hold: the signal aborts before the lease can run out', { timeout: 60_000 }, async (t) => {
       const lockd = await startLockd(backend);
       try {
         await holdThrough(t, lockd, 'SIGKILL');
@@ -51,7 +51,7 @@ for (const backend of backends) {
       }
     });
 
-    test('lockd frozen (SIGSTOP) mid-hold: the signal aborts before the lease can run out', async (t) => {
+    test('lockd frozen (SIGSTOP) mid-hold: the signal aborts before the lease can run out', { timeout: 60_000 }, async (t) => {
       const lockd = await startLockd(backend);
       try {
         const { me } = await holdThrough(t, lockd, 'SIGSTOP', () => lockd.kill('SIGCONT'));
@@ -65,7 +65,7 @@ for (const backend of backends) {
     });
 
     for (const mode of ['drop', '503']) {
-      test(`an acquire of unknown outcome (${mode === 'drop' ? 'connection closed before the answer' : '503 after the grant'}) is released`, async () => {
+      test(`an acquire of unknown outcome (${mode === 'drop' ? 'connection closed before the answer' : '503 after the grant'}) is released`, { timeout: 60_000 }, async () => {
         const lockd = await startLockd(backend);
         const proxy = await startProxy(lockd.base);
         try {

@@ -7,7 +7,7 @@ import { backends, startLockd, sleep, owner } from './lockd.mjs';
 
 for (const backend of backends) {
   describe(`guards on ${backend}`, () => {
-    test('withLock: holds, renews, releases', async () => {
+    test('withLock: holds, renews, releases', { timeout: 60_000 }, async () => {
       const lockd = await startLockd(backend);
       try {
         const client = new LockdClient(lockd.base);
@@ -34,7 +34,7 @@ for (const backend of backends) {
       }
     });
 
-    test('contention: the second waits, gets the lock after the first, with a larger token', async () => {
+    test('contention: the second waits, gets the lock after the first, with a larger token', { timeout: 60_000 }, async () => {
       const lockd = await startLockd(backend);
       try {
         const client = new LockdClient(lockd.base);
@@ -69,7 +69,7 @@ for (const backend of backends) {
       }
     });
 
-    test('a long wait does not eat into the lease: renewed before the work starts', async () => {
+    test('a long wait does not eat into the lease: renewed before the work starts', { timeout: 60_000 }, async () => {
       const lockd = await startLockd(backend);
       try {
         const client = new LockdClient(lockd.base);
@@ -92,7 +92,7 @@ for (const backend of backends) {
       }
     });
 
-    test('a lease taken away (force-released) aborts the signal at the next renewal (404)', async () => {
+    test('a lease taken away (force-released) aborts the signal at the next renewal (404)', { timeout: 60_000 }, async () => {
       const lockd = await startLockd(backend);
       try {
         const client = new LockdClient(lockd.base);
@@ -113,7 +113,7 @@ for (const backend of backends) {
       }
     });
 
-    test('no renewal is sent after the release (audit log)', async () => {
+    test('no renewal is sent after the release (audit log)', { timeout: 60_000 }, async () => {
       const lockd = await startLockd(backend);
       try {
         const client = new LockdClient(lockd.base);
@@ -140,7 +140,7 @@ for (const backend of backends) {
       }
     });
 
-    test('withPermits and withLeadership', async () => {
+    test('withPermits and withLeadership', { timeout: 60_000 }, async () => {
       const lockd = await startLockd(backend);
       try {
         const client = new LockdClient(lockd.base);
