@@ -34,6 +34,7 @@ def hold_until_lost(lockd: Server, fault: signal.Signals, backend: str) -> None:
             assert called.wait(TTL + 1), "on_lost was not called"
             assert lease.lost.is_set()
             lost_mono, lost_wall = fired[0]
+            assert lease.expires_at is not None
             expires_at = lease.expires_at.timestamp()  # the last one the server gave
             assert lost_mono < lease.deadline, (lost_mono, lease.deadline)
             assert lost_wall < expires_at, (lost_wall, expires_at)

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from conftest import Server
 
-from lockd_client import LeaseLost, LockHeld, Lockd
+from lockd_client import Lease, LeaseLost, LockHeld, Lockd
 
 
 def status(lockd: Server, resource: str) -> int:
@@ -29,6 +29,15 @@ def test_acquire_token_release(lockd: Server) -> None:
             with client.lock("export:nightly", ttl=30):
                 pass
     assert status(lockd, "export:nightly") == 404
+
+
+def test_a_lease_can_be_held_again_after_leaving(lockd: Server) -> None:
+    lease = Lockd(lockd.base).lock("again", ttl=3)
+    with lease:
+        first = lease.fencing_token
+    with lease:
+        assert lease.fencing_token > first and not lease.lost.is_set()
+    assert status(lockd, "again") == 404
 
 
 def test_default_owners_are_unique(lockd: Server) -> None:
@@ -86,11 +95,17 @@ def test_no_renewal_is_sent_after_the_release(lockd: Server) -> None:
 def test_a_404_to_a_renewal_is_lost_at_once(lockd: Server) -> None:
     client = Lockd(lockd.base)
     fired: list[float] = []
+    called = threading.Event()
+
+    def on_lost(lease: Lease) -> None:  # runs on the renewer thread, after `lost` is set
+        fired.append(time.monotonic())
+        called.set()
+
     with pytest.raises(LeaseLost):
-        with client.lock("forced", ttl=3, on_lost=lambda lease: fired.append(time.monotonic())) as lease:
+        with client.lock("forced", ttl=3, on_lost=on_lost) as lease:
             forced = httpx.delete(f"{lockd.base}/locks/forced", params={"force": "true", "reason": "test"})
             assert forced.status_code == 200
             forced_at = time.monotonic()
-            assert lease.lost.wait(3)
-            assert fired and fired[0] - forced_at < 2.0  # the next renewal (every 1 s) saw the 404
+            assert called.wait(3) and lease.lost.is_set()
+            assert fired[0] - forced_at < 2.0  # the next renewal (every 1 s) saw the 404
             assert "404" in (lease.lost_reason or "")

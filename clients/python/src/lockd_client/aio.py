@@ -8,7 +8,7 @@ import asyncio
 import datetime
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any, Callable
 
 import httpx
@@ -42,7 +42,7 @@ class AsyncLockd(Lockd):
         primitive = p.leadership(election, candidate or p.default_owner(), ttl, value)
         return AsyncLease(self, primitive, wait, on_lost)
 
-    async def observe_election(self, election: str) -> AsyncIterator[ElectionEvent]:  # type: ignore[override]
+    async def observe_election(self, election: str) -> AsyncGenerator[ElectionEvent, None]:  # type: ignore[override]
         """The election's events (Server-Sent Events): its state first, then each change."""
         api = self.api_client()
         try:
@@ -111,6 +111,11 @@ class AsyncLease:
             raise LeaseLost(self.name, self.lost_reason or "lost")
 
     async def acquire(self) -> None:
+        self._http = self._lockd.api_client()
+        self._stop.clear()
+        self._closing = self._cancelled_holder = False
+        self.lost.clear()
+        self.lost_reason = None
         call = self._p.acquire(self._wait)
         self._set_timeout(httpx.Timeout(self._lockd.request_timeout + (self._wait or 0)))
         sent = time.monotonic()

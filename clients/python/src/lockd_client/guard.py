@@ -7,7 +7,7 @@ import datetime
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import Any, Callable
 
 import httpx
@@ -39,7 +39,7 @@ class Lockd:
         self.request_timeout = request_timeout
         self.httpx_args = dict(httpx_args or {})
 
-    def api_client(self) -> Client:
+    def api_client(self) -> Client | AuthenticatedClient:
         """A client of the generated HTTP layer (`lockd_client.api`), for every other call."""
         timeout = httpx.Timeout(self.request_timeout)
         if self.api_key is not None:
@@ -68,7 +68,7 @@ class Lockd:
         primitive = p.leadership(election, candidate or p.default_owner(), ttl, value)
         return Lease(self, primitive, wait, on_lost)
 
-    def observe_election(self, election: str) -> Iterator[ElectionEvent]:
+    def observe_election(self, election: str) -> Generator[ElectionEvent, None, None]:
         """The election's events (Server-Sent Events): its state first, then each change."""
         api = self.api_client()
         try:
@@ -127,6 +127,10 @@ class Lease:
             raise LeaseLost(self.name, self.lost_reason or "lost")
 
     def acquire(self) -> None:
+        self._http = self._lockd.api_client()
+        self._stop.clear()
+        self.lost.clear()
+        self.lost_reason = None
         call = self._p.acquire(self._wait)
         self._set_timeout(httpx.Timeout(self._lockd.request_timeout + (self._wait or 0)))
         sent = time.monotonic()

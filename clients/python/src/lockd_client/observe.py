@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Generator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
-from ._generated.client import Client
+from ._generated.client import AuthenticatedClient, Client
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def _path(name: str) -> str:
     return f"/elections/{quote(name, safe='')}/observe"
 
 
-def observe_election(api: Client, name: str) -> Iterator[ElectionEvent]:
+def observe_election(api: Client | AuthenticatedClient, name: str) -> Generator[ElectionEvent, None, None]:
     """Yields the election's events until the server ends the stream (or the caller stops
     iterating). No read timeout: the server sends a keep-alive every 15 s."""
     parser = _Parser()
@@ -78,7 +78,7 @@ def observe_election(api: Client, name: str) -> Iterator[ElectionEvent]:
                 yield event
 
 
-async def aobserve_election(api: Client, name: str) -> AsyncIterator[ElectionEvent]:
+async def aobserve_election(api: Client | AuthenticatedClient, name: str) -> AsyncGenerator[ElectionEvent, None]:
     """The asyncio twin of `observe_election`."""
     parser = _Parser()
     client = api.get_async_httpx_client()
