@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1]
-COMMITTED = PACKAGE / "src" / "lockd_client" / "_generated"
+COMMITTED = PACKAGE / "src" / "lockd_client" / "generated"
 
 
 def tree(root: pathlib.Path) -> dict[str, pathlib.Path]:
@@ -36,8 +36,8 @@ def drift(fresh: pathlib.Path) -> list[str]:
 
 
 def test_the_committed_client_is_what_the_document_generates(tmp_path: pathlib.Path) -> None:
-    generate(tmp_path / "_generated")
-    assert drift(tmp_path / "_generated") == [], "differ from openapi/openapi.json: run clients/python/generate"
+    generate(tmp_path / "generated")
+    assert drift(tmp_path / "generated") == [], "differ from openapi/openapi.json: run clients/python/generate"
 
 
 def test_a_changed_document_is_noticed(tmp_path: pathlib.Path) -> None:
@@ -47,5 +47,5 @@ def test_a_changed_document_is_noticed(tmp_path: pathlib.Path) -> None:
     document["components"]["schemas"]["RenewRequest"]["properties"]["note"] = {"type": "string"}
     changed = tmp_path / "openapi.json"
     changed.write_text(json.dumps(document))
-    generate(tmp_path / "_generated", changed)
-    assert drift(tmp_path / "_generated") == ["models/renew_request.py"]
+    generate(tmp_path / "generated", changed)
+    assert drift(tmp_path / "generated") == ["models/renew_request.py"]

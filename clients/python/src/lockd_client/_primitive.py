@@ -15,15 +15,15 @@ from typing import Any, Callable
 
 import httpx
 
-from ._generated.api.elections import campaign, renew_leader, resign
-from ._generated.api.locks import acquire_lock, release_lock, renew_lock
-from ._generated.api.semaphores import acquire_permits, release_permits, renew_permits
-from ._generated.models import (
+from .generated.api.elections import campaign, renew_leader, resign
+from .generated.api.locks import acquire_lock, release_lock, renew_lock
+from .generated.api.semaphores import acquire_permits, release_permits, renew_permits
+from .generated.models import (
     AcquireGranted, AcquireRequest, CampaignRequest, CampaignResponse, LeaderRenewRequest,
     LeaderView, LockView, PermitAcquireRequest, PermitGranted, PermitRenewRequest, PermitView,
     Problem, RenewRequest,
 )
-from ._generated.types import UNSET, Response
+from .generated.types import UNSET, Response
 from .errors import LockdError, LockHeld
 
 View = LockView | PermitView | LeaderView

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import httpx
 
 from . import _primitive as p
-from ._generated.types import UNSET
+from .generated.types import UNSET
 from .errors import AcquireUnknown, LeaseLost, LockdError
 from .observe import ElectionEvent, aobserve_election
 from .guard import CLEANUP_TIMEOUT, CLEANUP_TRIES, Lockd

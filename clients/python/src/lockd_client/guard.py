@@ -13,8 +13,8 @@ from typing import Any, Callable
 import httpx
 
 from . import _primitive as p
-from ._generated.client import AuthenticatedClient, Client
-from ._generated.types import UNSET
+from .generated.client import AuthenticatedClient, Client
+from .generated.types import UNSET
 from .errors import AcquireUnknown, LeaseLost, LockdError
 from .observe import ElectionEvent, observe_election
 
@@ -40,7 +40,7 @@ class Lockd:
         self.httpx_args = dict(httpx_args or {})
 
     def api_client(self) -> Client | AuthenticatedClient:
-        """A client of the generated HTTP layer (`lockd_client.api`), for every other call."""
+        """A client of the generated HTTP layer (`lockd_client.generated.api`), for every other call."""
         timeout = httpx.Timeout(self.request_timeout)
         if self.api_key is not None:
             return AuthenticatedClient(base_url=self.base_url, token=self.api_key, timeout=timeout,

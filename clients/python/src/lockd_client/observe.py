@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import httpx
 
-from ._generated.client import AuthenticatedClient, Client
+from .generated.client import AuthenticatedClient, Client
 
 
 @dataclass(frozen=True)
