@@ -39,7 +39,7 @@ class UnknownOutcomeProxy:
     """`with UnknownOutcomeProxy(lockd.base, b"POST /locks/", "drop") as proxy: proxy.base`."""
 
     def __init__(self, upstream: str, prefix: bytes, mode: str):
-        assert mode in ("drop", "503")
+        assert mode in ("drop", "stall", "503")
         parts = urlsplit(upstream)
         self.upstream = (parts.hostname, parts.port)
         self.prefix = prefix
@@ -81,7 +81,10 @@ class UnknownOutcomeProxy:
                 if not spoil:
                     client.sendall(response)
                     continue
-                if self.mode == "503":
+                if self.mode == "stall":
+                    while client.recv(65536):  # until the client times out and closes
+                        pass
+                elif self.mode == "503":
                     client.sendall(b"HTTP/1.1 503 Service Unavailable\r\n"
                                    b"content-type: application/problem+json\r\n"
                                    b"connection: close\r\n"

@@ -3,6 +3,7 @@ can have ended; an acquire whose answer never comes is followed by a release."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import threading
 import time
@@ -12,7 +13,7 @@ import pytest
 from conftest import Server, measured
 from proxy import UnknownOutcomeProxy
 
-from lockd_client import AcquireUnknown, Lease, LeaseLost, Lockd
+from lockd_client import AcquireUnknown, AsyncLockd, Lease, LeaseLost, Lockd
 
 TTL = 3
 
@@ -56,18 +57,30 @@ def test_lost_fires_before_expiry_when_the_server_is_frozen(lockd: Server, backe
     hold_until_lost(lockd, signal.SIGSTOP, backend)
 
 
-@pytest.mark.parametrize("mode", ["drop", "503"])
-def test_an_acquire_of_unknown_outcome_is_released(lockd: Server, mode: str) -> None:
-    """The proxy lets lockd grant the lock, then drops the connection (or answers 503): the
-    guard must release it with the same owner before raising."""
+@pytest.mark.parametrize("flavour", ["threads", "asyncio"])
+@pytest.mark.parametrize("mode", ["drop", "stall", "503"])
+def test_an_acquire_of_unknown_outcome_is_released(lockd: Server, mode: str, flavour: str) -> None:
+    """The proxy lets lockd grant the lock, then drops the connection (or never answers, or
+    answers 503): the guard must release it with the same owner before raising."""
     with UnknownOutcomeProxy(lockd.base, b"POST /locks/orphan ", mode) as proxy:
-        lease = Lockd(proxy.base).lock("orphan", ttl=60)
-        with pytest.raises(AcquireUnknown) as raised:
-            with lease:
-                pytest.fail("the block ran without a known grant")
+        if flavour == "threads":
+            lease = Lockd(proxy.base, request_timeout=1.0).lock("orphan", ttl=60)
+            with pytest.raises(AcquireUnknown) as raised:
+                with lease:
+                    pytest.fail("the block ran without a known grant")
+        else:
+            alease = AsyncLockd(proxy.base, request_timeout=1.0).lock("orphan", ttl=60)
+
+            async def enter() -> None:
+                async with alease:
+                    pytest.fail("the block ran without a known grant")
+
+            with pytest.raises(AcquireUnknown) as raised:
+                asyncio.run(enter())
         assert raised.value.released
         assert proxy.spoiled == [b"POST /locks/orphan HTTP/1.1"]
     time.sleep(0.3)
     events = [(e["event"], e.get("owner")) for e in lockd.audit() if e.get("resource") == "orphan"]
-    assert events == [("granted", lease.owner), ("released", lease.owner)], events
+    owner = lease.owner if flavour == "threads" else alease.owner
+    assert events == [("granted", owner), ("released", owner)], events
     assert httpx.get(f"{lockd.base}/locks/orphan").status_code == 404
