@@ -56,14 +56,18 @@ class Timing:
     def retry_pause(self) -> float:
         return min(self.ttl / 10, 1.0)
 
-    def renew_timeout(self, now: float, deadline: float) -> httpx.Timeout | None:
-        """The HTTP timeout of a renewal sent at `now`, so that it ends before the lost point;
-        None when there is no time left. Connect, write and read each get a third (the pool is
-        the lease's own and idle), so the whole request cannot outlast the budget."""
+    def renew_budget(self, now: float, deadline: float) -> float | None:
+        """How long a renewal sent at `now` may take so that it ends before the lost point (and
+        within ttl/3); None when there is no time left."""
         budget = min(deadline - self.margin - now, self.renew_every)
-        if budget <= 0.01:
-            return None
-        return httpx.Timeout(budget / 3)
+        return budget if budget > 0.01 else None
+
+
+def http_timeout(budget: float) -> httpx.Timeout:
+    """An httpx timeout for a request that must end within `budget` seconds: connect, write and
+    read get a third each (the lease's connection pool is its own and idle). httpx bounds each
+    phase, not the sum, and a read per network read; asyncio adds a bound on the whole."""
+    return httpx.Timeout(budget / 3)
 
 
 @dataclass(frozen=True)

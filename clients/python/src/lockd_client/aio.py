@@ -121,8 +121,11 @@ class AsyncLease:
         sent = time.monotonic()
         try:
             response = await call.endpoint.asyncio_detailed(client=self._http, **call.kwargs)
-        except httpx.HTTPError as error:
+        except Exception as error:  # no answer, or none that could be read: it may be granted
             await self._abandon(f"{type(error).__name__}: {error}")
+        except asyncio.CancelledError:  # cancelled while acquiring: one quick release, shielded
+            await asyncio.shield(self._send_release(tries=1, timeout=CLEANUP_TIMEOUT))
+            raise
         if p.outcome_unknown(response):
             await self._abandon(f"HTTP {int(response.status_code)}")
         try:
@@ -131,8 +134,7 @@ class AsyncLease:
             await self._http.get_async_httpx_client().aclose()
             raise
         if time.monotonic() - sent > self._timing.renew_every:
-            timeout = httpx.Timeout(min(self._lockd.request_timeout, self._timing.renew_every) / 3)
-            if not await self._renew_once(timeout):
+            if not await self._renew_once(min(self._lockd.request_timeout, self._timing.renew_every)):
                 await self.release()
                 raise LeaseLost(self.name, "granted after a wait, but the first renewal failed")
         self._renewer = asyncio.create_task(self._renew_loop(), name=f"lockd-renew-{self.name}")
@@ -183,17 +185,19 @@ class AsyncLease:
     def _set_timeout(self, timeout: httpx.Timeout) -> None:
         self._http.get_async_httpx_client().timeout = timeout
 
-    async def _renew_once(self, timeout: httpx.Timeout) -> bool:
-        self._set_timeout(timeout)
+    async def _renew_once(self, budget: float) -> bool:
+        self._set_timeout(p.http_timeout(budget))
         sent = time.monotonic()
         try:
-            response = await self._p.renew.endpoint.asyncio_detailed(client=self._http, **self._p.renew.kwargs)
+            async with asyncio.timeout(budget):  # the whole request, not only each phase
+                response = await self._p.renew.endpoint.asyncio_detailed(
+                    client=self._http, **self._p.renew.kwargs)
             grant = self._p.read_renew(response)
         except LockdError as gone:
             self._declare_lost(f"the server answered {gone.status} to a renewal")
             return False
-        except httpx.HTTPError as error:
-            log.info("lockd: renewal of %r: %s", self.name, error)
+        except (httpx.HTTPError, TimeoutError) as error:
+            log.info("lockd: renewal of %r: %r", self.name, error)
             return False
         if grant is None:
             return False
@@ -215,11 +219,11 @@ class AsyncLease:
                 return
             except TimeoutError:
                 pass
-            timeout = self._timing.renew_timeout(time.monotonic(), self.deadline)
-            if timeout is None:
+            budget = self._timing.renew_budget(time.monotonic(), self.deadline)
+            if budget is None:
                 self._declare_lost("no renewal got through before the safety margin")
                 return
-            if await self._renew_once(timeout):
+            if await self._renew_once(budget):
                 next_at = self.deadline - self._p.ttl + self._timing.renew_every
             elif self.lost.is_set():
                 return

@@ -136,8 +136,11 @@ class Lease:
         sent = time.monotonic()
         try:
             response = call.endpoint.sync_detailed(client=self._http, **call.kwargs)
-        except httpx.HTTPError as error:
+        except Exception as error:  # no answer, or none that could be read: it may be granted
             self._abandon(f"{type(error).__name__}: {error}")
+        except BaseException:  # e.g. KeyboardInterrupt: one quick release, then go on
+            self._send_release(tries=1, timeout=CLEANUP_TIMEOUT)
+            raise
         if p.outcome_unknown(response):
             self._abandon(f"HTTP {int(response.status_code)}")
         try:
@@ -195,12 +198,11 @@ class Lease:
     def _renew_now(self) -> bool:
         """One renewal right after a grant that came late (after a wait), whose local deadline
         counted from the acquire's sending says little."""
-        timeout = httpx.Timeout(min(self._lockd.request_timeout, self._timing.renew_every) / 3)
-        return self._renew_once(timeout)
+        return self._renew_once(min(self._lockd.request_timeout, self._timing.renew_every))
 
-    def _renew_once(self, timeout: httpx.Timeout) -> bool:
+    def _renew_once(self, budget: float) -> bool:
         """Sends one renewal; True if it got through. Declares the lease lost on a 404/403."""
-        self._set_timeout(timeout)
+        self._set_timeout(p.http_timeout(budget))
         sent = time.monotonic()
         try:
             response = self._p.renew.endpoint.sync_detailed(client=self._http, **self._p.renew.kwargs)
@@ -226,11 +228,11 @@ class Lease:
     def _renew_until_stopped(self) -> None:
         next_at = self.deadline - self._p.ttl + self._timing.renew_every
         while not self._stop.wait(max(0.0, next_at - time.monotonic())):
-            timeout = self._timing.renew_timeout(time.monotonic(), self.deadline)
-            if timeout is None:
+            budget = self._timing.renew_budget(time.monotonic(), self.deadline)
+            if budget is None:
                 self._declare_lost("no renewal got through before the safety margin")
                 return
-            if self._renew_once(timeout):
+            if self._renew_once(budget):
                 next_at = self.deadline - self._p.ttl + self._timing.renew_every
             elif self.lost.is_set():
                 return
