@@ -20,7 +20,7 @@ export LOCKD_TEST_DATABASE_URL
 help:
 	@echo "make run         serve on 127.0.0.1:8080 with ./lockd.db (release build)"
 	@echo "make test        every test: unit, contract, handler and end-to-end"
-	@echo "make e2e         the live tests: generated Python client, Swagger UI and the dashboard in Chromium, docs-check, the TypeScript client's guard (< 5 min)"
+	@echo "make e2e         the live tests: generated Python client, Swagger UI and the dashboard in Chromium, docs-check, the TypeScript and Python clients' guards (< 7 min)"
 	@echo "make docs-check  run the curl examples of docs/getting-started.md and docs/api.md against a live lockd"
 	@echo "make safety      the safety checker on both backends under faults (SECONDS=60 SEED=random BACKEND=both)"
 	@echo "make safety-ha   the safety checker on a PostgreSQL primary and synchronous standby, failed over under load (SECONDS=60 SEED=random)"
