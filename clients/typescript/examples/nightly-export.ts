@@ -1,12 +1,17 @@
-// The README's example, type-checked by `npm run check-examples` (tsc --noEmit).
+// The README's example, word for word: `npm run check-examples` type-checks and compiles it,
+// and test/readme.test.mjs runs it against a live lockd and a stand-in warehouse.
 import { LockdClient, LeaseLostError, LockHeldError, withLock } from "@lockd/client";
 
-const client = new LockdClient({ baseUrl: "http://127.0.0.1:8080", apiKey: process.env.LOCKD_API_KEY });
+const client = new LockdClient({
+  baseUrl: process.env.LOCKD_URL ?? "http://127.0.0.1:8080",
+  apiKey: process.env.LOCKD_API_KEY,
+});
+const warehouse = process.env.WAREHOUSE_URL ?? "http://warehouse.internal";
 
 async function writeBatch(batch: number, fencingToken: number, signal: AbortSignal): Promise<void> {
   // Send the token with every write, so the store can refuse a stale holder's writes, and pass
   // the signal on so the write stops when the lease can no longer be counted on.
-  const response = await fetch("http://warehouse.internal/batches", {
+  const response = await fetch(`${warehouse}/batches`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-fencing-token": String(fencingToken) },
     body: JSON.stringify({ batch }),
