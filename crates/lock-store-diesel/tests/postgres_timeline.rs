@@ -114,7 +114,10 @@ fn connections_entering_a_new_timeline_together_move_the_tokens_once() {
                 scope.spawn(move || {
                     let mut conn = raw(db);
                     barrier.wait();
-                    value(&mut conn, "SELECT lockd_enter_timeline() AS value")
+                    value(
+                        &mut conn,
+                        &format!("SELECT lockd_enter_timeline({TOKEN_MARGIN}, 1000) AS value"),
+                    )
                 })
             })
             .collect();

@@ -3,7 +3,8 @@
 -- `fencing_tokens` (and history numbers) they drew: the promoted standby would draw them again,
 -- and a token that a client already holds would be given to another grant. So the first lockd
 -- connection on a new timeline moves the sequences forward by a margin far larger than anything
--- a lag can lose (10^9 tokens, 10^6 history batches) before any grant is made there.
+-- a lag can lose (lockd passes its margins: 10^9 tokens, 10^6 history batches, in
+-- lock-store-diesel's `postgres/timeline.rs`) before any grant is made there.
 --
 -- `lockd_timeline` holds the newest timeline lockd has written on. The current one is the
 -- timeline of the WAL being written (`pg_walfile_name` names the segment by its timeline): it
@@ -23,7 +24,7 @@ $$;
 -- moved the sequences for), 0 when lockd had written on this timeline already, or -1 on a standby
 -- (lockd refuses the connection: one kept open across a promotion would write unfenced). Concurrent callers are serialised by the row's
 -- lock: one moves the sequences, the others find the timeline recorded.
-CREATE FUNCTION lockd_enter_timeline() RETURNS BIGINT
+CREATE FUNCTION lockd_enter_timeline(token_margin BIGINT, batch_margin BIGINT) RETURNS BIGINT
 LANGUAGE plpgsql AS $$
 DECLARE
     current_timeline BIGINT;
@@ -42,9 +43,9 @@ BEGIN
         RETURN 0;
     END IF;
     PERFORM setval('fencing_tokens',
-                   (SELECT last_value FROM fencing_tokens) + 1000000000);
+                   (SELECT last_value FROM fencing_tokens) + token_margin);
     PERFORM setval('history_batch_numbers',
-                   (SELECT last_value FROM history_batch_numbers) + 1000000);
+                   (SELECT last_value FROM history_batch_numbers) + batch_margin);
     INSERT INTO lockd_timeline (timeline) VALUES (current_timeline)
     ON CONFLICT (only_row) DO UPDATE SET timeline = EXCLUDED.timeline;
     RETURN current_timeline;

@@ -29,9 +29,8 @@ const RECOVERY_WITHIN: Duration = Duration::from_secs(2);
 const DETECTION: Duration = Duration::from_secs(2);
 /// Load threads per instance.
 const CLIENTS: usize = 3;
-/// What the first connection on a new timeline adds to the tokens
-/// (`lock_store_diesel::POSTGRES_TIMELINE_TOKEN_MARGIN`).
-const TOKEN_MARGIN: i64 = 1_000_000_000;
+/// What the first connection on a new timeline adds to the tokens.
+const TOKEN_MARGIN: i64 = lock_store_diesel::POSTGRES_TIMELINE_TOKEN_MARGIN;
 
 #[test]
 fn a_synchronous_failover_under_load_loses_no_grant_and_gives_no_token_twice() {

@@ -10,8 +10,11 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use crate::connection::ConnectError;
 
-/// How far the first connection on a new timeline moves `fencing_tokens` (the migration's margin).
+/// How far the first connection on a new timeline moves `fencing_tokens`: far more tokens than
+/// any replication lag can lose (at 20,000 grants a second, 13 hours of them).
 pub const TOKEN_MARGIN: i64 = 1_000_000_000;
+/// How far it moves `history_batch_numbers` (each batch number stands for 65,536 history ids).
+pub const HISTORY_BATCH_MARGIN: i64 = 1_000_000;
 
 #[derive(QueryableByName)]
 struct Entered {
@@ -26,8 +29,10 @@ struct Entered {
 /// # Errors
 /// [`ConnectError::Postgres`] for a standby; [`ConnectError::Setup`] if the statement fails.
 pub(crate) fn enter(conn: &mut PgConnection) -> Result<(), ConnectError> {
-    let entered: Entered =
-        diesel::sql_query("SELECT lockd_enter_timeline() AS timeline").get_result(conn)?;
+    let entered: Entered = diesel::sql_query("SELECT lockd_enter_timeline($1, $2) AS timeline")
+        .bind::<BigInt, _>(TOKEN_MARGIN)
+        .bind::<BigInt, _>(HISTORY_BATCH_MARGIN)
+        .get_result(conn)?;
     match entered.timeline {
         -1 => Err(ConnectError::Postgres(
             "the server is a standby (in recovery): lockd needs the primary; name every host \
