@@ -33,6 +33,7 @@ mod pg_replication;
 mod pipelining;
 mod proxy;
 mod quotas;
+mod quotas_reload;
 mod run;
 mod secrets;
 mod semaphores;

@@ -35,8 +35,6 @@ pub(crate) fn digest(key: &str) -> String {
     digest
 }
 
-/// Starts a server on `db` with an API keys file of `keys`, each `(tenant, key, admin)`; the
-/// directory returned holds the file: keep it while the server runs.
 /// Sends a request as the holder of API key `key` (`Authorization: Bearer <key>`).
 pub(crate) fn as_key(
     server: &TestServer,
@@ -53,11 +51,24 @@ pub(crate) fn as_key(
     )
 }
 
+/// Starts a server on `db` with an API keys file of `keys`, each `(tenant, key, admin)`; the
+/// directory returned holds the file: keep it while the server runs.
 pub(crate) fn start_with_keys(
     db: &TestDatabase,
     keys: &[(&str, &str, bool)],
 ) -> (TestServer, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
+    let path = write_keys_file(&dir, keys);
+    let server = TestServer::start(db, &["--api-keys-file", &path.display().to_string()]);
+    (server, dir)
+}
+
+/// Writes (or rewrites) `dir/keys` as an API keys file of `keys`, each `(tenant, key, admin)`,
+/// and returns its path.
+pub(crate) fn write_keys_file(
+    dir: &tempfile::TempDir,
+    keys: &[(&str, &str, bool)],
+) -> std::path::PathBuf {
     let path = dir.path().join("keys");
     let text: String = keys
         .iter()
@@ -67,8 +78,7 @@ pub(crate) fn start_with_keys(
         })
         .collect();
     std::fs::write(&path, text).expect("write keys file");
-    let server = TestServer::start(db, &["--api-keys-file", &path.display().to_string()]);
-    (server, dir)
+    path
 }
 
 fn keys_file(dir: &tempfile::TempDir) -> String {
