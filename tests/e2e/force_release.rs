@@ -1,8 +1,9 @@
 //! Admin keys and force-release through the real binary, on both backends: an admin key ends
-//! every live lease of a lock (either mode), a semaphore or an election, with the reason in the
-//! history, the next grant has a larger token, waiters get in; a plain key gets 403
-//! `/problems/admin-required` and changes nothing; another tenant's names are out of reach; bad
-//! requests are 422; and `GET /elections` lists leaders with their waiters.
+//! every live lease of a lock (the exclusive holder or every reader), a semaphore (every grant)
+//! or an election (the leader), each recorded in the history with the reason, and the next grant
+//! has a larger token than any before; a plain key gets 403 `/problems/admin-required` and
+//! another tenant's admin key 404 (its names are its own), both changing nothing; bad requests
+//! are 422; and `GET /elections` lists leaders with their waiters.
 
 use lock_store_diesel::testing::TestDatabase;
 use serde_json::{json, Value};
@@ -12,6 +13,7 @@ use crate::tenants::as_key;
 
 on_both_backends!(
     an_admin_key_force_releases_every_lease_and_a_plain_key_cannot,
+    every_reader_of_a_shared_lock_is_force_released,
     semaphores_and_elections_are_force_released_too,
     elections_are_listed_with_their_waiters,
 );
@@ -84,80 +86,161 @@ fn an_admin_key_force_releases_every_lease_and_a_plain_key_cannot(db: TestDataba
         None,
     )
     .assert_problem(404, "not-found");
-    // Every reader of a shared lock.
-    for reader in ["r1", "r2"] {
-        let body = json!({"owner": reader, "ttl_seconds": 60, "mode": "shared"});
-        let reply = as_key(&server, PLAIN, "POST", "/locks/doc", Some(&body));
-        assert_eq!(reply.body["acquired"], true, "{reply:?}");
-    }
-    let ended = as_key(
-        &server,
-        ADMIN,
-        "DELETE",
-        "/locks/doc?force=true&reason=reindex",
-        None,
-    );
-    assert_eq!(
-        ended.body["force_released"].as_array().unwrap().len(),
-        2,
-        "{ended:?}"
-    );
-    take("doc", "writer");
     // Bad requests change nothing.
+    let held = as_key(&server, PLAIN, "GET", "/locks/pay", None);
+    assert_eq!(held.body["owner"], "worker-1", "{held:?}");
     for path in [
-        "/locks/doc?force=true",
-        "/locks/doc?force=yes&reason=x",
-        "/locks/doc?force=true&reason=",
-        "/locks/doc?force=true&reason=a%0Ab",
-        "/locks/doc?force=true&reason=x&owner=writer",
-        "/locks/doc?force=true&reason=x&reason=y",
+        "/locks/pay?force=true",
+        "/locks/pay?force=yes&reason=x",
+        "/locks/pay?force=true&reason=",
+        "/locks/pay?force=true&reason=a%0Ab",
+        "/locks/pay?force=true&reason=x&owner=worker-1",
+        "/locks/pay?force=true&reason=x&reason=y",
         "/locks/%00?force=true&reason=x",
     ] {
         as_key(&server, ADMIN, "DELETE", path, None).assert_problem(422, "validation-failed");
     }
-    let long = format!("/locks/doc?force=true&reason={}", "x".repeat(257));
+    let long = format!("/locks/pay?force=true&reason={}", "x".repeat(257));
     as_key(&server, ADMIN, "DELETE", &long, None).assert_problem(422, "validation-failed");
     let with_body = as_key(
         &server,
         ADMIN,
         "DELETE",
-        "/locks/doc?force=true&reason=x",
-        Some(&json!({"owner": "writer"})),
+        "/locks/pay?force=true&reason=x",
+        Some(&json!({"owner": "worker-1"})),
     );
     with_body.assert_problem(422, "validation-failed");
-    assert_eq!(
-        as_key(&server, PLAIN, "GET", "/locks/doc", None).status,
-        200
-    );
     server
-        .send("DELETE", "/locks/doc?force=true&reason=x", None)
+        .send("DELETE", "/locks/pay?force=true&reason=x", None)
         .assert_problem(401, "unauthorized");
+    assert_eq!(
+        as_key(&server, PLAIN, "GET", "/locks/pay", None).body,
+        held.body
+    );
+}
+
+/// The leases a force-release answered with, as `(owner, fencing_token)` in owner order.
+fn ended_leases(reply: &crate::server::Reply) -> Vec<(String, i64)> {
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let mut ended: Vec<(String, i64)> = reply.body["force_released"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no force_released list: {reply:?}"))
+        .iter()
+        .map(|lease| {
+            (
+                lease["owner"].as_str().unwrap().to_owned(),
+                lease["fencing_token"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    ended.sort();
+    ended
+}
+
+/// The `force-released` records of a history, as `(owner, fencing_token)` in owner order, each
+/// asserted to carry `reason`.
+fn force_released_records(history: &[Value], reason: &str) -> Vec<(String, i64)> {
+    let mut forced: Vec<(String, i64)> = history
+        .iter()
+        .filter(|record| record["event"] == "force-released")
+        .map(|record| {
+            assert_eq!(record["reason"], reason, "{record}");
+            (
+                record["owner"].as_str().unwrap().to_owned(),
+                record["fencing_token"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    forced.sort();
+    forced
+}
+
+fn every_reader_of_a_shared_lock_is_force_released(db: TestDatabase) {
+    let (server, _keys) = start(&db);
+    let mut readers = Vec::new();
+    for reader in ["r1", "r2"] {
+        let body = json!({"owner": reader, "ttl_seconds": 60, "mode": "shared"});
+        let reply = as_key(&server, PLAIN, "POST", "/locks/doc", Some(&body));
+        readers.push((reader.to_owned(), reply.token()));
+    }
+    // The live leases as listed, without the time left (it runs down).
+    let listed = || {
+        let reply = as_key(&server, PLAIN, "GET", "/locks", None);
+        let mut leases = reply.body["locks"].as_array().expect("locks").clone();
+        for lease in &mut leases {
+            lease
+                .as_object_mut()
+                .expect("a lease")
+                .remove("ttl_remaining_ms");
+        }
+        leases
+    };
+    let before = listed();
+    assert_eq!(before.len(), 2, "{before:?}");
+    // A plain key, and another tenant's admin key: refused, and both readers still hold.
+    let path = "/locks/doc?force=true&reason=reindex";
+    as_key(&server, PLAIN, "DELETE", path, None).assert_problem(403, "admin-required");
+    as_key(&server, OTHER_ADMIN, "DELETE", path, None).assert_problem(404, "not-found");
+    assert_eq!(listed(), before);
+    // The admin ends both readers at once.
+    let ended = as_key(&server, ADMIN, "DELETE", path, None);
+    assert_eq!(ended_leases(&ended), readers, "{ended:?}");
+    as_key(&server, PLAIN, "GET", "/locks/doc", None).assert_problem(404, "not-found");
+    for (reader, _) in &readers {
+        let body = json!({"owner": reader, "ttl_seconds": 60});
+        as_key(&server, PLAIN, "POST", "/locks/doc/renew", Some(&body))
+            .assert_problem(404, "not-found");
+    }
+    let history = records(&server, "/locks/doc/history");
+    assert_eq!(force_released_records(&history, "reindex"), readers);
+    assert!(history
+        .iter()
+        .filter(|record| record["event"] == "force-released")
+        .all(|record| record["shared"] == true));
+    // A writer gets in at once, with a token larger than every reader's.
+    let body = json!({"owner": "writer", "ttl_seconds": 60});
+    let writer = as_key(&server, PLAIN, "POST", "/locks/doc", Some(&body)).token();
+    assert!(
+        readers.iter().all(|(_, token)| writer > *token),
+        "writer {writer}, readers {readers:?}"
+    );
 }
 
 fn semaphores_and_elections_are_force_released_too(db: TestDatabase) {
     let (server, _keys) = start(&db);
+    let mut permits = Vec::new();
     for owner in ["p1", "p2"] {
         let body = json!({"owner": owner, "ttl_seconds": 60, "limit": 2});
         let reply = as_key(&server, PLAIN, "POST", "/semaphores/pool", Some(&body));
         assert_eq!(reply.body["acquired"], true, "{reply:?}");
+        let token = reply.body["permit"]["fencing_token"].as_i64().unwrap();
+        permits.push((owner.to_owned(), token));
     }
+    let before = as_key(&server, PLAIN, "GET", "/semaphores/pool", None);
+    assert_eq!(before.status, 200, "{before:?}");
     let path = "/semaphores/pool?force=true&reason=drain";
     as_key(&server, PLAIN, "DELETE", path, None).assert_problem(403, "admin-required");
-    let ended = as_key(&server, ADMIN, "DELETE", path, None);
+    // Another tenant's admin key reaches its own `pool`, which does not exist.
+    as_key(&server, OTHER_ADMIN, "DELETE", path, None).assert_problem(404, "not-found");
     assert_eq!(
-        ended.body["force_released"].as_array().unwrap().len(),
-        2,
-        "{ended:?}"
+        as_key(&server, PLAIN, "GET", "/semaphores/pool", None).body,
+        before.body
     );
+    let ended = as_key(&server, ADMIN, "DELETE", path, None);
+    assert_eq!(ended_leases(&ended), permits, "{ended:?}");
     as_key(&server, PLAIN, "GET", "/semaphores/pool", None).assert_problem(404, "not-found");
     let history = records(&server, "/semaphores/pool/history");
-    assert_eq!(
-        history
-            .iter()
-            .filter(|r| r["event"] == "force-released")
-            .count(),
-        2
+    assert_eq!(force_released_records(&history, "drain"), permits);
+    // The next grant's token is larger than any before.
+    let body = json!({"owner": "p3", "ttl_seconds": 60, "limit": 2});
+    let next = as_key(&server, PLAIN, "POST", "/semaphores/pool", Some(&body));
+    assert_eq!(next.body["acquired"], true, "{next:?}");
+    let next = next.body["permit"]["fencing_token"].as_i64().unwrap();
+    assert!(
+        permits.iter().all(|(_, token)| next > *token),
+        "next {next}, before {permits:?}"
     );
+
     let body = json!({"candidate": "n1", "ttl_seconds": 60});
     let led = as_key(
         &server,
@@ -169,6 +252,11 @@ fn semaphores_and_elections_are_force_released_too(db: TestDatabase) {
     let term = led.body["leader"]["term"].as_i64().unwrap();
     let path = "/elections/sched/leader?force=true&reason=stuck+leader";
     as_key(&server, PLAIN, "DELETE", path, None).assert_problem(403, "admin-required");
+    as_key(&server, OTHER_ADMIN, "DELETE", path, None).assert_problem(404, "not-found");
+    assert_eq!(
+        as_key(&server, PLAIN, "GET", "/elections/sched", None).body,
+        led.body["leader"]
+    );
     let ended = as_key(&server, ADMIN, "DELETE", path, None);
     assert_eq!(
         ended.body,
@@ -185,8 +273,11 @@ fn semaphores_and_elections_are_force_released_too(db: TestDatabase) {
     );
     assert!(next.body["leader"]["term"].as_i64().unwrap() > term);
     let history = records(&server, "/elections/sched/history");
+    assert_eq!(
+        force_released_records(&history, "stuck leader"),
+        [("n1".to_owned(), term)]
+    );
     assert_eq!(history[1]["event"], "force-released");
-    assert_eq!(history[1]["reason"], "stuck leader");
 }
 
 fn elections_are_listed_with_their_waiters(db: TestDatabase) {
