@@ -2,15 +2,19 @@
 // /usr/bin/chromium) driven by playwright-core. lockd runs with two keys of one tenant, an
 // admin key and a plain one; locks are taken and released with fetch(), as curl would, and
 // the page must follow. Fails if the page requests anything from another host.
-// Screenshots of every step go to target/dashboard-test/NN-step.png; the ones for the README
-// are target/dashboard-test/dashboard.png and dashboard-phone.png.
+// The same tests run once per backend: SQLite (a temp file) and PostgreSQL (a database of its
+// own on LOCKD_TEST_DATABASE_URL's server, default postgres://postgres@127.0.0.1:5432/test,
+// created with psql and dropped after; an unreachable server is a failure, never a skip).
+// LOCKD_BROWSER_BACKENDS=sqlite (or postgres) runs one of them.
+// Screenshots of every step go to target/dashboard-test/BACKEND/NN-step.png; the ones for the
+// README are target/dashboard-test/BACKEND/dashboard.png and dashboard-phone.png.
 //
 // Run by tests/browser/run (make e2e), which installs chromium and playwright-core first.
 
-import { test, before, after } from 'node:test';
+import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
@@ -21,7 +25,6 @@ import { chromium } from 'playwright-core';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const lockdBinary = process.env.LOCKD_BINARY ?? join(repo, 'target/debug/lockd');
-const shots = join(repo, 'target/dashboard-test');
 const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const ADMIN_KEY = 'dashboard-admin-key-7f3a';
 const PLAIN_KEY = 'dashboard-plain-key-91c2';
@@ -30,10 +33,35 @@ const RESOURCE = 'report:<i>nightly</i>/eu';
 const OWNER = 'batch-7';
 const REASON = 'stuck after deploy 42';
 
-let lockd, dataDir, base, browser, context, page, shot = 0;
+// The PostgreSQL server of the PostgreSQL tests (scripts/ensure-postgres).
+const adminUrl = new URL(process.env.LOCKD_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+const backends = (process.env.LOCKD_BROWSER_BACKENDS ?? 'sqlite,postgres').split(',');
+
+// One backend's run at a time: before() of each backend starts these afresh.
+let lockd, dataDir, dropDatabase, shots, base, browser, context, page, shot;
 const requests = [];
 const pageErrors = [];
 const securityErrors = [];
+
+/** Runs `sql` on the PostgreSQL server; throws, saying why, when it cannot. */
+function psql(sql) {
+  try {
+    execFileSync('psql', [adminUrl.href, '-v', 'ON_ERROR_STOP=1', '-qc', sql], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (error) {
+    throw new Error(`psql ${adminUrl.href} -c '${sql}' failed (scripts/ensure-postgres starts PostgreSQL): `
+      + `${error.stderr?.toString().trim() || error.message}`);
+  }
+}
+
+/** A fresh, empty database on `backend`: its URL; dropDatabase() removes a PostgreSQL one. */
+function freshDatabase(backend) {
+  if (backend === 'sqlite') return `sqlite://${dataDir}/locks.db`;
+  if (backend !== 'postgres') throw new Error(`unknown backend ${backend} (sqlite or postgres)`);
+  const name = `lockd_dashboard_${randomBytes(6).toString('hex')}`;
+  psql(`CREATE DATABASE ${name}`);
+  dropDatabase = () => psql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  return Object.assign(new URL(adminUrl), { pathname: `/${name}` }).href;
+}
 
 /** The keys file: both keys belong to tenant acme; the third column marks the admin key. */
 function writeKeysFile() {
@@ -43,15 +71,16 @@ function writeKeysFile() {
   return path;
 }
 
-/** Starts lockd on a fresh SQLite file and a free port; resolves to its base URL. */
-function startLockd() {
+/** Starts lockd on a fresh database of `backend` and a free port; resolves to its base URL. */
+function startLockd(backend) {
   dataDir = mkdtempSync(join(tmpdir(), 'lockd-dashboard-'));
   const keys = writeKeysFile();
+  const databaseUrl = freshDatabase(backend);
   const env = { ...process.env, LOCKD_LOG: 'warn' };
   delete env.DATABASE_URL;
   delete env.RUST_LOG;
   lockd = spawn(lockdBinary, ['serve', '--bind', '127.0.0.1:0', '--api-keys-file', keys,
-    '--database-url', `sqlite://${dataDir}/locks.db`], { stdio: ['ignore', 'ignore', 'pipe'], env });
+    '--database-url', databaseUrl], { stdio: ['ignore', 'ignore', 'pipe'], env });
   const seen = [];
   return new Promise((resolvePromise, reject) => {
     const timer = setTimeout(() => reject(new Error(`lockd did not start: ${seen}`)), 30_000);
@@ -92,11 +121,15 @@ async function acquire(resource, owner, extra = {}) {
   return answer.body.lock;
 }
 
+/** The row of `kind` `name` in the table of `section` (locks, semaphores, elections). */
+function tableRow(section, kind, name) {
+  return page.locator(`#${section}-table tbody tr`)
+    .filter({ has: page.getByRole('button', { name: `History of ${kind} ${name}`, exact: true }) });
+}
+
 /** The locks table's row of `owner` holding `resource`. */
 function lockRow(resource, owner) {
-  return page.locator('#locks-table tbody tr')
-    .filter({ has: page.getByRole('button', { name: `History of lock ${resource}`, exact: true }) })
-    .filter({ has: page.locator('td.owner', { hasText: owner }) });
+  return tableRow('locks', 'lock', resource).filter({ has: page.locator('td.owner', { hasText: owner }) });
 }
 
 /** "59.3 s", "4 min 05 s", "1 h 02 min" in seconds. */
@@ -126,227 +159,238 @@ async function forceReleaseThroughPage(row, reason, step) {
   await dialog.waitFor({ state: 'hidden' });
 }
 
-before(async () => {
-  rmSync(shots, { recursive: true, force: true });
-  mkdirSync(shots, { recursive: true });
-  base = await startLockd();
-  browser = await chromium.launch({ executablePath: chromiumPath, headless: true });
-  context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-  // Every request of the page, its frames and workers, whatever its kind.
-  context.on('request', (request) => requests.push(request.url()));
-  page = await context.newPage();
-  page.on('pageerror', (error) => pageErrors.push(String(error)));
-  page.on('console', (message) => {
-    if (/Content.Security.Policy|Refused to/i.test(message.text())) securityErrors.push(message.text());
-  });
-});
-
-after(async () => {
-  await browser?.close();
-  lockd?.kill('SIGKILL');
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
-
-test('the dashboard follows locks live and force-releases with an admin key only', async (t) => {
-  await t.test('1. the page loads without a key, from lockd alone; the key goes to sessionStorage only', async () => {
-    const answer = await fetch(`${base}/ui/`);
-    assert.equal(answer.status, 200);
-    assert.match(answer.headers.get('content-security-policy'), /default-src 'self'/);
-    assert.equal(answer.headers.get('x-content-type-options'), 'nosniff');
-    const missing = await fetch(`${base}/ui/nothing.js`);
-    assert.equal(missing.status, 404);
-    assert.equal(missing.headers.get('content-type'), 'application/problem+json');
-
-    await page.goto(`${base}/ui/`);
-    assert.equal(await page.title(), 'lockd dashboard');
-    assert.equal(await page.locator('html').getAttribute('lang'), 'en');
-    // Without a key the server refuses the lists, and the page says why.
-    await page.locator('#key-problem[role=alert]', { hasText: '401' }).waitFor({ timeout: 5000 });
-    await screenshot('no-key');
-
-    await useKey(PLAIN_KEY);
-    await page.locator('#feed-state', { hasText: 'Live' }).waitFor({ timeout: 5000 });
-    assert.equal(await page.locator('#key-problem').isHidden(), true);
-    const storage = await page.evaluate(() => ({
-      session: sessionStorage.getItem('lockd.apiKey'),
-      local: localStorage.length,
-      cookies: document.cookie,
-    }));
-    assert.deepEqual(storage, { session: PLAIN_KEY, local: 0, cookies: '' });
-    await screenshot('key-in-use');
-  });
-
-  await t.test('2. a lock taken with curl appears within 1 s', async () => {
-    await acquire(RESOURCE, OWNER);
-    const seen = Date.now();
-    await lockRow(RESOURCE, OWNER).waitFor({ timeout: 1000 });
-    console.log(`lock shown ${Date.now() - seen} ms after the acquire answered`);
-    const row = lockRow(RESOURCE, OWNER);
-    // The name is text, never markup.
-    assert.equal(await row.locator('th').innerText(), RESOURCE);
-    assert.equal(await page.locator('#locks-table i').count(), 0);
-    await screenshot('lock-shown');
-  });
-
-  await t.test('3. its countdown runs', async () => {
-    const countdown = lockRow(RESOURCE, OWNER).locator('td.countdown');
-    const first = secondsOf(await countdown.innerText());
-    await sleep(1500);
-    const later = secondsOf(await countdown.innerText());
-    assert.ok(first > 55 && first <= 60, `first ${first}`);
-    assert.ok(first - later >= 1 && first - later <= 2.5, `from ${first} to ${later}`);
-  });
-
-  await t.test('4. a release with curl removes it; "released" shows in the feed and the history', async () => {
-    const answer = await api('DELETE', `${lockPath(RESOURCE)}?owner=${OWNER}`);
-    assert.equal(answer.status, 204);
-    await lockRow(RESOURCE, OWNER).waitFor({ state: 'detached', timeout: 1000 });
-    const released = page.locator('#feed-table tbody tr')
-      .filter({ has: page.getByRole('button', { name: `History of lock ${RESOURCE}`, exact: true }) })
-      .filter({ has: page.locator('td.event', { hasText: /^released$/ }) });
-    await released.waitFor({ timeout: 1000 });
-    await screenshot('released-in-feed');
-
-    const opener = released.getByRole('button');
-    await opener.click();
-    const dialog = page.locator('#history-dialog');
-    await dialog.waitFor({ state: 'visible' });
-    assert.equal(await dialog.locator('h2').innerText(), `History of lock ${RESOURCE}`);
-    const events = dialog.locator('tbody td.event');
-    await events.first().waitFor();
-    assert.deepEqual(await events.allInnerTexts(), ['released', 'granted']);
-    await screenshot('history-dialog');
-    await page.keyboard.press('Escape');
-    await dialog.waitFor({ state: 'hidden' });
-    assert.equal(await opener.evaluate((node) => node === document.activeElement), true);
-  });
-
-  await t.test('5. force release: refused for the plain key, done for the admin key', async () => {
-    await acquire(RESOURCE, OWNER);
-    const row = lockRow(RESOURCE, OWNER);
-    await row.waitFor({ timeout: 1000 });
-
-    // A reason is required before anything is sent.
-    await row.getByRole('button', { name: /^Force release/ }).click();
-    const dialog = page.locator('#force-dialog');
-    await dialog.getByRole('button', { name: 'Force release', exact: true }).click();
-    await dialog.locator('#force-error', { hasText: 'reason' }).waitFor();
-    await dialog.getByRole('button', { name: 'Cancel' }).click();
-    await dialog.waitFor({ state: 'hidden' });
-
-    await forceReleaseThroughPage(row, REASON, 'plain-key');
-    // The page says what happened, and the problem's own detail says why.
-    await page.locator('#status', { hasText: 'only an admin key may' }).waitFor({ timeout: 5000 });
-    assert.match(await page.locator('#status').innerText(), /not an admin key/);
-    await screenshot('plain-key-refused');
-    const still = await api('GET', lockPath(RESOURCE));
-    assert.equal(still.status, 200, JSON.stringify(still.body));
-    assert.equal(still.body.owner, OWNER);
-    assert.equal(await row.count(), 1);
-
-    await useKey(ADMIN_KEY);
-    await row.waitFor({ timeout: 5000 });
-    await forceReleaseThroughPage(row, REASON, 'admin-key');
-    await page.locator('#status', { hasText: 'Force-released' }).waitFor({ timeout: 5000 });
-    assert.match(await page.locator('#status').innerText(), new RegExp(`${OWNER} \\(token \\d+\\)`));
-    await row.waitFor({ state: 'detached', timeout: 1000 });
-    assert.equal((await api('GET', lockPath(RESOURCE))).status, 404);
-    await screenshot('admin-key-released');
-
-    const feedRow = page.locator('#feed-table tbody tr')
-      .filter({ has: page.locator('td.event', { hasText: 'force-released' }) });
-    await feedRow.waitFor({ timeout: 1000 });
-    assert.equal(await feedRow.locator('td.reason').innerText(), REASON);
-    await feedRow.getByRole('button', { name: `History of lock ${RESOURCE}`, exact: true }).click();
-    const history = page.locator('#history-dialog');
-    const newest = history.locator('tbody tr').first();
-    await newest.locator('td.event', { hasText: 'force-released' }).waitFor({ timeout: 5000 });
-    assert.equal(await newest.locator('td.reason').innerText(), REASON);
-    await screenshot('force-released-history');
-    await page.keyboard.press('Escape');
-    await history.waitFor({ state: 'hidden' });
-  });
-
-  await t.test('6. populated, at desktop and at 360 px width without horizontal page scroll', async () => {
-    await acquire('payment:42', 'worker-7', { value: { order: 42, region: 'eu-west' } });
-    for (const reader of ['reader-1', 'reader-2']) await acquire('catalog', reader, { mode: 'shared' });
-    for (const [owner, permits] of [['exporter-1', 2], ['exporter-2', 1]]) {
-      const answer = await api('POST', '/semaphores/export', { owner, ttl_seconds: 90, limit: 4, permits, value: { batch: 12 } });
-      assert.equal(answer.body?.acquired, true, JSON.stringify(answer.body));
-    }
-    const campaign = await api('POST', '/elections/scheduler/campaign',
-      { candidate: 'node-a', ttl_seconds: 45, value: { address: '10.0.0.7:8080' } });
-    assert.equal(campaign.body?.elected, true, JSON.stringify(campaign.body));
-    await lockRow('catalog', 'reader-2').waitFor({ timeout: 1000 });
-    await page.locator('#semaphores-table tbody tr').first().waitFor({ timeout: 1000 });
-    await page.locator('#elections-table tbody tr').first().waitFor({ timeout: 5000 });
-    // The README's picture, without the focus ring the history dialog left behind.
-    await page.evaluate(() => document.activeElement?.blur());
-    await page.screenshot({ path: join(shots, 'dashboard.png'), fullPage: true });
-
-    await page.setViewportSize({ width: 360, height: 780 });
-    await sleep(300);
-    const widths = await page.evaluate(() => ({
-      scroll: document.documentElement.scrollWidth,
-      client: document.documentElement.clientWidth,
-    }));
-    assert.ok(widths.scroll <= 360, `the page scrolls sideways: ${JSON.stringify(widths)}`);
-    await page.screenshot({ path: join(shots, 'dashboard-phone.png') });
-    await screenshot('phone', { fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 1000 });
-  });
-
-  await t.test('7. keyboard: Tab reaches the key field and Force release; Escape closes the dialog', async () => {
-    await page.reload();
-    await lockRow('payment:42', 'worker-7').waitFor({ timeout: 5000 });
-    const focused = () => page.evaluate(() => ({
-      id: document.activeElement?.id ?? '',
-      label: document.activeElement?.getAttribute('aria-label') ?? '',
-    }));
-    /** Presses Tab (or Shift+Tab) until `wanted(focused)`, at most `most` times. */
-    async function tabUntil(wanted, { key = 'Tab', most = 40 } = {}) {
-      for (let presses = 0; presses < most; presses += 1) {
-        await page.keyboard.press(key);
-        const now = await focused();
-        if (wanted(now)) return now;
-      }
-      return focused();
-    }
-
-    const keyField = await tabUntil((now) => now.id === 'api-key', { most: 10 });
-    assert.equal(keyField.id, 'api-key', 'Tab never reached the key field');
-    const opener = await tabUntil((now) => now.label.startsWith('Force release'));
-    assert.match(opener.label, /^Force release lock /, 'Tab never reached a Force release button');
-    await screenshot('focus-on-force-release');
-
-    await page.keyboard.press('Enter');
-    const dialog = page.locator('#force-dialog');
-    await dialog.waitFor({ state: 'visible' });
-    assert.equal((await focused()).id, 'force-reason');
-    await page.keyboard.press('Escape');
-    await dialog.waitFor({ state: 'hidden' });
-    assert.equal((await focused()).label, opener.label, 'focus did not return to the opener');
-
-    // The row's history opens with Space on its name, and closes with Escape as well.
-    const name = await tabUntil((now) => now.label.startsWith('History of'), { key: 'Shift+Tab', most: 5 });
-    assert.match(name.label, /^History of lock /);
-    await page.keyboard.press('Space');
-    await page.locator('#history-dialog').waitFor({ state: 'visible' });
-    await page.keyboard.press('Escape');
-    await page.locator('#history-dialog').waitFor({ state: 'hidden' });
-    assert.equal((await focused()).label, name.label, 'focus did not return to the history opener');
-  });
-
-  await t.test('every request went to lockd itself, none carried a key in its URL', () => {
-    const origin = new URL(base).host;
-    const elsewhere = requests.filter((url) => {
-      const parsed = new URL(url);
-      return !(parsed.protocol === 'data:' || parsed.protocol === 'blob:' || parsed.host === origin);
+for (const backend of backends) describe(`the dashboard on ${backend}`, () => {
+  before(async () => {
+    lockd = dataDir = dropDatabase = browser = undefined;
+    shot = 0;
+    for (const seen of [requests, pageErrors, securityErrors]) seen.length = 0;
+    shots = join(repo, 'target/dashboard-test', backend);
+    rmSync(shots, { recursive: true, force: true });
+    mkdirSync(shots, { recursive: true });
+    base = await startLockd(backend);
+    browser = await chromium.launch({ executablePath: chromiumPath, headless: true });
+    context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+    // Every request of the page, its frames and workers, whatever its kind.
+    context.on('request', (request) => requests.push(request.url()));
+    page = await context.newPage();
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    page.on('console', (message) => {
+      if (/Content.Security.Policy|Refused to/i.test(message.text())) securityErrors.push(message.text());
     });
-    assert.ok(requests.length > 10, `requests recorded: ${requests}`);
-    assert.deepEqual(elsewhere, [], 'the page loaded these from elsewhere');
-    assert.deepEqual(requests.filter((url) => url.includes(PLAIN_KEY) || url.includes(ADMIN_KEY)), []);
-    assert.deepEqual(pageErrors, [], 'uncaught errors in the page');
-    assert.deepEqual(securityErrors, [], 'the Content-Security-Policy blocked something');
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (lockd && lockd.exitCode === null && lockd.signalCode === null) {
+      const exited = new Promise((resolveExit) => lockd.once('exit', resolveExit));
+      lockd.kill('SIGKILL');
+      await exited;
+    }
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    dropDatabase?.();
+  });
+
+  test('the dashboard follows locks live and force-releases with an admin key only', async (t) => {
+    await t.test('1. the page loads without a key, from lockd alone; the key goes to sessionStorage only', async () => {
+      const answer = await fetch(`${base}/ui/`);
+      assert.equal(answer.status, 200);
+      assert.match(answer.headers.get('content-security-policy'), /default-src 'self'/);
+      assert.equal(answer.headers.get('x-content-type-options'), 'nosniff');
+      const missing = await fetch(`${base}/ui/nothing.js`);
+      assert.equal(missing.status, 404);
+      assert.equal(missing.headers.get('content-type'), 'application/problem+json');
+
+      await page.goto(`${base}/ui/`);
+      assert.equal(await page.title(), 'lockd dashboard');
+      assert.equal(await page.locator('html').getAttribute('lang'), 'en');
+      // Without a key the server refuses the lists, and the page says why.
+      await page.locator('#key-problem[role=alert]', { hasText: '401' }).waitFor({ timeout: 5000 });
+      await screenshot('no-key');
+
+      await useKey(PLAIN_KEY);
+      await page.locator('#feed-state', { hasText: 'Live' }).waitFor({ timeout: 5000 });
+      assert.equal(await page.locator('#key-problem').isHidden(), true);
+      const storage = await page.evaluate(() => ({
+        session: sessionStorage.getItem('lockd.apiKey'),
+        local: localStorage.length,
+        cookies: document.cookie,
+      }));
+      assert.deepEqual(storage, { session: PLAIN_KEY, local: 0, cookies: '' });
+      await screenshot('key-in-use');
+    });
+
+    await t.test('2. a lock taken with curl appears within 1 s', async () => {
+      await acquire(RESOURCE, OWNER);
+      const seen = Date.now();
+      await lockRow(RESOURCE, OWNER).waitFor({ timeout: 1000 });
+      console.log(`lock shown ${Date.now() - seen} ms after the acquire answered`);
+      const row = lockRow(RESOURCE, OWNER);
+      // The name is text, never markup.
+      assert.equal(await row.locator('th').innerText(), RESOURCE);
+      assert.equal(await page.locator('#locks-table i').count(), 0);
+      await screenshot('lock-shown');
+    });
+
+    await t.test('3. its countdown runs', async () => {
+      const countdown = lockRow(RESOURCE, OWNER).locator('td.countdown');
+      const first = secondsOf(await countdown.innerText());
+      await sleep(1500);
+      const later = secondsOf(await countdown.innerText());
+      assert.ok(first > 55 && first <= 60, `first ${first}`);
+      assert.ok(first - later >= 1 && first - later <= 2.5, `from ${first} to ${later}`);
+    });
+
+    await t.test('4. a release with curl removes it; "released" shows in the feed and the history', async () => {
+      const answer = await api('DELETE', `${lockPath(RESOURCE)}?owner=${OWNER}`);
+      assert.equal(answer.status, 204);
+      await lockRow(RESOURCE, OWNER).waitFor({ state: 'detached', timeout: 1000 });
+      const released = page.locator('#feed-table tbody tr')
+        .filter({ has: page.getByRole('button', { name: `History of lock ${RESOURCE}`, exact: true }) })
+        .filter({ has: page.locator('td.event', { hasText: /^released$/ }) });
+      await released.waitFor({ timeout: 1000 });
+      await screenshot('released-in-feed');
+
+      const opener = released.getByRole('button');
+      await opener.click();
+      const dialog = page.locator('#history-dialog');
+      await dialog.waitFor({ state: 'visible' });
+      assert.equal(await dialog.locator('h2').innerText(), `History of lock ${RESOURCE}`);
+      const events = dialog.locator('tbody td.event');
+      await events.first().waitFor();
+      assert.deepEqual(await events.allInnerTexts(), ['released', 'granted']);
+      await screenshot('history-dialog');
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      assert.equal(await opener.evaluate((node) => node === document.activeElement), true);
+    });
+
+    await t.test('5. force release: refused for the plain key, done for the admin key', async () => {
+      await acquire(RESOURCE, OWNER);
+      const row = lockRow(RESOURCE, OWNER);
+      await row.waitFor({ timeout: 1000 });
+
+      // A reason is required before anything is sent.
+      await row.getByRole('button', { name: /^Force release/ }).click();
+      const dialog = page.locator('#force-dialog');
+      await dialog.getByRole('button', { name: 'Force release', exact: true }).click();
+      await dialog.locator('#force-error', { hasText: 'reason' }).waitFor();
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'hidden' });
+
+      await forceReleaseThroughPage(row, REASON, 'plain-key');
+      // The page says what happened, and the problem's own detail says why.
+      await page.locator('#status', { hasText: 'only an admin key may' }).waitFor({ timeout: 5000 });
+      assert.match(await page.locator('#status').innerText(), /not an admin key/);
+      await screenshot('plain-key-refused');
+      const still = await api('GET', lockPath(RESOURCE));
+      assert.equal(still.status, 200, JSON.stringify(still.body));
+      assert.equal(still.body.owner, OWNER);
+      assert.equal(await row.count(), 1);
+
+      await useKey(ADMIN_KEY);
+      await row.waitFor({ timeout: 5000 });
+      await forceReleaseThroughPage(row, REASON, 'admin-key');
+      await page.locator('#status', { hasText: 'Force-released' }).waitFor({ timeout: 5000 });
+      assert.match(await page.locator('#status').innerText(), new RegExp(`${OWNER} \\(token \\d+\\)`));
+      await row.waitFor({ state: 'detached', timeout: 1000 });
+      assert.equal((await api('GET', lockPath(RESOURCE))).status, 404);
+      await screenshot('admin-key-released');
+
+      const feedRow = page.locator('#feed-table tbody tr')
+        .filter({ has: page.locator('td.event', { hasText: 'force-released' }) });
+      await feedRow.waitFor({ timeout: 1000 });
+      assert.equal(await feedRow.locator('td.reason').innerText(), REASON);
+      await feedRow.getByRole('button', { name: `History of lock ${RESOURCE}`, exact: true }).click();
+      const history = page.locator('#history-dialog');
+      const newest = history.locator('tbody tr').first();
+      await newest.locator('td.event', { hasText: 'force-released' }).waitFor({ timeout: 5000 });
+      assert.equal(await newest.locator('td.reason').innerText(), REASON);
+      await screenshot('force-released-history');
+      await page.keyboard.press('Escape');
+      await history.waitFor({ state: 'hidden' });
+    });
+
+    await t.test('6. populated, at desktop and at 360 px width without horizontal page scroll', async () => {
+      await acquire('payment:42', 'worker-7', { value: { order: 42, region: 'eu-west' } });
+      for (const reader of ['reader-1', 'reader-2']) await acquire('catalog', reader, { mode: 'shared' });
+      for (const [owner, permits] of [['exporter-1', 2], ['exporter-2', 1]]) {
+        const answer = await api('POST', '/semaphores/export', { owner, ttl_seconds: 90, limit: 4, permits, value: { batch: 12 } });
+        assert.equal(answer.body?.acquired, true, JSON.stringify(answer.body));
+      }
+      const campaign = await api('POST', '/elections/scheduler/campaign',
+        { candidate: 'node-a', ttl_seconds: 45, value: { address: '10.0.0.7:8080' } });
+      assert.equal(campaign.body?.elected, true, JSON.stringify(campaign.body));
+      await lockRow('catalog', 'reader-2').waitFor({ timeout: 1000 });
+      await page.locator('#semaphores-table tbody tr').first().waitFor({ timeout: 1000 });
+      await page.locator('#elections-table tbody tr').first().waitFor({ timeout: 5000 });
+      // The README's picture, without the focus ring the history dialog left behind.
+      await page.evaluate(() => document.activeElement?.blur());
+      await page.screenshot({ path: join(shots, 'dashboard.png'), fullPage: true });
+
+      await page.setViewportSize({ width: 360, height: 780 });
+      await sleep(300);
+      const widths = await page.evaluate(() => ({
+        scroll: document.documentElement.scrollWidth,
+        client: document.documentElement.clientWidth,
+      }));
+      assert.ok(widths.scroll <= 360, `the page scrolls sideways: ${JSON.stringify(widths)}`);
+      await page.screenshot({ path: join(shots, 'dashboard-phone.png') });
+      await screenshot('phone', { fullPage: true });
+      await page.setViewportSize({ width: 1280, height: 1000 });
+    });
+
+    await t.test('7. keyboard: Tab reaches the key field and Force release; Escape closes the dialog', async () => {
+      await page.reload();
+      await lockRow('payment:42', 'worker-7').waitFor({ timeout: 5000 });
+      const focused = () => page.evaluate(() => ({
+        id: document.activeElement?.id ?? '',
+        label: document.activeElement?.getAttribute('aria-label') ?? '',
+      }));
+      /** Presses Tab (or Shift+Tab) until `wanted(focused)`, at most `most` times. */
+      async function tabUntil(wanted, { key = 'Tab', most = 40 } = {}) {
+        for (let presses = 0; presses < most; presses += 1) {
+          await page.keyboard.press(key);
+          const now = await focused();
+          if (wanted(now)) return now;
+        }
+        return focused();
+      }
+
+      const keyField = await tabUntil((now) => now.id === 'api-key', { most: 10 });
+      assert.equal(keyField.id, 'api-key', 'Tab never reached the key field');
+      const opener = await tabUntil((now) => now.label.startsWith('Force release'));
+      assert.match(opener.label, /^Force release lock /, 'Tab never reached a Force release button');
+      await screenshot('focus-on-force-release');
+
+      await page.keyboard.press('Enter');
+      const dialog = page.locator('#force-dialog');
+      await dialog.waitFor({ state: 'visible' });
+      assert.equal((await focused()).id, 'force-reason');
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      assert.equal((await focused()).label, opener.label, 'focus did not return to the opener');
+
+      // The row's history opens with Space on its name, and closes with Escape as well.
+      const name = await tabUntil((now) => now.label.startsWith('History of'), { key: 'Shift+Tab', most: 5 });
+      assert.match(name.label, /^History of lock /);
+      await page.keyboard.press('Space');
+      await page.locator('#history-dialog').waitFor({ state: 'visible' });
+      await page.keyboard.press('Escape');
+      await page.locator('#history-dialog').waitFor({ state: 'hidden' });
+      assert.equal((await focused()).label, name.label, 'focus did not return to the history opener');
+    });
+
+    await t.test('every request went to lockd itself, none carried a key in its URL', () => {
+      const origin = new URL(base).host;
+      const elsewhere = requests.filter((url) => {
+        const parsed = new URL(url);
+        return !(parsed.protocol === 'data:' || parsed.protocol === 'blob:' || parsed.host === origin);
+      });
+      assert.ok(requests.length > 10, `requests recorded: ${requests}`);
+      assert.deepEqual(elsewhere, [], 'the page loaded these from elsewhere');
+      assert.deepEqual(requests.filter((url) => url.includes(PLAIN_KEY) || url.includes(ADMIN_KEY)), []);
+      assert.deepEqual(pageErrors, [], 'uncaught errors in the page');
+      assert.deepEqual(securityErrors, [], 'the Content-Security-Policy blocked something');
+    });
   });
 });
