@@ -1,7 +1,7 @@
 // The dashboard at /ui/, served by lockd, in a real browser: headless Chromium (Debian's
 // /usr/bin/chromium) driven by playwright-core. lockd runs with two keys of one tenant, an
-// admin key and a plain one; locks are taken and released with fetch(), as curl would, and
-// the page must follow. Fails if the page requests anything from another host.
+// admin key and a plain one; locks, permits and leaders are taken and released with fetch(), as
+// curl would, and the page must follow. Fails if the page requests anything from another host.
 // The same tests run once per backend: SQLite (a temp file) and PostgreSQL (a database of its
 // own on LOCKD_TEST_DATABASE_URL's server, default postgres://postgres@127.0.0.1:5432/test,
 // created with psql and dropped after; an unreachable server is a failure, never a skip).
@@ -32,6 +32,9 @@ const PLAIN_KEY = 'dashboard-plain-key-91c2';
 const RESOURCE = 'report:<i>nightly</i>/eu';
 const OWNER = 'batch-7';
 const REASON = 'stuck after deploy 42';
+const PAYMENT_VALUE = { order: 42, region: 'eu-west' };
+const EXPORT_VALUE = { batch: 12 };
+const LEADER_VALUE = { address: '10.0.0.7:8080' };
 
 // The PostgreSQL server of the PostgreSQL tests (scripts/ensure-postgres).
 const adminUrl = new URL(process.env.LOCKD_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
@@ -39,6 +42,8 @@ const backends = (process.env.LOCKD_BROWSER_BACKENDS ?? 'sqlite,postgres').split
 
 // One backend's run at a time: before() of each backend starts these afresh.
 let lockd, dataDir, dropDatabase, shots, base, browser, context, page, shot;
+// The leases taken in step 6, for the checks after it.
+let held;
 const requests = [];
 const pageErrors = [];
 const securityErrors = [];
@@ -103,11 +108,12 @@ async function screenshot(step, options = {}) {
   await page.screenshot({ path: join(shots, `${String(shot).padStart(2, '0')}-${step}.png`), ...options });
 }
 
-/** A request as curl would send it, with the plain key. */
-async function api(method, path, body) {
+/** A request as curl would send it, with the plain key; `signal` gives up on it. */
+async function api(method, path, body, signal) {
   const headers = { Authorization: `Bearer ${PLAIN_KEY}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const answer = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const answer = await fetch(`${base}${path}`,
+    { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
   const text = await answer.text();
   return { status: answer.status, body: text ? JSON.parse(text) : null };
 }
@@ -131,6 +137,9 @@ function tableRow(section, kind, name) {
 function lockRow(resource, owner) {
   return tableRow('locks', 'lock', resource).filter({ has: page.locator('td.owner', { hasText: owner }) });
 }
+
+/** A row's cell under the column headed `column`. */
+const cell = (row, column) => row.locator(`td[data-label="${column}"]`);
 
 /** "59.3 s", "4 min 05 s", "1 h 02 min" in seconds. */
 function secondsOf(text) {
@@ -161,7 +170,7 @@ async function forceReleaseThroughPage(row, reason, step) {
 
 for (const backend of backends) describe(`the dashboard on ${backend}`, () => {
   before(async () => {
-    lockd = dataDir = dropDatabase = browser = undefined;
+    lockd = dataDir = dropDatabase = browser = held = undefined;
     shot = 0;
     for (const seen of [requests, pageErrors, securityErrors]) seen.length = 0;
     shots = join(repo, 'target/dashboard-test', backend);
@@ -311,15 +320,17 @@ for (const backend of backends) describe(`the dashboard on ${backend}`, () => {
     });
 
     await t.test('6. populated, at desktop and at 360 px width without horizontal page scroll', async () => {
-      await acquire('payment:42', 'worker-7', { value: { order: 42, region: 'eu-west' } });
-      for (const reader of ['reader-1', 'reader-2']) await acquire('catalog', reader, { mode: 'shared' });
+      held = { payment: await acquire('payment:42', 'worker-7', { value: PAYMENT_VALUE }), readers: {}, permits: {} };
+      for (const reader of ['reader-1', 'reader-2']) held.readers[reader] = await acquire('catalog', reader, { mode: 'shared' });
       for (const [owner, permits] of [['exporter-1', 2], ['exporter-2', 1]]) {
-        const answer = await api('POST', '/semaphores/export', { owner, ttl_seconds: 90, limit: 4, permits, value: { batch: 12 } });
+        const answer = await api('POST', '/semaphores/export', { owner, ttl_seconds: 90, limit: 4, permits, value: EXPORT_VALUE });
         assert.equal(answer.body?.acquired, true, JSON.stringify(answer.body));
+        held.permits[owner] = answer.body.permit;
       }
       const campaign = await api('POST', '/elections/scheduler/campaign',
-        { candidate: 'node-a', ttl_seconds: 45, value: { address: '10.0.0.7:8080' } });
+        { candidate: 'node-a', ttl_seconds: 45, value: LEADER_VALUE });
       assert.equal(campaign.body?.elected, true, JSON.stringify(campaign.body));
+      held.leader = campaign.body.leader;
       await lockRow('catalog', 'reader-2').waitFor({ timeout: 1000 });
       await page.locator('#semaphores-table tbody tr').first().waitFor({ timeout: 1000 });
       await page.locator('#elections-table tbody tr').first().waitFor({ timeout: 5000 });
@@ -339,7 +350,124 @@ for (const backend of backends) describe(`the dashboard on ${backend}`, () => {
       await page.setViewportSize({ width: 1280, height: 1000 });
     });
 
-    await t.test('7. keyboard: Tab reaches the key field and Force release; Escape closes the dialog', async () => {
+    await t.test('7. the rows show fencing tokens, values, shared readers, a semaphore\'s holders and the leader', async () => {
+      const payment = lockRow('payment:42', 'worker-7');
+      assert.equal(await cell(payment, 'Mode').innerText(), 'exclusive');
+      assert.equal(await cell(payment, 'Fencing token').innerText(), String(held.payment.fencing_token));
+      assert.equal(await cell(payment, 'Value').innerText(), JSON.stringify(PAYMENT_VALUE));
+      for (const [reader, lock] of Object.entries(held.readers)) {
+        const row = lockRow('catalog', reader);
+        assert.equal(await cell(row, 'Mode').innerText(), 'shared');
+        assert.equal(await cell(row, 'Fencing token').innerText(), String(lock.fencing_token));
+      }
+
+      const semaphore = tableRow('semaphores', 'semaphore', 'export');
+      assert.equal(await cell(semaphore, 'Permits in use').innerText(), '3 of 4');
+      const holders = cell(semaphore, 'Holders').locator('li');
+      assert.equal(await holders.count(), 2);
+      for (const [owner, permit] of Object.entries(held.permits)) {
+        // "exporter-1 · 2 permits · token 7 · 1 min 29 s · {"batch":12}"
+        const text = await holders.filter({ has: page.locator('.owner', { hasText: owner }) }).innerText();
+        const [name, permits, token, left, value] = text.split(' · ');
+        assert.deepEqual([name, permits, token, value],
+          [owner, `${permit.permits} ${permit.permits === 1 ? 'permit' : 'permits'}`, `token ${permit.fencing_token}`,
+            JSON.stringify(EXPORT_VALUE)], text);
+        assert.ok(secondsOf(left) > 30 && secondsOf(left) <= 90, `holder's remaining time: ${text}`);
+      }
+
+      const election = tableRow('elections', 'election', 'scheduler');
+      assert.equal(await cell(election, 'Leader').innerText(), held.leader.candidate);
+      assert.equal(await cell(election, 'Term').innerText(), String(held.leader.term));
+      assert.equal(await cell(election, 'Value').innerText(), JSON.stringify(LEADER_VALUE));
+      const left = secondsOf(await cell(election, 'Expires in').innerText());
+      assert.ok(left > 5 && left <= 45, `leader's remaining time: ${left}`);
+    });
+
+    await t.test('8. a waiting acquire, permit request and campaign show as waiting, until they give up', async () => {
+      const rows = [lockRow('payment:42', 'worker-7'), tableRow('semaphores', 'semaphore', 'export'),
+        tableRow('elections', 'election', 'scheduler')];
+      for (const row of rows) assert.equal(await cell(row, 'Waiting').innerText(), '0');
+      const giveUp = new AbortController();
+      const waits = [
+        api('POST', lockPath('payment:42'), { owner: 'worker-8', ttl_seconds: 60, wait_seconds: 30 }, giveUp.signal),
+        api('POST', '/semaphores/export',
+          { owner: 'exporter-3', ttl_seconds: 90, limit: 4, permits: 2, wait_seconds: 30 }, giveUp.signal),
+        api('POST', '/elections/scheduler/campaign', { candidate: 'node-b', ttl_seconds: 45, wait_seconds: 30 }, giveUp.signal),
+      ].map((answer) => answer.catch((error) => error));
+      try {
+        // A waiter records nothing, so no event: the page sees it at its next re-read (every 5 s).
+        for (const row of rows) await cell(row, 'Waiting').filter({ hasText: /^1$/ }).waitFor({ timeout: 7000 });
+        await screenshot('waiting');
+      } finally {
+        // Closing the connections takes the waiters out of their queues.
+        giveUp.abort();
+      }
+      for (const answer of await Promise.all(waits)) {
+        assert.equal(answer?.name, 'AbortError', `a waiter was answered: ${JSON.stringify(answer)}`);
+      }
+      for (const row of rows) await cell(row, 'Waiting').filter({ hasText: /^0$/ }).waitFor({ timeout: 7000 });
+    });
+
+    await t.test('9. a semaphore\'s and an election\'s own history open from their rows', async () => {
+      const byTokenDown = (records) => records.sort((a, b) => b[2] - a[2])
+        .map(([event, owner, token]) => [event, owner, String(token)]);
+      const subjects = [
+        { section: 'semaphores', kind: 'semaphore', name: 'export',
+          records: byTokenDown(Object.entries(held.permits).map(([owner, permit]) => ['granted', owner, permit.fencing_token])) },
+        { section: 'elections', kind: 'election', name: 'scheduler',
+          records: [['granted', held.leader.candidate, String(held.leader.term)]] },
+      ];
+      const dialog = page.locator('#history-dialog');
+      for (const { section, kind, name, records } of subjects) {
+        const opener = tableRow(section, kind, name).getByRole('button', { name: `History of ${kind} ${name}`, exact: true });
+        await opener.click();
+        await dialog.waitFor({ state: 'visible' });
+        assert.equal(await dialog.locator('h2').innerText(), `History of ${kind} ${name}`);
+        const rows = dialog.locator('tbody tr');
+        await rows.nth(records.length - 1).waitFor({ timeout: 5000 });
+        const shown = await rows.evaluateAll((trs) => trs.map((tr) => ['Event', 'Owner', 'Token']
+          .map((column) => tr.querySelector(`td[data-label="${column}"]`)?.textContent)));
+        assert.deepEqual(shown, records);
+        await screenshot(`${kind}-history`);
+        await page.keyboard.press('Escape');
+        await dialog.waitFor({ state: 'hidden' });
+        assert.equal(await opener.evaluate((node) => node === document.activeElement), true);
+      }
+    });
+
+    await t.test('10. a prefix shows only the names starting with it, in every list and the feed', async () => {
+      const field = page.getByLabel('Show names starting with');
+      const names = (list) => page.locator(`#${list}-table tbody th`).allInnerTexts();
+      const feedShowsOnly = (prefix) => page.waitForFunction((wanted) => {
+        const shown = [...document.querySelectorAll('#feed-table tbody th')].map((name) => name.textContent);
+        return shown.length > 0 && shown.every((name) => name.startsWith(wanted));
+      }, prefix, { timeout: 5000 });
+
+      await field.fill('pay');
+      await lockRow('catalog', 'reader-1').waitFor({ state: 'detached', timeout: 5000 });
+      await page.locator('#semaphores-empty').waitFor({ state: 'visible', timeout: 5000 });
+      await page.locator('#elections-empty').waitFor({ state: 'visible', timeout: 5000 });
+      await feedShowsOnly('pay');
+      assert.deepEqual(await names('locks'), ['payment:42']);
+      assert.deepEqual(await names('semaphores'), []);
+      assert.deepEqual(await names('elections'), []);
+      await screenshot('prefix');
+
+      // A prefix, not a part of the name: "ment" is inside "payment:42" but does not start it.
+      await field.fill('ment');
+      await page.locator('#locks-empty').waitFor({ state: 'visible', timeout: 5000 });
+      await page.locator('#feed-empty').waitFor({ state: 'visible', timeout: 5000 });
+      assert.deepEqual(await names('locks'), []);
+      assert.deepEqual(await names('feed'), []);
+
+      await field.fill('');
+      await lockRow('catalog', 'reader-1').waitFor({ timeout: 5000 });
+      await tableRow('semaphores', 'semaphore', 'export').waitFor({ timeout: 5000 });
+      await tableRow('elections', 'election', 'scheduler').waitFor({ timeout: 5000 });
+      await page.locator('#feed-table tbody th', { hasText: /^catalog$/ }).first().waitFor({ timeout: 5000 });
+    });
+
+    await t.test('11. keyboard: Tab reaches the key field and Force release; Escape closes the dialog', async () => {
       await page.reload();
       await lockRow('payment:42', 'worker-7').waitFor({ timeout: 5000 });
       const focused = () => page.evaluate(() => ({
