@@ -27,6 +27,7 @@ mod lock_delay;
 mod multi_instance;
 mod multi_locks;
 mod observe;
+mod observed_expiries;
 mod observers_at_scale;
 mod pg_cluster;
 mod pg_replication;

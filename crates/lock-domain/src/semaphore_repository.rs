@@ -5,9 +5,9 @@
 use async_trait::async_trait;
 
 use crate::{
-    LeaseValue, ListQuery, Owner, Permit, PermitReleaseResult, PermitRenewResult, PermitRequest,
-    RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant,
-    Ttl,
+    FencingToken, LeaseValue, ListQuery, Owner, Permit, PermitReleaseResult, PermitRenewResult,
+    PermitRequest, RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage,
+    SemaphoreState, Tenant, Ttl,
 };
 
 /// The permit operations of a store. A semaphore is identified by its tenant and its name, in a
@@ -115,4 +115,28 @@ pub trait SemaphoreRepository: Send + Sync {
         tenant: Tenant,
         query: ListQuery,
     ) -> Result<SemaphorePage, RepositoryError>;
+
+    /// Records in the history, now, the expiry of the grant `owner` holds on `name` with
+    /// `fencing_token`, if that grant is still there, has run out and its lock-delay is over (an
+    /// observer saw it end): the grant is ended (its row goes, as the next grant or a sweep would
+    /// end it), recorded as expired once. A grant still in its lock-delay keeps its permits taken
+    /// and is left as it is: its expiry is recorded when the delay is over, by the next grant or
+    /// a sweep. Changes nothing the decisions count: the grant had run out and held nothing
+    /// (its delay over). Returns whether it recorded (`false`: no such grant, still live, in its
+    /// lock-delay, or recorded already).
+    ///
+    /// The default records nothing and returns `false`: for stores that keep no history.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails; then nothing was recorded.
+    async fn record_permit_expiry(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        owner: Owner,
+        fencing_token: FencingToken,
+    ) -> Result<bool, RepositoryError> {
+        let _ = (tenant, name, owner, fencing_token);
+        Ok(false)
+    }
 }

@@ -105,4 +105,26 @@ pub trait SharedLockRepository: Send + Sync {
     /// [`RepositoryError`] when storage fails; then nothing was undone.
     async fn undo_shared_grant(&self, tenant: Tenant, grant: Lock)
         -> Result<bool, RepositoryError>;
+
+    /// Records in the history, now, the expiry of the shared lease `owner` holds on `resource`
+    /// with `fencing_token`, if that lease is still there and has run out (an observer saw it
+    /// end): the lease is ended (its row goes, as the lock's next grant or a sweep would end
+    /// it), recorded as expired once. Shared leases have no lock-delay, and the lock's other
+    /// holders keep theirs. Returns whether it recorded (`false`: no such lease, still live, or
+    /// recorded already).
+    ///
+    /// The default records nothing and returns `false`: for stores that keep no history.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails; then nothing was recorded.
+    async fn record_shared_expiry(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        fencing_token: crate::FencingToken,
+    ) -> Result<bool, RepositoryError> {
+        let _ = (tenant, resource, owner, fencing_token);
+        Ok(false)
+    }
 }

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_domain::{
-    FencingToken, Lease, Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult,
+    FencingToken, Lease, Lock, LockMode, Owner, Permit, PermitReleaseResult, PermitRenewResult,
     ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant,
 };
 use tokio::sync::broadcast;
@@ -130,27 +130,42 @@ impl LockService {
         Ok(live)
     }
 
-    /// Records in the history the expiries of `expired` (exclusive leases a watch of `key` saw
-    /// run out): of a lock's holder or an election's leader, once (see
-    /// [`lock_domain::LockRepository::record_expiry`]). A failure is left to the next grant or
-    /// sweep, which records the expiry then.
+    /// Records in the history the expiries of `expired` (leases a watch of `key` saw run out):
+    /// of a lock's holder or reader, an election's leader or a semaphore's grant, once (see
+    /// [`lock_domain::LockRepository::record_expiry`] and its siblings for shared leases and
+    /// permits; a grant in its lock-delay is left to the sweep). A failure is left to the next
+    /// grant or sweep, which records the expiry then.
     pub(crate) async fn record_observed_expiries(
         &self,
         key: &(Tenant, Observed, ResourceName),
         expired: Vec<Holding>,
     ) {
         let (tenant, what, name) = key;
-        let stored = match what {
-            Observed::Lock => tenant.clone(),
-            Observed::Election => tenant.elections(),
-            Observed::Semaphore => return,
-        };
         for lease in expired {
+            let (owner, token) = (lease.owner, lease.token);
             // A failure is the store's, and the next operation meets it too (see above).
-            let _ = self
-                .locks
-                .record_expiry(stored.clone(), name.clone(), lease.owner, lease.token)
-                .await;
+            let _ = match (what, lease.shape) {
+                (Observed::Semaphore, _) => {
+                    self.semaphores
+                        .record_permit_expiry(tenant.clone(), name.clone(), owner, token)
+                        .await
+                }
+                (Observed::Lock, Shape::Lock(LockMode::Shared)) => {
+                    self.shared_locks
+                        .record_shared_expiry(tenant.clone(), name.clone(), owner, token)
+                        .await
+                }
+                (Observed::Lock, _) => {
+                    self.locks
+                        .record_expiry(tenant.clone(), name.clone(), owner, token)
+                        .await
+                }
+                (Observed::Election, _) => {
+                    self.locks
+                        .record_expiry(tenant.elections(), name.clone(), owner, token)
+                        .await
+                }
+            };
         }
     }
 

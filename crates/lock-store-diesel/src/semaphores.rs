@@ -56,6 +56,13 @@ pub(crate) enum PermitOp {
     List {
         query: ListQuery,
     },
+    /// Ends the owner's run-out grant with that token once its lock-delay is over (an observer
+    /// saw it end): its row goes, and the history's triggers record it as expired.
+    RecordExpiry {
+        name: ResourceName,
+        owner: Owner,
+        fencing_token: lock_domain::FencingToken,
+    },
 }
 
 /// What a [`PermitOp`] came to.
@@ -68,6 +75,7 @@ pub(crate) enum PermitAnswer {
     ForceReleased(Vec<Permit>),
     Undone(bool),
     Listed(SemaphorePage),
+    ExpiryRecorded(bool),
 }
 
 /// The statements a semaphore operation runs, on one connection inside one transaction.
@@ -242,6 +250,23 @@ pub(crate) fn run(
             let undone = undo(table, tenant, grant)?;
             table.say_ending(None, None)?;
             PermitAnswer::Undone(undone)
+        }
+        PermitOp::RecordExpiry {
+            name,
+            owner,
+            fencing_token,
+        } => {
+            let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
+            let over = rows.iter().any(|row| {
+                row.owner == owner.as_str()
+                    && row.fencing_token == fencing_token.value()
+                    && row.expires_at_ms <= now_ms
+                    && row.expires_at_ms + row.lock_delay_ms <= now_ms
+            });
+            if over {
+                table.delete_owner(tenant, &name, &owner)?;
+            }
+            PermitAnswer::ExpiryRecorded(over)
         }
         PermitOp::List { query } => {
             let now_ms = table.now_ms()?;

@@ -10,6 +10,7 @@
 //! lease, applies the domain's decision (`decide_shared_acquire`, `holder_role`) and rewrites the
 //! row from the leases ([`lock_domain::shared_row`]): neither rule has an SQL copy.
 
+mod expiry;
 mod force;
 mod multi;
 mod table;
@@ -65,6 +66,12 @@ pub(crate) enum SharedOp {
     Undo {
         grant: Lock,
     },
+    /// Ends the owner's run-out lease with that token (an observer saw it end).
+    RecordExpiry {
+        resource: ResourceName,
+        owner: Owner,
+        fencing_token: lock_domain::FencingToken,
+    },
 }
 
 /// What a [`SharedOp`] came to.
@@ -76,6 +83,7 @@ pub(crate) enum SharedAnswer {
     Renewed(RenewResult),
     ForceReleased(Vec<Lock>),
     Undone(bool),
+    ExpiryRecorded(bool),
 }
 
 /// The statements a shared-lock operation runs, on one connection inside one transaction.
@@ -192,6 +200,17 @@ pub(crate) fn run(
             table.say_ending(None, None)?;
             SharedAnswer::Undone(undone)
         }
+        SharedOp::RecordExpiry {
+            resource,
+            owner,
+            fencing_token,
+        } => SharedAnswer::ExpiryRecorded(expiry::record(
+            table,
+            tenant,
+            &resource,
+            &owner,
+            fencing_token,
+        )?),
     })
 }
 

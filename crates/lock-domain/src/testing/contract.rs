@@ -16,6 +16,7 @@ mod history;
 mod listing;
 mod lock_delay;
 mod multi;
+mod observed_expiry;
 mod release;
 mod renew;
 mod semaphore_namespaces;
@@ -59,6 +60,10 @@ pub use lock_delay::{
 pub use multi::{
     a_set_is_granted_whole_in_request_order, a_set_with_one_lock_held_changes_nothing,
     racing_overlapping_sets_are_each_all_or_nothing,
+};
+pub use observed_expiry::{
+    an_expired_permit_an_observer_saw_is_recorded_once,
+    an_expired_reader_an_observer_saw_is_recorded_once,
 };
 pub use release::{
     release_by_another_owner_is_forbidden_and_changes_nothing,
@@ -220,6 +225,8 @@ macro_rules! repository_contract_suite {
             readers_and_sets_are_per_tenant,
             every_change_to_a_lock_is_recorded_in_order,
             an_expiry_an_observer_saw_is_recorded_once,
+            an_expired_reader_an_observer_saw_is_recorded_once,
+            an_expired_permit_an_observer_saw_is_recorded_once,
             semaphores_readers_and_elections_are_recorded_by_kind_and_tenant,
             history_pages_and_the_stream_see_each_record_once_and_pruning_drops_the_oldest,
             a_force_release_ends_every_live_lease_of_one_name_and_frees_it,

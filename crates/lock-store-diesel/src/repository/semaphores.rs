@@ -151,4 +151,25 @@ impl SemaphoreRepository for DieselLockRepository {
             other => Err(mismatched(other)),
         }
     }
+
+    async fn record_permit_expiry(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        owner: Owner,
+        fencing_token: lock_domain::FencingToken,
+    ) -> Result<bool, RepositoryError> {
+        if !self.inner.record_history {
+            return Ok(false);
+        }
+        let op = PermitOp::RecordExpiry {
+            name,
+            owner,
+            fencing_token,
+        };
+        match self.permits(tenant, op).await? {
+            PermitAnswer::ExpiryRecorded(recorded) => Ok(recorded),
+            other => Err(mismatched(other)),
+        }
+    }
 }

@@ -137,6 +137,27 @@ impl SharedLockRepository for DieselLockRepository {
             other => Err(mismatched(other)),
         }
     }
+
+    async fn record_shared_expiry(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        fencing_token: lock_domain::FencingToken,
+    ) -> Result<bool, RepositoryError> {
+        if !self.inner.record_history {
+            return Ok(false);
+        }
+        let op = SharedOp::RecordExpiry {
+            resource,
+            owner,
+            fencing_token,
+        };
+        match self.shared(tenant, op).await? {
+            SharedAnswer::ExpiryRecorded(recorded) => Ok(recorded),
+            other => Err(mismatched(other)),
+        }
+    }
 }
 
 #[async_trait]

@@ -70,7 +70,8 @@ impl Job {
                 | PermitOp::Status { name }
                 | PermitOp::Release { name, .. }
                 | PermitOp::Renew { name, .. }
-                | PermitOp::ForceRelease { name, .. },
+                | PermitOp::ForceRelease { name, .. }
+                | PermitOp::RecordExpiry { name, .. },
             ) => name.as_str(),
             Op::Permit(PermitOp::Undo { grant }) => grant.name.as_str(),
             Op::Permit(PermitOp::List { .. }) => "",
@@ -80,7 +81,8 @@ impl Job {
                 | SharedOp::Release { resource, .. }
                 | SharedOp::Renew { resource, .. }
                 | SharedOp::SetValue { resource, .. }
-                | SharedOp::ForceRelease { resource, .. },
+                | SharedOp::ForceRelease { resource, .. }
+                | SharedOp::RecordExpiry { resource, .. },
             ) => resource.as_str(),
             Op::Shared(SharedOp::Undo { grant }) => grant.resource.as_str(),
         };

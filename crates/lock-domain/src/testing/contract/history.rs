@@ -15,7 +15,7 @@ use crate::{
 
 use HistoryEvent::*;
 
-fn query(subject: HistorySubject, limit: i64) -> HistoryQuery {
+pub(super) fn query(subject: HistorySubject, limit: i64) -> HistoryQuery {
     HistoryQuery {
         subject,
         since: None,
@@ -24,7 +24,7 @@ fn query(subject: HistorySubject, limit: i64) -> HistoryQuery {
     }
 }
 
-fn one(kind: LeaseKind, raw: &str) -> HistorySubject {
+pub(super) fn one(kind: LeaseKind, raw: &str) -> HistorySubject {
     HistorySubject::One {
         kind,
         name: name(raw),
@@ -35,7 +35,11 @@ fn everything() -> HistorySubject {
     HistorySubject::Prefix(ResourcePrefix::default())
 }
 
-async fn page(repo: &dyn ContractStore, tenant: Tenant, q: HistoryQuery) -> Vec<HistoryRecord> {
+pub(super) async fn page(
+    repo: &dyn ContractStore,
+    tenant: Tenant,
+    q: HistoryQuery,
+) -> Vec<HistoryRecord> {
     repo.history(tenant, q)
         .await
         .expect("history answers")
@@ -43,7 +47,7 @@ async fn page(repo: &dyn ContractStore, tenant: Tenant, q: HistoryQuery) -> Vec<
 }
 
 /// `(event, owner, token)` of each record, oldest first.
-fn story(newest_first: &[HistoryRecord]) -> Vec<(HistoryEvent, String, i64)> {
+pub(super) fn story(newest_first: &[HistoryRecord]) -> Vec<(HistoryEvent, String, i64)> {
     newest_first
         .iter()
         .rev()

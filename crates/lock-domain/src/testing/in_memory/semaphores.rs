@@ -4,10 +4,10 @@ use async_trait::async_trait;
 
 use super::InMemoryLockRepository;
 use crate::{
-    decide_permits, decide_release_among, LeaseValue, ListQuery, Owner, Permit, PermitDecision,
-    PermitReleaseResult, PermitRenewResult, PermitRequest, ReleaseResult, RepositoryError,
-    ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreRepository, SemaphoreState,
-    Tenant, Ttl,
+    decide_permits, decide_release_among, FencingToken, LeaseValue, ListQuery, Owner, Permit,
+    PermitDecision, PermitReleaseResult, PermitRenewResult, PermitRequest, ReleaseResult,
+    RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreRepository,
+    SemaphoreState, Tenant, Ttl,
 };
 
 #[async_trait]
@@ -201,6 +201,32 @@ impl SemaphoreRepository for InMemoryLockRepository {
                 && lease.fencing_token == grant.lease.fencing_token
                 && lease.acquired_at == grant.lease.acquired_at
                 && lease.expires_at == grant.lease.expires_at)
+        });
+        Ok(leases.len() < before)
+    }
+
+    /// Ends the run-out grant whose lock-delay is over (its lease leaves the semaphore, as the
+    /// next grant ends it): the history's rule records it as expired.
+    async fn record_permit_expiry(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        owner: Owner,
+        fencing_token: FencingToken,
+    ) -> Result<bool, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let owner_key = (tenant.clone(), name.clone(), owner.clone());
+        let delay = state.permit_delays.get(&owner_key).copied().unwrap_or(0);
+        let Some(leases) = state.semaphores.get_mut(&(tenant, name)) else {
+            return Ok(false);
+        };
+        let before = leases.len();
+        leases.retain(|lease| {
+            !(lease.owner == owner
+                && lease.fencing_token == fencing_token
+                && !lease.is_live_at(now)
+                && lease.expires_at + chrono::TimeDelta::milliseconds(delay) <= now)
         });
         Ok(leases.len() < before)
     }

@@ -206,6 +206,30 @@ impl SharedLockRepository for InMemoryLockRepository {
         }
         Ok(undone)
     }
+
+    /// Ends the run-out shared lease (it leaves the lock's leases, as the next grant ends it;
+    /// the row that stands for the holders stays as it is): the history's rule records it as
+    /// expired.
+    async fn record_shared_expiry(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        fencing_token: crate::FencingToken,
+    ) -> Result<bool, RepositoryError> {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let Some(leases) = state.shared.get_mut(&(tenant, resource)) else {
+            return Ok(false);
+        };
+        let before = leases.len();
+        leases.retain(|lease| {
+            !(lease.owner == owner
+                && lease.fencing_token == fencing_token
+                && !lease.is_live_at(now))
+        });
+        Ok(leases.len() < before)
+    }
 }
 
 impl State {

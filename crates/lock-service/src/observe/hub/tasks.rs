@@ -7,9 +7,8 @@ use std::sync::{Arc, Weak};
 
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
-use lock_domain::LockMode;
 
-use super::super::diff::{Happened, Holding, Shape};
+use super::super::diff::{Happened, Holding};
 use super::super::{Observed, POLL};
 use super::{locked, Hub, Key, Shared, View, Watch, AFTER_EXPIRY, MAX_DROPPED_READS, POLL_BATCH};
 use crate::LockService;
@@ -132,8 +131,9 @@ pub(super) async fn poll(shared: Weak<Shared>, service: LockService) {
         for (key, watch) in semaphores {
             let facts = locked(&watch.view).facts;
             if let Ok(live) = service.observed_live(&key.0, key.1, &key.2).await {
-                // A semaphore's grants are not locks: their expiries are recorded at a sweep.
-                let _ = hub.fold(&watch, live, facts, false);
+                if let Some(expired) = hub.fold(&watch, live, facts, false) {
+                    service.record_observed_expiries(&key, expired).await;
+                }
             }
         }
     }
@@ -142,7 +142,7 @@ pub(super) async fn poll(shared: Weak<Shared>, service: LockService) {
 impl Hub {
     /// Folds a read that started when the watch had folded `facts_at_start` own outcomes: unless
     /// more arrived since (the read may predate them) and not `anyway`. Says whether it folded,
-    /// with the exclusive leases it saw run out (their expiry is recorded in the history then).
+    /// with the leases it saw run out (their expiry is recorded in the history then).
     fn fold(
         &self,
         watch: &Watch,
@@ -158,10 +158,7 @@ impl Hub {
         let changes = view.holdings.read(live, now);
         let expired = changes
             .iter()
-            .filter(|c| {
-                c.happened == Happened::Expired
-                    && c.holding.shape == Shape::Lock(LockMode::Exclusive)
-            })
+            .filter(|c| c.happened == Happened::Expired)
             .map(|c| c.holding.clone())
             .collect();
         self.publish(&mut view, changes);
