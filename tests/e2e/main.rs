@@ -12,6 +12,7 @@ mod connection_limit;
 mod contract;
 mod documents;
 mod elect;
+mod election_release;
 mod elections;
 mod faults;
 mod fence;

@@ -59,6 +59,7 @@ use crate::{
         elections::proclaim,
         elections::renew,
         elections::resign,
+        elections::resign_at_name,
         fence::election_fence,
         observe::observe_election,
         history::lock_history,

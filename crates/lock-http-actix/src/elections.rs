@@ -43,7 +43,8 @@ pub(crate) fn routes(cfg: &mut ServiceConfig) {
     .service(
         web::resource("/elections/{name}")
             .route(web::get().to(leader))
-            .default_service(web::to(method_not_allowed("GET"))),
+            .route(web::delete().to(resign_at_name))
+            .default_service(web::to(method_not_allowed("GET, DELETE"))),
     );
 }
 
@@ -349,4 +350,40 @@ pub(crate) async fn resign(
     }
     .await
     .map_err(|kind: ProblemKind| kind.at(&req))
+}
+
+/// Resign, or force-end the leadership: the same as `DELETE /elections/{name}/leader`.
+///
+/// A release at the election's own path, as `DELETE /locks/{resource}` and
+/// `DELETE /semaphores/{name}` are: the candidate resigns (from the JSON body or the `candidate`
+/// query parameter), or with `force=true&reason=...` an admin key ends every live lease of the
+/// name. Every answer is the one `DELETE /elections/{name}/leader` gives.
+#[utoipa::path(
+    delete,
+    path = "/elections/{name}",
+    operation_id = "resignAtName",
+    tag = "elections",
+    security((), ("bearer" = [])),
+    params(ElectionPath, CandidateQuery, crate::force_release::ForceQuery),
+    request_body(content = Option<crate::api_doc::election_requests::ResignRequest>, content_type = "application/json", example = json!({"candidate": "node-a"})),
+    responses(
+        (status = 200, description = "With `force=true` (an admin key): every live lease of the name was ended; each is listed.", body = crate::force_release::ForceReleasedResponse, example = json!({"force_released": [{"owner": "node-a", "fencing_token": 42}]})),
+        (status = 204, description = "Resigned."),
+        (status = 400, description = "The body is not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Another candidate leads, or (`/problems/admin-required`) `force=true` with a key that is not an admin key; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "The office is vacant (with `force=true`: nothing was ended).", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 408, description = "The body did not arrive within the body timeout.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "As `DELETE /elections/{name}/leader`; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
+    )
+)]
+pub(crate) async fn resign_at_name(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    resign(req, payload, state).await
 }

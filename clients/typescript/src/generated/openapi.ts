@@ -42,7 +42,14 @@ export interface paths {
         get: operations["getLeader"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Resign, or force-end the leadership: the same as `DELETE /elections/{name}/leader`.
+         * @description A release at the election's own path, as `DELETE /locks/{resource}` and
+         *     `DELETE /semaphores/{name}` are: the candidate resigns (from the JSON body or the `candidate`
+         *     query parameter), or with `force=true&reason=...` an admin key ends every live lease of the
+         *     name. Every answer is the one `DELETE /elections/{name}/leader` gives.
+         */
+        delete: operations["resignAtName"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1848,6 +1855,243 @@ export interface operations {
                 };
             };
             /** @description The lock database is unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (`1`). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the lock database is unavailable; retry later",
+                     *       "instance": "/elections/export",
+                     *       "status": 503,
+                     *       "title": "Service Unavailable",
+                     *       "type": "/problems/service-unavailable"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resignAtName: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The candidate, when the request has no body (form-encoded: `+` is a space): trimmed of surrounding whitespace, then 1 to 255 characters, no control characters. Compared case-sensitively.
+                 * @example worker-7
+                 */
+                candidate?: string;
+                /** @description `true` to end every live lease of the name whoever holds it (an admin key only; 403 `/problems/admin-required` otherwise). Then `reason` is required and no owner or body is given; the answer is 200 with the leases ended. */
+                force?: "true";
+                /** @description Why (with `force=true` only: a release by its owner with a `reason` is a 422, `unexpected`): 1 to 256 characters, no control characters; kept in the history with the force-release. */
+                reason?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The election's name, by the rules of a resource name: 1 to 255 characters once percent-decoded (UTF-8), no control characters (`%2F` is a `/`, `+` is a plus). Elections have a namespace of their own: election `x`, lock `x` and semaphore `x` are unrelated.
+                 * @example payment:42
+                 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "candidate": "node-a"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ResignRequest"];
+            };
+        };
+        responses: {
+            /** @description With `force=true` (an admin key): every live lease of the name was ended; each is listed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "force_released": [
+                     *         {
+                     *           "fencing_token": 42,
+                     *           "owner": "node-a"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ForceReleasedResponse"];
+                };
+            };
+            /** @description Resigned. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is not JSON, or not a JSON object. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the request body is not valid JSON",
+                     *       "instance": "/elections/export",
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "/problems/bad-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description API keys are configured and the request has no valid `Authorization: Bearer` key. */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send an API key of your tenant. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "send a valid API key as `Authorization: Bearer <key>`",
+                     *       "instance": "/elections/export",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Another candidate leads, or (`/problems/admin-required`) `force=true` with a key that is not an admin key; nothing changed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the lock on resource \"payment:42\" is held by another owner",
+                     *       "instance": "/elections/export",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The office is vacant (with `force=true`: nothing was ended). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "instance": "/elections/export",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "/problems/not-found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body did not arrive within the body timeout. */
+            408: {
+                headers: {
+                    /** @description `close`: the server closes the connection. */
+                    Connection?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the request body did not arrive in time",
+                     *       "instance": "/elections/export",
+                     *       "status": 408,
+                     *       "title": "Request Timeout",
+                     *       "type": "/problems/request-timeout"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "request bodies are limited to 16384 bytes",
+                     *       "instance": "/elections/export",
+                     *       "status": 413,
+                     *       "title": "Payload Too Large",
+                     *       "type": "/problems/payload-too-large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "request bodies must be application/json, got \"text/plain\"",
+                     *       "instance": "/elections/export",
+                     *       "status": 415,
+                     *       "title": "Unsupported Media Type",
+                     *       "type": "/problems/unsupported-media-type"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description As `DELETE /elections/{name}/leader`; nothing changed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "invalid input: ttl_seconds",
+                     *       "errors": [
+                     *         {
+                     *           "code": "out_of_range",
+                     *           "field": "ttl_seconds",
+                     *           "message": "ttl_seconds must be between 1 and 86400, got 0"
+                     *         }
+                     *       ],
+                     *       "instance": "/elections/export",
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "/problems/validation-failed"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The lock database is unavailable. Or `/problems/storage-full`: the database's disk is full. Nothing was changed (definitely, unlike `/problems/service-unavailable`), and reads still work; retry after `Retry-After` seconds, which succeeds once space is freed. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (`1`). */

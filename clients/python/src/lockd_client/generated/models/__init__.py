@@ -46,6 +46,7 @@ from .release_outcome import ReleaseOutcome
 from .release_permits_force import ReleasePermitsForce
 from .release_request import ReleaseRequest
 from .renew_request import RenewRequest
+from .resign_at_name_force import ResignAtNameForce
 from .resign_force import ResignForce
 from .resign_request import ResignRequest
 from .semaphore_list import SemaphoreList
@@ -99,6 +100,7 @@ __all__ = (
     "ReleasePermitsForce",
     "ReleaseRequest",
     "RenewRequest",
+    "ResignAtNameForce",
     "ResignForce",
     "ResignRequest",
     "SemaphoreList",
