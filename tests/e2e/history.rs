@@ -1,9 +1,11 @@
 //! Durable history and the tenant's event stream through the real binary, on both backends:
 //! every change of every primitive recorded in order and paged by cursor; the stream live, across
 //! instances within a second, resumed with `Last-Event-ID`; 10,000 changes through a consumer
-//! that disconnects at random arrive exactly once and in order; tenants apart; bad requests
-//! refused; `--history-retention-hours 0` records nothing; and an expiry an observer saw is in
-//! the history at once (not at the next grant or sweep), once.
+//! that disconnects at random arrive exactly once and in order; `--history-retention-hours 0`
+//! records nothing; and an expiry an observer saw is in the history at once (not at the next
+//! grant or sweep), once. The `history_*` modules beside it hold the rest: paging one name,
+//! every lifecycle of shared locks and semaphores, an undone grant, a sweep's expiry, filtered
+//! streams, and tenants apart.
 
 use std::time::{Duration, Instant};
 
@@ -18,15 +20,14 @@ on_both_backends!(
     the_tenant_history_pages_by_cursor_prefix_and_time,
     the_stream_is_live_across_instances_and_resumes_after_the_last_id,
     a_consumer_that_disconnects_at_random_gets_every_change_once_in_order,
-    history_and_events_are_per_tenant_and_bad_requests_are_refused,
     without_retention_nothing_is_recorded,
     an_expiry_an_observer_saw_is_recorded_at_once,
     many_observed_locks_running_out_together_each_record_one_expiry,
 );
 
-const SOON: Duration = Duration::from_secs(5);
+pub(crate) const SOON: Duration = Duration::from_secs(5);
 
-fn ok(server: &TestServer, method: &str, path: &str, body: Value) -> Value {
+pub(crate) fn ok(server: &TestServer, method: &str, path: &str, body: Value) -> Value {
     let reply = server.send(method, path, Some(&body));
     assert!(reply.status < 300, "{method} {path}: {reply:?}");
     reply.body
@@ -50,7 +51,7 @@ fn story(page: &Value) -> Vec<(String, String, i64)> {
     records
 }
 
-fn history(server: &TestServer, path: &str) -> Value {
+pub(crate) fn history(server: &TestServer, path: &str) -> Value {
     let reply = server.send("GET", path, None);
     assert_eq!(reply.status, 200, "{path}: {reply:?}");
     reply.body
@@ -281,64 +282,6 @@ fn a_consumer_that_disconnects_at_random_gets_every_change_once_in_order(db: Tes
     all.reverse();
     assert_eq!(all.len(), CHANGES);
     assert_eq!(seen, all, "exactly the changes, in order");
-}
-
-fn history_and_events_are_per_tenant_and_bad_requests_are_refused(db: TestDatabase) {
-    const ACME: &str = "acme-history-key-0123456789";
-    const GLOBEX: &str = "globex-history-key-9876543210";
-    let (server, _keys) =
-        crate::tenants::start_with_keys(&db, &[("acme", ACME, false), ("globex", GLOBEX, false)]);
-    let bearer = |key: &str| format!("Bearer {key}");
-    let acme_stream = Observer::open(&server, "/events", &[("authorization", &bearer(ACME))]);
-    std::thread::sleep(Duration::from_millis(300));
-    let as_key = |key: &str, method: &str, path: &str, body: Option<&Value>| {
-        server.send_with_header(method, path, body, ("authorization", &bearer(key)))
-    };
-    let body = json!({"owner": "g", "ttl_seconds": 30});
-    assert_eq!(as_key(GLOBEX, "POST", "/locks/x", Some(&body)).status, 200);
-    acme_stream.quiet(Duration::from_millis(800));
-    assert_eq!(
-        as_key(ACME, "GET", "/locks/x/history", None).body["records"],
-        json!([])
-    );
-    assert_eq!(
-        as_key(ACME, "GET", "/history", None).body["records"],
-        json!([])
-    );
-    let theirs = as_key(GLOBEX, "GET", "/history", None);
-    assert_eq!(theirs.body["records"].as_array().unwrap().len(), 1);
-    server
-        .send("GET", "/history", None)
-        .assert_problem(401, "unauthorized");
-    server
-        .send("GET", "/events", None)
-        .assert_problem(401, "unauthorized");
-    for path in [
-        "/history?limit=0",
-        "/history?cursor=abc",
-        "/history?since=yesterday",
-        "/history?kinds=lock",
-        "/history?limit=1&limit=2",
-        "/locks/%00/history",
-        "/locks/x/history?prefix=a",
-        "/semaphores/x/history?cursor=0",
-        "/elections/x/history?since=2026-13-01T00:00:00Z",
-        "/events?kinds=locks",
-        "/events?limit=1",
-    ] {
-        as_key(ACME, "GET", path, None).assert_problem(422, "validation-failed");
-    }
-    let bad_id = server.send_with_header("GET", "/events", None, ("last-event-id", "-1"));
-    // Without a key the answer is 401 before anything else is looked at.
-    bad_id.assert_problem(401, "unauthorized");
-    let reply = server.get_with_headers(
-        "/events",
-        &[("authorization", &bearer(ACME)), ("last-event-id", "x")],
-    );
-    reply.assert_problem(422, "validation-failed");
-    let post = as_key(ACME, "POST", "/history", None);
-    post.assert_problem(405, "method-not-allowed");
-    assert_eq!(post.header("allow"), Some("GET"));
 }
 
 fn without_retention_nothing_is_recorded(db: TestDatabase) {
