@@ -22,6 +22,7 @@ mod history;
 mod history_leases;
 mod history_paging;
 mod history_tenants;
+mod history_undo;
 mod holds;
 mod hostile;
 mod lifecycle;
