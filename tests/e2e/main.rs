@@ -21,6 +21,7 @@ mod force_release;
 mod history;
 mod history_leases;
 mod history_paging;
+mod history_sweep;
 mod history_tenants;
 mod history_undo;
 mod holds;
