@@ -19,6 +19,7 @@ mod fence;
 mod fenced_storage;
 mod force_release;
 mod history;
+mod history_events;
 mod history_leases;
 mod history_paging;
 mod history_sweep;
