@@ -492,8 +492,8 @@ fn bad_election_requests_are_422_or_405_and_change_nothing(db: TestDatabase) {
     );
     not_json.assert_problem(400, "bad-request");
     for (method, path, allow) in [
-        ("POST", "/elections/x", "GET"),
-        ("DELETE", "/elections/x", "GET"),
+        ("POST", "/elections/x", "GET, DELETE"),
+        ("PUT", "/elections/x", "GET, DELETE"),
         ("GET", "/elections/x/campaign", "POST"),
         ("PUT", "/elections/x/proclaim", "POST"),
         ("GET", "/elections/x/renew", "POST"),
