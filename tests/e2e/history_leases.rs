@@ -21,6 +21,7 @@ on_both_backends!(
     a_shared_lock_s_readers_and_writer_each_have_their_whole_story,
     a_semaphore_s_permits_each_have_their_whole_story,
     an_exclusive_holder_acquiring_again_is_re_granted_with_its_token,
+    a_writer_taking_over_from_expired_readers_records_their_expiry_first,
 );
 
 /// `(event, owner, fencing_token)` of a record.
@@ -131,42 +132,44 @@ fn a_shared_lock_s_readers_and_writer_each_have_their_whole_story(db: TestDataba
     );
 }
 
-/// A writer taking the lock over from a reader whose lease ran out: the documented history is
-/// the reader's expiry with the writer's grant. Today neither backend records it then: the
-/// exclusive acquire leaves the reader's row, whose expiry is recorded by the next shared grant
-/// (after the writer's grant and release) or by the sweep. Run with `--ignored`.
-fn a_writer_taking_over_from_an_expired_reader_records_its_expiry(db: TestDatabase) {
+/// A writer taking the lock over from readers whose leases ran out: their expiries are recorded
+/// with the writer's grant and before it (not by a sweep a minute after it); and a reader that
+/// ran out while another released is recorded at that release, before the next writer's grant.
+fn a_writer_taking_over_from_expired_readers_records_their_expiry_first(db: TestDatabase) {
     let server = TestServer::start(&db, &[]);
-    let r = read(&server, "r", 1);
+    let r1 = read(&server, "r1", 1);
+    let r2 = read(&server, "r2", 1);
     std::thread::sleep(Duration::from_millis(1_200));
     let w = server.acquire("doc", "w", 30).token();
+    assert_eq!(
+        steps(&server, "/locks/doc/history", "lock", "doc")[2..],
+        [
+            at("expired", "r1", r1, true),
+            at("expired", "r2", r2, true),
+            at("granted", "w", w, false),
+        ]
+    );
+    assert_eq!(server.release("doc", "w").status, 204);
+    // r3 runs out while r4 still reads; r4's release ends r3's lease too.
+    let r3 = read(&server, "r3", 1);
+    let r4 = read(&server, "r4", 30);
+    std::thread::sleep(Duration::from_millis(1_200));
+    let path = "/locks/doc?owner=r4";
+    assert_eq!(server.send("DELETE", path, None).status, 204);
+    let w2 = server.acquire("doc", "w2", 30).token();
+    let all = steps(&server, "/locks/doc/history", "lock", "doc");
     assert_commits(
-        &steps(&server, "/locks/doc/history", "lock", "doc"),
+        &all[6..],
         &[
-            &[at("granted", "r", r, true)],
-            &[at("expired", "r", r, true), at("granted", "w", w, false)],
+            &[at("granted", "r3", r3, true)],
+            &[at("granted", "r4", r4, true)],
+            &[
+                at("expired", "r3", r3, true),
+                at("released", "r4", r4, true),
+            ],
+            &[at("granted", "w2", w2, false)],
         ],
     );
-}
-
-mod a_writer_taking_over_from_an_expired_reader_records_its_expiry {
-    use lock_store_diesel::testing::TestDatabase;
-
-    #[test]
-    #[ignore = "lockd bug: the reader's expiry is not recorded at the writer's takeover"]
-    fn sqlite() {
-        super::a_writer_taking_over_from_an_expired_reader_records_its_expiry(
-            TestDatabase::sqlite(),
-        );
-    }
-
-    #[test]
-    #[ignore = "lockd bug: the reader's expiry is not recorded at the writer's takeover"]
-    fn postgres() {
-        if let Some(db) = TestDatabase::postgres() {
-            super::a_writer_taking_over_from_an_expired_reader_records_its_expiry(db);
-        }
-    }
 }
 
 fn a_semaphore_s_permits_each_have_their_whole_story(db: TestDatabase) {

@@ -262,6 +262,17 @@ impl Read {
         resource: &ResourceName,
         leases: &[Lease],
     ) -> Result<(), PermitError> {
+        // The leases that ran out end with any change of the lock, as the reference store drops
+        // them: their expiry is recorded now, before a later grant of the lock, not at a sweep.
+        for row in &self.rows {
+            let ended = row.lease()?;
+            let renewed = leases
+                .iter()
+                .any(|lease| lease.owner == ended.owner && lease.is_live_at(self.now));
+            if !ended.is_live_at(self.now) && !renewed {
+                table.delete_leases(tenant, resource, Some(&ended.owner))?;
+            }
+        }
         match shared_row(resource, leases, self.now) {
             Some(row) => table.write_row(tenant, &row, false)?,
             None => table.end_row(tenant, resource, self.now_ms)?,

@@ -131,9 +131,10 @@ fn assert_schema_complete(path: &Path) {
             &mut conn,
             "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'trigger'"
         ),
-        // The fencing counter's two and the takeover count's. The history's are TEMP triggers
-        // of each process's writer connection, not in the file.
-        3,
+        // The fencing counter's two, the takeover count's and the one ending run-out readers
+        // at a takeover (migration 17). The history's are TEMP triggers of each process's
+        // writer connection, not in the file.
+        4,
         "triggers"
     );
     let header = std::fs::read(path).unwrap();

@@ -62,6 +62,7 @@ pub use multi::{
     racing_overlapping_sets_are_each_all_or_nothing,
 };
 pub use observed_expiry::{
+    a_writer_taking_over_from_run_out_readers_records_their_expiry_first,
     an_expired_permit_an_observer_saw_is_recorded_once,
     an_expired_reader_an_observer_saw_is_recorded_once,
 };
@@ -227,6 +228,7 @@ macro_rules! repository_contract_suite {
             an_expiry_an_observer_saw_is_recorded_once,
             an_expired_reader_an_observer_saw_is_recorded_once,
             an_expired_permit_an_observer_saw_is_recorded_once,
+            a_writer_taking_over_from_run_out_readers_records_their_expiry_first,
             semaphores_readers_and_elections_are_recorded_by_kind_and_tenant,
             history_pages_and_the_stream_see_each_record_once_and_pruning_drops_the_oldest,
             a_force_release_ends_every_live_lease_of_one_name_and_frees_it,

@@ -268,6 +268,7 @@ impl State {
         let current = state.locks.get(&key);
         // Releases remove their lock: a lock still here that another owner let expire is taken over.
         let takeover = current.is_some_and(|lock| lock.owner != owner && !lock.is_live_at(now));
+        let readers_ran_out = current.is_some_and(|row| row.owner.is_shared_holders());
         let (fencing_token, regranted, value) =
             match (decide_acquire(current, &owner, now), current) {
                 (AcquireDecision::Deny, _) => return Ok(AcquireOutcome::Held),
@@ -293,6 +294,13 @@ impl State {
             value,
         };
         state.lock_delays.insert(key.clone(), lock_delay.millis());
+        if readers_ran_out && takeover {
+            // The readers' run-out leases end with the takeover, as the databases' trigger
+            // `readers_end_at_takeover` ends their rows.
+            if let Some(leases) = state.shared.get_mut(&key) {
+                leases.retain(|lease| lease.is_live_at(now));
+            }
+        }
         state.locks.insert(key, lock.clone());
         if takeover {
             state.expired_takeovers += 1;

@@ -120,3 +120,22 @@ pub async fn an_expired_permit_an_observer_saw_is_recorded_once(h: &dyn Harness)
         ]
     );
 }
+
+/// A writer taking over from readers that ran out ends their leases first: their expiries are
+/// recorded before the writer's grant, not later at a sweep.
+pub async fn a_writer_taking_over_from_run_out_readers_records_their_expiry_first(h: &dyn Harness) {
+    let repo = h.open().await;
+    let alice = reader(&*repo, "doc", "alice", 1).await;
+    h.advance(PAST_SHORT).await;
+    let writer = super::fixtures::granted(&*repo, "doc", "wendy", 30).await;
+    let records = page(&*repo, tenant(), query(one(LeaseKind::Lock, "doc"), 100)).await;
+    let (a, w) = (alice.fencing_token.value(), writer.fencing_token.value());
+    assert_eq!(
+        story(&records),
+        vec![
+            (Granted, "alice".to_owned(), a),
+            (Expired, "alice".to_owned(), a),
+            (Granted, "wendy".to_owned(), w),
+        ]
+    );
+}

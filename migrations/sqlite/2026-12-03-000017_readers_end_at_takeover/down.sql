@@ -1,0 +1,1 @@
+DROP TRIGGER readers_end_at_takeover;
