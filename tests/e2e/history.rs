@@ -34,7 +34,7 @@ pub(crate) fn ok(server: &TestServer, method: &str, path: &str, body: Value) -> 
 }
 
 /// `(event, owner, fencing_token)` of each record of a page, oldest first.
-fn story(page: &Value) -> Vec<(String, String, i64)> {
+pub(crate) fn story(page: &Value) -> Vec<(String, String, i64)> {
     let mut records: Vec<(String, String, i64)> = page["records"]
         .as_array()
         .unwrap_or_else(|| panic!("records: {page}"))
@@ -57,7 +57,7 @@ pub(crate) fn history(server: &TestServer, path: &str) -> Value {
     reply.body
 }
 
-fn step(event: &str, owner: &str, token: i64) -> (String, String, i64) {
+pub(crate) fn step(event: &str, owner: &str, token: i64) -> (String, String, i64) {
     (event.to_owned(), owner.to_owned(), token)
 }
 

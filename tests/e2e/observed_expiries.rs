@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use lock_store_diesel::testing::TestDatabase;
 use serde_json::{json, Value};
 
+use crate::history::{history, ok, step, story, SOON};
 use crate::observe::Observer;
 use crate::server::TestServer;
 
@@ -15,38 +16,6 @@ on_both_backends!(
     an_expired_reader_an_observer_saw_is_recorded_at_once,
     an_expired_permit_an_observer_saw_is_recorded_at_once,
 );
-
-const SOON: Duration = Duration::from_secs(5);
-
-fn ok(server: &TestServer, method: &str, path: &str, body: Value) -> Value {
-    let reply = server.send(method, path, Some(&body));
-    assert!(reply.status < 300, "{method} {path}: {reply:?}");
-    reply.body
-}
-
-/// `(event, owner, fencing_token)` of each record of `path` (a name's history), oldest first.
-fn story(server: &TestServer, path: &str) -> Vec<(String, String, i64)> {
-    let page = server.send("GET", path, None);
-    assert_eq!(page.status, 200, "{path}: {page:?}");
-    let mut steps: Vec<(String, String, i64)> = page.body["records"]
-        .as_array()
-        .unwrap_or_else(|| panic!("records: {page:?}"))
-        .iter()
-        .map(|r| {
-            (
-                r["event"].as_str().unwrap().to_owned(),
-                r["owner"].as_str().unwrap().to_owned(),
-                r["fencing_token"].as_i64().unwrap(),
-            )
-        })
-        .collect();
-    steps.reverse();
-    steps
-}
-
-fn step(event: &str, owner: &str, token: i64) -> (String, String, i64) {
-    (event.to_owned(), owner.to_owned(), token)
-}
 
 /// Waits for the observer's `expired` event of `owner`.
 fn expired_seen(observer: &Observer, owner: &str) {
@@ -64,7 +33,7 @@ fn expired_seen(observer: &Observer, owner: &str) {
 fn story_becomes(server: &TestServer, path: &str, expected: &[(String, String, i64)]) {
     let deadline = Instant::now() + SOON;
     loop {
-        let steps = story(server, path);
+        let steps = story(&history(server, path));
         if steps == expected {
             return;
         }
@@ -111,7 +80,7 @@ fn an_expired_reader_an_observer_saw_is_recorded_at_once(db: TestDatabase) {
     assert_eq!(holders, vec!["r2"]);
     let next = share("r3", 30);
     assert_eq!(
-        story(&server, path),
+        story(&history(&server, path)),
         vec![
             step("granted", "r1", short),
             step("granted", "r2", long),
@@ -148,7 +117,12 @@ fn an_expired_permit_an_observer_saw_is_recorded_at_once(db: TestDatabase) {
     );
     // p3 ran out too, but its lock-delay keeps its permit taken: not ended, not recorded yet.
     std::thread::sleep(Duration::from_millis(1_500));
-    assert_eq!(story(&server, path).len(), 4, "{:?}", story(&server, path));
+    assert_eq!(
+        story(&history(&server, path)).len(),
+        4,
+        "{:?}",
+        story(&history(&server, path))
+    );
     // One permit is free (p1's); p3's still delays others.
     let next = take("p4", 30, 0);
     let refused = server.send(
@@ -159,7 +133,7 @@ fn an_expired_permit_an_observer_saw_is_recorded_at_once(db: TestDatabase) {
     assert_eq!(refused.status, 200, "{refused:?}");
     assert_eq!(refused.body["acquired"], false, "{refused:?}");
     assert_eq!(
-        story(&server, path),
+        story(&history(&server, path)),
         vec![
             step("granted", "p1", short),
             step("granted", "p2", long),
