@@ -95,14 +95,18 @@ FROM semaphore_holders WHERE tenant = $1 AND name = $2"
 /// PostgreSQL, a new grant in one statement: the semaphore's rows ended at `$9` whose lock-delay
 /// is over go (but the owner's own, which the insert then replaces: a row may not be deleted and
 /// inserted by one statement), and the grant is inserted with the next fencing token, which it
-/// returns, and its lock-delay `$10`.
+/// returns, and its lock-delay `$10`. The insert reads `ended`, so the deletes run first and the
+/// history records the ended grants' expiries before the new grant, as on SQLite (a `WITH`
+/// statement nobody reads runs after the main statement).
 const POSTGRES_GRANT: &str = "\
 WITH ended AS (
     DELETE FROM semaphore_holders
-    WHERE tenant = $1 AND name = $2 AND owner <> $3 AND expires_at_ms + lock_delay_ms <= $9)
+    WHERE tenant = $1 AND name = $2 AND owner <> $3 AND expires_at_ms + lock_delay_ms <= $9
+    RETURNING 1)
 INSERT INTO semaphore_holders (tenant, name, owner, permits, semaphore_limit, acquired_at_ms,
                                expires_at_ms, fencing_token, regranted, value, lock_delay_ms)
-VALUES ($1, $2, $3, $4, $5, $6, $7, nextval('fencing_tokens'), 0, $8, $10)
+SELECT $1, $2, $3, $4, $5, $6, $7, nextval('fencing_tokens'), 0, $8, $10
+FROM (SELECT count(*) FROM ended) AS deleted_first
 ON CONFLICT (tenant, name, owner) DO UPDATE SET
     permits = EXCLUDED.permits, semaphore_limit = EXCLUDED.semaphore_limit,
     acquired_at_ms = EXCLUDED.acquired_at_ms, expires_at_ms = EXCLUDED.expires_at_ms,
