@@ -97,11 +97,11 @@ async fn every_documented_operation_is_routed() {
         }
     }
     assert_eq!(
-        operations, 33,
+        operations, 34,
         "for locks, semaphores and elections: list, acquire (campaign), status (leader), \
          release (resign), renew, fence check, observe, history; acquire and release many locks; \
-         an election's proclaim; the tenant's history and event stream; and four operations \
-         routes"
+         an election's proclaim and its resign at its own path; the tenant's history and event \
+         stream; and four operations routes"
     );
 }
 
