@@ -42,8 +42,9 @@ async fn acquire(
 pub async fn a_lease_that_ran_out_keeps_its_place_for_its_lock_delay(h: &dyn Harness) {
     let repo = h.open().await;
     let repo = &*repo;
-    // 1 s lease, 2 s delay: it runs out, and its place stays taken for 2 s more.
-    let paused = acquire(repo, "r", "paused", 1, delay(2))
+    // 1 s lease, 30 s delay: it runs out, and its place stays taken for 30 s more (long enough
+    // that a real-clock store under load is still inside the delay when it is checked).
+    let paused = acquire(repo, "r", "paused", 1, delay(30))
         .await
         .expect("granted");
     assert_eq!(
@@ -53,7 +54,7 @@ pub async fn a_lease_that_ran_out_keeps_its_place_for_its_lock_delay(h: &dyn Har
     );
     h.advance(PAST_SHORT).await;
     assert_eq!(status(repo, "r").await, None, "the lease has ended");
-    let available_at = paused.expires_at + chrono::TimeDelta::seconds(2);
+    let available_at = paused.expires_at + chrono::TimeDelta::seconds(30);
     assert_eq!(
         repo.available_at(tenant(), name("r")).await.unwrap(),
         Some(available_at)
@@ -107,13 +108,14 @@ pub async fn a_lease_that_ran_out_keeps_its_place_for_its_lock_delay(h: &dyn Har
         .await
         .is_some());
 
-    // Once the delay is over, anyone may take the place.
-    acquire(repo, "over", "a", 1, delay(1))
+    // Once the delay is over, anyone may take the place (3 s of delay: still inside it at the
+    // first try under load, surely over after the second wait).
+    acquire(repo, "over", "a", 1, delay(3))
         .await
         .expect("granted");
     h.advance(PAST_SHORT).await;
     assert_eq!(acquire(repo, "over", "b", 30, LockDelay::NONE).await, None);
-    h.advance(Duration::from_millis(1_000)).await;
+    h.advance(Duration::from_millis(3_000)).await;
     assert!(acquire(repo, "over", "b", 30, LockDelay::NONE)
         .await
         .is_some());
@@ -137,7 +139,7 @@ pub async fn a_semaphore_grant_that_ran_out_keeps_its_permits_for_its_lock_delay
             .await
             .expect("acquire answers")
     };
-    let SemaphoreAcquireOutcome::Granted(paused) = take("paused", 1, delay(2)).await else {
+    let SemaphoreAcquireOutcome::Granted(paused) = take("paused", 1, delay(30)).await else {
         panic!("paused is granted");
     };
     assert!(matches!(
@@ -156,7 +158,7 @@ pub async fn a_semaphore_grant_that_ran_out_keeps_its_permits_for_its_lock_delay
         repo.permits_available_at(tenant(), name("s"))
             .await
             .unwrap(),
-        Some(paused.lease.expires_at + chrono::TimeDelta::seconds(2))
+        Some(paused.lease.expires_at + chrono::TimeDelta::seconds(30))
     );
     assert!(matches!(
         take("other", 30, LockDelay::NONE).await,
