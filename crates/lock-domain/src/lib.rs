@@ -53,7 +53,7 @@ pub use holders::{
 pub use lease::{Capacity, Lease, LeaseValue, Weight, MAX_LEASE_VALUE_BYTES, MAX_SEMAPHORE_LIMIT};
 pub use listing::{ListLimit, ListPage, ListQuery, ListedLock, ResourcePrefix};
 pub use lock::{AcquireOutcome, Lock, LockMode, ReleaseResult, RenewResult};
-pub use lock_delay::{delayed_until, holding_places, LockDelay};
+pub use lock_delay::{delayed_until, holding_places, place_is_free, LockDelay};
 pub use multi::{
     decide_step, LockSet, LockSetError, LockStep, MultiAcquireOutcome, MAX_LOCKS_AT_ONCE,
 };

@@ -58,6 +58,13 @@ pub fn delayed_until(
     (!lease.is_live_at(now) && &lease.owner != owner && now < available_at).then_some(available_at)
 }
 
+/// Whether `lease`, with lock-delay `delay_ms`, holds no place for anyone at `now`: it ran out,
+/// and its delay is over (`now >= expires_at + delay`). Such a lease may be ended (its row
+/// deleted) without changing any decision.
+pub fn place_is_free(lease: &Lease, delay_ms: i64, now: DateTime<Utc>) -> bool {
+    !lease.is_live_at(now) && now >= lease.expires_at + TimeDelta::milliseconds(delay_ms.max(0))
+}
+
 /// The leases that hold places at `now` as `owner` must count them, from every lease of a
 /// resource with its lock-delay (ms): the live ones as they are, and each of another owner's that
 /// ran out less than its delay ago as if it ran until `expires_at + delay` (its place is kept;
@@ -74,8 +81,11 @@ pub fn holding_places(
             if lease.is_live_at(now) {
                 return Some(lease);
             }
+            if &lease.owner == owner || place_is_free(&lease, delay_ms, now) {
+                return None;
+            }
             let available_at = lease.expires_at + TimeDelta::milliseconds(delay_ms.max(0));
-            (&lease.owner != owner && now < available_at).then_some(Lease {
+            Some(Lease {
                 expires_at: available_at,
                 ..lease
             })
@@ -138,6 +148,24 @@ mod tests {
             .map(|l| (l.owner.as_str(), l.expires_at))
             .collect();
         assert_eq!(owners, [("live", at(5_000)), ("paused", at(3_000))]);
+        // A place is free only once the lease ran out and its delay is over, to the millisecond.
+        let paused = lease("paused", 2, 1_000);
+        let cases: &[(i64, i64, bool)] = &[
+            // (delay, now) -> free
+            (2_000, 999, false),
+            (2_000, 1_000, false),
+            (2_000, 2_999, false),
+            (2_000, 3_000, true),
+            (0, 999, false),
+            (0, 1_000, true),
+        ];
+        for &(delay, now, free) in cases {
+            assert_eq!(
+                place_is_free(&paused, delay, at(now)),
+                free,
+                "{delay} {now}"
+            );
+        }
     }
 
     #[test]

@@ -257,12 +257,15 @@ pub(crate) fn run(
             fencing_token,
         } => {
             let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
-            let over = rows.iter().any(|row| {
-                row.owner == owner.as_str()
-                    && row.fencing_token == fencing_token.value()
-                    && row.expires_at_ms <= now_ms
-                    && row.expires_at_ms + row.lock_delay_ms <= now_ms
-            });
+            let now = at(now_ms)?;
+            let mut over = false;
+            for row in rows {
+                let delay_ms = row.lock_delay_ms;
+                let grant = permit(row)?;
+                over |= grant.lease.owner == owner
+                    && grant.lease.fencing_token == fencing_token
+                    && lock_domain::place_is_free(&grant.lease, delay_ms, now);
+            }
             if over {
                 table.delete_owner(tenant, &name, &owner)?;
             }

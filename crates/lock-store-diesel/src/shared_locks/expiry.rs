@@ -17,10 +17,8 @@ pub(super) fn record(
     fencing_token: FencingToken,
 ) -> Result<bool, PermitError> {
     let read = Read::locked(table, tenant, resource, false)?;
-    let ran_out = read.rows.iter().any(|row| {
-        row.owner == owner.as_str()
-            && row.fencing_token == fencing_token.value()
-            && row.expires_at_ms <= read.now_ms
+    let ran_out = read.leases()?.iter().any(|lease| {
+        &lease.owner == owner && lease.fencing_token == fencing_token && !lease.is_live_at(read.now)
     });
     if ran_out {
         table.delete_leases(tenant, resource, Some(owner))?;

@@ -225,8 +225,7 @@ impl SemaphoreRepository for InMemoryLockRepository {
         leases.retain(|lease| {
             !(lease.owner == owner
                 && lease.fencing_token == fencing_token
-                && !lease.is_live_at(now)
-                && lease.expires_at + chrono::TimeDelta::milliseconds(delay) <= now)
+                && crate::place_is_free(lease, delay, now))
         });
         Ok(leases.len() < before)
     }
