@@ -17,8 +17,11 @@ pub struct TestServer {
     stderr_lines: Mutex<mpsc::Receiver<String>>,
 }
 
+/// The lockd under test: this build's, or the one `LOCKD_E2E_BINARY` names (to show that a new
+/// test fails on an older build).
 pub fn lockd_binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_lockd"))
+    std::env::var_os("LOCKD_E2E_BINARY")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_lockd")), PathBuf::from)
 }
 
 impl TestServer {

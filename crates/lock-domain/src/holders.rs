@@ -17,8 +17,9 @@ pub enum HolderDecision {
     Extend(FencingToken),
     /// Too little room: only `available` of the capacity is free. Nothing changes.
     Unavailable { available: u64 },
-    /// The live holders acquired against another capacity (a semaphore's limit): nothing
-    /// changes. The capacity is free to change once no holder is live.
+    /// The holders acquired against another capacity (a semaphore's limit): nothing changes.
+    /// The capacity is free to change once no holder is left: the holders passed in include
+    /// the places a lock-delay keeps ([`crate::holding_places`]).
     CapacityMismatch(Capacity),
     /// The caller holds a live lease of another weight (other permits, the other lock mode):
     /// nothing changes; there is no upgrade or downgrade in place.

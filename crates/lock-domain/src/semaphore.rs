@@ -44,7 +44,8 @@ pub enum SemaphoreAcquireOutcome {
     Granted(Permit),
     /// Too few permits are free: `available` of `limit`. Nothing changed.
     Unavailable { limit: Capacity, available: u64 },
-    /// The live holders use another limit (this one). Nothing changed.
+    /// The holders use another limit (this one): the live ones, and grants of other owners that
+    /// ran out whose lock-delay still keeps their places. Nothing changed.
     LimitMismatch(Capacity),
     /// The caller holds a live grant of other permits (these). Nothing changed.
     PermitsMismatch(Weight),

@@ -26,7 +26,7 @@ pub enum GuardError {
     /// Too few of the semaphore's permits are free.
     #[error("too few permits of semaphore {name} are free ({available} of the limit)")]
     Unavailable { name: ResourceName, available: u64 },
-    /// The semaphore's live holders use another limit, or this owner holds other permits of it;
+    /// The semaphore's holders use another limit, or this owner holds other permits of it;
     /// nothing changed.
     #[error("semaphore {name}: {why}")]
     Conflict { name: ResourceName, why: String },

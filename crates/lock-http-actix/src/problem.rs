@@ -62,7 +62,7 @@ pub(crate) struct Problem {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub errors: Option<Vec<FieldError>>,
-    /// `/problems/limit-mismatch` only: the limit the semaphore's live holders use.
+    /// `/problems/limit-mismatch` only: the limit the holders use (live, or kept by a lock-delay).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = i64, nullable = false, minimum = 1, example = 8)]
     pub limit: Option<u32>,
@@ -89,7 +89,7 @@ pub(crate) struct Problem {
 /// Why an acquire conflicts with the live holders (409).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Conflict {
-    /// The live holders use this other limit.
+    /// The holders (live, or kept by a lock-delay) use this other limit.
     Limit { limit: u32 },
     /// The owner's live grant holds these other permits.
     Permits { permits: u32 },
@@ -235,7 +235,8 @@ impl ApiError {
                  (--max-connections): this one is closed; retry in a second"
             ),
             ProblemKind::Conflict(Conflict::Limit { limit }) => format!(
-                "the semaphore's live holders use limit {limit}; it can change once none is live"
+                "the semaphore's holders use limit {limit} (its live grants, and those that ran out \
+                 whose lock-delay still keeps their places); it can change once none is left"
             ),
             ProblemKind::Conflict(Conflict::Mode { asked }) => {
                 let held = match asked {

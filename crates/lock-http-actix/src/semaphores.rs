@@ -73,7 +73,7 @@ fn no_permit(name: &ResourceName) -> ProblemKind {
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`/problems/limit-mismatch`: the live holders use another limit (given as `limit`); or `/problems/permits-mismatch`: this owner holds a live grant of other permits (given as `permits`). Nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`/problems/limit-mismatch`: the holders use another limit (given as `limit`): the live ones, and grants that ran out whose lock-delay still keeps their places; or `/problems/permits-mismatch`: this owner holds a live grant of other permits (given as `permits`). Nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name, owner, ttl_seconds, limit, permits, wait_seconds or value.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -189,7 +189,8 @@ pub(crate) async fn status(
                 Some(available_at) => Err(ProblemKind::NotFoundUntil {
                     detail: format!(
                         "no live holder of semaphore {:?}; grants that ran out keep their \
-                         permits until available_at (their lock-delay)",
+                         places (their permits, and the limit) until available_at (their \
+                         lock-delay)",
                         name.as_str()
                     ),
                     available_at,

@@ -14,6 +14,10 @@ use crate::events::{Acquired, ElectionReport, Fenced};
 use crate::service::{AcquireError, AcquireRequest};
 use crate::LockService;
 
+/// How many times a refused campaign that finds its candidate leading is re-granted before it
+/// gives up (each time the office changed hands between the read and the grant).
+const MAX_REGRANTS: u32 = 3;
+
 /// A campaign, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CampaignRequest {
@@ -43,6 +47,8 @@ pub enum Campaigned {
     },
     /// Another candidate leads (`leader`, as read right after; `None` when the office fell
     /// vacant in between, or is vacant but in the lock-delay of a leader whose lease ran out).
+    /// Never the candidate itself: a refused campaign that then reads its own candidate as the
+    /// leader is re-granted as the sitting leader's, and answered [`Campaigned::Elected`].
     /// After a wait that ended, or in a lock-delay, `retry_after_seconds` is when the office may
     /// be free, as last seen (at least 1).
     NotElected {
@@ -101,45 +107,61 @@ impl LockService {
             value: request.value,
             lock_delay: request.lock_delay,
         };
-        let gate = self
-            .admit_leases(&request.tenant, 1, || async {
-                Ok(u64::from(self.mode_held_by(&lock_request).await?.is_some()))
-            })
-            .await?;
-        let _gate = gate.filter(|_| request.wait.is_zero());
+        let gate = self.admit_acquire(&lock_request).await?;
         // Who led before, to tell a new term from the sitting leader's re-grant (for metrics and
         // the audit log; a concurrent campaign of the same candidate may blur it, nothing else).
         let before = self.leader(&request.tenant, &request.election).await?;
-        let acquired = if request.wait.is_zero() {
+        let mut acquired = if request.wait.is_zero() {
+            let _gate = gate;
             self.acquire_now(&lock_request).await?
         } else {
-            self.acquire_waiting(&lock_request, hung_up).await?
+            self.acquire_waiting(&lock_request, gate, hung_up).await?
         };
-        let campaigned = match acquired {
-            Acquired::Granted { lock, waited } => Campaigned::Elected {
-                new_term: before.is_none_or(|before| before.term != lock.fencing_token),
-                leader: Leader::of(lock),
-                waited,
-            },
-            Acquired::Held => Campaigned::NotElected {
-                leader: self.leader(&request.tenant, &request.election).await?,
-                retry_after_seconds: None,
-            },
-            Acquired::TimedOut {
-                retry_after_seconds,
+        let mut regrants = 0;
+        let campaigned = loop {
+            let retry_after_seconds = match acquired {
+                Acquired::Granted { lock, waited } => {
+                    break Campaigned::Elected {
+                        new_term: before.is_none_or(|before| before.term != lock.fencing_token),
+                        leader: Leader::of(lock),
+                        waited,
+                    }
+                }
+                Acquired::Held => None,
+                Acquired::TimedOut {
+                    retry_after_seconds,
+                }
+                | Acquired::Delayed {
+                    retry_after_seconds,
+                } => Some(retry_after_seconds),
+                Acquired::HungUp => break Campaigned::HungUp,
+                Acquired::ModeMismatch => {
+                    return Err(AcquireError::Store(RepositoryError::internal(
+                        "an election's lock is held in shared mode",
+                    )))
+                }
+            };
+            let leader = self.leader(&request.tenant, &request.election).await?;
+            if !leader
+                .as_ref()
+                .is_some_and(|leader| leader.candidate == request.candidate)
+            {
+                break Campaigned::NotElected {
+                    leader,
+                    retry_after_seconds,
+                };
             }
-            | Acquired::Delayed {
-                retry_after_seconds,
-            } => Campaigned::NotElected {
-                leader: self.leader(&request.tenant, &request.election).await?,
-                retry_after_seconds: Some(retry_after_seconds),
-            },
-            Acquired::HungUp => Campaigned::HungUp,
-            Acquired::ModeMismatch => {
-                return Err(AcquireError::Store(RepositoryError::internal(
-                    "an election's lock is held in shared mode",
-                )))
+            // The caller leads now: the same candidate was elected by another request (through
+            // another instance, say) after this one was refused. "Not elected, and you lead"
+            // describes no single instant; as the sitting leader's campaign, this is a re-grant.
+            regrants += 1;
+            if regrants > MAX_REGRANTS {
+                return Err(AcquireError::Store(RepositoryError::unavailable(
+                    "the office changed hands again and again while the campaign was answered",
+                )));
             }
+            let _gate = self.admit_acquire(&lock_request).await?;
+            acquired = self.acquire_now(&lock_request).await?;
         };
         self.events.election(
             &request.tenant,

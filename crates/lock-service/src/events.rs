@@ -43,7 +43,7 @@ pub enum PermitsAcquired {
         available: u64,
         retry_after_seconds: u64,
     },
-    /// The live holders use this other limit: nothing changed.
+    /// The holders (live, or kept by a lock-delay) use this other limit: nothing changed.
     LimitMismatch(Capacity),
     /// The owner holds a live grant of these other permits: nothing changed.
     PermitsMismatch(Weight),

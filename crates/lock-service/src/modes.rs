@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use lock_domain::{
-    decide_acquire, AcquireDecision, Hold, ListPage, ListedLock, LockMode, RepositoryError,
-    SharedAcquireOutcome, Tenant,
+    decide_acquire, AcquireDecision, Clock, Hold, ListPage, ListedLock, LockMode, LockRepository,
+    Owner, RepositoryError, ResourceName, SharedAcquireOutcome, SharedLockRepository, Tenant,
 };
 
 use crate::events::Acquired;
@@ -92,17 +92,15 @@ impl LockService {
         &self,
         request: &AcquireRequest,
     ) -> Result<Option<LockMode>, RepositoryError> {
-        let (tenant, resource) = (request.tenant.clone(), request.resource.clone());
-        let current = self.locks.status(tenant.clone(), resource.clone()).await?;
-        Ok(match current {
-            Some(row) if row.owner.is_shared_holders() => {
-                let hold = self.shared_locks.hold(tenant, resource).await?;
-                hold.and_then(|hold| hold.mode_of(&request.owner))
-            }
-            current => (decide_acquire(current.as_ref(), &request.owner, self.clock.now())
-                == AcquireDecision::Extend)
-                .then_some(LockMode::Exclusive),
-        })
+        mode_held(
+            &*self.locks,
+            &*self.shared_locks,
+            &*self.clock,
+            &request.tenant,
+            &request.resource,
+            &request.owner,
+        )
+        .await
     }
 
     /// `page` with each lock held in shared mode replaced by its holders, in token order.
@@ -152,6 +150,28 @@ impl LockService {
             has_more: page.has_more,
         })
     }
+}
+
+/// The mode in which `owner` holds the lock on `resource` now, if it does (as the store's acquire
+/// would re-grant it).
+pub(crate) async fn mode_held(
+    locks: &dyn LockRepository,
+    shared_locks: &dyn SharedLockRepository,
+    clock: &dyn Clock,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    owner: &Owner,
+) -> Result<Option<LockMode>, RepositoryError> {
+    let current = locks.status(tenant.clone(), resource.clone()).await?;
+    Ok(match current {
+        Some(row) if row.owner.is_shared_holders() => {
+            let hold = shared_locks.hold(tenant.clone(), resource.clone()).await?;
+            hold.and_then(|hold| hold.mode_of(owner))
+        }
+        current => (decide_acquire(current.as_ref(), owner, clock.now())
+            == AcquireDecision::Extend)
+            .then_some(LockMode::Exclusive),
+    })
 }
 
 /// What remains of a lease ending at `ends` when the listed row, ending at `row_end`, had

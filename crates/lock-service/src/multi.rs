@@ -9,6 +9,7 @@ use lock_domain::{
 };
 
 use crate::events::Acquired;
+use crate::quota::Refusal;
 use crate::service::{AcquireError, AcquireRequest};
 use crate::waiting::WaitEnd;
 use crate::LockService;
@@ -58,26 +59,14 @@ impl LockService {
         hung_up: impl Fn() -> bool,
     ) -> Result<MultiAcquired, AcquireError> {
         let MultiAcquireRequest { tenant, set, wait } = request;
-        let gate = self
-            .admit_leases(&tenant, set.locks().len() as u64, || async {
-                let mut held = 0;
-                for (resource, mode) in set.locks() {
-                    let probe = AcquireRequest {
-                        tenant: tenant.clone(),
-                        resource: resource.clone(),
-                        owner: set.owner().clone(),
-                        ttl: set.ttl(),
-                        wait: Duration::ZERO,
-                        mode: *mode,
-                        value: None,
-                        lock_delay: LockDelay::NONE,
-                    };
-                    held += u64::from(self.mode_held_by(&probe).await?.is_some());
-                }
-                Ok(held)
-            })
-            .await?;
-        let _gate = gate.filter(|_| wait.is_zero());
+        let wanted = set.locks().len() as u64;
+        // The first attempt is counted and granted under the tenant's gate taken on arrival
+        // (refused at once over the limit); each later attempt of a waiting set is admitted
+        // again when it is made.
+        let mut gate = Some(
+            self.admit_leases(&tenant, wanted, || self.held_of(&tenant, &set))
+                .await?,
+        );
         let seat = if wait.is_zero() {
             None
         } else {
@@ -94,11 +83,42 @@ impl LockService {
             // Listen before trying, so that a release between the try and the sleep wakes it.
             let freed = self.waiting.any_freed();
             tokio::pin!(freed);
-            match self
+            let admitted = match gate.take() {
+                Some(gate) => gate,
+                None => match self
+                    .quotas
+                    .admit(&tenant, wanted, || self.held_of(&tenant, &set))
+                    .await
+                {
+                    Ok(gate) => gate,
+                    Err(Refusal::Exceeded(exceeded)) => {
+                        // Over the limit: wait for a lease of the tenant to end, or for the
+                        // end of the wait, answered with the quota then.
+                        waited = true;
+                        let now = tokio::time::Instant::now();
+                        let over = now >= deadline
+                            || tokio::select! {
+                                () = self.quotas.room_may_be_free() => false,
+                                () = tokio::time::sleep(deadline - now) => false,
+                                () = self.waiting.closed() => true,
+                            };
+                        if over || tokio::time::Instant::now() >= deadline {
+                            self.waiting.count_wait_end(WaitEnd::TimedOut);
+                            return Err(AcquireError::QuotaExceeded(
+                                self.over_quota(&tenant, exceeded),
+                            ));
+                        }
+                        continue;
+                    }
+                    Err(Refusal::Store(error)) => return Err(AcquireError::Store(error)),
+                },
+            };
+            let attempted = self
                 .multi_locks
                 .acquire_all(tenant.clone(), set.clone())
-                .await?
-            {
+                .await?;
+            drop(admitted);
+            match attempted {
                 MultiAcquireOutcome::Granted(locks) => {
                     if waited && hung_up() {
                         self.undo_set(&tenant, locks).await;
@@ -147,6 +167,26 @@ impl LockService {
         };
         self.report_set(&tenant, &set, &outcome);
         Ok(outcome)
+    }
+
+    /// How many of the locks of `set` its owner holds now (in either mode): re-grants, which add
+    /// no lease to its tenant's count.
+    async fn held_of(&self, tenant: &Tenant, set: &LockSet) -> Result<u64, RepositoryError> {
+        let mut held = 0;
+        for (resource, mode) in set.locks() {
+            let probe = AcquireRequest {
+                tenant: tenant.clone(),
+                resource: resource.clone(),
+                owner: set.owner().clone(),
+                ttl: set.ttl(),
+                wait: Duration::ZERO,
+                mode: *mode,
+                value: None,
+                lock_delay: LockDelay::NONE,
+            };
+            held += u64::from(self.mode_held_by(&probe).await?.is_some());
+        }
+        Ok(held)
     }
 
     /// How long until every one of `resources` may be free, by the ends of the leases seen now

@@ -17,9 +17,10 @@ use lock_domain::{
 use tokio::sync::oneshot;
 
 pub(crate) use queue::PermitQueues;
-use queue::{PermitWaiter, Reply, Standing};
+use queue::{holds_grant, PermitWaiter, Refusal, Reply, Standing};
 
 use crate::events::PermitsAcquired;
+use crate::quota::LeaseGate;
 use crate::service::{AcquireError, LockService};
 use crate::waiting::WaitEnd;
 
@@ -50,23 +51,23 @@ impl LockService {
         request: PermitsRequest,
         hung_up: impl Fn() -> bool,
     ) -> Result<PermitsAcquired, AcquireError> {
+        // Counted and granted under the tenant's gate; a waiting acquire hands the gate back
+        // before it joins the queue, whose grant is admitted again when it is made.
         let gate = self
             .admit_leases(&request.tenant, 1, || async {
-                let state = self
-                    .semaphores
-                    .semaphore(request.tenant.clone(), request.name.clone())
-                    .await?;
-                let holds = state.is_some_and(|state| {
-                    state
-                        .holders
-                        .iter()
-                        .any(|lease| lease.owner == request.permit.owner)
-                });
-                Ok(u64::from(holds))
+                holds_grant(
+                    &*self.semaphores,
+                    &request.tenant,
+                    &request.name,
+                    &request.permit.owner,
+                )
+                .await
+                .map(u64::from)
             })
             .await?;
-        let _gate = gate.filter(|_| request.wait.is_zero());
-        let outcome = self.acquire_permits_unreported(&request, hung_up).await?;
+        let outcome = self
+            .acquire_permits_unreported(&request, gate, hung_up)
+            .await?;
         self.events.permits_acquired(
             &request.tenant,
             &request.name,
@@ -79,6 +80,7 @@ impl LockService {
     async fn acquire_permits_unreported(
         &self,
         request: &PermitsRequest,
+        gate: LeaseGate,
         hung_up: impl Fn() -> bool,
     ) -> Result<PermitsAcquired, AcquireError> {
         let PermitsRequest {
@@ -120,6 +122,7 @@ impl LockService {
                 return Ok(now);
             }
         }
+        drop(gate);
         self.wait_for_permits(request, hung_up).await
     }
 
@@ -173,14 +176,39 @@ impl LockService {
             None => place.time_is_up().await,
         };
         place.replied = None;
+        let held_back = match place.waiter.last_refusal() {
+            Some(Refusal::Quota(exceeded)) => Some(exceeded),
+            _ => None,
+        };
+        match (reply, held_back) {
+            // The wait ended while its tenant's quota held its grant back (a reply dropped
+            // unsent says so too).
+            (None | Some(Err(_)), Some(exceeded)) => {
+                self.waiting.count_wait_end(WaitEnd::TimedOut);
+                Err(AcquireError::QuotaExceeded(
+                    self.over_quota(&request.tenant, exceeded),
+                ))
+            }
+            (reply, _) => self.answer_wait(request, &place, reply, hung_up).await,
+        }
+    }
+
+    /// The answer of a wait the quota did not end.
+    async fn answer_wait(
+        &self,
+        request: &PermitsRequest,
+        place: &Place,
+        reply: Option<Result<Reply, oneshot::error::RecvError>>,
+        hung_up: impl Fn() -> bool,
+    ) -> Result<PermitsAcquired, AcquireError> {
         match reply {
-            None => self.timed_out(request).await,
+            None => self.timed_out(request, place.waiter.last_refusal()).await,
             Some(Err(_)) => Err(AcquireError::Store(RepositoryError::internal(
                 "the queue of waiting permit acquires ended without an answer",
             ))),
             Some(Ok(Err(error))) => Err(AcquireError::Store(error)),
             Some(Ok(Ok(SemaphoreAcquireOutcome::Unavailable { .. }))) => {
-                self.timed_out(request).await
+                self.timed_out(request, place.waiter.last_refusal()).await
             }
             Some(Ok(Ok(SemaphoreAcquireOutcome::Granted(grant)))) if hung_up() => {
                 // Spawned: this request may be dropped at any await now that its client is gone.
@@ -197,10 +225,15 @@ impl LockService {
         }
     }
 
-    /// The answer of a wait that ended without room, with the semaphore as it is now; when the
-    /// store cannot say how it is (an outage), that the store is unavailable rather than a guess
-    /// at the free permits.
-    async fn timed_out(&self, request: &PermitsRequest) -> Result<PermitsAcquired, AcquireError> {
+    /// The answer of a wait that ended without room: the free permits as the refusal of its
+    /// last attempt saw them (so "not acquired" and `available` describe one instant), or, for a
+    /// waiter that never came to the head of the queue, as the semaphore is now; when the store
+    /// cannot say how it is (an outage), that the store is unavailable rather than a guess.
+    async fn timed_out(
+        &self,
+        request: &PermitsRequest,
+        last_refusal: Option<Refusal>,
+    ) -> Result<PermitsAcquired, AcquireError> {
         let limit = request.permit.limit;
         let state = self
             .semaphores
@@ -220,6 +253,10 @@ impl LockService {
                 )
             }
             None => (u64::from(limit.get()), 1),
+        };
+        let available = match last_refusal {
+            Some(Refusal::NoRoom { available }) => available,
+            _ => available,
         };
         Ok(PermitsAcquired::TimedOut {
             limit,

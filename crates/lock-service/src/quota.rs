@@ -2,13 +2,18 @@
 //! observers a tenant may have, and how long a lease it may ask for. Going over a limit refuses
 //! the request before anything is attempted, so it changes nothing.
 //!
-//! - `max_live_leases` is checked when an acquire arrives, against the store's count of the
-//!   tenant's live leases ([`lock_domain::LeaseUsage`]); a re-grant to an owner that already
-//!   holds the name adds no lease. Within one process, the acquires of a limited tenant that
-//!   answer at once are counted and granted one at a time, so the limit holds exactly there. A
-//!   waiting acquire is checked when it arrives; its grant comes later, when a lease there ended.
-//!   Instances sharing a PostgreSQL database count apart: together they may go over by as many
-//!   acquires as race at the same moment.
+//! - `max_live_leases` is checked at every grant that would make a new live lease, at the moment
+//!   it is made: an immediate attempt, a grant from a waiting queue (locks, readers, permits,
+//!   campaigns), each attempt of a waiting set. The store counts the tenant's live leases
+//!   ([`lock_domain::LeaseUsage`]) and, within one process, the count and the grant are made
+//!   under the tenant's gate, one grant at a time, so the limit holds exactly there. A re-grant
+//!   to an owner that already holds the name adds no lease. An acquire that arrives at the limit
+//!   is refused at once; a waiting one whose grant would go over when its turn comes keeps its
+//!   place (FIFO, and a semaphore's head is still never overtaken) and is granted once a lease
+//!   of the tenant has ended, or answered [`QuotaExceeded`] if its wait ends first.
+//!   Instances sharing a PostgreSQL database count apart: each has at most one grant of the
+//!   tenant in flight, so together they go over by at most one grant (a set: its locks) per
+//!   other instance.
 //! - `max_waiters` is held exactly, with the server's own limits of waiters.
 //! - `max_observers` counts the open observe and event streams of the tenant in this process.
 //! - `max_ttl_seconds` bounds every acquire and renew of the tenant.
@@ -17,10 +22,12 @@ mod file;
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
 
-use lock_domain::{RepositoryError, Tenant, Ttl};
-use tokio::sync::OwnedMutexGuard;
+use lock_domain::{LeaseUsage, RepositoryError, Tenant, Ttl};
+use tokio::sync::{Notify, OwnedMutexGuard};
 
 pub use file::{LimitsFileError, LimitsTable};
 
@@ -115,19 +122,44 @@ pub struct QuotaUsage {
     pub used: Option<u64>,
 }
 
+/// How often a waiting grant held back by its tenant's `max_live_leases` looks again, besides
+/// when a lease ends through this process: a lease that runs out, or ends through another
+/// process, frees a place too.
+pub(crate) const QUOTA_RECHECK: Duration = Duration::from_millis(250);
+
 /// The limits in force (replaced whole on a reload) and what this process counts against them.
 /// Cheap to clone: clones share everything.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct Quotas {
     shared: Arc<Shared>,
 }
 
-#[derive(Default)]
 struct Shared {
     table: RwLock<LimitsTable>,
+    /// Counts a tenant's live leases.
+    usage: Arc<dyn LeaseUsage>,
     observers: Mutex<HashMap<Tenant, u64>>,
     /// Per limited tenant: held while its acquires are counted and granted.
     lease_gates: Mutex<HashMap<Tenant, Arc<tokio::sync::Mutex<()>>>>,
+    /// Notified when a lease ended through this process, while some grant is held back.
+    ended: Notify,
+    /// Grants held back by a quota, waiting for `ended` now.
+    held_back: AtomicUsize,
+}
+
+/// Why a grant was not admitted.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// It would go over the tenant's `max_live_leases`.
+    Exceeded(QuotaExceeded),
+    /// The store could not count.
+    Store(RepositoryError),
+}
+
+impl From<RepositoryError> for Refusal {
+    fn from(error: RepositoryError) -> Self {
+        Self::Store(error)
+    }
 }
 
 fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -135,6 +167,20 @@ fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Quotas {
+    /// No limits yet, counting live leases with `usage`.
+    pub(crate) fn new(usage: Arc<dyn LeaseUsage>) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                table: RwLock::default(),
+                usage,
+                observers: Mutex::default(),
+                lease_gates: Mutex::default(),
+                ended: Notify::new(),
+                held_back: AtomicUsize::new(0),
+            }),
+        }
+    }
+
     pub(crate) fn of(&self, tenant: &Tenant) -> TenantLimits {
         self.table().of(tenant)
     }
@@ -189,6 +235,81 @@ impl Quotas {
                 .entry(tenant.clone())
                 .or_default(),
         )
+    }
+
+    /// How many live leases `tenant` holds now, by the store's count.
+    pub(crate) async fn live_leases(&self, tenant: &Tenant) -> Result<u64, RepositoryError> {
+        self.shared.usage.count_live_leases(tenant.clone()).await
+    }
+
+    /// Admits a grant for `tenant` (or the tenant whose election namespace it is) that would add
+    /// `wanted` leases, of which `already_held` (asked only when the count is at the limit) says
+    /// how many the owner holds already. The gate returned must be held until the grant has been
+    /// made (or refused by the store): the tenant's other grants in this process wait for it.
+    /// Costs nothing for a tenant without `max_live_leases`.
+    ///
+    /// # Errors
+    /// [`Refusal::Exceeded`] when the grant would go over the limit (nothing may be granted);
+    /// [`Refusal::Store`] when the store could not count.
+    pub(crate) async fn admit<F, Held>(
+        &self,
+        tenant: &Tenant,
+        wanted: u64,
+        already_held: F,
+    ) -> Result<LeaseGate, Refusal>
+    where
+        F: FnOnce() -> Held,
+        Held: Future<Output = Result<u64, RepositoryError>>,
+    {
+        let namespace_of = tenant.election_namespace_of();
+        let tenant = namespace_of.as_ref().unwrap_or(tenant);
+        let Some(allowed) = self.of(tenant).get(Limit::MaxLiveLeases) else {
+            return Ok(None);
+        };
+        let gate = self.gate(tenant).lock_owned().await;
+        let live = self.live_leases(tenant).await?;
+        if live.saturating_add(wanted) > allowed {
+            let adding = wanted.saturating_sub(already_held().await?);
+            if live.saturating_add(adding) > allowed {
+                return Err(Refusal::Exceeded(QuotaExceeded {
+                    limit: Limit::MaxLiveLeases,
+                    allowed,
+                }));
+            }
+        }
+        Ok(Some(gate))
+    }
+
+    /// A lease ended through this process (released, resigned, undone, forced): a place may be
+    /// free for a grant held back by its tenant's quota. Cheap while none is held back.
+    pub(crate) fn lease_ended(&self) {
+        if self.shared.held_back.load(Ordering::Acquire) > 0 {
+            self.shared.ended.notify_waiters();
+        }
+    }
+
+    /// Resolves when a lease ends through this process, or after [`QUOTA_RECHECK`] (a lease may
+    /// run out, or end through another process): when a grant held back by a quota should look
+    /// again.
+    pub(crate) async fn room_may_be_free(&self) {
+        let ended = self.shared.ended.notified();
+        tokio::pin!(ended);
+        ended.as_mut().enable();
+        self.shared.held_back.fetch_add(1, Ordering::AcqRel);
+        let _counted = HeldBack(&self.shared.held_back);
+        tokio::select! {
+            () = ended => {}
+            () = tokio::time::sleep(QUOTA_RECHECK) => {}
+        }
+    }
+}
+
+/// One grant waiting in [`Quotas::room_may_be_free`], uncounted when dropped.
+struct HeldBack<'a>(&'a AtomicUsize);
+
+impl Drop for HeldBack<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -261,7 +382,7 @@ impl LockService {
                     continue;
                 };
                 let used = match limit {
-                    Limit::MaxLiveLeases => self.usage.count_live_leases(tenant.clone()).await.ok(),
+                    Limit::MaxLiveLeases => self.quotas.live_leases(&tenant).await.ok(),
                     Limit::MaxWaiters => Some(self.waiting.waiters_of_tenant(&tenant)),
                     Limit::MaxObservers => Some(self.quotas.observers_of(&tenant)),
                     Limit::MaxTtlSeconds => None,
@@ -277,9 +398,9 @@ impl LockService {
         usage
     }
 
-    /// Admits an acquire of `tenant` that would add `wanted` leases, of which `already_held`
-    /// (asked only when the count is at the limit) says how many the owner holds already. The
-    /// gate returned is held until the grant is made.
+    /// Admits a grant of `tenant` that would add `wanted` leases (see [`Quotas::admit`]); a
+    /// refusal is reported to the events port. The gate returned is held until the grant is
+    /// made.
     ///
     /// # Errors
     /// [`AcquireError::QuotaExceeded`] for `max_live_leases`; [`AcquireError::Store`] when the
@@ -294,24 +415,20 @@ impl LockService {
         F: FnOnce() -> Held,
         Held: Future<Output = Result<u64, RepositoryError>>,
     {
-        let Some(allowed) = self.quotas.of(tenant).get(Limit::MaxLiveLeases) else {
-            return Ok(None);
-        };
-        let gate = self.quotas.gate(tenant).lock_owned().await;
-        let live = self.usage.count_live_leases(tenant.clone()).await?;
-        if live.saturating_add(wanted) > allowed {
-            let adding = wanted.saturating_sub(already_held().await?);
-            if live.saturating_add(adding) > allowed {
-                return Err(AcquireError::QuotaExceeded(self.over_quota(
-                    tenant,
-                    QuotaExceeded {
-                        limit: Limit::MaxLiveLeases,
-                        allowed,
-                    },
-                )));
+        self.quotas
+            .admit(tenant, wanted, already_held)
+            .await
+            .map_err(|refusal| self.quota_refused(tenant, refusal))
+    }
+
+    /// The error of a grant not admitted, reported when it is over a quota.
+    pub(crate) fn quota_refused(&self, tenant: &Tenant, refusal: Refusal) -> AcquireError {
+        match refusal {
+            Refusal::Exceeded(exceeded) => {
+                AcquireError::QuotaExceeded(self.over_quota(tenant, exceeded))
             }
+            Refusal::Store(error) => AcquireError::Store(error),
         }
-        Ok(Some(gate))
     }
 
     /// A place in `tenant`'s count of observers, kept by the stream it opens.
@@ -321,8 +438,10 @@ impl LockService {
             .map_err(|exceeded| OpenError::QuotaExceeded(self.over_quota(tenant, exceeded)))
     }
 
-    /// Reports a refusal, and gives it back.
+    /// Reports a refusal (an election's as its tenant's), and gives it back.
     pub(crate) fn over_quota(&self, tenant: &Tenant, exceeded: QuotaExceeded) -> QuotaExceeded {
+        let namespace_of = tenant.election_namespace_of();
+        let tenant = namespace_of.as_ref().unwrap_or(tenant);
         self.events.quota_exceeded(tenant, exceeded);
         exceeded
     }
@@ -343,5 +462,7 @@ impl From<RepositoryError> for OpenError {
     }
 }
 
+#[cfg(test)]
+mod grants;
 #[cfg(test)]
 mod tests;

@@ -15,7 +15,7 @@ use crate::events::{Acquired, LockEvents, NoEvents, WaitersFull};
 use crate::history::HistoryHub;
 use crate::observe::{Hub, ObservingEvents};
 use crate::permits::PermitQueues;
-use crate::quota::{QuotaExceeded, Quotas};
+use crate::quota::{LeaseGate, QuotaExceeded, Quotas};
 use crate::waiting::{WaitOutcome, WaiterLimits, Waiting};
 
 /// What the service is built on: the store's lock and semaphore operations and (if it gives
@@ -61,7 +61,8 @@ pub enum AcquireError {
     /// The acquire would wait, but too many already do: nothing was attempted.
     WaitersFull(WaitersFull),
     /// The acquire would go over a limit of its tenant (`max_live_leases`, `max_waiters`):
-    /// nothing was attempted.
+    /// nothing was granted. A waiting acquire whose grant the tenant's `max_live_leases` held
+    /// back until its wait ended is answered this too.
     QuotaExceeded(QuotaExceeded),
 }
 
@@ -95,7 +96,6 @@ pub struct LockService {
     pub(crate) semaphores: Arc<dyn SemaphoreRepository>,
     pub(crate) history: Arc<dyn HistoryRepository>,
     pub(crate) admin: Arc<dyn AdminRepository>,
-    pub(crate) usage: Arc<dyn LeaseUsage>,
     /// The limits of each tenant, and what this process counts against them.
     pub(crate) quotas: Quotas,
     /// The event feed of the history.
@@ -117,7 +117,7 @@ impl LockService {
             inner: ports.events,
             hub: hub.clone(),
         });
-        let quotas = Quotas::default();
+        let quotas = Quotas::new(Arc::clone(&ports.usage));
         let waiting = Waiting::new(
             Arc::clone(&ports.locks),
             Arc::clone(&ports.shared_locks),
@@ -132,6 +132,7 @@ impl LockService {
             Arc::clone(&ports.clock),
             Arc::clone(&ports.events),
             waiting.clone(),
+            quotas.clone(),
         );
         permit_queues.hear_hints(&waiting);
         let history_hub = HistoryHub::new(Arc::clone(&ports.history), Arc::clone(&ports.events));
@@ -142,7 +143,6 @@ impl LockService {
             semaphores: ports.semaphores,
             history: ports.history,
             admin: ports.admin,
-            usage: ports.usage,
             quotas,
             history_hub,
             clock: ports.clock,
@@ -202,22 +202,28 @@ impl LockService {
         request: AcquireRequest,
         hung_up: impl Fn() -> bool,
     ) -> Result<Acquired, AcquireError> {
-        let gate = self
-            .admit_leases(&request.tenant, 1, || async {
-                Ok(u64::from(self.mode_held_by(&request).await?.is_some()))
-            })
-            .await?;
-        // A waiting acquire is granted later, in the place of a lease that ended: it does not
-        // hold the tenant's other acquires back while it waits.
-        let _gate = gate.filter(|_| request.wait.is_zero());
+        // Counted and granted under the tenant's gate; a waiting acquire hands the gate back
+        // before it joins a queue, whose grant is admitted again when it is made.
+        let gate = self.admit_acquire(&request).await?;
         let outcome = match (request.mode, request.wait.is_zero()) {
             (LockMode::Exclusive, true) => self.acquire_now(&request).await?,
             (LockMode::Shared, true) => self.acquire_shared_now(&request).await?,
-            (_, false) => self.acquire_waiting(&request, hung_up).await?,
+            (_, false) => self.acquire_waiting(&request, gate, hung_up).await?,
         };
         self.events
             .acquired(&request.tenant, &request.resource, &request.owner, &outcome);
         Ok(outcome)
+    }
+
+    /// Admits `request`'s grant under its tenant's `max_live_leases` (a re-grant adds nothing).
+    pub(crate) async fn admit_acquire(
+        &self,
+        request: &AcquireRequest,
+    ) -> Result<LeaseGate, AcquireError> {
+        self.admit_leases(&request.tenant, 1, || async {
+            Ok(u64::from(self.mode_held_by(request).await?.is_some()))
+        })
+        .await
     }
 
     pub(crate) async fn acquire_now(
@@ -245,10 +251,13 @@ impl LockService {
     }
 
     /// Joins the lock's queue, except that the holder of the lock is granted again at once, as
-    /// without a wait (it must not queue behind waiters for its own lock).
+    /// without a wait (it must not queue behind waiters for its own lock), and so is a reader
+    /// that can share the lock now. `gate` (from [`Self::admit_acquire`]) is held for those
+    /// attempts made at once and given back before the wait: the queue admits its own grant.
     pub(crate) async fn acquire_waiting(
         &self,
         request: &AcquireRequest,
+        gate: LeaseGate,
         hung_up: impl Fn() -> bool,
     ) -> Result<Acquired, AcquireError> {
         let AcquireRequest {
@@ -302,6 +311,7 @@ impl LockService {
                 *lock_delay,
             )
             .map_err(|full| self.waiter_refused(tenant, full))?;
+        drop(gate);
         Ok(match ticket.wait(*wait, hung_up).await {
             WaitOutcome::Granted(lock) => Acquired::Granted { lock, waited: true },
             WaitOutcome::TimedOut {
@@ -312,6 +322,11 @@ impl LockService {
             WaitOutcome::Failed(error) => return Err(error.into()),
             WaitOutcome::ModeMismatch => Acquired::ModeMismatch,
             WaitOutcome::HungUp => Acquired::HungUp,
+            WaitOutcome::QuotaExceeded(exceeded) => {
+                return Err(AcquireError::QuotaExceeded(
+                    self.over_quota(tenant, exceeded),
+                ))
+            }
         })
     }
 

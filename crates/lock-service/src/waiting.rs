@@ -380,6 +380,9 @@ impl Shared {
 
     fn wake(&self, key: &QueueKey, freed: bool) {
         self.any_freed.notify_waiters();
+        if freed {
+            self.quotas.lease_ended();
+        }
         let queue = locked(&self.queues).get(key).cloned();
         if let Some(queue) = queue {
             queue.wake(freed);
@@ -388,6 +391,7 @@ impl Shared {
 
     fn wake_all(&self) {
         self.any_freed.notify_waiters();
+        self.quotas.lease_ended();
         let queues: Vec<Arc<Queue>> = locked(&self.queues).values().cloned().collect();
         for queue in queues {
             queue.wake(false);

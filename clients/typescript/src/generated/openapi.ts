@@ -1413,7 +1413,7 @@ export interface components {
             instance: string;
             /**
              * Format: int64
-             * @description `/problems/limit-mismatch` only: the limit the semaphore's live holders use.
+             * @description `/problems/limit-mismatch` only: the limit the holders use (live, or kept by a lock-delay).
              * @example 8
              */
             limit?: number;
@@ -5971,7 +5971,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `/problems/limit-mismatch`: the live holders use another limit (given as `limit`); or `/problems/permits-mismatch`: this owner holds a live grant of other permits (given as `permits`). Nothing changed. */
+            /** @description `/problems/limit-mismatch`: the holders use another limit (given as `limit`): the live ones, and grants that ran out whose lock-delay still keeps their places; or `/problems/permits-mismatch`: this owner holds a live grant of other permits (given as `permits`). Nothing changed. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5979,7 +5979,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "detail": "the semaphore's live holders use limit 8; it can change once none is live",
+                     *       "detail": "the semaphore's holders use limit 8 (its live grants, and those that ran out whose lock-delay still keeps their places); it can change once none is left",
                      *       "instance": "/semaphores/export",
                      *       "limit": 8,
                      *       "status": 409,

@@ -16,7 +16,7 @@ impl LockGuard {
     ///
     /// # Errors
     /// [`GuardError::Unavailable`] when too few permits are free; [`GuardError::Conflict`]
-    /// when the live holders use another limit or `owner` holds other permits;
+    /// when the holders use another limit or `owner` holds other permits;
     /// [`GuardError::Repository`] or [`GuardError::Timeout`] when the repository fails;
     /// [`GuardError::Runtime`].
     pub fn acquire_permits(
@@ -78,7 +78,7 @@ impl LockGuard {
             Ok(PermitsAcquired::LimitMismatch(current)) => {
                 return Err(GuardError::Conflict {
                     name,
-                    why: format!("its live holders use limit {}", current.get()),
+                    why: format!("its holders use limit {}", current.get()),
                 })
             }
             Ok(PermitsAcquired::PermitsMismatch(held)) => {

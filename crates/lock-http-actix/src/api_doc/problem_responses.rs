@@ -215,7 +215,7 @@ fn semaphore_example(status: u16, instance: &str, operation_id: &str) -> Option<
             "type": "/problems/limit-mismatch",
             "title": "Conflict",
             "status": 409,
-            "detail": "the semaphore's live holders use limit 8; it can change once none is live",
+            "detail": "the semaphore's holders use limit 8 (its live grants, and those that ran out whose lock-delay still keeps their places); it can change once none is left",
             "instance": instance,
             "limit": 8,
         })),

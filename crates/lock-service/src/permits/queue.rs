@@ -17,12 +17,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use lock_domain::{
-    Clock, PermitRequest, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
+    Clock, Owner, PermitRequest, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
     SemaphoreRepository, Tenant,
 };
 use tokio::sync::{oneshot, Notify};
 
 use crate::events::{LockEvents, Trouble};
+use crate::quota::{LeaseGate, QuotaExceeded, Quotas, Refusal as QuotaRefusal};
 use crate::waiting::{WaitEnd, Waiting};
 
 /// How often a queue whose semaphore has no live grant but no room either (grants in their
@@ -61,11 +62,32 @@ pub(crate) struct PermitWaiter {
     pub(crate) request: PermitRequest,
     pub(crate) standing: Mutex<Standing>,
     reply: Mutex<Option<oneshot::Sender<Reply>>>,
+    /// What the queue's last look for this waiter found in its way: the semaphore's room at its
+    /// last refused attempt, or the tenant's quota.
+    last_refusal: Mutex<Option<Refusal>>,
+}
+
+/// Why the queue's last look did not grant a waiter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// The store refused: `available` permits were free, too few.
+    NoRoom { available: u64 },
+    /// Its grant would have gone over the tenant's `max_live_leases`.
+    Quota(QuotaExceeded),
 }
 
 impl PermitWaiter {
     pub(crate) fn standing(&self) -> MutexGuard<'_, Standing> {
         locked(&self.standing)
+    }
+
+    /// Why the queue's last look did not grant this waiter, if it looked.
+    pub(crate) fn last_refusal(&self) -> Option<Refusal> {
+        *locked(&self.last_refusal)
+    }
+
+    fn refused(&self, refusal: Option<Refusal>) {
+        *locked(&self.last_refusal) = refusal;
     }
 }
 
@@ -85,6 +107,8 @@ struct Shared {
     clock: Arc<dyn Clock>,
     events: Arc<dyn LockEvents>,
     waiting: Waiting,
+    /// Each head's grant is admitted under its tenant's `max_live_leases` when it is made.
+    quotas: Quotas,
     queues: Mutex<HashMap<QueueKey, Arc<Queue>>>,
 }
 
@@ -94,6 +118,7 @@ impl PermitQueues {
         clock: Arc<dyn Clock>,
         events: Arc<dyn LockEvents>,
         waiting: Waiting,
+        quotas: Quotas,
     ) -> Self {
         Self {
             shared: Arc::new(Shared {
@@ -101,6 +126,7 @@ impl PermitQueues {
                 clock,
                 events,
                 waiting,
+                quotas,
                 queues: Mutex::new(HashMap::new()),
             }),
         }
@@ -123,6 +149,7 @@ impl PermitQueues {
     }
 
     fn wake_all(&self) {
+        self.shared.quotas.lease_ended();
         let queues: Vec<Arc<Queue>> = locked(&self.shared.queues).values().cloned().collect();
         for queue in queues {
             queue.wake.notify_one();
@@ -143,8 +170,9 @@ impl PermitQueues {
     }
 
     /// Something changed on `name` through this process (a release, a renew): its head tries
-    /// at once.
+    /// at once, and so does every grant held back by its tenant's quota.
     pub(crate) fn wake(&self, tenant: &Tenant, name: &ResourceName) {
+        self.shared.quotas.lease_ended();
         let queue = locked(&self.shared.queues)
             .get(&(tenant.clone(), name.clone()))
             .cloned();
@@ -165,6 +193,7 @@ impl PermitQueues {
             request,
             standing: Mutex::new(Standing::Queued),
             reply: Mutex::new(Some(reply)),
+            last_refusal: Mutex::new(None),
         });
         let key = (tenant, name);
         let mut queues = locked(&self.shared.queues);
@@ -221,12 +250,48 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
             }
             *standing = Standing::Attempting;
         }
-        let outcome = shared
-            .repo
-            .acquire_permits(key.0.clone(), key.1.clone(), waiter.request.clone())
-            .await;
+        // The grant is counted against the tenant's `max_live_leases` now, when it would be
+        // made, under the tenant's gate (held until the store has answered).
+        let outcome = match admit(&shared, &key, &waiter.request.owner).await {
+            Ok(gate) => {
+                let outcome = shared
+                    .repo
+                    .acquire_permits(key.0.clone(), key.1.clone(), waiter.request.clone())
+                    .await;
+                drop(gate);
+                outcome
+            }
+            Err(QuotaRefusal::Exceeded(exceeded)) => {
+                // Over the limit: the head keeps its place, holding back those behind it, until
+                // a lease of the tenant ends or its wait does (answered with the quota then).
+                waiter.refused(Some(Refusal::Quota(exceeded)));
+                let last = {
+                    let mut standing = waiter.standing();
+                    let last = *standing != Standing::Attempting;
+                    if !last {
+                        *standing = Standing::Queued;
+                    }
+                    last
+                };
+                if last {
+                    // Its time ran out meanwhile: dropping the reply unsent answers it.
+                    locked(&queue.waiters).retain(|queued| !Arc::ptr_eq(queued, &waiter));
+                    drop(locked(&waiter.reply).take());
+                    continue;
+                }
+                tokio::select! {
+                    () = queue.wake.notified() => {}
+                    () = shared.quotas.room_may_be_free() => {}
+                }
+                continue;
+            }
+            Err(QuotaRefusal::Store(error)) => Err(error),
+        };
         let finished = match &outcome {
-            Ok(SemaphoreAcquireOutcome::Unavailable { .. }) => {
+            Ok(SemaphoreAcquireOutcome::Unavailable { available, .. }) => {
+                waiter.refused(Some(Refusal::NoRoom {
+                    available: *available,
+                }));
                 let mut standing = waiter.standing();
                 if *standing == Standing::Attempting {
                     *standing = Standing::Queued;
@@ -279,6 +344,30 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
     }
 }
 
+/// Admits the grant the head of `key`'s queue would be made, under its tenant's
+/// `max_live_leases`: a grant `owner` already holds there (a re-grant) adds none.
+async fn admit(shared: &Shared, key: &QueueKey, owner: &Owner) -> Result<LeaseGate, QuotaRefusal> {
+    let (tenant, name) = key;
+    shared
+        .quotas
+        .admit(tenant, 1, || async {
+            let holds = holds_grant(&*shared.repo, tenant, name, owner).await?;
+            Ok(u64::from(holds))
+        })
+        .await
+}
+
+/// Whether `owner` holds a live grant of semaphore `name` now.
+pub(crate) async fn holds_grant(
+    semaphores: &dyn SemaphoreRepository,
+    tenant: &Tenant,
+    name: &ResourceName,
+    owner: &Owner,
+) -> Result<bool, RepositoryError> {
+    let state = semaphores.semaphore(tenant.clone(), name.clone()).await?;
+    Ok(state.is_some_and(|state| state.holders.iter().any(|lease| lease.owner == *owner)))
+}
+
 async fn undo(shared: &Shared, tenant: Tenant, grant: lock_domain::Permit) {
     shared.waiting.count_wait_end(WaitEnd::Abandoned);
     match shared
@@ -287,6 +376,9 @@ async fn undo(shared: &Shared, tenant: Tenant, grant: lock_domain::Permit) {
         .await
     {
         Ok(undone) => {
+            if undone {
+                shared.quotas.lease_ended();
+            }
             shared.events.permit_grant_undone(
                 &tenant,
                 &grant,

@@ -16,22 +16,27 @@ use crate::{
     LimitsTable, LockService, Observed, OpenError, PermitsAcquired, PermitsRequest, QuotaExceeded,
 };
 
-fn service(limits: &str) -> (LockService, Arc<InMemoryLockRepository>) {
+pub(super) fn service(limits: &str) -> (LockService, Arc<InMemoryLockRepository>) {
     let store = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
     let service = LockService::over(Arc::clone(&store));
     service.set_tenant_limits(LimitsTable::parse(limits).unwrap());
     (service, store)
 }
 
-fn acme() -> Tenant {
+pub(super) fn acme() -> Tenant {
     Tenant::parse("acme").unwrap()
 }
 
-fn name(raw: &str) -> ResourceName {
+pub(super) fn name(raw: &str) -> ResourceName {
     ResourceName::parse(raw).unwrap()
 }
 
-fn acquire(tenant: &Tenant, resource: &str, owner: &str, wait_ms: u64) -> AcquireRequest {
+pub(super) fn acquire(
+    tenant: &Tenant,
+    resource: &str,
+    owner: &str,
+    wait_ms: u64,
+) -> AcquireRequest {
     AcquireRequest {
         tenant: tenant.clone(),
         resource: name(resource),
@@ -44,7 +49,7 @@ fn acquire(tenant: &Tenant, resource: &str, owner: &str, wait_ms: u64) -> Acquir
     }
 }
 
-fn over(limit: Limit, allowed: u64) -> QuotaExceeded {
+pub(super) fn over(limit: Limit, allowed: u64) -> QuotaExceeded {
     QuotaExceeded { limit, allowed }
 }
 

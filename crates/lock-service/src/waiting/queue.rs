@@ -11,6 +11,7 @@ use lock_domain::{
 use tokio::sync::{oneshot, Notify};
 
 use super::locked;
+use crate::quota::QuotaExceeded;
 
 pub(super) type Grant = Result<Granted, Refused>;
 
@@ -52,6 +53,9 @@ pub(super) struct Queue {
     pub(super) attempting: Mutex<Option<u64>>,
     /// Notified when `attempting` is cleared.
     pub(super) attempt_done: Notify,
+    /// The waiter whose grant its tenant's `max_live_leases` held back at the last look, and the
+    /// limit: a wait that ends so is answered with it.
+    held_back: Mutex<Option<(u64, QuotaExceeded)>>,
 }
 
 pub(super) struct Waiter {
@@ -88,6 +92,7 @@ impl Queue {
             delayed_until: Mutex::new(None),
             attempting: Mutex::new(None),
             attempt_done: Notify::new(),
+            held_back: Mutex::new(None),
         }
     }
 
@@ -161,6 +166,19 @@ impl Queue {
     pub(super) fn end_attempt(&self) {
         *locked(&self.attempting) = None;
         self.attempt_done.notify_waiters();
+    }
+
+    /// Records that the quota held back waiter `id`'s grant (`Some`), or that it let the head's
+    /// attempt go ahead (`None`).
+    pub(super) fn set_held_back(&self, held_back: Option<(u64, QuotaExceeded)>) {
+        *locked(&self.held_back) = held_back;
+    }
+
+    /// The limit that held back waiter `id`'s grant at the queue's last look, if it did.
+    pub(super) fn held_back(&self, id: u64) -> Option<QuotaExceeded> {
+        locked(&self.held_back)
+            .filter(|(held, _)| *held == id)
+            .map(|(_, exceeded)| exceeded)
     }
 
     /// Records the holder's lease as the queue's task now sees it.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use lock_domain::{
     decide_acquire, is_expired, AcquireDecision, AcquireOutcome, Lock, LockMode, RepositoryError,
-    SharedAcquireOutcome, Tenant,
+    ResourceName, SharedAcquireOutcome, Tenant,
 };
 use tokio::sync::oneshot;
 
@@ -15,6 +15,8 @@ use super::queue::{Granted, Head, Queue};
 use super::ticket::undo;
 use super::{locked, QueueKey, Shared, EXPIRY_MARGIN, MAX_SKEW_BACKOFF};
 use crate::events::Trouble;
+use crate::modes::mode_held;
+use crate::quota::{LeaseGate, Refusal};
 
 /// The task of one queue: attempts acquires for the head waiter when the lock may be free, and
 /// ends when the queue is empty.
@@ -64,6 +66,35 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                 attempt = true;
                 continue;
             }
+            // The grant is counted against the tenant's `max_live_leases` now, when it would
+            // be made, under the tenant's gate (held until the store has answered).
+            let gate = match admit(&shared, &tenant, &resource, &head).await {
+                Ok(gate) => {
+                    queue.set_held_back(None);
+                    gate
+                }
+                Err(Refusal::Exceeded(exceeded)) => {
+                    // Over the limit: the head keeps its place (and holds back those behind it)
+                    // until a lease of the tenant ends, or its wait does.
+                    queue.set_held_back(Some((id, exceeded)));
+                    queue.end_attempt();
+                    tokio::select! {
+                        () = queue.wake.notified() => {}
+                        () = shared.quotas.room_may_be_free() => {}
+                    }
+                    attempt = true;
+                    continue;
+                }
+                Err(Refusal::Store(error)) => {
+                    queue.end_attempt();
+                    shared.events.trouble(Trouble::WaitFailed {
+                        resource: &resource,
+                        error: &error,
+                    });
+                    queue.fail_all(&error);
+                    continue;
+                }
+            };
             let attempted = match mode {
                 LockMode::Exclusive => shared
                     .repo
@@ -96,6 +127,7 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                         SharedAcquireOutcome::ModeMismatch => Attempt::ModeMismatch,
                     }),
             };
+            drop(gate);
             if !matches!(attempted, Ok(Attempt::Granted(_))) {
                 queue.end_attempt();
             }
@@ -241,6 +273,31 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
             }
         }
     }
+}
+
+/// Admits the grant `head` would be made under its tenant's `max_live_leases`: a lease the
+/// owner already holds there (a re-grant) adds none.
+async fn admit(
+    shared: &Shared,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    head: &Head,
+) -> Result<LeaseGate, Refusal> {
+    shared
+        .quotas
+        .admit(tenant, 1, || async {
+            let held = mode_held(
+                &*shared.repo,
+                &*shared.shared_locks,
+                &*shared.clock,
+                tenant,
+                resource,
+                &head.owner,
+            )
+            .await?;
+            Ok(u64::from(held.is_some()))
+        })
+        .await
 }
 
 /// What an attempt for the head waiter came to.

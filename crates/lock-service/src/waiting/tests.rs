@@ -29,12 +29,13 @@ fn waiting_over(repo: Arc<dyn LockRepository>) -> Waiting {
     let shared = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
     Waiting::new(
         repo,
-        shared,
+        Arc::clone(&shared) as _,
         None,
         Arc::new(SystemClock),
         Arc::new(crate::NoEvents),
         super::WaiterLimits::default(),
-        crate::quota::Quotas::default(),
+        // No limits: nothing is counted.
+        crate::quota::Quotas::new(shared),
     )
 }
 

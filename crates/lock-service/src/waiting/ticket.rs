@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 use super::queue::{Grant, Granted, Queue, Refused};
 use super::{locked, QueueKey, Shared};
 use crate::events::{Trouble, WaitersFull};
-use crate::quota::Limit;
+use crate::quota::{Limit, QuotaExceeded};
 
 /// How a wait ended.
 pub(crate) enum WaitOutcome {
@@ -26,6 +26,9 @@ pub(crate) enum WaitOutcome {
     /// Granted, but the client had hung up by then: the grant is undone (a re-grant of the
     /// owner's earlier lease is left as it was).
     HungUp,
+    /// The wait ended while the tenant's `max_live_leases` held the grant back: nothing was
+    /// granted.
+    QuotaExceeded(QuotaExceeded),
 }
 
 impl From<Refused> for WaitOutcome {
@@ -191,22 +194,26 @@ impl Ticket {
                         WaitOutcome::Granted(granted.lock)
                     }
                     Some(Err(refused)) => refused.into(),
-                    None if !self.queue.knows_it_held(self.shared.clock.now()) => {
-                        // The queue never saw who holds the lock (its reads of the store did not
-                        // come back in time): "held by another owner" would be a guess, and a
-                        // wrong one for the holder's own acquire.
-                        self.queue.wake.notify_one();
-                        WaitOutcome::Failed(RepositoryError::unavailable(
-                            "the lock store did not answer while the acquire waited",
-                        ))
-                    }
                     None => {
-                        self.shared.timed_out.fetch_add(1, Ordering::Relaxed);
                         self.queue.wake.notify_one();
-                        WaitOutcome::TimedOut {
-                            retry_after_seconds: self
-                                .queue
-                                .retry_after_seconds(self.shared.clock.now()),
+                        let now = self.shared.clock.now();
+                        let held_back = self.queue.held_back(self.id);
+                        if held_back.is_some() || self.queue.knows_it_held(now) {
+                            self.shared.timed_out.fetch_add(1, Ordering::Relaxed);
+                        }
+                        match held_back {
+                            Some(exceeded) => WaitOutcome::QuotaExceeded(exceeded),
+                            // The queue never saw who holds the lock (its reads of the store did
+                            // not come back in time): "held by another owner" would be a guess,
+                            // and a wrong one for the holder's own acquire.
+                            None if !self.queue.knows_it_held(now) => {
+                                WaitOutcome::Failed(RepositoryError::unavailable(
+                                    "the lock store did not answer while the acquire waited",
+                                ))
+                            }
+                            None => WaitOutcome::TimedOut {
+                                retry_after_seconds: self.queue.retry_after_seconds(now),
+                            },
                         }
                     }
                 }
@@ -290,6 +297,9 @@ pub(super) async fn undo(shared: &Shared, tenant: &Tenant, lock: Lock) -> bool {
     };
     match undone {
         Ok(undone) => {
+            if undone {
+                shared.quotas.lease_ended();
+            }
             shared
                 .events
                 .grant_undone(tenant, &lock, undone, "the waiting client hung up");

@@ -39,7 +39,8 @@ class Problem:
                 lock-delay ago
                 only: when others may acquire it again (RFC 3339, UTC, milliseconds). Example: 2026-11-29T21:33:12.123Z.
             errors (list[FieldError] | Unset): The invalid inputs (422 only; absent otherwise, never `null`).
-            limit (int | Unset): `/problems/limit-mismatch` only: the limit the semaphore's live holders use. Example: 8.
+            limit (int | Unset): `/problems/limit-mismatch` only: the limit the holders use (live, or kept by a lock-delay).
+                Example: 8.
             permits (int | Unset): `/problems/permits-mismatch` only: the permits the owner's live grant holds. Example: 2.
             quota (str | Unset): `/problems/quota-exceeded` only: the tenant's limit the request would go over
                 (`max_live_leases`, `max_waiters`, `max_observers` or `max_ttl_seconds`). Example: max_live_leases.
