@@ -40,6 +40,8 @@ mod pg_cluster;
 mod pg_replication;
 mod pipelining;
 mod proxy;
+mod quota_campaign;
+mod quota_grants;
 mod quotas;
 mod quotas_reload;
 mod run;
