@@ -11,11 +11,13 @@ pub(crate) mod multi_requests;
 mod problem_responses;
 mod quota_responses;
 pub(crate) mod requests;
+mod shared_responses;
 mod storage_full_responses;
 
 use problem_responses::ProblemResponses;
 use quota_responses::QuotaResponses;
 pub(crate) use requests::RequestLimits;
+use shared_responses::SharedResponses;
 use storage_full_responses::StorageFullResponses;
 
 use utoipa::openapi::request_body::RequestBody;
@@ -122,6 +124,7 @@ use crate::{
         problem::FieldError,
     )),
     modifiers(
+        &SharedResponses,
         &BearerKeys,
         &AbsentNotNull,
         &ProblemResponses,

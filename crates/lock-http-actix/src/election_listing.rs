@@ -34,9 +34,7 @@ pub(crate) fn routes(cfg: &mut ServiceConfig) {
     params(ListParams),
     responses(
         (status = 200, description = "One page of elections with a leader; `next_cursor` only when more follow.", body = ElectionList, example = json!({"elections": [{"election": "scheduler", "candidate": "node-a", "term": 42, "elected_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:42.123Z", "ttl_remaining_ms": 14873, "waiting": 1}]})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid `prefix`, `limit` or `cursor`, or an unknown or repeated parameter; `errors` lists each.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn list(

@@ -92,11 +92,6 @@ fn leading(election: &ResourceName, leading: Leading) -> Result<HttpResponse, Pr
         (status = 200, description = "Elected (`elected: true` with the candidate as leader), or another candidate leads (`elected: false` with that leader, or `null` if the office fell vacant just after; after a wait that ended, with `Retry-After`).", body = CampaignResponse,
             headers(("Retry-After" = u32, description = "Only on `elected: false` after a wait (`wait_seconds` > 0): seconds until the leader's lease ends as last seen (at least 1).")),
             examples(("elected" = (summary = "Elected: you lead", value = json!({"elected": true, "leader": {"election": "scheduler", "candidate": "node-a", "value": {"address": "10.0.0.7:8080"}, "term": 42, "elected_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:42.123Z"}}))), ("not elected" = (summary = "Another candidate leads", value = json!({"elected": false, "leader": {"election": "scheduler", "candidate": "node-b", "term": 41, "elected_at": "2026-11-29T21:32:20.000Z", "expires_at": "2026-11-29T21:32:35.000Z"}}))))),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name, candidate, ttl_seconds, wait_seconds or value.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 429, description = "With `wait_seconds` > 0: the server already holds as many waiting acquires and campaigns as it allows; nothing was attempted or changed. Retry after `Retry-After` seconds, or without `wait_seconds`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable; retry after `Retry-After` seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -164,10 +159,8 @@ pub(crate) async fn campaign(
     params(ElectionPath),
     responses(
         (status = 200, description = "The leader in office.", body = LeaderView, example = json!({"election": "scheduler", "candidate": "node-a", "value": {"address": "10.0.0.7:8080"}, "term": 42, "elected_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:42.123Z"})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "The office is vacant. When the last leader's lease ran out less than its lock-delay ago, the problem has `available_at` (and `Retry-After`): other candidates may be elected from then.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid election name.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn leader(
@@ -215,15 +208,9 @@ pub(crate) async fn leader(
     request_body(content = crate::api_doc::election_requests::ProclaimRequest, content_type = "application/json", example = json!({"candidate": "node-a", "value": {"address": "10.0.0.8:8080"}})),
     responses(
         (status = 200, description = "Proclaimed: the leader with its new value.", body = LeaderView, example = json!({"election": "scheduler", "candidate": "node-a", "value": {"address": "10.0.0.8:8080"}, "term": 42, "elected_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:42.123Z"})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 403, description = "Another candidate leads; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "The office is vacant; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name, candidate or value, or no value.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn proclaim(
@@ -262,15 +249,9 @@ pub(crate) async fn proclaim(
     request_body(content = crate::api_doc::election_requests::LeaderRenewRequest, content_type = "application/json", example = json!({"candidate": "node-a", "ttl_seconds": 15})),
     responses(
         (status = 200, description = "Renewed: the leader with its new `expires_at`.", body = LeaderView, example = json!({"election": "scheduler", "candidate": "node-a", "term": 42, "elected_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:47.456Z"})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 403, description = "Another candidate leads; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "The office is vacant; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name, candidate or ttl_seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn renew(
@@ -311,15 +292,9 @@ pub(crate) async fn renew(
     responses(
         (status = 200, description = "With `force=true` (an admin key): every live lease of the name was ended; each is listed.", body = crate::force_release::ForceReleasedResponse, example = json!({"force_released": [{"owner": "worker-9", "fencing_token": 17}]})),
         (status = 204, description = "Resigned."),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 400, description = "The body is not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 403, description = "Another candidate leads, or (`/problems/admin-required`) `force=true` with a key that is not an admin key; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "The office is vacant (with `force=true`: nothing was ended).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name or candidate, no candidate, body and query disagree, or a `reason` without `force=true` or an unknown query parameter; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn resign(
@@ -369,15 +344,11 @@ pub(crate) async fn resign(
     responses(
         (status = 200, description = "With `force=true` (an admin key): every live lease of the name was ended; each is listed.", body = crate::force_release::ForceReleasedResponse, example = json!({"force_released": [{"owner": "node-a", "fencing_token": 42}]})),
         (status = 204, description = "Resigned."),
-        (status = 400, description = "The body is not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 403, description = "Another candidate leads, or (`/problems/admin-required`) `force=true` with a key that is not an admin key; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "The office is vacant (with `force=true`: nothing was ended).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 408, description = "The body did not arrive within the body timeout.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "As `DELETE /elections/{name}/leader`; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn resign_at_name(

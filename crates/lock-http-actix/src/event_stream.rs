@@ -71,7 +71,6 @@ impl IntoParams for LastEventId {
     responses(
         (status = 200, description = "The event stream: one event per history record.", content_type = "text/event-stream", body = String,
             example = json!("id: 1742\ndata: {\"id\":1742,\"kind\":\"lock\",\"name\":\"payment:42\",\"owner\":\"worker-7\",\"fencing_token\":17,\"event\":\"granted\",\"at\":\"2026-11-29T21:32:27.123Z\",\"shared\":false}\n\n")),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid `prefix`, `kinds` or `Last-Event-ID`, or an unknown or repeated parameter; `errors` lists each.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable, or the server is stopping.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )

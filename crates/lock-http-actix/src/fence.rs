@@ -53,9 +53,7 @@ pub(crate) fn routes(cfg: &mut web::ServiceConfig) {
     responses(
         (status = 200, description = "The verdict: `valid: true` with the live lock that has the token, or `valid: false` with `current`, the newest live holder's token or `null`.", body = LockFenceResponse,
             examples(("valid" = (summary = "The token's holder still holds the lock", value = json!({"valid": true, "lock": {"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17, "mode": "exclusive"}}))), ("stale" = (summary = "The token's lease has ended: refuse the write", value = json!({"valid": false, "current": 18}))), ("no holder" = (summary = "No one holds the lock", value = json!({"valid": false, "current": null}))))),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource name, or `token` missing, given twice, or not a positive integer; or an unknown query parameter.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn lock_fence(
@@ -97,9 +95,7 @@ pub(crate) async fn lock_fence(
     responses(
         (status = 200, description = "The verdict: `valid: true` with the live grant that has the token, or `valid: false` with `current`, the newest live grant's token or `null`.", body = PermitFenceResponse,
             examples(("valid" = (summary = "The token's grant is live", value = json!({"valid": true, "permit": {"name": "export", "owner": "worker-7", "permits": 2, "limit": 8, "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 18}}))), ("stale" = (summary = "The token's grant has ended: refuse the write", value = json!({"valid": false, "current": 21}))))),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid semaphore name, or `token` missing, given twice, or not a positive integer; or an unknown query parameter.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn semaphore_fence(
@@ -142,9 +138,7 @@ pub(crate) async fn semaphore_fence(
     responses(
         (status = 200, description = "The verdict: `valid: true` with the leader whose term it is, or `valid: false` with `current`, the sitting leader's term or `null`.", body = ElectionFenceResponse,
             examples(("valid" = (summary = "The term's leader still leads", value = json!({"valid": true, "leader": {"election": "scheduler", "candidate": "node-a", "term": 42, "elected_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:42.123Z"}}))), ("stale" = (summary = "Another leader was elected since: refuse the write", value = json!({"valid": false, "current": 43}))), ("vacant" = (summary = "No one leads", value = json!({"valid": false, "current": null}))))),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid election name, or `term` missing, given twice, or not a positive integer; or an unknown query parameter.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn election_fence(

@@ -57,9 +57,7 @@ pub(crate) fn routes(cfg: &mut ServiceConfig) {
     params(LockHistoryParams),
     responses(
         (status = 200, description = "One page of records, newest first; `next_cursor` only when more follow.", body = HistoryList, example = json!({"records": [{"id": 1743, "kind": "lock", "name": "payment:42", "owner": "worker-7", "fencing_token": 17, "event": "released", "at": "2026-11-29T21:32:31.002Z", "shared": false}, {"id": 1742, "kind": "lock", "name": "payment:42", "owner": "worker-7", "fencing_token": 17, "event": "granted", "at": "2026-11-29T21:32:27.123Z", "shared": false}], "next_cursor": "1742"})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid resource name, `limit`, `cursor` or `since`, or an unknown or repeated parameter; `errors` lists each.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn lock_history(
@@ -81,9 +79,7 @@ pub(crate) async fn lock_history(
     params(NamedHistoryParams),
     responses(
         (status = 200, description = "One page of records, newest first; `next_cursor` only when more follow.", body = HistoryList, example = json!({"records": [{"id": 1750, "kind": "semaphore", "name": "export", "owner": "worker-3", "fencing_token": 21, "event": "renewed", "at": "2026-11-29T21:33:02.410Z", "shared": false}]})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid name, `limit`, `cursor` or `since`, or an unknown or repeated parameter; `errors` lists each.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn semaphore_history(
@@ -105,9 +101,7 @@ pub(crate) async fn semaphore_history(
     params(NamedHistoryParams),
     responses(
         (status = 200, description = "One page of records, newest first; `next_cursor` only when more follow.", body = HistoryList, example = json!({"records": [{"id": 1760, "kind": "election", "name": "scheduler", "owner": "node-b", "fencing_token": 43, "event": "granted", "at": "2026-11-29T21:34:00.001Z", "shared": false}, {"id": 1759, "kind": "election", "name": "scheduler", "owner": "node-a", "fencing_token": 42, "event": "expired", "at": "2026-11-29T21:34:00.001Z", "shared": false}]})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid name, `limit`, `cursor` or `since`, or an unknown or repeated parameter; `errors` lists each.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn election_history(
@@ -130,9 +124,7 @@ pub(crate) async fn election_history(
     params(TenantHistoryParams),
     responses(
         (status = 200, description = "One page of records, newest first; `next_cursor` only when more follow.", body = HistoryList, example = json!({"records": [{"id": 1761, "kind": "lock", "name": "payment:42", "owner": "worker-9", "fencing_token": 18, "event": "granted", "at": "2026-11-29T21:34:02.000Z", "shared": false}], "next_cursor": "1761"})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid `prefix`, `limit`, `cursor` or `since`, or an unknown or repeated parameter; `errors` lists each.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn tenant_history(

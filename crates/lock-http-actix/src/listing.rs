@@ -71,9 +71,7 @@ pub(crate) fn list_query(query: &str) -> Result<ListQuery, ProblemKind> {
     params(ListParams),
     responses(
         (status = 200, description = "One page of live locks; `next_cursor` only when more follow.", body = LockList, example = json!({"locks": [{"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17, "mode": "exclusive", "ttl_remaining_ms": 29873, "waiting": 0}], "next_cursor": "AXBheW1lbnQ6NDI"})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid `prefix`, `limit` or `cursor`, or an unknown or repeated parameter; `errors` lists each.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn list(

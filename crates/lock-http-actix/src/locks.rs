@@ -71,11 +71,6 @@ fn not_yours(resource: &ResourceName) -> ProblemKind {
     responses(
         (status = 200, description = "Granted (`acquired: true` with the lock) or held by another owner (`acquired: false`; after a wait that ended, with `Retry-After`).", body = AcquireResponse,
             headers(("Retry-After" = u32, description = "Only on `acquired: false` after a wait (`wait_seconds` > 0): seconds until the holder's lease ends as last seen (at least 1); or when another owner's lease ran out less than its lock-delay ago: seconds until the delay ends.")), examples(("granted" = (summary = "Granted: you hold the lock", value = json!({"acquired": true, "lock": {"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17, "mode": "exclusive"}}))), ("held" = (summary = "Held by another owner: retry later", value = json!({"acquired": false, "resource": "payment:42"}))))),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 409, description = "The owner holds the lock in the other mode (`/problems/mode-mismatch`); nothing changed. Release it first: there is no upgrade or downgrade in place.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource, owner, ttl_seconds, wait_seconds, mode or value.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 429, description = "With `wait_seconds` > 0: the server already holds as many waiting acquires as it allows (`--max-waiters`, in all, or `--max-waiters-per-tenant`); nothing was attempted or changed. Retry after `Retry-After` seconds, or without `wait_seconds`.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -157,10 +152,8 @@ fn held(resource: ResourceName) -> AcquireResponse {
     params(ResourcePath),
     responses(
         (status = 200, description = "How the lock is held: by one exclusive holder (the lock, `mode: exclusive`) or by shared holders (`mode: shared`, with `holders`).", body = LockStatus, example = json!({"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17, "mode": "exclusive"})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "No live lock on this resource (never acquired, released or expired). When the last lease ran out less than its lock-delay ago, the problem has `available_at` (and `Retry-After`): other owners may acquire the lock from then.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource name.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn status(
@@ -209,15 +202,9 @@ pub(crate) async fn status(
     responses(
         (status = 200, description = "With `force=true` (an admin key): every live lease of the name was ended; each is listed.", body = crate::force_release::ForceReleasedResponse, example = json!({"force_released": [{"owner": "worker-9", "fencing_token": 17}]})),
         (status = 204, description = "Released."),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 400, description = "The body is not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 403, description = "Another owner holds the lock, or (`/problems/admin-required`) `force=true` with a key that is not an admin key; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "No live lock on this resource (with `force=true`: nothing was ended).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource or owner, no owner, body and query disagree, or a `reason` without `force=true` or an unknown query parameter; nothing was released.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn release(
@@ -266,15 +253,9 @@ pub(crate) async fn release(
     request_body(content = crate::api_doc::requests::RenewRequest, content_type = "application/json", example = json!({"owner": "worker-7", "ttl_seconds": 60})),
     responses(
         (status = 200, description = "Renewed: the lock with its new `expires_at`.", body = LockView, example = json!({"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:33:27.456Z", "fencing_token": 17, "mode": "exclusive"})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 403, description = "Another owner holds the lock; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "No live lock on this resource.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource, owner, ttl_seconds or value.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn renew(

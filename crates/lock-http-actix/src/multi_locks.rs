@@ -34,11 +34,6 @@ use crate::ApiState;
             headers(("Retry-After" = u32, description = "Only on `acquired: false` after a wait: seconds until the last of the unavailable locks' leases ends, as last seen (at least 1).")),
             examples(("granted" = (summary = "Every lock granted", value = json!({"acquired": true, "locks": [{"resource": "account:1", "owner": "transfer-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 41, "mode": "exclusive"}, {"resource": "account:2", "owner": "transfer-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 42, "mode": "exclusive"}]}))),
                       ("unavailable" = (summary = "None granted: these are held", value = json!({"acquired": false, "unavailable": ["account:2"]}))))),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid owner, ttl_seconds, wait_seconds, value, or locks (not 1 to 64 entries, a resource named twice: `duplicate`, or an invalid `locks[i].resource` / `locks[i].mode`).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 429, description = "With `wait_seconds` > 0: the server already holds as many waiting acquires as it allows; nothing was attempted.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable; retry after `Retry-After` seconds. Nothing was granted.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -98,11 +93,6 @@ pub(crate) async fn acquire_all(
     request_body(content = crate::api_doc::multi_requests::ReleaseManyRequest, content_type = "application/json", example = json!({"owner": "transfer-7", "resources": ["account:1", "account:2"]})),
     responses(
         (status = 200, description = "What happened to each lock, in request order.", body = ReleaseManyResponse, example = json!({"results": [{"resource": "account:1", "result": "released", "fencing_token": 41}, {"resource": "account:2", "result": "not_found"}]})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid owner, or resources (not 1 to 64 names, a name given twice: `duplicate`, or an invalid `resources[i]`).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable; the locks before the failure may have been released.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )

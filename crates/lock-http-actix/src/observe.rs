@@ -67,7 +67,6 @@ pub(crate) fn routes(cfg: &mut web::ServiceConfig) {
     responses(
         (status = 200, description = "The event stream: `state` first, then `acquired`, `renewed`, `released`, `expired`.", content_type = "text/event-stream", body = String,
             example = json!("id: 1764711147123000\nevent: state\ndata: {\"resource\":\"payment:42\",\"holders\":[]}\n\nid: 1764711147250000\nevent: acquired\ndata: {\"resource\":\"payment:42\",\"owner\":\"worker-7\",\"acquired_at\":\"2026-11-29T21:32:27.123Z\",\"expires_at\":\"2026-11-29T21:32:57.123Z\",\"fencing_token\":17,\"mode\":\"exclusive\"}\n\n")),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource name.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable, or the server is stopping.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
@@ -93,7 +92,6 @@ pub(crate) async fn observe_lock(
     responses(
         (status = 200, description = "The event stream: `state` first, then `acquired`, `renewed`, `released`, `expired`.", content_type = "text/event-stream", body = String,
             example = json!("id: 1764711147123000\nevent: state\ndata: {\"name\":\"export\",\"holders\":[]}\n\nid: 1764711147250000\nevent: acquired\ndata: {\"name\":\"export\",\"owner\":\"worker-7\",\"permits\":2,\"limit\":8,\"acquired_at\":\"2026-11-29T21:32:27.123Z\",\"expires_at\":\"2026-11-29T21:32:57.123Z\",\"fencing_token\":18}\n\n")),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid semaphore name.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable, or the server is stopping.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
@@ -122,7 +120,6 @@ pub(crate) async fn observe_semaphore(
     responses(
         (status = 200, description = "The event stream: `leader` or `vacant` first, then `leader` and `vacant`.", content_type = "text/event-stream", body = String,
             example = json!("id: 1764711147123000\nevent: leader\ndata: {\"election\":\"scheduler\",\"candidate\":\"node-a\",\"term\":42,\"elected_at\":\"2026-11-29T21:32:27.123Z\",\"expires_at\":\"2026-11-29T21:32:42.123Z\"}\n\nid: 1764711149000000\nevent: vacant\ndata: {\"election\":\"scheduler\",\"term\":42,\"reason\":\"resigned\"}\n\n")),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid election name.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable, or the server is stopping.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )

@@ -70,12 +70,7 @@ fn no_permit(name: &ResourceName) -> ProblemKind {
     responses(
         (status = 200, description = "Granted (`acquired: true` with the permit) or too few permits free (`acquired: false`; after a wait that ended, with `Retry-After`).", body = PermitAcquireResponse,
             headers(("Retry-After" = u32, description = "Only on `acquired: false` after a wait (`wait_seconds` > 0): seconds until the earliest live lease ends (at least 1); or, without a wait, when grants that ran out keep permits in their lock-delay: seconds until the first of those delays ends.")), examples(("granted" = (summary = "Granted: you hold the permits", value = json!({"acquired": true, "permit": {"name": "export", "owner": "worker-7", "permits": 2, "limit": 8, "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 18}}))), ("unavailable" = (summary = "Too few permits free: retry later", value = json!({"acquired": false, "name": "export", "limit": 8, "available": 1}))))),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 409, description = "`/problems/limit-mismatch`: the holders use another limit (given as `limit`): the live ones, and grants that ran out whose lock-delay still keeps their places; or `/problems/permits-mismatch`: this owner holds a live grant of other permits (given as `permits`). Nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name, owner, ttl_seconds, limit, permits, wait_seconds or value.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 429, description = "With `wait_seconds` > 0: the server already holds as many waiting acquires as it allows; nothing was attempted or changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable; retry after `Retry-After` seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -161,10 +156,8 @@ pub(crate) async fn acquire(
     params(NamePath),
     responses(
         (status = 200, description = "The semaphore and its live holders.", body = SemaphoreView, example = json!({"name": "export", "limit": 8, "in_use": 3, "available": 5, "holders": [{"name": "export", "owner": "worker-7", "permits": 2, "limit": 8, "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 18}, {"name": "export", "owner": "worker-9", "permits": 1, "limit": 8, "acquired_at": "2026-11-29T21:32:28.001Z", "expires_at": "2026-11-29T21:32:58.001Z", "fencing_token": 19, "value": {"batch": 12}}], "waiting": 0})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "No live holder of this semaphore. When grants that ran out keep permits in their lock-delay, the problem has `available_at` (and `Retry-After`): when the first of them come back.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn status(
@@ -223,15 +216,9 @@ pub(crate) async fn status(
     responses(
         (status = 200, description = "With `force=true` (an admin key): every live lease of the name was ended; each is listed.", body = crate::force_release::ForceReleasedResponse, example = json!({"force_released": [{"owner": "worker-9", "fencing_token": 17}]})),
         (status = 204, description = "Released."),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 400, description = "The body is not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 403, description = "`force=true` with a key that is not an admin key (`/problems/admin-required`); nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "This owner holds no live permit of the semaphore (with `force=true`: nobody does; nothing was ended).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name or owner, no owner, body and query disagree, or a `reason` without `force=true` or an unknown query parameter; nothing was released.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn release(
@@ -278,14 +265,8 @@ pub(crate) async fn release(
     request_body(content = crate::api_doc::requests::PermitRenewRequest, content_type = "application/json", example = json!({"owner": "worker-7", "ttl_seconds": 60})),
     responses(
         (status = 200, description = "Renewed: the permit with its new `expires_at`.", body = PermitView, example = json!({"name": "export", "owner": "worker-7", "permits": 2, "limit": 8, "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:33:27.456Z", "fencing_token": 18})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 400, description = "The body is empty, not JSON, or not a JSON object.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "This owner holds no live permit of the semaphore.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive within the body timeout; the connection is closed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 413, description = "The body is larger than 16 KiB.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 415, description = "The body is not `application/json`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name, owner, ttl_seconds or value.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn renew(
@@ -330,9 +311,7 @@ pub(crate) async fn renew(
     params(ListParams),
     responses(
         (status = 200, description = "One page of semaphores; `next_cursor` only when more follow.", body = SemaphoreList, example = json!({"semaphores": [{"name": "export", "limit": 8, "in_use": 2, "available": 6, "holders": [{"name": "export", "owner": "worker-7", "permits": 2, "limit": 8, "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 18}], "waiting": 0}], "next_cursor": "AWV4cG9ydA"})),
-        (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid `prefix`, `limit` or `cursor`, or an unknown or repeated parameter; `errors` lists each.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The lock database is unavailable.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn list(
