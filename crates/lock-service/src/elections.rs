@@ -10,7 +10,9 @@ use lock_domain::{
     ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
 };
 
-use crate::events::{Acquired, ElectionReport, Fenced};
+use crate::events::ElectionReport;
+use crate::outcomes::{Acquired, Fenced};
+use crate::outcomes::{Campaigned, Leading};
 use crate::service::{AcquireError, AcquireRequest};
 use crate::LockService;
 
@@ -32,53 +34,6 @@ pub struct CampaignRequest {
     /// How long the leader's lease keeps the office from other candidates after it ends by
     /// expiry (not by a resign).
     pub lock_delay: LockDelay,
-}
-
-/// How a campaign ended, as the candidate hears it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Campaigned {
-    /// The candidate leads: newly elected (a new, larger term: `new_term`), or the sitting
-    /// leader re-granted its lease from now (its term kept). `waited` when it stood in line
-    /// first.
-    Elected {
-        leader: Leader,
-        waited: bool,
-        new_term: bool,
-    },
-    /// Another candidate leads (`leader`, as read right after; `None` when the office fell
-    /// vacant in between, or is vacant but in the lock-delay of a leader whose lease ran out).
-    /// Never the candidate itself: a refused campaign that then reads its own candidate as the
-    /// leader is re-granted as the sitting leader's, and answered [`Campaigned::Elected`].
-    /// After a wait that ended, or in a lock-delay, `retry_after_seconds` is when the office may
-    /// be free, as last seen (at least 1).
-    NotElected {
-        leader: Option<Leader>,
-        retry_after_seconds: Option<u64>,
-    },
-    /// Elected after a wait, but the candidate had hung up by then: the grant was undone.
-    /// Nobody hears this answer.
-    HungUp,
-}
-
-/// The answer to an operation only the leader may make (proclaim, renew).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Leading {
-    /// The caller leads: the leader as it is now.
-    Leader(Leader),
-    /// Another candidate leads; nothing changed.
-    NotLeader,
-    /// No one leads; nothing changed.
-    Vacant,
-}
-
-impl From<RenewResult> for Leading {
-    fn from(result: RenewResult) -> Self {
-        match result {
-            RenewResult::Renewed(lock) => Leading::Leader(Leader::of(lock)),
-            RenewResult::Forbidden => Leading::NotLeader,
-            RenewResult::NotFound => Leading::Vacant,
-        }
-    }
 }
 
 impl LockService {

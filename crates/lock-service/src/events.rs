@@ -2,74 +2,11 @@
 //! log. The service reports; an adapter (the HTTP crate's metrics and audit log) decides what to
 //! count and write. Reports are synchronous and must be cheap: they run on the request's path.
 
-use crate::elections::{Campaigned, Leading};
+use crate::outcomes::{Acquired, Campaigned, Fenced, Leading, PermitsAcquired, WaitersFull};
 use lock_domain::{
-    Capacity, FencingToken, Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult,
-    ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Weight,
+    FencingToken, Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult, ReleaseResult,
+    RenewResult, RepositoryError, ResourceName, Tenant,
 };
-
-/// How an acquire ended, as the caller hears it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Acquired {
-    /// Granted: at once, or after standing in line (`waited`).
-    Granted { lock: Lock, waited: bool },
-    /// Another owner holds the lock, and the request did not wait.
-    Held,
-    /// No live lease holds the lock, but one of another owner ran out less than its lock-delay
-    /// ago: the lock is available again in about this many seconds (at least 1). Nothing changed.
-    Delayed { retry_after_seconds: u64 },
-    /// The caller holds the lock in the other mode (shared or exclusive): nothing changed.
-    ModeMismatch,
-    /// The wait ended without a grant; the holder's lease, as last seen, ends in about this
-    /// many seconds (at least 1).
-    TimedOut { retry_after_seconds: u64 },
-    /// Granted after a wait, but the client had hung up by then: the grant was undone (a
-    /// re-grant of a lease the owner already held is left as it was). Nobody hears this answer.
-    HungUp,
-}
-
-/// How an acquire of semaphore permits ended, as the caller hears it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PermitsAcquired {
-    /// Granted: at once, or after standing in line (`waited`).
-    Granted { permit: Permit, waited: bool },
-    /// Too few permits were free (or waiters of this process were first in line), and the
-    /// request did not wait: `available` of `limit` were free.
-    Unavailable { limit: Capacity, available: u64 },
-    /// The wait ended without a grant: `available` of `limit` were free when it ended, and
-    /// the earliest live lease ends in about `retry_after_seconds` (at least 1).
-    TimedOut {
-        limit: Capacity,
-        available: u64,
-        retry_after_seconds: u64,
-    },
-    /// The holders (live, or kept by a lock-delay) use this other limit: nothing changed.
-    LimitMismatch(Capacity),
-    /// The owner holds a live grant of these other permits: nothing changed.
-    PermitsMismatch(Weight),
-    /// Granted after a wait, but the client had hung up by then: the grant was undone.
-    HungUp,
-}
-
-/// Which limit refused a waiting acquire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitersFull {
-    /// The server's limit of waiting acquires in all.
-    Total,
-    /// The limit of one tenant.
-    Tenant,
-    /// The tenant's own `max_waiters` quota, which is `allowed`.
-    Quota { allowed: u64 },
-}
-
-/// What a fence check was about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fenced {
-    Lock,
-    Semaphore,
-    /// A term checked against an election's leader.
-    Election,
-}
 
 /// What an election operation came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

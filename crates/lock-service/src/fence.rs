@@ -6,7 +6,7 @@ use lock_domain::{
     ResourceName, Tenant,
 };
 
-use crate::events::Fenced;
+use crate::outcomes::Fenced;
 use crate::LockService;
 
 impl LockService {

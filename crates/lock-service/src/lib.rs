@@ -12,30 +12,33 @@
 //! framework or a database.
 
 mod admin;
+mod admission;
 mod counting;
 mod elections;
 mod events;
 mod fence;
+mod held;
 mod history;
 mod lock_delay;
 mod modes;
 mod multi;
 mod observe;
+mod outcomes;
 mod permits;
 mod quota;
 mod service;
 mod waiting;
 
 pub use counting::run_live_lock_counter;
-pub use elections::{CampaignRequest, Campaigned, Leading};
-pub use events::{
-    Acquired, ElectionReport, Fenced, ForceReleased, LockEvents, NoEvents, PermitsAcquired,
-    Trouble, WaitersFull,
-};
+pub use elections::CampaignRequest;
+pub use events::{ElectionReport, ForceReleased, LockEvents, NoEvents, Trouble};
 pub use history::{FeedFilter, FeedStart, HistoryFeed};
-pub use multi::{MultiAcquireRequest, MultiAcquired};
+pub use multi::MultiAcquireRequest;
 pub use observe::{
     Change, Happened, Holding, Numbered, Observation, Observed, Shape, POLL as OBSERVE_POLL,
+};
+pub use outcomes::{
+    Acquired, Campaigned, Fenced, Leading, MultiAcquired, PermitsAcquired, WaitersFull,
 };
 pub use permits::PermitsRequest;
 pub use quota::{

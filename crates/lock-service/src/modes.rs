@@ -5,11 +5,11 @@
 use std::time::Duration;
 
 use lock_domain::{
-    decide_acquire, AcquireDecision, Clock, Hold, ListPage, ListedLock, LockMode, LockRepository,
-    Owner, RepositoryError, ResourceName, SharedAcquireOutcome, SharedLockRepository, Tenant,
+    Hold, ListPage, ListedLock, LockMode, RepositoryError, SharedAcquireOutcome, Tenant,
 };
 
-use crate::events::Acquired;
+use crate::held::mode_held;
+use crate::outcomes::Acquired;
 use crate::{AcquireRequest, LockService};
 
 impl LockService {
@@ -150,28 +150,6 @@ impl LockService {
             has_more: page.has_more,
         })
     }
-}
-
-/// The mode in which `owner` holds the lock on `resource` now, if it does (as the store's acquire
-/// would re-grant it).
-pub(crate) async fn mode_held(
-    locks: &dyn LockRepository,
-    shared_locks: &dyn SharedLockRepository,
-    clock: &dyn Clock,
-    tenant: &Tenant,
-    resource: &ResourceName,
-    owner: &Owner,
-) -> Result<Option<LockMode>, RepositoryError> {
-    let current = locks.status(tenant.clone(), resource.clone()).await?;
-    Ok(match current {
-        Some(row) if row.owner.is_shared_holders() => {
-            let hold = shared_locks.hold(tenant.clone(), resource.clone()).await?;
-            hold.and_then(|hold| hold.mode_of(owner))
-        }
-        current => (decide_acquire(current.as_ref(), owner, clock.now())
-            == AcquireDecision::Extend)
-            .then_some(LockMode::Exclusive),
-    })
 }
 
 /// What remains of a lease ending at `ends` when the listed row, ending at `row_end`, had

@@ -8,7 +8,8 @@ use lock_domain::{
     ResourceName, Tenant,
 };
 
-use crate::events::Acquired;
+use crate::outcomes::Acquired;
+use crate::outcomes::MultiAcquired;
 use crate::quota::Refusal;
 use crate::service::{AcquireError, AcquireRequest};
 use crate::waiting::WaitEnd;
@@ -24,23 +25,6 @@ pub struct MultiAcquireRequest {
     pub set: LockSet,
     /// How long to wait for all of them to be available together; zero answers at once.
     pub wait: Duration,
-}
-
-/// How a multi-lock acquire ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MultiAcquired {
-    /// Every lock, in request order; `waited` when the request asked to wait.
-    Granted { locks: Vec<Lock>, waited: bool },
-    /// These locks could not be granted now, and the request did not wait; nothing changed.
-    Unavailable { resources: Vec<ResourceName> },
-    /// The wait ended with these locks still unavailable; the last of their leases, as last
-    /// seen, ends in about `retry_after_seconds` (at least 1).
-    TimedOut {
-        resources: Vec<ResourceName>,
-        retry_after_seconds: u64,
-    },
-    /// Granted after a wait, but the client had gone: every grant was undone.
-    HungUp,
 }
 
 impl LockService {

@@ -33,10 +33,9 @@ pub(crate) use diff::Fact;
 pub use diff::{Change, Happened, Holding, Shape};
 pub(crate) use hub::Hub;
 
-use crate::elections::{Campaigned, Leading};
-use crate::events::{
-    Acquired, ElectionReport, Fenced, LockEvents, PermitsAcquired, Trouble, WaitersFull,
-};
+use crate::events::{ElectionReport, LockEvents, Trouble};
+use crate::outcomes::{Acquired, Fenced, PermitsAcquired, WaitersFull};
+use crate::outcomes::{Campaigned, Leading};
 use crate::quota::OpenError;
 use crate::LockService;
 

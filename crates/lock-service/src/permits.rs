@@ -2,7 +2,7 @@
 //! of the semaphore, `permits/queue.rs`), status, release (which wakes the waiters), renew and
 //! list, each reported to the events port.
 
-mod queue;
+pub(crate) mod queue;
 #[cfg(test)]
 mod tests;
 
@@ -16,10 +16,10 @@ use lock_domain::{
 };
 use tokio::sync::oneshot;
 
-pub(crate) use queue::PermitQueues;
+use queue::PermitQueues;
 use queue::{holds_grant, PermitWaiter, Refusal, Reply, Standing};
 
-use crate::events::PermitsAcquired;
+use crate::outcomes::PermitsAcquired;
 use crate::quota::LeaseGate;
 use crate::service::{AcquireError, LockService};
 use crate::waiting::WaitEnd;

@@ -11,10 +11,11 @@ use lock_domain::{
     SharedLockRepository, SystemClock, Tenant, Ttl,
 };
 
-use crate::events::{Acquired, LockEvents, NoEvents, WaitersFull};
+use crate::events::{LockEvents, NoEvents};
 use crate::history::HistoryHub;
 use crate::observe::{Hub, ObservingEvents};
-use crate::permits::PermitQueues;
+use crate::outcomes::{Acquired, WaitersFull};
+use crate::permits::queue::PermitQueues;
 use crate::quota::{LeaseGate, QuotaExceeded, Quotas};
 use crate::waiting::{WaitOutcome, WaiterLimits, Waiting};
 

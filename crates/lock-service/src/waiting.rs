@@ -40,7 +40,8 @@ use lock_domain::{
 };
 use tokio::sync::{oneshot, Notify};
 
-use crate::events::{LockEvents, WaitersFull};
+use crate::events::LockEvents;
+use crate::outcomes::WaitersFull;
 use crate::quota::Quotas;
 use queue::{Head, Queue, Waiter};
 use ticket::WaiterSeat;

@@ -15,7 +15,7 @@ use super::queue::{Granted, Head, Queue};
 use super::ticket::undo;
 use super::{locked, QueueKey, Shared, EXPIRY_MARGIN, MAX_SKEW_BACKOFF};
 use crate::events::Trouble;
-use crate::modes::mode_held;
+use crate::held::mode_held;
 use crate::quota::{LeaseGate, Refusal};
 
 /// The task of one queue: attempts acquires for the head waiter when the lock may be free, and

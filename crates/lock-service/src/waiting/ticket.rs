@@ -10,7 +10,8 @@ use tokio::sync::oneshot;
 
 use super::queue::{Grant, Granted, Queue, Refused};
 use super::{locked, QueueKey, Shared};
-use crate::events::{Trouble, WaitersFull};
+use crate::events::Trouble;
+use crate::outcomes::WaitersFull;
 use crate::quota::{Limit, QuotaExceeded};
 
 /// How a wait ended.

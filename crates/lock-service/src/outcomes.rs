@@ -1,0 +1,132 @@
+//! What each use case answers, as its caller hears it: the outcome types the use cases return
+//! and the events port reports. A leaf: it knows the domain's values only, so the port that
+//! reports them depends on no use case.
+
+use lock_domain::{Capacity, Leader, Lock, Permit, RenewResult, ResourceName, Weight};
+
+/// How an acquire ended, as the caller hears it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Acquired {
+    /// Granted: at once, or after standing in line (`waited`).
+    Granted { lock: Lock, waited: bool },
+    /// Another owner holds the lock, and the request did not wait.
+    Held,
+    /// No live lease holds the lock, but one of another owner ran out less than its lock-delay
+    /// ago: the lock is available again in about this many seconds (at least 1). Nothing changed.
+    Delayed { retry_after_seconds: u64 },
+    /// The caller holds the lock in the other mode (shared or exclusive): nothing changed.
+    ModeMismatch,
+    /// The wait ended without a grant; the holder's lease, as last seen, ends in about this
+    /// many seconds (at least 1).
+    TimedOut { retry_after_seconds: u64 },
+    /// Granted after a wait, but the client had hung up by then: the grant was undone (a
+    /// re-grant of a lease the owner already held is left as it was). Nobody hears this answer.
+    HungUp,
+}
+
+/// How an acquire of semaphore permits ended, as the caller hears it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermitsAcquired {
+    /// Granted: at once, or after standing in line (`waited`).
+    Granted { permit: Permit, waited: bool },
+    /// Too few permits were free (or waiters of this process were first in line), and the
+    /// request did not wait: `available` of `limit` were free.
+    Unavailable { limit: Capacity, available: u64 },
+    /// The wait ended without a grant: `available` of `limit` were free when it ended, and
+    /// the earliest live lease ends in about `retry_after_seconds` (at least 1).
+    TimedOut {
+        limit: Capacity,
+        available: u64,
+        retry_after_seconds: u64,
+    },
+    /// The holders (live, or kept by a lock-delay) use this other limit: nothing changed.
+    LimitMismatch(Capacity),
+    /// The owner holds a live grant of these other permits: nothing changed.
+    PermitsMismatch(Weight),
+    /// Granted after a wait, but the client had hung up by then: the grant was undone.
+    HungUp,
+}
+
+/// Which limit refused a waiting acquire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitersFull {
+    /// The server's limit of waiting acquires in all.
+    Total,
+    /// The limit of one tenant.
+    Tenant,
+    /// The tenant's own `max_waiters` quota, which is `allowed`.
+    Quota { allowed: u64 },
+}
+
+/// What a fence check was about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fenced {
+    Lock,
+    Semaphore,
+    /// A term checked against an election's leader.
+    Election,
+}
+
+/// How a campaign ended, as the candidate hears it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Campaigned {
+    /// The candidate leads: newly elected (a new, larger term: `new_term`), or the sitting
+    /// leader re-granted its lease from now (its term kept). `waited` when it stood in line
+    /// first.
+    Elected {
+        leader: Leader,
+        waited: bool,
+        new_term: bool,
+    },
+    /// Another candidate leads (`leader`, as read right after; `None` when the office fell
+    /// vacant in between, or is vacant but in the lock-delay of a leader whose lease ran out).
+    /// Never the candidate itself: a refused campaign that then reads its own candidate as the
+    /// leader is re-granted as the sitting leader's, and answered [`Campaigned::Elected`].
+    /// After a wait that ended, or in a lock-delay, `retry_after_seconds` is when the office may
+    /// be free, as last seen (at least 1).
+    NotElected {
+        leader: Option<Leader>,
+        retry_after_seconds: Option<u64>,
+    },
+    /// Elected after a wait, but the candidate had hung up by then: the grant was undone.
+    /// Nobody hears this answer.
+    HungUp,
+}
+
+/// The answer to an operation only the leader may make (proclaim, renew).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Leading {
+    /// The caller leads: the leader as it is now.
+    Leader(Leader),
+    /// Another candidate leads; nothing changed.
+    NotLeader,
+    /// No one leads; nothing changed.
+    Vacant,
+}
+
+impl From<RenewResult> for Leading {
+    fn from(result: RenewResult) -> Self {
+        match result {
+            RenewResult::Renewed(lock) => Leading::Leader(Leader::of(lock)),
+            RenewResult::Forbidden => Leading::NotLeader,
+            RenewResult::NotFound => Leading::Vacant,
+        }
+    }
+}
+
+/// How a multi-lock acquire ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MultiAcquired {
+    /// Every lock, in request order; `waited` when the request asked to wait.
+    Granted { locks: Vec<Lock>, waited: bool },
+    /// These locks could not be granted now, and the request did not wait; nothing changed.
+    Unavailable { resources: Vec<ResourceName> },
+    /// The wait ended with these locks still unavailable; the last of their leases, as last
+    /// seen, ends in about `retry_after_seconds` (at least 1).
+    TimedOut {
+        resources: Vec<ResourceName>,
+        retry_after_seconds: u64,
+    },
+    /// Granted after a wait, but the client had gone: every grant was undone.
+    HungUp,
+}
