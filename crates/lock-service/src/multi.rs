@@ -71,7 +71,7 @@ impl LockService {
                 Some(gate) => gate,
                 None => match self
                     .quotas
-                    .admit(&tenant, wanted, || self.held_of(&tenant, &set))
+                    .admit_queued(&tenant, wanted, || self.held_of(&tenant, &set))
                     .await
                 {
                     Ok(gate) => gate,

@@ -176,9 +176,12 @@ impl LockService {
             None => place.time_is_up().await,
         };
         place.replied = None;
+        // Held back by the quota: this waiter's own grant at its last look, or (never at the
+        // head) the head's in front of it.
         let held_back = match place.waiter.last_refusal() {
             Some(Refusal::Quota(exceeded)) => Some(exceeded),
-            _ => None,
+            Some(Refusal::NoRoom { .. }) => None,
+            None => self.permit_queues.held_back(&request.tenant, &request.name),
         };
         match (reply, held_back) {
             // The wait ended while its tenant's quota held its grant back (a reply dropped

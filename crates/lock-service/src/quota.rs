@@ -22,15 +22,14 @@ mod file;
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use lock_domain::{LeaseUsage, RepositoryError, Tenant};
 use tokio::sync::{Notify, OwnedMutexGuard};
 
 pub use file::{LimitsFileError, LimitsTable};
-
 
 /// One of the limits a tenant may be given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -141,7 +140,11 @@ struct Shared {
     /// Per limited tenant: held while its acquires are counted and granted.
     lease_gates: Mutex<HashMap<Tenant, Arc<tokio::sync::Mutex<()>>>>,
     /// Notified when a lease ended through this process, while some grant is held back.
-    ended: Notify,
+    room: Notify,
+    /// Counts those ends: a count that found a tenant full stands only until the next one.
+    ended: AtomicU64,
+    /// Per tenant, when a count last found it at its limit, and `ended` then.
+    full: Mutex<HashMap<Tenant, (Instant, u64)>>,
     /// Grants held back by a quota, waiting for `ended` now.
     held_back: AtomicUsize,
 }
@@ -174,7 +177,9 @@ impl Quotas {
                 usage,
                 observers: Mutex::default(),
                 lease_gates: Mutex::default(),
-                ended: Notify::new(),
+                room: Notify::new(),
+                ended: AtomicU64::new(0),
+                full: Mutex::default(),
                 held_back: AtomicUsize::new(0),
             }),
         }
@@ -260,30 +265,86 @@ impl Quotas {
         F: FnOnce() -> Held,
         Held: Future<Output = Result<u64, RepositoryError>>,
     {
+        self.admit_counting(tenant, wanted, already_held, false)
+            .await
+    }
+
+    /// [`Self::admit`] for a grant a waiting queue would make: a grant held back by the quota
+    /// looks again each time a lease ends here and every [`QUOTA_RECHECK`], and however many of
+    /// them wait, the store counts for them at most once a lease end or once a period: a count
+    /// that found the tenant at its limit stands for the others until then.
+    pub(crate) async fn admit_queued<F, Held>(
+        &self,
+        tenant: &Tenant,
+        wanted: u64,
+        already_held: F,
+    ) -> Result<LeaseGate, Refusal>
+    where
+        F: FnOnce() -> Held,
+        Held: Future<Output = Result<u64, RepositoryError>>,
+    {
+        self.admit_counting(tenant, wanted, already_held, true)
+            .await
+    }
+
+    async fn admit_counting<F, Held>(
+        &self,
+        tenant: &Tenant,
+        wanted: u64,
+        already_held: F,
+        queued: bool,
+    ) -> Result<LeaseGate, Refusal>
+    where
+        F: FnOnce() -> Held,
+        Held: Future<Output = Result<u64, RepositoryError>>,
+    {
         let namespace_of = tenant.election_namespace_of();
         let tenant = namespace_of.as_ref().unwrap_or(tenant);
         let Some(allowed) = self.of(tenant).get(Limit::MaxLiveLeases) else {
             return Ok(None);
         };
+        let exceeded = Refusal::Exceeded(QuotaExceeded {
+            limit: Limit::MaxLiveLeases,
+            allowed,
+        });
         let gate = self.gate(tenant).lock_owned().await;
+        let epoch = self.shared.ended.load(Ordering::Acquire);
+        if queued && self.still_full(tenant, epoch) {
+            return Err(exceeded);
+        }
         let live = self.live_leases(tenant).await?;
         if live.saturating_add(wanted) > allowed {
             let adding = wanted.saturating_sub(already_held().await?);
             if live.saturating_add(adding) > allowed {
-                return Err(Refusal::Exceeded(QuotaExceeded {
-                    limit: Limit::MaxLiveLeases,
-                    allowed,
-                }));
+                if live >= allowed {
+                    locked(&self.shared.full).insert(tenant.clone(), (Instant::now(), epoch));
+                }
+                return Err(exceeded);
             }
         }
         Ok(Some(gate))
     }
 
+    /// Whether a count that found `tenant` at its limit still stands: no lease ended here since
+    /// (`epoch`) and it is younger than [`QUOTA_RECHECK`].
+    fn still_full(&self, tenant: &Tenant, epoch: u64) -> bool {
+        let mut full = locked(&self.shared.full);
+        match full.get(tenant) {
+            Some((at, seen)) if *seen == epoch && at.elapsed() < QUOTA_RECHECK => true,
+            Some(_) => {
+                full.remove(tenant);
+                false
+            }
+            None => false,
+        }
+    }
+
     /// A lease ended through this process (released, resigned, undone, forced): a place may be
-    /// free for a grant held back by its tenant's quota. Cheap while none is held back.
+    /// free for a grant held back by its tenant's quota. One atomic add while none is held back.
     pub(crate) fn lease_ended(&self) {
+        self.shared.ended.fetch_add(1, Ordering::AcqRel);
         if self.shared.held_back.load(Ordering::Acquire) > 0 {
-            self.shared.ended.notify_waiters();
+            self.shared.room.notify_waiters();
         }
     }
 
@@ -291,7 +352,7 @@ impl Quotas {
     /// run out, or end through another process): when a grant held back by a quota should look
     /// again.
     pub(crate) async fn room_may_be_free(&self) {
-        let ended = self.shared.ended.notified();
+        let ended = self.shared.room.notified();
         tokio::pin!(ended);
         ended.as_mut().enable();
         self.shared.held_back.fetch_add(1, Ordering::AcqRel);

@@ -94,6 +94,9 @@ impl PermitWaiter {
 struct Queue {
     waiters: Mutex<VecDeque<Arc<PermitWaiter>>>,
     wake: Notify,
+    /// Set while its tenant's `max_live_leases` holds back the head's grant, until an attempt is
+    /// admitted: a wait behind the head that ends meanwhile is answered with it too.
+    held_back: Mutex<Option<QuotaExceeded>>,
 }
 
 /// The queues of waiting permit acquires of one process. Cheap to clone.
@@ -181,6 +184,14 @@ impl PermitQueues {
         }
     }
 
+    /// The limit that holds back the grant of the head of `name`'s queue, if one does.
+    pub(crate) fn held_back(&self, tenant: &Tenant, name: &ResourceName) -> Option<QuotaExceeded> {
+        let queue = locked(&self.shared.queues)
+            .get(&(tenant.clone(), name.clone()))
+            .cloned();
+        queue.and_then(|queue| *locked(&queue.held_back))
+    }
+
     /// Puts `request` at the end of `name`'s queue. Must be called inside a tokio runtime.
     pub(crate) fn enqueue(
         &self,
@@ -203,6 +214,7 @@ impl PermitQueues {
                 let queue = Arc::new(Queue {
                     waiters: Mutex::new(VecDeque::new()),
                     wake: Notify::new(),
+                    held_back: Mutex::new(None),
                 });
                 queues.insert(key.clone(), Arc::clone(&queue));
                 tokio::spawn(serve(Arc::clone(&self.shared), key, Arc::clone(&queue)));
@@ -254,6 +266,7 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
         // made, under the tenant's gate (held until the store has answered).
         let outcome = match admit(&shared, &key, &waiter.request.owner).await {
             Ok(gate) => {
+                *locked(&queue.held_back) = None;
                 let outcome = shared
                     .repo
                     .acquire_permits(key.0.clone(), key.1.clone(), waiter.request.clone())
@@ -265,6 +278,7 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
                 // Over the limit: the head keeps its place, holding back those behind it, until
                 // a lease of the tenant ends or its wait does (answered with the quota then).
                 waiter.refused(Some(Refusal::Quota(exceeded)));
+                *locked(&queue.held_back) = Some(exceeded);
                 let last = {
                     let mut standing = waiter.standing();
                     let last = *standing != Standing::Attempting;
@@ -350,7 +364,7 @@ async fn admit(shared: &Shared, key: &QueueKey, owner: &Owner) -> Result<LeaseGa
     let (tenant, name) = key;
     shared
         .quotas
-        .admit(tenant, 1, || async {
+        .admit_queued(tenant, 1, || async {
             let holds = holds_grant(&*shared.repo, tenant, name, owner).await?;
             Ok(u64::from(holds))
         })

@@ -53,9 +53,10 @@ pub(super) struct Queue {
     pub(super) attempting: Mutex<Option<u64>>,
     /// Notified when `attempting` is cleared.
     pub(super) attempt_done: Notify,
-    /// The waiter whose grant its tenant's `max_live_leases` held back at the last look, and the
-    /// limit: a wait that ends so is answered with it.
-    held_back: Mutex<Option<(u64, QuotaExceeded)>>,
+    /// Set while its tenant's `max_live_leases` holds back the head's grant (the limit), until an
+    /// attempt is admitted: a wait that ends meanwhile, the head's or one behind it, is answered
+    /// with it (the quota, not the lock, keeps every waiter here from its turn).
+    held_back: Mutex<Option<QuotaExceeded>>,
 }
 
 pub(super) struct Waiter {
@@ -168,17 +169,15 @@ impl Queue {
         self.attempt_done.notify_waiters();
     }
 
-    /// Records that the quota held back waiter `id`'s grant (`Some`), or that it let the head's
+    /// Records that the quota holds back the head's grant (`Some`), or that it let the head's
     /// attempt go ahead (`None`).
-    pub(super) fn set_held_back(&self, held_back: Option<(u64, QuotaExceeded)>) {
+    pub(super) fn set_held_back(&self, held_back: Option<QuotaExceeded>) {
         *locked(&self.held_back) = held_back;
     }
 
-    /// The limit that held back waiter `id`'s grant at the queue's last look, if it did.
-    pub(super) fn held_back(&self, id: u64) -> Option<QuotaExceeded> {
-        locked(&self.held_back)
-            .filter(|(held, _)| *held == id)
-            .map(|(_, exceeded)| exceeded)
+    /// The limit that holds back the head's grant, if one does.
+    pub(super) fn held_back(&self) -> Option<QuotaExceeded> {
+        *locked(&self.held_back)
     }
 
     /// Records the holder's lease as the queue's task now sees it.

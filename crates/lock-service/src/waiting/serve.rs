@@ -76,7 +76,7 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                 Err(Refusal::Exceeded(exceeded)) => {
                     // Over the limit: the head keeps its place (and holds back those behind it)
                     // until a lease of the tenant ends, or its wait does.
-                    queue.set_held_back(Some((id, exceeded)));
+                    queue.set_held_back(Some(exceeded));
                     queue.end_attempt();
                     tokio::select! {
                         () = queue.wake.notified() => {}
@@ -285,7 +285,7 @@ async fn admit(
 ) -> Result<LeaseGate, Refusal> {
     shared
         .quotas
-        .admit(tenant, 1, || async {
+        .admit_queued(tenant, 1, || async {
             let held = mode_held(
                 &*shared.repo,
                 &*shared.shared_locks,

@@ -198,7 +198,7 @@ impl Ticket {
                     None => {
                         self.queue.wake.notify_one();
                         let now = self.shared.clock.now();
-                        let held_back = self.queue.held_back(self.id);
+                        let held_back = self.queue.held_back();
                         if held_back.is_some() || self.queue.knows_it_held(now) {
                             self.shared.timed_out.fetch_add(1, Ordering::Relaxed);
                         }
