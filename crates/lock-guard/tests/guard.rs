@@ -210,13 +210,15 @@ fn failed_renewals_make_the_lease_unsafe_after_ttl_minus_margin_and_a_success_re
     // Only the lock operations fail: the semaphores (unused here) are a store of their own.
     let service = LockService::new(
         ServicePorts {
-            locks: Arc::clone(&repo),
-            shared_locks: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
-            multi_locks: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
-            semaphores: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
-            history: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
-            admin: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
-            usage: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
+            store: lock_service::StorePorts {
+                locks: Arc::clone(&repo),
+                shared_locks: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
+                multi_locks: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
+                semaphores: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
+                history: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
+                admin: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
+                usage: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
+            },
             hints: None,
             clock: Arc::new(SystemClock),
             events: Arc::new(NoEvents),

@@ -52,7 +52,7 @@ use lock_domain::{
     AdminRepository, HistoryRepository, LeaseUsage, LockRepository, MultiLockRepository,
     SemaphoreRepository, SharedLockRepository, StoreHealth, SystemClock, DEFAULT_MAX_TTL_SECONDS,
 };
-use lock_service::{LockService, ServicePorts, WaiterLimits};
+use lock_service::{LockService, ServicePorts, StorePorts, WaiterLimits};
 
 pub use api_doc::{openapi_document, openapi_json, openapi_json_for};
 pub use api_keys::{hash_key, ApiKeys, KeysFileError};
@@ -135,25 +135,10 @@ impl LockApi {
     /// `settings.metrics` and the audit log, on the system clock, without hints of other
     /// processes' releases: for tests and single-process setups.
     pub fn over(store: ApiStore, settings: ApiSettings, waiter_limits: WaiterLimits) -> Self {
-        let ApiStore {
-            locks,
-            shared_locks,
-            multi_locks,
-            semaphores,
-            history,
-            admin,
-            usage,
-            health,
-        } = store;
+        let ApiStore { store, health } = store;
         let service = LockService::new(
             ServicePorts {
-                locks,
-                shared_locks,
-                multi_locks,
-                semaphores,
-                history,
-                admin,
-                usage,
+                store,
                 hints: None,
                 clock: Arc::new(SystemClock),
                 events: Arc::new(MetricsAndAudit::new(Arc::clone(&settings.metrics))),
@@ -199,15 +184,9 @@ impl LockApi {
 }
 
 /// What the API runs over when it builds its own service ([`LockApi::over`]): a store's ports,
-/// each of which a test may replace with a double of its own.
+/// each of which a test may replace with a double of its own, and its health.
 pub struct ApiStore {
-    pub locks: Arc<dyn LockRepository>,
-    pub shared_locks: Arc<dyn SharedLockRepository>,
-    pub multi_locks: Arc<dyn MultiLockRepository>,
-    pub semaphores: Arc<dyn SemaphoreRepository>,
-    pub history: Arc<dyn HistoryRepository>,
-    pub admin: Arc<dyn AdminRepository>,
-    pub usage: Arc<dyn LeaseUsage>,
+    pub store: StorePorts,
     pub health: Arc<dyn StoreHealth>,
 }
 
@@ -226,13 +205,7 @@ impl ApiStore {
             + 'static,
     {
         Self {
-            locks: Arc::clone(&store) as _,
-            shared_locks: Arc::clone(&store) as _,
-            multi_locks: Arc::clone(&store) as _,
-            semaphores: Arc::clone(&store) as _,
-            history: Arc::clone(&store) as _,
-            admin: Arc::clone(&store) as _,
-            usage: Arc::clone(&store) as _,
+            store: StorePorts::of(Arc::clone(&store)),
             health: store,
         }
     }

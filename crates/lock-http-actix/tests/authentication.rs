@@ -39,13 +39,15 @@ async fn call(
     health.expect_ping().returning(|| Ok(()));
     let app = init_service(App::new().configure(lock_http_actix::configure(
         lock_http_actix::ApiStore {
-            locks: Arc::new(repo),
-            shared_locks: Arc::new(no_shared_holders()),
-            multi_locks: Arc::new(lock_domain::MockMultiLockRepository::new()),
-            semaphores: Arc::new(MockSemaphoreRepository::new()),
-            history: Arc::new(lock_domain::MockHistoryRepository::new()),
-            admin: Arc::new(lock_domain::MockAdminRepository::new()),
-            usage: Arc::new(lock_domain::MockLeaseUsage::new()),
+            store: lock_service::StorePorts {
+                locks: Arc::new(repo),
+                shared_locks: Arc::new(no_shared_holders()),
+                multi_locks: Arc::new(lock_domain::MockMultiLockRepository::new()),
+                semaphores: Arc::new(MockSemaphoreRepository::new()),
+                history: Arc::new(lock_domain::MockHistoryRepository::new()),
+                admin: Arc::new(lock_domain::MockAdminRepository::new()),
+                usage: Arc::new(lock_domain::MockLeaseUsage::new()),
+            },
             health: Arc::new(health),
         },
         settings,

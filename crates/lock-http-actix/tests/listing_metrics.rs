@@ -46,13 +46,15 @@ async fn send_over(
 ) -> Vec<Answer> {
     let app = init_service(App::new().configure(lock_http_actix::configure(
         lock_http_actix::ApiStore {
-            locks: repo,
-            shared_locks: Arc::new(no_shared_holders()),
-            multi_locks: Arc::new(lock_domain::MockMultiLockRepository::new()),
-            semaphores: Arc::new(MockSemaphoreRepository::new()),
-            history: Arc::new(lock_domain::MockHistoryRepository::new()),
-            admin: Arc::new(lock_domain::MockAdminRepository::new()),
-            usage: Arc::new(lock_domain::MockLeaseUsage::new()),
+            store: lock_service::StorePorts {
+                locks: repo,
+                shared_locks: Arc::new(no_shared_holders()),
+                multi_locks: Arc::new(lock_domain::MockMultiLockRepository::new()),
+                semaphores: Arc::new(MockSemaphoreRepository::new()),
+                history: Arc::new(lock_domain::MockHistoryRepository::new()),
+                admin: Arc::new(lock_domain::MockAdminRepository::new()),
+                usage: Arc::new(lock_domain::MockLeaseUsage::new()),
+            },
             health,
         },
         settings,

@@ -44,5 +44,7 @@ pub use permits::PermitsRequest;
 pub use quota::{
     Limit, LimitsFileError, LimitsTable, OpenError, QuotaExceeded, QuotaUsage, TenantLimits,
 };
-pub use service::{AcquireError, AcquireRequest, LockService, ServicePorts, WaitingStats};
+pub use service::{
+    AcquireError, AcquireRequest, LockService, ServicePorts, StorePorts, WaitingStats,
+};
 pub use waiting::{WaiterLimits, DEFAULT_MAX_WAITERS};

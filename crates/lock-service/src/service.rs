@@ -19,10 +19,12 @@ use crate::permits::queue::PermitQueues;
 use crate::quota::{LeaseGate, QuotaExceeded, Quotas};
 use crate::waiting::{WaitOutcome, WaiterLimits, Waiting};
 
-/// What the service is built on: the store's lock and semaphore operations and (if it gives
-/// them) its hints of locks freed by other processes, the clock, and where outcomes are reported.
+/// The store's ports the use cases run over, one handle each. A store implements them all
+/// ([`StorePorts::of`]); a test may put a double of its own in any one place. The one bundle of
+/// them: every composition (the binary, [`LockService::over`], the HTTP crate's own) takes it
+/// whole.
 #[derive(Clone)]
-pub struct ServicePorts {
+pub struct StorePorts {
     pub locks: Arc<dyn LockRepository>,
     pub shared_locks: Arc<dyn SharedLockRepository>,
     pub multi_locks: Arc<dyn MultiLockRepository>,
@@ -31,6 +33,38 @@ pub struct ServicePorts {
     pub admin: Arc<dyn AdminRepository>,
     /// Counts a tenant's live leases for its quota.
     pub usage: Arc<dyn LeaseUsage>,
+}
+
+impl StorePorts {
+    /// Every port from one store.
+    pub fn of<S>(store: Arc<S>) -> Self
+    where
+        S: LockRepository
+            + SharedLockRepository
+            + MultiLockRepository
+            + SemaphoreRepository
+            + HistoryRepository
+            + AdminRepository
+            + LeaseUsage
+            + 'static,
+    {
+        Self {
+            locks: Arc::clone(&store) as _,
+            shared_locks: Arc::clone(&store) as _,
+            multi_locks: Arc::clone(&store) as _,
+            semaphores: Arc::clone(&store) as _,
+            history: Arc::clone(&store) as _,
+            admin: Arc::clone(&store) as _,
+            usage: store,
+        }
+    }
+}
+
+/// What the service is built on: the store's ports and (if it gives them) its hints of locks
+/// freed by other processes, the clock, and where outcomes are reported.
+#[derive(Clone)]
+pub struct ServicePorts {
+    pub store: StorePorts,
     pub hints: Option<Arc<dyn FreedHints>>,
     pub clock: Arc<dyn Clock>,
     pub events: Arc<dyn LockEvents>,
@@ -112,16 +146,25 @@ pub struct LockService {
 impl LockService {
     /// The use cases over `ports`, holding at most `limits` waiting acquires at once.
     pub fn new(mut ports: ServicePorts, limits: WaiterLimits) -> Self {
+        let StorePorts {
+            locks,
+            shared_locks,
+            multi_locks,
+            semaphores,
+            history,
+            admin,
+            usage,
+        } = ports.store;
         // Every outcome reported also reaches the watches of observed names.
         let hub = Hub::new(Arc::clone(&ports.clock));
         ports.events = Arc::new(ObservingEvents {
             inner: ports.events,
             hub: hub.clone(),
         });
-        let quotas = Quotas::new(Arc::clone(&ports.usage));
+        let quotas = Quotas::new(usage);
         let waiting = Waiting::new(
-            Arc::clone(&ports.locks),
-            Arc::clone(&ports.shared_locks),
+            Arc::clone(&locks),
+            Arc::clone(&shared_locks),
             ports.hints,
             Arc::clone(&ports.clock),
             Arc::clone(&ports.events),
@@ -129,21 +172,21 @@ impl LockService {
             quotas.clone(),
         );
         let permit_queues = PermitQueues::new(
-            Arc::clone(&ports.semaphores),
+            Arc::clone(&semaphores),
             Arc::clone(&ports.clock),
             Arc::clone(&ports.events),
             waiting.clone(),
             quotas.clone(),
         );
         permit_queues.hear_hints(&waiting);
-        let history_hub = HistoryHub::new(Arc::clone(&ports.history), Arc::clone(&ports.events));
+        let history_hub = HistoryHub::new(Arc::clone(&history), Arc::clone(&ports.events));
         Self {
-            locks: ports.locks,
-            shared_locks: ports.shared_locks,
-            multi_locks: ports.multi_locks,
-            semaphores: ports.semaphores,
-            history: ports.history,
-            admin: ports.admin,
+            locks,
+            shared_locks,
+            multi_locks,
+            semaphores,
+            history,
+            admin,
             quotas,
             history_hub,
             clock: ports.clock,
@@ -170,13 +213,7 @@ impl LockService {
     {
         Self::new(
             ServicePorts {
-                locks: Arc::clone(&store) as _,
-                shared_locks: Arc::clone(&store) as _,
-                multi_locks: Arc::clone(&store) as _,
-                semaphores: Arc::clone(&store) as _,
-                history: Arc::clone(&store) as _,
-                admin: Arc::clone(&store) as _,
-                usage: store,
+                store: StorePorts::of(store),
                 hints: None,
                 clock: Arc::new(SystemClock),
                 events: Arc::new(NoEvents),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use actix_web::dev::Server;
 use lock_domain::{Clock, SystemClock};
 use lock_http_actix::{ApiSettings, LockApi, Metrics, MetricsAndAudit, ServerOptions};
-use lock_service::{LockService, ServicePorts};
+use lock_service::{LockService, ServicePorts, StorePorts};
 use lock_store_diesel::{DieselLockRepository, SqliteSynchronous, StoreConfig, StoreError};
 
 use crate::cli::{ServeArgs, Synchronous};
@@ -92,13 +92,7 @@ impl Application {
         // One service for all workers: they share the queues of waiting acquires.
         let service = LockService::new(
             ServicePorts {
-                locks: Arc::clone(&store) as _,
-                shared_locks: Arc::clone(&store) as _,
-                multi_locks: Arc::clone(&store) as _,
-                semaphores: Arc::clone(&store) as _,
-                history: Arc::clone(&store) as _,
-                admin: Arc::clone(&store) as _,
-                usage: Arc::clone(&store) as _,
+                store: StorePorts::of(Arc::clone(&store)),
                 hints: Some(Arc::clone(&store) as _),
                 clock: store_clock(),
                 events,

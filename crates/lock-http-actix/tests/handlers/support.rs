@@ -97,13 +97,15 @@ impl Mocks {
     fn configure(self, settings: ApiSettings) -> impl FnOnce(&mut actix_web::web::ServiceConfig) {
         configure(
             ApiStore {
-                locks: Arc::new(self.locks),
-                shared_locks: Arc::new(self.shared),
-                multi_locks: Arc::new(self.multi),
-                semaphores: Arc::new(self.semaphores),
-                history: Arc::new(self.history),
-                admin: Arc::new(self.admin),
-                usage: Arc::new(lock_domain::MockLeaseUsage::new()),
+                store: lock_service::StorePorts {
+                    locks: Arc::new(self.locks),
+                    shared_locks: Arc::new(self.shared),
+                    multi_locks: Arc::new(self.multi),
+                    semaphores: Arc::new(self.semaphores),
+                    history: Arc::new(self.history),
+                    admin: Arc::new(self.admin),
+                    usage: Arc::new(lock_domain::MockLeaseUsage::new()),
+                },
                 health: Arc::new(self.health),
             },
             settings,

@@ -232,13 +232,15 @@ async fn a_wait_that_ends_in_an_outage_answers_unavailable() {
         .returning(|_, _| Err(RepositoryError::unavailable("the database is cut off")));
     let service = LockService::new(
         crate::ServicePorts {
-            locks: Arc::clone(&memory) as _,
-            shared_locks: Arc::clone(&memory) as _,
-            multi_locks: Arc::clone(&memory) as _,
-            semaphores: Arc::new(semaphores),
-            history: Arc::clone(&memory) as _,
-            admin: Arc::clone(&memory) as _,
-            usage: Arc::clone(&memory) as _,
+            store: crate::StorePorts {
+                locks: Arc::clone(&memory) as _,
+                shared_locks: Arc::clone(&memory) as _,
+                multi_locks: Arc::clone(&memory) as _,
+                semaphores: Arc::new(semaphores),
+                history: Arc::clone(&memory) as _,
+                admin: Arc::clone(&memory) as _,
+                usage: Arc::clone(&memory) as _,
+            },
             hints: None,
             clock: Arc::new(SystemClock),
             events: Arc::new(crate::NoEvents),
