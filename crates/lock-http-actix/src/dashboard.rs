@@ -9,7 +9,7 @@ use actix_web::http::header;
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{HttpRequest, HttpResponse};
 
-use crate::problem::{method_not_allowed, ApiError, ProblemKind};
+use crate::problem::{method_not_allowed, ProblemKind};
 
 /// One file of the page, as it is served.
 struct UiFile {
@@ -68,12 +68,13 @@ pub(crate) fn routes(cfg: &mut ServiceConfig) {
         );
 }
 
-async fn file(req: HttpRequest) -> Result<HttpResponse, ApiError> {
+async fn file(req: HttpRequest) -> Result<HttpResponse, ProblemKind> {
     let name = req.match_info().get("file").unwrap_or_default();
     let Some(found) = FILES.iter().find(|file| file.name == name) else {
-        return Err(
-            ProblemKind::NotFound(format!("the dashboard has no file {}", req.path())).at(&req),
-        );
+        return Err(ProblemKind::NotFound(format!(
+            "the dashboard has no file {}",
+            req.path()
+        )));
     };
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, found.content_type))
@@ -93,12 +94,25 @@ mod tests {
 
     use super::*;
 
-    async fn get(path: &str) -> actix_web::dev::ServiceResponse {
-        let app = init_service(App::new().configure(routes)).await;
+    /// The dashboard's routes under the API's error handler, which sets every problem's
+    /// `instance` (as `LockApi::configure` mounts them).
+    async fn get(
+        path: &str,
+    ) -> actix_web::dev::ServiceResponse<actix_web::body::EitherBody<actix_web::body::BoxBody>>
+    {
+        let app = init_service(
+            App::new()
+                .wrap(
+                    actix_web::middleware::ErrorHandlers::new()
+                        .default_handler(crate::problem::into_problem_json),
+                )
+                .configure(routes),
+        )
+        .await;
         call_service(&app, TestRequest::get().uri(path).to_request()).await
     }
 
-    fn header_of<'a>(res: &'a actix_web::dev::ServiceResponse, name: &str) -> &'a str {
+    fn header_of<'a, B>(res: &'a actix_web::dev::ServiceResponse<B>, name: &str) -> &'a str {
         res.headers()
             .get(name)
             .and_then(|value| value.to_str().ok())

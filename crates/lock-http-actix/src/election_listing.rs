@@ -8,7 +8,7 @@ use crate::api_doc::requests::ListParams;
 use crate::authentication::tenant_of;
 use crate::dto::{remaining_ms, ElectionList, LeaderView, ListedElectionView};
 use crate::listing::list_query;
-use crate::problem::{method_not_allowed, ApiError, ProblemKind};
+use crate::problem::{method_not_allowed, ProblemKind};
 use crate::{cursor, ApiState};
 
 pub(crate) fn routes(cfg: &mut ServiceConfig) {
@@ -40,31 +40,27 @@ pub(crate) fn routes(cfg: &mut ServiceConfig) {
 pub(crate) async fn list(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let tenant = tenant_of(&req, &state)?;
-        let query = list_query(req.query_string())?;
-        let page = state.service.list_elections(&tenant, query).await?;
-        let next_cursor = page.next_after().map(cursor::encode);
-        let elections = page
-            .locks
-            .into_iter()
-            .map(|listed| {
-                let waiting = state
-                    .service
-                    .election_waiters(&tenant, &listed.lock.resource);
-                ListedElectionView {
-                    ttl_remaining_ms: remaining_ms(listed.ttl_remaining),
-                    waiting: waiting as u64,
-                    leader: LeaderView::from(lock_domain::Leader::of(listed.lock)),
-                }
-            })
-            .collect();
-        Ok(HttpResponse::Ok().json(ElectionList {
-            elections,
-            next_cursor,
-        }))
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+) -> Result<HttpResponse, ProblemKind> {
+    let tenant = tenant_of(&req, &state)?;
+    let query = list_query(req.query_string())?;
+    let page = state.service.list_elections(&tenant, query).await?;
+    let next_cursor = page.next_after().map(cursor::encode);
+    let elections = page
+        .locks
+        .into_iter()
+        .map(|listed| {
+            let waiting = state
+                .service
+                .election_waiters(&tenant, &listed.lock.resource);
+            ListedElectionView {
+                ttl_remaining_ms: remaining_ms(listed.ttl_remaining),
+                waiting: waiting as u64,
+                leader: LeaderView::from(lock_domain::Leader::of(listed.lock)),
+            }
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(ElectionList {
+        elections,
+        next_cursor,
+    }))
 }

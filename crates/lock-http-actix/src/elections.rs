@@ -15,7 +15,7 @@ use crate::election_request::{
     campaign_request, leader_renew_request, proclaim_request, LeaderRenew, Proclaim,
 };
 use crate::lock_request::{release_request_by, Release};
-use crate::problem::{method_not_allowed, ApiError, ProblemKind};
+use crate::problem::{method_not_allowed, ProblemKind};
 use crate::resource_path::election_of;
 use crate::ApiState;
 
@@ -101,49 +101,45 @@ pub(crate) async fn campaign(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let request = campaign_request(&req, payload, &state).await?;
-        let campaigned = state
-            .service
-            .campaign(request, || crate::peer::has_hung_up(&req))
-            .await
-            .map_err(ProblemKind::from)?;
-        let (body, retry_after) = match campaigned {
-            Campaigned::Elected { leader, .. } => (
-                CampaignResponse {
-                    elected: true,
-                    leader: Some(leader.into()),
-                },
-                None,
-            ),
-            Campaigned::NotElected {
-                leader,
-                retry_after_seconds,
-            } => (
-                CampaignResponse {
-                    elected: false,
-                    leader: leader.map(LeaderView::from),
-                },
-                retry_after_seconds,
-            ),
-            // Nobody reads this answer.
-            Campaigned::HungUp => (
-                CampaignResponse {
-                    elected: false,
-                    leader: None,
-                },
-                None,
-            ),
-        };
-        let mut response = HttpResponse::Ok();
-        if let Some(seconds) = retry_after {
-            response.insert_header((header::RETRY_AFTER, seconds.to_string()));
-        }
-        Ok(response.json(body))
+) -> Result<HttpResponse, ProblemKind> {
+    let request = campaign_request(&req, payload, &state).await?;
+    let campaigned = state
+        .service
+        .campaign(request, || crate::peer::has_hung_up(&req))
+        .await
+        .map_err(ProblemKind::from)?;
+    let (body, retry_after) = match campaigned {
+        Campaigned::Elected { leader, .. } => (
+            CampaignResponse {
+                elected: true,
+                leader: Some(leader.into()),
+            },
+            None,
+        ),
+        Campaigned::NotElected {
+            leader,
+            retry_after_seconds,
+        } => (
+            CampaignResponse {
+                elected: false,
+                leader: leader.map(LeaderView::from),
+            },
+            retry_after_seconds,
+        ),
+        // Nobody reads this answer.
+        Campaigned::HungUp => (
+            CampaignResponse {
+                elected: false,
+                leader: None,
+            },
+            None,
+        ),
+    };
+    let mut response = HttpResponse::Ok();
+    if let Some(seconds) = retry_after {
+        response.insert_header((header::RETRY_AFTER, seconds.to_string()));
     }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+    Ok(response.json(body))
 }
 
 /// Get an election's leader.
@@ -166,32 +162,28 @@ pub(crate) async fn campaign(
 pub(crate) async fn leader(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let tenant = tenant_of(&req, &state)?;
-        let election = election_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
-        match state.service.leader(&tenant, &election).await? {
-            Some(leader) => Ok(HttpResponse::Ok().json(LeaderView::from(leader))),
-            None => match state
-                .service
-                .election_available_at(&tenant, &election)
-                .await?
-            {
-                Some(available_at) => Err(ProblemKind::NotFoundUntil {
-                    detail: format!(
-                        "election {:?} has no leader; the last leader's lease ran out and keeps \
-                         the office until available_at (its lock-delay)",
-                        election.as_str()
-                    ),
-                    available_at,
-                    retry_after_seconds: state.service.retry_after_seconds(available_at),
-                }),
-                None => Err(vacant(&election)),
-            },
-        }
+) -> Result<HttpResponse, ProblemKind> {
+    let tenant = tenant_of(&req, &state)?;
+    let election = election_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
+    match state.service.leader(&tenant, &election).await? {
+        Some(leader) => Ok(HttpResponse::Ok().json(LeaderView::from(leader))),
+        None => match state
+            .service
+            .election_available_at(&tenant, &election)
+            .await?
+        {
+            Some(available_at) => Err(ProblemKind::NotFoundUntil {
+                detail: format!(
+                    "election {:?} has no leader; the last leader's lease ran out and keeps \
+                     the office until available_at (its lock-delay)",
+                    election.as_str()
+                ),
+                available_at,
+                retry_after_seconds: state.service.retry_after_seconds(available_at),
+            }),
+            None => Err(vacant(&election)),
+        },
     }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
 }
 
 /// Proclaim a new value as the leader.
@@ -217,22 +209,18 @@ pub(crate) async fn proclaim(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let Proclaim {
-            tenant,
-            election,
-            candidate,
-            value,
-        } = proclaim_request(&req, payload, &state).await?;
-        let answer = state
-            .service
-            .proclaim(tenant, election.clone(), candidate, value)
-            .await?;
-        leading(&election, answer)
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+) -> Result<HttpResponse, ProblemKind> {
+    let Proclaim {
+        tenant,
+        election,
+        candidate,
+        value,
+    } = proclaim_request(&req, payload, &state).await?;
+    let answer = state
+        .service
+        .proclaim(tenant, election.clone(), candidate, value)
+        .await?;
+    leading(&election, answer)
 }
 
 /// Renew the leader's lease.
@@ -258,22 +246,18 @@ pub(crate) async fn renew(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let LeaderRenew {
-            tenant,
-            election,
-            candidate,
-            ttl,
-        } = leader_renew_request(&req, payload, &state).await?;
-        let answer = state
-            .service
-            .renew_leadership(tenant, election.clone(), candidate, ttl)
-            .await?;
-        leading(&election, answer)
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+) -> Result<HttpResponse, ProblemKind> {
+    let LeaderRenew {
+        tenant,
+        election,
+        candidate,
+        ttl,
+    } = leader_renew_request(&req, payload, &state).await?;
+    let answer = state
+        .service
+        .renew_leadership(tenant, election.clone(), candidate, ttl)
+        .await?;
+    leading(&election, answer)
 }
 
 /// Resign as the leader.
@@ -301,30 +285,24 @@ pub(crate) async fn resign(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, ProblemKind> {
     if crate::force_release::asked(&req) {
-        return crate::force_release::answer(&req, &state, lock_domain::LeaseKind::Election)
-            .await
-            .map_err(|kind: ProblemKind| kind.at(&req));
+        return crate::force_release::answer(&req, &state, lock_domain::LeaseKind::Election).await;
     }
-    async {
-        let Release {
-            tenant,
-            resource: election,
-            owner: candidate,
-        } = release_request_by(&req, payload, &state, election_of, "candidate").await?;
-        match state
-            .service
-            .resign(tenant, election.clone(), candidate)
-            .await?
-        {
-            ReleaseResult::Released(_) => Ok(HttpResponse::NoContent().finish()),
-            ReleaseResult::NotFound => Err(vacant(&election)),
-            ReleaseResult::Forbidden => Err(not_leader(&election)),
-        }
+    let Release {
+        tenant,
+        resource: election,
+        owner: candidate,
+    } = release_request_by(&req, payload, &state, election_of, "candidate").await?;
+    match state
+        .service
+        .resign(tenant, election.clone(), candidate)
+        .await?
+    {
+        ReleaseResult::Released(_) => Ok(HttpResponse::NoContent().finish()),
+        ReleaseResult::NotFound => Err(vacant(&election)),
+        ReleaseResult::Forbidden => Err(not_leader(&election)),
     }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
 }
 
 /// Resign, or force-end the leadership: the same as `DELETE /elections/{name}/leader`.
@@ -355,6 +333,6 @@ pub(crate) async fn resign_at_name(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, ProblemKind> {
     resign(req, payload, state).await
 }

@@ -17,7 +17,7 @@ use crate::authentication::tenant_of;
 use crate::dto::HistoryRecordView;
 use crate::history_query;
 use crate::observe::{event_stream, KEEP_ALIVE};
-use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
+use crate::problem::{method_not_allowed, FieldError, ProblemKind};
 use crate::ApiState;
 
 pub(crate) fn routes(cfg: &mut ServiceConfig) {
@@ -78,30 +78,26 @@ impl IntoParams for LastEventId {
 pub(crate) async fn follow(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let tenant = tenant_of(&req, &state)?;
-        let query = history_query::events(req.query_string());
-        let start = start_of(&req);
-        let ((prefix, kinds), start) = match (query, start) {
-            (Ok(query), Ok(start)) => (query, start),
-            (Err(ProblemKind::Validation(mut errors)), Err(error)) => {
-                errors.push(error);
-                return Err(ProblemKind::Validation(errors));
-            }
-            (Err(problem), _) => return Err(problem),
-            (Ok(_), Err(error)) => return Err(ProblemKind::Validation(vec![error])),
-        };
-        let filter = FeedFilter {
-            tenant,
-            prefix,
-            kinds,
-        };
-        let feed = state.service.follow_history(filter, start).await?;
-        Ok(event_stream(events(feed)))
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+) -> Result<HttpResponse, ProblemKind> {
+    let tenant = tenant_of(&req, &state)?;
+    let query = history_query::events(req.query_string());
+    let start = start_of(&req);
+    let ((prefix, kinds), start) = match (query, start) {
+        (Ok(query), Ok(start)) => (query, start),
+        (Err(ProblemKind::Validation(mut errors)), Err(error)) => {
+            errors.push(error);
+            return Err(ProblemKind::Validation(errors));
+        }
+        (Err(problem), _) => return Err(problem),
+        (Ok(_), Err(error)) => return Err(ProblemKind::Validation(vec![error])),
+    };
+    let filter = FeedFilter {
+        tenant,
+        prefix,
+        kinds,
+    };
+    let feed = state.service.follow_history(filter, start).await?;
+    Ok(event_stream(events(feed)))
 }
 
 /// Where the stream starts: after `Last-Event-ID`, or now.

@@ -13,7 +13,7 @@ use crate::dto::{
     LockFenceValid, LockView, PermitFenceResponse, PermitFenceValid, PermitView,
 };
 use crate::fields::token;
-use crate::problem::{method_not_allowed, ApiError, FieldError, ProblemKind};
+use crate::problem::{method_not_allowed, FieldError, ProblemKind};
 use crate::resource_path::{election_of, resource_of, semaphore_of};
 use crate::ApiState;
 
@@ -59,25 +59,21 @@ pub(crate) fn routes(cfg: &mut web::ServiceConfig) {
 pub(crate) async fn lock_fence(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let tenant = tenant_of(&req, &state)?;
-        let (resource, token) = target_and_token(resource_of(&req), req.query_string())?;
-        let response = match state
-            .service
-            .check_lock_fence(tenant, resource, token)
-            .await?
-        {
-            FenceVerdict::Valid(lock) => LockFenceResponse::Valid(LockFenceValid {
-                valid: true,
-                lock: LockView::from(lock),
-            }),
-            FenceVerdict::Stale { current } => LockFenceResponse::Stale(stale(current)),
-        };
-        Ok(HttpResponse::Ok().json(response))
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+) -> Result<HttpResponse, ProblemKind> {
+    let tenant = tenant_of(&req, &state)?;
+    let (resource, token) = target_and_token(resource_of(&req), req.query_string())?;
+    let response = match state
+        .service
+        .check_lock_fence(tenant, resource, token)
+        .await?
+    {
+        FenceVerdict::Valid(lock) => LockFenceResponse::Valid(LockFenceValid {
+            valid: true,
+            lock: LockView::from(lock),
+        }),
+        FenceVerdict::Stale { current } => LockFenceResponse::Stale(stale(current)),
+    };
+    Ok(HttpResponse::Ok().json(response))
 }
 
 /// Check a fencing token against a semaphore.
@@ -101,25 +97,21 @@ pub(crate) async fn lock_fence(
 pub(crate) async fn semaphore_fence(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let tenant = tenant_of(&req, &state)?;
-        let (name, token) = target_and_token(semaphore_of(&req), req.query_string())?;
-        let response = match state
-            .service
-            .check_permit_fence(tenant, name.clone(), token)
-            .await?
-        {
-            FenceVerdict::Valid(lease) => PermitFenceResponse::Valid(PermitFenceValid {
-                valid: true,
-                permit: PermitView::of(name.into_string(), lease),
-            }),
-            FenceVerdict::Stale { current } => PermitFenceResponse::Stale(stale(current)),
-        };
-        Ok(HttpResponse::Ok().json(response))
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+) -> Result<HttpResponse, ProblemKind> {
+    let tenant = tenant_of(&req, &state)?;
+    let (name, token) = target_and_token(semaphore_of(&req), req.query_string())?;
+    let response = match state
+        .service
+        .check_permit_fence(tenant, name.clone(), token)
+        .await?
+    {
+        FenceVerdict::Valid(lease) => PermitFenceResponse::Valid(PermitFenceValid {
+            valid: true,
+            permit: PermitView::of(name.into_string(), lease),
+        }),
+        FenceVerdict::Stale { current } => PermitFenceResponse::Stale(stale(current)),
+    };
+    Ok(HttpResponse::Ok().json(response))
 }
 
 /// Check a term against an election.
@@ -144,24 +136,20 @@ pub(crate) async fn semaphore_fence(
 pub(crate) async fn election_fence(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let tenant = tenant_of(&req, &state)?;
-        let (election, term) = target_and(
-            election_of(&req),
-            token::token_query_named(token::TERM, req.query_string()),
-        )?;
-        let response = match state.service.check_term(tenant, election, term).await? {
-            FenceVerdict::Valid(leader) => ElectionFenceResponse::Valid(ElectionFenceValid {
-                valid: true,
-                leader: LeaderView::from(leader),
-            }),
-            FenceVerdict::Stale { current } => ElectionFenceResponse::Stale(stale(current)),
-        };
-        Ok(HttpResponse::Ok().json(response))
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+) -> Result<HttpResponse, ProblemKind> {
+    let tenant = tenant_of(&req, &state)?;
+    let (election, term) = target_and(
+        election_of(&req),
+        token::token_query_named(token::TERM, req.query_string()),
+    )?;
+    let response = match state.service.check_term(tenant, election, term).await? {
+        FenceVerdict::Valid(leader) => ElectionFenceResponse::Valid(ElectionFenceValid {
+            valid: true,
+            leader: LeaderView::from(leader),
+        }),
+        FenceVerdict::Stale { current } => ElectionFenceResponse::Stale(stale(current)),
+    };
+    Ok(HttpResponse::Ok().json(response))
 }
 
 fn stale(current: Option<FencingToken>) -> FenceStale {

@@ -12,7 +12,7 @@ use crate::api_doc::history_requests::{
 use crate::authentication::tenant_of;
 use crate::dto::HistoryList;
 use crate::history_query;
-use crate::problem::{method_not_allowed, ApiError, ProblemKind};
+use crate::problem::{method_not_allowed, ProblemKind};
 use crate::resource_path::{election_of, resource_of, semaphore_of};
 use crate::ApiState;
 
@@ -63,7 +63,7 @@ pub(crate) fn routes(cfg: &mut ServiceConfig) {
 pub(crate) async fn lock_history(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, ProblemKind> {
     page_of(req, state, LeaseKind::Lock).await
 }
 
@@ -85,7 +85,7 @@ pub(crate) async fn lock_history(
 pub(crate) async fn semaphore_history(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, ProblemKind> {
     page_of(req, state, LeaseKind::Semaphore).await
 }
 
@@ -107,7 +107,7 @@ pub(crate) async fn semaphore_history(
 pub(crate) async fn election_history(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, ProblemKind> {
     page_of(req, state, LeaseKind::Election).await
 }
 
@@ -130,33 +130,25 @@ pub(crate) async fn election_history(
 pub(crate) async fn tenant_history(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let tenant = tenant_of(&req, &state)?;
-        let query = history_query::tenant(req.query_string())?;
-        let page = state.service.history(tenant, query).await?;
-        Ok(HttpResponse::Ok().json(HistoryList::from(page)))
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+) -> Result<HttpResponse, ProblemKind> {
+    let tenant = tenant_of(&req, &state)?;
+    let query = history_query::tenant(req.query_string())?;
+    let page = state.service.history(tenant, query).await?;
+    Ok(HttpResponse::Ok().json(HistoryList::from(page)))
 }
 
 async fn page_of(
     req: HttpRequest,
     state: web::Data<ApiState>,
     kind: LeaseKind,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let tenant = tenant_of(&req, &state)?;
-        let name = match kind {
-            LeaseKind::Lock => resource_of(&req),
-            LeaseKind::Semaphore => semaphore_of(&req),
-            LeaseKind::Election => election_of(&req),
-        };
-        let query = history_query::one(req.query_string(), kind, name)?;
-        let page = state.service.history(tenant, query).await?;
-        Ok(HttpResponse::Ok().json(HistoryList::from(page)))
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+) -> Result<HttpResponse, ProblemKind> {
+    let tenant = tenant_of(&req, &state)?;
+    let name = match kind {
+        LeaseKind::Lock => resource_of(&req),
+        LeaseKind::Semaphore => semaphore_of(&req),
+        LeaseKind::Election => election_of(&req),
+    };
+    let query = history_query::one(req.query_string(), kind, name)?;
+    let page = state.service.history(tenant, query).await?;
+    Ok(HttpResponse::Ok().json(HistoryList::from(page)))
 }

@@ -12,7 +12,7 @@ use crate::api_doc::requests::ListParams;
 use crate::authentication::tenant_of;
 use crate::dto::{ListedLockView, LockList};
 use crate::fields::listing;
-use crate::problem::{method_not_allowed, ApiError, ProblemKind};
+use crate::problem::{method_not_allowed, ProblemKind};
 use crate::query_string::parameters;
 use crate::{cursor, ApiState};
 
@@ -77,25 +77,21 @@ pub(crate) fn list_query(query: &str) -> Result<ListQuery, ProblemKind> {
 pub(crate) async fn list(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let tenant = tenant_of(&req, &state)?;
-        let query = list_query(req.query_string())?;
-        let page = state.service.list(tenant.clone(), query).await?;
-        let next_cursor = page.next_after().map(cursor::encode);
-        let locks = page
-            .locks
-            .into_iter()
-            .map(|listed| {
-                let waiting = state.service.waiters(&tenant, &listed.lock.resource);
-                ListedLockView::of(listed, waiting)
-            })
-            .collect();
-        let body = LockList { locks, next_cursor };
-        Ok(HttpResponse::Ok().json(body))
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+) -> Result<HttpResponse, ProblemKind> {
+    let tenant = tenant_of(&req, &state)?;
+    let query = list_query(req.query_string())?;
+    let page = state.service.list(tenant.clone(), query).await?;
+    let next_cursor = page.next_after().map(cursor::encode);
+    let locks = page
+        .locks
+        .into_iter()
+        .map(|listed| {
+            let waiting = state.service.waiters(&tenant, &listed.lock.resource);
+            ListedLockView::of(listed, waiting)
+        })
+        .collect();
+    let body = LockList { locks, next_cursor };
+    Ok(HttpResponse::Ok().json(body))
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use actix_web::web;
 use actix_web::HttpRequest;
-use lock_domain::{LeaseValue, LockDelay, LockMode, Owner, ResourceName, Tenant, Ttl};
+use lock_domain::{LockDelay, LockMode, Owner, ResourceName, Tenant};
+use lock_service::AcquireRequest;
 
 use crate::authentication::tenant_of;
 use crate::body::{
@@ -46,24 +47,6 @@ fn valid3<A, B, C>(
     }
 }
 
-/// An acquire or renew, parsed: `{owner, ttl_seconds, value?}` on `/locks/{resource}[/renew]`,
-/// and on an acquire the optional `wait_seconds` and `mode`.
-pub(crate) struct LeaseRequest {
-    pub tenant: Tenant,
-    pub resource: ResourceName,
-    pub owner: Owner,
-    pub ttl: Ttl,
-    /// How long an acquire may wait for the lock (zero: answer at once; always zero on renew).
-    pub wait: Duration,
-    /// How an acquire wants to hold the lock (always exclusive on renew, which keeps the mode).
-    pub mode: LockMode,
-    /// The value to store with the lease (`None`: keep the one it has, or none).
-    pub value: Option<LeaseValue>,
-    /// An exclusive acquire's lock-delay (none on renew, which keeps the lease's, and on a
-    /// shared acquire).
-    pub lock_delay: LockDelay,
-}
-
 /// Whether the request's `wait_seconds` is read (acquire) or ignored like any unknown field
 /// (renew).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -72,14 +55,17 @@ pub(crate) enum Waits {
     Ignored,
 }
 
-/// Authenticates, reads and validates an acquire or renew, in the contract's order:
-/// 401, 415, 413, 408, 400, then one 422 listing every invalid field.
+/// Authenticates, reads and validates an acquire or renew (`{owner, ttl_seconds, value?}` on
+/// `/locks/{resource}[/renew]`, and on an acquire `wait_seconds`, `mode` and
+/// `lock_delay_seconds`), in the contract's order: 401, 415, 413, 408, 400, then one 422 listing
+/// every invalid field. A renew's request has no wait, the exclusive mode (the lease keeps its
+/// own) and no lock-delay.
 pub(crate) async fn lease_request(
     req: &HttpRequest,
     payload: web::Payload,
     state: &ApiState,
     waits: Waits,
-) -> Result<LeaseRequest, ProblemKind> {
+) -> Result<AcquireRequest, ProblemKind> {
     let tenant = tenant_of(req, state)?;
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
@@ -135,7 +121,7 @@ pub(crate) async fn lease_request(
             }
         };
     state.service.check_ttl(&tenant, ttl)?;
-    Ok(LeaseRequest {
+    Ok(AcquireRequest {
         tenant,
         resource,
         owner,

@@ -9,8 +9,8 @@ use lock_service::{AcquireRequest, Acquired};
 use crate::api_doc::requests::{AcquireResourcePath, ReleaseQuery, ResourcePath};
 use crate::authentication::tenant_of;
 use crate::dto::{AcquireGranted, AcquireHeld, AcquireResponse, LockStatus, LockView};
-use crate::lock_request::{lease_request, release_request, LeaseRequest, Release, Waits};
-use crate::problem::{method_not_allowed, ApiError, Conflict, ProblemKind};
+use crate::lock_request::{lease_request, release_request, Release, Waits};
+use crate::problem::{method_not_allowed, Conflict, ProblemKind};
 use crate::resource_path::resource_of;
 use crate::ApiState;
 
@@ -81,55 +81,33 @@ pub(crate) async fn acquire(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let LeaseRequest {
-            tenant,
-            resource,
-            owner,
-            ttl,
-            wait,
-            mode,
-            value,
-            lock_delay,
-        } = lease_request(&req, payload, &state, Waits::Read).await?;
-        let request = AcquireRequest {
-            tenant,
-            resource: resource.clone(),
-            owner,
-            ttl,
-            wait,
-            mode,
-            value,
-            lock_delay,
-        };
-        let acquired = state
-            .service
-            .acquire(request, || crate::peer::has_hung_up(&req))
-            .await
-            .map_err(ProblemKind::from)?;
-        Ok(match acquired {
-            Acquired::Granted { lock, .. } => json(&AcquireResponse::Granted(AcquireGranted {
-                acquired: true,
-                lock: lock.into(),
-            })),
-            // HungUp: nobody reads this answer.
-            Acquired::Held | Acquired::HungUp => json(&held(resource)),
-            Acquired::ModeMismatch => {
-                return Err(ProblemKind::Conflict(Conflict::Mode { asked: mode }))
-            }
-            Acquired::TimedOut {
-                retry_after_seconds,
-            }
-            | Acquired::Delayed {
-                retry_after_seconds,
-            } => HttpResponse::Ok()
-                .insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()))
-                .json(held(resource)),
-        })
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+) -> Result<HttpResponse, ProblemKind> {
+    let request = lease_request(&req, payload, &state, Waits::Read).await?;
+    let (resource, mode) = (request.resource.clone(), request.mode);
+    let acquired = state
+        .service
+        .acquire(request, || crate::peer::has_hung_up(&req))
+        .await
+        .map_err(ProblemKind::from)?;
+    Ok(match acquired {
+        Acquired::Granted { lock, .. } => json(&AcquireResponse::Granted(AcquireGranted {
+            acquired: true,
+            lock: lock.into(),
+        })),
+        // HungUp: nobody reads this answer.
+        Acquired::Held | Acquired::HungUp => json(&held(resource)),
+        Acquired::ModeMismatch => {
+            return Err(ProblemKind::Conflict(Conflict::Mode { asked: mode }))
+        }
+        Acquired::TimedOut {
+            retry_after_seconds,
+        }
+        | Acquired::Delayed {
+            retry_after_seconds,
+        } => HttpResponse::Ok()
+            .insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()))
+            .json(held(resource)),
+    })
 }
 
 fn held(resource: ResourceName) -> AcquireResponse {
@@ -159,32 +137,28 @@ fn held(resource: ResourceName) -> AcquireResponse {
 pub(crate) async fn status(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let tenant = tenant_of(&req, &state)?;
-        let resource = resource_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
-        match state
-            .service
-            .status(tenant.clone(), resource.clone())
-            .await?
-        {
-            Some(hold) => Ok(json(&LockStatus::from(hold))),
-            None => match state.service.available_at(tenant, resource.clone()).await? {
-                Some(available_at) => Err(ProblemKind::NotFoundUntil {
-                    detail: format!(
-                        "no live lock on resource {:?}; the last lease ran out and keeps its \
-                         place until available_at (its lock-delay)",
-                        resource.as_str()
-                    ),
-                    available_at,
-                    retry_after_seconds: state.service.retry_after_seconds(available_at),
-                }),
-                None => Err(no_lock(&resource)),
-            },
-        }
+) -> Result<HttpResponse, ProblemKind> {
+    let tenant = tenant_of(&req, &state)?;
+    let resource = resource_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
+    match state
+        .service
+        .status(tenant.clone(), resource.clone())
+        .await?
+    {
+        Some(hold) => Ok(json(&LockStatus::from(hold))),
+        None => match state.service.available_at(tenant, resource.clone()).await? {
+            Some(available_at) => Err(ProblemKind::NotFoundUntil {
+                detail: format!(
+                    "no live lock on resource {:?}; the last lease ran out and keeps its \
+                     place until available_at (its lock-delay)",
+                    resource.as_str()
+                ),
+                available_at,
+                retry_after_seconds: state.service.retry_after_seconds(available_at),
+            }),
+            None => Err(no_lock(&resource)),
+        },
     }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
 }
 
 /// Release a lock.
@@ -211,30 +185,24 @@ pub(crate) async fn release(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, ProblemKind> {
     if crate::force_release::asked(&req) {
-        return crate::force_release::answer(&req, &state, lock_domain::LeaseKind::Lock)
-            .await
-            .map_err(|kind: ProblemKind| kind.at(&req));
+        return crate::force_release::answer(&req, &state, lock_domain::LeaseKind::Lock).await;
     }
-    async {
-        let Release {
-            tenant,
-            resource,
-            owner,
-        } = release_request(&req, payload, &state, resource_of).await?;
-        match state
-            .service
-            .release(tenant, resource.clone(), owner)
-            .await?
-        {
-            ReleaseResult::Released(_) => Ok(HttpResponse::NoContent().finish()),
-            ReleaseResult::NotFound => Err(no_lock(&resource)),
-            ReleaseResult::Forbidden => Err(not_yours(&resource)),
-        }
+    let Release {
+        tenant,
+        resource,
+        owner,
+    } = release_request(&req, payload, &state, resource_of).await?;
+    match state
+        .service
+        .release(tenant, resource.clone(), owner)
+        .await?
+    {
+        ReleaseResult::Released(_) => Ok(HttpResponse::NoContent().finish()),
+        ReleaseResult::NotFound => Err(no_lock(&resource)),
+        ReleaseResult::Forbidden => Err(not_yours(&resource)),
     }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
 }
 
 /// Renew a lock.
@@ -262,26 +230,22 @@ pub(crate) async fn renew(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let LeaseRequest {
-            tenant,
-            resource,
-            owner,
-            ttl,
-            value,
-            ..
-        } = lease_request(&req, payload, &state, Waits::Ignored).await?;
-        match state
-            .service
-            .renew(tenant, resource.clone(), owner, ttl, value)
-            .await?
-        {
-            RenewResult::Renewed(lock) => Ok(json(&LockView::from(lock))),
-            RenewResult::NotFound => Err(no_lock(&resource)),
-            RenewResult::Forbidden => Err(not_yours(&resource)),
-        }
+) -> Result<HttpResponse, ProblemKind> {
+    let AcquireRequest {
+        tenant,
+        resource,
+        owner,
+        ttl,
+        value,
+        ..
+    } = lease_request(&req, payload, &state, Waits::Ignored).await?;
+    match state
+        .service
+        .renew(tenant, resource.clone(), owner, ttl, value)
+        .await?
+    {
+        RenewResult::Renewed(lock) => Ok(json(&LockView::from(lock))),
+        RenewResult::NotFound => Err(no_lock(&resource)),
+        RenewResult::Forbidden => Err(not_yours(&resource)),
     }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
 }

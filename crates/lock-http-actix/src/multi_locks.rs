@@ -10,7 +10,7 @@ use crate::dto::{
     MultiAcquireResponse, MultiGranted, MultiUnavailable, ReleaseManyResponse, ReleaseOne,
 };
 use crate::multi_request::{acquire_all_request, release_all_request, ReleaseMany};
-use crate::problem::{ApiError, ProblemKind};
+use crate::problem::ProblemKind;
 use crate::ApiState;
 
 /// Acquire several locks at once.
@@ -43,40 +43,36 @@ pub(crate) async fn acquire_all(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let request = acquire_all_request(&req, payload, &state).await?;
-        let acquired = state
-            .service
-            .acquire_all(request, || crate::peer::has_hung_up(&req))
-            .await
-            .map_err(ProblemKind::from)?;
-        Ok(match acquired {
-            MultiAcquired::Granted { locks, .. } => {
-                HttpResponse::Ok().json(MultiAcquireResponse::Granted(MultiGranted {
-                    acquired: true,
-                    locks: locks.into_iter().map(Into::into).collect(),
-                }))
-            }
-            MultiAcquired::Unavailable { resources } => HttpResponse::Ok().json(
-                MultiAcquireResponse::Unavailable(MultiUnavailable::of(resources)),
-            ),
-            MultiAcquired::TimedOut {
+) -> Result<HttpResponse, ProblemKind> {
+    let request = acquire_all_request(&req, payload, &state).await?;
+    let acquired = state
+        .service
+        .acquire_all(request, || crate::peer::has_hung_up(&req))
+        .await
+        .map_err(ProblemKind::from)?;
+    Ok(match acquired {
+        MultiAcquired::Granted { locks, .. } => {
+            HttpResponse::Ok().json(MultiAcquireResponse::Granted(MultiGranted {
+                acquired: true,
+                locks: locks.into_iter().map(Into::into).collect(),
+            }))
+        }
+        MultiAcquired::Unavailable { resources } => HttpResponse::Ok().json(
+            MultiAcquireResponse::Unavailable(MultiUnavailable::of(resources)),
+        ),
+        MultiAcquired::TimedOut {
+            resources,
+            retry_after_seconds,
+        } => HttpResponse::Ok()
+            .insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()))
+            .json(MultiAcquireResponse::Unavailable(MultiUnavailable::of(
                 resources,
-                retry_after_seconds,
-            } => HttpResponse::Ok()
-                .insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()))
-                .json(MultiAcquireResponse::Unavailable(MultiUnavailable::of(
-                    resources,
-                ))),
-            // Nobody reads this answer.
-            MultiAcquired::HungUp => HttpResponse::Ok().json(MultiAcquireResponse::Unavailable(
-                MultiUnavailable::of(Vec::new()),
-            )),
-        })
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+            ))),
+        // Nobody reads this answer.
+        MultiAcquired::HungUp => HttpResponse::Ok().json(MultiAcquireResponse::Unavailable(
+            MultiUnavailable::of(Vec::new()),
+        )),
+    })
 }
 
 /// Release several locks.
@@ -101,21 +97,17 @@ pub(crate) async fn release_all(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let ReleaseMany {
-            tenant,
-            owner,
-            resources,
-        } = release_all_request(&req, payload, &state).await?;
-        let results = state.service.release_all(tenant, owner, resources).await?;
-        Ok(HttpResponse::Ok().json(ReleaseManyResponse {
-            results: results
-                .into_iter()
-                .map(|(resource, result)| ReleaseOne::of(resource, result))
-                .collect(),
-        }))
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+) -> Result<HttpResponse, ProblemKind> {
+    let ReleaseMany {
+        tenant,
+        owner,
+        resources,
+    } = release_all_request(&req, payload, &state).await?;
+    let results = state.service.release_all(tenant, owner, resources).await?;
+    Ok(HttpResponse::Ok().json(ReleaseManyResponse {
+        results: results
+            .into_iter()
+            .map(|(resource, result)| ReleaseOne::of(resource, result))
+            .collect(),
+    }))
 }

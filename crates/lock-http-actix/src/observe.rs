@@ -19,7 +19,7 @@ use crate::api_doc::election_requests::ElectionPath;
 use crate::api_doc::requests::{NamePath, ResourcePath};
 use crate::authentication::tenant_of;
 use crate::dto::{LeaderView, LockView, PermitView};
-use crate::problem::{method_not_allowed, ApiError, ProblemKind};
+use crate::problem::{method_not_allowed, ProblemKind};
 use crate::resource_path::{election_of, resource_of, semaphore_of};
 use crate::ApiState;
 
@@ -74,7 +74,7 @@ pub(crate) fn routes(cfg: &mut web::ServiceConfig) {
 pub(crate) async fn observe_lock(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, ProblemKind> {
     observe(req, state, Observed::Lock).await
 }
 
@@ -99,7 +99,7 @@ pub(crate) async fn observe_lock(
 pub(crate) async fn observe_semaphore(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, ProblemKind> {
     observe(req, state, Observed::Semaphore).await
 }
 
@@ -127,7 +127,7 @@ pub(crate) async fn observe_semaphore(
 pub(crate) async fn observe_election(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, ProblemKind> {
     observe(req, state, Observed::Election).await
 }
 
@@ -135,26 +135,22 @@ async fn observe(
     req: HttpRequest,
     state: web::Data<ApiState>,
     what: Observed,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let tenant = tenant_of(&req, &state)?;
-        let name = match what {
-            Observed::Lock => resource_of(&req),
-            Observed::Semaphore => semaphore_of(&req),
-            Observed::Election => election_of(&req),
-        }
-        .map_err(|e| ProblemKind::Validation(vec![e]))?;
-        let last_event_id = req
-            .headers()
-            .get("last-event-id")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(0);
-        let observation = state.service.observe(tenant, what, name.clone()).await?;
-        Ok(event_stream(events(what, name, observation, last_event_id)))
+) -> Result<HttpResponse, ProblemKind> {
+    let tenant = tenant_of(&req, &state)?;
+    let name = match what {
+        Observed::Lock => resource_of(&req),
+        Observed::Semaphore => semaphore_of(&req),
+        Observed::Election => election_of(&req),
     }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+    .map_err(|e| ProblemKind::Validation(vec![e]))?;
+    let last_event_id = req
+        .headers()
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    let observation = state.service.observe(tenant, what, name.clone()).await?;
+    Ok(event_stream(events(what, name, observation, last_event_id)))
 }
 
 /// A `200 text/event-stream` answer of `events`, never cached nor buffered by a proxy: an

@@ -2,11 +2,11 @@
 
 use actix_web::http::header;
 use actix_web::web::{self, ServiceConfig};
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::HttpResponse;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::dto::HealthStatus;
-use crate::problem::{method_not_allowed, ApiError, ProblemKind};
+use crate::problem::{method_not_allowed, ProblemKind};
 use crate::ApiState;
 
 pub(crate) fn routes(cfg: &mut ServiceConfig) {
@@ -66,10 +66,7 @@ pub(crate) async fn healthz() -> HttpResponse {
         (status = 503, description = "The lock database does not answer.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
-pub(crate) async fn readyz(
-    req: HttpRequest,
-    state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn readyz(state: web::Data<ApiState>) -> Result<HttpResponse, ProblemKind> {
     match state.health.ping().await {
         Ok(()) => Ok(HttpResponse::Ok().json(HealthStatus { status: "ready" })),
         Err(error) => Err(ProblemKind::Unavailable(match error {
@@ -77,8 +74,7 @@ pub(crate) async fn readyz(
                 lock_domain::RepositoryError::Unavailable(source)
             }
             unavailable => unavailable,
-        })
-        .at(&req)),
+        })),
     }
 }
 

@@ -176,15 +176,15 @@ pub struct ApiError {
 
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} at {}", self.slug(), self.instance)
+        write!(f, "{} at {}", self.kind.slug(), self.instance)
     }
 }
 
 impl std::error::Error for ApiError {}
 
-impl ApiError {
+impl ProblemKind {
     fn slug(&self) -> &'static str {
-        match self.kind {
+        match self {
             ProblemKind::BadRequest(_) => "bad-request",
             ProblemKind::Unauthorized => "unauthorized",
             ProblemKind::AdminRequired => "admin-required",
@@ -222,7 +222,7 @@ impl ApiError {
     }
 
     fn detail(&self) -> String {
-        match &self.kind {
+        match self {
             ProblemKind::BadRequest(detail)
             | ProblemKind::Forbidden(detail)
             | ProblemKind::NotFound(detail)
@@ -287,11 +287,9 @@ impl ApiError {
             ProblemKind::Other(status) => status.canonical_reason().unwrap_or("error").to_owned(),
         }
     }
-}
-
-impl ResponseError for ApiError {
-    fn status_code(&self) -> StatusCode {
-        match self.kind {
+    /// The status this problem is answered with.
+    fn status(&self) -> StatusCode {
+        match self {
             ProblemKind::BadRequest(_) => StatusCode::BAD_REQUEST,
             ProblemKind::Unauthorized => StatusCode::UNAUTHORIZED,
             ProblemKind::AdminRequired | ProblemKind::Forbidden(_) => StatusCode::FORBIDDEN,
@@ -309,94 +307,133 @@ impl ResponseError for ApiError {
                 StatusCode::SERVICE_UNAVAILABLE
             }
             ProblemKind::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            ProblemKind::Other(status) => status,
+            ProblemKind::Other(status) => *status,
         }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.kind.status()
     }
 
     fn error_response(&self) -> HttpResponse {
-        let status = self.status_code();
-        match &self.kind {
-            ProblemKind::Internal(cause) => {
-                tracing::error!(instance = %self.instance, cause = %cause_chain(cause.as_ref()), "request failed");
-            }
-            ProblemKind::Unavailable(cause) => {
-                tracing::warn!(instance = %self.instance, cause = %cause_chain(cause), "database unavailable");
-            }
-            _ => {}
-        }
-        let problem = Problem {
-            kind: format!("/problems/{}", self.slug()),
-            title: status.canonical_reason().unwrap_or("Error").to_owned(),
-            status: status.as_u16(),
-            detail: self.detail(),
-            instance: self.instance.clone(),
-            errors: match &self.kind {
-                ProblemKind::Validation(errors) => Some(errors.clone()),
-                _ => None,
-            },
-            limit: match self.kind {
-                ProblemKind::Conflict(Conflict::Limit { limit }) => Some(limit),
-                _ => None,
-            },
-            permits: match self.kind {
-                ProblemKind::Conflict(Conflict::Permits { permits }) => Some(permits),
-                _ => None,
-            },
-            quota: match self.kind {
-                ProblemKind::QuotaExceeded(exceeded) => Some(exceeded.limit.key()),
-                _ => None,
-            },
-            allowed: match self.kind {
-                ProblemKind::QuotaExceeded(exceeded) => Some(exceeded.allowed),
-                _ => None,
-            },
-            available_at: match &self.kind {
-                ProblemKind::NotFoundUntil { available_at, .. } => {
-                    Some(crate::dto::timestamp(*available_at))
-                }
-                _ => None,
-            },
-        };
-        let mut response = HttpResponse::build(status);
-        response.insert_header((header::CONTENT_TYPE, "application/problem+json"));
-        match &self.kind {
-            ProblemKind::MethodNotAllowed(allow) => {
-                response.insert_header((header::ALLOW, *allow));
-            }
-            ProblemKind::RequestTimeout => {
-                response.insert_header((header::CONNECTION, "close"));
-            }
-            ProblemKind::Unauthorized => {
-                response.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
-            }
-            ProblemKind::Unavailable(_) => {
-                response.insert_header((header::RETRY_AFTER, "1"));
-            }
-            ProblemKind::TooManyConnections { .. } => {
-                response.insert_header((header::RETRY_AFTER, "1"));
-                response.insert_header((header::CONNECTION, "close"));
-            }
-            ProblemKind::TooManyRequests {
-                retry_after_seconds,
-                ..
-            } => {
-                response.insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()));
-            }
-            ProblemKind::NotFoundUntil {
-                retry_after_seconds,
-                ..
-            } => {
-                response.insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()));
-            }
-            // Usage falls as leases end; a lease length over the limit never passes.
-            ProblemKind::QuotaExceeded(exceeded) if exceeded.limit != Limit::MaxTtlSeconds => {
-                response.insert_header((header::RETRY_AFTER, "1"));
-            }
-            _ => {}
-        }
-        let body = serde_json::to_vec(&problem).unwrap_or_else(|_| b"{}".to_vec());
-        response.body(body)
+        render(&self.kind, &self.instance, true)
     }
+}
+
+impl std::fmt::Display for ProblemKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.slug())
+    }
+}
+
+/// A handler's problem, answered without its path: the scope's error handler
+/// (`fallback::into_problem_json`) renders it again at the request's path, so every route's
+/// `instance` is set there, in one place.
+impl ResponseError for ProblemKind {
+    fn status_code(&self) -> StatusCode {
+        self.status()
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        render(self, "", false)
+    }
+}
+
+impl ProblemKind {
+    /// This problem answered at `req`'s path, its cause logged.
+    pub(crate) fn answer_at(&self, req: &HttpRequest) -> HttpResponse {
+        render(self, req.path(), true)
+    }
+}
+
+/// The problem+json answer of `kind` at `instance` (the request's path); with `log`, the cause of
+/// a 500 or a 503 is logged (once: by whoever renders it with its path).
+fn render(kind: &ProblemKind, instance: &str, log: bool) -> HttpResponse {
+    let status = kind.status();
+    match kind {
+        _ if !log => {}
+        ProblemKind::Internal(cause) => {
+            tracing::error!(instance = %instance, cause = %cause_chain(cause.as_ref()), "request failed");
+        }
+        ProblemKind::Unavailable(cause) => {
+            tracing::warn!(instance = %instance, cause = %cause_chain(cause), "database unavailable");
+        }
+        _ => {}
+    }
+    let problem = Problem {
+        kind: format!("/problems/{}", kind.slug()),
+        title: status.canonical_reason().unwrap_or("Error").to_owned(),
+        status: status.as_u16(),
+        detail: kind.detail(),
+        instance: instance.to_owned(),
+        errors: match kind {
+            ProblemKind::Validation(errors) => Some(errors.clone()),
+            _ => None,
+        },
+        limit: match kind {
+            ProblemKind::Conflict(Conflict::Limit { limit }) => Some(*limit),
+            _ => None,
+        },
+        permits: match kind {
+            ProblemKind::Conflict(Conflict::Permits { permits }) => Some(*permits),
+            _ => None,
+        },
+        quota: match kind {
+            ProblemKind::QuotaExceeded(exceeded) => Some(exceeded.limit.key()),
+            _ => None,
+        },
+        allowed: match kind {
+            ProblemKind::QuotaExceeded(exceeded) => Some(exceeded.allowed),
+            _ => None,
+        },
+        available_at: match kind {
+            ProblemKind::NotFoundUntil { available_at, .. } => {
+                Some(crate::dto::timestamp(*available_at))
+            }
+            _ => None,
+        },
+    };
+    let mut response = HttpResponse::build(status);
+    response.insert_header((header::CONTENT_TYPE, "application/problem+json"));
+    match kind {
+        ProblemKind::MethodNotAllowed(allow) => {
+            response.insert_header((header::ALLOW, *allow));
+        }
+        ProblemKind::RequestTimeout => {
+            response.insert_header((header::CONNECTION, "close"));
+        }
+        ProblemKind::Unauthorized => {
+            response.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+        }
+        ProblemKind::Unavailable(_) => {
+            response.insert_header((header::RETRY_AFTER, "1"));
+        }
+        ProblemKind::TooManyConnections { .. } => {
+            response.insert_header((header::RETRY_AFTER, "1"));
+            response.insert_header((header::CONNECTION, "close"));
+        }
+        ProblemKind::TooManyRequests {
+            retry_after_seconds,
+            ..
+        } => {
+            response.insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()));
+        }
+        ProblemKind::NotFoundUntil {
+            retry_after_seconds,
+            ..
+        } => {
+            response.insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()));
+        }
+        // Usage falls as leases end; a lease length over the limit never passes.
+        ProblemKind::QuotaExceeded(exceeded) if exceeded.limit != Limit::MaxTtlSeconds => {
+            response.insert_header((header::RETRY_AFTER, "1"));
+        }
+        _ => {}
+    }
+    let body = serde_json::to_vec(&problem).unwrap_or_else(|_| b"{}".to_vec());
+    response.body(body)
 }
 
 fn cause_chain(error: &(dyn std::error::Error + 'static)) -> String {

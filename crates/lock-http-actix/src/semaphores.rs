@@ -15,7 +15,7 @@ use crate::dto::{
 };
 use crate::listing::list_query;
 use crate::lock_request::{release_request, Release};
-use crate::problem::{method_not_allowed, ApiError, Conflict, ProblemKind};
+use crate::problem::{method_not_allowed, Conflict, ProblemKind};
 use crate::resource_path::semaphore_of;
 use crate::semaphore_request::{acquire_request, renew_request, PermitRenew};
 use crate::{cursor, ApiState};
@@ -80,67 +80,63 @@ pub(crate) async fn acquire(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let request = acquire_request(&req, payload, &state).await?;
-        let (name, asked_limit) = (request.name.clone(), request.permit.limit.get());
-        let tenant = request.tenant.clone();
-        let acquired = state
-            .service
-            .acquire_permits(request, || crate::peer::has_hung_up(&req))
-            .await
-            .map_err(ProblemKind::from)?;
-        let unavailable = |limit: u32, available: u64| {
-            PermitAcquireResponse::Unavailable(PermitUnavailable {
-                acquired: false,
-                name: name.as_str().to_owned(),
-                limit,
-                available,
-            })
-        };
-        Ok(match acquired {
-            PermitsAcquired::Granted { permit, .. } => {
-                HttpResponse::Ok().json(PermitAcquireResponse::Granted(PermitGranted {
-                    acquired: true,
-                    permit: permit.into(),
-                }))
-            }
-            PermitsAcquired::Unavailable { limit, available } => {
-                let mut response = HttpResponse::Ok();
-                // Permits kept by grants in their lock-delay: say when the first come back.
-                let delayed = state
-                    .service
-                    .permits_available_at(tenant, name.clone())
-                    .await?;
-                if let Some(until) = delayed {
-                    let seconds = state.service.retry_after_seconds(until);
-                    response.insert_header((header::RETRY_AFTER, seconds.to_string()));
-                }
-                response.json(unavailable(limit.get(), available))
-            }
-            PermitsAcquired::TimedOut {
-                limit,
-                available,
-                retry_after_seconds,
-            } => HttpResponse::Ok()
-                .insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()))
-                .json(unavailable(limit.get(), available)),
-            PermitsAcquired::LimitMismatch(limit) => {
-                return Err(ProblemKind::Conflict(Conflict::Limit {
-                    limit: limit.get(),
-                }))
-            }
-            PermitsAcquired::PermitsMismatch(permits) => {
-                return Err(ProblemKind::Conflict(Conflict::Permits {
-                    permits: permits.get(),
-                }))
-            }
-            // Nobody reads this answer.
-            PermitsAcquired::HungUp => HttpResponse::Ok().json(unavailable(asked_limit, 0)),
+) -> Result<HttpResponse, ProblemKind> {
+    let request = acquire_request(&req, payload, &state).await?;
+    let (name, asked_limit) = (request.name.clone(), request.permit.limit.get());
+    let tenant = request.tenant.clone();
+    let acquired = state
+        .service
+        .acquire_permits(request, || crate::peer::has_hung_up(&req))
+        .await
+        .map_err(ProblemKind::from)?;
+    let unavailable = |limit: u32, available: u64| {
+        PermitAcquireResponse::Unavailable(PermitUnavailable {
+            acquired: false,
+            name: name.as_str().to_owned(),
+            limit,
+            available,
         })
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+    };
+    Ok(match acquired {
+        PermitsAcquired::Granted { permit, .. } => {
+            HttpResponse::Ok().json(PermitAcquireResponse::Granted(PermitGranted {
+                acquired: true,
+                permit: permit.into(),
+            }))
+        }
+        PermitsAcquired::Unavailable { limit, available } => {
+            let mut response = HttpResponse::Ok();
+            // Permits kept by grants in their lock-delay: say when the first come back.
+            let delayed = state
+                .service
+                .permits_available_at(tenant, name.clone())
+                .await?;
+            if let Some(until) = delayed {
+                let seconds = state.service.retry_after_seconds(until);
+                response.insert_header((header::RETRY_AFTER, seconds.to_string()));
+            }
+            response.json(unavailable(limit.get(), available))
+        }
+        PermitsAcquired::TimedOut {
+            limit,
+            available,
+            retry_after_seconds,
+        } => HttpResponse::Ok()
+            .insert_header((header::RETRY_AFTER, retry_after_seconds.to_string()))
+            .json(unavailable(limit.get(), available)),
+        PermitsAcquired::LimitMismatch(limit) => {
+            return Err(ProblemKind::Conflict(Conflict::Limit {
+                limit: limit.get(),
+            }))
+        }
+        PermitsAcquired::PermitsMismatch(permits) => {
+            return Err(ProblemKind::Conflict(Conflict::Permits {
+                permits: permits.get(),
+            }))
+        }
+        // Nobody reads this answer.
+        PermitsAcquired::HungUp => HttpResponse::Ok().json(unavailable(asked_limit, 0)),
+    })
 }
 
 /// Get a semaphore.
@@ -163,41 +159,37 @@ pub(crate) async fn acquire(
 pub(crate) async fn status(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let tenant = tenant_of(&req, &state)?;
-        let name = semaphore_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
-        let waiting = state.service.semaphore_waiters(&tenant, &name);
-        match state
+) -> Result<HttpResponse, ProblemKind> {
+    let tenant = tenant_of(&req, &state)?;
+    let name = semaphore_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
+    let waiting = state.service.semaphore_waiters(&tenant, &name);
+    match state
+        .service
+        .semaphore(tenant.clone(), name.clone())
+        .await?
+    {
+        Some(held) => Ok(HttpResponse::Ok().json(SemaphoreView::of(held, waiting))),
+        None => match state
             .service
-            .semaphore(tenant.clone(), name.clone())
+            .permits_available_at(tenant, name.clone())
             .await?
         {
-            Some(held) => Ok(HttpResponse::Ok().json(SemaphoreView::of(held, waiting))),
-            None => match state
-                .service
-                .permits_available_at(tenant, name.clone())
-                .await?
-            {
-                Some(available_at) => Err(ProblemKind::NotFoundUntil {
-                    detail: format!(
-                        "no live holder of semaphore {:?}; grants that ran out keep their \
-                         places (their permits, and the limit) until available_at (their \
-                         lock-delay)",
-                        name.as_str()
-                    ),
-                    available_at,
-                    retry_after_seconds: state.service.retry_after_seconds(available_at),
-                }),
-                None => Err(ProblemKind::NotFound(format!(
-                    "no live holder of semaphore {:?}",
+            Some(available_at) => Err(ProblemKind::NotFoundUntil {
+                detail: format!(
+                    "no live holder of semaphore {:?}; grants that ran out keep their \
+                     places (their permits, and the limit) until available_at (their \
+                     lock-delay)",
                     name.as_str()
-                ))),
-            },
-        }
+                ),
+                available_at,
+                retry_after_seconds: state.service.retry_after_seconds(available_at),
+            }),
+            None => Err(ProblemKind::NotFound(format!(
+                "no live holder of semaphore {:?}",
+                name.as_str()
+            ))),
+        },
     }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
 }
 
 /// Release permits.
@@ -225,29 +217,23 @@ pub(crate) async fn release(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, ProblemKind> {
     if crate::force_release::asked(&req) {
-        return crate::force_release::answer(&req, &state, lock_domain::LeaseKind::Semaphore)
-            .await
-            .map_err(|kind: ProblemKind| kind.at(&req));
+        return crate::force_release::answer(&req, &state, lock_domain::LeaseKind::Semaphore).await;
     }
-    async {
-        let Release {
-            tenant,
-            resource: name,
-            owner,
-        } = release_request(&req, payload, &state, semaphore_of).await?;
-        match state
-            .service
-            .release_permits(tenant, name.clone(), owner)
-            .await?
-        {
-            PermitReleaseResult::Released(_) => Ok(HttpResponse::NoContent().finish()),
-            PermitReleaseResult::NotFound => Err(no_permit(&name)),
-        }
+    let Release {
+        tenant,
+        resource: name,
+        owner,
+    } = release_request(&req, payload, &state, semaphore_of).await?;
+    match state
+        .service
+        .release_permits(tenant, name.clone(), owner)
+        .await?
+    {
+        PermitReleaseResult::Released(_) => Ok(HttpResponse::NoContent().finish()),
+        PermitReleaseResult::NotFound => Err(no_permit(&name)),
     }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
 }
 
 /// Renew permits.
@@ -273,28 +259,22 @@ pub(crate) async fn renew(
     req: HttpRequest,
     payload: web::Payload,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let PermitRenew {
-            tenant,
-            name,
-            owner,
-            ttl,
-            value,
-        } = renew_request(&req, payload, &state).await?;
-        match state
-            .service
-            .renew_permits(tenant, name.clone(), owner, ttl, value)
-            .await?
-        {
-            PermitRenewResult::Renewed(permit) => {
-                Ok(HttpResponse::Ok().json(PermitView::from(permit)))
-            }
-            PermitRenewResult::NotFound => Err(no_permit(&name)),
-        }
+) -> Result<HttpResponse, ProblemKind> {
+    let PermitRenew {
+        tenant,
+        name,
+        owner,
+        ttl,
+        value,
+    } = renew_request(&req, payload, &state).await?;
+    match state
+        .service
+        .renew_permits(tenant, name.clone(), owner, ttl, value)
+        .await?
+    {
+        PermitRenewResult::Renewed(permit) => Ok(HttpResponse::Ok().json(PermitView::from(permit))),
+        PermitRenewResult::NotFound => Err(no_permit(&name)),
     }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
 }
 
 /// List semaphores.
@@ -317,31 +297,27 @@ pub(crate) async fn renew(
 pub(crate) async fn list(
     req: HttpRequest,
     state: web::Data<ApiState>,
-) -> Result<HttpResponse, ApiError> {
-    async {
-        let tenant = tenant_of(&req, &state)?;
-        let query = list_query(req.query_string())?;
-        let page = state.service.list_semaphores(tenant.clone(), query).await?;
-        let next_cursor = if page.has_more {
-            page.semaphores
-                .last()
-                .map(|last| cursor::encode(&last.name))
-        } else {
-            None
-        };
-        let semaphores = page
-            .semaphores
-            .into_iter()
-            .map(|held| {
-                let waiting = state.service.semaphore_waiters(&tenant, &held.name);
-                SemaphoreView::of(held, waiting)
-            })
-            .collect();
-        Ok(HttpResponse::Ok().json(SemaphoreList {
-            semaphores,
-            next_cursor,
-        }))
-    }
-    .await
-    .map_err(|kind: ProblemKind| kind.at(&req))
+) -> Result<HttpResponse, ProblemKind> {
+    let tenant = tenant_of(&req, &state)?;
+    let query = list_query(req.query_string())?;
+    let page = state.service.list_semaphores(tenant.clone(), query).await?;
+    let next_cursor = if page.has_more {
+        page.semaphores
+            .last()
+            .map(|last| cursor::encode(&last.name))
+    } else {
+        None
+    };
+    let semaphores = page
+        .semaphores
+        .into_iter()
+        .map(|held| {
+            let waiting = state.service.semaphore_waiters(&tenant, &held.name);
+            SemaphoreView::of(held, waiting)
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(SemaphoreList {
+        semaphores,
+        next_cursor,
+    }))
 }

@@ -13,6 +13,19 @@ use super::ProblemKind;
 pub(crate) fn into_problem_json<B>(
     res: ServiceResponse<B>,
 ) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    // A handler's problem, rendered without its path: answered again here at the request's
+    // path, the one place every route's `instance` is set (and a 500's cause logged).
+    let at_path = res
+        .response()
+        .error()
+        .and_then(|error| error.as_error::<ProblemKind>())
+        .map(|kind| kind.answer_at(res.request()));
+    if let Some(answer) = at_path {
+        let (req, _) = res.into_parts();
+        return Ok(ErrorHandlerResponse::Response(
+            ServiceResponse::new(req, answer).map_into_right_body(),
+        ));
+    }
     let is_problem = res
         .headers()
         .get(header::CONTENT_TYPE)
