@@ -6,9 +6,11 @@ DOMAIN_FORBIDDEN := diesel actix-web actix-http serde serde_json r2d2 libsqlite3
 # The HTTP client (`lockd run`, tests, the benchmark) stays plain HTTP: no TLS stack.
 CLIENT_FORBIDDEN := rustls native-tls openssl openssl-sys ring webpki-roots
 # The application layer knows the domain (and tokio), never the web framework or the database.
-SERVICE_FORBIDDEN := diesel actix-web actix-http actix-server r2d2 libsqlite3-sys pq-sys serde serde_json lock-store-diesel lock-http-actix
+SERVICE_FORBIDDEN := diesel actix-web actix-http actix-server r2d2 libsqlite3-sys pq-sys serde serde_json lock-store-diesel lock-http-actix lock-telemetry
 # The HTTP adapter knows the service and the domain, never the store.
 HTTP_FORBIDDEN := diesel r2d2 libsqlite3-sys pq-sys lock-store-diesel tokio-postgres
+# The telemetry adapter (metrics, audit log) knows the service only: no web framework, no store.
+TELEMETRY_FORBIDDEN := actix-web actix-http actix-server diesel r2d2 libsqlite3-sys pq-sys lock-store-diesel lock-http-actix tokio-postgres
 
 .PHONY: safety-build help run test postgres-check fuzz bench-deps bench-quick bench bench-compare bench-history lint fmt openapi \
 	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci safety-ha safety-ha-ci ha-demo typescript-guard python-guard
@@ -34,7 +36,7 @@ help:
 	@echo "make lint        cargo fmt --check and clippy -D warnings"
 	@echo "make fmt         format the code"
 	@echo "make openapi     regenerate openapi/openapi.json from the code"
-	@echo "make deps-check  prove lock-domain depends on no framework or database crate, lock-service on neither actix nor diesel, lock-http-actix on no store, lock-client on no TLS"
+	@echo "make deps-check  prove lock-domain depends on no framework or database crate, lock-service on neither actix nor diesel, lock-http-actix on no store, lock-telemetry on neither, lock-client on no TLS"
 	@echo "make ci          what .ci/run runs"
 
 run:
@@ -204,6 +206,12 @@ deps-check:
 	for crate in $(HTTP_FORBIDDEN); do \
 	  if echo "$$http" | grep -qx "$$crate"; then echo "deps-check: lock-http-actix depends on $$crate"; exit 1; fi; \
 	done; \
-	echo "deps-check: lock-http-actix depends on none of: $(HTTP_FORBIDDEN)"
+	echo "deps-check: lock-http-actix depends on none of: $(HTTP_FORBIDDEN)"; \
+	telemetry=$$($(CARGO) tree --locked -p lock-telemetry -e normal --prefix none | awk '{print $$1}' | sort -u); \
+	echo "$$telemetry" | grep -qx prometheus-client || { echo "deps-check: the lock-telemetry listing is broken (no prometheus-client)"; exit 1; }; \
+	for crate in $(TELEMETRY_FORBIDDEN); do \
+	  if echo "$$telemetry" | grep -qx "$$crate"; then echo "deps-check: lock-telemetry depends on $$crate"; exit 1; fi; \
+	done; \
+	echo "deps-check: lock-telemetry depends on none of: $(TELEMETRY_FORBIDDEN)"
 
 ci: lint deps-check test safety-ci safety-ha-ci e2e

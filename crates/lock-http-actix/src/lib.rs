@@ -5,12 +5,12 @@
 //! A handler parses the request into domain values, makes one call to the application layer
 //! (`lock_service::LockService`), and renders the answer. The crate knows the service, the
 //! domain's values and its `StoreHealth` port (readiness, pool metrics), never a store: the
-//! composition root decides what sits behind them. Metrics and the audit log are this crate's
-//! implementation of the service's events port ([`MetricsAndAudit`]).
+//! composition root decides what sits behind them. It counts every request in the
+//! `lock_telemetry::Metrics` it is given and serves them at `/metrics`; the service's events
+//! (metrics of outcomes, the audit log) are `lock-telemetry`'s to record.
 
 mod api_doc;
 mod api_keys;
-mod audit;
 mod authentication;
 mod body;
 mod connection_limit;
@@ -21,7 +21,6 @@ mod election_listing;
 mod election_request;
 mod elections;
 mod event_stream;
-mod events;
 mod fence;
 mod fields;
 mod force_release;
@@ -30,7 +29,6 @@ mod history_query;
 mod listing;
 mod lock_request;
 mod locks;
-mod metrics;
 mod multi_locks;
 mod multi_request;
 mod observe;
@@ -38,6 +36,7 @@ mod operations;
 mod peer;
 mod problem;
 mod query_string;
+mod request_metrics;
 mod resource_path;
 mod semaphore_request;
 mod semaphores;
@@ -53,11 +52,10 @@ use lock_domain::{
     SemaphoreRepository, SharedLockRepository, StoreHealth, SystemClock, DEFAULT_MAX_TTL_SECONDS,
 };
 use lock_service::{LockService, ServicePorts, StorePorts, WaiterLimits};
+use lock_telemetry::{Metrics, MetricsAndAudit};
 
 pub use api_doc::{openapi_document, openapi_json, openapi_json_for};
 pub use api_keys::{hash_key, ApiKeys, KeysFileError};
-pub use events::MetricsAndAudit;
-pub use metrics::{AcquireMetric, Metrics};
 pub use peer::remember_peer_socket;
 pub use problem::{ApiError, FieldError};
 pub use server::{serve, ServerOptions};
@@ -165,7 +163,7 @@ impl LockApi {
                     .wrap(ErrorHandlers::new().default_handler(problem::into_problem_json))
                     .wrap(actix_web::middleware::from_fn(connection_limit::shed))
                     // Outermost, so it sees the final status of every answer, errors included.
-                    .wrap(actix_web::middleware::from_fn(metrics::record))
+                    .wrap(actix_web::middleware::from_fn(request_metrics::record))
                     .configure(listing::routes)
                     .configure(locks::routes)
                     .configure(semaphores::routes)

@@ -13,7 +13,8 @@ use lock_domain::{
     LockRepository, MockLockRepository, MockSemaphoreRepository, MockStoreHealth, PoolState,
     StoreHealth,
 };
-use lock_http_actix::{hash_key, AcquireMetric, ApiKeys, ApiSettings, Metrics};
+use lock_http_actix::{hash_key, ApiKeys, ApiSettings};
+use lock_telemetry::{AcquireMetric, Metrics};
 use serde_json::Value;
 
 struct Answer {
@@ -521,7 +522,7 @@ async fn the_live_lock_counter_reads_the_repository() {
     let metrics = Arc::new(Metrics::new());
     let counter = actix_web::rt::spawn(lock_service::run_live_lock_counter(
         store,
-        Arc::new(lock_http_actix::MetricsAndAudit::new(Arc::clone(&metrics))),
+        Arc::new(lock_telemetry::MetricsAndAudit::new(Arc::clone(&metrics))),
         std::time::Duration::from_millis(10),
     ));
     let mut text = String::new();

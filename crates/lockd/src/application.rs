@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 
 use actix_web::dev::Server;
 use lock_domain::{Clock, SystemClock};
-use lock_http_actix::{ApiSettings, LockApi, Metrics, MetricsAndAudit, ServerOptions};
+use lock_http_actix::{ApiSettings, LockApi, ServerOptions};
 use lock_service::{LockService, ServicePorts, StorePorts};
 use lock_store_diesel::{DieselLockRepository, SqliteSynchronous, StoreConfig, StoreError};
+use lock_telemetry::{Metrics, MetricsAndAudit};
 
 use crate::cli::{ServeArgs, Synchronous};
 use crate::config_files::ConfigFiles;

@@ -8,26 +8,25 @@
 //! are `other`), so no client can create series.
 //!
 //! - [`families`]: the families, their help texts and label sets, registered once;
-//! - [`middleware`]: the actix middleware that counts every answered request;
 //! - [`live_locks`]: the last count of the live locks, and how it is reported.
+//!
+//! Requests are counted by the HTTP crate's middleware, through [`Metrics::request`].
 
 mod families;
 mod live_locks;
-mod middleware;
 
 use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use lock_domain::{PoolState, ReleaseResult, RenewResult};
 use prometheus_client::registry::Registry;
 
 use families::{
-    Families, FenceLabels, LimitLabel, PoolLabel, PrimitiveLabel, QuotaLabels, ResultLabel,
-    SemaphoreLabels,
+    Families, FenceLabels, LimitLabel, PoolLabel, PrimitiveLabel, QuotaLabels, RequestLabels,
+    ResultLabel, RouteLabel, SemaphoreLabels,
 };
 use live_locks::LiveLockReadings;
-pub(crate) use middleware::record;
-use middleware::RouteNames;
 
 /// How an acquire ended, for `lockd_acquire_total{outcome}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -275,5 +274,57 @@ impl Metrics {
             tracing::warn!(%error, "encoding /metrics failed; the scrape is cut short");
         }
         out
+    }
+}
+
+impl Metrics {
+    /// Counts one answered request and its latency: `route` is the router's pattern (such as
+    /// `/locks/{resource}`; `None` when no route matched), `method` a fixed label (the HTTP
+    /// crate maps any unusual method to `other`), so no client can create series.
+    pub fn request(
+        &self,
+        route: Option<&str>,
+        method: &'static str,
+        status: u16,
+        elapsed: Duration,
+    ) {
+        let route = match route {
+            Some(pattern) => self.routes.intern(pattern),
+            None => "unmatched",
+        };
+        self.families
+            .requests
+            .get_or_create(&RequestLabels {
+                route,
+                method,
+                status,
+            })
+            .inc();
+        self.families
+            .latency
+            .get_or_create(&RouteLabel { route })
+            .observe(elapsed.as_secs_f64());
+    }
+}
+
+/// The route patterns seen so far, each leaked once, so that label sets can hold them as
+/// `&'static str`. Their number is bounded by the routes the app registers.
+#[derive(Debug, Default)]
+struct RouteNames(Mutex<Vec<&'static str>>);
+
+impl RouteNames {
+    fn intern(&self, route: &str) -> &'static str {
+        let mut routes = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(known) = routes.iter().find(|known| **known == route) {
+            return known;
+        }
+        // Bounded by the app's route table (a handful of patterns): leaking them is the
+        // cheapest way to key the families by `&'static str`.
+        let leaked: &'static str = Box::leak(route.to_owned().into_boxed_str());
+        routes.push(leaked);
+        leaked
     }
 }

@@ -8,6 +8,11 @@ use lock_domain::{
     FencingToken, Leader, Lock, Owner, Permit, ReleaseResult, RenewResult, ResourceName, Tenant,
 };
 
+/// As the API writes times: RFC 3339, milliseconds, `Z`.
+fn timestamp(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
 pub(crate) fn granted(tenant: &Tenant, lock: &Lock) {
     tracing::info!(
         target: "lockd::audit",
@@ -16,7 +21,7 @@ pub(crate) fn granted(tenant: &Tenant, lock: &Lock) {
         resource = %lock.resource,
         owner = %lock.owner,
         fencing_token = lock.fencing_token.value(),
-        expires_at = %crate::dto::timestamp(lock.expires_at),
+        expires_at = %timestamp(lock.expires_at),
         mode = lock.mode.as_str(),
     );
 }
@@ -64,7 +69,7 @@ pub(crate) fn renewed(
                 resource = %resource,
                 owner = %owner,
                 fencing_token = lock.fencing_token.value(),
-                expires_at = %crate::dto::timestamp(lock.expires_at),
+                expires_at = %timestamp(lock.expires_at),
             );
         }
         RenewResult::Forbidden => forbidden("renew", tenant, resource, owner),
@@ -137,7 +142,7 @@ pub(crate) fn semaphore(
             permits = permit.lease.weight.get(),
             limit = permit.lease.capacity.get(),
             fencing_token = permit.lease.fencing_token.value(),
-            expires_at = %crate::dto::timestamp(permit.lease.expires_at),
+            expires_at = %timestamp(permit.lease.expires_at),
         ),
         None => tracing::info!(
             target: "lockd::audit",
@@ -185,7 +190,7 @@ pub(crate) fn election(
             election = %election,
             candidate = %candidate,
             term = leader.term.value(),
-            expires_at = %crate::dto::timestamp(leader.expires_at),
+            expires_at = %timestamp(leader.expires_at),
         ),
         None => tracing::info!(
             target: "lockd::audit",
