@@ -1,11 +1,12 @@
-//! The acquire, release and renew decisions of a resource with many holders (semaphores, shared
-//! locks), as pure functions of its leases and `now`: the only Rust copy of the rule "the weights
-//! of the live holders never add up to more than the capacity". Expired leases count for
+//! The acquire, release and renew decisions of a resource and its holders, as pure functions of
+//! its leases and `now`: the only Rust copy of the rule "the weights of the live holders never add
+//! up to more than the capacity", for every kind (an exclusive lock is one holder of weight 1 out
+//! of 1, a [`Holder`]; semaphores and shared locks are many). Expired leases count for
 //! nothing; adapters pass every lease they have and the decision ignores the ended ones.
 
 use chrono::{DateTime, Utc};
 
-use crate::{Capacity, FencingToken, Lease, Owner, ReleaseResult, RenewDecision, Weight};
+use crate::{Capacity, FencingToken, Lease, Lock, Owner, ReleaseResult, RenewDecision, Weight};
 
 /// What an acquire does among the resource's holders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,36 +27,94 @@ pub enum HolderDecision {
     WeightMismatch(Weight),
 }
 
+/// A lease as the holders' decisions see it: a [`Lease`] (a reader, a semaphore's grant), or a
+/// [`Lock`], one holder that takes the whole capacity of an exclusive lock. So the rules of a
+/// single lock (`rules.rs`) are these decisions over at most one holder.
+pub trait Holder {
+    fn owner(&self) -> &Owner;
+    fn weight(&self) -> Weight;
+    fn capacity(&self) -> Capacity;
+    fn fencing_token(&self) -> FencingToken;
+    /// Whether the lease still runs at `now` (it ends exactly at `expires_at`).
+    fn is_live_at(&self, now: DateTime<Utc>) -> bool;
+}
+
+impl Holder for Lease {
+    fn owner(&self) -> &Owner {
+        &self.owner
+    }
+
+    fn weight(&self) -> Weight {
+        self.weight
+    }
+
+    fn capacity(&self) -> Capacity {
+        self.capacity
+    }
+
+    fn fencing_token(&self) -> FencingToken {
+        self.fencing_token
+    }
+
+    fn is_live_at(&self, now: DateTime<Utc>) -> bool {
+        Lease::is_live_at(self, now)
+    }
+}
+
+/// A lock's row as one holder of weight 1 out of capacity 1, whatever its mode: a row that
+/// stands for readers holds the whole lock against an exclusive acquire.
+impl Holder for Lock {
+    fn owner(&self) -> &Owner {
+        &self.owner
+    }
+
+    fn weight(&self) -> Weight {
+        Weight::EXCLUSIVE
+    }
+
+    fn capacity(&self) -> Capacity {
+        Capacity::LOCK
+    }
+
+    fn fencing_token(&self) -> FencingToken {
+        self.fencing_token
+    }
+
+    fn is_live_at(&self, now: DateTime<Utc>) -> bool {
+        Lock::is_live_at(self, now)
+    }
+}
+
 /// The live leases of `holders` at `now`.
-pub fn live_holders(holders: &[Lease], now: DateTime<Utc>) -> impl Iterator<Item = &Lease> {
+pub fn live_holders<H: Holder>(holders: &[H], now: DateTime<Utc>) -> impl Iterator<Item = &H> {
     holders.iter().filter(move |lease| lease.is_live_at(now))
 }
 
 /// How much of `capacity` the live holders leave free at `now`.
-pub fn available(holders: &[Lease], capacity: Capacity, now: DateTime<Utc>) -> u64 {
+pub fn available<H: Holder>(holders: &[H], capacity: Capacity, now: DateTime<Utc>) -> u64 {
     let in_use: u64 = live_holders(holders, now)
-        .map(|lease| u64::from(lease.weight.get()))
+        .map(|lease| u64::from(lease.weight().get()))
         .sum();
     u64::from(capacity.get()).saturating_sub(in_use)
 }
 
 /// Decides an acquire of `weight` out of `capacity` by `owner` on a resource held by `holders`.
 /// A capacity mismatch is checked first, then the caller's own lease, then the room.
-pub fn decide_acquire_among(
-    holders: &[Lease],
+pub fn decide_acquire_among<H: Holder>(
+    holders: &[H],
     owner: &Owner,
     weight: Weight,
     capacity: Capacity,
     now: DateTime<Utc>,
 ) -> HolderDecision {
-    if let Some(other) = live_holders(holders, now).find(|lease| lease.capacity != capacity) {
-        return HolderDecision::CapacityMismatch(other.capacity);
+    if let Some(other) = live_holders(holders, now).find(|lease| lease.capacity() != capacity) {
+        return HolderDecision::CapacityMismatch(other.capacity());
     }
-    if let Some(own) = live_holders(holders, now).find(|lease| &lease.owner == owner) {
-        return if own.weight == weight {
-            HolderDecision::Extend(own.fencing_token)
+    if let Some(own) = live_holders(holders, now).find(|lease| lease.owner() == owner) {
+        return if own.weight() == weight {
+            HolderDecision::Extend(own.fencing_token())
         } else {
-            HolderDecision::WeightMismatch(own.weight)
+            HolderDecision::WeightMismatch(own.weight())
         };
     }
     let available = available(holders, capacity, now);
@@ -69,11 +128,15 @@ pub fn decide_acquire_among(
 /// Decides a release by `owner`: its live lease ends (`Released` with its token); `Forbidden`
 /// when others hold live leases but the caller does not, `NotFound` when no lease is live. A
 /// semaphore answers both of the latter as "not found": other holders are no conflict there.
-pub fn decide_release_among(holders: &[Lease], owner: &Owner, now: DateTime<Utc>) -> ReleaseResult {
+pub fn decide_release_among<H: Holder>(
+    holders: &[H],
+    owner: &Owner,
+    now: DateTime<Utc>,
+) -> ReleaseResult {
     let mut others = false;
     for lease in live_holders(holders, now) {
-        if &lease.owner == owner {
-            return ReleaseResult::Released(lease.fencing_token);
+        if lease.owner() == owner {
+            return ReleaseResult::Released(lease.fencing_token());
         }
         others = true;
     }
@@ -86,7 +149,11 @@ pub fn decide_release_among(holders: &[Lease], owner: &Owner, now: DateTime<Utc>
 
 /// Decides a renew by `owner`: only the holder of a live lease may extend it (the same answers
 /// as [`decide_release_among`]).
-pub fn decide_renew_among(holders: &[Lease], owner: &Owner, now: DateTime<Utc>) -> RenewDecision {
+pub fn decide_renew_among<H: Holder>(
+    holders: &[H],
+    owner: &Owner,
+    now: DateTime<Utc>,
+) -> RenewDecision {
     RenewDecision::from(decide_release_among(holders, owner, now))
 }
 

@@ -48,7 +48,7 @@ pub use history::{
 pub use history_repository::HistoryRepository;
 pub use holders::{
     available, decide_acquire_among, decide_release_among, decide_renew_among, live_holders,
-    HolderDecision,
+    Holder, HolderDecision,
 };
 pub use lease::{Capacity, Lease, LeaseValue, Weight, MAX_LEASE_VALUE_BYTES, MAX_SEMAPHORE_LIMIT};
 pub use listing::{ListLimit, ListPage, ListQuery, ListedLock, ResourcePrefix};

@@ -6,7 +6,8 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::{Lock, Owner, ReleaseResult};
+use crate::holders::{decide_acquire_among, decide_release_among, HolderDecision};
+use crate::{Capacity, Lock, Owner, ReleaseResult, Weight};
 
 /// A lease is over from `expires_at` on: at exactly `expires_at` the lock is expired.
 pub fn is_expired(expires_at: DateTime<Utc>, now: DateTime<Utc>) -> bool {
@@ -24,36 +25,39 @@ pub enum AcquireDecision {
     Deny,
 }
 
-/// Decides an acquire of the resource whose current lock is `current`.
+/// Decides an acquire of the resource whose current lock is `current`: the holders' decision
+/// ([`decide_acquire_among`]) over at most one holder that takes the whole lock.
 pub fn decide_acquire(
     current: Option<&Lock>,
     owner: &Owner,
     now: DateTime<Utc>,
 ) -> AcquireDecision {
-    match current {
-        Some(lock) if lock.is_live_at(now) => {
-            if &lock.owner == owner {
-                AcquireDecision::Extend
-            } else {
-                AcquireDecision::Deny
-            }
-        }
-        _ => AcquireDecision::GrantNew,
+    match decide_acquire_among(
+        one_holder(current),
+        owner,
+        Weight::EXCLUSIVE,
+        Capacity::LOCK,
+        now,
+    ) {
+        HolderDecision::GrantNew => AcquireDecision::GrantNew,
+        HolderDecision::Extend(_) => AcquireDecision::Extend,
+        // Another owner's live lock. (One holder of the whole capacity, asked for the whole
+        // capacity, has no other capacity nor weight: the mismatches cannot come.)
+        HolderDecision::Unavailable { .. }
+        | HolderDecision::CapacityMismatch(_)
+        | HolderDecision::WeightMismatch(_) => AcquireDecision::Deny,
     }
 }
 
-/// Decides a release: only the owner of a live lock may delete it.
+/// Decides a release: only the owner of a live lock may delete it
+/// ([`decide_release_among`] over at most one holder).
 pub fn decide_release(current: Option<&Lock>, owner: &Owner, now: DateTime<Utc>) -> ReleaseResult {
-    match current {
-        Some(lock) if lock.is_live_at(now) => {
-            if &lock.owner == owner {
-                ReleaseResult::Released(lock.fencing_token)
-            } else {
-                ReleaseResult::Forbidden
-            }
-        }
-        _ => ReleaseResult::NotFound,
-    }
+    decide_release_among(one_holder(current), owner, now)
+}
+
+/// The lock, if there is one, as the holders of its resource.
+fn one_holder(current: Option<&Lock>) -> &[Lock] {
+    current.map_or(&[], std::slice::from_ref)
 }
 
 /// Whether undoing `grant` ends the resource's current lock: only when that lock is live, is

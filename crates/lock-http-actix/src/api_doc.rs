@@ -162,6 +162,21 @@ impl Modify for BearerKeys {
     }
 }
 
+/// Every operation of one path, for the modifiers that complete them all alike.
+fn operations_of(
+    item: &mut utoipa::openapi::PathItem,
+) -> impl Iterator<Item = &mut utoipa::openapi::path::Operation> {
+    [
+        &mut item.get,
+        &mut item.put,
+        &mut item.post,
+        &mut item.delete,
+        &mut item.patch,
+    ]
+    .into_iter()
+    .flatten()
+}
+
 /// An optional request body (`request_body(content = Option<T>)`) is one that may be left out,
 /// but utoipa also makes its schema `oneOf: [null, T]`, which says a JSON `null` body is fine (it
 /// is a 400) and which generators turn into a client that cannot send no body. Keep just `T`.
@@ -170,14 +185,7 @@ struct AbsentNotNull;
 impl Modify for AbsentNotNull {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         for item in openapi.paths.paths.values_mut() {
-            let operations = [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
-            ];
-            for operation in operations.into_iter().flatten() {
+            for operation in operations_of(item) {
                 if let Some(body) = operation.request_body.as_mut() {
                     drop_null_alternative(body);
                 }

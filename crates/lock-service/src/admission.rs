@@ -7,8 +7,8 @@ use std::future::Future;
 use lock_domain::{RepositoryError, Tenant, Ttl};
 
 use crate::quota::{
-    LeaseGate, Limit, LimitsTable, ObserverSeat, OpenError, QuotaExceeded, QuotaUsage, Refusal,
-    TenantLimits,
+    Count, LeaseGate, Limit, LimitsTable, ObserverSeat, OpenError, QuotaExceeded, QuotaUsage,
+    Refusal, TenantLimits,
 };
 use crate::service::{AcquireError, LockService};
 
@@ -86,7 +86,7 @@ impl LockService {
         Held: Future<Output = Result<u64, RepositoryError>>,
     {
         self.quotas
-            .admit(tenant, wanted, already_held)
+            .admit(tenant, wanted, Count::Exact, already_held)
             .await
             .map_err(|refusal| self.quota_refused(tenant, refusal))
     }

@@ -10,7 +10,7 @@ use lock_domain::{
 
 use crate::outcomes::Acquired;
 use crate::outcomes::MultiAcquired;
-use crate::quota::Refusal;
+use crate::quota::{Count, Refusal};
 use crate::service::{AcquireError, AcquireRequest};
 use crate::waiting::WaitEnd;
 use crate::LockService;
@@ -71,7 +71,9 @@ impl LockService {
                 Some(gate) => gate,
                 None => match self
                     .quotas
-                    .admit_queued(&tenant, wanted, || self.held_of(&tenant, &set))
+                    .admit(&tenant, wanted, Count::Shared, || {
+                        self.held_of(&tenant, &set)
+                    })
                     .await
                 {
                     Ok(gate) => gate,

@@ -149,6 +149,15 @@ struct Shared {
     held_back: AtomicUsize,
 }
 
+/// How [`Quotas::admit`] counts a tenant's live leases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Count {
+    /// Counted now, in the store.
+    Exact,
+    /// A count of a moment ago that found the tenant at its limit may stand (see `admit`).
+    Shared,
+}
+
 /// Why a grant was not admitted.
 #[derive(Debug)]
 pub(crate) enum Refusal {
@@ -252,6 +261,12 @@ impl Quotas {
     /// made (or refused by the store): the tenant's other grants in this process wait for it.
     /// Costs nothing for a tenant without `max_live_leases`.
     ///
+    /// A grant an arrival makes is counted [`Count::Exact`]ly. One a waiting queue would make
+    /// ([`Count::Shared`]) looks again each time a lease ends here and every [`QUOTA_RECHECK`]
+    /// while the quota holds it back; however many of them wait, the store counts for them about
+    /// once a lease end or once a period: a count that found the tenant at its limit stands for
+    /// the others until then.
+    ///
     /// # Errors
     /// [`Refusal::Exceeded`] when the grant would go over the limit (nothing may be granted);
     /// [`Refusal::Store`] when the store could not count.
@@ -259,40 +274,8 @@ impl Quotas {
         &self,
         tenant: &Tenant,
         wanted: u64,
+        count: Count,
         already_held: F,
-    ) -> Result<LeaseGate, Refusal>
-    where
-        F: FnOnce() -> Held,
-        Held: Future<Output = Result<u64, RepositoryError>>,
-    {
-        self.admit_counting(tenant, wanted, already_held, false)
-            .await
-    }
-
-    /// [`Self::admit`] for a grant a waiting queue would make: a grant held back by the quota
-    /// looks again each time a lease ends here and every [`QUOTA_RECHECK`], and however many of
-    /// them wait, the store counts for them at most once a lease end or once a period: a count
-    /// that found the tenant at its limit stands for the others until then.
-    pub(crate) async fn admit_queued<F, Held>(
-        &self,
-        tenant: &Tenant,
-        wanted: u64,
-        already_held: F,
-    ) -> Result<LeaseGate, Refusal>
-    where
-        F: FnOnce() -> Held,
-        Held: Future<Output = Result<u64, RepositoryError>>,
-    {
-        self.admit_counting(tenant, wanted, already_held, true)
-            .await
-    }
-
-    async fn admit_counting<F, Held>(
-        &self,
-        tenant: &Tenant,
-        wanted: u64,
-        already_held: F,
-        queued: bool,
     ) -> Result<LeaseGate, Refusal>
     where
         F: FnOnce() -> Held,
@@ -309,7 +292,7 @@ impl Quotas {
         });
         let gate = self.gate(tenant).lock_owned().await;
         let epoch = self.shared.ended.load(Ordering::Acquire);
-        if queued && self.still_full(tenant, epoch) {
+        if count == Count::Shared && self.still_full(tenant, epoch) {
             return Err(exceeded);
         }
         let live = self.live_leases(tenant).await?;

@@ -25,14 +25,7 @@ impl Modify for ProblemResponses {
             let instance = path
                 .replace("{resource}", EXAMPLE_RESOURCE)
                 .replace("{name}", EXAMPLE_SEMAPHORE);
-            let operations = [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
-            ];
-            for operation in operations.into_iter().flatten() {
+            for operation in super::operations_of(item) {
                 if is_lock_operation(operation) {
                     add_internal_error(operation);
                 }

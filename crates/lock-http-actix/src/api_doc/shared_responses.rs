@@ -30,14 +30,7 @@ pub(super) struct SharedResponses;
 impl Modify for SharedResponses {
     fn modify(&self, openapi: &mut OpenApi) {
         for item in openapi.paths.paths.values_mut() {
-            let operations = [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
-            ];
-            for operation in operations.into_iter().flatten() {
+            for operation in super::operations_of(item) {
                 if takes_api_key(operation) {
                     add(operation, 401, UNAUTHORIZED);
                 }

@@ -23,7 +23,7 @@ use lock_domain::{
 use tokio::sync::{oneshot, Notify};
 
 use crate::events::{LockEvents, Trouble};
-use crate::quota::{LeaseGate, QuotaExceeded, Quotas, Refusal as QuotaRefusal};
+use crate::quota::{Count, LeaseGate, QuotaExceeded, Quotas, Refusal as QuotaRefusal};
 use crate::waiting::{WaitEnd, Waiting};
 
 /// How often a queue whose semaphore has no live grant but no room either (grants in their
@@ -364,7 +364,7 @@ async fn admit(shared: &Shared, key: &QueueKey, owner: &Owner) -> Result<LeaseGa
     let (tenant, name) = key;
     shared
         .quotas
-        .admit_queued(tenant, 1, || async {
+        .admit(tenant, 1, Count::Shared, || async {
             let holds = holds_grant(&*shared.repo, tenant, name, owner).await?;
             Ok(u64::from(holds))
         })

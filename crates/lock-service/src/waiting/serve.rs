@@ -16,7 +16,7 @@ use super::ticket::undo;
 use super::{locked, QueueKey, Shared, EXPIRY_MARGIN, MAX_SKEW_BACKOFF};
 use crate::events::Trouble;
 use crate::held::mode_held;
-use crate::quota::{LeaseGate, Refusal};
+use crate::quota::{Count, LeaseGate, Refusal};
 
 /// The task of one queue: attempts acquires for the head waiter when the lock may be free, and
 /// ends when the queue is empty.
@@ -285,7 +285,7 @@ async fn admit(
 ) -> Result<LeaseGate, Refusal> {
     shared
         .quotas
-        .admit_queued(tenant, 1, || async {
+        .admit(tenant, 1, Count::Shared, || async {
             let held = mode_held(
                 &*shared.repo,
                 &*shared.shared_locks,
