@@ -10,8 +10,16 @@ pub mod json;
 
 use std::fmt;
 
+use crate::op_line::{seconds, write_start};
+
 /// Microseconds since the Unix epoch.
 pub type Micros = i64;
+
+/// The horizon of a new history of any primitive: 30 s (see [`History::horizon_us`]).
+pub const DEFAULT_HORIZON_US: Micros = 30_000_000;
+
+/// The margin of a new history of any primitive: 50 ms (see [`History::margin_us`]).
+pub const DEFAULT_MARGIN_US: Micros = 50_000;
 
 /// A lease as an answer showed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,8 +139,8 @@ impl History {
             ops: Vec::new(),
             resources: Vec::new(),
             start,
-            horizon_us: 30_000_000,
-            margin_us: 50_000,
+            horizon_us: DEFAULT_HORIZON_US,
+            margin_us: DEFAULT_MARGIN_US,
             seed,
             lock_delays: std::collections::BTreeMap::new(),
         }
@@ -160,23 +168,12 @@ struct OpLine<'a> {
     start: Micros,
 }
 
-fn seconds(at: Micros, start: Micros) -> String {
-    format!("{:.3}s", (at - start) as f64 / 1e6)
-}
-
 impl fmt::Display for OpLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let op = self.op;
         let s = self.start;
-        write!(
-            f,
-            "#{:<6} client {:<3} [{} .. {}] {} ",
-            op.id,
-            op.client,
-            seconds(op.invoke, s),
-            seconds(op.complete, s),
-            op.resource
-        )?;
+        write_start(f, (op.id, op.client), (op.invoke, op.complete), s)?;
+        write!(f, "{} ", op.resource)?;
         match &op.kind {
             OpKind::Acquire {
                 owner,

@@ -17,14 +17,18 @@
 
 pub mod checks;
 pub mod history;
+mod jsonl;
 pub mod linearizability;
 pub mod model;
 pub mod multi;
+mod op_line;
 pub mod permits;
 pub mod proxy;
 pub mod recorded_history;
 pub mod report;
 pub mod shared;
+mod tokens;
+mod violation;
 
 pub use history::{EndedLease, History, Lease, Op, OpKind, Outcome};
 pub use multi::{MultiHistory, MultiOp, MultiOpKind, MultiOutcome};

@@ -18,7 +18,8 @@ mod view;
 
 use std::fmt;
 
-use crate::history::Micros;
+use crate::history::{Micros, DEFAULT_HORIZON_US, DEFAULT_MARGIN_US};
+use crate::op_line::{seconds, write_start};
 use crate::shared::{Holder, Mode};
 
 pub use self::split::{split, Split};
@@ -150,8 +151,8 @@ impl MultiHistory {
     pub fn new(start: Micros, seed: u64) -> Self {
         Self {
             ops: Vec::new(),
-            margin_us: 50_000,
-            horizon_us: 30_000_000,
+            margin_us: DEFAULT_MARGIN_US,
+            horizon_us: DEFAULT_HORIZON_US,
             seed,
             start,
         }
@@ -184,21 +185,10 @@ struct MultiOpLine<'a> {
     start: Micros,
 }
 
-fn seconds(at: Micros, start: Micros) -> String {
-    format!("{:.3}s", (at - start) as f64 / 1e6)
-}
-
 impl fmt::Display for MultiOpLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (op, s) = (self.op, self.start);
-        write!(
-            f,
-            "#{:<6} client {:<3} [{} .. {}] ",
-            op.id,
-            op.client,
-            seconds(op.invoke, s),
-            seconds(op.complete, s),
-        )?;
+        write_start(f, (op.id, op.client), (op.invoke, op.complete), s)?;
         match &op.kind {
             MultiOpKind::AcquireAll {
                 owner,

@@ -13,7 +13,8 @@ pub mod report;
 
 use std::fmt;
 
-use crate::history::Micros;
+use crate::history::{Micros, DEFAULT_HORIZON_US, DEFAULT_MARGIN_US};
+use crate::op_line::{seconds, write_start};
 
 /// One holder's grant as an answer showed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -163,8 +164,8 @@ impl PermitHistory {
         Self {
             ops: Vec::new(),
             names: Vec::new(),
-            margin_us: 50_000,
-            horizon_us: 30_000_000,
+            margin_us: DEFAULT_MARGIN_US,
+            horizon_us: DEFAULT_HORIZON_US,
             seed,
             start,
             lock_delays: std::collections::BTreeMap::new(),
@@ -193,23 +194,12 @@ struct PermitOpLine<'a> {
     start: Micros,
 }
 
-fn seconds(at: Micros, start: Micros) -> String {
-    format!("{:.3}s", (at - start) as f64 / 1e6)
-}
-
 impl fmt::Display for PermitOpLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let op = self.op;
         let s = self.start;
-        write!(
-            f,
-            "#{:<6} client {:<3} [{} .. {}] {} ",
-            op.id,
-            op.client,
-            seconds(op.invoke, s),
-            seconds(op.complete, s),
-            op.name
-        )?;
+        write_start(f, (op.id, op.client), (op.invoke, op.complete), s)?;
+        write!(f, "{} ", op.name)?;
         match &op.kind {
             PermitOpKind::Acquire {
                 owner,

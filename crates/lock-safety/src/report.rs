@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use crate::checks::{self, Finding};
 use crate::history::{History, Op, OpKind};
 use crate::linearizability::{self, PartitionResult, Verdict};
+use crate::violation::{self, Trim, Window};
 
 /// Everything the checks found.
 #[derive(Debug, Clone)]
@@ -68,13 +69,12 @@ impl CheckReport {
             }
         }
         for finding in &self.findings {
-            let _ = writeln!(
-                out,
-                "\nVIOLATION on {} (seed {}): {}\n  {}",
-                finding.resource,
+            violation::heading(
+                &mut out,
+                &finding.resource,
                 history.seed,
                 finding.kind.title(),
-                finding.message
+                &finding.message,
             );
             out.push_str(&slice_text(history, &finding.resource, &finding.ops));
         }
@@ -96,58 +96,19 @@ pub fn check(history: &History, budget: u64) -> CheckReport {
 }
 
 /// The operations `marked` (shown with `*`) and those on the resource whose answers could have
-/// interleaved with them, at most 60 lines.
+/// interleaved with them, at most 60 lines: a listing reads every resource under its prefix, and
+/// an unknown write may take effect up to the horizon after its completion.
 pub(crate) fn slice_text(history: &History, resource: &str, marked: &[usize]) -> String {
-    let ops: Vec<&Op> = marked.iter().map(|&id| &history.ops[id]).collect();
-    let from = ops.iter().map(|o| o.invoke).min().unwrap_or(0);
-    let to = ops.iter().map(|o| o.complete).max().unwrap_or(0);
-    let mut lines: Vec<&Op> = history
-        .ops
-        .iter()
-        .filter(|op| {
-            marked.contains(&op.id)
-                || ((op.resource == resource
-                    || (op.kind == OpKind::List && resource.starts_with(op.resource.as_str())))
-                    && op.invoke <= to
-                    && (op.complete >= from
-                        || (op.outcome.is_unknown()
-                            && op.complete + history.horizon_us >= from
-                            && !matches!(op.kind, OpKind::Status | OpKind::List))))
-        })
-        .collect();
-    lines.sort_by_key(|op| (op.invoke, op.id));
-    let mut out = String::new();
-    let total = lines.len();
-    let keep: Vec<&Op> = if total > 60 {
-        // Keep the marked ones and the nearest others.
-        let mut kept: Vec<&Op> = lines
-            .iter()
-            .copied()
-            .filter(|op| marked.contains(&op.id))
-            .collect();
-        for op in &lines {
-            if kept.len() >= 60 {
-                break;
-            }
-            if !marked.contains(&op.id) {
-                kept.push(op);
-            }
-        }
-        kept.sort_by_key(|op| (op.invoke, op.id));
-        kept
-    } else {
-        lines
+    let interleaves = |op: &Op, window: Window| {
+        (op.resource == resource
+            || (op.kind == OpKind::List && resource.starts_with(op.resource.as_str())))
+            && op.invoke <= window.to
+            && (op.complete >= window.from
+                || (op.outcome.is_unknown()
+                    && op.complete + history.horizon_us >= window.from
+                    && !matches!(op.kind, OpKind::Status | OpKind::List)))
     };
-    for op in &keep {
-        let mark = if marked.contains(&op.id) { '*' } else { ' ' };
-        let _ = writeln!(out, "  {mark} {}", history.describe(op));
-    }
-    if keep.len() < total {
-        let _ = writeln!(
-            out,
-            "    ({} more operations in the window not shown)",
-            total - keep.len()
-        );
-    }
-    out
+    violation::slice(&history.ops, marked, interleaves, Trim::Earliest, |op| {
+        history.describe(op)
+    })
 }

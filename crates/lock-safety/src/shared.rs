@@ -17,7 +17,8 @@ pub mod report;
 
 use std::fmt;
 
-use crate::history::Micros;
+use crate::history::{Micros, DEFAULT_HORIZON_US, DEFAULT_MARGIN_US};
+use crate::op_line::{seconds, write_start};
 
 /// How a lease holds its resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -204,8 +205,8 @@ impl SharedHistory {
         Self {
             ops: Vec::new(),
             resources: Vec::new(),
-            margin_us: 50_000,
-            horizon_us: 30_000_000,
+            margin_us: DEFAULT_MARGIN_US,
+            horizon_us: DEFAULT_HORIZON_US,
             seed,
             start,
         }
@@ -238,23 +239,12 @@ struct SharedOpLine<'a> {
     start: Micros,
 }
 
-fn seconds(at: Micros, start: Micros) -> String {
-    format!("{:.3}s", (at - start) as f64 / 1e6)
-}
-
 impl fmt::Display for SharedOpLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let op = self.op;
         let s = self.start;
-        write!(
-            f,
-            "#{:<6} client {:<3} [{} .. {}] {} ",
-            op.id,
-            op.client,
-            seconds(op.invoke, s),
-            seconds(op.complete, s),
-            op.resource
-        )?;
+        write_start(f, (op.id, op.client), (op.invoke, op.complete), s)?;
+        write!(f, "{} ", op.resource)?;
         match &op.kind {
             SharedOpKind::Acquire {
                 owner,

@@ -2,25 +2,25 @@
 
 use super::observations::Seen;
 use super::{Finding, Kind};
+use crate::tokens::Floor;
 
 pub(super) fn token_order(resource: &str, seen: &[Seen<'_>], findings: &mut Vec<Finding>) {
-    // Sweep in invoke order, keeping the largest token among answers completed before.
-    let mut by_complete: Vec<&Seen<'_>> = seen.iter().collect();
-    by_complete.sort_by_key(|s| s.op.complete);
+    // Each answer against the largest token among answers completed before its invoke (the
+    // first to show it, in the order the answers were seen), in invoke order.
+    let floor = Floor::new(
+        seen.iter()
+            .enumerate()
+            .map(|(i, s)| (s.op.complete, s.lease.token, i))
+            .collect(),
+    );
     let mut by_invoke: Vec<&Seen<'_>> = seen.iter().collect();
     by_invoke.sort_by_key(|s| s.op.invoke);
-    let mut best: Option<&Seen<'_>> = None;
-    let mut next = 0;
     let mut reported = 0;
     for b in by_invoke {
-        while next < by_complete.len() && by_complete[next].op.complete < b.op.invoke {
-            let a = by_complete[next];
-            if best.is_none_or(|best| a.lease.token > best.lease.token) {
-                best = Some(a);
-            }
-            next += 1;
-        }
-        let Some(a) = best else { continue };
+        let Some((_, first)) = floor.before(b.op.invoke) else {
+            continue;
+        };
+        let a = &seen[first];
         let message = if b.lease.token < a.lease.token {
             format!(
                 "op #{} showed token {} ({}) after op #{} had completed showing token {} ({})",

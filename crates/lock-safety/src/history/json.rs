@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use super::{EndedLease, History, Lease, Op, OpKind, Outcome};
+use crate::jsonl::{self, Run};
 
 fn lease(l: &Lease) -> Value {
     json!([l.resource, l.owner, l.token, l.acquired_at, l.expires_at])
@@ -21,59 +22,59 @@ fn parse_lease(v: &Value) -> Option<Lease> {
 
 /// Writes the history.
 pub fn write(history: &History) -> String {
-    let mut out = json!({
-        "resources": history.resources, "start": history.start, "horizon_us": history.horizon_us,
-        "margin_us": history.margin_us, "seed": history.seed,
-        "lock_delays_us": history.lock_delays,
-    })
-    .to_string();
-    out.push('\n');
-    for op in &history.ops {
-        let kind = match &op.kind {
-            OpKind::Acquire {
-                owner,
-                ttl_seconds,
-                wait_seconds,
-            } => json!(["acquire", owner, ttl_seconds, wait_seconds]),
-            OpKind::Release { owner } => json!(["release", owner]),
-            OpKind::Renew { owner, ttl_seconds } => json!(["renew", owner, ttl_seconds]),
-            OpKind::Status => json!(["status"]),
-            OpKind::List => json!(["list"]),
-            OpKind::ForceRelease { reason } => json!(["force_release", reason]),
-        };
-        let outcome = match &op.outcome {
-            Outcome::Granted(l) => json!(["granted", lease(l)]),
-            Outcome::Held => json!(["held"]),
-            Outcome::Released => json!(["released"]),
-            Outcome::Renewed(l) => json!(["renewed", lease(l)]),
-            Outcome::Seen(l) => json!(["seen", l.as_ref().map(lease)]),
-            Outcome::Listed(ls) => json!(["listed", ls.iter().map(lease).collect::<Vec<_>>()]),
-            Outcome::Forbidden => json!(["forbidden"]),
-            Outcome::NotFound => json!(["not_found"]),
-            Outcome::ForceReleased(ended) => json!([
-                "force_released",
-                ended
-                    .iter()
-                    .map(|e| json!([e.owner, e.token]))
-                    .collect::<Vec<_>>()
-            ]),
-            Outcome::Failed { status } => json!(["failed", status]),
-            Outcome::Unknown { why } => json!(["unknown", why]),
-        };
-        out.push_str(
-            &json!([
-                op.client,
-                op.resource,
-                kind,
-                op.invoke,
-                op.complete,
-                outcome
-            ])
-            .to_string(),
-        );
-        out.push('\n');
-    }
-    out
+    let run = Run {
+        start: history.start,
+        seed: history.seed,
+        horizon_us: history.horizon_us,
+        margin_us: history.margin_us,
+    };
+    let header = run.header(
+        Some(("resources", &history.resources)),
+        Some(&history.lock_delays),
+    );
+    jsonl::write(&header, history.ops.iter().map(op_line))
+}
+
+fn op_line(op: &Op) -> Value {
+    let kind = match &op.kind {
+        OpKind::Acquire {
+            owner,
+            ttl_seconds,
+            wait_seconds,
+        } => json!(["acquire", owner, ttl_seconds, wait_seconds]),
+        OpKind::Release { owner } => json!(["release", owner]),
+        OpKind::Renew { owner, ttl_seconds } => json!(["renew", owner, ttl_seconds]),
+        OpKind::Status => json!(["status"]),
+        OpKind::List => json!(["list"]),
+        OpKind::ForceRelease { reason } => json!(["force_release", reason]),
+    };
+    let outcome = match &op.outcome {
+        Outcome::Granted(l) => json!(["granted", lease(l)]),
+        Outcome::Held => json!(["held"]),
+        Outcome::Released => json!(["released"]),
+        Outcome::Renewed(l) => json!(["renewed", lease(l)]),
+        Outcome::Seen(l) => json!(["seen", l.as_ref().map(lease)]),
+        Outcome::Listed(ls) => json!(["listed", ls.iter().map(lease).collect::<Vec<_>>()]),
+        Outcome::Forbidden => json!(["forbidden"]),
+        Outcome::NotFound => json!(["not_found"]),
+        Outcome::ForceReleased(ended) => json!([
+            "force_released",
+            ended
+                .iter()
+                .map(|e| json!([e.owner, e.token]))
+                .collect::<Vec<_>>()
+        ]),
+        Outcome::Failed { status } => json!(["failed", status]),
+        Outcome::Unknown { why } => json!(["unknown", why]),
+    };
+    json!([
+        op.client,
+        op.resource,
+        kind,
+        op.invoke,
+        op.complete,
+        outcome
+    ])
 }
 
 /// Reads a history written by [`write`].
@@ -81,37 +82,24 @@ pub fn write(history: &History) -> String {
 /// # Errors
 /// The number and text of the first line that is not what [`write`] writes.
 pub fn read(text: &str) -> Result<History, String> {
-    let mut lines = text.lines().enumerate();
-    let bad = |n: usize, line: &str| format!("line {}: {line}", n + 1);
-    let (n, header) = lines.next().ok_or("empty history")?;
-    let h: Value = serde_json::from_str(header).map_err(|_| bad(n, header))?;
-    let mut history = History::new(h["start"].as_i64().ok_or_else(|| bad(n, header))?, 0);
-    history.seed = h["seed"].as_u64().unwrap_or(0);
-    history.horizon_us = h["horizon_us"].as_i64().unwrap_or(history.horizon_us);
-    history.margin_us = h["margin_us"].as_i64().unwrap_or(history.margin_us);
-    if let Some(delays) = h["lock_delays_us"].as_object() {
-        history.lock_delays = delays
-            .iter()
-            .filter_map(|(resource, us)| Some((resource.clone(), us.as_i64()?)))
-            .collect();
-    }
-    history.resources = h["resources"]
-        .as_array()
-        .map(|rs| {
-            rs.iter()
-                .filter_map(|r| r.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    for (n, line) in lines {
-        let op = parse_op(line).ok_or_else(|| bad(n, line))?;
-        history.push(op);
-    }
-    Ok(history)
+    let header = |h: &Value| {
+        let run = Run::read(h)?;
+        let mut history = History::new(run.start, run.seed);
+        history.horizon_us = run.horizon_us;
+        history.margin_us = run.margin_us;
+        history.lock_delays = jsonl::lock_delays(&h["lock_delays_us"]);
+        history.resources = jsonl::names_of(&h["resources"]);
+        Some(history)
+    };
+    jsonl::read(text, "empty history", header, |history, v| {
+        history.push(parse_op(v)?);
+        Some(())
+    })
 }
 
-fn parse_op(line: &str) -> Option<Op> {
-    let v: Value = serde_json::from_str(line).ok()?;
+fn parse_op(v: &Value) -> Option<Op> {
+    // The lock history has always cut a number too large for its field (`as`) where the other
+    // histories refuse it (`jsonl::number`, `jsonl::status`): stored files read as they did.
     let k = &v[2];
     let owner = || k[1].as_str().map(str::to_owned);
     let kind = match k[0].as_str()? {
@@ -140,25 +128,15 @@ fn parse_op(line: &str) -> Option<Op> {
         "renewed" => Outcome::Renewed(parse_lease(&o[1])?),
         "seen" if o[1].is_null() => Outcome::Seen(None),
         "seen" => Outcome::Seen(Some(parse_lease(&o[1])?)),
-        "listed" => Outcome::Listed(
-            o[1].as_array()?
-                .iter()
-                .map(parse_lease)
-                .collect::<Option<Vec<_>>>()?,
-        ),
+        "listed" => Outcome::Listed(jsonl::list(&o[1], parse_lease)?),
         "forbidden" => Outcome::Forbidden,
         "not_found" => Outcome::NotFound,
-        "force_released" => Outcome::ForceReleased(
-            o[1].as_array()?
-                .iter()
-                .map(|e| {
-                    Some(EndedLease {
-                        owner: e[0].as_str()?.to_owned(),
-                        token: e[1].as_i64()?,
-                    })
-                })
-                .collect::<Option<Vec<_>>>()?,
-        ),
+        "force_released" => Outcome::ForceReleased(jsonl::list(&o[1], |e| {
+            Some(EndedLease {
+                owner: jsonl::text(&e[0])?,
+                token: e[1].as_i64()?,
+            })
+        })?),
         "failed" => Outcome::Failed {
             status: o[1].as_u64()? as u16,
         },

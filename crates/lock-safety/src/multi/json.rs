@@ -4,72 +4,52 @@
 use serde_json::{json, Value};
 
 use super::{MultiHistory, MultiOp, MultiOpKind, MultiOutcome, Released};
-use crate::shared::{Holder, Mode};
-
-fn holder(h: &Holder) -> Value {
-    json!([
-        h.resource,
-        h.owner,
-        h.token,
-        h.mode.as_str(),
-        h.acquired_at,
-        h.expires_at
-    ])
-}
-
-fn parse_holder(v: &Value) -> Option<Holder> {
-    Some(Holder {
-        resource: v[0].as_str()?.to_owned(),
-        owner: v[1].as_str()?.to_owned(),
-        token: v[2].as_i64()?,
-        mode: Mode::parse(v[3].as_str()?)?,
-        acquired_at: v[4].as_i64()?,
-        expires_at: v[5].as_i64()?,
-    })
-}
+use crate::jsonl::{self, Run};
+use crate::shared::json::{holder, parse_holder};
+use crate::shared::Mode;
 
 /// Writes the history.
 pub fn write(history: &MultiHistory) -> String {
-    let mut out = json!({
-        "start": history.start, "horizon_us": history.horizon_us,
-        "margin_us": history.margin_us, "seed": history.seed,
-    })
-    .to_string();
-    out.push('\n');
-    for op in &history.ops {
-        let kind = match &op.kind {
-            MultiOpKind::AcquireAll {
-                owner,
-                ttl_seconds,
-                wait_seconds,
-                locks,
-            } => {
-                let locks: Vec<Value> = locks.iter().map(|(r, m)| json!([r, m.as_str()])).collect();
-                json!(["acquire_all", owner, ttl_seconds, wait_seconds, locks])
-            }
-            MultiOpKind::ReleaseAll { owner, resources } => {
-                json!(["release_all", owner, resources])
-            }
-        };
-        let outcome = match &op.outcome {
-            MultiOutcome::Granted(hs) => {
-                json!(["granted", hs.iter().map(holder).collect::<Vec<_>>()])
-            }
-            MultiOutcome::Unavailable(names) => json!(["unavailable", names]),
-            MultiOutcome::Results(results) => {
-                let results: Vec<Value> = results
-                    .iter()
-                    .map(|(r, what)| json!([r, what.as_str()]))
-                    .collect();
-                json!(["results", results])
-            }
-            MultiOutcome::Failed { status } => json!(["failed", status]),
-            MultiOutcome::Unknown { why } => json!(["unknown", why]),
-        };
-        out.push_str(&json!([op.client, kind, op.invoke, op.complete, outcome]).to_string());
-        out.push('\n');
-    }
-    out
+    let run = Run {
+        start: history.start,
+        seed: history.seed,
+        horizon_us: history.horizon_us,
+        margin_us: history.margin_us,
+    };
+    jsonl::write(&run.header(None, None), history.ops.iter().map(op_line))
+}
+
+fn op_line(op: &MultiOp) -> Value {
+    let kind = match &op.kind {
+        MultiOpKind::AcquireAll {
+            owner,
+            ttl_seconds,
+            wait_seconds,
+            locks,
+        } => {
+            let locks: Vec<Value> = locks.iter().map(|(r, m)| json!([r, m.as_str()])).collect();
+            json!(["acquire_all", owner, ttl_seconds, wait_seconds, locks])
+        }
+        MultiOpKind::ReleaseAll { owner, resources } => {
+            json!(["release_all", owner, resources])
+        }
+    };
+    let outcome = match &op.outcome {
+        MultiOutcome::Granted(hs) => {
+            json!(["granted", hs.iter().map(holder).collect::<Vec<_>>()])
+        }
+        MultiOutcome::Unavailable(names) => json!(["unavailable", names]),
+        MultiOutcome::Results(results) => {
+            let results: Vec<Value> = results
+                .iter()
+                .map(|(r, what)| json!([r, what.as_str()]))
+                .collect();
+            json!(["results", results])
+        }
+        MultiOutcome::Failed { status } => json!(["failed", status]),
+        MultiOutcome::Unknown { why } => json!(["unknown", why]),
+    };
+    json!([op.client, kind, op.invoke, op.complete, outcome])
 }
 
 /// Reads a history written by [`write`].
@@ -77,43 +57,31 @@ pub fn write(history: &MultiHistory) -> String {
 /// # Errors
 /// The number and text of the first line that is not what [`write`] writes.
 pub fn read(text: &str) -> Result<MultiHistory, String> {
-    let mut lines = text.lines().enumerate();
-    let bad = |n: usize, line: &str| format!("line {}: {line}", n + 1);
-    let (n, header) = lines.next().ok_or("empty history")?;
-    let h: Value = serde_json::from_str(header).map_err(|_| bad(n, header))?;
-    let mut history = MultiHistory::new(h["start"].as_i64().ok_or_else(|| bad(n, header))?, 0);
-    history.seed = h["seed"].as_u64().unwrap_or(0);
-    history.horizon_us = h["horizon_us"].as_i64().unwrap_or(history.horizon_us);
-    history.margin_us = h["margin_us"].as_i64().unwrap_or(history.margin_us);
-    for (n, line) in lines {
-        let op = parse_op(line).ok_or_else(|| bad(n, line))?;
-        history.push(op);
-    }
-    Ok(history)
+    let header = |h: &Value| {
+        let run = Run::read(h)?;
+        let mut history = MultiHistory::new(run.start, run.seed);
+        history.horizon_us = run.horizon_us;
+        history.margin_us = run.margin_us;
+        Some(history)
+    };
+    jsonl::read(text, "empty history", header, |history, v| {
+        history.push(parse_op(v)?);
+        Some(())
+    })
 }
 
-fn strings(v: &Value) -> Option<Vec<String>> {
-    v.as_array()?
-        .iter()
-        .map(|s| s.as_str().map(str::to_owned))
-        .collect()
-}
-
-fn parse_op(line: &str) -> Option<MultiOp> {
-    let v: Value = serde_json::from_str(line).ok()?;
+fn parse_op(v: &Value) -> Option<MultiOp> {
     let k = &v[1];
-    let owner = k[1].as_str()?.to_owned();
-    let number = |i: usize| k[i].as_u64().and_then(|n| u32::try_from(n).ok());
+    let owner = jsonl::text(&k[1])?;
+    let strings = |v: &Value| jsonl::list(v, jsonl::text);
     let kind = match k[0].as_str()? {
         "acquire_all" => MultiOpKind::AcquireAll {
             owner,
-            ttl_seconds: number(2)?,
-            wait_seconds: number(3)?,
-            locks: k[4]
-                .as_array()?
-                .iter()
-                .map(|l| Some((l[0].as_str()?.to_owned(), Mode::parse(l[1].as_str()?)?)))
-                .collect::<Option<Vec<_>>>()?,
+            ttl_seconds: jsonl::number(&k[2])?,
+            wait_seconds: jsonl::number(&k[3])?,
+            locks: jsonl::list(&k[4], |l| {
+                Some((jsonl::text(&l[0])?, Mode::parse(l[1].as_str()?)?))
+            })?,
         },
         "release_all" => MultiOpKind::ReleaseAll {
             owner,
@@ -123,30 +91,22 @@ fn parse_op(line: &str) -> Option<MultiOp> {
     };
     let o = &v[4];
     let outcome = match o[0].as_str()? {
-        "granted" => MultiOutcome::Granted(
-            o[1].as_array()?
-                .iter()
-                .map(parse_holder)
-                .collect::<Option<Vec<_>>>()?,
-        ),
+        "granted" => MultiOutcome::Granted(jsonl::list(&o[1], parse_holder)?),
         "unavailable" => MultiOutcome::Unavailable(strings(&o[1])?),
-        "results" => MultiOutcome::Results(
-            o[1].as_array()?
-                .iter()
-                .map(|r| Some((r[0].as_str()?.to_owned(), Released::parse(r[1].as_str()?)?)))
-                .collect::<Option<Vec<_>>>()?,
-        ),
+        "results" => MultiOutcome::Results(jsonl::list(&o[1], |r| {
+            Some((jsonl::text(&r[0])?, Released::parse(r[1].as_str()?)?))
+        })?),
         "failed" => MultiOutcome::Failed {
-            status: o[1].as_u64().and_then(|s| u16::try_from(s).ok())?,
+            status: jsonl::status(&o[1])?,
         },
         "unknown" => MultiOutcome::Unknown {
-            why: o[1].as_str()?.to_owned(),
+            why: jsonl::text(&o[1])?,
         },
         _ => return None,
     };
     Some(MultiOp {
         id: 0,
-        client: u32::try_from(v[0].as_u64()?).ok()?,
+        client: jsonl::number(&v[0])?,
         kind,
         invoke: v[2].as_i64()?,
         complete: v[3].as_i64()?,

@@ -7,6 +7,7 @@ use super::checks::Finding;
 use super::{MultiHistory, OpRef};
 use crate::history::{History, Micros};
 use crate::shared::SharedHistory;
+use crate::violation::{self, Window};
 
 /// At most this many lines of history per finding.
 const LINES: usize = 40;
@@ -21,26 +22,32 @@ pub fn render(
     let mut out = String::new();
     for finding in findings {
         let set = &multi.ops[finding.set];
-        let _ = writeln!(
-            out,
-            "\nVIOLATION on multi op #{} (seed {}): {}\n  {}\n  * multi  {}",
-            set.id,
+        violation::heading(
+            &mut out,
+            format_args!("multi op #{}", set.id),
             multi.seed,
             finding.kind.title(),
-            finding.message,
-            multi.describe(set)
+            &finding.message,
         );
+        let _ = writeln!(out, "  * multi  {}", multi.describe(set));
         let marked = |op: OpRef| finding.ops.contains(&op);
         let marked_times = finding.ops.iter().map(|op| match *op {
             OpRef::Locks(id) => (locks.ops[id].invoke, locks.ops[id].complete),
             OpRef::Shared(id) => (shared.ops[id].invoke, shared.ops[id].complete),
         });
-        let (from, to) = marked_times.fold((set.invoke, set.complete), |(f, t), (i, c)| {
-            (f.min(i), t.max(c))
-        });
+        let window = marked_times.fold(
+            Window {
+                from: set.invoke,
+                to: set.complete,
+            },
+            |w, (invoke, complete)| Window {
+                from: w.from.min(invoke),
+                to: w.to.max(complete),
+            },
+        );
         let resources = set.kind.resources();
         let near = |resource: &str, invoke: Micros, latest: Micros| {
-            resources.contains(&resource) && invoke <= to && latest >= from
+            resources.contains(&resource) && window.meets(invoke, latest)
         };
         // (marked, invoke, line)
         let mut lines: Vec<(bool, Micros, String)> = Vec::new();
@@ -75,16 +82,10 @@ pub fn render(
             lines.truncate(LINES);
         }
         lines.sort_by_key(|(_, invoke, _)| *invoke);
-        for (is_marked, _, line) in &lines {
-            let _ = writeln!(out, "  {} {line}", if *is_marked { '*' } else { ' ' });
-        }
-        if lines.len() < total {
-            let _ = writeln!(
-                out,
-                "    ({} more operations in the window not shown)",
-                total - lines.len()
-            );
-        }
+        let lines = lines
+            .into_iter()
+            .map(|(is_marked, _, line)| (is_marked, line));
+        violation::write_lines(&mut out, lines, total);
     }
     out
 }

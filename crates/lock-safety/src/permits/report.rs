@@ -1,61 +1,33 @@
 //! Renders the semaphore findings: each with its kind, the seed, its sentence and the slice of
 //! history that shows it.
 
-use std::fmt::Write as _;
-
 use super::checks::Finding;
 use super::{PermitHistory, PermitOp};
+use crate::violation::{self, Trim, Window};
 
-/// Every finding with its slice of history.
+/// Every finding with its slice of history: the operations it names and those on the semaphore
+/// whose answers could have interleaved with them (an unknown one up to the horizon after its
+/// completion), the nearest ones if there are too many.
 pub fn render(history: &PermitHistory, findings: &[Finding]) -> String {
     let mut out = String::new();
     for finding in findings {
-        let _ = writeln!(
-            out,
-            "\nVIOLATION on semaphore {} (seed {}): {}\n  {}",
-            finding.name,
+        violation::heading(
+            &mut out,
+            format_args!("semaphore {}", finding.name),
             history.seed,
             finding.kind.title(),
-            finding.message
+            &finding.message,
         );
-        out.push_str(&slice_text(history, &finding.name, &finding.ops));
-    }
-    out
-}
-
-/// The operations `marked` (shown with `*`) and those on the semaphore whose answers could have
-/// interleaved with them, at most 60 lines (the marked ones first).
-fn slice_text(history: &PermitHistory, name: &str, marked: &[usize]) -> String {
-    let ops: Vec<&PermitOp> = marked.iter().map(|&id| &history.ops[id]).collect();
-    let from = ops.iter().map(|o| o.invoke).min().unwrap_or(0);
-    let to = ops.iter().map(|o| o.complete).max().unwrap_or(0);
-    let mut lines: Vec<&PermitOp> = history
-        .ops
-        .iter()
-        .filter(|op| {
-            marked.contains(&op.id)
-                || (op.name == name
-                    && op.invoke <= to
-                    && op.latest_effect(history.horizon_us) >= from)
-        })
-        .collect();
-    let total = lines.len();
-    if total > 60 {
-        lines.sort_by_key(|op| (!marked.contains(&op.id), op.invoke.abs_diff(from)));
-        lines.truncate(60);
-    }
-    lines.sort_by_key(|op| (op.invoke, op.id));
-    let mut out = String::new();
-    for op in &lines {
-        let mark = if marked.contains(&op.id) { '*' } else { ' ' };
-        let _ = writeln!(out, "  {mark} {}", history.describe(op));
-    }
-    if lines.len() < total {
-        let _ = writeln!(
-            out,
-            "    ({} more operations in the window not shown)",
-            total - lines.len()
-        );
+        let interleaves = |op: &PermitOp, window: Window| {
+            op.name == finding.name && window.meets(op.invoke, op.latest_effect(history.horizon_us))
+        };
+        out.push_str(&violation::slice(
+            &history.ops,
+            &finding.ops,
+            interleaves,
+            Trim::Nearest,
+            |op| history.describe(op),
+        ));
     }
     out
 }

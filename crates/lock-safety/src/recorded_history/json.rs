@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 
 use super::{Event, NameHistory, Record, RecordedHistory};
+use crate::jsonl;
 
 /// Writes the records.
 pub fn write(recorded: &RecordedHistory) -> String {
@@ -13,11 +14,10 @@ pub fn write(recorded: &RecordedHistory) -> String {
         .iter()
         .map(|(resource, name)| (resource.clone(), json!(name.kind)))
         .collect();
-    let mut out = json!({"kinds": kinds, "unread": recorded.unread}).to_string();
-    out.push('\n');
-    for (resource, name) in &recorded.names {
-        for r in &name.records {
-            let line = json!([
+    let header = json!({"kinds": kinds, "unread": recorded.unread});
+    let lines = recorded.names.iter().flat_map(|(resource, name)| {
+        name.records.iter().map(move |r| {
+            json!([
                 resource,
                 r.id,
                 r.kind,
@@ -28,12 +28,10 @@ pub fn write(recorded: &RecordedHistory) -> String {
                 r.at,
                 r.reason,
                 r.shared
-            ]);
-            out.push_str(&line.to_string());
-            out.push('\n');
-        }
-    }
-    out
+            ])
+        })
+    });
+    jsonl::write(&header, lines)
 }
 
 /// Reads records written by [`write`].
@@ -41,42 +39,31 @@ pub fn write(recorded: &RecordedHistory) -> String {
 /// # Errors
 /// The number and text of the first line that is not what [`write`] writes.
 pub fn read(text: &str) -> Result<RecordedHistory, String> {
-    let mut lines = text.lines().enumerate();
-    let bad = |n: usize, line: &str| format!("line {}: {line}", n + 1);
-    let (n, header) = lines.next().ok_or("no records header")?;
-    let h: Value = serde_json::from_str(header).map_err(|_| bad(n, header))?;
-    let mut recorded = RecordedHistory::default();
-    for (resource, kind) in h["kinds"].as_object().ok_or_else(|| bad(n, header))? {
-        let kind = kind.as_str().ok_or_else(|| bad(n, header))?.to_owned();
-        recorded.names.insert(
-            resource.clone(),
-            NameHistory {
-                kind,
+    let header = |h: &Value| {
+        let mut recorded = RecordedHistory::default();
+        for (resource, kind) in h["kinds"].as_object()? {
+            let name = NameHistory {
+                kind: jsonl::text(kind)?,
                 records: Vec::new(),
-            },
-        );
-    }
-    if let Some(unread) = h["unread"].as_object() {
-        for (resource, why) in unread {
-            let why = why.as_str().ok_or_else(|| bad(n, header))?.to_owned();
-            recorded.unread.insert(resource.clone(), why);
+            };
+            recorded.names.insert(resource.clone(), name);
         }
-    }
-    for (n, line) in lines {
-        let (resource, record) = parse(line).ok_or_else(|| bad(n, line))?;
-        recorded
-            .names
-            .get_mut(&resource)
-            .ok_or_else(|| bad(n, line))?
-            .records
-            .push(record);
-    }
-    Ok(recorded)
+        if let Some(unread) = h["unread"].as_object() {
+            for (resource, why) in unread {
+                recorded.unread.insert(resource.clone(), jsonl::text(why)?);
+            }
+        }
+        Some(recorded)
+    };
+    jsonl::read(text, "no records header", header, |recorded, v| {
+        let (resource, record) = parse(v)?;
+        recorded.names.get_mut(&resource)?.records.push(record);
+        Some(())
+    })
 }
 
-fn parse(line: &str) -> Option<(String, Record)> {
-    let v: Value = serde_json::from_str(line).ok()?;
-    let text = |i: usize| v[i].as_str().map(str::to_owned);
+fn parse(v: &Value) -> Option<(String, Record)> {
+    let text = |i: usize| jsonl::text(&v[i]);
     let record = Record {
         id: v[1].as_i64()?,
         kind: text(2)?,

@@ -2,24 +2,22 @@
 //! sentence, the records that show it (with their neighbours in the name's history) and the
 //! operations on the resource around the ones it names.
 
-use std::fmt::Write as _;
-
 use super::checks::Finding;
 use super::{describe, RecordedHistory};
 use crate::history::History;
 use crate::report::slice_text;
+use crate::violation;
 
 /// Every finding with its records and its slice of the lock history.
 pub fn render(history: &History, recorded: &RecordedHistory, findings: &[Finding]) -> String {
     let mut out = String::new();
     for finding in findings {
-        let _ = writeln!(
-            out,
-            "\nVIOLATION on {} (seed {}): {}\n  {}",
-            finding.resource,
+        violation::heading(
+            &mut out,
+            &finding.resource,
             history.seed,
             finding.kind.title(),
-            finding.message
+            &finding.message,
         );
         if let Some(name) = recorded.names.get(&finding.resource) {
             let mut records: Vec<_> = name.records.iter().collect();
@@ -32,16 +30,18 @@ pub fn render(history: &History, recorded: &RecordedHistory, findings: &[Finding
                         .is_some_and(|r| finding.records.contains(&r.id))
                 })
             };
-            let lines: Vec<_> = (0..records.len()).filter(|&i| near(i)).take(40).collect();
-            for i in lines {
-                let record = records[i];
-                let mark = if finding.records.contains(&record.id) {
-                    '*'
-                } else {
-                    ' '
-                };
-                let _ = writeln!(out, "  {mark} {}", describe(record, history.start));
-            }
+            let lines: Vec<_> = (0..records.len())
+                .filter(|&i| near(i))
+                .take(40)
+                .map(|i| {
+                    let record = records[i];
+                    let marked = finding.records.contains(&record.id);
+                    (marked, describe(record, history.start))
+                })
+                .collect();
+            // Only the records near the marked ones were chosen: none is said to be left out.
+            let shown = lines.len();
+            violation::write_lines(&mut out, lines, shown);
         }
         if !finding.ops.is_empty() {
             out.push_str(&slice_text(history, &finding.resource, &finding.ops));

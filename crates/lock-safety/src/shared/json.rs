@@ -5,8 +5,10 @@
 use serde_json::{json, Value};
 
 use super::{Holder, Mode, SharedHistory, SharedOp, SharedOpKind, SharedOutcome};
+use crate::jsonl::{self, Run};
 
-fn holder(h: &Holder) -> Value {
+/// A holder's lease, as the shared-lock and the multi-lock histories spell it.
+pub(crate) fn holder(h: &Holder) -> Value {
     json!([
         h.resource,
         h.owner,
@@ -17,10 +19,11 @@ fn holder(h: &Holder) -> Value {
     ])
 }
 
-fn parse_holder(v: &Value) -> Option<Holder> {
+/// Reads a holder's lease written by [`holder`].
+pub(crate) fn parse_holder(v: &Value) -> Option<Holder> {
     Some(Holder {
-        resource: v[0].as_str()?.to_owned(),
-        owner: v[1].as_str()?.to_owned(),
+        resource: jsonl::text(&v[0])?,
+        owner: jsonl::text(&v[1])?,
         token: v[2].as_i64()?,
         mode: Mode::parse(v[3].as_str()?)?,
         acquired_at: v[4].as_i64()?,
@@ -30,50 +33,48 @@ fn parse_holder(v: &Value) -> Option<Holder> {
 
 /// Writes the history.
 pub fn write(history: &SharedHistory) -> String {
-    let mut out = json!({
-        "resources": history.resources, "start": history.start, "horizon_us": history.horizon_us,
-        "margin_us": history.margin_us, "seed": history.seed,
-    })
-    .to_string();
-    out.push('\n');
-    for op in &history.ops {
-        let kind = match &op.kind {
-            SharedOpKind::Acquire {
-                owner,
-                ttl_seconds,
-                wait_seconds,
-                mode,
-            } => json!(["acquire", owner, ttl_seconds, wait_seconds, mode.as_str()]),
-            SharedOpKind::Release { owner } => json!(["release", owner]),
-            SharedOpKind::Renew { owner, ttl_seconds } => json!(["renew", owner, ttl_seconds]),
-            SharedOpKind::Status => json!(["status"]),
-        };
-        let outcome = match &op.outcome {
-            SharedOutcome::Granted(h) => json!(["granted", holder(h)]),
-            SharedOutcome::Held => json!(["held"]),
-            SharedOutcome::ModeMismatch => json!(["mode_mismatch"]),
-            SharedOutcome::Released => json!(["released"]),
-            SharedOutcome::Renewed(h) => json!(["renewed", holder(h)]),
-            SharedOutcome::Seen(hs) => json!(["seen", hs.iter().map(holder).collect::<Vec<_>>()]),
-            SharedOutcome::Forbidden => json!(["forbidden"]),
-            SharedOutcome::NotFound => json!(["not_found"]),
-            SharedOutcome::Failed { status } => json!(["failed", status]),
-            SharedOutcome::Unknown { why } => json!(["unknown", why]),
-        };
-        out.push_str(
-            &json!([
-                op.client,
-                op.resource,
-                kind,
-                op.invoke,
-                op.complete,
-                outcome
-            ])
-            .to_string(),
-        );
-        out.push('\n');
-    }
-    out
+    let run = Run {
+        start: history.start,
+        seed: history.seed,
+        horizon_us: history.horizon_us,
+        margin_us: history.margin_us,
+    };
+    let header = run.header(Some(("resources", &history.resources)), None);
+    jsonl::write(&header, history.ops.iter().map(op_line))
+}
+
+fn op_line(op: &SharedOp) -> Value {
+    let kind = match &op.kind {
+        SharedOpKind::Acquire {
+            owner,
+            ttl_seconds,
+            wait_seconds,
+            mode,
+        } => json!(["acquire", owner, ttl_seconds, wait_seconds, mode.as_str()]),
+        SharedOpKind::Release { owner } => json!(["release", owner]),
+        SharedOpKind::Renew { owner, ttl_seconds } => json!(["renew", owner, ttl_seconds]),
+        SharedOpKind::Status => json!(["status"]),
+    };
+    let outcome = match &op.outcome {
+        SharedOutcome::Granted(h) => json!(["granted", holder(h)]),
+        SharedOutcome::Held => json!(["held"]),
+        SharedOutcome::ModeMismatch => json!(["mode_mismatch"]),
+        SharedOutcome::Released => json!(["released"]),
+        SharedOutcome::Renewed(h) => json!(["renewed", holder(h)]),
+        SharedOutcome::Seen(hs) => json!(["seen", hs.iter().map(holder).collect::<Vec<_>>()]),
+        SharedOutcome::Forbidden => json!(["forbidden"]),
+        SharedOutcome::NotFound => json!(["not_found"]),
+        SharedOutcome::Failed { status } => json!(["failed", status]),
+        SharedOutcome::Unknown { why } => json!(["unknown", why]),
+    };
+    json!([
+        op.client,
+        op.resource,
+        kind,
+        op.invoke,
+        op.complete,
+        outcome
+    ])
 }
 
 /// Reads a history written by [`write`].
@@ -81,34 +82,24 @@ pub fn write(history: &SharedHistory) -> String {
 /// # Errors
 /// The number and text of the first line that is not what [`write`] writes.
 pub fn read(text: &str) -> Result<SharedHistory, String> {
-    let mut lines = text.lines().enumerate();
-    let bad = |n: usize, line: &str| format!("line {}: {line}", n + 1);
-    let (n, header) = lines.next().ok_or("empty history")?;
-    let h: Value = serde_json::from_str(header).map_err(|_| bad(n, header))?;
-    let mut history = SharedHistory::new(h["start"].as_i64().ok_or_else(|| bad(n, header))?, 0);
-    history.seed = h["seed"].as_u64().unwrap_or(0);
-    history.horizon_us = h["horizon_us"].as_i64().unwrap_or(history.horizon_us);
-    history.margin_us = h["margin_us"].as_i64().unwrap_or(history.margin_us);
-    history.resources = h["resources"]
-        .as_array()
-        .map(|rs| {
-            rs.iter()
-                .filter_map(|r| r.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    for (n, line) in lines {
-        let op = parse_op(line).ok_or_else(|| bad(n, line))?;
-        history.push(op);
-    }
-    Ok(history)
+    let header = |h: &Value| {
+        let run = Run::read(h)?;
+        let mut history = SharedHistory::new(run.start, run.seed);
+        history.horizon_us = run.horizon_us;
+        history.margin_us = run.margin_us;
+        history.resources = jsonl::names_of(&h["resources"]);
+        Some(history)
+    };
+    jsonl::read(text, "empty history", header, |history, v| {
+        history.push(parse_op(v)?);
+        Some(())
+    })
 }
 
-fn parse_op(line: &str) -> Option<SharedOp> {
-    let v: Value = serde_json::from_str(line).ok()?;
+fn parse_op(v: &Value) -> Option<SharedOp> {
     let k = &v[2];
-    let owner = || k[1].as_str().map(str::to_owned);
-    let number = |i: usize| k[i].as_u64().and_then(|n| u32::try_from(n).ok());
+    let owner = || jsonl::text(&k[1]);
+    let number = |i: usize| jsonl::number(&k[i]);
     let kind = match k[0].as_str()? {
         "acquire" => SharedOpKind::Acquire {
             owner: owner()?,
@@ -131,26 +122,21 @@ fn parse_op(line: &str) -> Option<SharedOp> {
         "mode_mismatch" => SharedOutcome::ModeMismatch,
         "released" => SharedOutcome::Released,
         "renewed" => SharedOutcome::Renewed(parse_holder(&o[1])?),
-        "seen" => SharedOutcome::Seen(
-            o[1].as_array()?
-                .iter()
-                .map(parse_holder)
-                .collect::<Option<Vec<_>>>()?,
-        ),
+        "seen" => SharedOutcome::Seen(jsonl::list(&o[1], parse_holder)?),
         "forbidden" => SharedOutcome::Forbidden,
         "not_found" => SharedOutcome::NotFound,
         "failed" => SharedOutcome::Failed {
-            status: o[1].as_u64().and_then(|s| u16::try_from(s).ok())?,
+            status: jsonl::status(&o[1])?,
         },
         "unknown" => SharedOutcome::Unknown {
-            why: o[1].as_str()?.to_owned(),
+            why: jsonl::text(&o[1])?,
         },
         _ => return None,
     };
     Some(SharedOp {
         id: 0,
-        client: u32::try_from(v[0].as_u64()?).ok()?,
-        resource: v[1].as_str()?.to_owned(),
+        client: jsonl::number(&v[0])?,
+        resource: jsonl::text(&v[1])?,
         kind,
         invoke: v[3].as_i64()?,
         complete: v[4].as_i64()?,

@@ -1,39 +1,32 @@
 //! Fencing tokens: one token belongs to one grant (one owner on one semaphore), and a new grant
 //! draws a token larger than every token shown before it was asked for.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::{Finding, Kind, REPORTED};
-use crate::history::Micros;
 use crate::permits::{PermitHistory, PermitOp, PermitOpKind, PermitOutcome};
+use crate::tokens::{reused, Floor};
 
 /// A token shown for two owners, or on two semaphores (tokens come from one counter, so no two
 /// grants share one, whatever their semaphore).
 pub(super) fn tokens_with_two_holders(history: &PermitHistory, findings: &mut Vec<Finding>) {
-    let mut first: HashMap<i64, (&str, &str, usize)> = HashMap::new();
-    let mut reported: HashSet<i64> = HashSet::new();
-    for op in &history.ops {
-        for lease in op.shown() {
-            let (owner, name, by) =
-                *first
-                    .entry(lease.token)
-                    .or_insert((&lease.owner, &lease.name, op.id));
-            if (owner == lease.owner && name == lease.name) || reported.contains(&lease.token) {
-                continue;
-            }
-            if reported.len() < REPORTED {
-                findings.push(Finding {
-                    kind: Kind::TokenReused,
-                    name: lease.name.clone(),
-                    message: format!(
-                        "token {} was shown for {owner} on {name} by op #{by} and for {} on {} by op #{}",
-                        lease.token, lease.owner, lease.name, op.id
-                    ),
-                    ops: vec![by, op.id],
-                });
-            }
-            reported.insert(lease.token);
-        }
+    let shown = history.ops.iter().flat_map(|op| {
+        op.shown()
+            .iter()
+            .map(|l| (l.token, (l.owner.as_str(), l.name.as_str()), op.id))
+    });
+    for reuse in reused(shown, REPORTED) {
+        let ((owner, name), by) = reuse.first;
+        let ((then_owner, then_name), id) = reuse.then;
+        findings.push(Finding {
+            kind: Kind::TokenReused,
+            name: then_name.to_owned(),
+            message: format!(
+                "token {} was shown for {owner} on {name} by op #{by} and for {then_owner} on {then_name} by op #{id}",
+                reuse.token
+            ),
+            ops: vec![by, id],
+        });
     }
 }
 
@@ -50,17 +43,11 @@ pub(super) fn new_grant_tokens(
     ops: &[&PermitOp],
     findings: &mut Vec<Finding>,
 ) {
-    // Every token shown, by the completion of its answer, with the running maximum.
-    let mut shown: Vec<(Micros, i64, usize)> = ops
-        .iter()
-        .flat_map(|op| op.shown().iter().map(|l| (op.complete, l.token, op.id)))
-        .collect();
-    shown.sort_unstable();
-    let mut best: Vec<(i64, usize)> = Vec::with_capacity(shown.len());
-    for &(_, token, id) in &shown {
-        let running = best.last().copied().filter(|&(t, _)| t >= token);
-        best.push(running.unwrap_or((token, id)));
-    }
+    let floor = Floor::new(
+        ops.iter()
+            .flat_map(|op| op.shown().iter().map(|l| (op.complete, l.token, op.id)))
+            .collect(),
+    );
     // How many answers showed each (owner, token).
     let mut showings: HashMap<(&str, i64), usize> = HashMap::new();
     for op in ops {
@@ -100,8 +87,7 @@ pub(super) fn new_grant_tokens(
         if unheard_grant && unheard_live_then {
             continue;
         }
-        let before = shown.partition_point(|&(complete, _, _)| complete < grant.invoke);
-        let Some(&(top, by)) = before.checked_sub(1).map(|i| &best[i]) else {
+        let Some((top, by)) = floor.before(grant.invoke) else {
             continue;
         };
         if lease.token <= top && reported < REPORTED {

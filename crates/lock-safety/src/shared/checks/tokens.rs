@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use super::{Finding, Kind, Lease, REPORTED};
 use crate::history::Micros;
 use crate::shared::{Mode, SharedHistory, SharedOp, SharedOpKind, SharedOutcome};
+use crate::tokens::{reused, Floor};
 
 /// A token shown for two owners, or in two modes, on one resource: a re-grant keeps its token
 /// only for the same owner in the same mode, and every other grant draws a new one.
@@ -15,34 +16,25 @@ pub(super) fn tokens_with_two_holders(
     ops: &[&SharedOp],
     findings: &mut Vec<Finding>,
 ) {
-    let mut first: HashMap<i64, (&str, Mode, usize)> = HashMap::new();
-    let mut reported: Vec<i64> = Vec::new();
-    for op in ops {
-        for holder in op.shown() {
-            let (owner, mode, by) =
-                *first
-                    .entry(holder.token)
-                    .or_insert((&holder.owner, holder.mode, op.id));
-            if (owner == holder.owner && mode == holder.mode) || reported.contains(&holder.token) {
-                continue;
-            }
-            if reported.len() < REPORTED {
-                findings.push(Finding {
-                    kind: Kind::TokenReused,
-                    resource: resource.to_owned(),
-                    message: format!(
-                        "token {} was shown for {owner} ({}) by op #{by} and for {} ({}) by op #{}, but a token belongs to one lease",
-                        holder.token,
-                        mode.as_str(),
-                        holder.owner,
-                        holder.mode.as_str(),
-                        op.id
-                    ),
-                    ops: vec![by, op.id],
-                });
-            }
-            reported.push(holder.token);
-        }
+    let shown = ops.iter().flat_map(|op| {
+        op.shown()
+            .iter()
+            .map(|h| (h.token, (h.owner.as_str(), h.mode), op.id))
+    });
+    for reuse in reused(shown, REPORTED) {
+        let ((owner, mode), by) = reuse.first;
+        let ((then_owner, then_mode), id) = reuse.then;
+        findings.push(Finding {
+            kind: Kind::TokenReused,
+            resource: resource.to_owned(),
+            message: format!(
+                "token {} was shown for {owner} ({}) by op #{by} and for {then_owner} ({}) by op #{id}, but a token belongs to one lease",
+                reuse.token,
+                mode.as_str(),
+                then_mode.as_str(),
+            ),
+            ops: vec![by, id],
+        });
     }
 }
 
@@ -60,17 +52,11 @@ pub(super) fn new_grant_tokens(
     ops: &[&SharedOp],
     findings: &mut Vec<Finding>,
 ) {
-    // Every token shown, by the completion of its answer, with the running maximum.
-    let mut shown: Vec<(Micros, i64, usize)> = ops
-        .iter()
-        .flat_map(|op| op.shown().iter().map(|h| (op.complete, h.token, op.id)))
-        .collect();
-    shown.sort_unstable();
-    let mut best: Vec<(i64, usize)> = Vec::with_capacity(shown.len());
-    for &(_, token, id) in &shown {
-        let running = best.last().copied().filter(|&(t, _)| t >= token);
-        best.push(running.unwrap_or((token, id)));
-    }
+    let floor = Floor::new(
+        ops.iter()
+            .flat_map(|op| op.shown().iter().map(|h| (op.complete, h.token, op.id)))
+            .collect(),
+    );
     // Each lease: the invokes of the answers that showed it.
     let mut showings: HashMap<Lease<'_>, Vec<(Micros, usize)>> = HashMap::new();
     for op in ops {
@@ -92,8 +78,7 @@ pub(super) fn new_grant_tokens(
         if shown_before || unseen_grant_live(history, ops, grant, holder.mode) {
             continue;
         }
-        let before = shown.partition_point(|&(complete, _, _)| complete < grant.invoke);
-        let Some(&(top, by)) = before.checked_sub(1).map(|i| &best[i]) else {
+        let Some((top, by)) = floor.before(grant.invoke) else {
             continue;
         };
         if holder.token <= top && reported < REPORTED {
