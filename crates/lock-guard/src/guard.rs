@@ -41,7 +41,7 @@ pub enum GuardError {
     #[error("too many acquires are waiting for locks")]
     TooManyWaiters,
     /// The acquire would go over a limit of its tenant, set on the service
-    /// (`LockService::set_tenant_limits`): nothing was granted.
+    /// (`Tenants::set_limits`): nothing was granted.
     #[error(transparent)]
     QuotaExceeded(#[from] lock_service::QuotaExceeded),
     /// The guard's runtime could not be started.
@@ -132,7 +132,7 @@ impl LockGuard {
             };
             let service = service.clone();
             run_on(&runtime, settings.call_timeout, async move {
-                service.acquire(request, || false).await
+                service.locks().acquire(request, || false).await
             })?
         };
         let token = match outcome {

@@ -43,7 +43,7 @@ pub(crate) async fn list(
 ) -> Result<HttpResponse, ProblemKind> {
     let tenant = tenant_of(&req, &state)?;
     let query = list_query(req.query_string())?;
-    let page = state.service.list_elections(&tenant, query).await?;
+    let page = state.service.elections().list(&tenant, query).await?;
     let next_cursor = page.next_after().map(cursor::encode);
     let elections = page
         .locks
@@ -51,7 +51,8 @@ pub(crate) async fn list(
         .map(|listed| {
             let waiting = state
                 .service
-                .election_waiters(&tenant, &listed.lock.resource);
+                .elections()
+                .waiters(&tenant, &listed.lock.resource);
             ListedElectionView {
                 ttl_remaining_ms: remaining_ms(listed.ttl_remaining),
                 waiting: waiting as u64,

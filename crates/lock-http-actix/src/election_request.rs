@@ -57,7 +57,7 @@ pub(crate) async fn campaign_request(
     else {
         return Err(ProblemKind::Validation(errors));
     };
-    state.service.check_ttl(&tenant, ttl)?;
+    state.service.tenants().check_ttl(&tenant, ttl)?;
     Ok(CampaignRequest {
         tenant,
         election,
@@ -139,7 +139,7 @@ pub(crate) async fn leader_renew_request(
     let (Some(election), Some(candidate), Some(ttl)) = (election, candidate, ttl) else {
         return Err(ProblemKind::Validation(errors));
     };
-    state.service.check_ttl(&tenant, ttl)?;
+    state.service.tenants().check_ttl(&tenant, ttl)?;
     Ok(LeaderRenew {
         tenant,
         election,

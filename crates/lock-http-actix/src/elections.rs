@@ -105,6 +105,7 @@ pub(crate) async fn campaign(
     let request = campaign_request(&req, payload, &state).await?;
     let campaigned = state
         .service
+        .elections()
         .campaign(request, || crate::peer::has_hung_up(&req))
         .await
         .map_err(ProblemKind::from)?;
@@ -165,11 +166,12 @@ pub(crate) async fn leader(
 ) -> Result<HttpResponse, ProblemKind> {
     let tenant = tenant_of(&req, &state)?;
     let election = election_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
-    match state.service.leader(&tenant, &election).await? {
+    match state.service.elections().leader(&tenant, &election).await? {
         Some(leader) => Ok(HttpResponse::Ok().json(LeaderView::from(leader))),
         None => match state
             .service
-            .election_available_at(&tenant, &election)
+            .elections()
+            .available_at(&tenant, &election)
             .await?
         {
             Some(available_at) => Err(ProblemKind::NotFoundUntil {
@@ -218,6 +220,7 @@ pub(crate) async fn proclaim(
     } = proclaim_request(&req, payload, &state).await?;
     let answer = state
         .service
+        .elections()
         .proclaim(tenant, election.clone(), candidate, value)
         .await?;
     leading(&election, answer)
@@ -255,7 +258,8 @@ pub(crate) async fn renew(
     } = leader_renew_request(&req, payload, &state).await?;
     let answer = state
         .service
-        .renew_leadership(tenant, election.clone(), candidate, ttl)
+        .elections()
+        .renew(tenant, election.clone(), candidate, ttl)
         .await?;
     leading(&election, answer)
 }
@@ -296,6 +300,7 @@ pub(crate) async fn resign(
     } = release_request_by(&req, payload, &state, election_of, "candidate").await?;
     match state
         .service
+        .elections()
         .resign(tenant, election.clone(), candidate)
         .await?
     {

@@ -1,5 +1,5 @@
 //! `GET /events`: the caller's tenant's history as Server-Sent Events, each record as it is
-//! committed (`lock_service::LockService::follow_history`). A client that reconnects with
+//! committed (`lock_service::History::follow`). A client that reconnects with
 //! `Last-Event-ID` gets every record after that id that the retention still holds, then the
 //! live stream: nothing lost, nothing twice. A stream holds no worker and no connection of the
 //! pool while it waits.
@@ -96,7 +96,7 @@ pub(crate) async fn follow(
         prefix,
         kinds,
     };
-    let feed = state.service.follow_history(filter, start).await?;
+    let feed = state.service.history().follow(filter, start).await?;
     Ok(event_stream(events(feed)))
 }
 

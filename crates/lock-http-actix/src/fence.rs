@@ -64,7 +64,8 @@ pub(crate) async fn lock_fence(
     let (resource, token) = target_and_token(resource_of(&req), req.query_string())?;
     let response = match state
         .service
-        .check_lock_fence(tenant, resource, token)
+        .locks()
+        .check_fence(tenant, resource, token)
         .await?
     {
         FenceVerdict::Valid(lock) => LockFenceResponse::Valid(LockFenceValid {
@@ -102,7 +103,8 @@ pub(crate) async fn semaphore_fence(
     let (name, token) = target_and_token(semaphore_of(&req), req.query_string())?;
     let response = match state
         .service
-        .check_permit_fence(tenant, name.clone(), token)
+        .semaphores()
+        .check_fence(tenant, name.clone(), token)
         .await?
     {
         FenceVerdict::Valid(lease) => PermitFenceResponse::Valid(PermitFenceValid {
@@ -142,7 +144,12 @@ pub(crate) async fn election_fence(
         election_of(&req),
         token::token_query_named(token::TERM, req.query_string()),
     )?;
-    let response = match state.service.check_term(tenant, election, term).await? {
+    let response = match state
+        .service
+        .elections()
+        .check_term(tenant, election, term)
+        .await?
+    {
         FenceVerdict::Valid(leader) => ElectionFenceResponse::Valid(ElectionFenceValid {
             valid: true,
             leader: LeaderView::from(leader),

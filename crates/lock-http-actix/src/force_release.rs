@@ -1,6 +1,6 @@
 //! An admin's force-release: `DELETE /locks/{resource}?force=true&reason=...` (and the same on
 //! `/semaphores/{name}` and `/elections/{name}/leader`) ends every live lease of the name at
-//! once (`lock_service::LockService::force_release_lock`). Only an admin key of the tenant may
+//! once (`lock_service::Locks::force_release`). Only an admin key of the tenant may
 //! (403 `/problems/admin-required` otherwise); the reason is kept in the history.
 
 use actix_web::{HttpRequest, HttpResponse};
@@ -151,7 +151,8 @@ pub(crate) async fn answer(
     let ended: Vec<EndedLease> = match kind {
         LeaseKind::Semaphore => state
             .service
-            .force_release_permits(tenant, name.clone(), reason)
+            .semaphores()
+            .force_release(tenant, name.clone(), reason)
             .await?
             .into_iter()
             .map(|grant| EndedLease {
@@ -163,12 +164,14 @@ pub(crate) async fn answer(
             let ended = if kind == LeaseKind::Lock {
                 state
                     .service
-                    .force_release_lock(tenant, name.clone(), reason)
+                    .locks()
+                    .force_release(tenant, name.clone(), reason)
                     .await?
             } else {
                 state
                     .service
-                    .force_release_election(tenant, name.clone(), reason)
+                    .elections()
+                    .force_release(tenant, name.clone(), reason)
                     .await?
             };
             ended

@@ -133,7 +133,7 @@ pub(crate) async fn tenant_history(
 ) -> Result<HttpResponse, ProblemKind> {
     let tenant = tenant_of(&req, &state)?;
     let query = history_query::tenant(req.query_string())?;
-    let page = state.service.history(tenant, query).await?;
+    let page = state.service.history().records(tenant, query).await?;
     Ok(HttpResponse::Ok().json(HistoryList::from(page)))
 }
 
@@ -149,6 +149,6 @@ async fn page_of(
         LeaseKind::Election => election_of(&req),
     };
     let query = history_query::one(req.query_string(), kind, name)?;
-    let page = state.service.history(tenant, query).await?;
+    let page = state.service.history().records(tenant, query).await?;
     Ok(HttpResponse::Ok().json(HistoryList::from(page)))
 }

@@ -80,13 +80,16 @@ pub(crate) async fn list(
 ) -> Result<HttpResponse, ProblemKind> {
     let tenant = tenant_of(&req, &state)?;
     let query = list_query(req.query_string())?;
-    let page = state.service.list(tenant.clone(), query).await?;
+    let page = state.service.locks().list(tenant.clone(), query).await?;
     let next_cursor = page.next_after().map(cursor::encode);
     let locks = page
         .locks
         .into_iter()
         .map(|listed| {
-            let waiting = state.service.waiters(&tenant, &listed.lock.resource);
+            let waiting = state
+                .service
+                .locks()
+                .waiters(&tenant, &listed.lock.resource);
             ListedLockView::of(listed, waiting)
         })
         .collect();

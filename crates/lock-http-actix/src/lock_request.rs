@@ -120,7 +120,7 @@ pub(crate) async fn lease_request(
                 return Err(ProblemKind::Validation(errors));
             }
         };
-    state.service.check_ttl(&tenant, ttl)?;
+    state.service.tenants().check_ttl(&tenant, ttl)?;
     Ok(AcquireRequest {
         tenant,
         resource,

@@ -86,6 +86,7 @@ pub(crate) async fn acquire(
     let (resource, mode) = (request.resource.clone(), request.mode);
     let acquired = state
         .service
+        .locks()
         .acquire(request, || crate::peer::has_hung_up(&req))
         .await
         .map_err(ProblemKind::from)?;
@@ -142,11 +143,17 @@ pub(crate) async fn status(
     let resource = resource_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
     match state
         .service
+        .locks()
         .status(tenant.clone(), resource.clone())
         .await?
     {
         Some(hold) => Ok(json(&LockStatus::from(hold))),
-        None => match state.service.available_at(tenant, resource.clone()).await? {
+        None => match state
+            .service
+            .locks()
+            .available_at(tenant, resource.clone())
+            .await?
+        {
             Some(available_at) => Err(ProblemKind::NotFoundUntil {
                 detail: format!(
                     "no live lock on resource {:?}; the last lease ran out and keeps its \
@@ -196,6 +203,7 @@ pub(crate) async fn release(
     } = release_request(&req, payload, &state, resource_of).await?;
     match state
         .service
+        .locks()
         .release(tenant, resource.clone(), owner)
         .await?
     {
@@ -241,6 +249,7 @@ pub(crate) async fn renew(
     } = lease_request(&req, payload, &state, Waits::Ignored).await?;
     match state
         .service
+        .locks()
         .renew(tenant, resource.clone(), owner, ttl, value)
         .await?
     {

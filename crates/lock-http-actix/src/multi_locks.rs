@@ -47,6 +47,7 @@ pub(crate) async fn acquire_all(
     let request = acquire_all_request(&req, payload, &state).await?;
     let acquired = state
         .service
+        .locks()
         .acquire_all(request, || crate::peer::has_hung_up(&req))
         .await
         .map_err(ProblemKind::from)?;
@@ -103,7 +104,11 @@ pub(crate) async fn release_all(
         owner,
         resources,
     } = release_all_request(&req, payload, &state).await?;
-    let results = state.service.release_all(tenant, owner, resources).await?;
+    let results = state
+        .service
+        .locks()
+        .release_all(tenant, owner, resources)
+        .await?;
     Ok(HttpResponse::Ok().json(ReleaseManyResponse {
         results: results
             .into_iter()

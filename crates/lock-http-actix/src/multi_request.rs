@@ -76,7 +76,7 @@ pub(crate) async fn acquire_all_request(
             error.to_string(),
         )])
     })?;
-    state.service.check_ttl(&tenant, set.ttl())?;
+    state.service.tenants().check_ttl(&tenant, set.ttl())?;
     Ok(MultiAcquireRequest {
         tenant,
         set,

@@ -97,7 +97,7 @@ pub(crate) async fn metrics(state: web::Data<ApiState>) -> HttpResponse {
     let metrics = &state.settings.metrics;
     metrics.set_live_waiters(state.service.waiting_stats().live);
     metrics.set_observers(state.service.observers());
-    metrics.set_quota_usage(&state.service.quota_usage().await);
+    metrics.set_quota_usage(&state.service.tenants().usage().await);
     let text = metrics.render(state.health.pool_state());
     HttpResponse::Ok()
         .insert_header((

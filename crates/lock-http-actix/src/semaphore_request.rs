@@ -65,7 +65,7 @@ pub(crate) async fn acquire_request(
     else {
         return Err(ProblemKind::Validation(errors));
     };
-    state.service.check_ttl(&tenant, ttl)?;
+    state.service.tenants().check_ttl(&tenant, ttl)?;
     Ok(PermitsRequest {
         tenant,
         name,
@@ -110,7 +110,7 @@ pub(crate) async fn renew_request(
     let (Some(name), Some(owner), Some(ttl), Some(value)) = (name, owner, ttl, value) else {
         return Err(ProblemKind::Validation(errors));
     };
-    state.service.check_ttl(&tenant, ttl)?;
+    state.service.tenants().check_ttl(&tenant, ttl)?;
     Ok(PermitRenew {
         tenant,
         name,

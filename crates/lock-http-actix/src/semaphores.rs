@@ -86,7 +86,8 @@ pub(crate) async fn acquire(
     let tenant = request.tenant.clone();
     let acquired = state
         .service
-        .acquire_permits(request, || crate::peer::has_hung_up(&req))
+        .semaphores()
+        .acquire(request, || crate::peer::has_hung_up(&req))
         .await
         .map_err(ProblemKind::from)?;
     let unavailable = |limit: u32, available: u64| {
@@ -109,7 +110,8 @@ pub(crate) async fn acquire(
             // Permits kept by grants in their lock-delay: say when the first come back.
             let delayed = state
                 .service
-                .permits_available_at(tenant, name.clone())
+                .semaphores()
+                .available_at(tenant, name.clone())
                 .await?;
             if let Some(until) = delayed {
                 let seconds = state.service.retry_after_seconds(until);
@@ -162,16 +164,18 @@ pub(crate) async fn status(
 ) -> Result<HttpResponse, ProblemKind> {
     let tenant = tenant_of(&req, &state)?;
     let name = semaphore_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
-    let waiting = state.service.semaphore_waiters(&tenant, &name);
+    let waiting = state.service.semaphores().waiters(&tenant, &name);
     match state
         .service
-        .semaphore(tenant.clone(), name.clone())
+        .semaphores()
+        .status(tenant.clone(), name.clone())
         .await?
     {
         Some(held) => Ok(HttpResponse::Ok().json(SemaphoreView::of(held, waiting))),
         None => match state
             .service
-            .permits_available_at(tenant, name.clone())
+            .semaphores()
+            .available_at(tenant, name.clone())
             .await?
         {
             Some(available_at) => Err(ProblemKind::NotFoundUntil {
@@ -228,7 +232,8 @@ pub(crate) async fn release(
     } = release_request(&req, payload, &state, semaphore_of).await?;
     match state
         .service
-        .release_permits(tenant, name.clone(), owner)
+        .semaphores()
+        .release(tenant, name.clone(), owner)
         .await?
     {
         PermitReleaseResult::Released(_) => Ok(HttpResponse::NoContent().finish()),
@@ -269,7 +274,8 @@ pub(crate) async fn renew(
     } = renew_request(&req, payload, &state).await?;
     match state
         .service
-        .renew_permits(tenant, name.clone(), owner, ttl, value)
+        .semaphores()
+        .renew(tenant, name.clone(), owner, ttl, value)
         .await?
     {
         PermitRenewResult::Renewed(permit) => Ok(HttpResponse::Ok().json(PermitView::from(permit))),
@@ -300,7 +306,11 @@ pub(crate) async fn list(
 ) -> Result<HttpResponse, ProblemKind> {
     let tenant = tenant_of(&req, &state)?;
     let query = list_query(req.query_string())?;
-    let page = state.service.list_semaphores(tenant.clone(), query).await?;
+    let page = state
+        .service
+        .semaphores()
+        .list(tenant.clone(), query)
+        .await?;
     let next_cursor = if page.has_more {
         page.semaphores
             .last()
@@ -312,7 +322,7 @@ pub(crate) async fn list(
         .semaphores
         .into_iter()
         .map(|held| {
-            let waiting = state.service.semaphore_waiters(&tenant, &held.name);
+            let waiting = state.service.semaphores().waiters(&tenant, &held.name);
             SemaphoreView::of(held, waiting)
         })
         .collect();

@@ -93,7 +93,7 @@ async fn ten_waiters_are_granted_in_arrival_order_each_at_once() {
         settle().await;
         assert_eq!(api.service().waiting_stats().live, 10);
         let (tenant, resource) = key("q");
-        assert_eq!(api.service().waiters(&tenant, &resource), 10);
+        assert_eq!(api.service().locks().waiters(&tenant, &resource), 10);
         let scrape = call_service(&app, TestRequest::get().uri("/metrics").to_request()).await;
         let text = String::from_utf8(read_body(scrape).await.to_vec()).expect("UTF-8");
         assert!(
@@ -147,7 +147,7 @@ async fn a_dropped_waiter_leaves_at_once_and_is_never_granted() {
     .await;
     assert!(waited.is_err(), "it waits");
     assert_eq!(api.service().waiting_stats().live, 0, "left at once");
-    assert_eq!(api.service().waiters(&tenant, &resource), 0);
+    assert_eq!(api.service().locks().waiters(&tenant, &resource), 0);
     call_service(&app, release("d", "holder").to_request()).await;
     settle().await;
     assert_eq!(holder_of(&repo, "d").await, None, "nobody was granted");

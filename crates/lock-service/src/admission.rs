@@ -1,73 +1,16 @@
-//! The tenant-limit use cases of [`LockService`]: putting a limits table in force (a reload),
-//! the usage report, the lease-length check, and the admission of grants and observers under
-//! the tenant's limits (the limits and the counts themselves: `quota.rs`).
+//! The admission of grants and observers under their tenant's limits, and the report of a
+//! refusal: what every primitive's use cases ask of the [`Core`] before a grant (the limits and
+//! the counts themselves: `quota.rs`).
 
 use std::future::Future;
 
-use lock_domain::{RepositoryError, Tenant, Ttl};
+use lock_domain::{RepositoryError, Tenant};
 
-use crate::quota::{
-    Count, LeaseGate, Limit, LimitsTable, ObserverSeat, OpenError, QuotaExceeded, QuotaUsage,
-    Refusal, TenantLimits,
-};
-use crate::service::{AcquireError, LockService};
+use crate::core::Core;
+use crate::quota::{Count, LeaseGate, ObserverSeat, OpenError, QuotaExceeded, Refusal};
+use crate::service::AcquireError;
 
-impl LockService {
-    /// Puts `table` in force for every later request (a reload). Leases, waiters and observers
-    /// already admitted keep their places.
-    pub fn set_tenant_limits(&self, table: LimitsTable) {
-        self.quotas.replace(table);
-    }
-
-    /// The limits of `tenant` in force now.
-    pub fn tenant_limits(&self, tenant: &Tenant) -> TenantLimits {
-        self.quotas.of(tenant)
-    }
-
-    /// Whether `tenant` may ask for a lease of `ttl` (an acquire or a renew); a refusal is
-    /// reported to the events port.
-    ///
-    /// # Errors
-    /// [`QuotaExceeded`] for `max_ttl_seconds` when `ttl` is longer.
-    pub fn check_ttl(&self, tenant: &Tenant, ttl: Ttl) -> Result<(), QuotaExceeded> {
-        match self.quotas.of(tenant).get(Limit::MaxTtlSeconds) {
-            Some(allowed) if u64::from(ttl.seconds()) > allowed => Err(self.over_quota(
-                tenant,
-                QuotaExceeded {
-                    limit: Limit::MaxTtlSeconds,
-                    allowed,
-                },
-            )),
-            _ => Ok(()),
-        }
-    }
-
-    /// Every limit in force, with what its tenant uses of it now (live leases counted by the
-    /// store, one read per tenant with `max_live_leases`).
-    pub async fn quota_usage(&self) -> Vec<QuotaUsage> {
-        let mut usage = Vec::new();
-        for (tenant, limits) in self.quotas.table().tenants() {
-            for limit in Limit::ALL {
-                let Some(allowed) = limits.get(limit) else {
-                    continue;
-                };
-                let used = match limit {
-                    Limit::MaxLiveLeases => self.quotas.live_leases(&tenant).await.ok(),
-                    Limit::MaxWaiters => Some(self.waiting.waiters_of_tenant(&tenant)),
-                    Limit::MaxObservers => Some(self.quotas.observers_of(&tenant)),
-                    Limit::MaxTtlSeconds => None,
-                };
-                usage.push(QuotaUsage {
-                    tenant: tenant.clone(),
-                    limit,
-                    allowed,
-                    used,
-                });
-            }
-        }
-        usage
-    }
-
+impl Core {
     /// Admits a grant of `tenant` that would add `wanted` leases (see [`Quotas::admit`]); a
     /// refusal is reported to the events port. The gate returned is held until the grant is
     /// made.

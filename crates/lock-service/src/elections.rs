@@ -6,15 +6,17 @@
 use std::time::Duration;
 
 use lock_domain::{
-    check_fence, FenceVerdict, FencingToken, Leader, LeaseValue, LockDelay, LockMode, Owner,
-    ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
+    check_fence, FenceVerdict, FencingToken, ForceReason, Leader, LeaseKind, LeaseValue, Lock,
+    LockDelay, LockMode, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant,
+    Ttl,
 };
 
+use crate::core::Core;
 use crate::events::ElectionReport;
+use crate::locks::{AcquireRequest, Locks};
 use crate::outcomes::{Acquired, Fenced};
 use crate::outcomes::{Campaigned, Leading};
-use crate::service::{AcquireError, AcquireRequest};
-use crate::LockService;
+use crate::service::AcquireError;
 
 /// How many times a refused campaign that finds its candidate leading is re-granted before it
 /// gives up (each time the office changed hands between the read and the grant).
@@ -36,12 +38,19 @@ pub struct CampaignRequest {
     pub lock_delay: LockDelay,
 }
 
-impl LockService {
+/// The use cases of elections: a view over the process's [`Core`], from
+/// [`crate::LockService::elections`].
+#[derive(Clone, Copy)]
+pub struct Elections<'a> {
+    pub(crate) core: &'a Core,
+}
+
+impl Elections<'_> {
     /// Campaigns for `request.election`, waiting up to `request.wait` for the office: elected at
     /// once when it is vacant (never held, resigned, or its leader's lease ended) or the
     /// candidate already leads (re-granted, term kept). A waiting campaign joins the election's
     /// queue in this process, first come first served. `hung_up` is asked as for
-    /// [`LockService::acquire`]. Reported as an election.
+    /// [`Locks::acquire`]. Reported as an election.
     ///
     /// # Errors
     /// [`AcquireError::Store`] when the store failed (no one was elected by this call);
@@ -62,15 +71,17 @@ impl LockService {
             value: request.value,
             lock_delay: request.lock_delay,
         };
-        let gate = self.admit_acquire(&lock_request).await?;
+        let gate = self.lock_use_cases().admit_acquire(&lock_request).await?;
         // Who led before, to tell a new term from the sitting leader's re-grant (for metrics and
         // the audit log; a concurrent campaign of the same candidate may blur it, nothing else).
         let before = self.leader(&request.tenant, &request.election).await?;
         let mut acquired = if request.wait.is_zero() {
             let _gate = gate;
-            self.acquire_now(&lock_request).await?
+            self.lock_use_cases().acquire_now(&lock_request).await?
         } else {
-            self.acquire_waiting(&lock_request, gate, hung_up).await?
+            self.lock_use_cases()
+                .acquire_waiting(&lock_request, gate, hung_up)
+                .await?
         };
         let mut regrants = 0;
         let campaigned = loop {
@@ -115,10 +126,10 @@ impl LockService {
                     "the office changed hands again and again while the campaign was answered",
                 )));
             }
-            let _gate = self.admit_acquire(&lock_request).await?;
-            acquired = self.acquire_now(&lock_request).await?;
+            let _gate = self.lock_use_cases().admit_acquire(&lock_request).await?;
+            acquired = self.lock_use_cases().acquire_now(&lock_request).await?;
         };
-        self.events.election(
+        self.core.events.election(
             &request.tenant,
             &request.election,
             &request.candidate,
@@ -137,6 +148,7 @@ impl LockService {
         election: &ResourceName,
     ) -> Result<Option<Leader>, RepositoryError> {
         let lock = self
+            .core
             .locks
             .status(tenant.elections(), election.clone())
             .await?;
@@ -148,17 +160,17 @@ impl LockService {
     ///
     /// # Errors
     /// [`RepositoryError`] when the store failed.
-    pub async fn list_elections(
+    pub async fn list(
         &self,
         tenant: &Tenant,
         query: lock_domain::ListQuery,
     ) -> Result<lock_domain::ListPage, RepositoryError> {
-        self.locks.list(tenant.elections(), query).await
+        self.core.locks.list(tenant.elections(), query).await
     }
 
     /// Campaigns waiting for `election`'s office on this server right now.
-    pub fn election_waiters(&self, tenant: &Tenant, election: &ResourceName) -> usize {
-        self.waiters(&tenant.elections(), election)
+    pub fn waiters(&self, tenant: &Tenant, election: &ResourceName) -> usize {
+        self.lock_use_cases().waiters(&tenant.elections(), election)
     }
 
     /// When `election`'s office, vacant, may be filled by another candidate than the last
@@ -166,12 +178,13 @@ impl LockService {
     ///
     /// # Errors
     /// [`RepositoryError`] when the store failed.
-    pub async fn election_available_at(
+    pub async fn available_at(
         &self,
         tenant: &Tenant,
         election: &ResourceName,
     ) -> Result<Option<chrono::DateTime<chrono::Utc>>, RepositoryError> {
-        self.locks
+        self.core
+            .locks
             .available_at(tenant.elections(), election.clone())
             .await
     }
@@ -189,7 +202,8 @@ impl LockService {
         value: LeaseValue,
     ) -> Result<Leading, RepositoryError> {
         let leading = Leading::from(
-            self.shared_locks
+            self.core
+                .shared_locks
                 .set_value_held(
                     tenant.elections(),
                     election.clone(),
@@ -198,7 +212,7 @@ impl LockService {
                 )
                 .await?,
         );
-        self.events.election(
+        self.core.events.election(
             &tenant,
             &election,
             &candidate,
@@ -212,7 +226,7 @@ impl LockService {
     ///
     /// # Errors
     /// [`RepositoryError`] when the store failed; then nothing was renewed.
-    pub async fn renew_leadership(
+    pub async fn renew(
         &self,
         tenant: Tenant,
         election: ResourceName,
@@ -221,6 +235,7 @@ impl LockService {
     ) -> Result<Leading, RepositoryError> {
         let namespace = tenant.elections();
         let renewed = self
+            .core
             .locks
             .renew(
                 namespace.clone(),
@@ -231,10 +246,10 @@ impl LockService {
             )
             .await?;
         if let RenewResult::Renewed(_) = renewed {
-            self.waiting.lease_changed(&namespace, &election);
+            self.core.waiting.lease_changed(&namespace, &election);
         }
         let leading = Leading::from(renewed);
-        self.events.election(
+        self.core.events.election(
             &tenant,
             &election,
             &candidate,
@@ -256,13 +271,14 @@ impl LockService {
     ) -> Result<ReleaseResult, RepositoryError> {
         let namespace = tenant.elections();
         let result = self
+            .core
             .locks
             .release(namespace.clone(), election.clone(), candidate.clone())
             .await?;
         if let ReleaseResult::Released(_) = result {
-            self.waiting.freed(&namespace, &election);
+            self.core.waiting.freed(&namespace, &election);
         }
-        self.events.election(
+        self.core.events.election(
             &tenant,
             &election,
             &candidate,
@@ -284,7 +300,7 @@ impl LockService {
     ) -> Result<FenceVerdict<Leader>, RepositoryError> {
         let leader = self.leader(&tenant, &election).await?;
         let verdict = check_fence(leader, term, |leader| leader.term);
-        self.events.fence_checked(
+        self.core.events.fence_checked(
             &tenant,
             Fenced::Election,
             &election,
@@ -292,5 +308,25 @@ impl LockService {
             verdict.is_valid(),
         );
         Ok(verdict)
+    }
+
+    /// Ends the leader's lease of `election`, as [`Locks::force_release`] does a lock's.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed; then nothing was ended.
+    pub async fn force_release(
+        &self,
+        tenant: Tenant,
+        election: ResourceName,
+        reason: ForceReason,
+    ) -> Result<Vec<Lock>, RepositoryError> {
+        self.core
+            .force_release_in(tenant, election, reason, LeaseKind::Election)
+            .await
+    }
+
+    /// The lock use cases that an election's are, run in its tenant's election namespace.
+    fn lock_use_cases(&self) -> Locks<'_> {
+        Locks { core: self.core }
     }
 }

@@ -11,8 +11,8 @@ use lock_domain::{
 pub use feed::HistoryFeed;
 pub(crate) use feed::HistoryHub;
 
+use crate::core::Core;
 use crate::quota::OpenError;
-use crate::LockService;
 
 /// Where a feed starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,17 +42,24 @@ impl FeedFilter {
     }
 }
 
-impl LockService {
+/// The durable history's use cases: a view over the process's [`Core`], from
+/// [`crate::LockService::history`].
+#[derive(Clone, Copy)]
+pub struct History<'a> {
+    pub(crate) core: &'a Core,
+}
+
+impl History<'_> {
     /// The tenant's records `query` asks for, newest first.
     ///
     /// # Errors
     /// [`RepositoryError`] when the store fails.
-    pub async fn history(
+    pub async fn records(
         &self,
         tenant: Tenant,
         query: HistoryQuery,
     ) -> Result<HistoryPage, RepositoryError> {
-        self.history.history(tenant, query).await
+        self.core.history.history(tenant, query).await
     }
 
     /// The records `filter` admits, oldest first, from `start`. Must be called inside a tokio
@@ -62,20 +69,20 @@ impl LockService {
     /// [`OpenError::QuotaExceeded`] when the tenant has as many observers as its
     /// `max_observers` allows (an event stream counts as one); [`OpenError::Store`] when the
     /// store fails to say where "now" is.
-    pub async fn follow_history(
+    pub async fn follow(
         &self,
         filter: FeedFilter,
         start: FeedStart,
     ) -> Result<HistoryFeed, OpenError> {
-        let seat = self.observer_seat(&filter.tenant)?;
-        let mut feed = self.history_hub.follow(filter, start).await?;
+        let seat = self.core.observer_seat(&filter.tenant)?;
+        let mut feed = self.core.history_hub.follow(filter, start).await?;
         feed.seat = Some(seat);
         Ok(feed)
     }
 
     /// Streams of the event feed open in this process.
-    pub fn history_followers(&self) -> usize {
-        self.history_hub.followers()
+    pub fn followers(&self) -> usize {
+        self.core.history_hub.followers()
     }
 }
 

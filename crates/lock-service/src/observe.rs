@@ -19,19 +19,21 @@
 
 mod diff;
 mod hub;
+mod reads;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use lock_domain::{
-    FencingToken, Lease, Lock, LockMode, Owner, Permit, PermitReleaseResult, PermitRenewResult,
-    ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant,
+    FencingToken, Lease, Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult,
+    ReleaseResult, RenewResult, ResourceName, Tenant,
 };
 use tokio::sync::broadcast;
 
 pub(crate) use diff::Fact;
 pub use diff::{Change, Happened, Holding, Shape};
 pub(crate) use hub::Hub;
+pub(crate) use reads::ObservedReads;
 
 use crate::events::{ElectionReport, LockEvents, Trouble};
 use crate::outcomes::{Acquired, Fenced, PermitsAcquired, WaitersFull};
@@ -88,114 +90,15 @@ impl LockService {
         what: Observed,
         name: ResourceName,
     ) -> Result<Observation, OpenError> {
-        let seat = self.observer_seat(&tenant)?;
-        let mut observation = self.hub.observe(self, tenant, what, name).await?;
+        let seat = self.core().observer_seat(&tenant)?;
+        let mut observation = self.core().hub.observe(tenant, what, name).await?;
         observation.seat = Some(seat);
         Ok(observation)
     }
 
     /// How many observers this process has right now.
     pub fn observers(&self) -> u64 {
-        self.hub.observers()
-    }
-
-    /// The live leases of each of `names` now (a lock or an election each), in order: one read of
-    /// the store for all of them (`LockRepository::statuses`), then one more for each lock held
-    /// in shared mode.
-    ///
-    /// # Errors
-    /// [`RepositoryError`] when the store failed.
-    pub(crate) async fn observed_locks(
-        &self,
-        names: &[(Tenant, Observed, ResourceName)],
-    ) -> Result<Vec<Vec<Holding>>, RepositoryError> {
-        let keys = names
-            .iter()
-            .map(|(tenant, what, name)| match what {
-                Observed::Election => (tenant.elections(), name.clone()),
-                _ => (tenant.clone(), name.clone()),
-            })
-            .collect();
-        let locks = self.locks.statuses(keys).await?;
-        let mut live = Vec::with_capacity(locks.len());
-        for (lock, (tenant, what, name)) in locks.into_iter().zip(names) {
-            live.push(match lock {
-                Some(lock) if lock.owner.is_shared_holders() => {
-                    self.observed_live(tenant, *what, name).await?
-                }
-                lock => lock.iter().map(holding_of_lock).collect(),
-            });
-        }
-        Ok(live)
-    }
-
-    /// Records in the history the expiries of `expired` (leases a watch of `key` saw run out):
-    /// of a lock's holder or reader, an election's leader or a semaphore's grant, once (see
-    /// [`lock_domain::LockRepository::record_expiry`] and its siblings for shared leases and
-    /// permits; a grant in its lock-delay is left to the sweep). A failure is left to the next
-    /// grant or sweep, which records the expiry then.
-    pub(crate) async fn record_observed_expiries(
-        &self,
-        key: &(Tenant, Observed, ResourceName),
-        expired: Vec<Holding>,
-    ) {
-        let (tenant, what, name) = key;
-        for lease in expired {
-            let (owner, token) = (lease.owner, lease.token);
-            // A failure is the store's, and the next operation meets it too (see above).
-            let _ = match (what, lease.shape) {
-                (Observed::Semaphore, _) => {
-                    self.semaphores
-                        .record_permit_expiry(tenant.clone(), name.clone(), owner, token)
-                        .await
-                }
-                (Observed::Lock, Shape::Lock(LockMode::Shared)) => {
-                    self.shared_locks
-                        .record_shared_expiry(tenant.clone(), name.clone(), owner, token)
-                        .await
-                }
-                (Observed::Lock, _) => {
-                    self.locks
-                        .record_expiry(tenant.clone(), name.clone(), owner, token)
-                        .await
-                }
-                (Observed::Election, _) => {
-                    self.locks
-                        .record_expiry(tenant.elections(), name.clone(), owner, token)
-                        .await
-                }
-            };
-        }
-    }
-
-    /// The live leases of `name` now, as an observer sees them.
-    pub(crate) async fn observed_live(
-        &self,
-        tenant: &Tenant,
-        what: Observed,
-        name: &ResourceName,
-    ) -> Result<Vec<Holding>, RepositoryError> {
-        Ok(match what {
-            Observed::Lock => match self.status(tenant.clone(), name.clone()).await? {
-                None => Vec::new(),
-                Some(lock_domain::Hold::Exclusive(lock)) => vec![holding_of_lock(&lock)],
-                Some(lock_domain::Hold::Shared(locks)) => {
-                    locks.iter().map(holding_of_lock).collect()
-                }
-            },
-            Observed::Semaphore => self
-                .semaphore(tenant.clone(), name.clone())
-                .await?
-                .map(|state| state.holders.iter().map(holding_of_lease).collect())
-                .unwrap_or_default(),
-            Observed::Election => self
-                .locks
-                .status(tenant.elections(), name.clone())
-                .await?
-                .iter()
-                .map(holding_of_lock)
-                .collect(),
-        })
+        self.core().hub.observers()
     }
 }
 

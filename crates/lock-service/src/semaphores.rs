@@ -1,6 +1,7 @@
-//! The semaphore use cases of [`LockService`]: acquire permits (waiting in this process's FIFO
-//! of the semaphore, `permits/queue.rs`), status, release (which wakes the waiters), renew and
-//! list, each reported to the events port.
+//! The use cases of semaphores ([`Semaphores`]): acquire permits (waiting in this process's FIFO
+//! of the semaphore, `semaphores/queue.rs`), status, release (which wakes the waiters), renew,
+//! list, the fence check, the lock-delay's end and the force-release, each reported to the events
+//! port.
 
 pub(crate) mod queue;
 #[cfg(test)]
@@ -9,8 +10,10 @@ mod tests;
 use std::sync::Arc;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use lock_domain::{
-    LeaseValue, ListQuery, Owner, PermitReleaseResult, PermitRenewResult, PermitRequest,
+    check_permit_fence, FenceVerdict, FencingToken, ForceReason, Lease, LeaseKind, LeaseValue,
+    ListQuery, Owner, Permit, PermitReleaseResult, PermitRenewResult, PermitRequest,
     RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant,
     Ttl,
 };
@@ -19,9 +22,11 @@ use tokio::sync::oneshot;
 use queue::PermitQueues;
 use queue::{holds_grant, PermitWaiter, Refusal, Reply, Standing};
 
-use crate::outcomes::PermitsAcquired;
+use crate::core::Core;
+use crate::events::ForceReleased;
+use crate::outcomes::{Fenced, PermitsAcquired};
 use crate::quota::LeaseGate;
-use crate::service::{AcquireError, LockService};
+use crate::service::AcquireError;
 use crate::waiting::WaitEnd;
 
 /// An acquire of semaphore permits, parsed.
@@ -34,7 +39,14 @@ pub struct PermitsRequest {
     pub wait: Duration,
 }
 
-impl LockService {
+/// The use cases of semaphores: a view over the process's [`Core`], from
+/// [`crate::LockService::semaphores`].
+#[derive(Clone, Copy)]
+pub struct Semaphores<'a> {
+    pub(crate) core: &'a Core,
+}
+
+impl Semaphores<'_> {
     /// Acquires permits of a semaphore, waiting up to `request.wait` for room. Waiters of one
     /// semaphore in this process are served first come first served, and a new acquire goes
     /// behind them (only an owner that already holds a live grant is answered at once: a
@@ -46,7 +58,7 @@ impl LockService {
     /// [`AcquireError::Store`] when the store failed (nothing was granted);
     /// [`AcquireError::WaitersFull`] when the acquire would wait but the limits are reached;
     /// [`AcquireError::QuotaExceeded`] when it would go over a limit of its tenant.
-    pub async fn acquire_permits(
+    pub async fn acquire(
         &self,
         request: PermitsRequest,
         hung_up: impl Fn() -> bool,
@@ -54,9 +66,10 @@ impl LockService {
         // Counted and granted under the tenant's gate; a waiting acquire hands the gate back
         // before it joins the queue, whose grant is admitted again when it is made.
         let gate = self
+            .core
             .admit_leases(&request.tenant, 1, || async {
                 holds_grant(
-                    &*self.semaphores,
+                    &*self.core.semaphores,
                     &request.tenant,
                     &request.name,
                     &request.permit.owner,
@@ -68,7 +81,7 @@ impl LockService {
         let outcome = self
             .acquire_permits_unreported(&request, gate, hung_up)
             .await?;
-        self.events.permits_acquired(
+        self.core.events.permits_acquired(
             &request.tenant,
             &request.name,
             &request.permit.owner,
@@ -89,9 +102,10 @@ impl LockService {
             permit,
             wait,
         } = request;
-        if self.permit_queues.waiters(tenant, name) > 0 {
+        if self.core.permit_queues.waiters(tenant, name) > 0 {
             // Behind the waiters of this process, unless the owner already holds a grant.
             let state = self
+                .core
                 .semaphores
                 .semaphore(tenant.clone(), name.clone())
                 .await?;
@@ -110,7 +124,7 @@ impl LockService {
                     return Ok(PermitsAcquired::Unavailable {
                         limit: permit.limit,
                         available: state.map_or(u64::from(permit.limit.get()), |state| {
-                            state.available(self.clock.now())
+                            state.available(self.core.clock.now())
                         }),
                     })
                 }
@@ -131,6 +145,7 @@ impl LockService {
         request: &PermitsRequest,
     ) -> Result<PermitsAcquired, RepositoryError> {
         let outcome = self
+            .core
             .semaphores
             .acquire_permits(
                 request.tenant.clone(),
@@ -147,10 +162,11 @@ impl LockService {
         hung_up: impl Fn() -> bool,
     ) -> Result<PermitsAcquired, AcquireError> {
         let _seat = self
+            .core
             .waiting
             .seat(&request.tenant)
-            .map_err(|full| self.waiter_refused(&request.tenant, full))?;
-        let (waiter, replied) = self.permit_queues.enqueue(
+            .map_err(|full| self.core.waiter_refused(&request.tenant, full))?;
+        let (waiter, replied) = self.core.permit_queues.enqueue(
             request.tenant.clone(),
             request.name.clone(),
             request.permit.clone(),
@@ -158,13 +174,13 @@ impl LockService {
         let mut place = Place {
             waiter,
             replied: Some(replied),
-            queues: self.permit_queues.clone(),
+            queues: self.core.permit_queues.clone(),
             tenant: request.tenant.clone(),
             name: request.name.clone(),
         };
         let reply = {
             let replied = place.replied.as_mut().expect("the reply is awaited once");
-            let closed = self.waiting.closed();
+            let closed = self.core.waiting.closed();
             tokio::select! {
                 reply = &mut *replied => Some(reply),
                 () = tokio::time::sleep(request.wait) => None,
@@ -181,15 +197,18 @@ impl LockService {
         let held_back = match place.waiter.last_refusal() {
             Some(Refusal::Quota(exceeded)) => Some(exceeded),
             Some(Refusal::NoRoom { .. }) => None,
-            None => self.permit_queues.held_back(&request.tenant, &request.name),
+            None => self
+                .core
+                .permit_queues
+                .held_back(&request.tenant, &request.name),
         };
         match (reply, held_back) {
             // The wait ended while its tenant's quota held its grant back (a reply dropped
             // unsent says so too).
             (None | Some(Err(_)), Some(exceeded)) => {
-                self.waiting.count_wait_end(WaitEnd::TimedOut);
+                self.core.waiting.count_wait_end(WaitEnd::TimedOut);
                 Err(AcquireError::QuotaExceeded(
-                    self.over_quota(&request.tenant, exceeded),
+                    self.core.over_quota(&request.tenant, exceeded),
                 ))
             }
             (reply, _) => self.answer_wait(request, &place, reply, hung_up).await,
@@ -215,13 +234,13 @@ impl LockService {
             }
             Some(Ok(Ok(SemaphoreAcquireOutcome::Granted(grant)))) if hung_up() => {
                 // Spawned: this request may be dropped at any await now that its client is gone.
-                let (queues, tenant) = (self.permit_queues.clone(), request.tenant.clone());
+                let (queues, tenant) = (self.core.permit_queues.clone(), request.tenant.clone());
                 tokio::spawn(async move { queues.undo(tenant, grant).await });
                 Ok(PermitsAcquired::HungUp)
             }
             Some(Ok(Ok(outcome))) => {
                 if matches!(outcome, SemaphoreAcquireOutcome::Granted(_)) {
-                    self.waiting.count_wait_end(WaitEnd::Granted);
+                    self.core.waiting.count_wait_end(WaitEnd::Granted);
                 }
                 Ok(answer(outcome, true))
             }
@@ -239,11 +258,12 @@ impl LockService {
     ) -> Result<PermitsAcquired, AcquireError> {
         let limit = request.permit.limit;
         let state = self
+            .core
             .semaphores
             .semaphore(request.tenant.clone(), request.name.clone())
             .await?;
-        self.waiting.count_wait_end(WaitEnd::TimedOut);
-        let now = self.clock.now();
+        self.core.waiting.count_wait_end(WaitEnd::TimedOut);
+        let now = self.core.clock.now();
         let (available, retry_after_seconds) = match state {
             Some(state) => {
                 let left = state
@@ -272,17 +292,17 @@ impl LockService {
     ///
     /// # Errors
     /// [`RepositoryError`] when the store failed.
-    pub async fn semaphore(
+    pub async fn status(
         &self,
         tenant: Tenant,
         name: ResourceName,
     ) -> Result<Option<SemaphoreState>, RepositoryError> {
-        self.semaphores.semaphore(tenant, name).await
+        self.core.semaphores.semaphore(tenant, name).await
     }
 
     /// Acquires of permits of `name` waiting in this process right now.
-    pub fn semaphore_waiters(&self, tenant: &Tenant, name: &ResourceName) -> usize {
-        self.permit_queues.waiters(tenant, name)
+    pub fn waiters(&self, tenant: &Tenant, name: &ResourceName) -> usize {
+        self.core.permit_queues.waiters(tenant, name)
     }
 
     /// Releases `owner`'s live grant on `name`, reports it, and on success wakes the
@@ -290,19 +310,22 @@ impl LockService {
     ///
     /// # Errors
     /// [`RepositoryError`] when the store failed.
-    pub async fn release_permits(
+    pub async fn release(
         &self,
         tenant: Tenant,
         name: ResourceName,
         owner: Owner,
     ) -> Result<PermitReleaseResult, RepositoryError> {
         let result = self
+            .core
             .semaphores
             .release_permits(tenant.clone(), name.clone(), owner.clone())
             .await?;
-        self.events.permits_released(&tenant, &name, &owner, result);
+        self.core
+            .events
+            .permits_released(&tenant, &name, &owner, result);
         if let PermitReleaseResult::Released(_) = result {
-            self.permit_queues.wake(&tenant, &name);
+            self.core.permit_queues.wake(&tenant, &name);
         }
         Ok(result)
     }
@@ -312,7 +335,7 @@ impl LockService {
     ///
     /// # Errors
     /// [`RepositoryError`] when the store failed.
-    pub async fn renew_permits(
+    pub async fn renew(
         &self,
         tenant: Tenant,
         name: ResourceName,
@@ -321,12 +344,15 @@ impl LockService {
         value: Option<LeaseValue>,
     ) -> Result<PermitRenewResult, RepositoryError> {
         let result = self
+            .core
             .semaphores
             .renew_permits(tenant.clone(), name.clone(), owner.clone(), ttl, value)
             .await?;
-        self.events.permits_renewed(&tenant, &name, &owner, &result);
+        self.core
+            .events
+            .permits_renewed(&tenant, &name, &owner, &result);
         if let PermitRenewResult::Renewed(_) = result {
-            self.permit_queues.wake(&tenant, &name);
+            self.core.permit_queues.wake(&tenant, &name);
         }
         Ok(result)
     }
@@ -335,12 +361,91 @@ impl LockService {
     ///
     /// # Errors
     /// [`RepositoryError`] when the store failed.
-    pub async fn list_semaphores(
+    pub async fn list(
         &self,
         tenant: Tenant,
         query: ListQuery,
     ) -> Result<SemaphorePage, RepositoryError> {
-        self.semaphores.list_semaphores(tenant, query).await
+        self.core.semaphores.list_semaphores(tenant, query).await
+    }
+
+    /// When the first permits of semaphore `name` kept by grants that ran out (in their
+    /// lock-delay) are available again, or `None`.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn available_at(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+    ) -> Result<Option<DateTime<Utc>>, RepositoryError> {
+        self.core
+            .semaphores
+            .permits_available_at(tenant, name)
+            .await
+    }
+
+    /// Whether `token` is the fencing token of a live grant of semaphore `name` right now (any
+    /// holder's); reported as a fence check of a semaphore.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn check_fence(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        token: FencingToken,
+    ) -> Result<FenceVerdict<Lease>, RepositoryError> {
+        let live = self
+            .status(tenant.clone(), name.clone())
+            .await?
+            .map(|state| state.holders)
+            .unwrap_or_default();
+        let verdict = check_permit_fence(live, token);
+        self.core.events.fence_checked(
+            &tenant,
+            Fenced::Semaphore,
+            &name,
+            token,
+            verdict.is_valid(),
+        );
+        Ok(verdict)
+    }
+
+    /// Ends every live grant of the semaphore `name` and returns them: what an admin of the
+    /// tenant may do that no holder may, reported and recorded with its reason; waiters here look
+    /// at once.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed; then nothing was ended.
+    pub async fn force_release(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        reason: ForceReason,
+    ) -> Result<Vec<Permit>, RepositoryError> {
+        let ended = self
+            .core
+            .admin
+            .force_release_permits(tenant.clone(), name.clone(), reason.clone())
+            .await?;
+        let owners: Vec<(Owner, FencingToken)> = ended
+            .iter()
+            .map(|grant| (grant.lease.owner.clone(), grant.lease.fencing_token))
+            .collect();
+        self.core.events.force_released(
+            &tenant,
+            ForceReleased {
+                kind: LeaseKind::Semaphore,
+                name: &name,
+                ended: &owners,
+                reason: &reason,
+            },
+        );
+        if !ended.is_empty() {
+            self.core.permit_queues.wake(&tenant, &name);
+        }
+        Ok(ended)
     }
 }
 

@@ -101,7 +101,7 @@ impl Application {
             args.waiter_limits(),
         );
         if let Some(table) = tenant_limits {
-            service.set_tenant_limits(table);
+            service.tenants().set_limits(table);
         }
         let on_hangup = actix_web::rt::spawn(files.reload_on_hangup(service.clone()));
         let listener = TcpListener::bind(args.bind).map_err(|source| StartupError::Bind {

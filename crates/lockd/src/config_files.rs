@@ -77,7 +77,7 @@ impl ConfigFiles {
             match read_limits(path) {
                 Ok(table) => {
                     let tenants = table.tenants().len();
-                    service.set_tenant_limits(table);
+                    service.tenants().set_limits(table);
                     tracing::info!(path = %path.display(), tenants, "tenant limits reloaded");
                 }
                 Err(reason) => {

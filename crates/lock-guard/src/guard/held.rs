@@ -35,13 +35,15 @@ impl Held {
         Ok(match self {
             Held::Lock(resource) => matches!(
                 service
+                    .locks()
                     .renew(tenant, resource.clone(), owner.clone(), ttl, None)
                     .await?,
                 RenewResult::Renewed(_)
             ),
             Held::Permits(name) => matches!(
                 service
-                    .renew_permits(tenant, name.clone(), owner.clone(), ttl, None)
+                    .semaphores()
+                    .renew(tenant, name.clone(), owner.clone(), ttl, None)
                     .await?,
                 PermitRenewResult::Renewed(_)
             ),
@@ -56,8 +58,8 @@ impl Held {
     ) -> Result<ReleaseResult, RepositoryError> {
         let tenant = settings.tenant;
         Ok(match self {
-            Held::Lock(resource) => service.release(tenant, resource, owner).await?,
-            Held::Permits(name) => match service.release_permits(tenant, name, owner).await? {
+            Held::Lock(resource) => service.locks().release(tenant, resource, owner).await?,
+            Held::Permits(name) => match service.semaphores().release(tenant, name, owner).await? {
                 PermitReleaseResult::Released(token) => ReleaseResult::Released(token),
                 PermitReleaseResult::NotFound => ReleaseResult::NotFound,
             },

@@ -63,7 +63,7 @@ impl LockGuard {
             };
             let service = service.clone();
             run_on(&runtime, settings.call_timeout, async move {
-                service.acquire_permits(request, || false).await
+                service.semaphores().acquire(request, || false).await
             })?
         };
         let token = match outcome {

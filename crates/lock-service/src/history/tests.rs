@@ -65,7 +65,8 @@ async fn a_feed_from_now_passes_on_what_its_filter_admits_in_order() {
     let other = Tenant::parse("other").unwrap();
     take(&store, &tenant, "before", "a").await;
     let mut feed = service
-        .follow_history(
+        .history()
+        .follow(
             FeedFilter {
                 prefix: ResourcePrefix::parse("pay").unwrap(),
                 ..everything(&tenant)
@@ -89,9 +90,9 @@ async fn a_feed_from_now_passes_on_what_its_filter_admits_in_order() {
         (HistoryEvent::Released, "d")
     );
     assert!(first.id < second.id);
-    assert_eq!(service.history_followers(), 1);
+    assert_eq!(service.history().followers(), 1);
     drop(feed);
-    assert_eq!(service.history_followers(), 0);
+    assert_eq!(service.history().followers(), 0);
 }
 
 #[tokio::test]
@@ -100,7 +101,8 @@ async fn kinds_filter_and_a_closed_service_ends_every_feed() {
     let service = LockService::over(Arc::clone(&store));
     let tenant = Tenant::default_tenant();
     let mut feed = service
-        .follow_history(
+        .history()
+        .follow(
             FeedFilter {
                 kinds: vec![LeaseKind::Election],
                 ..everything(&tenant)
@@ -130,7 +132,8 @@ async fn a_consumer_that_comes_back_from_its_last_id_misses_nothing_and_sees_not
     let service = LockService::over(Arc::clone(&store));
     let tenant = Tenant::default_tenant();
     let slow = service
-        .follow_history(everything(&tenant), FeedStart::Now)
+        .history()
+        .follow(everything(&tenant), FeedStart::Now)
         .await
         .unwrap();
     let writer = {
@@ -153,7 +156,8 @@ async fn a_consumer_that_comes_back_from_its_last_id_misses_nothing_and_sees_not
     let mut state = 0x2545_f491_u64;
     while seen.len() < CHANGES {
         let mut feed = service
-            .follow_history(
+            .history()
+            .follow(
                 everything(&tenant),
                 FeedStart::After(last.map_or(0, |id| id.value() as u64)),
             )

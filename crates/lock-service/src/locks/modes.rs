@@ -9,10 +9,10 @@ use lock_domain::{
 };
 
 use crate::held::mode_held;
+use crate::locks::{AcquireRequest, Locks};
 use crate::outcomes::Acquired;
-use crate::{AcquireRequest, LockService};
 
-impl LockService {
+impl Locks<'_> {
     /// A shared acquire that does not wait: refused at once while an exclusive acquire waits
     /// for the lock in this process (it is not overtaken), else decided by the store.
     pub(crate) async fn acquire_shared_now(
@@ -27,7 +27,7 @@ impl LockService {
             value,
             ..
         } = request;
-        if self.waiting.has_exclusive_waiter(tenant, resource) {
+        if self.core.waiting.has_exclusive_waiter(tenant, resource) {
             // Only the lock's own readers may pass the waiting writer (a re-grant); its writer
             // asking to read is told so.
             match self.mode_held_by(request).await? {
@@ -37,6 +37,7 @@ impl LockService {
             }
         }
         let outcome = self
+            .core
             .shared_locks
             .acquire_shared(
                 tenant.clone(),
@@ -63,19 +64,29 @@ impl LockService {
         request: &AcquireRequest,
     ) -> Result<Acquired, RepositoryError> {
         let (tenant, resource) = (request.tenant.clone(), request.resource.clone());
-        let Some(row) = self.locks.status(tenant.clone(), resource.clone()).await? else {
+        let Some(row) = self
+            .core
+            .locks
+            .status(tenant.clone(), resource.clone())
+            .await?
+        else {
             // No live lease: the place of one that ran out, in its lock-delay (or freed since).
-            return Ok(match self.locks.available_at(tenant, resource).await? {
-                Some(until) => Acquired::Delayed {
-                    retry_after_seconds: crate::lock_delay::seconds_until(until, self.clock.now()),
+            return Ok(
+                match self.core.locks.available_at(tenant, resource).await? {
+                    Some(until) => Acquired::Delayed {
+                        retry_after_seconds: crate::lock_delay::seconds_until(
+                            until,
+                            self.core.clock.now(),
+                        ),
+                    },
+                    None => Acquired::Held,
                 },
-                None => Acquired::Held,
-            });
+            );
         };
         if !row.owner.is_shared_holders() {
             return Ok(Acquired::Held);
         }
-        let hold = self.shared_locks.hold(tenant, resource).await?;
+        let hold = self.core.shared_locks.hold(tenant, resource).await?;
         Ok(
             if hold.and_then(|hold| hold.mode_of(&request.owner)) == Some(LockMode::Shared) {
                 Acquired::ModeMismatch
@@ -93,9 +104,9 @@ impl LockService {
         request: &AcquireRequest,
     ) -> Result<Option<LockMode>, RepositoryError> {
         mode_held(
-            &*self.locks,
-            &*self.shared_locks,
-            &*self.clock,
+            &*self.core.locks,
+            &*self.core.shared_locks,
+            &*self.core.clock,
             &request.tenant,
             &request.resource,
             &request.owner,
@@ -120,6 +131,7 @@ impl LockService {
             }
             let row_end = listed.lock.expires_at;
             let hold = self
+                .core
                 .shared_locks
                 .hold(tenant.clone(), listed.lock.resource.clone())
                 .await?;

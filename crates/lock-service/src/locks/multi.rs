@@ -8,12 +8,13 @@ use lock_domain::{
     ResourceName, Tenant,
 };
 
+use crate::locks::AcquireRequest;
+use crate::locks::Locks;
 use crate::outcomes::Acquired;
 use crate::outcomes::MultiAcquired;
 use crate::quota::{Count, Refusal};
-use crate::service::{AcquireError, AcquireRequest};
+use crate::service::AcquireError;
 use crate::waiting::WaitEnd;
-use crate::LockService;
 
 /// How long past a holder's `expires_at` a waiting multi-lock tries again.
 const EXPIRY_MARGIN: Duration = Duration::from_millis(2);
@@ -27,7 +28,7 @@ pub struct MultiAcquireRequest {
     pub wait: Duration,
 }
 
-impl LockService {
+impl Locks<'_> {
     /// Acquires every lock of `request.set` together, or none: at once, or (with a wait) as
     /// soon as all are available at one instant. Nothing is held while waiting, so two
     /// multi-locks can never deadlock. `hung_up` is asked once a grant has arrived after a wait:
@@ -48,28 +49,31 @@ impl LockService {
         // (refused at once over the limit); each later attempt of a waiting set is admitted
         // again when it is made.
         let mut gate = Some(
-            self.admit_leases(&tenant, wanted, || self.held_of(&tenant, &set))
+            self.core
+                .admit_leases(&tenant, wanted, || self.held_of(&tenant, &set))
                 .await?,
         );
         let seat = if wait.is_zero() {
             None
         } else {
             let seat = self
+                .core
                 .waiting
                 .seat(&tenant)
-                .map_err(|full| self.waiter_refused(&tenant, full))?;
-            self.waiting.start_hints();
+                .map_err(|full| self.core.waiter_refused(&tenant, full))?;
+            self.core.waiting.start_hints();
             Some(seat)
         };
         let deadline = tokio::time::Instant::now() + wait;
         let mut waited = false;
         let outcome = loop {
             // Listen before trying, so that a release between the try and the sleep wakes it.
-            let freed = self.waiting.any_freed();
+            let freed = self.core.waiting.any_freed();
             tokio::pin!(freed);
             let admitted = match gate.take() {
                 Some(gate) => gate,
                 None => match self
+                    .core
                     .quotas
                     .admit(&tenant, wanted, Count::Shared, || {
                         self.held_of(&tenant, &set)
@@ -84,14 +88,14 @@ impl LockService {
                         let now = tokio::time::Instant::now();
                         let over = now >= deadline
                             || tokio::select! {
-                                () = self.quotas.room_may_be_free() => false,
+                                () = self.core.quotas.room_may_be_free() => false,
                                 () = tokio::time::sleep(deadline - now) => false,
-                                () = self.waiting.closed() => true,
+                                () = self.core.waiting.closed() => true,
                             };
                         if over || tokio::time::Instant::now() >= deadline {
-                            self.waiting.count_wait_end(WaitEnd::TimedOut);
+                            self.core.waiting.count_wait_end(WaitEnd::TimedOut);
                             return Err(AcquireError::QuotaExceeded(
-                                self.over_quota(&tenant, exceeded),
+                                self.core.over_quota(&tenant, exceeded),
                             ));
                         }
                         continue;
@@ -100,6 +104,7 @@ impl LockService {
                 },
             };
             let attempted = self
+                .core
                 .multi_locks
                 .acquire_all(tenant.clone(), set.clone())
                 .await?;
@@ -108,11 +113,11 @@ impl LockService {
                 MultiAcquireOutcome::Granted(locks) => {
                     if waited && hung_up() {
                         self.undo_set(&tenant, locks).await;
-                        self.waiting.count_wait_end(WaitEnd::Abandoned);
+                        self.core.waiting.count_wait_end(WaitEnd::Abandoned);
                         break MultiAcquired::HungUp;
                     }
                     if seat.is_some() {
-                        self.waiting.count_wait_end(WaitEnd::Granted);
+                        self.core.waiting.count_wait_end(WaitEnd::Granted);
                     }
                     // `waited`: asked to wait (as a single acquire's answer counts it).
                     break MultiAcquired::Granted {
@@ -127,21 +132,21 @@ impl LockService {
                     let until_free = self.until_all_may_be_free(&tenant, &resources).await?;
                     let now = tokio::time::Instant::now();
                     if now >= deadline {
-                        self.waiting.count_wait_end(WaitEnd::TimedOut);
+                        self.core.waiting.count_wait_end(WaitEnd::TimedOut);
                         break MultiAcquired::TimedOut {
                             resources,
                             retry_after_seconds: until_free.as_secs() + 1,
                         };
                     }
                     let nap = until_free
-                        .min(self.waiting.poll_period())
+                        .min(self.core.waiting.poll_period())
                         .min(deadline - now);
                     waited = true;
                     tokio::select! {
                         () = &mut freed => {}
                         () = tokio::time::sleep(nap) => {}
-                        () = self.waiting.closed() => {
-                            self.waiting.count_wait_end(WaitEnd::TimedOut);
+                        () = self.core.waiting.closed() => {
+                            self.core.waiting.count_wait_end(WaitEnd::TimedOut);
                             break MultiAcquired::TimedOut {
                                 resources,
                                 retry_after_seconds: until_free.as_secs() + 1,
@@ -186,8 +191,9 @@ impl LockService {
             .iter()
             .map(|resource| (tenant.clone(), resource.clone()))
             .collect();
-        let now = self.clock.now();
+        let now = self.core.clock.now();
         let latest = self
+            .core
             .locks
             .statuses(keys)
             .await?
@@ -208,22 +214,32 @@ impl LockService {
     async fn undo_set(&self, tenant: &Tenant, locks: Vec<Lock>) {
         for lock in locks {
             let undone = match lock.mode {
-                LockMode::Exclusive => self.locks.undo_grant(tenant.clone(), lock.clone()).await,
+                LockMode::Exclusive => {
+                    self.core
+                        .locks
+                        .undo_grant(tenant.clone(), lock.clone())
+                        .await
+                }
                 LockMode::Shared => {
-                    self.shared_locks
+                    self.core
+                        .shared_locks
                         .undo_shared_grant(tenant.clone(), lock.clone())
                         .await
                 }
             };
             match undone {
                 Ok(undone) => {
-                    self.events
-                        .grant_undone(tenant, &lock, undone, "the waiting client hung up");
+                    self.core.events.grant_undone(
+                        tenant,
+                        &lock,
+                        undone,
+                        "the waiting client hung up",
+                    );
                     if undone {
-                        self.waiting.freed(tenant, &lock.resource);
+                        self.core.waiting.freed(tenant, &lock.resource);
                     }
                 }
-                Err(error) => self.events.trouble(crate::Trouble::UndoFailed {
+                Err(error) => self.core.events.trouble(crate::Trouble::UndoFailed {
                     resource: &lock.resource,
                     error: &error,
                 }),
@@ -242,12 +258,15 @@ impl LockService {
                         lock: lock.clone(),
                         waited: *waited,
                     };
-                    self.events.acquired(tenant, &lock.resource, owner, &how);
+                    self.core
+                        .events
+                        .acquired(tenant, &lock.resource, owner, &how);
                 }
             }
             MultiAcquired::Unavailable { resources } => {
                 for resource in resources {
-                    self.events
+                    self.core
+                        .events
                         .acquired(tenant, resource, owner, &Acquired::Held);
                 }
             }
@@ -259,7 +278,7 @@ impl LockService {
                     retry_after_seconds: *retry_after_seconds,
                 };
                 for resource in resources {
-                    self.events.acquired(tenant, resource, owner, &how);
+                    self.core.events.acquired(tenant, resource, owner, &how);
                 }
             }
             MultiAcquired::HungUp => {}

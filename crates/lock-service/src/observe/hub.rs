@@ -11,8 +11,8 @@ use lock_domain::{Clock, Leader, LockMode, RepositoryError, ResourceName, Tenant
 use tokio::sync::{broadcast, Notify};
 
 use super::diff::{Change, Fact, Holding, Holdings, Shape};
+use super::ObservedReads;
 use super::{Numbered, Observation, Observed};
-use crate::LockService;
 
 /// How many changes an observer may fall behind before it is told to start again.
 const BACKLOG: usize = 256;
@@ -34,6 +34,8 @@ use tasks::{poll, run};
 #[derive(Clone)]
 pub(crate) struct Hub {
     shared: Arc<Shared>,
+    /// What the watches read of the store.
+    reads: ObservedReads,
 }
 
 struct Shared {
@@ -78,7 +80,7 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Hub {
-    pub(crate) fn new(clock: Arc<dyn Clock>) -> Self {
+    pub(crate) fn new(clock: Arc<dyn Clock>, reads: ObservedReads) -> Self {
         let now_us = u64::try_from(clock.now().timestamp_micros()).unwrap_or(0);
         Self {
             shared: Arc::new(Shared {
@@ -90,6 +92,7 @@ impl Hub {
                 closed: AtomicBool::new(false),
                 polling: AtomicBool::new(false),
             }),
+            reads,
         }
     }
 
@@ -163,7 +166,6 @@ impl Hub {
 
     pub(crate) async fn observe(
         &self,
-        service: &LockService,
         tenant: Tenant,
         what: Observed,
         name: ResourceName,
@@ -197,7 +199,7 @@ impl Hub {
         if started {
             // The first read is made by the first observer: its failure is that observer's
             // answer (and the next observer's, which then tries again).
-            match service.observed_live(&key.0, key.1, &key.2).await {
+            match self.reads.observed_live(&key.0, key.1, &key.2).await {
                 Ok(live) => {
                     let now = self.shared.clock.now();
                     let mut view = locked(&watch.view);
@@ -214,12 +216,12 @@ impl Hub {
             }
             tokio::spawn(run(
                 Arc::downgrade(&self.shared),
-                service.clone(),
+                self.reads.clone(),
                 key.clone(),
                 Arc::clone(&watch),
             ));
             if !self.shared.polling.swap(true, Ordering::AcqRel) {
-                tokio::spawn(poll(Arc::downgrade(&self.shared), service.clone()));
+                tokio::spawn(poll(Arc::downgrade(&self.shared), self.reads.clone()));
             }
         }
         loop {
@@ -254,7 +256,7 @@ impl Hub {
             Ok(observation)
         } else {
             drop(observation);
-            Box::pin(self.observe(service, key.0, key.1, key.2)).await
+            Box::pin(self.observe(key.0, key.1, key.2)).await
         }
     }
 

@@ -54,13 +54,14 @@ fn permits(owner: &str, permits: i64, limit: i64, wait: Duration) -> PermitsRequ
 }
 
 async fn take_permits(service: &LockService, request: PermitsRequest) -> Answer {
-    answer(service.acquire_permits(request, || false).await, |got| {
-        matches!(got, PermitsAcquired::Granted { .. })
-    })
+    answer(
+        service.semaphores().acquire(request, || false).await,
+        |got| matches!(got, PermitsAcquired::Granted { .. }),
+    )
 }
 
 async fn take_lock(service: &LockService, request: crate::AcquireRequest) -> Answer {
-    answer(service.acquire(request, || false).await, |got| {
+    answer(service.locks().acquire(request, || false).await, |got| {
         matches!(got, Acquired::Granted { .. })
     })
 }
@@ -134,9 +135,10 @@ async fn a_burst_of_waiting_acquires_is_held_at_the_limit_for_every_primitive() 
             wait: WAIT,
         };
         async move {
-            answer(service.acquire_all(request, || false).await, |got| {
-                matches!(got, MultiAcquired::Granted { .. })
-            })
+            answer(
+                service.locks().acquire_all(request, || false).await,
+                |got| matches!(got, MultiAcquired::Granted { .. }),
+            )
         }
     })
     .await;
@@ -156,9 +158,10 @@ async fn a_burst_of_waiting_acquires_is_held_at_the_limit_for_every_primitive() 
             lock_delay: LockDelay::NONE,
         };
         async move {
-            answer(service.campaign(request, || false).await, |got| {
-                matches!(got, Campaigned::Elected { .. })
-            })
+            answer(
+                service.elections().campaign(request, || false).await,
+                |got| matches!(got, Campaigned::Elected { .. }),
+            )
         }
     })
     .await;
@@ -196,22 +199,24 @@ async fn one_ended_semaphore_grant_is_replaced_by_one_queued_grant_in_queue_orde
             )
             .await
         }));
-        until(i, || service.semaphore_waiters(&acme(), &name("pool"))).await;
+        until(i, || service.semaphores().waiters(&acme(), &name("pool"))).await;
     }
     service
-        .release_permits(acme(), name("pool"), Owner::parse("big").unwrap())
+        .semaphores()
+        .release(acme(), name("pool"), Owner::parse("big").unwrap())
         .await
         .unwrap();
-    until(6, || service.semaphore_waiters(&acme(), &name("pool"))).await;
+    until(6, || service.semaphores().waiters(&acme(), &name("pool"))).await;
     let (w1, w2) = (waiters.remove(0), waiters.remove(0));
     assert_eq!(w1.await.unwrap(), Answer::Granted);
     assert_eq!(w2.await.unwrap(), Answer::Granted);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(store.count_live_leases(acme()).await.unwrap(), 2);
-    assert_eq!(service.semaphore_waiters(&acme(), &name("pool")), 6);
+    assert_eq!(service.semaphores().waiters(&acme(), &name("pool")), 6);
     // One place frees: the next in line (w3), and no one behind it, takes it.
     service
-        .release_permits(acme(), name("pool"), Owner::parse("w1").unwrap())
+        .semaphores()
+        .release(acme(), name("pool"), Owner::parse("w1").unwrap())
         .await
         .unwrap();
     let w3 = waiters.remove(0);
@@ -241,9 +246,10 @@ async fn a_released_writer_is_replaced_by_as_many_readers_as_the_quota_has_room_
         readers.push(tokio::spawn(
             async move { take_lock(&service2, request).await },
         ));
-        until(i, || service.waiters(&acme(), &name("r"))).await;
+        until(i, || service.locks().waiters(&acme(), &name("r"))).await;
     }
     service
+        .locks()
         .release(acme(), name("r"), Owner::parse("writer").unwrap())
         .await
         .unwrap();
@@ -279,19 +285,22 @@ async fn a_campaign_refused_while_its_candidate_came_to_lead_is_a_regrant() {
         value: None,
         lock_delay: LockDelay::NONE,
     };
-    a.campaign(campaign("x", Duration::ZERO), || false)
+    a.elections()
+        .campaign(campaign("x", Duration::ZERO), || false)
         .await
         .unwrap();
     let waiting = {
         let b = b.clone();
         let request = campaign("o0", Duration::from_millis(150));
-        tokio::spawn(async move { b.campaign(request, || false).await.unwrap() })
+        tokio::spawn(async move { b.elections().campaign(request, || false).await.unwrap() })
     };
-    until(1, || b.election_waiters(&acme(), &name("e"))).await;
-    a.resign(acme(), name("e"), Owner::parse("x").unwrap())
+    until(1, || b.elections().waiters(&acme(), &name("e"))).await;
+    a.elections()
+        .resign(acme(), name("e"), Owner::parse("x").unwrap())
         .await
         .unwrap();
     let Campaigned::Elected { leader, .. } = a
+        .elections()
         .campaign(campaign("o0", Duration::ZERO), || false)
         .await
         .unwrap()

@@ -19,7 +19,9 @@ use crate::{
 pub(super) fn service(limits: &str) -> (LockService, Arc<InMemoryLockRepository>) {
     let store = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
     let service = LockService::over(Arc::clone(&store));
-    service.set_tenant_limits(LimitsTable::parse(limits).unwrap());
+    service
+        .tenants()
+        .set_limits(LimitsTable::parse(limits).unwrap());
     (service, store)
 }
 
@@ -54,7 +56,7 @@ pub(super) fn over(limit: Limit, allowed: u64) -> QuotaExceeded {
 }
 
 async fn outcome(service: &LockService, request: AcquireRequest) -> Result<bool, QuotaExceeded> {
-    match service.acquire(request, || false).await {
+    match service.locks().acquire(request, || false).await {
         Ok(Acquired::Granted { .. }) => Ok(true),
         Ok(_) => Ok(false),
         Err(AcquireError::QuotaExceeded(exceeded)) => Err(exceeded),
@@ -80,14 +82,21 @@ async fn live_leases_are_limited_per_tenant_and_a_regrant_adds_none() {
         value: None,
         lock_delay: LockDelay::NONE,
     };
-    service.campaign(campaign.clone(), || false).await.unwrap();
+    service
+        .elections()
+        .campaign(campaign.clone(), || false)
+        .await
+        .unwrap();
     let refused = over(Limit::MaxLiveLeases, 2);
     assert_eq!(
         outcome(&service, acquire(&acme(), "b", "w2", 0)).await,
         Err(refused)
     );
     // Refused before anything was attempted: the lock is still free.
-    assert_eq!(service.status(acme(), name("b")).await.unwrap(), None);
+    assert_eq!(
+        service.locks().status(acme(), name("b")).await.unwrap(),
+        None
+    );
     // Waiting or not, and for any primitive.
     assert_eq!(
         outcome(&service, acquire(&acme(), "b", "w2", 50)).await,
@@ -108,7 +117,7 @@ async fn live_leases_are_limited_per_tenant_and_a_regrant_adds_none() {
         wait: Duration::ZERO,
     };
     assert!(matches!(
-        service.acquire_permits(permits.clone(), || false).await,
+        service.semaphores().acquire(permits.clone(), || false).await,
         Err(AcquireError::QuotaExceeded(e)) if e == refused
     ));
     // The holders are granted again, and other tenants are not limited.
@@ -117,7 +126,7 @@ async fn live_leases_are_limited_per_tenant_and_a_regrant_adds_none() {
         Ok(true)
     );
     assert!(matches!(
-        service.campaign(campaign, || false).await,
+        service.elections().campaign(campaign, || false).await,
         Ok(crate::Campaigned::Elected { .. })
     ));
     assert_eq!(
@@ -126,11 +135,12 @@ async fn live_leases_are_limited_per_tenant_and_a_regrant_adds_none() {
     );
     // A release makes room.
     service
+        .locks()
         .release(acme(), name("a"), Owner::parse("w1").unwrap())
         .await
         .unwrap();
     assert!(matches!(
-        service.acquire_permits(permits, || false).await,
+        service.semaphores().acquire(permits, || false).await,
         Ok(PermitsAcquired::Granted { .. })
     ));
 }
@@ -174,7 +184,7 @@ async fn waiters_are_limited_per_tenant_and_a_wait_holds_no_other_acquire_back()
         let service = service.clone();
         tokio::spawn(async move { outcome(&service, acquire(&acme(), "a", "w1", 5_000)).await })
     };
-    while service.waiters(&acme(), &name("a")) == 0 {
+    while service.locks().waiters(&acme(), &name("a")) == 0 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let at_once = tokio::time::timeout(
@@ -199,13 +209,14 @@ async fn waiters_are_limited_per_tenant_and_a_wait_holds_no_other_acquire_back()
             .find(|u| u.limit == Limit::MaxWaiters)
             .map(|u| (u.allowed, u.used))
     };
-    assert_eq!(waiters(service.quota_usage().await), Some((1, Some(1))));
+    assert_eq!(waiters(service.tenants().usage().await), Some((1, Some(1))));
     service
+        .locks()
         .release(acme(), name("a"), Owner::parse("holder").unwrap())
         .await
         .unwrap();
     assert_eq!(first.await.unwrap(), Ok(true));
-    assert_eq!(waiters(service.quota_usage().await), Some((1, Some(0))));
+    assert_eq!(waiters(service.tenants().usage().await), Some((1, Some(0))));
 }
 
 #[tokio::test]
@@ -221,7 +232,8 @@ async fn observers_and_event_streams_share_one_limit() {
         kinds: vec![],
     };
     let feed = service
-        .follow_history(filter.clone(), FeedStart::Now)
+        .history()
+        .follow(filter.clone(), FeedStart::Now)
         .await
         .unwrap();
     assert!(matches!(
@@ -229,7 +241,10 @@ async fn observers_and_event_streams_share_one_limit() {
         Err(OpenError::QuotaExceeded(e)) if e == over(Limit::MaxObservers, 2)
     ));
     assert!(matches!(
-        service.follow_history(filter.clone(), FeedStart::Now).await,
+        service
+            .history()
+            .follow(filter.clone(), FeedStart::Now)
+            .await,
         Err(OpenError::QuotaExceeded(_))
     ));
     // Another tenant is not limited.
@@ -245,13 +260,15 @@ async fn observers_and_event_streams_share_one_limit() {
     }
     drop(observation);
     let again = service
-        .follow_history(filter, FeedStart::Now)
+        .history()
+        .follow(filter, FeedStart::Now)
         .await
         .unwrap();
     drop((feed, again, theirs));
     assert_eq!(
         service
-            .quota_usage()
+            .tenants()
+            .usage()
             .await
             .iter()
             .map(|u| u.used)
@@ -264,22 +281,26 @@ async fn observers_and_event_streams_share_one_limit() {
 async fn lease_lengths_are_bounded_and_a_reload_applies_to_the_next_request() {
     let (service, _) = service("acme max_ttl_seconds=60\n");
     let ttl = |seconds| Ttl::parse(seconds, 86_400).unwrap();
-    assert_eq!(service.check_ttl(&acme(), ttl(60)), Ok(()));
+    assert_eq!(service.tenants().check_ttl(&acme(), ttl(60)), Ok(()));
     assert_eq!(
-        service.check_ttl(&acme(), ttl(61)),
+        service.tenants().check_ttl(&acme(), ttl(61)),
         Err(over(Limit::MaxTtlSeconds, 60))
     );
     assert_eq!(
-        service.check_ttl(&Tenant::default_tenant(), ttl(86_400)),
+        service
+            .tenants()
+            .check_ttl(&Tenant::default_tenant(), ttl(86_400)),
         Ok(())
     );
-    service.set_tenant_limits(LimitsTable::parse("acme max_live_leases=0\n").unwrap());
-    assert_eq!(service.check_ttl(&acme(), ttl(61)), Ok(()));
+    service
+        .tenants()
+        .set_limits(LimitsTable::parse("acme max_live_leases=0\n").unwrap());
+    assert_eq!(service.tenants().check_ttl(&acme(), ttl(61)), Ok(()));
     assert_eq!(
         outcome(&service, acquire(&acme(), "a", "w1", 0)).await,
         Err(over(Limit::MaxLiveLeases, 0))
     );
-    service.set_tenant_limits(LimitsTable::default());
+    service.tenants().set_limits(LimitsTable::default());
     assert_eq!(
         outcome(&service, acquire(&acme(), "a", "w1", 0)).await,
         Ok(true)

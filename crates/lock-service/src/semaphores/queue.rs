@@ -2,7 +2,7 @@
 //! FIFO and one task that makes the attempts for the head waiter only. The head is never
 //! overtaken: a head that needs 3 permits holds back later waiters that need 1, so it cannot
 //! starve. A new acquire of this process (waiting or not) goes behind the queue too (see
-//! `LockService::acquire_permits`).
+//! `Semaphores::acquire`).
 //!
 //! The task attempts when the semaphore may have room: at once after a release or renew through
 //! this process ([`PermitQueues::wake`]) or a hint from the store that another process freed

@@ -34,12 +34,17 @@ fn request(who: &str, permits: i64, limit: i64, wait_ms: u64) -> PermitsRequest 
 }
 
 async fn acquire(service: &LockService, request: PermitsRequest) -> PermitsAcquired {
-    service.acquire_permits(request, || false).await.unwrap()
+    service
+        .semaphores()
+        .acquire(request, || false)
+        .await
+        .unwrap()
 }
 
 async fn release(service: &LockService, who: &str) -> PermitReleaseResult {
     service
-        .release_permits(
+        .semaphores()
+        .release(
             Tenant::default_tenant(),
             ResourceName::parse("sem").unwrap(),
             Owner::parse(who).unwrap(),
@@ -59,7 +64,7 @@ async fn settle(service: &LockService, waiters: usize) {
         ResourceName::parse("sem").unwrap(),
     );
     for _ in 0..200 {
-        if service.semaphore_waiters(&tenant, &name) == waiters {
+        if service.semaphores().waiters(&tenant, &name) == waiters {
             return;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -166,7 +171,8 @@ async fn a_waiter_that_goes_away_leaves_the_queue_and_holds_nothing() {
     release(&service, "holder").await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     let state = service
-        .semaphore(
+        .semaphores()
+        .status(
             Tenant::default_tenant(),
             ResourceName::parse("sem").unwrap(),
         )
@@ -188,7 +194,8 @@ async fn a_grant_for_a_client_that_hung_up_is_undone() {
         let service = service.clone();
         async move {
             service
-                .acquire_permits(request("hung-up", 1, 1, 10_000), || true)
+                .semaphores()
+                .acquire(request("hung-up", 1, 1, 10_000), || true)
                 .await
                 .unwrap()
         }
@@ -198,7 +205,8 @@ async fn a_grant_for_a_client_that_hung_up_is_undone() {
     assert_eq!(hung_up.await.unwrap(), PermitsAcquired::HungUp);
     for _ in 0..100 {
         let state = service
-            .semaphore(
+            .semaphores()
+            .status(
                 Tenant::default_tenant(),
                 ResourceName::parse("sem").unwrap(),
             )
@@ -248,7 +256,8 @@ async fn a_wait_that_ends_in_an_outage_answers_unavailable() {
         crate::WaiterLimits::default(),
     );
     let answer = service
-        .acquire_permits(request("w", 1, 2, 150), || false)
+        .semaphores()
+        .acquire(request("w", 1, 2, 150), || false)
         .await;
     assert!(
         matches!(

@@ -44,6 +44,7 @@ fn request(who: &str, mode: LockMode, wait_ms: u64) -> AcquireRequest {
 
 async fn acquire(service: &LockService, who: &str, mode: LockMode, wait_ms: u64) -> Acquired {
     service
+        .locks()
         .acquire(request(who, mode, wait_ms), || false)
         .await
         .unwrap()
@@ -54,7 +55,11 @@ fn granted_in(outcome: &Acquired, mode: LockMode) -> bool {
 }
 
 async fn release(service: &LockService, who: &str) -> ReleaseResult {
-    service.release(tenant(), doc(), owner(who)).await.unwrap()
+    service
+        .locks()
+        .release(tenant(), doc(), owner(who))
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -72,7 +77,7 @@ async fn readers_share_and_a_writer_waits_for_the_last_of_them() {
         acquire(&service, "w", LockMode::Exclusive, 0).await,
         Acquired::Held
     );
-    let Some(Hold::Shared(holders)) = service.status(tenant(), doc()).await.unwrap() else {
+    let Some(Hold::Shared(holders)) = service.locks().status(tenant(), doc()).await.unwrap() else {
         panic!("a shared hold");
     };
     assert_eq!(holders.len(), 2);
@@ -88,6 +93,7 @@ async fn readers_share_and_a_writer_waits_for_the_last_of_them() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!writer.is_finished(), "a reader still holds the lock");
     let renewed = service
+        .locks()
         .renew(
             tenant(),
             doc(),
@@ -200,13 +206,13 @@ async fn a_listing_shows_every_shared_holder() {
         resource: ResourceName::parse("zed").unwrap(),
         ..request("w", LockMode::Exclusive, 0)
     };
-    service.acquire(other, || false).await.unwrap();
+    service.locks().acquire(other, || false).await.unwrap();
     let query = ListQuery {
         prefix: ResourcePrefix::parse("").unwrap(),
         after: None,
         limit: ListLimit::parse(10).unwrap(),
     };
-    let page = service.list(tenant(), query).await.unwrap();
+    let page = service.locks().list(tenant(), query).await.unwrap();
     let seen: Vec<(String, String, LockMode)> = page
         .locks
         .iter()

@@ -47,11 +47,12 @@ async fn single(service: &LockService, who: &str, resource: &str) -> Acquired {
         value: None,
         lock_delay: lock_domain::LockDelay::NONE,
     };
-    service.acquire(request, || false).await.unwrap()
+    service.locks().acquire(request, || false).await.unwrap()
 }
 
 async fn release(service: &LockService, who: &str, resource: &str) -> ReleaseResult {
     service
+        .locks()
         .release(
             Tenant::default_tenant(),
             name(resource),
@@ -68,6 +69,7 @@ async fn a_waiting_set_is_granted_when_its_last_lock_is_freed_and_holds_nothing_
     single(&service, "y", "c").await;
     assert_eq!(
         service
+            .locks()
             .acquire_all(request("o", &["a", "b", "c"], 0), || false)
             .await
             .unwrap(),
@@ -79,6 +81,7 @@ async fn a_waiting_set_is_granted_when_its_last_lock_is_freed_and_holds_nothing_
         let service = service.clone();
         tokio::spawn(async move {
             service
+                .locks()
                 .acquire_all(request("o", &["a", "b", "c"], 5_000), || false)
                 .await
                 .unwrap()
@@ -105,6 +108,7 @@ async fn a_waiting_set_is_granted_when_its_last_lock_is_freed_and_holds_nothing_
     assert!(waited);
     assert_eq!(locks.len(), 3);
     let results = service
+        .locks()
         .release_all(
             Tenant::default_tenant(),
             Owner::parse("o").unwrap(),
@@ -122,6 +126,7 @@ async fn a_wait_that_ends_says_when_to_retry_and_a_hung_up_waiter_keeps_nothing(
     let service = service();
     single(&service, "x", "a").await;
     let outcome = service
+        .locks()
         .acquire_all(request("o", &["a", "b"], 300), || false)
         .await
         .unwrap();
@@ -141,6 +146,7 @@ async fn a_wait_that_ends_says_when_to_retry_and_a_hung_up_waiter_keeps_nothing(
         let service = service.clone();
         tokio::spawn(async move {
             service
+                .locks()
                 .acquire_all(request("gone", &["a", "b"], 5_000), || true)
                 .await
                 .unwrap()
@@ -150,10 +156,12 @@ async fn a_wait_that_ends_says_when_to_retry_and_a_hung_up_waiter_keeps_nothing(
     release(&service, "x", "a").await;
     assert_eq!(waiter.await.unwrap(), MultiAcquired::HungUp);
     let a = service
+        .locks()
         .status(Tenant::default_tenant(), name("a"))
         .await
         .unwrap();
     let b = service
+        .locks()
         .status(Tenant::default_tenant(), name("b"))
         .await
         .unwrap();

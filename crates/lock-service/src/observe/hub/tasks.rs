@@ -9,9 +9,9 @@ use chrono::{DateTime, Utc};
 use futures::StreamExt;
 
 use super::super::diff::{Happened, Holding};
+use super::super::ObservedReads;
 use super::super::{Observed, POLL};
 use super::{locked, Hub, Key, Shared, View, Watch, AFTER_EXPIRY, MAX_DROPPED_READS, POLL_BATCH};
-use crate::LockService;
 
 /// The earliest end of a live lease, if any.
 fn earliest_end(view: &View) -> Option<DateTime<Utc>> {
@@ -21,7 +21,7 @@ fn earliest_end(view: &View) -> Option<DateTime<Utc>> {
 /// The task of one watch: reads just after the earliest end of a live lease; ends when its last
 /// observer has gone or the hub closed. An own outcome (folded in by [`Hub::fact`]) wakes it to
 /// look at the ends again. Other processes' changes come from [`poll`].
-pub(super) async fn run(shared: Weak<Shared>, service: LockService, key: Key, watch: Arc<Watch>) {
+pub(super) async fn run(shared: Weak<Shared>, reads: ObservedReads, key: Key, watch: Arc<Watch>) {
     loop {
         let Some(alive) = shared.upgrade() else {
             return;
@@ -59,17 +59,20 @@ pub(super) async fn run(shared: Weak<Shared>, service: LockService, key: Key, wa
         // times at most.
         for attempt in 0..=MAX_DROPPED_READS {
             let facts_at_start = locked(&watch.view).facts;
-            let Ok(live) = service.observed_live(&key.0, key.1, &key.2).await else {
+            let Ok(live) = reads.observed_live(&key.0, key.1, &key.2).await else {
                 break; // The store failed: the next poll reads again.
             };
             let Some(alive) = shared.upgrade() else {
                 return;
             };
-            let hub = Hub { shared: alive };
+            let hub = Hub {
+                shared: alive,
+                reads: reads.clone(),
+            };
             if let Some(expired) =
                 hub.fold(&watch, live, facts_at_start, attempt == MAX_DROPPED_READS)
             {
-                service.record_observed_expiries(&key, expired).await;
+                reads.record_observed_expiries(&key, expired).await;
                 break;
             }
         }
@@ -83,7 +86,7 @@ const EXPIRIES_AT_ONCE: usize = 16;
 /// Every [`POLL`], reads every watched name of the hub (the locks and elections in one round
 /// trip per thousand) and folds what it read into their watches. Ends when no watch is left; the
 /// next observation starts it again.
-pub(super) async fn poll(shared: Weak<Shared>, service: LockService) {
+pub(super) async fn poll(shared: Weak<Shared>, reads: ObservedReads) {
     loop {
         tokio::time::sleep(POLL).await;
         let Some(alive) = shared.upgrade() else {
@@ -100,14 +103,17 @@ pub(super) async fn poll(shared: Weak<Shared>, service: LockService) {
                 .map(|(key, watch)| (key.clone(), Arc::clone(watch)))
                 .collect()
         };
-        let hub = Hub { shared: alive };
+        let hub = Hub {
+            shared: alive,
+            reads: reads.clone(),
+        };
         let (locks, semaphores): (Vec<_>, Vec<_>) = watched
             .into_iter()
             .partition(|((_, what, _), _)| *what != Observed::Semaphore);
         for chunk in locks.chunks(POLL_BATCH) {
             let facts: Vec<u64> = chunk.iter().map(|(_, w)| locked(&w.view).facts).collect();
             let keys: Vec<Key> = chunk.iter().map(|(key, _)| key.clone()).collect();
-            let Ok(read) = service.observed_locks(&keys).await else {
+            let Ok(read) = reads.observed_locks(&keys).await else {
                 continue; // The store failed: the next poll reads again.
             };
             // A read that overlapped an own outcome is left to the next poll.
@@ -124,15 +130,15 @@ pub(super) async fn poll(shared: Weak<Shared>, service: LockService) {
             // are recorded a few at a time rather than one after the other.
             futures::stream::iter(expiries)
                 .for_each_concurrent(EXPIRIES_AT_ONCE, |(key, expired)| {
-                    service.record_observed_expiries(key, expired)
+                    reads.record_observed_expiries(key, expired)
                 })
                 .await;
         }
         for (key, watch) in semaphores {
             let facts = locked(&watch.view).facts;
-            if let Ok(live) = service.observed_live(&key.0, key.1, &key.2).await {
+            if let Ok(live) = reads.observed_live(&key.0, key.1, &key.2).await {
                 if let Some(expired) = hub.fold(&watch, live, facts, false) {
-                    service.record_observed_expiries(&key, expired).await;
+                    reads.record_observed_expiries(&key, expired).await;
                 }
             }
         }

@@ -1,0 +1,171 @@
+//! [`Core`]: what every use case shares. The store's ports, the one waiting machinery of every
+//! primitive (the queues of locks and of semaphores, and the limits of waiters), the tenants'
+//! quotas, the history's feed, the watches of observed names, the clock and the events port.
+//! Each primitive's use cases (`locks.rs`, `semaphores.rs`, `elections.rs`, `history.rs`,
+//! `tenants.rs`) are a view over one `Core`; [`crate::LockService`] hands them out.
+
+use std::sync::Arc;
+
+use lock_domain::{
+    AdminRepository, Clock, FreedHints, HistoryRepository, LeaseUsage, LockRepository,
+    MultiLockRepository, SemaphoreRepository, SharedLockRepository, Tenant,
+};
+
+use crate::events::LockEvents;
+use crate::history::HistoryHub;
+use crate::observe::{Hub, ObservedReads, ObservingEvents};
+use crate::outcomes::WaitersFull;
+use crate::quota::{QuotaExceeded, Quotas};
+use crate::semaphores::queue::PermitQueues;
+use crate::service::AcquireError;
+use crate::waiting::{WaiterLimits, Waiting};
+
+/// The store's ports the use cases run over, one handle each. A store implements them all
+/// ([`StorePorts::of`]); a test may put a double of its own in any one place. The one bundle of
+/// them: every composition (the binary, [`crate::LockService::over`], the HTTP crate's own) takes
+/// it whole.
+#[derive(Clone)]
+pub struct StorePorts {
+    pub locks: Arc<dyn LockRepository>,
+    pub shared_locks: Arc<dyn SharedLockRepository>,
+    pub multi_locks: Arc<dyn MultiLockRepository>,
+    pub semaphores: Arc<dyn SemaphoreRepository>,
+    pub history: Arc<dyn HistoryRepository>,
+    pub admin: Arc<dyn AdminRepository>,
+    /// Counts a tenant's live leases for its quota.
+    pub usage: Arc<dyn LeaseUsage>,
+}
+
+impl StorePorts {
+    /// Every port from one store.
+    pub fn of<S>(store: Arc<S>) -> Self
+    where
+        S: LockRepository
+            + SharedLockRepository
+            + MultiLockRepository
+            + SemaphoreRepository
+            + HistoryRepository
+            + AdminRepository
+            + LeaseUsage
+            + 'static,
+    {
+        Self {
+            locks: Arc::clone(&store) as _,
+            shared_locks: Arc::clone(&store) as _,
+            multi_locks: Arc::clone(&store) as _,
+            semaphores: Arc::clone(&store) as _,
+            history: Arc::clone(&store) as _,
+            admin: Arc::clone(&store) as _,
+            usage: store,
+        }
+    }
+}
+
+/// What the service is built on: the store's ports and (if it gives them) its hints of locks
+/// freed by other processes, the clock, and where outcomes are reported.
+#[derive(Clone)]
+pub struct ServicePorts {
+    pub store: StorePorts,
+    pub hints: Option<Arc<dyn FreedHints>>,
+    pub clock: Arc<dyn Clock>,
+    pub events: Arc<dyn LockEvents>,
+}
+
+/// What every use case shares (see the module's documentation). Built once per process.
+pub(crate) struct Core {
+    pub(crate) locks: Arc<dyn LockRepository>,
+    pub(crate) shared_locks: Arc<dyn SharedLockRepository>,
+    pub(crate) multi_locks: Arc<dyn MultiLockRepository>,
+    pub(crate) semaphores: Arc<dyn SemaphoreRepository>,
+    pub(crate) history: Arc<dyn HistoryRepository>,
+    pub(crate) admin: Arc<dyn AdminRepository>,
+    /// The limits of each tenant, and what this process counts against them.
+    pub(crate) quotas: Quotas,
+    /// The event feed of the history.
+    pub(crate) history_hub: HistoryHub,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) events: Arc<dyn LockEvents>,
+    pub(crate) waiting: Waiting,
+    pub(crate) permit_queues: PermitQueues,
+    /// The watches of observed names.
+    pub(crate) hub: Hub,
+}
+
+impl Core {
+    /// The use cases over `ports`, holding at most `limits` waiting acquires at once.
+    pub(crate) fn new(mut ports: ServicePorts, limits: WaiterLimits) -> Self {
+        let StorePorts {
+            locks,
+            shared_locks,
+            multi_locks,
+            semaphores,
+            history,
+            admin,
+            usage,
+        } = ports.store;
+        // Every outcome reported also reaches the watches of observed names.
+        let hub = Hub::new(
+            Arc::clone(&ports.clock),
+            ObservedReads {
+                locks: Arc::clone(&locks),
+                shared_locks: Arc::clone(&shared_locks),
+                semaphores: Arc::clone(&semaphores),
+            },
+        );
+        ports.events = Arc::new(ObservingEvents {
+            inner: ports.events,
+            hub: hub.clone(),
+        });
+        let quotas = Quotas::new(usage);
+        let waiting = Waiting::new(
+            Arc::clone(&locks),
+            Arc::clone(&shared_locks),
+            ports.hints,
+            Arc::clone(&ports.clock),
+            Arc::clone(&ports.events),
+            limits,
+            quotas.clone(),
+        );
+        let permit_queues = PermitQueues::new(
+            Arc::clone(&semaphores),
+            Arc::clone(&ports.clock),
+            Arc::clone(&ports.events),
+            waiting.clone(),
+            quotas.clone(),
+        );
+        permit_queues.hear_hints(&waiting);
+        let history_hub = HistoryHub::new(Arc::clone(&history), Arc::clone(&ports.events));
+        Self {
+            locks,
+            shared_locks,
+            multi_locks,
+            semaphores,
+            history,
+            admin,
+            quotas,
+            history_hub,
+            clock: ports.clock,
+            events: ports.events,
+            waiting,
+            permit_queues,
+            hub,
+        }
+    }
+
+    /// Reports a waiting acquire refused by a limit of waiters, and says why.
+    pub(crate) fn waiter_refused(&self, tenant: &Tenant, full: WaitersFull) -> AcquireError {
+        match full {
+            WaitersFull::Quota { allowed } => AcquireError::QuotaExceeded(self.over_quota(
+                tenant,
+                QuotaExceeded {
+                    limit: crate::quota::Limit::MaxWaiters,
+                    allowed,
+                },
+            )),
+            full => {
+                self.events.waiter_rejected(tenant, full);
+                AcquireError::WaitersFull(full)
+            }
+        }
+    }
+}

@@ -1,0 +1,362 @@
+//! The use cases of locks ([`Locks`]): acquire (at once, or waiting in this process's queue of
+//! the lock), status, release (which wakes the waiters), renew, list, the fence check, the
+//! lock-delay's end and the force-release, of exclusive and shared locks (`locks/modes.rs`) and of
+//! sets of locks (`locks/multi.rs`), each reported to the events port.
+
+pub(crate) mod modes;
+pub(crate) mod multi;
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use lock_domain::{
+    check_lock_fence, AcquireOutcome, FenceVerdict, FencingToken, ForceReason, Hold, LeaseKind,
+    LeaseValue, ListPage, ListQuery, Lock, LockDelay, LockMode, Owner, ReleaseResult, RenewResult,
+    RepositoryError, ResourceName, Tenant, Ttl,
+};
+
+use crate::core::Core;
+use crate::outcomes::{Acquired, Fenced};
+use crate::quota::LeaseGate;
+use crate::service::AcquireError;
+use crate::waiting::WaitOutcome;
+
+/// An acquire, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcquireRequest {
+    pub tenant: Tenant,
+    pub resource: ResourceName,
+    pub owner: Owner,
+    pub ttl: Ttl,
+    /// How long the acquire may wait for the lock; zero answers at once.
+    pub wait: Duration,
+    /// Exclusive (v1) or shared.
+    pub mode: LockMode,
+    /// The value to store with the lease (a re-grant keeps the one it had when `None`).
+    pub value: Option<LeaseValue>,
+    /// How long the lease keeps its place from other owners after it ends by expiry (exclusive
+    /// acquires; a shared acquire must ask for none).
+    pub lock_delay: LockDelay,
+}
+
+/// The use cases of locks: a view over the process's [`Core`], from
+/// [`crate::LockService::locks`].
+#[derive(Clone, Copy)]
+pub struct Locks<'a> {
+    pub(crate) core: &'a Core,
+}
+
+impl Locks<'_> {
+    /// Acquires a lock, waiting up to `request.wait` for it: at once when the lock is free, has
+    /// expired, or the owner already holds it (a re-grant from now, keeping the token). A
+    /// waiting acquire joins the lock's queue in this process, first come first served, and is
+    /// granted when the lock is released (by any process sharing the store) or expires.
+    /// `hung_up` is asked once a grant has arrived after a wait: when the client has gone, that
+    /// grant is undone and the answer is [`Acquired::HungUp`]. Must be called inside a tokio
+    /// runtime. Every answer is reported to the events port.
+    ///
+    /// # Errors
+    /// [`AcquireError::Store`] when the store failed (nothing was granted);
+    /// [`AcquireError::WaitersFull`] when the acquire would wait but the limits are reached;
+    /// [`AcquireError::QuotaExceeded`] when it would go over its tenant's `max_live_leases` or
+    /// `max_waiters`.
+    pub async fn acquire(
+        &self,
+        request: AcquireRequest,
+        hung_up: impl Fn() -> bool,
+    ) -> Result<Acquired, AcquireError> {
+        // Counted and granted under the tenant's gate; a waiting acquire hands the gate back
+        // before it joins a queue, whose grant is admitted again when it is made.
+        let gate = self.admit_acquire(&request).await?;
+        let outcome = match (request.mode, request.wait.is_zero()) {
+            (LockMode::Exclusive, true) => self.acquire_now(&request).await?,
+            (LockMode::Shared, true) => self.acquire_shared_now(&request).await?,
+            (_, false) => self.acquire_waiting(&request, gate, hung_up).await?,
+        };
+        self.core
+            .events
+            .acquired(&request.tenant, &request.resource, &request.owner, &outcome);
+        Ok(outcome)
+    }
+
+    /// Admits `request`'s grant under its tenant's `max_live_leases` (a re-grant adds nothing).
+    pub(crate) async fn admit_acquire(
+        &self,
+        request: &AcquireRequest,
+    ) -> Result<LeaseGate, AcquireError> {
+        self.core
+            .admit_leases(&request.tenant, 1, || async {
+                Ok(u64::from(self.mode_held_by(request).await?.is_some()))
+            })
+            .await
+    }
+
+    pub(crate) async fn acquire_now(
+        &self,
+        request: &AcquireRequest,
+    ) -> Result<Acquired, RepositoryError> {
+        let outcome = self
+            .core
+            .locks
+            .acquire_with_delay(
+                request.tenant.clone(),
+                request.resource.clone(),
+                request.owner.clone(),
+                request.ttl,
+                request.value.clone(),
+                request.lock_delay,
+            )
+            .await?;
+        Ok(match outcome {
+            AcquireOutcome::Granted(lock) => Acquired::Granted {
+                lock,
+                waited: false,
+            },
+            AcquireOutcome::Held => self.held_or_mode_mismatch(request).await?,
+        })
+    }
+
+    /// Joins the lock's queue, except that the holder of the lock is granted again at once, as
+    /// without a wait (it must not queue behind waiters for its own lock), and so is a reader
+    /// that can share the lock now. `gate` (from [`Self::admit_acquire`]) is held for those
+    /// attempts made at once and given back before the wait: the queue admits its own grant.
+    pub(crate) async fn acquire_waiting(
+        &self,
+        request: &AcquireRequest,
+        gate: LeaseGate,
+        hung_up: impl Fn() -> bool,
+    ) -> Result<Acquired, AcquireError> {
+        let AcquireRequest {
+            tenant,
+            resource,
+            owner,
+            ttl,
+            wait,
+            mode,
+            value,
+            lock_delay,
+        } = request;
+        if *mode == LockMode::Shared && !self.core.waiting.has_exclusive_waiter(tenant, resource) {
+            // Readers do not wait for each other: with no writer waiting here, a reader that can
+            // share the lock now gets it now, as without a wait.
+            match self.acquire_shared_now(request).await? {
+                // Held, or in a lock-delay: wait for it in the queue.
+                Acquired::Held | Acquired::Delayed { .. } => {}
+                // Counted as a waiting acquire granted (it asked to wait), as the queue's are.
+                Acquired::Granted { lock, .. } => {
+                    return Ok(Acquired::Granted { lock, waited: true })
+                }
+                answered => return Ok(answered),
+            }
+        }
+        if self.core.waiting.has_queue(tenant, resource) {
+            // The holder is answered at once: re-granted in its mode, or told it holds the other.
+            match self.mode_held_by(request).await? {
+                Some(held) if held != *mode => return Ok(Acquired::ModeMismatch),
+                Some(_) => {
+                    let now = match mode {
+                        LockMode::Exclusive => self.acquire_now(request).await?,
+                        LockMode::Shared => self.acquire_shared_now(request).await?,
+                    };
+                    if let answered @ (Acquired::Granted { .. } | Acquired::ModeMismatch) = now {
+                        return Ok(answered);
+                    }
+                }
+                None => {}
+            }
+        }
+        let ticket = self
+            .core
+            .waiting
+            .enqueue(
+                tenant.clone(),
+                resource.clone(),
+                owner.clone(),
+                *ttl,
+                *mode,
+                value.clone(),
+                *lock_delay,
+            )
+            .map_err(|full| self.core.waiter_refused(tenant, full))?;
+        drop(gate);
+        Ok(match ticket.wait(*wait, hung_up).await {
+            WaitOutcome::Granted(lock) => Acquired::Granted { lock, waited: true },
+            WaitOutcome::TimedOut {
+                retry_after_seconds,
+            } => Acquired::TimedOut {
+                retry_after_seconds,
+            },
+            WaitOutcome::Failed(error) => return Err(error.into()),
+            WaitOutcome::ModeMismatch => Acquired::ModeMismatch,
+            WaitOutcome::HungUp => Acquired::HungUp,
+            WaitOutcome::QuotaExceeded(exceeded) => {
+                return Err(AcquireError::QuotaExceeded(
+                    self.core.over_quota(tenant, exceeded),
+                ))
+            }
+        })
+    }
+
+    /// How `resource` is held now: by one exclusive holder, by shared holders, or (`None`) by
+    /// no one.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn status(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<Hold>, RepositoryError> {
+        crate::held::hold(
+            &*self.core.locks,
+            &*self.core.shared_locks,
+            &tenant,
+            &resource,
+        )
+        .await
+    }
+
+    /// Releases `owner`'s live lock on `resource` whichever its mode, reports it, and on
+    /// success wakes the lock's waiters in this process.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed: nothing was released (or, after a 503-like
+    /// failure, it may have been; see the store's contract).
+    pub async fn release(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+    ) -> Result<ReleaseResult, RepositoryError> {
+        let mut result = self
+            .core
+            .locks
+            .release(tenant.clone(), resource.clone(), owner.clone())
+            .await?;
+        if result == ReleaseResult::Forbidden {
+            // Held by someone else, or by readers the caller may be one of: the store decides
+            // among every holder, in either mode, at once.
+            result = self
+                .core
+                .shared_locks
+                .release_held(tenant.clone(), resource.clone(), owner.clone())
+                .await?;
+        }
+        self.core
+            .events
+            .released(&tenant, &resource, &owner, result);
+        if let ReleaseResult::Released(_) = result {
+            self.core.waiting.freed(&tenant, &resource);
+        }
+        Ok(result)
+    }
+
+    /// Renews `owner`'s live lock on `resource` (in either mode) to now + `ttl`, replacing its
+    /// value when `value` is `Some`, reports it, and on success lets the lock's waiters in this
+    /// process look at the new expiry (a renew may shorten a lease).
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn renew(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        ttl: Ttl,
+        value: Option<LeaseValue>,
+    ) -> Result<RenewResult, RepositoryError> {
+        let mut result = self
+            .core
+            .locks
+            .renew(
+                tenant.clone(),
+                resource.clone(),
+                owner.clone(),
+                ttl,
+                value.clone(),
+            )
+            .await?;
+        if result == RenewResult::Forbidden {
+            result = self
+                .core
+                .shared_locks
+                .renew_held(tenant.clone(), resource.clone(), owner.clone(), ttl, value)
+                .await?;
+        }
+        self.core
+            .events
+            .renewed(&tenant, &resource, &owner, &result);
+        if let RenewResult::Renewed(_) = result {
+            self.core.waiting.lease_changed(&tenant, &resource);
+        }
+        Ok(result)
+    }
+
+    /// A page of `tenant`'s live locks; a lock held in shared mode shows each of its holders
+    /// (`query.limit` counts locks, not holders).
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn list(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<ListPage, RepositoryError> {
+        let page = self.core.locks.list(tenant.clone(), query).await?;
+        self.with_shared_holders(tenant, page).await
+    }
+
+    /// Acquires waiting for the lock on `resource` of `tenant` right now.
+    pub fn waiters(&self, tenant: &Tenant, resource: &ResourceName) -> usize {
+        self.core.waiting.waiters(tenant, resource)
+    }
+
+    /// When `resource`, held by no live lease, is available again to other owners than its last
+    /// holder: the end of the lock-delay of a lease that ran out, or `None`.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn available_at(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Option<DateTime<Utc>>, RepositoryError> {
+        self.core.locks.available_at(tenant, resource).await
+    }
+
+    /// Whether `token` is the fencing token of a live lease on lock `resource` right now (for a
+    /// shared lock, any live holder's); reported as a fence check of a lock.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn check_fence(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        token: FencingToken,
+    ) -> Result<FenceVerdict<Lock>, RepositoryError> {
+        let hold = self.status(tenant.clone(), resource.clone()).await?;
+        let verdict = check_lock_fence(hold, token);
+        self.core
+            .events
+            .fence_checked(&tenant, Fenced::Lock, &resource, token, verdict.is_valid());
+        Ok(verdict)
+    }
+
+    /// Ends every live lease of the lock `resource` (its exclusive holder or every reader) and
+    /// returns them (none: nothing was held): what an admin of the tenant may do that no holder
+    /// may, reported and recorded with its reason; waiters here look at once.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed; then nothing was ended.
+    pub async fn force_release(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        reason: ForceReason,
+    ) -> Result<Vec<Lock>, RepositoryError> {
+        self.core
+            .force_release_in(tenant, resource, reason, LeaseKind::Lock)
+            .await
+    }
+}
