@@ -6,7 +6,7 @@ use actix_web::http::header;
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{HttpRequest, HttpResponse};
 use lock_domain::{ReleaseResult, ResourceName};
-use lock_service::{Campaigned, Leading};
+use lock_service::{Campaigned, Leading, Looked};
 
 use crate::api_doc::election_requests::{CandidateQuery, ElectionPath};
 use crate::authentication::tenant_of;
@@ -166,25 +166,21 @@ pub(crate) async fn leader(
 ) -> Result<HttpResponse, ProblemKind> {
     let tenant = tenant_of(&req, &state)?;
     let election = election_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
-    match state.service.elections().leader(&tenant, &election).await? {
-        Some(leader) => Ok(HttpResponse::Ok().json(LeaderView::from(leader))),
-        None => match state
-            .service
-            .elections()
-            .available_at(&tenant, &election)
-            .await?
-        {
-            Some(available_at) => Err(ProblemKind::NotFoundUntil {
-                detail: format!(
-                    "election {:?} has no leader; the last leader's lease ran out and keeps \
-                     the office until available_at (its lock-delay)",
-                    election.as_str()
-                ),
-                available_at,
-                retry_after_seconds: state.service.retry_after_seconds(available_at),
-            }),
-            None => Err(vacant(&election)),
-        },
+    match state.service.elections().look(&tenant, &election).await? {
+        Looked::Held(leader) => Ok(HttpResponse::Ok().json(LeaderView::from(leader))),
+        Looked::Delayed {
+            available_at,
+            retry_after_seconds,
+        } => Err(ProblemKind::NotFoundUntil {
+            detail: format!(
+                "election {:?} has no leader; the last leader's lease ran out and keeps \
+                 the office until available_at (its lock-delay)",
+                election.as_str()
+            ),
+            available_at,
+            retry_after_seconds,
+        }),
+        Looked::Free => Err(vacant(&election)),
     }
 }
 

@@ -4,7 +4,7 @@ use actix_web::http::header;
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{HttpRequest, HttpResponse};
 use lock_domain::{ReleaseResult, RenewResult, ResourceName};
-use lock_service::{AcquireRequest, Acquired};
+use lock_service::{AcquireRequest, Acquired, Looked};
 
 use crate::api_doc::requests::{AcquireResourcePath, ReleaseQuery, ResourcePath};
 use crate::authentication::tenant_of;
@@ -141,30 +141,21 @@ pub(crate) async fn status(
 ) -> Result<HttpResponse, ProblemKind> {
     let tenant = tenant_of(&req, &state)?;
     let resource = resource_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
-    match state
-        .service
-        .locks()
-        .status(tenant.clone(), resource.clone())
-        .await?
-    {
-        Some(hold) => Ok(json(&LockStatus::from(hold))),
-        None => match state
-            .service
-            .locks()
-            .available_at(tenant, resource.clone())
-            .await?
-        {
-            Some(available_at) => Err(ProblemKind::NotFoundUntil {
-                detail: format!(
-                    "no live lock on resource {:?}; the last lease ran out and keeps its \
-                     place until available_at (its lock-delay)",
-                    resource.as_str()
-                ),
-                available_at,
-                retry_after_seconds: state.service.retry_after_seconds(available_at),
-            }),
-            None => Err(no_lock(&resource)),
-        },
+    match state.service.locks().look(tenant, resource.clone()).await? {
+        Looked::Held(hold) => Ok(json(&LockStatus::from(hold))),
+        Looked::Delayed {
+            available_at,
+            retry_after_seconds,
+        } => Err(ProblemKind::NotFoundUntil {
+            detail: format!(
+                "no live lock on resource {:?}; the last lease ran out and keeps its \
+                 place until available_at (its lock-delay)",
+                resource.as_str()
+            ),
+            available_at,
+            retry_after_seconds,
+        }),
+        Looked::Free => Err(no_lock(&resource)),
     }
 }
 

@@ -5,7 +5,7 @@ use actix_web::http::header;
 use actix_web::web::{self, ServiceConfig};
 use actix_web::{HttpRequest, HttpResponse};
 use lock_domain::{PermitReleaseResult, PermitRenewResult, ResourceName};
-use lock_service::PermitsAcquired;
+use lock_service::{HeldSemaphore, Looked, PermitsAcquired};
 
 use crate::api_doc::requests::{AcquireNamePath, ListParams, NamePath, ReleaseQuery};
 use crate::authentication::tenant_of;
@@ -83,7 +83,6 @@ pub(crate) async fn acquire(
 ) -> Result<HttpResponse, ProblemKind> {
     let request = acquire_request(&req, payload, &state).await?;
     let (name, asked_limit) = (request.name.clone(), request.permit.limit.get());
-    let tenant = request.tenant.clone();
     let acquired = state
         .service
         .semaphores()
@@ -105,16 +104,13 @@ pub(crate) async fn acquire(
                 permit: permit.into(),
             }))
         }
-        PermitsAcquired::Unavailable { limit, available } => {
+        PermitsAcquired::Unavailable {
+            limit,
+            available,
+            retry_after_seconds,
+        } => {
             let mut response = HttpResponse::Ok();
-            // Permits kept by grants in their lock-delay: say when the first come back.
-            let delayed = state
-                .service
-                .semaphores()
-                .available_at(tenant, name.clone())
-                .await?;
-            if let Some(until) = delayed {
-                let seconds = state.service.retry_after_seconds(until);
+            if let Some(seconds) = retry_after_seconds {
                 response.insert_header((header::RETRY_AFTER, seconds.to_string()));
             }
             response.json(unavailable(limit.get(), available))
@@ -164,35 +160,32 @@ pub(crate) async fn status(
 ) -> Result<HttpResponse, ProblemKind> {
     let tenant = tenant_of(&req, &state)?;
     let name = semaphore_of(&req).map_err(|e| ProblemKind::Validation(vec![e]))?;
-    let waiting = state.service.semaphores().waiters(&tenant, &name);
     match state
         .service
         .semaphores()
-        .status(tenant.clone(), name.clone())
+        .look(tenant, name.clone())
         .await?
     {
-        Some(held) => Ok(HttpResponse::Ok().json(SemaphoreView::of(held, waiting))),
-        None => match state
-            .service
-            .semaphores()
-            .available_at(tenant, name.clone())
-            .await?
-        {
-            Some(available_at) => Err(ProblemKind::NotFoundUntil {
-                detail: format!(
-                    "no live holder of semaphore {:?}; grants that ran out keep their \
-                     places (their permits, and the limit) until available_at (their \
-                     lock-delay)",
-                    name.as_str()
-                ),
-                available_at,
-                retry_after_seconds: state.service.retry_after_seconds(available_at),
-            }),
-            None => Err(ProblemKind::NotFound(format!(
-                "no live holder of semaphore {:?}",
+        Looked::Held(HeldSemaphore { state, waiting }) => {
+            Ok(HttpResponse::Ok().json(SemaphoreView::of(state, waiting)))
+        }
+        Looked::Delayed {
+            available_at,
+            retry_after_seconds,
+        } => Err(ProblemKind::NotFoundUntil {
+            detail: format!(
+                "no live holder of semaphore {:?}; grants that ran out keep their \
+                 places (their permits, and the limit) until available_at (their \
+                 lock-delay)",
                 name.as_str()
-            ))),
-        },
+            ),
+            available_at,
+            retry_after_seconds,
+        }),
+        Looked::Free => Err(ProblemKind::NotFound(format!(
+            "no live holder of semaphore {:?}",
+            name.as_str()
+        ))),
     }
 }
 

@@ -14,7 +14,7 @@ use lock_domain::{
 use crate::core::Core;
 use crate::events::ElectionReport;
 use crate::locks::{AcquireRequest, Locks};
-use crate::outcomes::{Acquired, Fenced};
+use crate::outcomes::{Acquired, Fenced, Looked};
 use crate::outcomes::{Campaigned, Leading};
 use crate::service::AcquireError;
 
@@ -153,6 +153,24 @@ impl Elections<'_> {
             .status(tenant.elections(), election.clone())
             .await?;
         Ok(lock.map(Leader::of))
+    }
+
+    /// The leader of `election` now, and when the office is vacant, whether the last leader's
+    /// lock-delay keeps it from other candidates: the status of an election in one call.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn look(
+        &self,
+        tenant: &Tenant,
+        election: &ResourceName,
+    ) -> Result<Looked<Leader>, RepositoryError> {
+        let leader = self.leader(tenant, election).await?;
+        let delayed = match leader {
+            Some(_) => None,
+            None => self.available_at(tenant, election).await?,
+        };
+        Ok(Looked::of(leader, delayed, self.core.clock.now()))
     }
 
     /// A page of the tenant's elections that have a leader now, in bytewise name order, each

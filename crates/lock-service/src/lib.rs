@@ -51,7 +51,8 @@ pub use observe::{
     Change, Happened, Holding, Numbered, Observation, Observed, Shape, POLL as OBSERVE_POLL,
 };
 pub use outcomes::{
-    Acquired, Campaigned, Fenced, Leading, MultiAcquired, PermitsAcquired, WaitersFull,
+    Acquired, Campaigned, Fenced, HeldSemaphore, Leading, Looked, MultiAcquired, PermitsAcquired,
+    WaitersFull,
 };
 pub use quota::{
     Limit, LimitsFileError, LimitsTable, OpenError, QuotaExceeded, QuotaUsage, TenantLimits,
@@ -60,3 +61,6 @@ pub use semaphores::{PermitsRequest, Semaphores};
 pub use service::{AcquireError, LockService, WaitingStats};
 pub use tenants::Tenants;
 pub use waiting::{WaiterLimits, DEFAULT_MAX_WAITERS};
+
+#[cfg(test)]
+mod look_tests;

@@ -16,7 +16,7 @@ use lock_domain::{
 };
 
 use crate::core::Core;
-use crate::outcomes::{Acquired, Fenced};
+use crate::outcomes::{Acquired, Fenced, Looked};
 use crate::quota::LeaseGate;
 use crate::service::AcquireError;
 use crate::waiting::WaitOutcome;
@@ -214,6 +214,24 @@ impl Locks<'_> {
             &resource,
         )
         .await
+    }
+
+    /// How `resource` is held now, and when it is not, whether a lock-delay keeps its place: the
+    /// status of a lock in one call (its hold, then, only when none is live, the lock-delay).
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn look(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+    ) -> Result<Looked<Hold>, RepositoryError> {
+        let hold = self.status(tenant.clone(), resource.clone()).await?;
+        let delayed = match hold {
+            Some(_) => None,
+            None => self.available_at(tenant, resource).await?,
+        };
+        Ok(Looked::of(hold, delayed, self.core.clock.now()))
     }
 
     /// Releases `owner`'s live lock on `resource` whichever its mode, reports it, and on

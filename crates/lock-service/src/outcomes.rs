@@ -2,7 +2,45 @@
 //! and the events port reports. A leaf: it knows the domain's values only, so the port that
 //! reports them depends on no use case.
 
+use chrono::{DateTime, Utc};
 use lock_domain::{Capacity, Leader, Lock, Permit, RenewResult, ResourceName, Weight};
+
+/// What a look at one name found (a lock's status, a semaphore's, an election's leader).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Looked<T> {
+    /// Held by live leases: these.
+    Held(T),
+    /// No live lease, but the last one ran out and keeps its place (its lock-delay) until
+    /// `available_at`, in about `retry_after_seconds` (at least 1).
+    Delayed {
+        available_at: DateTime<Utc>,
+        retry_after_seconds: u64,
+    },
+    /// No live lease, and nothing keeps the place.
+    Free,
+}
+
+impl<T> Looked<T> {
+    /// `Held(held)`, or what a place with no live lease comes to: `Delayed` until the end of a
+    /// lock-delay, `Free` without one.
+    pub(crate) fn of(held: Option<T>, delayed: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Self {
+        match (held, delayed) {
+            (Some(held), _) => Self::Held(held),
+            (None, Some(available_at)) => Self::Delayed {
+                available_at,
+                retry_after_seconds: crate::lock_delay::seconds_until(available_at, now),
+            },
+            (None, None) => Self::Free,
+        }
+    }
+}
+
+/// A semaphore with live holders, and how many acquires of it wait in this process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldSemaphore {
+    pub state: lock_domain::SemaphoreState,
+    pub waiting: usize,
+}
 
 /// How an acquire ended, as the caller hears it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,8 +68,14 @@ pub enum PermitsAcquired {
     /// Granted: at once, or after standing in line (`waited`).
     Granted { permit: Permit, waited: bool },
     /// Too few permits were free (or waiters of this process were first in line), and the
-    /// request did not wait: `available` of `limit` were free.
-    Unavailable { limit: Capacity, available: u64 },
+    /// request did not wait: `available` of `limit` were free. When grants that ran out keep
+    /// permits in their lock-delay, the first of them are free again in about
+    /// `retry_after_seconds` (at least 1).
+    Unavailable {
+        limit: Capacity,
+        available: u64,
+        retry_after_seconds: Option<u64>,
+    },
     /// The wait ended without a grant: `available` of `limit` were free when it ended, and
     /// the earliest live lease ends in about `retry_after_seconds` (at least 1).
     TimedOut {

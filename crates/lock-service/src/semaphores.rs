@@ -24,7 +24,8 @@ use queue::{holds_grant, PermitWaiter, Refusal, Reply, Standing};
 
 use crate::core::Core;
 use crate::events::ForceReleased;
-use crate::outcomes::{Fenced, PermitsAcquired};
+use crate::lock_delay::seconds_until;
+use crate::outcomes::{Fenced, HeldSemaphore, Looked, PermitsAcquired};
 use crate::quota::LeaseGate;
 use crate::service::AcquireError;
 use crate::waiting::WaitEnd;
@@ -78,9 +79,20 @@ impl Semaphores<'_> {
                 .map(u64::from)
             })
             .await?;
-        let outcome = self
+        let mut outcome = self
             .acquire_permits_unreported(&request, gate, hung_up)
             .await?;
+        if let PermitsAcquired::Unavailable {
+            retry_after_seconds,
+            ..
+        } = &mut outcome
+        {
+            // Permits kept by grants in their lock-delay: say when the first come back.
+            let delayed = self
+                .available_at(request.tenant.clone(), request.name.clone())
+                .await?;
+            *retry_after_seconds = delayed.map(|until| seconds_until(until, self.core.clock.now()));
+        }
         self.core.events.permits_acquired(
             &request.tenant,
             &request.name,
@@ -126,6 +138,7 @@ impl Semaphores<'_> {
                         available: state.map_or(u64::from(permit.limit.get()), |state| {
                             state.available(self.core.clock.now())
                         }),
+                        retry_after_seconds: None,
                     })
                 }
                 _ => {}
@@ -300,6 +313,29 @@ impl Semaphores<'_> {
         self.core.semaphores.semaphore(tenant, name).await
     }
 
+    /// The live holders of semaphore `name` and its waiters in this process, and when it has no
+    /// live holder, whether grants in their lock-delay keep places: the status of a semaphore in
+    /// one call.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn look(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+    ) -> Result<Looked<HeldSemaphore>, RepositoryError> {
+        let waiting = self.waiters(&tenant, &name);
+        let held = self
+            .status(tenant.clone(), name.clone())
+            .await?
+            .map(|state| HeldSemaphore { state, waiting });
+        let delayed = match held {
+            Some(_) => None,
+            None => self.available_at(tenant, name).await?,
+        };
+        Ok(Looked::of(held, delayed, self.core.clock.now()))
+    }
+
     /// Acquires of permits of `name` waiting in this process right now.
     pub fn waiters(&self, tenant: &Tenant, name: &ResourceName) -> usize {
         self.core.permit_queues.waiters(tenant, name)
@@ -453,9 +489,11 @@ impl Semaphores<'_> {
 fn answer(outcome: SemaphoreAcquireOutcome, waited: bool) -> PermitsAcquired {
     match outcome {
         SemaphoreAcquireOutcome::Granted(permit) => PermitsAcquired::Granted { permit, waited },
-        SemaphoreAcquireOutcome::Unavailable { limit, available } => {
-            PermitsAcquired::Unavailable { limit, available }
-        }
+        SemaphoreAcquireOutcome::Unavailable { limit, available } => PermitsAcquired::Unavailable {
+            limit,
+            available,
+            retry_after_seconds: None,
+        },
         SemaphoreAcquireOutcome::LimitMismatch(limit) => PermitsAcquired::LimitMismatch(limit),
         SemaphoreAcquireOutcome::PermitsMismatch(permits) => {
             PermitsAcquired::PermitsMismatch(permits)

@@ -93,7 +93,8 @@ async fn a_head_that_needs_more_is_not_overtaken() {
         acquire(&service, request("eager", 1, 3, 0)).await,
         PermitsAcquired::Unavailable {
             limit: Capacity::semaphore_limit(3).unwrap(),
-            available: 1
+            available: 1,
+            retry_after_seconds: None,
         }
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
