@@ -47,12 +47,9 @@ use std::sync::Arc;
 
 use actix_web::middleware::ErrorHandlers;
 use actix_web::web::{self, ServiceConfig};
-use lock_domain::{
-    AdminRepository, HistoryRepository, LeaseUsage, LockRepository, MultiLockRepository,
-    SemaphoreRepository, SharedLockRepository, StoreHealth, SystemClock, DEFAULT_MAX_TTL_SECONDS,
-};
-use lock_service::{LockService, ServicePorts, StorePorts, WaiterLimits};
-use lock_telemetry::{Metrics, MetricsAndAudit};
+use lock_domain::{StoreHealth, DEFAULT_MAX_TTL_SECONDS};
+use lock_service::LockService;
+use lock_telemetry::Metrics;
 
 pub use api_doc::{openapi_document, openapi_json, openapi_json_for};
 pub use api_keys::{hash_key, ApiKeys, KeysFileError};
@@ -129,23 +126,6 @@ impl LockApi {
         }
     }
 
-    /// The API over one store's ports, with a service of its own that reports to
-    /// `settings.metrics` and the audit log, on the system clock, without hints of other
-    /// processes' releases: for tests and single-process setups.
-    pub fn over(store: ApiStore, settings: ApiSettings, waiter_limits: WaiterLimits) -> Self {
-        let ApiStore { store, health } = store;
-        let service = LockService::new(
-            ServicePorts {
-                store,
-                hints: None,
-                clock: Arc::new(SystemClock),
-                events: Arc::new(MetricsAndAudit::new(Arc::clone(&settings.metrics))),
-            },
-            waiter_limits,
-        );
-        Self::new(service, health, settings)
-    }
-
     /// The service behind the API.
     pub fn service(&self) -> &LockService {
         &self.state.service
@@ -179,39 +159,4 @@ impl LockApi {
             );
         }
     }
-}
-
-/// What the API runs over when it builds its own service ([`LockApi::over`]): a store's ports,
-/// each of which a test may replace with a double of its own, and its health.
-pub struct ApiStore {
-    pub store: StorePorts,
-    pub health: Arc<dyn StoreHealth>,
-}
-
-impl ApiStore {
-    /// Every port from one store.
-    pub fn of<S>(store: Arc<S>) -> Self
-    where
-        S: LockRepository
-            + SharedLockRepository
-            + MultiLockRepository
-            + SemaphoreRepository
-            + HistoryRepository
-            + AdminRepository
-            + LeaseUsage
-            + StoreHealth
-            + 'static,
-    {
-        Self {
-            store: StorePorts::of(Arc::clone(&store)),
-            health: store,
-        }
-    }
-}
-
-/// Registers every route of the API on one actix `App`, over one store (see [`LockApi::over`]):
-/// `App::new().configure(lock_http_actix::configure(ApiStore::of(store), settings))`. A server
-/// with several workers builds one [`LockApi`] instead and registers it on each.
-pub fn configure(store: ApiStore, settings: ApiSettings) -> impl FnOnce(&mut ServiceConfig) {
-    LockApi::over(store, settings, WaiterLimits::default()).configure()
 }

@@ -1,6 +1,8 @@
 //! API keys and tenants at the HTTP layer: 401 before anything else is looked at, the key's
 //! tenant reaches the repository, and open routes stay open.
 
+mod wired;
+
 use std::sync::Arc;
 
 use actix_web::http::StatusCode;
@@ -37,8 +39,8 @@ async fn call(
     // The store answers readiness probes.
     let mut health = MockStoreHealth::new();
     health.expect_ping().returning(|| Ok(()));
-    let app = init_service(App::new().configure(lock_http_actix::configure(
-        lock_http_actix::ApiStore {
+    let app = init_service(App::new().configure(wired::configure(
+        wired::Ports {
             store: lock_service::StorePorts {
                 locks: Arc::new(repo),
                 shared_locks: Arc::new(no_shared_holders()),

@@ -2,6 +2,8 @@
 //! pages and cursors, problem answers for bad queries, tenants, the exposition format, and
 //! counters that move with requests without ever naming a resource.
 
+mod wired;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -45,8 +47,8 @@ async fn send_over(
     settings: ApiSettings,
     reqs: Vec<TestRequest>,
 ) -> Vec<Answer> {
-    let app = init_service(App::new().configure(lock_http_actix::configure(
-        lock_http_actix::ApiStore {
+    let app = init_service(App::new().configure(wired::configure(
+        wired::Ports {
             store: lock_service::StorePorts {
                 locks: repo,
                 shared_locks: Arc::new(no_shared_holders()),

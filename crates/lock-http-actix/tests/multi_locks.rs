@@ -1,6 +1,8 @@
 //! `POST /locks` and `DELETE /locks` over HTTP, on the in-memory store: a set granted whole or
 //! not at all, a wait for all of them together, bad sets refused with 422, release of many.
 
+mod wired;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,17 +11,13 @@ use actix_web::test::{call_service, init_service, read_body, TestRequest};
 use actix_web::App;
 use lock_domain::testing::InMemoryLockRepository;
 use lock_domain::SystemClock;
-use lock_http_actix::{ApiSettings, ApiStore, LockApi};
+use lock_http_actix::{ApiSettings, LockApi};
 use lock_service::WaiterLimits;
 use serde_json::{json, Value};
 
 fn api() -> LockApi {
     let store = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
-    LockApi::over(
-        ApiStore::of(store),
-        ApiSettings::default(),
-        WaiterLimits::default(),
-    )
+    wired::over(store, ApiSettings::default(), WaiterLimits::default())
 }
 
 fn post(uri: &str, body: Value) -> TestRequest {

@@ -2,6 +2,8 @@
 //! writer is refused, `GET` shows every holder, a change of mode is a 409, a bad mode a 422,
 //! renew and release by a reader work as in v1, and a listing shows every holder.
 
+mod wired;
+
 use std::sync::Arc;
 
 use actix_web::http::StatusCode;
@@ -15,11 +17,7 @@ use serde_json::{json, Value};
 
 fn api() -> LockApi {
     let store = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
-    LockApi::over(
-        lock_http_actix::ApiStore::of(store),
-        ApiSettings::default(),
-        WaiterLimits::default(),
-    )
+    wired::over(store, ApiSettings::default(), WaiterLimits::default())
 }
 
 fn acquire(owner: &str, body: Value) -> TestRequest {

@@ -3,6 +3,8 @@
 //! before any attempt, is counted in `/metrics`, and a place freed by a waiter that left is
 //! taken again.
 
+mod wired;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,10 +35,7 @@ fn api(limits: WaiterLimits) -> (LockApi, Arc<dyn LockRepository>) {
         api_keys: Some(Arc::new(keys)),
         ..ApiSettings::default()
     };
-    (
-        LockApi::over(lock_http_actix::ApiStore::of(store), settings, limits),
-        repo,
-    )
+    (wired::over(store, settings, limits), repo)
 }
 
 fn acquire(key: &str, resource: &str, owner: &str, wait: u32) -> TestRequest {

@@ -2,6 +2,8 @@
 //! first served, requests that are dropped leave at once and are never left holding a lock, the
 //! holder is granted again at once, waits end with `Retry-After`, and the counters add up.
 
+mod wired;
+
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,11 +22,7 @@ fn api() -> (LockApi, Arc<dyn LockRepository>) {
     let store = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
     let repo: Arc<dyn LockRepository> = Arc::clone(&store) as _;
     (
-        LockApi::over(
-            lock_http_actix::ApiStore::of(store),
-            ApiSettings::default(),
-            WaiterLimits::default(),
-        ),
+        wired::over(store, ApiSettings::default(), WaiterLimits::default()),
         repo,
     )
 }

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::dev::Server;
-use lock_domain::{Clock, SystemClock};
+use lock_domain::{Clock, FreedHints, StoreHealth, SystemClock};
 use lock_http_actix::{ApiSettings, LockApi, ServerOptions};
-use lock_service::{LockService, ServicePorts, StorePorts};
+use lock_service::{LockService, ServicePorts, StorePorts, WaiterLimits};
 use lock_store_diesel::{DieselLockRepository, SqliteSynchronous, StoreConfig, StoreError};
 use lock_telemetry::{Metrics, MetricsAndAudit};
 
@@ -36,6 +36,61 @@ pub enum StartupError {
     TenantLimits { path: String, reason: String },
     #[error("the server failed: {0}")]
     Serve(#[source] std::io::Error),
+}
+
+/// What the service and the API run over: a store's ports, its health, its hints of other
+/// processes' releases (if it gives them) and the clock that decides.
+pub struct StoreWiring {
+    pub store: StorePorts,
+    pub health: Arc<dyn StoreHealth>,
+    pub hints: Option<Arc<dyn FreedHints>>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl StoreWiring {
+    /// Every port of one store, its health, no hints (a single process knows its own releases)
+    /// and the system clock: for tests and tools over one store.
+    pub fn of<S>(store: Arc<S>) -> Self
+    where
+        S: lock_domain::LockRepository
+            + lock_domain::SharedLockRepository
+            + lock_domain::MultiLockRepository
+            + lock_domain::SemaphoreRepository
+            + lock_domain::HistoryRepository
+            + lock_domain::AdminRepository
+            + lock_domain::LeaseUsage
+            + StoreHealth
+            + 'static,
+    {
+        Self {
+            store: StorePorts::of(Arc::clone(&store)),
+            health: store,
+            hints: None,
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+/// The lock service over `wiring`, reporting to `settings.metrics` and the audit log, holding at
+/// most `limits` waiting acquires, and the API in front of it: the one place they are put
+/// together ([`Application::build`] runs it over the opened store; tests over any store).
+pub fn compose(wiring: StoreWiring, settings: ApiSettings, limits: WaiterLimits) -> LockApi {
+    let StoreWiring {
+        store,
+        health,
+        hints,
+        clock,
+    } = wiring;
+    let service = LockService::new(
+        ServicePorts {
+            store,
+            hints,
+            clock,
+            events: Arc::new(MetricsAndAudit::new(Arc::clone(&settings.metrics))),
+        },
+        limits,
+    );
+    LockApi::new(service, health, settings)
 }
 
 /// A bound, ready-to-run lockd.
@@ -84,22 +139,34 @@ impl Application {
         let metrics = Arc::new(Metrics::with_log_lines_dropped(
             crate::telemetry::log_lines_dropped(),
         ));
-        let events = Arc::new(MetricsAndAudit::new(Arc::clone(&metrics)));
         let live_lock_counter = actix_web::rt::spawn(lock_service::run_live_lock_counter(
             Arc::clone(&store) as _,
-            Arc::clone(&events) as _,
+            Arc::new(MetricsAndAudit::new(Arc::clone(&metrics))),
             LIVE_LOCK_COUNT_INTERVAL,
         ));
-        // One service for all workers: they share the queues of waiting acquires.
-        let service = LockService::new(
-            ServicePorts {
+        let settings = ApiSettings {
+            max_ttl_seconds: args.max_ttl_seconds,
+            body_timeout: Duration::from_secs(args.body_timeout_seconds),
+            api_keys,
+            metrics,
+            max_wait_seconds: args.max_wait_seconds,
+            default_lock_delay: lock_domain::LockDelay::parse(i64::from(
+                args.default_lock_delay_seconds,
+            ))
+            .unwrap_or_default(),
+        };
+        let api = compose(
+            StoreWiring {
                 store: StorePorts::of(Arc::clone(&store)),
+                health: Arc::clone(&store) as _,
                 hints: Some(Arc::clone(&store) as _),
                 clock: store_clock(),
-                events,
             },
+            settings,
             args.waiter_limits(),
         );
+        // One service for all workers: they share the queues of waiting acquires.
+        let service = api.service().clone();
         if let Some(table) = tenant_limits {
             service.tenants().set_limits(table);
         }
@@ -129,18 +196,6 @@ impl Application {
             max_connections,
             "connections served at once; more are answered 503 and closed"
         );
-        let settings = ApiSettings {
-            max_ttl_seconds: args.max_ttl_seconds,
-            body_timeout: Duration::from_secs(args.body_timeout_seconds),
-            api_keys,
-            metrics,
-            max_wait_seconds: args.max_wait_seconds,
-            default_lock_delay: lock_domain::LockDelay::parse(i64::from(
-                args.default_lock_delay_seconds,
-            ))
-            .unwrap_or_default(),
-        };
-        let api = LockApi::new(service.clone(), store, settings);
         let on_stop = actix_web::rt::spawn(async move {
             // actix stops gracefully on these signals, waiting for requests in flight; waiting
             // acquires would hold that up for their whole wait, so they end now.

@@ -2,6 +2,8 @@
 //! tenant can never forge a field. Each audit line of the text format parses as logfmt with
 //! exactly one of each key and values that round-trip; in JSON each value is the plain string.
 
+use lock_service::WaiterLimits;
+use lockd::application::StoreWiring;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -74,10 +76,12 @@ async fn audited_requests(format: LogFormat) -> Vec<String> {
         api_keys: Some(Arc::new(keys)),
         ..ApiSettings::default()
     };
-    let app = init_service(App::new().configure(lock_http_actix::configure(
-        lock_http_actix::ApiStore::of(store),
-        settings,
-    )))
+    let app = init_service(
+        App::new().configure(
+            lockd::application::compose(StoreWiring::of(store), settings, WaiterLimits::default())
+                .configure(),
+        ),
+    )
     .await;
     let path = format!(
         "/locks/{}",

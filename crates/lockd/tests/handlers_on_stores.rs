@@ -1,6 +1,8 @@
 //! The HTTP handlers over the real store, on SQLite and on PostgreSQL (in-process, through
 //! actix's test service): every repository outcome reaches the client as the contract says.
 
+use lock_service::WaiterLimits;
+use lockd::application::StoreWiring;
 use std::sync::Arc;
 
 use actix_web::http::StatusCode;
@@ -40,10 +42,16 @@ fn request(method: &str, path: &str, body: Option<Value>) -> TestRequest {
 
 async fn outcomes_reach_the_client(db: TestDatabase) {
     let repo = repository(&db).await;
-    let app = init_service(App::new().configure(lock_http_actix::configure(
-        lock_http_actix::ApiStore::of(repo),
-        ApiSettings::default(),
-    )))
+    let app = init_service(
+        App::new().configure(
+            lockd::application::compose(
+                StoreWiring::of(repo),
+                ApiSettings::default(),
+                WaiterLimits::default(),
+            )
+            .configure(),
+        ),
+    )
     .await;
     macro_rules! call {
         ($method:expr, $path:expr, $body:expr) => {{

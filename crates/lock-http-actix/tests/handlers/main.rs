@@ -5,6 +5,9 @@
 //! without expectations, so any call panics and fails the test. That is how "bad input changes
 //! nothing" is proven.
 
+#[path = "../wired/mod.rs"]
+mod wired;
+
 mod acquire;
 mod bodies;
 mod failures;

@@ -21,7 +21,9 @@ use lock_domain::{
     PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
     SemaphorePage, SemaphoreState, Tenant, Weight,
 };
-use lock_http_actix::{configure, ApiSettings, ApiStore};
+use lock_http_actix::ApiSettings;
+
+use crate::wired;
 use serde_json::{json, Value};
 
 pub(crate) const ACQUIRED_AT: &str = "2026-11-29T21:32:27.120Z";
@@ -95,8 +97,8 @@ impl From<MockLockRepository> for Mocks {
 
 impl Mocks {
     fn configure(self, settings: ApiSettings) -> impl FnOnce(&mut actix_web::web::ServiceConfig) {
-        configure(
-            ApiStore {
+        wired::configure(
+            wired::Ports {
                 store: lock_service::StorePorts {
                     locks: Arc::new(self.locks),
                     shared_locks: Arc::new(self.shared),
