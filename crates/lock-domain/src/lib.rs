@@ -27,6 +27,7 @@ mod semaphore;
 mod semaphore_repository;
 mod shared;
 mod shared_repository;
+mod store_events;
 mod tenant;
 mod ttl;
 mod usage_repository;
@@ -75,6 +76,7 @@ pub use shared::{
     shared_row, Hold, HolderRole, SharedAcquireDecision, SharedAcquireOutcome,
 };
 pub use shared_repository::SharedLockRepository;
+pub use store_events::{NoStoreEvents, StoreEvents, UnheardGrant, UnheardKind};
 pub use tenant::Tenant;
 pub use ttl::{Ttl, DEFAULT_MAX_TTL_SECONDS};
 pub use usage_repository::LeaseUsage;

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use lock_domain::{Clock, RepositoryError};
+use lock_domain::{Clock, RepositoryError, StoreEvents};
 use tokio::sync::oneshot;
 
 use crate::config::Deadlines;
@@ -26,6 +26,8 @@ struct Shared {
     clock: Arc<dyn Clock>,
     /// PostgreSQL only: see [`crate::StoreConfig::deadlines`].
     deadlines: Option<Deadlines>,
+    /// Where the writers report what they did on their own (grants nobody heard of, undone).
+    events: Arc<dyn StoreEvents>,
 }
 
 impl Pooled {
@@ -34,6 +36,7 @@ impl Pooled {
         health: PoolHealth,
         clock: Arc<dyn Clock>,
         deadlines: Option<Deadlines>,
+        events: Arc<dyn StoreEvents>,
     ) -> Self {
         Self {
             shared: Arc::new(Shared {
@@ -41,8 +44,14 @@ impl Pooled {
                 health,
                 clock,
                 deadlines,
+                events,
             }),
         }
+    }
+
+    /// Where the writers report what they did on their own.
+    pub(crate) fn events(&self) -> &Arc<dyn StoreEvents> {
+        &self.shared.events
     }
 
     pub(crate) fn pool(&self) -> &r2d2::Pool<ConnectionManager> {

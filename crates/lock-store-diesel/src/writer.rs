@@ -25,7 +25,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use lock_domain::{
     LeaseValue, ListQuery, Lock, LockDelay, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
-    ResourceName, Tenant, Ttl,
+    ResourceName, StoreEvents, Tenant, Ttl, UnheardGrant, UnheardKind,
 };
 
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
@@ -135,36 +135,38 @@ pub(crate) trait Writer: Send + Sync {
 }
 
 /// Undoes, with `undo` (run on the writer's connection), the grants of a multi-lock that nobody
-/// will hear of, and audits each. Every `undo_unheard_*` returns whether no undo failed (the
-/// SQLite writer then keeps the history its statements recorded).
+/// will hear of, and reports each to `events`. Every `undo_unheard_*` returns whether no undo
+/// failed (the SQLite writer then keeps the history its statements recorded).
 pub(crate) fn undo_unheard_set(
+    events: &dyn StoreEvents,
     tenant: &Tenant,
     answer: MultiAcquireOutcome,
     undo: impl FnMut(SharedOp) -> Result<SharedAnswer, RepositoryError>,
 ) -> bool {
     match answer {
-        MultiAcquireOutcome::Granted(locks) => undo_unheard_locks(tenant, locks, undo),
+        MultiAcquireOutcome::Granted(locks) => undo_unheard_locks(events, tenant, locks, undo),
         _ => true,
     }
 }
 
-/// Undoes a shared grant nobody will hear of with `undo` (an undo operation run on the writer's
-/// connection), and audits it.
+/// Undoes a shared-lock grant nobody will hear of (see [`undo_unheard_set`]).
 pub(crate) fn undo_unheard_shared(
+    events: &dyn StoreEvents,
     tenant: &Tenant,
     answer: SharedAnswer,
     undo: impl FnMut(SharedOp) -> Result<SharedAnswer, RepositoryError>,
 ) -> bool {
     match answer {
         SharedAnswer::Acquired(lock_domain::SharedAcquireOutcome::Granted(grant)) => {
-            undo_unheard_locks(tenant, vec![grant], undo)
+            undo_unheard_locks(events, tenant, vec![grant], undo)
         }
         _ => true,
     }
 }
 
-/// Undoes each of `locks` (grants nobody will hear of) with `undo`, and audits each.
+/// Undoes each of `locks` (grants nobody will hear of) with `undo`, and reports each.
 fn undo_unheard_locks(
+    events: &dyn StoreEvents,
     tenant: &Tenant,
     locks: Vec<Lock>,
     mut undo: impl FnMut(SharedOp) -> Result<SharedAnswer, RepositoryError>,
@@ -178,16 +180,14 @@ fn undo_unheard_locks(
             lock.mode,
         );
         match undo(SharedOp::Undo { grant: lock }) {
-            Ok(SharedAnswer::Undone(undone)) => tracing::warn!(
-                target: "lockd::audit",
-                event = if undone { "grant_undone" } else { "grant_undo_skipped" },
-                tenant = %tenant,
-                resource = %resource,
-                owner = %owner,
-                mode = mode.as_str(),
-                fencing_token = token.value(),
-                reason = "the grant was made after its caller had gone",
-            ),
+            Ok(SharedAnswer::Undone(undone)) => events.unheard_grant(&UnheardGrant {
+                tenant: tenant.clone(),
+                kind: UnheardKind::LockInMode(mode),
+                name: resource,
+                owner,
+                fencing_token: token,
+                undone,
+            }),
             Ok(_) => {}
             Err(error) => {
                 all_ran = false;
@@ -199,8 +199,9 @@ fn undo_unheard_locks(
 }
 
 /// Undoes a semaphore grant nobody will hear of with `run` (an undo operation run on the
-/// writer's connection), and audits it.
+/// writer's connection), and reports it.
 pub(crate) fn undo_unheard_permit(
+    events: &dyn StoreEvents,
     tenant: &Tenant,
     answer: PermitAnswer,
     run: impl FnOnce(PermitOp) -> Result<PermitAnswer, RepositoryError>,
@@ -215,15 +216,14 @@ pub(crate) fn undo_unheard_permit(
         grant.lease.fencing_token,
     );
     match run(PermitOp::Undo { grant }) {
-        Ok(PermitAnswer::Undone(undone)) => tracing::warn!(
-            target: "lockd::audit",
-            event = if undone { "permit_grant_undone" } else { "permit_grant_undo_skipped" },
-            tenant = %tenant,
-            semaphore = %name,
-            owner = %owner,
-            fencing_token = token.value(),
-            reason = "the grant was made after its caller had gone",
-        ),
+        Ok(PermitAnswer::Undone(undone)) => events.unheard_grant(&UnheardGrant {
+            tenant: tenant.clone(),
+            kind: UnheardKind::Permits,
+            name,
+            owner,
+            fencing_token: token,
+            undone,
+        }),
         Ok(_) => {}
         Err(error) => {
             tracing::warn!(%error, semaphore = %name, "a permit grant made after its caller had gone could not be undone; it expires with its lease");
@@ -234,8 +234,9 @@ pub(crate) fn undo_unheard_permit(
 }
 
 /// Undoes a grant that nobody will hear of (its caller gave up or went away before it was
-/// answered) with `undo`, and audits it.
+/// answered) with `undo`, and reports it.
 pub(crate) fn undo_unheard_grant(
+    events: &dyn StoreEvents,
     tenant: &Tenant,
     row: LockRow,
     undo: impl FnOnce(&Lock) -> diesel::QueryResult<bool>,
@@ -248,15 +249,14 @@ pub(crate) fn undo_unheard_grant(
         }
     };
     match undo(&lock) {
-        Ok(undone) => tracing::warn!(
-            target: "lockd::audit",
-            event = if undone { "grant_undone" } else { "grant_undo_skipped" },
-            tenant = %tenant,
-            resource = %lock.resource,
-            owner = %lock.owner,
-            fencing_token = lock.fencing_token.value(),
-            reason = "the grant was made after its caller had gone",
-        ),
+        Ok(undone) => events.unheard_grant(&UnheardGrant {
+            tenant: tenant.clone(),
+            kind: UnheardKind::Lock,
+            name: lock.resource.clone(),
+            owner: lock.owner.clone(),
+            fencing_token: lock.fencing_token,
+            undone,
+        }),
         Err(error) => {
             tracing::warn!(%error, resource = %lock.resource.as_str(), "a grant made after its caller had gone could not be undone; it expires with its lease");
             return false;

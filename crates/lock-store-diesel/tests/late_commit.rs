@@ -6,12 +6,15 @@
 //! The stalled COMMIT is a deferred constraint trigger that sleeps at commit time, in this test's
 //! own database only.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection};
-use lock_domain::{AcquireOutcome, LockRepository, RepositoryError, SystemClock};
+use lock_domain::{
+    AcquireOutcome, LockRepository, RepositoryError, StoreEvents, SystemClock, UnheardGrant,
+    UnheardKind,
+};
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::{open_store, TestDatabase};
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
@@ -37,6 +40,16 @@ fn stall_commits_of_slow(db: &TestDatabase, seconds: f64) {
     .expect("create the stalling trigger");
 }
 
+/// What the store reported of what it did on its own.
+#[derive(Default)]
+struct Reported(Mutex<Vec<UnheardGrant>>);
+
+impl StoreEvents for Reported {
+    fn unheard_grant(&self, grant: &UnheardGrant) {
+        self.0.lock().unwrap().push(grant.clone());
+    }
+}
+
 async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {
     let Some(db) = TestDatabase::postgres() else {
         return;
@@ -44,7 +57,16 @@ async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {
     let mut config = StoreConfig::new(db.url().clone());
     config.statement_timeout = Duration::from_millis(500);
     config.postgres_batch_connections = batch_connections;
-    let repo = open(config).await;
+    let reported = Arc::new(Reported::default());
+    let events: Arc<dyn StoreEvents> = Arc::clone(&reported) as _;
+    let repo = Arc::new(
+        tokio::task::spawn_blocking(move || {
+            DieselLockRepository::open_reporting(&config, Arc::new(SystemClock), events)
+        })
+        .await
+        .expect("open task")
+        .expect("open the store"),
+    );
     stall_commits_of_slow(&db, 4.0);
 
     let started = Instant::now();
@@ -70,6 +92,15 @@ async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {
         held, None,
         "a grant answered 503 is held by nobody for its whole TTL"
     );
+    // The undo is reported through the store's events port (the audit log's, in a server), once.
+    let reported = reported.0.lock().unwrap().clone();
+    assert_eq!(reported.len(), 1, "{reported:?}");
+    let undone = &reported[0];
+    assert_eq!(
+        (undone.kind, undone.name.as_str(), undone.owner.as_str()),
+        (UnheardKind::Lock, "slow", "late")
+    );
+    assert!(undone.undone, "{undone:?}");
     // Anyone may take it now, with a larger token.
     let next = repo
         .acquire(tenant(), name("slow"), owner("next"), ttl(60), None)

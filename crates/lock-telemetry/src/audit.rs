@@ -6,6 +6,7 @@
 
 use lock_domain::{
     FencingToken, Leader, Lock, Owner, Permit, ReleaseResult, RenewResult, ResourceName, Tenant,
+    UnheardGrant, UnheardKind,
 };
 
 /// As the API writes times: RFC 3339, milliseconds, `Z`.
@@ -156,6 +157,54 @@ pub(crate) fn semaphore(
 }
 
 /// A semaphore grant that nobody will use was undone, or left alone (see [`grant_undone`]).
+/// A grant the store made after its caller had gone, undone by the store (or left alone: no
+/// longer exactly that grant), in the shape of the use cases' own undone grants.
+pub(crate) fn unheard_grant(grant: &UnheardGrant) {
+    const REASON: &str = "the grant was made after its caller had gone";
+    let event = if grant.undone {
+        "grant_undone"
+    } else {
+        "grant_undo_skipped"
+    };
+    let (tenant, name, owner, token) = (
+        &grant.tenant,
+        &grant.name,
+        &grant.owner,
+        grant.fencing_token.value(),
+    );
+    match grant.kind {
+        UnheardKind::Lock => tracing::info!(
+            target: "lockd::audit",
+            event,
+            tenant = %tenant,
+            resource = %name,
+            owner = %owner,
+            fencing_token = token,
+            reason = REASON,
+        ),
+        UnheardKind::LockInMode(mode) => tracing::info!(
+            target: "lockd::audit",
+            event,
+            tenant = %tenant,
+            resource = %name,
+            owner = %owner,
+            mode = mode.as_str(),
+            fencing_token = token,
+            reason = REASON,
+        ),
+        UnheardKind::Permits => tracing::info!(
+            target: "lockd::audit",
+            event,
+            primitive = "semaphore",
+            tenant = %tenant,
+            semaphore = %name,
+            owner = %owner,
+            fencing_token = token,
+            reason = REASON,
+        ),
+    }
+}
+
 pub(crate) fn permit_grant_undone(tenant: &Tenant, permit: &Permit, undone: bool, reason: &str) {
     tracing::info!(
         target: "lockd::audit",

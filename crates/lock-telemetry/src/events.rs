@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use lock_domain::{
     FencingToken, Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult, ReleaseResult,
-    RenewResult, ResourceName, Tenant,
+    RenewResult, ResourceName, StoreEvents, Tenant, UnheardGrant,
 };
 use lock_service::{
     Acquired, Campaigned, ElectionReport, Fenced, Leading, LockEvents, PermitsAcquired, Trouble,
@@ -24,6 +24,14 @@ pub struct MetricsAndAudit {
 impl MetricsAndAudit {
     pub fn new(metrics: Arc<Metrics>) -> Self {
         Self { metrics }
+    }
+}
+
+/// What the store did on its own goes to the same audit log as the use cases' outcomes, in the
+/// same shape: one author of the audit log.
+impl StoreEvents for MetricsAndAudit {
+    fn unheard_grant(&self, grant: &UnheardGrant) {
+        audit::unheard_grant(grant);
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::dev::Server;
-use lock_domain::{Clock, FreedHints, StoreHealth, SystemClock};
+use lock_domain::{Clock, FreedHints, StoreEvents, StoreHealth, SystemClock};
 use lock_http_actix::{ApiSettings, LockApi, ServerOptions};
 use lock_service::{LockService, ServicePorts, StorePorts, WaiterLimits};
 use lock_store_diesel::{DieselLockRepository, SqliteSynchronous, StoreConfig, StoreError};
@@ -128,7 +128,12 @@ impl Application {
                  (see --api-keys-file)"
             );
         }
-        let store = open_store(args).await?;
+        let metrics = Arc::new(Metrics::with_log_lines_dropped(
+            crate::telemetry::log_lines_dropped(),
+        ));
+        // What the store does on its own (grants nobody heard of, undone) reaches the same audit
+        // log as the use cases' outcomes.
+        let store = open_store(args, Arc::new(MetricsAndAudit::new(Arc::clone(&metrics)))).await?;
         let sweeper = actix_web::rt::spawn(lock_store_diesel::run_sweeper(
             store.clone(),
             Duration::from_secs(args.sweep_interval_seconds),
@@ -136,9 +141,6 @@ impl Application {
             args.history_retention(),
         ));
         let store = Arc::new(store);
-        let metrics = Arc::new(Metrics::with_log_lines_dropped(
-            crate::telemetry::log_lines_dropped(),
-        ));
         let live_lock_counter = actix_web::rt::spawn(lock_service::run_live_lock_counter(
             Arc::clone(&store) as _,
             Arc::new(MetricsAndAudit::new(Arc::clone(&metrics))),
@@ -265,7 +267,10 @@ fn store_clock() -> Arc<dyn Clock> {
     Arc::new(SystemClock)
 }
 
-async fn open_store(args: &ServeArgs) -> Result<DieselLockRepository, StartupError> {
+async fn open_store(
+    args: &ServeArgs,
+    events: Arc<dyn StoreEvents>,
+) -> Result<DieselLockRepository, StartupError> {
     let mut config = StoreConfig::new(args.database_url.clone());
     config.pool_size = args.pool_size;
     config.postgres_batch_connections = args.postgres_batch_connections;
@@ -279,9 +284,9 @@ async fn open_store(args: &ServeArgs) -> Result<DieselLockRepository, StartupErr
     let deadline = Instant::now() + args.startup_timeout();
     let mut delay = Duration::from_millis(100);
     loop {
-        let attempt_config = config.clone();
+        let (attempt_config, events) = (config.clone(), Arc::clone(&events));
         let opened = tokio::task::spawn_blocking(move || {
-            DieselLockRepository::open(&attempt_config, store_clock())
+            DieselLockRepository::open_reporting(&attempt_config, store_clock(), events)
         })
         .await?;
         match opened {

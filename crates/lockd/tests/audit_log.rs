@@ -2,8 +2,6 @@
 //! tenant can never forge a field. Each audit line of the text format parses as logfmt with
 //! exactly one of each key and values that round-trip; in JSON each value is the plain string.
 
-use lock_service::WaiterLimits;
-use lockd::application::StoreWiring;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,8 +10,10 @@ use actix_web::test::{call_service, init_service, TestRequest};
 use actix_web::App;
 use lock_domain::SystemClock;
 use lock_http_actix::{hash_key, ApiKeys, ApiSettings};
+use lock_service::WaiterLimits;
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
+use lockd::application::StoreWiring;
 use lockd::cli::LogFormat;
 use lockd::telemetry::LogQueue;
 use serde_json::{json, Value};
@@ -131,6 +131,19 @@ async fn audited_requests(format: LogFormat) -> Vec<String> {
         assert_eq!(response.status().as_u16(), status);
     }
     drop(app);
+    // What the store does on its own (a grant nobody heard of, undone) goes through the same
+    // adapter the composition root gives the store, into the same log.
+    lock_domain::StoreEvents::unheard_grant(
+        &lock_telemetry::MetricsAndAudit::new(Arc::new(lock_telemetry::Metrics::default())),
+        &lock_domain::UnheardGrant {
+            tenant: lock_domain::Tenant::parse(TENANT).unwrap(),
+            kind: lock_domain::UnheardKind::Lock,
+            name: lock_domain::ResourceName::parse(RESOURCE).unwrap(),
+            owner: lock_domain::Owner::parse(OWNER).unwrap(),
+            fencing_token: lock_domain::FencingToken::new(7).unwrap(),
+            undone: true,
+        },
+    );
     drop(db);
     // Writes out what is still queued.
     drop(log_writer);
@@ -210,7 +223,14 @@ fn logfmt(text: &str) -> Result<Vec<(String, String)>, String> {
 #[actix_web::test]
 async fn text_audit_lines_parse_as_logfmt_with_one_of_each_key() {
     let lines = audited_requests(LogFormat::Text).await;
-    let events: Vec<&str> = vec!["granted", "denied", "renewed", "forbidden", "released"];
+    let events: Vec<&str> = vec![
+        "granted",
+        "denied",
+        "renewed",
+        "forbidden",
+        "released",
+        "grant_undone",
+    ];
     assert_eq!(lines.len(), events.len(), "{lines:#?}");
     for (line, event) in lines.iter().zip(events) {
         // The fields follow the target: `<time>  INFO lockd::audit: key=value ...`.
@@ -246,7 +266,7 @@ async fn text_audit_lines_parse_as_logfmt_with_one_of_each_key() {
 #[actix_web::test]
 async fn json_audit_lines_carry_the_values_as_plain_strings() {
     let lines = audited_requests(LogFormat::Json).await;
-    assert_eq!(lines.len(), 5, "{lines:#?}");
+    assert_eq!(lines.len(), 6, "{lines:#?}");
     for line in &lines {
         let event: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
         let fields = &event["fields"];

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use lock_domain::Clock;
+use lock_domain::{Clock, NoStoreEvents, StoreEvents};
 
 use super::{DieselLockRepository, Inner};
 use crate::config::StoreConfig;
@@ -24,6 +24,19 @@ impl DieselLockRepository {
     /// [`StoreError::Unreachable`] (worth retrying), [`StoreError::MissingDirectory`],
     /// [`StoreError::Migration`].
     pub fn open(config: &StoreConfig, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
+        Self::open_reporting(config, clock, Arc::new(NoStoreEvents))
+    }
+
+    /// [`Self::open`], with what the store does on its own (a grant that committed after its
+    /// caller had gone, undone) reported to `events`: the audit log's, in a server.
+    ///
+    /// # Errors
+    /// As [`Self::open`].
+    pub fn open_reporting(
+        config: &StoreConfig,
+        clock: Arc<dyn Clock>,
+        events: Arc<dyn StoreEvents>,
+    ) -> Result<Self, StoreError> {
         let url = config.url.redacted();
         if let DatabaseUrl::Sqlite(path) = &config.url {
             let dir = match path.parent() {
@@ -91,6 +104,7 @@ impl DieselLockRepository {
             health,
             Arc::clone(&clock),
             (!is_sqlite).then(|| config.deadlines()),
+            events,
         );
         let writer = start_writer(config, first, pooled.clone(), clock).map_err(|reason| {
             StoreError::Unreachable {

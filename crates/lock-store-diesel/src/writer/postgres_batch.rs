@@ -101,6 +101,7 @@ impl PostgresBatcher {
         let permits = PermitBatcher::spawn(
             direct.pooled().pool(),
             direct.pooled().health(),
+            direct.pooled().events(),
             executors.max(1) as usize * 2,
             deadlines.connection + deadlines.statement * 2,
             max_batch,
@@ -110,6 +111,7 @@ impl PostgresBatcher {
             work: Condvar::new(),
             pool: direct.pooled().pool().clone(),
             health: direct.pooled().health().clone(),
+            events: Arc::clone(direct.pooled().events()),
             deadlines,
             max_batch: max_batch.max(1),
         });

@@ -2,6 +2,8 @@
 //! runs on a pooled connection of its own, within the caller's deadlines ([`Pooled`]). The
 //! batcher runs everything but acquires, releases and renews this way too.
 
+use std::sync::Arc;
+
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -48,6 +50,7 @@ impl Writer for PostgresDirect {
         lock_delay: LockDelay,
     ) -> Result<AcquireRow, RepositoryError> {
         let undo_tenant = tenant.clone();
+        let events = Arc::clone(self.pooled.events());
         self.pooled
             .run_undoable(
                 move |conn, _| {
@@ -68,7 +71,7 @@ impl Writer for PostgresDirect {
                     let (Some(row), Ok(c)) = (row, conn.postgres()) else {
                         return;
                     };
-                    undo_unheard_grant(&undo_tenant, row, |lock| {
+                    undo_unheard_grant(&*events, &undo_tenant, row, |lock| {
                         writes::undo_grant(c, &undo_tenant, lock)
                     });
                 },
@@ -171,13 +174,14 @@ impl Writer for PostgresDirect {
     /// In a transaction of its own, under the semaphore's advisory lock.
     async fn permits(&self, tenant: Tenant, op: PermitOp) -> Result<PermitAnswer, RepositoryError> {
         let undo_tenant = tenant.clone();
+        let events = Arc::clone(self.pooled.events());
         self.pooled
             .run_undoable(
                 move |conn, _| Ok(run_permits(conn.postgres()?, &tenant, op)?),
                 // A grant that committed after its caller heard 503 or went away.
                 move |conn, answer| {
                     let Ok(c) = conn.postgres() else { return };
-                    undo_unheard_permit(&undo_tenant, answer, |undo| {
+                    undo_unheard_permit(&*events, &undo_tenant, answer, |undo| {
                         Ok(run_permits(c, &undo_tenant, undo)?)
                     });
                 },
@@ -212,13 +216,14 @@ impl Writer for PostgresDirect {
     /// In a transaction of its own, holding the lock's row.
     async fn shared(&self, tenant: Tenant, op: SharedOp) -> Result<SharedAnswer, RepositoryError> {
         let undo_tenant = tenant.clone();
+        let events = Arc::clone(self.pooled.events());
         self.pooled
             .run_undoable(
                 move |conn, _| Ok(run_shared(conn.postgres()?, &tenant, op)?),
                 // A grant that committed after its caller heard 503 or went away.
                 move |conn, answer| {
                     let Ok(c) = conn.postgres() else { return };
-                    undo_unheard_shared(&undo_tenant, answer, |undo| {
+                    undo_unheard_shared(&*events, &undo_tenant, answer, |undo| {
                         Ok(run_shared(c, &undo_tenant, undo)?)
                     });
                 },
@@ -233,6 +238,7 @@ impl Writer for PostgresDirect {
         set: LockSet,
     ) -> Result<MultiAcquireOutcome, RepositoryError> {
         let undo_tenant = tenant.clone();
+        let events = Arc::clone(self.pooled.events());
         self.pooled
             .run_undoable(
                 move |conn, _| {
@@ -244,7 +250,7 @@ impl Writer for PostgresDirect {
                 },
                 move |conn, answer| {
                     let Ok(c) = conn.postgres() else { return };
-                    undo_unheard_set(&undo_tenant, answer, |undo| {
+                    undo_unheard_set(&*events, &undo_tenant, answer, |undo| {
                         Ok(run_shared(&mut *c, &undo_tenant, undo)?)
                     });
                 },

@@ -19,13 +19,13 @@
 //!   answered is undone at once, as that exact grant, on the same connection.
 //! - Listings do not come here (they take no semaphore's lock).
 
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::Duration;
 
 use diesel::pg::PgConnection;
 use diesel::Connection;
-use lock_domain::{RepositoryError, Tenant};
+use lock_domain::{RepositoryError, StoreEvents, Tenant};
 use tokio::sync::oneshot;
 
 use super::{undo_unheard_permit, undo_unheard_shared};
@@ -118,6 +118,7 @@ impl PermitBatcher {
     pub(crate) fn spawn(
         pool: &r2d2::Pool<ConnectionManager>,
         health: &PoolHealth,
+        events: &Arc<dyn StoreEvents>,
         threads: usize,
         deadline: Duration,
         max_batch: usize,
@@ -125,10 +126,10 @@ impl PermitBatcher {
         let mut jobs = Vec::new();
         for i in 0..threads.max(1) {
             let (sender, queue) = mpsc::channel::<Job>();
-            let (pool, health) = (pool.clone(), health.clone());
+            let (pool, health, events) = (pool.clone(), health.clone(), Arc::clone(events));
             thread::Builder::new()
                 .name(format!("lockd-pg-permits-{i}"))
-                .spawn(move || execute(&pool, &health, &queue, max_batch.max(1)))?;
+                .spawn(move || execute(&pool, &health, &*events, &queue, max_batch.max(1)))?;
             jobs.push(std::sync::Mutex::new(sender));
         }
         Ok(Self { jobs, deadline })
@@ -200,6 +201,7 @@ impl PermitBatcher {
 fn execute(
     pool: &r2d2::Pool<ConnectionManager>,
     health: &PoolHealth,
+    events: &dyn StoreEvents,
     queue: &mpsc::Receiver<Job>,
     max_batch: usize,
 ) {
@@ -237,14 +239,14 @@ fn execute(
             }
             continue;
         };
-        if !serve(c, batch) {
+        if !serve(c, events, batch) {
             health.suspect();
         }
     }
 }
 
 /// Runs one batch on `c` and answers its callers; whether the connection still looks usable.
-fn serve(c: &mut PgConnection, batch: Vec<Job>) -> bool {
+fn serve(c: &mut PgConnection, events: &dyn StoreEvents, batch: Vec<Job>) -> bool {
     let together = c.transaction(|c| {
         batch
             .iter()
@@ -269,16 +271,20 @@ fn serve(c: &mut PgConnection, batch: Vec<Job>) -> bool {
     for (job, answer) in batch.into_iter().zip(answers) {
         let Job { tenant, reply, .. } = job;
         let _ = match reply.send(answer) {
-            Err(Ok(Answer::Permit(unheard))) => undo_unheard_permit(&tenant, unheard, |undo| {
-                Ok(c.transaction(|c| {
-                    semaphores::run(&mut PostgresHolders { conn: c }, &tenant, undo)
-                })?)
-            }),
-            Err(Ok(Answer::Shared(unheard))) => undo_unheard_shared(&tenant, unheard, |undo| {
-                Ok(c.transaction(|c| {
-                    shared_locks::run(&mut PostgresShared { conn: c }, &tenant, undo)
-                })?)
-            }),
+            Err(Ok(Answer::Permit(unheard))) => {
+                undo_unheard_permit(events, &tenant, unheard, |undo| {
+                    Ok(c.transaction(|c| {
+                        semaphores::run(&mut PostgresHolders { conn: c }, &tenant, undo)
+                    })?)
+                })
+            }
+            Err(Ok(Answer::Shared(unheard))) => {
+                undo_unheard_shared(events, &tenant, unheard, |undo| {
+                    Ok(c.transaction(|c| {
+                        shared_locks::run(&mut PostgresShared { conn: c }, &tenant, undo)
+                    })?)
+                })
+            }
             _ => true,
         };
     }

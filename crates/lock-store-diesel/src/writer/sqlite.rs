@@ -63,6 +63,7 @@ impl Writer for SqliteWriter {
         lock_delay: LockDelay,
     ) -> Result<AcquireRow, RepositoryError> {
         let undo_tenant = tenant.clone();
+        let events = Arc::clone(self.pooled.events());
         self.commits
             .submit_undoable(
                 move |c, now_ms| {
@@ -81,7 +82,7 @@ impl Writer for SqliteWriter {
                 // A grant whose caller went away before it was answered.
                 move |c, now_ms, row| {
                     let Some(row) = row else { return true };
-                    undo_unheard_grant(&undo_tenant, row, |lock| {
+                    undo_unheard_grant(&*events, &undo_tenant, row, |lock| {
                         sqlite::undo_grant(c, &undo_tenant, lock, now_ms)
                     })
                 },
@@ -219,6 +220,7 @@ impl Writer for SqliteWriter {
 
     async fn permits(&self, tenant: Tenant, op: PermitOp) -> Result<PermitAnswer, RepositoryError> {
         let undo_tenant = tenant.clone();
+        let events = Arc::clone(self.pooled.events());
         self.commits
             .submit_undoable(
                 move |conn, now_ms| {
@@ -226,7 +228,7 @@ impl Writer for SqliteWriter {
                     Ok(semaphores::run(&mut table, &tenant, op)?)
                 },
                 move |conn, now_ms, answer| {
-                    undo_unheard_permit(&undo_tenant, answer, |undo| {
+                    undo_unheard_permit(&*events, &undo_tenant, answer, |undo| {
                         let mut table = SqliteHolders { conn, now_ms };
                         Ok(semaphores::run(&mut table, &undo_tenant, undo)?)
                     })
@@ -257,6 +259,7 @@ impl Writer for SqliteWriter {
 
     async fn shared(&self, tenant: Tenant, op: SharedOp) -> Result<SharedAnswer, RepositoryError> {
         let undo_tenant = tenant.clone();
+        let events = Arc::clone(self.pooled.events());
         self.commits
             .submit_undoable(
                 move |conn, now_ms| {
@@ -264,7 +267,7 @@ impl Writer for SqliteWriter {
                     Ok(shared_locks::run(&mut table, &tenant, op)?)
                 },
                 move |conn, now_ms, answer| {
-                    undo_unheard_shared(&undo_tenant, answer, |undo| {
+                    undo_unheard_shared(&*events, &undo_tenant, answer, |undo| {
                         let mut table = SqliteShared { conn, now_ms };
                         Ok(shared_locks::run(&mut table, &undo_tenant, undo)?)
                     })
@@ -279,6 +282,7 @@ impl Writer for SqliteWriter {
         set: LockSet,
     ) -> Result<MultiAcquireOutcome, RepositoryError> {
         let undo_tenant = tenant.clone();
+        let events = Arc::clone(self.pooled.events());
         self.commits
             .submit_undoable(
                 move |conn, now_ms| {
@@ -286,7 +290,7 @@ impl Writer for SqliteWriter {
                     Ok(shared_locks::acquire_all(&mut table, &tenant, &set)?)
                 },
                 move |conn, now_ms, answer| {
-                    undo_unheard_set(&undo_tenant, answer, |undo| {
+                    undo_unheard_set(&*events, &undo_tenant, answer, |undo| {
                         let mut table = SqliteShared {
                             conn: &mut *conn,
                             now_ms,

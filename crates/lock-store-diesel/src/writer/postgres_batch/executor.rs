@@ -64,6 +64,7 @@ pub(super) fn execute(shared: &Shared) {
             batch,
             &mut holders,
             &shared.health,
+            &*shared.events,
         );
         answer_followers(shared, pg, seen, holders);
         finish(shared, ended);

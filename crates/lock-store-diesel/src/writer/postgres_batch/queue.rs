@@ -105,6 +105,8 @@ pub(super) struct Shared {
     pub(super) work: Condvar,
     pub(super) pool: r2d2::Pool<ConnectionManager>,
     pub(super) health: PoolHealth,
+    /// Where an undone grant nobody heard of is reported.
+    pub(super) events: std::sync::Arc<dyn lock_domain::StoreEvents>,
     pub(super) deadlines: Deadlines,
     pub(super) max_batch: usize,
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use diesel::pg::PgConnection;
 use diesel::r2d2::R2D2Connection;
-use lock_domain::{RepositoryError, Tenant};
+use lock_domain::{RepositoryError, StoreEvents, Tenant};
 
 use super::followers::Holder;
 use super::queue::{Key, Outcome, Queued};
@@ -25,11 +25,12 @@ pub(super) fn run_batch(
     mut batch: Vec<Queued>,
     holders: &mut Vec<(Key, Holder)>,
     health: &PoolHealth,
+    events: &dyn StoreEvents,
 ) -> (Vec<Key>, Vec<Queued>) {
     // Key order: rows are locked in the same order by every batch.
     batch.sort_by(|a, b| a.key.cmp(&b.key));
     match write(conn, &batch) {
-        Ok(rows) => settle(conn, batch, rows, holders),
+        Ok(rows) => settle(conn, batch, rows, holders, events),
         Err(error) if batch.len() > 1 && !conn.is_broken() => {
             // Nothing of the batch happened. Run each operation alone, so that whatever failed
             // fails only its own.
@@ -41,7 +42,7 @@ pub(super) fn run_batch(
                     done.push(queued.key.clone());
                     continue;
                 }
-                let (d, r) = run_batch(conn, statement, vec![queued], holders, health);
+                let (d, r) = run_batch(conn, statement, vec![queued], holders, health, events);
                 done.extend(d);
                 retries.extend(r);
             }
@@ -112,6 +113,7 @@ fn settle(
     batch: Vec<Queued>,
     rows: Vec<BatchRow>,
     holders: &mut Vec<(Key, Holder)>,
+    events: &dyn StoreEvents,
 ) -> (Vec<Key>, Vec<Queued>) {
     let mut written: HashMap<(String, String), LockRow> = rows
         .into_iter()
@@ -157,7 +159,7 @@ fn settle(
         done.push(queued.key.clone());
         let tenant = queued.key.0.clone();
         if let Some(Ok(Outcome::Acquire(Some(row)))) = queued.answer(outcome) {
-            undo_unheard_grant(conn, &tenant, row);
+            undo_unheard_grant(conn, events, &tenant, row);
         }
     }
     for queued in misses {
@@ -182,6 +184,13 @@ fn settle(
 }
 
 /// Undoes a grant that committed after its caller had gone (see the batcher's module documentation).
-fn undo_unheard_grant(conn: &mut PgConnection, tenant: &Tenant, row: LockRow) {
-    crate::writer::undo_unheard_grant(tenant, row, |lock| writes::undo_grant(conn, tenant, lock));
+fn undo_unheard_grant(
+    conn: &mut PgConnection,
+    events: &dyn StoreEvents,
+    tenant: &Tenant,
+    row: LockRow,
+) {
+    crate::writer::undo_unheard_grant(events, tenant, row, |lock| {
+        writes::undo_grant(conn, tenant, lock)
+    });
 }

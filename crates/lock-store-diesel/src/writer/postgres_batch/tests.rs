@@ -40,6 +40,7 @@ async fn operations_given_up_during_an_outage_leave_the_queue() {
         health,
         Arc::new(SystemClock),
         Some(deadlines),
+        Arc::new(lock_domain::NoStoreEvents),
     ));
     let batcher = Arc::new(PostgresBatcher::spawn(direct, deadlines, 2, 64).unwrap());
     let attempts: Vec<_> = (0..200)
