@@ -17,6 +17,7 @@ mod lease;
 mod listing;
 mod lock;
 mod lock_delay;
+mod lock_store;
 mod multi;
 mod multi_repository;
 mod owner;
@@ -55,6 +56,7 @@ pub use lease::{Capacity, Lease, LeaseValue, Weight, MAX_LEASE_VALUE_BYTES, MAX_
 pub use listing::{ListLimit, ListPage, ListQuery, ListedLock, ResourcePrefix};
 pub use lock::{AcquireOutcome, Lock, LockMode, ReleaseResult, RenewResult};
 pub use lock_delay::{delayed_until, holding_places, place_is_free, LockDelay};
+pub use lock_store::LockStore;
 pub use multi::{
     decide_step, LockSet, LockSetError, LockStep, MultiAcquireOutcome, MAX_LOCKS_AT_ONCE,
 };

@@ -4,16 +4,9 @@
 //!
 //! ```no_run
 //! # use std::sync::Arc;
-//! # use lock_domain::{
-//! #     AdminRepository, HistoryRepository, LeaseUsage, LockRepository, MultiLockRepository,
-//! #     Owner, ResourceName, SemaphoreRepository, SharedLockRepository, Ttl,
-//! # };
+//! # use lock_domain::{LockStore, Owner, ResourceName, Ttl};
 //! # use lock_service::LockService;
-//! # fn job<S>(repo: Arc<S>) -> Result<(), Box<dyn std::error::Error>>
-//! # where
-//! #     S: LockRepository + SharedLockRepository + MultiLockRepository + SemaphoreRepository
-//! #         + HistoryRepository + AdminRepository + LeaseUsage + 'static,
-//! # {
+//! # fn job<S: LockStore + 'static>(repo: Arc<S>) -> Result<(), Box<dyn std::error::Error>> {
 //! let service = LockService::over(repo); // or one with metrics and an audit log of its own
 //! let resource = ResourceName::parse("report:nightly")?;
 //! let owner = Owner::parse("nightly-export@host-1")?;

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use lock_domain::{
-    AdminRepository, Clock, FreedHints, HistoryRepository, LeaseUsage, LockRepository,
+    AdminRepository, Clock, FreedHints, HistoryRepository, LeaseUsage, LockRepository, LockStore,
     MultiLockRepository, SemaphoreRepository, SharedLockRepository, Tenant,
 };
 
@@ -40,14 +40,7 @@ impl StorePorts {
     /// Every port from one store.
     pub fn of<S>(store: Arc<S>) -> Self
     where
-        S: LockRepository
-            + SharedLockRepository
-            + MultiLockRepository
-            + SemaphoreRepository
-            + HistoryRepository
-            + AdminRepository
-            + LeaseUsage
-            + 'static,
+        S: LockStore + 'static,
     {
         Self {
             locks: Arc::clone(&store) as _,

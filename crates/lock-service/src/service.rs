@@ -6,10 +6,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use lock_domain::{
-    AdminRepository, HistoryRepository, LeaseUsage, LockRepository, MultiLockRepository,
-    RepositoryError, SemaphoreRepository, SharedLockRepository, SystemClock,
-};
+use lock_domain::{LockStore, RepositoryError, SystemClock};
 
 use crate::core::{Core, ServicePorts, StorePorts};
 use crate::elections::Elections;
@@ -75,14 +72,7 @@ impl LockService {
     /// directly (`LockGuard`) and want no metrics or audit log of their own.
     pub fn over<S>(store: Arc<S>) -> Self
     where
-        S: LockRepository
-            + SharedLockRepository
-            + MultiLockRepository
-            + SemaphoreRepository
-            + HistoryRepository
-            + AdminRepository
-            + LeaseUsage
-            + 'static,
+        S: LockStore + 'static,
     {
         Self::new(
             ServicePorts {

@@ -52,15 +52,7 @@ impl StoreWiring {
     /// and the system clock: for tests and tools over one store.
     pub fn of<S>(store: Arc<S>) -> Self
     where
-        S: lock_domain::LockRepository
-            + lock_domain::SharedLockRepository
-            + lock_domain::MultiLockRepository
-            + lock_domain::SemaphoreRepository
-            + lock_domain::HistoryRepository
-            + lock_domain::AdminRepository
-            + lock_domain::LeaseUsage
-            + StoreHealth
-            + 'static,
+        S: lock_domain::LockStore + StoreHealth + 'static,
     {
         Self {
             store: StorePorts::of(Arc::clone(&store)),

@@ -118,36 +118,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::{
-    AdminRepository, HistoryRepository, LeaseUsage, LockRepository, MultiLockRepository,
-    SemaphoreRepository, SharedLockRepository, StoreHealth,
-};
+use crate::{LockStore, StoreHealth};
 
-/// What the suite needs of a store: its lock, shared-lock and semaphore operations, its history,
-/// its count of live leases and its statistics.
-pub trait ContractStore:
-    LockRepository
-    + AdminRepository
-    + SharedLockRepository
-    + MultiLockRepository
-    + SemaphoreRepository
-    + HistoryRepository
-    + LeaseUsage
-    + StoreHealth
-{
-}
+/// What the suite needs of a store: every port of the use cases ([`LockStore`]) and its
+/// statistics.
+pub trait ContractStore: LockStore + StoreHealth {}
 
-impl<S> ContractStore for S where
-    S: LockRepository
-        + AdminRepository
-        + SharedLockRepository
-        + MultiLockRepository
-        + SemaphoreRepository
-        + HistoryRepository
-        + LeaseUsage
-        + StoreHealth
-{
-}
+impl<S> ContractStore for S where S: LockStore + StoreHealth {}
 
 /// One adapter's storage, as the suite sees it.
 #[async_trait]

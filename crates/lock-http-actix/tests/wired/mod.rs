@@ -7,10 +7,7 @@
 use std::sync::Arc;
 
 use actix_web::web::ServiceConfig;
-use lock_domain::{
-    AdminRepository, HistoryRepository, LeaseUsage, LockRepository, MultiLockRepository,
-    SemaphoreRepository, SharedLockRepository, StoreHealth, SystemClock,
-};
+use lock_domain::{LockStore, StoreHealth, SystemClock};
 use lock_http_actix::{ApiSettings, LockApi};
 use lock_service::{LockService, ServicePorts, StorePorts, WaiterLimits};
 use lock_telemetry::MetricsAndAudit;
@@ -43,15 +40,7 @@ pub fn configure(ports: Ports, settings: ApiSettings) -> impl FnOnce(&mut Servic
 /// The API over every port of one store.
 pub fn over<S>(store: Arc<S>, settings: ApiSettings, limits: WaiterLimits) -> LockApi
 where
-    S: LockRepository
-        + SharedLockRepository
-        + MultiLockRepository
-        + SemaphoreRepository
-        + HistoryRepository
-        + AdminRepository
-        + LeaseUsage
-        + StoreHealth
-        + 'static,
+    S: LockStore + StoreHealth + 'static,
 {
     api(
         Ports {
