@@ -15,7 +15,7 @@ use crate::problem::ProblemKind;
 use crate::MAX_BODY_BYTES;
 
 // The fields of a lease request are parsed by their definitions (`crate::fields`).
-pub(crate) use crate::fields::{owner_field, ttl_field, wait_field};
+pub(crate) use crate::fields::{owner_field, ttl_field};
 
 /// Whether the request says it carries a body (a positive `Content-Length`, or chunked).
 pub(crate) fn declares_body(req: &HttpRequest) -> bool {

@@ -4,26 +4,19 @@
 //! `owner` (`lock_request::release_request_by`). Each authenticates, reads the body, parses every
 //! input through its field definition (`crate::fields`) and lists every invalid one in one 422.
 
-use std::time::Duration;
-
 use actix_web::web;
 use actix_web::HttpRequest;
 use lock_domain::{LeaseValue, Owner, ResourceName, Tenant, Ttl};
 use lock_service::CampaignRequest;
 
 use crate::authentication::tenant_of;
-use crate::body::{parse_object, read_json_body, ttl_field, wait_field};
-use crate::fields::lock_delay::lock_delay_field;
+use crate::body::{parse_object, read_json_body, ttl_field};
 use crate::fields::owner::{owner_field_named, CANDIDATE};
 use crate::fields::semaphore::value_field;
+use crate::lease_terms::{Delay, Holder, Invalid, Terms, Wait};
 use crate::problem::{FieldError, ProblemKind};
 use crate::resource_path::election_of;
 use crate::ApiState;
-
-/// The value of one input, its error kept in `errors`.
-fn take<T>(parsed: Result<T, FieldError>, errors: &mut Vec<FieldError>) -> Option<T> {
-    parsed.map_err(|error| errors.push(error)).ok()
-}
 
 /// Authenticates, reads and validates a campaign (`{candidate, ttl_seconds, value?,
 /// wait_seconds?}`), in the contract's order: 401, 415, 413, 408, 400, then one 422 listing every
@@ -36,26 +29,24 @@ pub(crate) async fn campaign_request(
     let tenant = tenant_of(req, state)?;
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
-    let mut errors = Vec::new();
-    let election = take(election_of(req), &mut errors);
-    let candidate = take(owner_field_named(CANDIDATE, fields.candidate), &mut errors);
-    let ttl = take(
-        ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
-        &mut errors,
+    let terms = Terms::read(
+        &fields,
+        Holder::Candidate,
+        Wait::Read,
+        Delay::OrDefault,
+        &state.settings,
     );
-    let wait = take(
-        wait_field(fields.wait_seconds, state.settings.max_wait_seconds),
-        &mut errors,
-    );
-    let value = take(value_field(fields.value), &mut errors);
-    let lock_delay = take(
-        lock_delay_field(fields.lock_delay_seconds, state.settings.default_lock_delay),
-        &mut errors,
-    );
+    let mut invalid = Invalid::default();
+    let election = invalid.take(election_of(req));
+    let candidate = invalid.take(terms.holder);
+    let ttl = invalid.take(terms.ttl);
+    let wait = invalid.take(terms.wait);
+    let value = invalid.take(terms.value);
+    let lock_delay = invalid.take(terms.lock_delay);
     let (Some(election), Some(candidate), Some(ttl), Some(wait), Some(value), Some(lock_delay)) =
         (election, candidate, ttl, wait, value, lock_delay)
     else {
-        return Err(ProblemKind::Validation(errors));
+        return Err(invalid.problem());
     };
     state.service.tenants().check_ttl(&tenant, ttl)?;
     Ok(CampaignRequest {
@@ -63,7 +54,7 @@ pub(crate) async fn campaign_request(
         election,
         candidate,
         ttl,
-        wait: Duration::from_secs(u64::from(wait)),
+        wait,
         value,
         lock_delay,
     })
@@ -86,23 +77,20 @@ pub(crate) async fn proclaim_request(
     let tenant = tenant_of(req, state)?;
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
-    let mut errors = Vec::new();
-    let election = take(election_of(req), &mut errors);
-    let candidate = take(owner_field_named(CANDIDATE, fields.candidate), &mut errors);
-    let value = take(
-        value_field(fields.value).and_then(|value| {
-            value.ok_or_else(|| {
-                FieldError::new(
-                    "value",
-                    "required",
-                    "value is required: the JSON value the leader proclaims",
-                )
-            })
-        }),
-        &mut errors,
-    );
+    let mut invalid = Invalid::default();
+    let election = invalid.take(election_of(req));
+    let candidate = invalid.take(owner_field_named(CANDIDATE, fields.candidate));
+    let value = invalid.take(value_field(fields.value).and_then(|value| {
+        value.ok_or_else(|| {
+            FieldError::new(
+                "value",
+                "required",
+                "value is required: the JSON value the leader proclaims",
+            )
+        })
+    }));
     let (Some(election), Some(candidate), Some(value)) = (election, candidate, value) else {
-        return Err(ProblemKind::Validation(errors));
+        return Err(invalid.problem());
     };
     Ok(Proclaim {
         tenant,
@@ -129,15 +117,15 @@ pub(crate) async fn leader_renew_request(
     let tenant = tenant_of(req, state)?;
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
-    let mut errors = Vec::new();
-    let election = take(election_of(req), &mut errors);
-    let candidate = take(owner_field_named(CANDIDATE, fields.candidate), &mut errors);
-    let ttl = take(
-        ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
-        &mut errors,
-    );
+    let mut invalid = Invalid::default();
+    let election = invalid.take(election_of(req));
+    let candidate = invalid.take(owner_field_named(CANDIDATE, fields.candidate));
+    let ttl = invalid.take(ttl_field(
+        fields.ttl_seconds,
+        state.settings.max_ttl_seconds,
+    ));
     let (Some(election), Some(candidate), Some(ttl)) = (election, candidate, ttl) else {
-        return Err(ProblemKind::Validation(errors));
+        return Err(invalid.problem());
     };
     state.service.tenants().check_ttl(&tenant, ttl)?;
     Ok(LeaderRenew {

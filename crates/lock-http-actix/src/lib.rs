@@ -26,6 +26,7 @@ mod fields;
 mod force_release;
 mod history;
 mod history_query;
+mod lease_terms;
 mod listing;
 mod lock_request;
 mod locks;

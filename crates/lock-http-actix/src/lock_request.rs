@@ -3,21 +3,16 @@
 //! parses every input through its field definition (`crate::fields`), in the contract's order of
 //! precedence, and lists every invalid input in one 422.
 
-use std::time::Duration;
-
 use actix_web::web;
 use actix_web::HttpRequest;
-use lock_domain::{LockDelay, LockMode, Owner, ResourceName, Tenant};
+use lock_domain::{LockMode, Owner, ResourceName, Tenant};
 use lock_service::AcquireRequest;
 
 use crate::authentication::tenant_of;
-use crate::body::{
-    declares_body, owner_field, parse_object, read_json_body, ttl_field, wait_field,
-};
-use crate::fields::lock_delay::{self, lock_delay_field};
+use crate::body::{declares_body, parse_object, read_json_body};
 use crate::fields::mode::mode_field;
 use crate::fields::owner::{owner_field_named, owner_text_named};
-use crate::fields::semaphore::value_field;
+use crate::lease_terms::{Delay, Holder, Invalid, Terms, Wait};
 use crate::problem::{FieldError, ProblemKind};
 use crate::query_string::form_decode;
 use crate::resource_path::resource_of;
@@ -33,28 +28,6 @@ fn valid2<A, B>(a: Result<A, FieldError>, b: Result<B, FieldError>) -> Result<(A
     }
 }
 
-/// The values of three inputs, or a 422 listing every invalid one.
-fn valid3<A, B, C>(
-    a: Result<A, FieldError>,
-    b: Result<B, FieldError>,
-    c: Result<C, FieldError>,
-) -> Result<(A, B, C), ProblemKind> {
-    match (a, b, c) {
-        (Ok(a), Ok(b), Ok(c)) => Ok((a, b, c)),
-        (a, b, c) => Err(ProblemKind::Validation(
-            a.err().into_iter().chain(b.err()).chain(c.err()).collect(),
-        )),
-    }
-}
-
-/// Whether the request's `wait_seconds` is read (acquire) or ignored like any unknown field
-/// (renew).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Waits {
-    Read,
-    Ignored,
-}
-
 /// Authenticates, reads and validates an acquire or renew (`{owner, ttl_seconds, value?}` on
 /// `/locks/{resource}[/renew]`, and on an acquire `wait_seconds`, `mode` and
 /// `lock_delay_seconds`), in the contract's order: 401, 415, 413, 408, 400, then one 422 listing
@@ -64,69 +37,50 @@ pub(crate) async fn lease_request(
     req: &HttpRequest,
     payload: web::Payload,
     state: &ApiState,
-    waits: Waits,
+    wait: Wait,
 ) -> Result<AcquireRequest, ProblemKind> {
     let tenant = tenant_of(req, state)?;
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
-    let (wait, mode) = match waits {
-        Waits::Read => (
-            wait_field(fields.wait_seconds, state.settings.max_wait_seconds),
-            mode_field(fields.mode),
-        ),
-        Waits::Ignored => (Ok(0), Ok(LockMode::Exclusive)),
+    let mode = match wait {
+        Wait::Read => mode_field(fields.mode),
+        Wait::Ignored => Ok(LockMode::Exclusive),
     };
-    let lease = valid3(
-        resource_of(req),
-        owner_field(fields.owner),
-        ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
-    );
-    let value = value_field(fields.value);
-    let lock_delay = match (waits, &mode) {
-        (Waits::Ignored, _) => Ok(LockDelay::NONE),
-        (Waits::Read, Ok(LockMode::Shared)) => match fields.lock_delay_seconds {
-            None => Ok(LockDelay::NONE),
-            Some(raw) => lock_delay_field(Some(raw), LockDelay::NONE).and_then(|delay| {
-                if delay == LockDelay::NONE {
-                    Ok(delay)
-                } else {
-                    Err(FieldError::new(
-                        lock_delay::NAME,
-                        "invalid_value",
-                        "lock_delay_seconds applies to exclusive locks: a shared lease has none",
-                    ))
-                }
-            }),
-        },
-        (Waits::Read, _) => {
-            lock_delay_field(fields.lock_delay_seconds, state.settings.default_lock_delay)
+    let delay = match (wait, &mode) {
+        (Wait::Ignored, _) => Delay::Ignored,
+        (Wait::Read, Ok(LockMode::Shared)) => {
+            Delay::Refused("lock_delay_seconds applies to exclusive locks: a shared lease has none")
         }
+        (Wait::Read, _) => Delay::OrDefault,
     };
-    let ((resource, owner, ttl), wait, mode, value, lock_delay) =
-        match (lease, wait, mode, value, lock_delay) {
-            (Ok(lease), Ok(wait), Ok(mode), Ok(value), Ok(lock_delay)) => {
-                (lease, wait, mode, value, lock_delay)
-            }
-            (lease, wait, mode, value, lock_delay) => {
-                let mut errors = match lease {
-                    Err(ProblemKind::Validation(errors)) => errors,
-                    Err(other) => return Err(other),
-                    Ok(_) => Vec::new(),
-                };
-                errors.extend(wait.err());
-                errors.extend(mode.err());
-                errors.extend(value.err());
-                errors.extend(lock_delay.err());
-                return Err(ProblemKind::Validation(errors));
-            }
-        };
+    let terms = Terms::read(&fields, Holder::Owner, wait, delay, &state.settings);
+    let mut invalid = Invalid::default();
+    let resource = invalid.take(resource_of(req));
+    let owner = invalid.take(terms.holder);
+    let ttl = invalid.take(terms.ttl);
+    let wait = invalid.take(terms.wait);
+    let mode = invalid.take(mode);
+    let value = invalid.take(terms.value);
+    let lock_delay = invalid.take(terms.lock_delay);
+    let (
+        Some(resource),
+        Some(owner),
+        Some(ttl),
+        Some(wait),
+        Some(mode),
+        Some(value),
+        Some(lock_delay),
+    ) = (resource, owner, ttl, wait, mode, value, lock_delay)
+    else {
+        return Err(invalid.problem());
+    };
     state.service.tenants().check_ttl(&tenant, ttl)?;
     Ok(AcquireRequest {
         tenant,
         resource,
         owner,
         ttl,
-        wait: Duration::from_secs(u64::from(wait)),
+        wait,
         mode,
         value,
         lock_delay,

@@ -9,7 +9,8 @@ use lock_service::{AcquireRequest, Acquired, Looked};
 use crate::api_doc::requests::{AcquireResourcePath, ReleaseQuery, ResourcePath};
 use crate::authentication::tenant_of;
 use crate::dto::{AcquireGranted, AcquireHeld, AcquireResponse, LockStatus, LockView};
-use crate::lock_request::{lease_request, release_request, Release, Waits};
+use crate::lease_terms::Wait;
+use crate::lock_request::{lease_request, release_request, Release};
 use crate::problem::{method_not_allowed, Conflict, ProblemKind};
 use crate::resource_path::resource_of;
 use crate::ApiState;
@@ -82,7 +83,7 @@ pub(crate) async fn acquire(
     payload: web::Payload,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ProblemKind> {
-    let request = lease_request(&req, payload, &state, Waits::Read).await?;
+    let request = lease_request(&req, payload, &state, Wait::Read).await?;
     let (resource, mode) = (request.resource.clone(), request.mode);
     let acquired = state
         .service
@@ -237,7 +238,7 @@ pub(crate) async fn renew(
         ttl,
         value,
         ..
-    } = lease_request(&req, payload, &state, Waits::Ignored).await?;
+    } = lease_request(&req, payload, &state, Wait::Ignored).await?;
     match state
         .service
         .locks()

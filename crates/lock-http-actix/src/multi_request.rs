@@ -3,25 +3,17 @@
 //! body, parses every input through its field definition and lists every invalid one in one
 //! 422.
 
-use std::time::Duration;
-
 use actix_web::web;
 use actix_web::HttpRequest;
-use lock_domain::{LockDelay, LockSet, Owner, ResourceName, Tenant};
+use lock_domain::{LockSet, Owner, ResourceName, Tenant};
 use lock_service::MultiAcquireRequest;
 
 use crate::authentication::tenant_of;
-use crate::body::{owner_field, parse_object, read_json_body, ttl_field, wait_field};
-use crate::fields::lock_delay::{self, lock_delay_field};
+use crate::body::{owner_field, parse_object, read_json_body};
 use crate::fields::lock_list::{locks_field, resources_field};
-use crate::fields::semaphore::value_field;
+use crate::lease_terms::{Delay, Holder, Invalid, Terms, Wait};
 use crate::problem::{FieldError, ProblemKind};
 use crate::ApiState;
-
-/// The value of one input, its errors kept in `errors`.
-fn take<T>(parsed: Result<T, FieldError>, errors: &mut Vec<FieldError>) -> Option<T> {
-    parsed.map_err(|error| errors.push(error)).ok()
-}
 
 /// Authenticates, reads and validates a multi-lock acquire
 /// (`{owner, ttl_seconds, locks, wait_seconds?, value?}`), in the contract's order: 401, 415,
@@ -34,40 +26,28 @@ pub(crate) async fn acquire_all_request(
     let tenant = tenant_of(req, state)?;
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
-    let mut errors = Vec::new();
-    let owner = take(owner_field(fields.owner), &mut errors);
-    let ttl = take(
-        ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
-        &mut errors,
+    let terms = Terms::read(
+        &fields,
+        Holder::Owner,
+        Wait::Read,
+        // A set's grants have no lock-delay: asking for one is refused, not ignored.
+        Delay::Refused(
+            "lock_delay_seconds is not supported by POST /locks: a set's grants have no \
+             lock-delay; acquire the lock alone for one",
+        ),
+        &state.settings,
     );
-    let locks = locks_field(fields.locks)
-        .map_err(|invalid| errors.extend(invalid))
-        .ok();
-    let wait = take(
-        wait_field(fields.wait_seconds, state.settings.max_wait_seconds),
-        &mut errors,
-    );
-    let value = take(value_field(fields.value), &mut errors);
-    // A set's grants have no lock-delay: asking for one is refused, not ignored.
-    let no_delay = take(
-        lock_delay_field(fields.lock_delay_seconds, LockDelay::NONE).and_then(|delay| {
-            if delay == LockDelay::NONE {
-                Ok(())
-            } else {
-                Err(FieldError::new(
-                    lock_delay::NAME,
-                    "invalid_value",
-                    "lock_delay_seconds is not supported by POST /locks: a set's grants have \
-                     no lock-delay; acquire the lock alone for one",
-                ))
-            }
-        }),
-        &mut errors,
-    );
-    let (Some(owner), Some(ttl), Some(locks), Some(wait), Some(value), Some(())) =
+    let mut invalid = Invalid::default();
+    let owner = invalid.take(terms.holder);
+    let ttl = invalid.take(terms.ttl);
+    let locks = invalid.take_all(locks_field(fields.locks));
+    let wait = invalid.take(terms.wait);
+    let value = invalid.take(terms.value);
+    let no_delay = invalid.take(terms.lock_delay);
+    let (Some(owner), Some(ttl), Some(locks), Some(wait), Some(value), Some(_)) =
         (owner, ttl, locks, wait, value, no_delay)
     else {
-        return Err(ProblemKind::Validation(errors));
+        return Err(invalid.problem());
     };
     let set = LockSet::new(owner, ttl, locks, value).map_err(|error| {
         ProblemKind::Validation(vec![FieldError::new(
@@ -77,11 +57,7 @@ pub(crate) async fn acquire_all_request(
         )])
     })?;
     state.service.tenants().check_ttl(&tenant, set.ttl())?;
-    Ok(MultiAcquireRequest {
-        tenant,
-        set,
-        wait: Duration::from_secs(u64::from(wait)),
-    })
+    Ok(MultiAcquireRequest { tenant, set, wait })
 }
 
 /// A release of several locks, parsed.
@@ -100,13 +76,11 @@ pub(crate) async fn release_all_request(
     let tenant = tenant_of(req, state)?;
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
-    let mut errors = Vec::new();
-    let owner = take(owner_field(fields.owner), &mut errors);
-    let resources = resources_field(fields.resources)
-        .map_err(|invalid| errors.extend(invalid))
-        .ok();
+    let mut invalid = Invalid::default();
+    let owner = invalid.take(owner_field(fields.owner));
+    let resources = invalid.take_all(resources_field(fields.resources));
     let (Some(owner), Some(resources)) = (owner, resources) else {
-        return Err(ProblemKind::Validation(errors));
+        return Err(invalid.problem());
     };
     Ok(ReleaseMany {
         tenant,

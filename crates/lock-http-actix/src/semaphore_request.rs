@@ -3,25 +3,18 @@
 //! (`lock_request::release_request`). Each authenticates, reads the body, parses every input
 //! through its field definition (`crate::fields`) and lists every invalid one in one 422.
 
-use std::time::Duration;
-
 use actix_web::web;
 use actix_web::HttpRequest;
 use lock_domain::{LeaseValue, Owner, PermitRequest, ResourceName, Tenant, Ttl};
 use lock_service::PermitsRequest;
 
 use crate::authentication::tenant_of;
-use crate::body::{owner_field, parse_object, read_json_body, ttl_field, wait_field};
-use crate::fields::lock_delay::lock_delay_field;
+use crate::body::{owner_field, parse_object, read_json_body, ttl_field};
 use crate::fields::semaphore::{limit_field, permits_field, value_field};
-use crate::problem::{FieldError, ProblemKind};
+use crate::lease_terms::{Delay, Holder, Invalid, Terms, Wait};
+use crate::problem::ProblemKind;
 use crate::resource_path::semaphore_of;
 use crate::ApiState;
-
-/// The value of one input, its error kept in `errors`.
-fn take<T>(parsed: Result<T, FieldError>, errors: &mut Vec<FieldError>) -> Option<T> {
-    parsed.map_err(|error| errors.push(error)).ok()
-}
 
 /// Authenticates, reads and validates an acquire of permits, in the contract's order: 401, 415,
 /// 413, 408, 400, then one 422 listing every invalid input (name, owner, ttl_seconds, limit,
@@ -34,24 +27,22 @@ pub(crate) async fn acquire_request(
     let tenant = tenant_of(req, state)?;
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
-    let mut errors = Vec::new();
-    let name = take(semaphore_of(req), &mut errors);
-    let owner = take(owner_field(fields.owner), &mut errors);
-    let ttl = take(
-        ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
-        &mut errors,
+    let terms = Terms::read(
+        &fields,
+        Holder::Owner,
+        Wait::Read,
+        Delay::OrDefault,
+        &state.settings,
     );
-    let limit = take(limit_field(fields.limit), &mut errors);
-    let permits = take(permits_field(fields.permits, limit), &mut errors);
-    let wait = take(
-        wait_field(fields.wait_seconds, state.settings.max_wait_seconds),
-        &mut errors,
-    );
-    let value = take(value_field(fields.value), &mut errors);
-    let lock_delay = take(
-        lock_delay_field(fields.lock_delay_seconds, state.settings.default_lock_delay),
-        &mut errors,
-    );
+    let mut invalid = Invalid::default();
+    let name = invalid.take(semaphore_of(req));
+    let owner = invalid.take(terms.holder);
+    let ttl = invalid.take(terms.ttl);
+    let limit = invalid.take(limit_field(fields.limit));
+    let permits = invalid.take(permits_field(fields.permits, limit));
+    let wait = invalid.take(terms.wait);
+    let value = invalid.take(terms.value);
+    let lock_delay = invalid.take(terms.lock_delay);
     let (
         Some(name),
         Some(owner),
@@ -63,7 +54,7 @@ pub(crate) async fn acquire_request(
         Some(lock_delay),
     ) = (name, owner, ttl, limit, permits, wait, value, lock_delay)
     else {
-        return Err(ProblemKind::Validation(errors));
+        return Err(invalid.problem());
     };
     state.service.tenants().check_ttl(&tenant, ttl)?;
     Ok(PermitsRequest {
@@ -77,7 +68,7 @@ pub(crate) async fn acquire_request(
             value,
             lock_delay,
         },
-        wait: Duration::from_secs(u64::from(wait)),
+        wait,
     })
 }
 
@@ -99,16 +90,16 @@ pub(crate) async fn renew_request(
     let tenant = tenant_of(req, state)?;
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
-    let mut errors = Vec::new();
-    let name = take(semaphore_of(req), &mut errors);
-    let owner = take(owner_field(fields.owner), &mut errors);
-    let ttl = take(
-        ttl_field(fields.ttl_seconds, state.settings.max_ttl_seconds),
-        &mut errors,
-    );
-    let value = take(value_field(fields.value), &mut errors);
+    let mut invalid = Invalid::default();
+    let name = invalid.take(semaphore_of(req));
+    let owner = invalid.take(owner_field(fields.owner));
+    let ttl = invalid.take(ttl_field(
+        fields.ttl_seconds,
+        state.settings.max_ttl_seconds,
+    ));
+    let value = invalid.take(value_field(fields.value));
     let (Some(name), Some(owner), Some(ttl), Some(value)) = (name, owner, ttl, value) else {
-        return Err(ProblemKind::Validation(errors));
+        return Err(invalid.problem());
     };
     state.service.tenants().check_ttl(&tenant, ttl)?;
     Ok(PermitRenew {
