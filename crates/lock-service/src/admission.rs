@@ -7,8 +7,8 @@ use std::future::Future;
 use lock_domain::{RepositoryError, Tenant};
 
 use crate::core::Core;
+use crate::outcomes::AcquireError;
 use crate::quota::{Count, LeaseGate, ObserverSeat, OpenError, QuotaExceeded, Refusal};
-use crate::service::AcquireError;
 
 impl Core {
     /// Admits a grant of `tenant` that would add `wanted` leases (see [`Quotas::admit`]); a

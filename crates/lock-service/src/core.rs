@@ -12,12 +12,12 @@ use lock_domain::{
 };
 
 use crate::events::LockEvents;
-use crate::history::HistoryHub;
+use crate::history::feed::HistoryHub;
 use crate::observe::{Hub, ObservedReads, ObservingEvents};
+use crate::outcomes::AcquireError;
 use crate::outcomes::WaitersFull;
 use crate::quota::{QuotaExceeded, Quotas};
 use crate::semaphores::queue::PermitQueues;
-use crate::service::AcquireError;
 use crate::waiting::{WaiterLimits, Waiting};
 
 /// The store's ports the use cases run over, one handle each. A store implements them all

@@ -14,9 +14,9 @@ use lock_domain::{
 use crate::core::Core;
 use crate::events::ElectionReport;
 use crate::locks::{AcquireRequest, Locks};
+use crate::outcomes::AcquireError;
 use crate::outcomes::{Acquired, Fenced, Looked};
 use crate::outcomes::{Campaigned, Leading};
-use crate::service::AcquireError;
 
 /// How many times a refused campaign that finds its candidate leading is re-granted before it
 /// gives up (each time the office changed hands between the read and the grant).

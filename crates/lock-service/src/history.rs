@@ -2,45 +2,14 @@
 //! ([`HistoryFeed`]): every record as it becomes final in the store, resumable from any id the
 //! retention still holds, with nothing lost and nothing twice.
 
-mod feed;
+pub(crate) mod feed;
 
-use lock_domain::{
-    HistoryPage, HistoryQuery, HistoryRecord, LeaseKind, RepositoryError, ResourcePrefix, Tenant,
-};
+use lock_domain::{HistoryPage, HistoryQuery, RepositoryError, Tenant};
 
-pub use feed::HistoryFeed;
-pub(crate) use feed::HistoryHub;
+pub use feed::{FeedFilter, FeedStart, HistoryFeed};
 
 use crate::core::Core;
 use crate::quota::OpenError;
-
-/// Where a feed starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FeedStart {
-    /// With the first record committed from now on.
-    Now,
-    /// After the record with this id (one the client last saw; 0: with the oldest record the
-    /// retention still holds).
-    After(u64),
-}
-
-/// Which records a feed passes on: the tenant's, whose name starts with the prefix, of the
-/// kinds asked for (every kind when none is).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FeedFilter {
-    pub tenant: Tenant,
-    pub prefix: ResourcePrefix,
-    pub kinds: Vec<LeaseKind>,
-}
-
-impl FeedFilter {
-    /// Whether `record` is one this filter passes on.
-    pub fn admits(&self, record: &HistoryRecord) -> bool {
-        record.tenant == self.tenant
-            && self.prefix.matches(&record.name)
-            && (self.kinds.is_empty() || self.kinds.contains(&record.kind))
-    }
-}
 
 /// The durable history's use cases: a view over the process's [`Core`], from
 /// [`crate::LockService::history`].

@@ -13,7 +13,7 @@
 //!   elections;
 //! - [`History`] (`history.rs`): pages of records and the event feed;
 //! - [`Tenants`] (`tenants.rs`): the limits in force and their usage;
-//! - observing a name (`observe.rs`) spans them.
+//! - observing a name ([`LockService::observe`]; the watches in `observe.rs`) spans them.
 //!
 //! Every outcome is reported to the [`LockEvents`] port (metrics and the audit log live behind
 //! it, in an adapter). Inbound adapters (the HTTP API, `LockGuard`) parse, make one call, and
@@ -51,14 +51,14 @@ pub use observe::{
     Change, Happened, Holding, Numbered, Observation, Observed, Shape, POLL as OBSERVE_POLL,
 };
 pub use outcomes::{
-    Acquired, Campaigned, Fenced, HeldSemaphore, Leading, Looked, MultiAcquired, PermitsAcquired,
-    WaitersFull,
+    AcquireError, Acquired, Campaigned, Fenced, HeldSemaphore, Leading, Looked, MultiAcquired,
+    PermitsAcquired, WaitersFull,
 };
 pub use quota::{
     Limit, LimitsFileError, LimitsTable, OpenError, QuotaExceeded, QuotaUsage, TenantLimits,
 };
 pub use semaphores::{PermitsRequest, Semaphores};
-pub use service::{AcquireError, LockService, WaitingStats};
+pub use service::{LockService, WaitingStats};
 pub use tenants::Tenants;
 pub use waiting::{WaiterLimits, DEFAULT_MAX_WAITERS};
 

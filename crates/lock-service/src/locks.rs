@@ -16,9 +16,9 @@ use lock_domain::{
 };
 
 use crate::core::Core;
+use crate::outcomes::AcquireError;
 use crate::outcomes::{Acquired, Fenced, Looked};
 use crate::quota::LeaseGate;
-use crate::service::AcquireError;
 use crate::waiting::WaitOutcome;
 
 /// An acquire, parsed.

@@ -38,8 +38,6 @@ pub(crate) use reads::ObservedReads;
 use crate::events::{ElectionReport, LockEvents, Trouble};
 use crate::outcomes::{Acquired, Fenced, PermitsAcquired, WaitersFull};
 use crate::outcomes::{Campaigned, Leading};
-use crate::quota::OpenError;
-use crate::LockService;
 
 /// How often a watch reads again to see other processes' changes.
 pub const POLL: Duration = Duration::from_millis(400);
@@ -74,32 +72,6 @@ pub struct Observation {
     pub(crate) _counted: hub::ObserverCount,
     /// Its place in the tenant's count of observers.
     pub(crate) seat: Option<crate::quota::ObserverSeat>,
-}
-
-impl LockService {
-    /// Starts observing `name` of `tenant` (an election's name is in the tenant's election
-    /// namespace): the live leases now, and every change after. Must be called inside a tokio
-    /// runtime.
-    ///
-    /// # Errors
-    /// [`OpenError::QuotaExceeded`] when the tenant has as many observers as its
-    /// `max_observers` allows; [`OpenError::Store`] when the first read of the store failed.
-    pub async fn observe(
-        &self,
-        tenant: Tenant,
-        what: Observed,
-        name: ResourceName,
-    ) -> Result<Observation, OpenError> {
-        let seat = self.core().observer_seat(&tenant)?;
-        let mut observation = self.core().hub.observe(tenant, what, name).await?;
-        observation.seat = Some(seat);
-        Ok(observation)
-    }
-
-    /// How many observers this process has right now.
-    pub fn observers(&self) -> u64 {
-        self.core().hub.observers()
-    }
 }
 
 pub(crate) fn holding_of_lock(lock: &Lock) -> Holding {

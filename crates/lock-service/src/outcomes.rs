@@ -3,7 +3,11 @@
 //! reports them depends on no use case.
 
 use chrono::{DateTime, Utc};
-use lock_domain::{Capacity, Leader, Lock, Permit, RenewResult, ResourceName, Weight};
+use lock_domain::{
+    Capacity, Leader, Lock, Permit, RenewResult, RepositoryError, ResourceName, Weight,
+};
+
+use crate::quota::QuotaExceeded;
 
 /// What a look at one name found (a lock's status, a semaphore's, an election's leader).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,4 +177,23 @@ pub enum MultiAcquired {
     },
     /// Granted after a wait, but the client had gone: every grant was undone.
     HungUp,
+}
+
+/// Why an acquire was not answered.
+#[derive(Debug)]
+pub enum AcquireError {
+    /// The store failed: nothing was granted.
+    Store(RepositoryError),
+    /// The acquire would wait, but too many already do: nothing was attempted.
+    WaitersFull(WaitersFull),
+    /// The acquire would go over a limit of its tenant (`max_live_leases`, `max_waiters`):
+    /// nothing was granted. A waiting acquire whose grant the tenant's `max_live_leases` held
+    /// back until its wait ended is answered this too.
+    QuotaExceeded(QuotaExceeded),
+}
+
+impl From<RepositoryError> for AcquireError {
+    fn from(error: RepositoryError) -> Self {
+        Self::Store(error)
+    }
 }

@@ -25,9 +25,9 @@ use queue::{holds_grant, PermitWaiter, Refusal, Reply, Standing};
 use crate::core::Core;
 use crate::events::ForceReleased;
 use crate::lock_delay::seconds_until;
+use crate::outcomes::AcquireError;
 use crate::outcomes::{Fenced, HeldSemaphore, Looked, PermitsAcquired};
 use crate::quota::LeaseGate;
-use crate::service::AcquireError;
 use crate::waiting::WaitEnd;
 
 /// An acquire of semaphore permits, parsed.

@@ -1,42 +1,24 @@
-//! [`LockService`]: the handle of the use cases of one process, and the errors and counts they
-//! share. The use cases themselves are per primitive, each a view over one [`Core`]:
-//! [`LockService::locks`], [`LockService::semaphores`], [`LockService::elections`],
-//! [`LockService::history`] and [`LockService::tenants`]; observing (`observe.rs`) spans them.
+//! [`LockService`]: the handle of the use cases of one process, and the counts they share. The
+//! use cases are per primitive, each a view over one [`Core`]: [`LockService::locks`],
+//! [`LockService::semaphores`], [`LockService::elections`], [`LockService::history`] and
+//! [`LockService::tenants`]; observing a name ([`LockService::observe`], over the watches of
+//! `observe.rs`) spans them.
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use lock_domain::{LockStore, RepositoryError, SystemClock};
+use lock_domain::{LockStore, ResourceName, SystemClock, Tenant};
 
 use crate::core::{Core, ServicePorts, StorePorts};
 use crate::elections::Elections;
 use crate::events::NoEvents;
 use crate::history::History;
 use crate::locks::Locks;
-use crate::outcomes::WaitersFull;
-use crate::quota::QuotaExceeded;
+use crate::observe::{Observation, Observed};
+use crate::quota::OpenError;
 use crate::semaphores::Semaphores;
 use crate::tenants::Tenants;
 use crate::waiting::WaiterLimits;
-
-/// Why an acquire was not answered.
-#[derive(Debug)]
-pub enum AcquireError {
-    /// The store failed: nothing was granted.
-    Store(RepositoryError),
-    /// The acquire would wait, but too many already do: nothing was attempted.
-    WaitersFull(WaitersFull),
-    /// The acquire would go over a limit of its tenant (`max_live_leases`, `max_waiters`):
-    /// nothing was granted. A waiting acquire whose grant the tenant's `max_live_leases` held
-    /// back until its wait ended is answered this too.
-    QuotaExceeded(QuotaExceeded),
-}
-
-impl From<RepositoryError> for AcquireError {
-    fn from(error: RepositoryError) -> Self {
-        Self::Store(error)
-    }
-}
 
 /// How the waiting acquires of this process have fared, for metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -110,8 +92,28 @@ impl LockService {
         Tenants { core: &self.core }
     }
 
-    pub(crate) fn core(&self) -> &Core {
-        &self.core
+    /// Starts observing `name` of `tenant` (an election's name is in the tenant's election
+    /// namespace): the live leases now, and every change after. Must be called inside a tokio
+    /// runtime.
+    ///
+    /// # Errors
+    /// [`OpenError::QuotaExceeded`] when the tenant has as many observers as its
+    /// `max_observers` allows; [`OpenError::Store`] when the first read of the store failed.
+    pub async fn observe(
+        &self,
+        tenant: Tenant,
+        what: Observed,
+        name: ResourceName,
+    ) -> Result<Observation, OpenError> {
+        let seat = self.core.observer_seat(&tenant)?;
+        let mut observation = self.core.hub.observe(tenant, what, name).await?;
+        observation.seat = Some(seat);
+        Ok(observation)
+    }
+
+    /// How many observers this process has right now.
+    pub fn observers(&self) -> u64 {
+        self.core.hub.observers()
     }
 
     /// Ends every wait now, as if its time were up, and makes later acquires answer at once; ends

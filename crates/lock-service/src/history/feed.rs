@@ -13,12 +13,41 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_domain::{HistoryId, HistoryRecord, HistoryRepository, RepositoryError};
+use lock_domain::{
+    HistoryId, HistoryRecord, HistoryRepository, LeaseKind, RepositoryError, ResourcePrefix, Tenant,
+};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, Mutex};
 
-use super::{FeedFilter, FeedStart};
-use crate::{LockEvents, Trouble};
+use crate::events::{LockEvents, Trouble};
+
+/// Where a feed starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedStart {
+    /// With the first record committed from now on.
+    Now,
+    /// After the record with this id (one the client last saw; 0: with the oldest record the
+    /// retention still holds).
+    After(u64),
+}
+
+/// Which records a feed passes on: the tenant's, whose name starts with the prefix, of the
+/// kinds asked for (every kind when none is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedFilter {
+    pub tenant: Tenant,
+    pub prefix: ResourcePrefix,
+    pub kinds: Vec<LeaseKind>,
+}
+
+impl FeedFilter {
+    /// Whether `record` is one this filter passes on.
+    pub fn admits(&self, record: &HistoryRecord) -> bool {
+        record.tenant == self.tenant
+            && self.prefix.matches(&record.name)
+            && (self.kinds.is_empty() || self.kinds.contains(&record.kind))
+    }
+}
 
 /// How often the task reads the store while anyone follows.
 pub const POLL: Duration = Duration::from_millis(200);

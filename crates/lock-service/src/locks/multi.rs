@@ -10,10 +10,10 @@ use lock_domain::{
 
 use crate::locks::AcquireRequest;
 use crate::locks::Locks;
+use crate::outcomes::AcquireError;
 use crate::outcomes::Acquired;
 use crate::outcomes::MultiAcquired;
 use crate::quota::{Count, Refusal};
-use crate::service::AcquireError;
 use crate::waiting::WaitEnd;
 
 /// How long past a holder's `expires_at` a waiting multi-lock tries again.
