@@ -10,13 +10,14 @@ pub(crate) mod history_requests;
 pub(crate) mod multi_requests;
 mod problem_responses;
 mod quota_responses;
+mod request_limits;
 pub(crate) mod requests;
 mod shared_responses;
 mod storage_full_responses;
 
 use problem_responses::ProblemResponses;
 use quota_responses::QuotaResponses;
-pub(crate) use requests::RequestLimits;
+pub(crate) use request_limits::RequestLimits;
 use shared_responses::SharedResponses;
 use storage_full_responses::StorageFullResponses;
 

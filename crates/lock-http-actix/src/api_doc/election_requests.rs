@@ -8,7 +8,7 @@ use utoipa::openapi::schema::Schema;
 use utoipa::openapi::{Object, ObjectBuilder, RefOr, Type};
 use utoipa::{IntoParams, PartialSchema, ToSchema};
 
-use super::RequestLimits;
+use super::request_limits::RequestLimits;
 use crate::fields::owner::{self, CANDIDATE};
 use crate::fields::{lock_delay, resource, seconds, semaphore, token};
 

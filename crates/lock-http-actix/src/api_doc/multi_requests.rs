@@ -5,7 +5,7 @@ use utoipa::openapi::schema::Schema;
 use utoipa::openapi::{Object, ObjectBuilder, RefOr, Type};
 use utoipa::{PartialSchema, ToSchema};
 
-use super::requests::RequestLimits;
+use super::request_limits::RequestLimits;
 use crate::fields::{lock_delay, lock_list, owner, seconds, semaphore};
 
 fn acquire_all(limits: &RequestLimits) -> Object {

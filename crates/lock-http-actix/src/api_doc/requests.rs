@@ -5,30 +5,13 @@
 //! The bodies' `maximum`s follow the server's configuration: [`RequestLimits`] writes them into
 //! the served document; the committed `openapi/openapi.json` shows the defaults.
 
-use lock_domain::DEFAULT_MAX_TTL_SECONDS;
 use utoipa::openapi::path::{Parameter, ParameterIn};
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::{Object, ObjectBuilder, OpenApi, RefOr, Type};
 use utoipa::{IntoParams, Modify, PartialSchema, ToSchema};
 
+use super::request_limits::RequestLimits;
 use crate::fields::{listing, lock_delay, mode, owner, resource, seconds, semaphore};
-use crate::DEFAULT_MAX_WAIT_SECONDS;
-
-/// The limits a server puts on its request fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct RequestLimits {
-    pub max_ttl_seconds: u32,
-    pub max_wait_seconds: u32,
-}
-
-impl Default for RequestLimits {
-    fn default() -> Self {
-        Self {
-            max_ttl_seconds: DEFAULT_MAX_TTL_SECONDS,
-            max_wait_seconds: DEFAULT_MAX_WAIT_SECONDS,
-        }
-    }
-}
 
 impl Modify for RequestLimits {
     fn modify(&self, openapi: &mut OpenApi) {
