@@ -9,34 +9,12 @@ use actix_web::dev::Server;
 use lock_domain::{Clock, FreedHints, StoreEvents, StoreHealth, SystemClock};
 use lock_http_actix::{ApiSettings, LockApi, ServerOptions};
 use lock_service::{LockService, ServicePorts, StorePorts, WaiterLimits};
-use lock_store_diesel::{DieselLockRepository, SqliteSynchronous, StoreConfig, StoreError};
+use lock_store_diesel::{DieselLockRepository, SqliteSynchronous, StoreConfig};
 use lock_telemetry::{Metrics, MetricsAndAudit};
 
 use crate::cli::{ServeArgs, Synchronous};
 use crate::config_files::ConfigFiles;
-
-/// Why lockd could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum StartupError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("the database was still unreachable after {seconds} s: {last}")]
-    StoreTimeout { seconds: u64, last: StoreError },
-    #[error("cannot listen on {addr}: {source}")]
-    Bind {
-        addr: SocketAddr,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("the store could not be opened: {0}")]
-    Join(#[from] tokio::task::JoinError),
-    #[error("cannot use the API keys file {path}: {reason}")]
-    ApiKeys { path: String, reason: String },
-    #[error("cannot use the tenant limits file {path}: {reason}")]
-    TenantLimits { path: String, reason: String },
-    #[error("the server failed: {0}")]
-    Serve(#[source] std::io::Error),
-}
+pub use crate::startup_error::StartupError;
 
 /// What the service and the API run over: a store's ports, its health, its hints of other
 /// processes' releases (if it gives them) and the clock that decides.

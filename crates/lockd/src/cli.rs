@@ -265,7 +265,7 @@ pub struct RunArgs {
 
     /// Set by `lockd elect`: the election to lead instead of a lock.
     #[arg(skip)]
-    pub election: Option<crate::run::Target>,
+    pub election: Option<crate::run::target::Target>,
 }
 
 /// Parses `--database-url` (or `DATABASE_URL`). clap's own errors repeat the value they refuse;
@@ -300,17 +300,17 @@ impl clap::builder::TypedValueParser for DatabaseUrlParser {
 impl RunArgs {
     /// What to hold: the semaphore's permits when `--semaphore` is given (clap then requires
     /// `--limit`), else the lock on `--resource` (clap requires one of the two).
-    pub fn target(&self) -> crate::run::Target {
+    pub fn target(&self) -> crate::run::target::Target {
         if let Some(election) = &self.election {
             return election.clone();
         }
         match (&self.semaphore, self.limit) {
-            (Some(name), Some(limit)) => crate::run::Target::Semaphore {
+            (Some(name), Some(limit)) => crate::run::target::Target::Semaphore {
                 name: name.clone(),
                 limit,
                 permits: self.permits,
             },
-            _ => crate::run::Target::Lock {
+            _ => crate::run::target::Target::Lock {
                 resource: self.resource.clone().unwrap_or_default(),
             },
         }

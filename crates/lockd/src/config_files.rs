@@ -8,8 +8,8 @@ use std::sync::Arc;
 use lock_http_actix::ApiKeys;
 use lock_service::{LimitsTable, LockService};
 
-use crate::application::StartupError;
 use crate::cli::ServeArgs;
+use crate::startup_error::StartupError;
 
 /// The files given on the command line, and what was read from them.
 pub(crate) struct ConfigFiles {

@@ -6,6 +6,7 @@ pub mod cli;
 mod config_files;
 pub mod limits;
 pub mod run;
+mod startup_error;
 pub mod telemetry;
 
 pub use application::{Application, StartupError};

@@ -14,7 +14,7 @@ mod keeper;
 mod owner;
 mod renewer;
 mod supervisor;
-mod target;
+pub(crate) mod target;
 mod timing;
 mod tree;
 
