@@ -12,8 +12,7 @@ use std::fmt;
 
 use crate::op_line::{seconds, write_start};
 
-/// Microseconds since the Unix epoch.
-pub type Micros = i64;
+pub use crate::micros::Micros;
 
 /// The horizon of a new history of any primitive: 30 s (see [`History::horizon_us`]).
 pub const DEFAULT_HORIZON_US: Micros = 30_000_000;

@@ -19,6 +19,7 @@ pub mod checks;
 pub mod history;
 mod jsonl;
 pub mod linearizability;
+mod micros;
 pub mod model;
 pub mod multi;
 mod op_line;

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::history::Micros;
+use crate::micros::Micros;
 
 /// An instant in seconds from `start`, to the millisecond: `1.250s`.
 pub(crate) fn seconds(at: Micros, start: Micros) -> String {

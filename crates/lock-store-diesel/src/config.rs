@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use crate::connection::SqliteSynchronous;
 use crate::database_url::DatabaseUrl;
 
 /// How long after its expiry a row may be deleted, by default. Much longer than any statement may run (on
@@ -83,4 +82,27 @@ impl StoreConfig {
 pub struct Deadlines {
     pub connection: Duration,
     pub statement: Duration,
+}
+
+/// How hard SQLite works to make a commit durable (`PRAGMA synchronous`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SqliteSynchronous {
+    /// Every commit is on disk before it is acknowledged (fsync of the WAL per commit, which the
+    /// group-commit writer shares among all the writes of a batch). A power loss loses nothing
+    /// that a client was told, so no fencing token is ever issued twice. The default.
+    #[default]
+    Full,
+    /// Commits are synced at WAL checkpoints only: faster, survives a crash of lockd, but a
+    /// power loss or OS crash may lose the last acknowledged grants, after which a lock may be
+    /// granted again and a fencing token issued a second time. For users who accept that.
+    Normal,
+}
+
+impl SqliteSynchronous {
+    pub(crate) fn pragma(self) -> &'static str {
+        match self {
+            SqliteSynchronous::Full => "FULL",
+            SqliteSynchronous::Normal => "NORMAL",
+        }
+    }
 }

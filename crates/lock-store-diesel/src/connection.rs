@@ -8,82 +8,11 @@ use diesel::connection::SimpleConnection;
 use diesel::pg::PgConnection;
 use diesel::r2d2::R2D2Connection;
 use diesel::sqlite::SqliteConnection;
-use diesel::{Connection, ConnectionError, RunQueryDsl};
-use lock_domain::RepositoryError;
+use diesel::{Connection, RunQueryDsl};
 
+use crate::config::SqliteSynchronous;
+use crate::db_connection::{ConnectError, DbConnection};
 use crate::DatabaseUrl;
-
-/// A connection to the configured backend. Backend-specific statements match on it.
-pub(crate) enum DbConnection {
-    Sqlite(SqliteConnection),
-    Postgres(PgConnection),
-}
-
-impl DbConnection {
-    /// The SQLite connection; an internal error on a PostgreSQL one (a store mixes no backends).
-    pub(crate) fn sqlite(&mut self) -> Result<&mut SqliteConnection, RepositoryError> {
-        match self {
-            DbConnection::Sqlite(c) => Ok(c),
-            DbConnection::Postgres(_) => Err(RepositoryError::internal(
-                "a PostgreSQL connection in a SQLite store",
-            )),
-        }
-    }
-
-    /// The PostgreSQL connection; an internal error on a SQLite one.
-    pub(crate) fn postgres(&mut self) -> Result<&mut PgConnection, RepositoryError> {
-        match self {
-            DbConnection::Postgres(c) => Ok(c),
-            DbConnection::Sqlite(_) => Err(RepositoryError::internal(
-                "a SQLite connection in a PostgreSQL store",
-            )),
-        }
-    }
-}
-
-/// Why a connection could not be opened or set up.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum ConnectError {
-    #[error(transparent)]
-    Connect(#[from] ConnectionError),
-    /// PostgreSQL's connection failure, its message scrubbed of the URL's passwords (libpq
-    /// may repeat parts of the connection string).
-    #[error("{0}")]
-    Postgres(String),
-    /// The cause is in the message, not a source: r2d2 logs a failed connection by its message
-    /// alone.
-    #[error("could not configure the connection: {0}")]
-    Setup(diesel::result::Error),
-}
-
-impl From<diesel::result::Error> for ConnectError {
-    fn from(error: diesel::result::Error) -> Self {
-        ConnectError::Setup(error)
-    }
-}
-
-/// How hard SQLite works to make a commit durable (`PRAGMA synchronous`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SqliteSynchronous {
-    /// Every commit is on disk before it is acknowledged (fsync of the WAL per commit, which the
-    /// group-commit writer shares among all the writes of a batch). A power loss loses nothing
-    /// that a client was told, so no fencing token is ever issued twice. The default.
-    #[default]
-    Full,
-    /// Commits are synced at WAL checkpoints only: faster, survives a crash of lockd, but a
-    /// power loss or OS crash may lose the last acknowledged grants, after which a lock may be
-    /// granted again and a fencing token issued a second time. For users who accept that.
-    Normal,
-}
-
-impl SqliteSynchronous {
-    fn pragma(self) -> &'static str {
-        match self {
-            SqliteSynchronous::Full => "FULL",
-            SqliteSynchronous::Normal => "NORMAL",
-        }
-    }
-}
 
 /// What every PostgreSQL connection of lockd sets besides its timeout and commit level.
 ///

@@ -41,7 +41,7 @@ pub(crate) use packed::register as register_sqlite_functions;
 pub(crate) use packed::{pack, unpack};
 pub(crate) use postgres_frontier::PostgresFrontier;
 
-use crate::connection::DbConnection;
+use crate::db_connection::DbConnection;
 use crate::prepared::{Param, Prepared};
 use crate::row::{millis, CorruptRow, CountRow};
 

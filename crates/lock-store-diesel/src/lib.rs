@@ -11,6 +11,7 @@
 mod config;
 mod connection;
 mod database_url;
+mod db_connection;
 mod error;
 mod freed_listener;
 mod freed_notifier;
@@ -53,8 +54,8 @@ pub mod statements {
     pub use crate::sqlite::{ENDED_IN_RANGE as SQLITE_LIST_ENDED, LIST_BOUNDED as SQLITE_LIST};
 }
 
+pub use config::SqliteSynchronous;
 pub use config::{Deadlines, StoreConfig, SWEEP_GRACE};
-pub use connection::SqliteSynchronous;
 pub use database_url::{DatabaseUrl, DatabaseUrlError};
 pub use error::StoreError;
 pub use outcome::{SweepPosition, Swept};

@@ -4,7 +4,7 @@
 
 use diesel::{OptionalExtension, QueryResult, RunQueryDsl};
 
-use crate::connection::DbConnection;
+use crate::db_connection::DbConnection;
 use crate::prepared::{Param, Prepared};
 use crate::row::CountRow;
 

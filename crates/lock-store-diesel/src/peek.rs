@@ -15,7 +15,7 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryResult, QueryableByName, RunQueryDsl};
 use lock_domain::{Lock, RepositoryError, ResourceName, Tenant};
 
-use crate::connection::DbConnection;
+use crate::db_connection::DbConnection;
 use crate::error::from_query;
 use crate::pooled::Pooled;
 use crate::prepared::{Param, Prepared};

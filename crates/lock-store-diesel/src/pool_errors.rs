@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::connection::ConnectError;
+use crate::db_connection::ConnectError;
 
 /// At most one line this often.
 const EVERY: Duration = Duration::from_secs(1);
@@ -45,7 +45,7 @@ mod tests {
     use r2d2::HandleError;
 
     use super::ConnectFailures;
-    use crate::connection::ConnectError;
+    use crate::db_connection::ConnectError;
 
     #[test]
     fn one_line_a_second_and_the_rest_counted() {

@@ -9,7 +9,8 @@ use lock_domain::{Clock, RepositoryError, StoreEvents};
 use tokio::sync::oneshot;
 
 use crate::config::Deadlines;
-use crate::connection::{ConnectionManager, DbConnection, PoolHealth};
+use crate::connection::{ConnectionManager, PoolHealth};
+use crate::db_connection::DbConnection;
 use crate::error::{from_pool, NoAnswer};
 
 /// The pool and how to run work on it. Cheap to clone; clones share the pool.

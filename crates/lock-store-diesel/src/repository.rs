@@ -19,7 +19,7 @@ use lock_domain::{
     StoreHealth, Tenant, Ttl,
 };
 
-use crate::connection::DbConnection;
+use crate::db_connection::DbConnection;
 use crate::error::from_query;
 use crate::freed_notifier::FreedNotifier;
 use crate::outcome::{ReleaseRow, RenewRow, SweepPosition, Swept};

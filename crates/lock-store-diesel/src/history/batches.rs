@@ -22,7 +22,7 @@ use lock_domain::{
 
 use super::capture::SEGMENT as SQLITE_SEGMENT;
 use super::HistoryRow;
-use crate::connection::DbConnection;
+use crate::db_connection::DbConnection;
 use crate::error::from_query;
 use crate::lease_statements::one;
 use crate::prepared::{Param, Prepared};

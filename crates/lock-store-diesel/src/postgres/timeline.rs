@@ -8,7 +8,7 @@ use diesel::pg::PgConnection;
 use diesel::sql_types::BigInt;
 use diesel::{QueryableByName, RunQueryDsl};
 
-use crate::connection::ConnectError;
+use crate::db_connection::ConnectError;
 
 /// How far the first connection on a new timeline moves `fencing_tokens`: far more tokens than
 /// any replication lag can lose (at 20,000 grants a second, 13 hours of them).

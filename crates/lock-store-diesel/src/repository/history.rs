@@ -9,7 +9,7 @@ use lock_domain::{
 };
 
 use super::DieselLockRepository;
-use crate::connection::DbConnection;
+use crate::db_connection::DbConnection;
 use crate::error::from_query;
 use crate::history::{self, PostgresFrontier};
 

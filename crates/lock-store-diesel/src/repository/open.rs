@@ -6,7 +6,8 @@ use lock_domain::{Clock, NoStoreEvents, StoreEvents};
 
 use super::{DieselLockRepository, Inner};
 use crate::config::StoreConfig;
-use crate::connection::{ConnectionManager, DbConnection, PoolHealth};
+use crate::connection::{ConnectionManager, PoolHealth};
+use crate::db_connection::DbConnection;
 use crate::pooled::Pooled;
 use crate::writer::postgres_batch::PostgresBatcher;
 use crate::writer::postgres_direct::PostgresDirect;

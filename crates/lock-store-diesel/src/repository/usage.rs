@@ -7,7 +7,7 @@ use diesel::RunQueryDsl;
 use lock_domain::{LeaseUsage, Owner, RepositoryError, Tenant};
 
 use super::DieselLockRepository;
-use crate::connection::DbConnection;
+use crate::db_connection::DbConnection;
 use crate::error::from_query;
 use crate::prepared::{Param, Prepared};
 use crate::row::CountRow;

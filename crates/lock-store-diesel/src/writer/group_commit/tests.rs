@@ -9,7 +9,7 @@ use diesel::{Connection, QueryableByName, RunQueryDsl};
 use lock_domain::{RepositoryError, SystemClock};
 
 use super::GroupCommitWriter;
-use crate::connection::DbConnection;
+use crate::db_connection::DbConnection;
 
 #[derive(QueryableByName)]
 struct Records {

@@ -11,7 +11,7 @@ use lock_domain::RepositoryError;
 use super::followers::answer_followers;
 use super::queue::{lock, Key, Queue, Queued, Shared};
 use super::statement::run_batch;
-use crate::connection::DbConnection;
+use crate::db_connection::DbConnection;
 
 /// An executor: waits for work, takes a connection and a batch, runs it, answers, repeats.
 pub(super) fn execute(shared: &Shared) {
