@@ -5,13 +5,13 @@
 //! - A lock has capacity [`Capacity::LOCK`]: an exclusive holder weighs the whole capacity, a
 //!   shared holder weighs 1, so shared holders coexist and an exclusive one excludes everyone.
 //!   The exclusive lock of v1 is the case "one holder, weight = capacity"
-//!   (`holders::tests::exclusive_is_v1`).
+//!   (`decisions::tests::exclusive_is_v1`).
 //!
-//! The decisions over a resource's holders are in `holders.rs`.
+//! The decisions over a resource's holders are in `decisions.rs`.
 
 use chrono::{DateTime, Utc};
 
-use crate::rules::is_expired;
+use crate::decisions::is_expired;
 use crate::validation::{count_up_to, ValidationError};
 use crate::{FencingToken, Owner};
 

@@ -6,14 +6,16 @@
 
 mod admin_repository;
 mod clock;
+mod decisions;
 mod election;
 mod fence;
 mod fencing_token;
 mod freed;
 mod history;
 mod history_repository;
-mod holders;
 mod lease;
+mod lease_op;
+mod lease_store;
 mod listing;
 mod lock;
 mod lock_delay;
@@ -23,7 +25,6 @@ mod multi_repository;
 mod owner;
 mod repository;
 mod resource_name;
-mod rules;
 mod semaphore;
 mod semaphore_repository;
 mod shared;
@@ -39,6 +40,11 @@ pub mod testing;
 
 pub use admin_repository::{AdminRepository, ForceReason};
 pub use clock::{Clock, SystemClock};
+pub use decisions::{
+    available, decide_acquire, decide_acquire_among, decide_claim, decide_release,
+    decide_release_among, decide_renew, decide_renew_among, decide_undo, is_expired, live_grants,
+    live_holders, AcquireDecision, ClaimDecision, Holder, HolderDecision, RenewDecision,
+};
 pub use election::Leader;
 pub use fence::{check_fence, check_lock_fence, check_permit_fence, FenceVerdict};
 pub use fencing_token::FencingToken;
@@ -48,11 +54,9 @@ pub use history::{
     LeaseKind, RowLease, Side,
 };
 pub use history_repository::HistoryRepository;
-pub use holders::{
-    available, decide_acquire_among, decide_release_among, decide_renew_among, live_holders,
-    Holder, HolderDecision,
-};
 pub use lease::{Capacity, Lease, LeaseValue, Weight, MAX_LEASE_VALUE_BYTES, MAX_SEMAPHORE_LIMIT};
+pub use lease_op::{Claim, Grant, Holding, LeaseOp, LeaseOutcome, LeaseTerms, Place, Refusal};
+pub use lease_store::{LeaseStore, NotHeld};
 pub use listing::{ListLimit, ListPage, ListQuery, ListedLock, ResourcePrefix};
 pub use lock::{AcquireOutcome, Lock, LockMode, ReleaseResult, RenewResult};
 pub use lock_delay::{delayed_until, holding_places, place_is_free, LockDelay};
@@ -64,10 +68,6 @@ pub use multi_repository::MultiLockRepository;
 pub use owner::Owner;
 pub use repository::{FreedHints, LockRepository, PoolState, RepositoryError, StoreHealth};
 pub use resource_name::ResourceName;
-pub use rules::{
-    decide_acquire, decide_release, decide_renew, decide_undo, is_expired, AcquireDecision,
-    RenewDecision,
-};
 pub use semaphore::{
     decide_permits, Permit, PermitDecision, PermitReleaseResult, PermitRenewResult, PermitRequest,
     SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState,
@@ -88,6 +88,8 @@ pub use validation::{ValidationError, CONTROL_CHARACTERS, WHITESPACE};
 pub use admin_repository::MockAdminRepository;
 #[cfg(feature = "mock")]
 pub use history_repository::MockHistoryRepository;
+#[cfg(feature = "mock")]
+pub use lease_store::MockLeaseStore;
 #[cfg(feature = "mock")]
 pub use multi_repository::MockMultiLockRepository;
 #[cfg(feature = "mock")]

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::{rules::is_expired, FencingToken, LeaseValue, Owner, ResourceName};
+use crate::{decisions::is_expired, FencingToken, LeaseValue, Owner, ResourceName};
 
 /// How a lock is held: alone (exclusive, the v1 lock), or beside other shared holders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

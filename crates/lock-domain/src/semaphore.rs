@@ -8,7 +8,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::holders::live_holders;
+use crate::decisions::live_holders;
 use crate::{
     available, decide_acquire_among, Capacity, FencingToken, HolderDecision, Lease, LeaseValue,
     Owner, ResourceName, Ttl, Weight,

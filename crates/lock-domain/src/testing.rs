@@ -2,6 +2,7 @@
 //! repository that is the executable reference of the rules, the repository contract suite, and a
 //! naive model of the rules that property tests check repositories against.
 
+pub mod calls;
 pub mod contract;
 mod in_memory;
 mod manual_clock;

@@ -1,4 +1,5 @@
-//! The repository contract suite: every [`LockRepository`] must pass these, whatever its storage.
+//! The repository contract suite: every [`crate::LeaseStore`] must pass these, whatever its
+//! storage.
 //!
 //! Each case is a public async function over a [`Harness`];
 //! [`repository_contract_suite!`](crate::repository_contract_suite) (crate root) turns all of them
@@ -17,6 +18,7 @@ mod listing;
 mod lock_delay;
 mod multi;
 mod observed_expiry;
+mod refusals;
 mod release;
 mod renew;
 mod semaphore_namespaces;
@@ -65,6 +67,11 @@ pub use observed_expiry::{
     a_writer_taking_over_from_run_out_readers_records_their_expiry_first,
     an_expired_permit_an_observer_saw_is_recorded_once,
     an_expired_reader_an_observer_saw_is_recorded_once,
+};
+pub use refusals::{
+    a_place_kept_by_a_lock_delay_is_refused_until_the_delay_ends,
+    a_refused_acquire_says_who_holds_until_when_or_which_mode,
+    a_refused_permit_says_the_room_the_limit_or_the_permits,
 };
 pub use release::{
     release_by_another_owner_is_forbidden_and_changes_nothing,
@@ -118,13 +125,14 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::{LockStore, StoreHealth};
+use crate::{HistoryRepository, LeaseStore, LeaseUsage, StoreHealth};
 
-/// What the suite needs of a store: every port of the use cases ([`LockStore`]) and its
-/// statistics.
-pub trait ContractStore: LockStore + StoreHealth {}
+/// What the suite needs of a store: every port of the use cases (the lease port, the history,
+/// the count of live leases) and its statistics. The cases call the lease port through
+/// [`crate::testing::calls::LeaseCalls`], one [`crate::LeaseOp`] a call.
+pub trait ContractStore: LeaseStore + HistoryRepository + LeaseUsage + StoreHealth {}
 
-impl<S> ContractStore for S where S: LockStore + StoreHealth {}
+impl<S> ContractStore for S where S: LeaseStore + HistoryRepository + LeaseUsage + StoreHealth {}
 
 /// One adapter's storage, as the suite sees it.
 #[async_trait]
@@ -209,7 +217,10 @@ macro_rules! repository_contract_suite {
             semaphores_readers_and_elections_are_recorded_by_kind_and_tenant,
             history_pages_and_the_stream_see_each_record_once_and_pruning_drops_the_oldest,
             a_force_release_ends_every_live_lease_of_one_name_and_frees_it,
-            live_leases_are_counted_per_tenant_one_per_holder
+            live_leases_are_counted_per_tenant_one_per_holder,
+            a_refused_acquire_says_who_holds_until_when_or_which_mode,
+            a_place_kept_by_a_lock_delay_is_refused_until_the_delay_ends,
+            a_refused_permit_says_the_room_the_limit_or_the_permits
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

@@ -2,6 +2,7 @@
 
 mod admin;
 mod history;
+mod leases;
 mod multi;
 mod semaphores;
 mod shared;

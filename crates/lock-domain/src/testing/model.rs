@@ -2,7 +2,7 @@
 //! operations against the model and a [`LockRepository`](crate::LockRepository) side by side.
 //!
 //! The model is deliberately naive (a map and a counter in milliseconds) and shares no code with
-//! `rules.rs`, so a property test that generates sequences of [`Op`]s can catch a rule, an adapter
+//! `decisions.rs`, so a property test that generates sequences of [`Op`]s can catch a rule, an adapter
 //! or the reference repository drifting from the documented contract. The strategies that generate
 //! the sequences live in the test files, so that this crate does not depend on a property-testing
 //! library.

@@ -1,6 +1,7 @@
 //! Contract cases for acquire: a free resource is granted, a held one refused, the owner's own
 //! acquire re-granted with its token, and names and owners compared as literal, case-sensitive data.
 
+use crate::testing::calls::LeaseCalls;
 use std::time::Duration;
 
 use super::fixtures::{granted, name, owner, status, tenant, ttl};

@@ -6,6 +6,7 @@ use super::fixtures::{granted, name, owner, status, tenant, ttl};
 use super::semaphores::{permit, request};
 use super::shared::{hold, reader};
 use super::Harness;
+use crate::testing::calls::LeaseCalls;
 use crate::{
     AcquireOutcome, ForceReason, HistoryEvent, HistoryQuery, HistorySubject, LeaseKind, ListLimit,
     LockDelay, Tenant,

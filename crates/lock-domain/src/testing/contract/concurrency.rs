@@ -1,6 +1,7 @@
 //! Contract cases under contention: racing acquires have exactly one winner, and acquire/release
 //! cycles of many workers never overlap.
 
+use crate::testing::calls::LeaseCalls;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use futures::future::join_all;
 
 use super::fixtures::{granted, name, owner, status, tenant, ttl, PAST_SHORT};
 use super::Harness;
-use crate::{AcquireOutcome, FencingToken, Lock, LockRepository, ReleaseResult};
+use crate::{AcquireOutcome, FencingToken, Lock, ReleaseResult};
 
 pub async fn concurrent_acquires_of_a_free_resource_have_exactly_one_winner(h: &dyn Harness) {
     let repo = h.open().await;
@@ -54,7 +55,7 @@ pub async fn concurrent_acquires_of_an_expired_resource_have_exactly_one_winner(
 
 async fn assert_single_winner(
     outcomes: Vec<Result<AcquireOutcome, crate::RepositoryError>>,
-    repo: &dyn LockRepository,
+    repo: &dyn crate::LeaseStore,
     resource: &str,
 ) -> Lock {
     let mut winners = Vec::new();

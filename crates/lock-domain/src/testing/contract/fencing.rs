@@ -3,6 +3,7 @@
 
 use super::fixtures::{granted, name, owner, status, tenant, PAST_SHORT};
 use super::Harness;
+use crate::testing::calls::LeaseCalls;
 use crate::{FencingToken, ReleaseResult};
 
 pub async fn fencing_tokens_increase_across_release_expiry_and_reopening(h: &dyn Harness) {

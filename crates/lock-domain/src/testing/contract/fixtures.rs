@@ -1,9 +1,10 @@
 //! The values and one-line calls every contract case uses: the default tenant, parsed names,
 //! owners and TTLs, a grant that must succeed, and the lease lengths of the expiry cases.
 
+use crate::testing::calls::LeaseCalls;
 use std::time::Duration;
 
-use crate::{AcquireOutcome, Lock, LockRepository, Owner, ResourceName, Tenant, Ttl};
+use crate::{AcquireOutcome, Lock, Owner, ResourceName, Tenant, Ttl};
 
 /// The lease the expiry cases use; a real-clock harness sleeps past it.
 pub(super) const SHORT: Duration = Duration::from_secs(1);
@@ -28,7 +29,7 @@ pub(super) fn ttl(seconds: i64) -> Ttl {
 }
 
 pub(super) async fn granted(
-    repo: &dyn LockRepository,
+    repo: &dyn crate::LeaseStore,
     resource: &str,
     who: &str,
     seconds: i64,
@@ -42,7 +43,7 @@ pub(super) async fn granted(
     }
 }
 
-pub(super) async fn status(repo: &dyn LockRepository, resource: &str) -> Option<Lock> {
+pub(super) async fn status(repo: &dyn crate::LeaseStore, resource: &str) -> Option<Lock> {
     repo.status(tenant(), name(resource))
         .await
         .expect("status answers")

@@ -1,6 +1,7 @@
 //! Contract cases for durable history: every change to a lease of every kind is recorded with
 //! the write, named by `name_change`, per tenant, in commit order, and read back a page at a time.
 
+use crate::testing::calls::LeaseCalls;
 use std::collections::HashSet;
 use std::time::Duration;
 

@@ -1,17 +1,15 @@
 //! Contract cases for listing: bytewise order, literal prefixes, paging without gaps or
 //! duplicates, the page limit, live locks only, and one tenant at a time.
 
+use crate::testing::calls::LeaseCalls;
 use std::time::Duration;
 
 use super::fixtures::{granted, name, owner, status, tenant, ttl, PAST_SHORT};
 use super::Harness;
-use crate::{
-    AcquireOutcome, ListLimit, ListPage, ListQuery, LockRepository, ResourceName, ResourcePrefix,
-    Tenant,
-};
+use crate::{AcquireOutcome, ListLimit, ListPage, ListQuery, ResourceName, ResourcePrefix, Tenant};
 
 async fn list(
-    repo: &dyn LockRepository,
+    repo: &dyn crate::LeaseStore,
     tenant: &Tenant,
     prefix: &str,
     after: Option<&ResourceName>,

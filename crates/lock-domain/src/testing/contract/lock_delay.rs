@@ -2,6 +2,7 @@
 //! either mode, alone or in a set) until its `expires_at` plus its delay; its own owner may come
 //! back; a release, and a lease with no delay, leave no delay; the delay is the ended lease's own.
 
+use crate::testing::calls::LeaseCalls;
 use std::time::Duration;
 
 use super::fixtures::{name, owner, status, tenant, ttl, PAST_SHORT};

@@ -1,6 +1,7 @@
 //! Contract cases for multi-lock: all or nothing, each lock with its own token and mode, re-grants
 //! of what the owner holds, and racing sets that overlap never both get a shared resource.
 
+use crate::testing::calls::LeaseCalls;
 use std::sync::Arc;
 
 use futures::future::join_all;
@@ -8,9 +9,7 @@ use futures::future::join_all;
 use super::fixtures::{granted, name, owner, status, tenant, ttl, PAST_SHORT};
 use super::shared::{hold, reader};
 use super::Harness;
-use crate::{
-    Hold, LeaseValue, LockMode, LockSet, MultiAcquireOutcome, MultiLockRepository, ResourceName,
-};
+use crate::{Hold, LeaseValue, LockMode, LockSet, MultiAcquireOutcome, ResourceName};
 
 fn set(who: &str, seconds: i64, locks: &[(&str, LockMode)]) -> LockSet {
     LockSet::new(
@@ -22,7 +21,7 @@ fn set(who: &str, seconds: i64, locks: &[(&str, LockMode)]) -> LockSet {
     .expect("a valid set")
 }
 
-async fn all(repo: &dyn MultiLockRepository, set: LockSet) -> MultiAcquireOutcome {
+async fn all(repo: &dyn crate::LeaseStore, set: LockSet) -> MultiAcquireOutcome {
     repo.acquire_all(tenant(), set)
         .await
         .expect("acquire_all answers")

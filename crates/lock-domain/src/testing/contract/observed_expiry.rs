@@ -7,6 +7,7 @@ use super::history::{one, page, query, story};
 use super::semaphores::{permit, request, state};
 use super::shared::{hold, reader};
 use super::Harness;
+use crate::testing::calls::LeaseCalls;
 use crate::{FencingToken, HistoryEvent::*, Hold, LeaseKind, LockDelay};
 
 /// A reader that ran out is ended and recorded once; the lock's live reader keeps its lease, and

@@ -2,6 +2,7 @@
 
 use super::fixtures::{granted, name, owner, status, tenant, PAST_SHORT};
 use super::Harness;
+use crate::testing::calls::LeaseCalls;
 use crate::ReleaseResult;
 
 pub async fn release_by_the_owner_deletes_the_lock(h: &dyn Harness) {

@@ -1,5 +1,6 @@
 //! Contract cases for renew: only the live lease's owner extends it, and only its expiry moves.
 
+use crate::testing::calls::LeaseCalls;
 use std::time::Duration;
 
 use super::fixtures::{granted, name, owner, status, tenant, ttl, PAST_SHORT};

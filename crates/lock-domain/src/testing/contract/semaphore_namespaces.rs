@@ -4,6 +4,7 @@
 use super::fixtures::{granted, name, owner, tenant, PAST_SHORT};
 use super::semaphores::{limit, owners, permit, request, state};
 use super::Harness;
+use crate::testing::calls::LeaseCalls;
 use crate::{
     ListLimit, ListQuery, PermitReleaseResult, ResourcePrefix, SemaphoreAcquireOutcome, Tenant,
 };

@@ -2,6 +2,7 @@
 //! owner, limits that change only when nobody holds, tokens, values and undo (the namespaces and
 //! the listing are in `semaphore_namespaces.rs`).
 
+use crate::testing::calls::LeaseCalls;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -1,16 +1,17 @@
 //! Contract cases for shared (read/write) locks: readers coexist, a writer excludes everyone,
-//! each reader has its own lease and token, and the exclusive operations of v1 see a shared
-//! hold as someone else's live lock.
+//! each reader has its own lease and token, and a refusal names the holders that made it.
 
 use super::fixtures::{granted, name, owner, status, tenant, ttl, PAST_SHORT};
 use super::Harness;
+use crate::testing::calls::refusal;
+use crate::testing::calls::LeaseCalls;
 use crate::{
-    AcquireOutcome, Hold, Lock, LockMode, ReleaseResult, RenewResult, SharedAcquireOutcome,
-    SharedLockRepository,
+    AcquireOutcome, Claim, Grant, Hold, LeaseOp, LeaseTerms, Lock, LockDelay, LockMode, Place,
+    Refusal, ReleaseResult, RenewResult, SharedAcquireOutcome,
 };
 
 pub(super) async fn reader(
-    repo: &dyn SharedLockRepository,
+    repo: &dyn crate::LeaseStore,
     resource: &str,
     who: &str,
     seconds: i64,
@@ -25,7 +26,7 @@ pub(super) async fn reader(
 }
 
 async fn shared_outcome(
-    repo: &dyn SharedLockRepository,
+    repo: &dyn crate::LeaseStore,
     resource: &str,
     who: &str,
 ) -> SharedAcquireOutcome {
@@ -34,7 +35,7 @@ async fn shared_outcome(
         .expect("acquire_shared answers")
 }
 
-pub(super) async fn hold(repo: &dyn SharedLockRepository, resource: &str) -> Option<Hold> {
+pub(super) async fn hold(repo: &dyn crate::LeaseStore, resource: &str) -> Option<Hold> {
     repo.hold(tenant(), name(resource))
         .await
         .expect("hold answers")
@@ -57,23 +58,44 @@ pub async fn readers_share_a_lock_and_a_writer_is_refused(h: &dyn Harness) {
         "each reader its own token"
     );
     assert_eq!(owners(hold(&*repo, "doc").await), ["a", "b"]);
+    // The writer is refused, and told by whom: the readers, in token order.
     let writer = repo
-        .acquire(tenant(), name("doc"), owner("w"), ttl(30), None)
+        .apply(
+            tenant(),
+            LeaseOp::Acquire {
+                place: Place::Lock(name("doc")),
+                claim: Claim::Exclusive,
+                terms: LeaseTerms {
+                    owner: owner("w"),
+                    ttl: ttl(30),
+                    value: None,
+                    lock_delay: LockDelay::NONE,
+                },
+            },
+        )
         .await
         .unwrap();
-    assert_eq!(writer, AcquireOutcome::Held);
-    // The exclusive operations see the readers as one live lock, until the last one ends.
-    let row = status(&*repo, "doc").await.expect("a live row");
-    assert!(row.owner.is_shared_holders(), "{row:?}");
-    assert_eq!(row.expires_at, a.expires_at);
-    for who in ["a", "w"] {
-        assert_eq!(
-            repo.release(tenant(), name("doc"), owner(who))
-                .await
-                .unwrap(),
-            ReleaseResult::Forbidden
-        );
+    match refusal(writer) {
+        Refusal::Held {
+            holders,
+            available,
+            delayed_until: None,
+        } => {
+            let readers: Vec<Lock> = holders.into_iter().map(Grant::into_lock).collect();
+            assert_eq!(readers, [a.clone(), b.clone()]);
+            assert!(available < u64::from(u32::MAX));
+        }
+        other => panic!("expected the readers named, got {other:?}"),
     }
+    // Nobody but a holder releases; the lock still stands for both readers.
+    assert_eq!(
+        repo.release(tenant(), name("doc"), owner("w"))
+            .await
+            .unwrap(),
+        ReleaseResult::Forbidden
+    );
+    let row = status(&*repo, "doc").await.expect("a live lock");
+    assert_eq!(row.expires_at, a.expires_at);
     assert_eq!(owners(hold(&*repo, "doc").await), ["a", "b"]);
 }
 

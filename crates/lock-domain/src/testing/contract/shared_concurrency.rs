@@ -1,6 +1,7 @@
 //! Contract cases for shared locks under contention: readers and writers racing on one lock
 //! never hold it in two modes at once, and every grant has its own token.
 
+use crate::testing::calls::LeaseCalls;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;

@@ -2,6 +2,7 @@
 
 use super::fixtures::{granted, name, owner, status, ttl, PAST_SHORT};
 use super::Harness;
+use crate::testing::calls::LeaseCalls;
 use crate::{AcquireOutcome, Tenant};
 
 pub async fn status_of_unknown_or_expired_lock_is_none(h: &dyn Harness) {

@@ -3,6 +3,7 @@
 
 use super::fixtures::{granted, name, owner, tenant, PAST_SHORT, SHORT};
 use super::Harness;
+use crate::testing::calls::LeaseCalls;
 use crate::ReleaseResult;
 
 pub async fn expired_lock_is_taken_over_with_a_larger_token(h: &dyn Harness) {

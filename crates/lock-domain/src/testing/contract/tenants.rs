@@ -2,6 +2,7 @@
 
 use super::fixtures::{name, owner, tenant, ttl};
 use super::Harness;
+use crate::testing::calls::LeaseCalls;
 use crate::{AcquireOutcome, ReleaseResult, RenewResult, Tenant};
 
 /// Two tenants using the same resource name and owner have two independent locks: one tenant can

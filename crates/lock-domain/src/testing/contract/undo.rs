@@ -1,5 +1,6 @@
 //! The contract case for undoing a grant nobody will use: only that exact new grant is ended.
 
+use crate::testing::calls::LeaseCalls;
 use std::time::Duration;
 
 use super::fixtures::{granted, name, owner, status, tenant, ttl, PAST_SHORT};

@@ -5,6 +5,7 @@ use super::fixtures::{granted, name, owner, tenant, ttl, PAST_SHORT};
 use super::semaphores::{permit, request};
 use super::shared::reader;
 use super::Harness;
+use crate::testing::calls::LeaseCalls;
 use crate::Tenant;
 
 pub async fn live_leases_are_counted_per_tenant_one_per_holder(h: &dyn Harness) {

@@ -3,6 +3,7 @@
 
 use super::fixtures::{name, owner, status, tenant, ttl, PAST_SHORT};
 use super::Harness;
+use crate::testing::calls::LeaseCalls;
 use crate::{AcquireOutcome, Hold, LeaseValue, Lock, RenewResult, SharedAcquireOutcome};
 
 fn value(json: &str) -> Option<LeaseValue> {

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use super::InMemoryLockRepository;
+use super::{InMemoryLockRepository, State};
 use crate::{
     decide_permits, decide_release_among, FencingToken, LeaseValue, ListQuery, Owner, Permit,
     PermitDecision, PermitReleaseResult, PermitRenewResult, PermitRequest, ReleaseResult,
@@ -19,79 +19,7 @@ impl SemaphoreRepository for InMemoryLockRepository {
         request: PermitRequest,
     ) -> Result<SemaphoreAcquireOutcome, RepositoryError> {
         let now = self.clock.now();
-        let mut state = self.state();
-        let key = (tenant, name);
-        let leases = state.semaphores.get(&key).map(Vec::as_slice).unwrap_or(&[]);
-        let delay_of = |lease: &crate::Lease| {
-            let owner_key = (key.0.clone(), key.1.clone(), lease.owner.clone());
-            state.permit_delays.get(&owner_key).copied().unwrap_or(0)
-        };
-        let with_delays: Vec<(crate::Lease, i64)> = leases
-            .iter()
-            .map(|lease| (lease.clone(), delay_of(lease)))
-            .collect();
-        // Grants of others that ran out keep their permits during their lock-delay.
-        let places = crate::holding_places(with_delays.clone(), &request.owner, now);
-        let decision = decide_permits(&places, &request, now);
-        let delayed: std::collections::HashSet<crate::FencingToken> = places
-            .iter()
-            .filter(|lease| {
-                with_delays.iter().any(|(held, _)| {
-                    held.fencing_token == lease.fencing_token && !held.is_live_at(now)
-                })
-            })
-            .map(|lease| lease.fencing_token)
-            .collect();
-        let owner_key = (key.0.clone(), key.1.clone(), request.owner.clone());
-        let expires_at = now + request.ttl.as_time_delta();
-        let lease = match decision {
-            PermitDecision::Refused(outcome) => return Ok(outcome),
-            PermitDecision::Regrant(token) => {
-                state
-                    .permit_delays
-                    .insert(owner_key.clone(), request.lock_delay.millis());
-                let leases = state.semaphores.entry(key.clone()).or_default();
-                let own = leases
-                    .iter_mut()
-                    .find(|lease| lease.owner == request.owner && lease.fencing_token == token)
-                    .ok_or_else(|| RepositoryError::internal("the extended lease is gone"))?;
-                own.acquired_at = now;
-                own.expires_at = expires_at;
-                if request.value.is_some() {
-                    own.value = request.value;
-                }
-                let lease = own.clone();
-                state.regranted_permits.insert(owner_key);
-                lease
-            }
-            PermitDecision::GrantNew => {
-                let fencing_token = state.next_token()?;
-                let lease = crate::Lease {
-                    owner: request.owner,
-                    weight: request.permits,
-                    capacity: request.limit,
-                    acquired_at: now,
-                    expires_at,
-                    fencing_token,
-                    value: request.value,
-                };
-                let leases = state.semaphores.entry(key.clone()).or_default();
-                leases.retain(|held| {
-                    (held.is_live_at(now) || delayed.contains(&held.fencing_token))
-                        && held.owner != lease.owner
-                });
-                leases.push(lease.clone());
-                state.regranted_permits.remove(&owner_key);
-                state
-                    .permit_delays
-                    .insert(owner_key, request.lock_delay.millis());
-                lease
-            }
-        };
-        Ok(SemaphoreAcquireOutcome::Granted(Permit {
-            name: key.1,
-            lease,
-        }))
+        self.state().acquire_permits((tenant, name), request, now)
     }
 
     async fn permits_available_at(
@@ -255,5 +183,88 @@ impl SemaphoreRepository for InMemoryLockRepository {
             semaphores: matching,
             has_more,
         })
+    }
+}
+
+impl State {
+    /// An acquire of permits, under the mutex.
+    pub(super) fn acquire_permits(
+        &mut self,
+        key: (Tenant, ResourceName),
+        request: PermitRequest,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<SemaphoreAcquireOutcome, RepositoryError> {
+        let state = self;
+        let leases = state.semaphores.get(&key).map(Vec::as_slice).unwrap_or(&[]);
+        let delay_of = |lease: &crate::Lease| {
+            let owner_key = (key.0.clone(), key.1.clone(), lease.owner.clone());
+            state.permit_delays.get(&owner_key).copied().unwrap_or(0)
+        };
+        let with_delays: Vec<(crate::Lease, i64)> = leases
+            .iter()
+            .map(|lease| (lease.clone(), delay_of(lease)))
+            .collect();
+        // Grants of others that ran out keep their permits during their lock-delay.
+        let places = crate::holding_places(with_delays.clone(), &request.owner, now);
+        let decision = decide_permits(&places, &request, now);
+        let delayed: std::collections::HashSet<crate::FencingToken> = places
+            .iter()
+            .filter(|lease| {
+                with_delays.iter().any(|(held, _)| {
+                    held.fencing_token == lease.fencing_token && !held.is_live_at(now)
+                })
+            })
+            .map(|lease| lease.fencing_token)
+            .collect();
+        let owner_key = (key.0.clone(), key.1.clone(), request.owner.clone());
+        let expires_at = now + request.ttl.as_time_delta();
+        let lease = match decision {
+            PermitDecision::Refused(outcome) => return Ok(outcome),
+            PermitDecision::Regrant(token) => {
+                state
+                    .permit_delays
+                    .insert(owner_key.clone(), request.lock_delay.millis());
+                let leases = state.semaphores.entry(key.clone()).or_default();
+                let own = leases
+                    .iter_mut()
+                    .find(|lease| lease.owner == request.owner && lease.fencing_token == token)
+                    .ok_or_else(|| RepositoryError::internal("the extended lease is gone"))?;
+                own.acquired_at = now;
+                own.expires_at = expires_at;
+                if request.value.is_some() {
+                    own.value = request.value;
+                }
+                let lease = own.clone();
+                state.regranted_permits.insert(owner_key);
+                lease
+            }
+            PermitDecision::GrantNew => {
+                let fencing_token = state.next_token()?;
+                let lease = crate::Lease {
+                    owner: request.owner,
+                    weight: request.permits,
+                    capacity: request.limit,
+                    acquired_at: now,
+                    expires_at,
+                    fencing_token,
+                    value: request.value,
+                };
+                let leases = state.semaphores.entry(key.clone()).or_default();
+                leases.retain(|held| {
+                    (held.is_live_at(now) || delayed.contains(&held.fencing_token))
+                        && held.owner != lease.owner
+                });
+                leases.push(lease.clone());
+                state.regranted_permits.remove(&owner_key);
+                state
+                    .permit_delays
+                    .insert(owner_key, request.lock_delay.millis());
+                lease
+            }
+        };
+        Ok(SemaphoreAcquireOutcome::Granted(Permit {
+            name: key.1,
+            lease,
+        }))
     }
 }

@@ -36,7 +36,7 @@ impl State {
 
     /// The shared leases of `key` as the decisions take them: none unless the row is the shared
     /// holders'.
-    fn shared_of(&self, key: &Key) -> &[crate::Lease] {
+    pub(super) fn shared_of(&self, key: &Key) -> &[crate::Lease] {
         self.shared.get(key).map(Vec::as_slice).unwrap_or(&[])
     }
 }

@@ -1,6 +1,7 @@
 //! The checker: runs a sequence of [`Op`]s against the model and a [`LockRepository`] side by side
 //! and reports the first answer on which they disagree.
 
+use crate::testing::calls::LeaseCalls;
 use std::fmt;
 use std::time::Duration;
 
@@ -12,8 +13,8 @@ use super::tokens::TokenRelations;
 use super::Op;
 use crate::testing::ManualClock;
 use crate::{
-    AcquireOutcome, Clock, Lock, LockRepository, Owner, ReleaseResult, RenewResult, ResourceName,
-    Tenant, Ttl, DEFAULT_MAX_TTL_SECONDS,
+    AcquireOutcome, Clock, Lock, Owner, ReleaseResult, RenewResult, ResourceName, Tenant, Ttl,
+    DEFAULT_MAX_TTL_SECONDS,
 };
 
 /// Where a repository and the model first disagreed (or the repository failed).
@@ -42,7 +43,7 @@ impl std::error::Error for Divergence {}
 /// The first [`Divergence`]: an answer that differs from the model's (outcome, owner,
 /// `acquired_at`, `expires_at`, or token relation), or a repository error.
 pub async fn check_against_model(
-    repo: &dyn LockRepository,
+    repo: &dyn crate::LeaseStore,
     clock: &ManualClock,
     ops: &[Op],
 ) -> Result<Coverage, Divergence> {
@@ -59,7 +60,7 @@ pub async fn check_against_model(
 }
 
 async fn apply(
-    repo: &dyn LockRepository,
+    repo: &dyn crate::LeaseStore,
     clock: &ManualClock,
     model: &mut Model,
     tokens: &mut TokenRelations,

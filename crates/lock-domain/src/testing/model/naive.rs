@@ -1,4 +1,4 @@
-//! The lock rules restated as plainly as possible, apart from `rules.rs`: a map from resource to
+//! The lock rules restated as plainly as possible, apart from `decisions.rs`: a map from resource to
 //! lock and a token counter, in epoch milliseconds.
 
 use std::collections::HashMap;

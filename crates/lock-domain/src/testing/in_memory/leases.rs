@@ -1,0 +1,399 @@
+//! The reference store's lease port: every [`LeaseOp`] applied under the one mutex, every
+//! acquire decided by the domain's one decision ([`decide_claim`]), which also says why it
+//! refused.
+
+use async_trait::async_trait;
+use chrono::{DateTime, TimeDelta, Utc};
+
+use super::{InMemoryLockRepository, State};
+use crate::{
+    decide_claim, hold_of, live_grants, AcquireOutcome, AdminRepository, Claim, ClaimDecision,
+    Grant, Hold, Holding, Lease, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, ListPage,
+    ListQuery, LockMode, LockRepository, LockSet, Owner, PermitReleaseResult, PermitRenewResult,
+    PermitRequest, Place, Refusal, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
+    SemaphorePage, SemaphoreRepository, SharedAcquireOutcome, SharedLockRepository, Tenant,
+};
+
+type Key = (Tenant, ResourceName);
+
+impl State {
+    /// Every lease the store has on `place` (live or not), each with its lock-delay in ms: a
+    /// lock's exclusive lease or its readers, a semaphore's grants.
+    fn leases_at(&self, key: &Key, place: &Place) -> Vec<(Lease, i64)> {
+        match place {
+            Place::Lock(_) => {
+                let row = self
+                    .locks
+                    .get(key)
+                    .filter(|row| !row.owner.is_shared_holders())
+                    .map(|row| {
+                        let delay = self.lock_delays.get(key).copied().unwrap_or(0);
+                        (Grant::of_lock(row.clone()).lease, delay)
+                    });
+                let readers = self
+                    .shared
+                    .get(key)
+                    .into_iter()
+                    .flatten()
+                    .map(|lease| (lease.clone(), 0));
+                row.into_iter().chain(readers).collect()
+            }
+            Place::Semaphore(_) => self
+                .semaphores
+                .get(key)
+                .into_iter()
+                .flatten()
+                .map(|lease| {
+                    let owner_key = (key.0.clone(), key.1.clone(), lease.owner.clone());
+                    let delay = self.permit_delays.get(&owner_key).copied().unwrap_or(0);
+                    (lease.clone(), delay)
+                })
+                .collect(),
+        }
+    }
+
+    /// How `place` is held at `now`.
+    fn look(&self, key: &Key, place: &Place, now: DateTime<Utc>) -> Holding {
+        match place {
+            Place::Lock(resource) => {
+                let holders = match hold_of(resource, self.locks.get(key), self.shared_of(key), now)
+                {
+                    None => vec![],
+                    Some(Hold::Exclusive(lock)) => vec![Grant::of_lock(lock)],
+                    Some(Hold::Shared(readers)) => {
+                        readers.into_iter().map(Grant::of_lock).collect()
+                    }
+                };
+                // Available to anyone but the lease's own owner: ask as nobody in particular.
+                let delayed_until = if holders.is_empty() {
+                    self.delayed_until(key, &Owner::shared_holders(), now)
+                } else {
+                    None
+                };
+                Holding {
+                    holders,
+                    delayed_until,
+                }
+            }
+            Place::Semaphore(_) => {
+                let leases = self.leases_at(key, place);
+                let delayed_until = leases
+                    .iter()
+                    .filter(|(lease, _)| !lease.is_live_at(now))
+                    .map(|(lease, delay)| lease.expires_at + TimeDelta::milliseconds(*delay))
+                    .filter(|until| now < *until)
+                    .min();
+                Holding {
+                    holders: live_grants(place, &leases, now),
+                    delayed_until,
+                }
+            }
+        }
+    }
+
+    /// An acquire of `claim` on `place`: the one decision, then the grant of its kind.
+    fn acquire_claim(
+        &mut self,
+        key: Key,
+        place: &Place,
+        claim: Claim,
+        terms: LeaseTerms,
+        now: DateTime<Utc>,
+    ) -> Result<LeaseOutcome, RepositoryError> {
+        let decision = decide_claim(
+            place,
+            &self.leases_at(&key, place),
+            &terms.owner,
+            claim,
+            now,
+        );
+        if let ClaimDecision::Refused(refusal) = decision {
+            return Ok(LeaseOutcome::Refused(refusal));
+        }
+        let LeaseTerms {
+            owner,
+            ttl,
+            value,
+            lock_delay,
+        } = terms;
+        let granted = match claim {
+            Claim::Exclusive => match self.acquire(key, owner, ttl, value, lock_delay, now)? {
+                AcquireOutcome::Granted(lock) => Some(Grant::of_lock(lock)),
+                AcquireOutcome::Held => None,
+            },
+            Claim::Shared => match self.acquire_shared(key, owner, ttl, value, now)? {
+                SharedAcquireOutcome::Granted(lock) => Some(Grant::of_lock(lock)),
+                _ => None,
+            },
+            Claim::Permits { permits, limit } => {
+                let request = PermitRequest {
+                    owner,
+                    permits,
+                    limit,
+                    ttl,
+                    value,
+                    lock_delay,
+                };
+                match self.acquire_permits(key, request, now)? {
+                    SemaphoreAcquireOutcome::Granted(permit) => Some(Grant::of_permit(permit)),
+                    _ => None,
+                }
+            }
+        };
+        granted
+            .map(LeaseOutcome::Granted)
+            .ok_or_else(|| RepositoryError::internal("a grant the decision made was refused"))
+    }
+
+    /// Every lock of `set` or none, decided at one instant.
+    fn acquire_set(
+        &mut self,
+        tenant: &Tenant,
+        set: LockSet,
+        now: DateTime<Utc>,
+    ) -> Result<LeaseOutcome, RepositoryError> {
+        let refused: Vec<ResourceName> = set
+            .locks()
+            .iter()
+            .filter(|(resource, mode)| {
+                let place = Place::Lock(resource.clone());
+                let key = (tenant.clone(), resource.clone());
+                let leases = self.leases_at(&key, &place);
+                let claim = Claim::of_mode(*mode);
+                matches!(
+                    decide_claim(&place, &leases, set.owner(), claim, now),
+                    ClaimDecision::Refused(_)
+                )
+            })
+            .map(|(resource, _)| resource.clone())
+            .collect();
+        if !refused.is_empty() {
+            return Ok(LeaseOutcome::Refused(Refusal::SetUnavailable(refused)));
+        }
+        let mut granted = Vec::with_capacity(set.locks().len());
+        for (resource, mode) in set.locks() {
+            let place = Place::Lock(resource.clone());
+            let terms = LeaseTerms {
+                owner: set.owner().clone(),
+                ttl: set.ttl(),
+                value: set.value().cloned(),
+                lock_delay: crate::LockDelay::NONE,
+            };
+            let key = (tenant.clone(), resource.clone());
+            match self.acquire_claim(key, &place, Claim::of_mode(*mode), terms, now)? {
+                LeaseOutcome::Granted(grant) => granted.push(grant),
+                _ => return Err(RepositoryError::internal("a decided grant was refused")),
+            }
+        }
+        Ok(LeaseOutcome::GrantedAll(granted))
+    }
+}
+
+#[async_trait]
+impl LeaseStore for InMemoryLockRepository {
+    async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
+        let now = self.clock.now();
+        Ok(match op {
+            LeaseOp::Acquire {
+                place,
+                claim,
+                terms,
+            } => {
+                let key = (tenant, place.name().clone());
+                return self.state().acquire_claim(key, &place, claim, terms, now);
+            }
+            LeaseOp::AcquireAll(set) => return self.state().acquire_set(&tenant, set, now),
+            LeaseOp::Look(place) => {
+                let key = (tenant, place.name().clone());
+                LeaseOutcome::Looked(self.state().look(&key, &place, now))
+            }
+            LeaseOp::Release {
+                place: Place::Lock(resource),
+                owner,
+            } => SharedLockRepository::release_held(self, tenant, resource, owner)
+                .await?
+                .into(),
+            LeaseOp::Release {
+                place: Place::Semaphore(name),
+                owner,
+            } => match SemaphoreRepository::release_permits(self, tenant, name, owner).await? {
+                PermitReleaseResult::Released(token) => LeaseOutcome::Released(token),
+                PermitReleaseResult::NotFound => LeaseOutcome::NotFound,
+            },
+            LeaseOp::Renew {
+                place: Place::Lock(resource),
+                owner,
+                ttl,
+                value,
+            } => SharedLockRepository::renew_held(self, tenant, resource, owner, ttl, value)
+                .await?
+                .into(),
+            LeaseOp::Renew {
+                place: Place::Semaphore(name),
+                owner,
+                ttl,
+                value,
+            } => permit_renewed(
+                SemaphoreRepository::renew_permits(self, tenant, name, owner, ttl, value).await?,
+            ),
+            LeaseOp::SetValue {
+                place: Place::Lock(resource),
+                owner,
+                value,
+            } => SharedLockRepository::set_value_held(self, tenant, resource, owner, value)
+                .await?
+                .into(),
+            LeaseOp::SetValue {
+                place: Place::Semaphore(name),
+                owner,
+                value,
+            } => permit_renewed(self.set_permit_value(tenant, name, owner, value)),
+            LeaseOp::Undo(grant) => {
+                LeaseOutcome::Undone(match (grant.mode(), grant.place.clone()) {
+                    (Some(LockMode::Exclusive), _) => {
+                        LockRepository::undo_grant(self, tenant, grant.into_lock()).await?
+                    }
+                    (Some(LockMode::Shared), _) => {
+                        SharedLockRepository::undo_shared_grant(self, tenant, grant.into_lock())
+                            .await?
+                    }
+                    (None, _) => {
+                        SemaphoreRepository::undo_permit_grant(self, tenant, grant.into_permit())
+                            .await?
+                    }
+                })
+            }
+            LeaseOp::RecordExpiry {
+                place: Place::Lock(resource),
+                owner,
+                fencing_token,
+            } => LeaseOutcome::ExpiryRecorded(
+                LockRepository::record_expiry(
+                    self,
+                    tenant.clone(),
+                    resource.clone(),
+                    owner.clone(),
+                    fencing_token,
+                )
+                .await?
+                    || SharedLockRepository::record_shared_expiry(
+                        self,
+                        tenant,
+                        resource,
+                        owner,
+                        fencing_token,
+                    )
+                    .await?,
+            ),
+            LeaseOp::RecordExpiry {
+                place: Place::Semaphore(name),
+                owner,
+                fencing_token,
+            } => LeaseOutcome::ExpiryRecorded(
+                SemaphoreRepository::record_permit_expiry(self, tenant, name, owner, fencing_token)
+                    .await?,
+            ),
+            LeaseOp::ForceRelease {
+                place: Place::Lock(resource),
+                reason,
+            } => LeaseOutcome::ForceReleased(
+                AdminRepository::force_release_lock(self, tenant, resource, reason)
+                    .await?
+                    .into_iter()
+                    .map(Grant::of_lock)
+                    .collect(),
+            ),
+            LeaseOp::ForceRelease {
+                place: Place::Semaphore(name),
+                reason,
+            } => LeaseOutcome::ForceReleased(
+                AdminRepository::force_release_permits(self, tenant, name, reason)
+                    .await?
+                    .into_iter()
+                    .map(Grant::of_permit)
+                    .collect(),
+            ),
+        })
+    }
+
+    async fn list_locks(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<ListPage, RepositoryError> {
+        let now = self.clock.now();
+        let page = LockRepository::list(self, tenant.clone(), query).await?;
+        let state = self.state();
+        Ok(ListPage {
+            locks: page
+                .locks
+                .into_iter()
+                .flat_map(|listed| {
+                    if !listed.lock.owner.is_shared_holders() {
+                        return vec![listed];
+                    }
+                    let key = (tenant.clone(), listed.lock.resource.clone());
+                    state
+                        .look(&key, &Place::Lock(key.1.clone()), now)
+                        .holders
+                        .into_iter()
+                        .map(|grant| crate::ListedLock {
+                            ttl_remaining: (grant.lease.expires_at - now)
+                                .to_std()
+                                .unwrap_or_default(),
+                            lock: grant.into_lock(),
+                        })
+                        .collect()
+                })
+                .collect(),
+            has_more: page.has_more,
+        })
+    }
+
+    async fn list_semaphores(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<SemaphorePage, RepositoryError> {
+        SemaphoreRepository::list_semaphores(self, tenant, query).await
+    }
+}
+
+impl InMemoryLockRepository {
+    /// Replaces the value of `owner`'s live grant on `name`, and nothing else.
+    fn set_permit_value(
+        &self,
+        tenant: Tenant,
+        name: ResourceName,
+        owner: Owner,
+        value: crate::LeaseValue,
+    ) -> PermitRenewResult {
+        let now = self.clock.now();
+        let mut state = self.state();
+        let own = state
+            .semaphores
+            .get_mut(&(tenant, name.clone()))
+            .and_then(|leases| {
+                leases
+                    .iter_mut()
+                    .find(|lease| lease.owner == owner && lease.is_live_at(now))
+            });
+        match own {
+            Some(own) => {
+                own.value = Some(value);
+                PermitRenewResult::Renewed(crate::Permit {
+                    name,
+                    lease: own.clone(),
+                })
+            }
+            None => PermitRenewResult::NotFound,
+        }
+    }
+}
+
+fn permit_renewed(result: PermitRenewResult) -> LeaseOutcome {
+    match result {
+        PermitRenewResult::Renewed(permit) => LeaseOutcome::Renewed(Grant::of_permit(permit)),
+        PermitRenewResult::NotFound => LeaseOutcome::NotFound,
+    }
+}
