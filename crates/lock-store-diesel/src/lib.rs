@@ -16,7 +16,6 @@ mod error;
 mod freed_listener;
 mod freed_notifier;
 mod history;
-mod lock_delay;
 mod migrations;
 mod outcome;
 mod peek;

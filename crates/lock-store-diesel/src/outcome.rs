@@ -3,9 +3,25 @@
 
 use crate::row::LockRow;
 
-/// The outcome of an acquire: the granted (or re-granted) row, or `None` when another owner's
-/// lease is live (`Held`).
-pub(crate) type AcquireRow = Option<LockRow>;
+/// The outcome of an exclusive acquire by the lock statement.
+#[derive(Debug)]
+pub(crate) enum AcquireRow {
+    /// The granted (or re-granted) row.
+    Granted(LockRow),
+    /// Refused, with the reason when what decided it knew it (a lease the PostgreSQL batcher
+    /// saw live); `None` when the statement only told that it refused: the writer then asks the
+    /// lock's holders why ([`crate::shared_locks::explain`]).
+    Refused(Option<lock_domain::Refusal>),
+}
+
+impl From<Option<LockRow>> for AcquireRow {
+    fn from(row: Option<LockRow>) -> Self {
+        match row {
+            Some(row) => AcquireRow::Granted(row),
+            None => AcquireRow::Refused(None),
+        }
+    }
+}
 
 /// The outcome of a release.
 pub(crate) enum ReleaseRow {

@@ -1,35 +1,29 @@
-//! `DieselLockRepository`: the domain's ports (`LockRepository`, `StoreHealth`, `FreedHints`)
-//! over the store's writer (lock operations, see `writer`) and its pool (health, statistics).
+//! `DieselLockRepository`: the domain's ports (`LeaseStore` in `leases.rs`, `HistoryRepository`,
+//! `LeaseUsage`, `StoreHealth`, `FreedHints`) over the store's writer (every lease operation,
+//! see `writer`) and its pool (health, statistics).
 
-mod admin;
 mod history;
+mod leases;
 mod open;
-mod semaphores;
-mod shared_locks;
 mod usage;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use lock_domain::{
-    AcquireOutcome, FreedHints, FreedLocks, LeaseValue, ListPage, ListQuery, Lock, LockDelay,
-    LockRepository, Owner, PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName,
-    StoreHealth, Tenant, Ttl,
+    FreedHints, FreedLocks, PoolState, RepositoryError, ResourceName, StoreHealth, Tenant,
 };
 
 use crate::db_connection::DbConnection;
 use crate::error::from_query;
 use crate::freed_notifier::FreedNotifier;
-use crate::outcome::{ReleaseRow, RenewRow, SweepPosition, Swept};
-use crate::peek;
+use crate::outcome::{SweepPosition, Swept};
 use crate::pooled::Pooled;
-use crate::row::ListedRow;
 use crate::writer::Writer;
-use crate::{freed_listener, lock_delay, postgres, sqlite};
+use crate::{freed_listener, postgres, sqlite};
 
-/// The `LockRepository` over SQLite or PostgreSQL. Cheap to clone; clones share the pool.
+/// The lease store over SQLite or PostgreSQL. Cheap to clone; clones share the pool.
 #[derive(Clone)]
 pub struct DieselLockRepository {
     inner: Arc<Inner>,
@@ -127,153 +121,6 @@ impl DieselLockRepository {
             .writer
             .sweep(self.inner.sweep_grace, batch, from)
             .await
-    }
-}
-
-#[async_trait]
-impl LockRepository for DieselLockRepository {
-    async fn acquire_with_delay(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-        lock_delay: LockDelay,
-    ) -> Result<AcquireOutcome, RepositoryError> {
-        Ok(
-            match self
-                .inner
-                .writer
-                .acquire(tenant, resource, owner, ttl, value, lock_delay)
-                .await?
-            {
-                Some(row) => AcquireOutcome::Granted(Lock::try_from(row)?),
-                None => AcquireOutcome::Held,
-            },
-        )
-    }
-
-    async fn status(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-    ) -> Result<Option<Lock>, RepositoryError> {
-        let row = self.inner.writer.status(tenant, resource).await?;
-        row.map(Lock::try_from).transpose()
-    }
-
-    async fn available_at(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-    ) -> Result<Option<DateTime<Utc>>, RepositoryError> {
-        let ms = self
-            .inner
-            .pooled
-            .run(move |conn, now_ms| {
-                lock_delay::available_at_ms(conn, tenant.as_str(), resource.as_str(), now_ms)
-                    .map_err(from_query)
-            })
-            .await?;
-        ms.map(|ms| {
-            DateTime::from_timestamp_millis(ms)
-                .ok_or_else(|| RepositoryError::internal(format!("corrupt time {ms}")))
-        })
-        .transpose()
-    }
-
-    async fn release(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-    ) -> Result<ReleaseResult, RepositoryError> {
-        let (hint_tenant, hint_resource) = (tenant.clone(), resource.clone());
-        Ok(
-            match self.inner.writer.release(tenant, resource, owner).await? {
-                ReleaseRow::Released(row) => {
-                    let token = Lock::try_from(row)?.fencing_token;
-                    self.hint_freed(&hint_tenant, &hint_resource);
-                    ReleaseResult::Released(token)
-                }
-                ReleaseRow::NotFound => ReleaseResult::NotFound,
-                ReleaseRow::Forbidden => ReleaseResult::Forbidden,
-            },
-        )
-    }
-
-    async fn record_expiry(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        fencing_token: lock_domain::FencingToken,
-    ) -> Result<bool, RepositoryError> {
-        if !self.inner.record_history {
-            return Ok(false);
-        }
-        self.inner
-            .writer
-            .record_expiry(tenant, resource, owner, fencing_token.value())
-            .await
-    }
-
-    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
-        let (hint_tenant, hint_resource) = (tenant.clone(), grant.resource.clone());
-        let undone = self.inner.writer.undo_grant(tenant, grant).await?;
-        if undone {
-            self.hint_freed(&hint_tenant, &hint_resource);
-        }
-        Ok(undone)
-    }
-
-    async fn renew(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-    ) -> Result<RenewResult, RepositoryError> {
-        let (hint_tenant, hint_resource) = (tenant.clone(), resource.clone());
-        Ok(
-            match self
-                .inner
-                .writer
-                .renew(tenant, resource, owner, ttl, value)
-                .await?
-            {
-                RenewRow::Renewed(row) => {
-                    // The lease may be shorter now: waiters elsewhere must look at its new end.
-                    self.hint_freed(&hint_tenant, &hint_resource);
-                    RenewResult::Renewed(Lock::try_from(row)?)
-                }
-                RenewRow::NotFound => RenewResult::NotFound,
-                RenewRow::Forbidden => RenewResult::Forbidden,
-            },
-        )
-    }
-
-    /// One read for all of `locks` (see `peek`).
-    async fn statuses(
-        &self,
-        locks: Vec<(Tenant, ResourceName)>,
-    ) -> Result<Vec<Option<Lock>>, RepositoryError> {
-        peek::statuses(&self.inner.pooled, self.inner.writer.as_ref(), locks).await
-    }
-
-    async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
-        let limit = query.limit;
-        let listed = self
-            .inner
-            .writer
-            .list(tenant, query)
-            .await?
-            .into_iter()
-            .map(ListedRow::into_listed)
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(ListPage::from_overfetch(listed, limit))
     }
 }
 

@@ -12,11 +12,11 @@
 mod rows;
 mod table;
 
+use chrono::TimeDelta;
 use lock_domain::{
-    decide_permits, decide_release_among, holding_places, HistoryEvent, LeaseValue, ListQuery,
-    Owner, Permit, PermitDecision, PermitReleaseResult, PermitRenewResult, PermitRequest,
-    ReleaseResult, RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage,
-    SemaphoreState, Tenant, Ttl,
+    decide_claim, decide_release_among, live_grants, Claim, ClaimDecision, Grant, HistoryEvent,
+    Holding, Lease, LeaseOp, LeaseOutcome, LeaseTerms, LeaseValue, ListQuery, Owner, Permit, Place,
+    Refusal, ReleaseResult, RepositoryError, ResourceName, SemaphorePage, Tenant, Ttl,
 };
 
 use crate::error::from_query;
@@ -24,59 +24,6 @@ use crate::error::from_query;
 pub(crate) use rows::HolderRow;
 use rows::{at, leases, page, permit};
 pub(crate) use table::{sweep_postgres, sweep_sqlite, PostgresHolders, SqliteHolders};
-
-/// One semaphore operation, as the repository hands it to its writer.
-#[derive(Debug, Clone)]
-pub(crate) enum PermitOp {
-    Acquire {
-        name: ResourceName,
-        request: PermitRequest,
-    },
-    Status {
-        name: ResourceName,
-    },
-    Release {
-        name: ResourceName,
-        owner: Owner,
-    },
-    Renew {
-        name: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-    },
-    /// Ends every grant of the semaphore (an admin's force-release), with `reason`.
-    ForceRelease {
-        name: ResourceName,
-        reason: lock_domain::ForceReason,
-    },
-    Undo {
-        grant: Permit,
-    },
-    List {
-        query: ListQuery,
-    },
-    /// Ends the owner's run-out grant with that token once its lock-delay is over (an observer
-    /// saw it end): its row goes, and the history's triggers record it as expired.
-    RecordExpiry {
-        name: ResourceName,
-        owner: Owner,
-        fencing_token: lock_domain::FencingToken,
-    },
-}
-
-/// What a [`PermitOp`] came to.
-#[derive(Debug, Clone)]
-pub(crate) enum PermitAnswer {
-    Acquired(SemaphoreAcquireOutcome),
-    Status(Option<SemaphoreState>),
-    Released(PermitReleaseResult),
-    Renewed(PermitRenewResult),
-    ForceReleased(Vec<Permit>),
-    Undone(bool),
-    Listed(SemaphorePage),
-    ExpiryRecorded(bool),
-}
 
 /// The statements a semaphore operation runs, on one connection inside one transaction.
 pub(crate) trait HolderTable {
@@ -195,66 +142,83 @@ impl From<PermitError> for RepositoryError {
     }
 }
 
-/// Runs `op` for `tenant` on `table`.
+/// Runs `op`, an operation on a semaphore, for `tenant` on `table`.
 ///
 /// # Errors
 /// [`PermitError`] when a statement fails or a row is corrupt; the caller rolls back.
 pub(crate) fn run(
     table: &mut dyn HolderTable,
     tenant: &Tenant,
-    op: PermitOp,
-) -> Result<PermitAnswer, PermitError> {
+    op: LeaseOp,
+) -> Result<LeaseOutcome, PermitError> {
+    let place = op.place();
+    let name = place.name().clone();
     Ok(match op {
-        PermitOp::Acquire { name, request } => {
-            PermitAnswer::Acquired(acquire(table, tenant, name, request)?)
-        }
-        PermitOp::Status { name } => {
+        LeaseOp::Acquire {
+            claim: claim @ Claim::Permits { .. },
+            terms,
+            ..
+        } => match acquire(table, tenant, &place, claim, terms)? {
+            Ok(permit) => LeaseOutcome::Granted(Grant::of_permit(permit)),
+            Err(refusal) => LeaseOutcome::Refused(refusal),
+        },
+        LeaseOp::Look(_) => {
             let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
-            let leases = leases(rows)?;
-            PermitAnswer::Status(SemaphoreState::of_leases(name, &leases, at(now_ms)?))
-        }
-        PermitOp::Release { name, owner } => {
-            let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
-            let leases = leases(rows)?;
-            PermitAnswer::Released(match decide_release_among(&leases, &owner, at(now_ms)?) {
-                ReleaseResult::Released(token) => {
-                    table.delete_owner(tenant, &name, &owner)?;
-                    PermitReleaseResult::Released(token)
-                }
-                ReleaseResult::NotFound | ReleaseResult::Forbidden => PermitReleaseResult::NotFound,
+            let now = at(now_ms)?;
+            let kept = kept_leases(rows)?;
+            let delayed_until = kept
+                .iter()
+                .filter(|(lease, _)| !lease.is_live_at(now))
+                .map(|(lease, delay_ms)| lease.expires_at + TimeDelta::milliseconds(*delay_ms))
+                .filter(|until| now < *until)
+                .min();
+            LeaseOutcome::Looked(Holding {
+                holders: live_grants(&place, &kept, now),
+                delayed_until,
             })
         }
-        PermitOp::Renew {
-            name,
-            owner,
-            ttl,
-            value,
-        } => PermitAnswer::Renewed(renew(table, tenant, name, owner, ttl, value)?),
-        PermitOp::ForceRelease { name, reason } => {
+        LeaseOp::Release { owner, .. } => {
+            let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
+            let leases = leases(rows)?;
+            match decide_release_among(&leases, &owner, at(now_ms)?) {
+                ReleaseResult::Released(token) => {
+                    table.delete_owner(tenant, &name, &owner)?;
+                    LeaseOutcome::Released(token)
+                }
+                ReleaseResult::NotFound | ReleaseResult::Forbidden => LeaseOutcome::NotFound,
+            }
+        }
+        LeaseOp::Renew {
+            owner, ttl, value, ..
+        } => renew(table, tenant, &name, &owner, Some(ttl), value)?,
+        LeaseOp::SetValue { owner, value, .. } => {
+            renew(table, tenant, &name, &owner, None, Some(value))?
+        }
+        LeaseOp::ForceRelease { reason, .. } => {
             let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
             let now = at(now_ms)?;
             let mut ended = Vec::with_capacity(rows.len());
             for row in rows {
                 let grant = permit(row)?;
                 if grant.lease.is_live_at(now) {
-                    ended.push(grant);
+                    ended.push(Grant::of_permit(grant));
                 }
             }
             table.say_ending(Some(HistoryEvent::ForceReleased), Some(reason.as_str()))?;
             table.delete_all(tenant, &name)?;
             table.say_ending(None, None)?;
-            PermitAnswer::ForceReleased(ended)
+            LeaseOutcome::ForceReleased(ended)
         }
-        PermitOp::Undo { grant } => {
+        LeaseOp::Undo(grant) => {
             table.say_ending(Some(HistoryEvent::Undone), None)?;
-            let undone = undo(table, tenant, grant)?;
+            let undone = undo(table, tenant, grant.into_permit())?;
             table.say_ending(None, None)?;
-            PermitAnswer::Undone(undone)
+            LeaseOutcome::Undone(undone)
         }
-        PermitOp::RecordExpiry {
-            name,
+        LeaseOp::RecordExpiry {
             owner,
             fencing_token,
+            ..
         } => {
             let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
             let now = at(now_ms)?;
@@ -269,33 +233,60 @@ pub(crate) fn run(
             if over {
                 table.delete_owner(tenant, &name, &owner)?;
             }
-            PermitAnswer::ExpiryRecorded(over)
+            LeaseOutcome::ExpiryRecorded(over)
         }
-        PermitOp::List { query } => {
-            let now_ms = table.now_ms()?;
-            let rows = table.list(tenant, &query, now_ms)?;
-            PermitAnswer::Listed(page(rows, &query, at(now_ms)?)?)
+        LeaseOp::Acquire { claim, .. } => {
+            return Err(RepositoryError::internal(format!(
+                "a semaphore takes permits, not a {claim:?} acquire"
+            ))
+            .into())
+        }
+        LeaseOp::AcquireAll(_) => {
+            return Err(RepositoryError::internal("a set is of locks, not semaphores").into())
         }
     })
+}
+
+/// A page of `tenant`'s semaphores with live holders.
+///
+/// # Errors
+/// [`PermitError`] when a statement fails or a row is corrupt.
+pub(crate) fn list(
+    table: &mut dyn HolderTable,
+    tenant: &Tenant,
+    query: &ListQuery,
+) -> Result<SemaphorePage, PermitError> {
+    let now_ms = table.now_ms()?;
+    let rows = table.list(tenant, query, now_ms)?;
+    page(rows, query, at(now_ms)?)
+}
+
+/// Every grant of the semaphore with its lock-delay (ms), as the one decision takes them.
+fn kept_leases(rows: Vec<HolderRow>) -> Result<Vec<(Lease, i64)>, RepositoryError> {
+    rows.into_iter()
+        .map(|row| {
+            let delay_ms = row.lock_delay_ms;
+            Ok((rows::lease(row)?, delay_ms))
+        })
+        .collect()
 }
 
 fn acquire(
     table: &mut dyn HolderTable,
     tenant: &Tenant,
-    name: ResourceName,
-    request: PermitRequest,
-) -> Result<SemaphoreAcquireOutcome, PermitError> {
-    let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
-    let delays: Vec<i64> = rows.iter().map(|row| row.lock_delay_ms).collect();
-    let held = leases(rows.clone())?;
-    // Grants of others that ran out keep their permits during their lock-delay.
-    let places = holding_places(held.into_iter().zip(delays), &request.owner, at(now_ms)?);
-    let decision = decide_permits(&places, &request, at(now_ms)?);
-    let expires_at_ms = now_ms + i64::from(request.ttl.seconds()) * 1_000;
-    let value = request.value.as_ref().map(LeaseValue::as_str);
-    let row = match decision {
-        PermitDecision::Refused(outcome) => return Ok(outcome),
-        PermitDecision::Regrant(token) => {
+    place: &Place,
+    claim: Claim,
+    terms: LeaseTerms,
+) -> Result<Result<Permit, Refusal>, PermitError> {
+    let name = place.name();
+    let (now_ms, rows) = table.lock_and_read(tenant, name)?;
+    let kept = kept_leases(rows.clone())?;
+    let (permits, limit) = claim.weight_of();
+    let expires_at_ms = now_ms + i64::from(terms.ttl.seconds()) * 1_000;
+    let value = terms.value.as_ref().map(LeaseValue::as_str);
+    let row = match decide_claim(place, &kept, &terms.owner, claim, at(now_ms)?) {
+        ClaimDecision::Refused(refusal) => return Ok(Err(refusal)),
+        ClaimDecision::Extend(token) => {
             let own = rows
                 .into_iter()
                 .find(|row| row.fencing_token == token.value())
@@ -305,55 +296,59 @@ fn acquire(
                 expires_at_ms,
                 regranted: 1,
                 value: value.map(str::to_owned).or(own.value.clone()),
-                lock_delay_ms: request.lock_delay.millis(),
+                lock_delay_ms: terms.lock_delay.millis(),
                 ..own
             };
             table.regrant(tenant, &row, value)?;
             row
         }
-        PermitDecision::GrantNew => {
+        ClaimDecision::GrantNew => {
             let mut row = HolderRow {
                 name: name.as_str().to_owned(),
-                owner: request.owner.as_str().to_owned(),
-                permits: i64::from(request.permits.get()),
-                semaphore_limit: i64::from(request.limit.get()),
+                owner: terms.owner.as_str().to_owned(),
+                permits: i64::from(permits.get()),
+                semaphore_limit: i64::from(limit.get()),
                 acquired_at_ms: now_ms,
                 expires_at_ms,
                 fencing_token: 0,
                 regranted: 0,
                 value: value.map(str::to_owned),
-                lock_delay_ms: request.lock_delay.millis(),
+                lock_delay_ms: terms.lock_delay.millis(),
             };
             row.fencing_token = table.grant(tenant, &row, now_ms)?;
             row
         }
     };
-    Ok(SemaphoreAcquireOutcome::Granted(permit(row)?))
+    Ok(Ok(permit(row)?))
 }
 
+/// Moves the end of `owner`'s live grant to now + `ttl` (kept when `None`: a value's change
+/// alone), replacing its value when `value` is `Some`.
 fn renew(
     table: &mut dyn HolderTable,
     tenant: &Tenant,
-    name: ResourceName,
-    owner: Owner,
-    ttl: Ttl,
+    name: &ResourceName,
+    owner: &Owner,
+    ttl: Option<Ttl>,
     value: Option<LeaseValue>,
-) -> Result<PermitRenewResult, PermitError> {
-    let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
+) -> Result<LeaseOutcome, PermitError> {
+    let (now_ms, rows) = table.lock_and_read(tenant, name)?;
     let live_own = rows
         .into_iter()
         .find(|row| row.owner == owner.as_str() && row.expires_at_ms > now_ms);
     let Some(own) = live_own else {
-        return Ok(PermitRenewResult::NotFound);
+        return Ok(LeaseOutcome::NotFound);
     };
     let value = value.as_ref().map(LeaseValue::as_str);
     let row = HolderRow {
-        expires_at_ms: now_ms + i64::from(ttl.seconds()) * 1_000,
+        expires_at_ms: ttl.map_or(own.expires_at_ms, |ttl| {
+            now_ms + i64::from(ttl.seconds()) * 1_000
+        }),
         value: value.map(str::to_owned).or(own.value.clone()),
         ..own
     };
     table.renew(tenant, &row, value)?;
-    Ok(PermitRenewResult::Renewed(permit(row)?))
+    Ok(LeaseOutcome::Renewed(Grant::of_permit(permit(row)?)))
 }
 
 /// Ends `grant` only if it is still exactly that new grant, live.

@@ -12,79 +12,22 @@
 
 mod expiry;
 mod force;
-mod multi;
+pub(crate) mod multi;
 mod table;
 
 use chrono::{DateTime, Utc};
 use lock_domain::{
-    decide_shared_acquire, decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock,
-    shared_row, FencingToken, HistoryEvent, Hold, HolderRole, Lease, LeaseValue, Lock, LockMode,
-    LockStep, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName,
-    SharedAcquireDecision, SharedAcquireOutcome, Tenant, Ttl,
+    decide_claim, decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock, shared_row,
+    Claim, ClaimDecision, FencingToken, Grant, HistoryEvent, Hold, HolderRole, Holding, Lease,
+    LeaseOp, LeaseOutcome, LeaseValue, Lock, LockMode, LockStep, MultiAcquireOutcome, Owner, Place,
+    Refusal, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
 };
 
 use crate::semaphores::PermitError;
 
-pub(crate) use multi::acquire_all;
 pub(crate) use table::{
     sweep_postgres, sweep_sqlite, DelayedRow, PostgresShared, SharedRow, SqliteShared,
 };
-
-/// One shared-lock operation, as the repository hands it to its writer.
-#[derive(Debug, Clone)]
-pub(crate) enum SharedOp {
-    Acquire {
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-    },
-    Hold {
-        resource: ResourceName,
-    },
-    Release {
-        resource: ResourceName,
-        owner: Owner,
-    },
-    Renew {
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-    },
-    /// Replaces the value of the owner's live lease, and nothing else.
-    SetValue {
-        resource: ResourceName,
-        owner: Owner,
-        value: LeaseValue,
-    },
-    /// Ends every live lease of the lock (an admin's force-release), with `reason`.
-    ForceRelease {
-        resource: ResourceName,
-        reason: lock_domain::ForceReason,
-    },
-    Undo {
-        grant: Lock,
-    },
-    /// Ends the owner's run-out lease with that token (an observer saw it end).
-    RecordExpiry {
-        resource: ResourceName,
-        owner: Owner,
-        fencing_token: lock_domain::FencingToken,
-    },
-}
-
-/// What a [`SharedOp`] came to.
-#[derive(Debug, Clone)]
-pub(crate) enum SharedAnswer {
-    Acquired(SharedAcquireOutcome),
-    Hold(Option<Hold>),
-    Released(ReleaseResult),
-    Renewed(RenewResult),
-    ForceReleased(Vec<Lock>),
-    Undone(bool),
-    ExpiryRecorded(bool),
-}
 
 /// The statements a shared-lock operation runs, on one connection inside one transaction.
 pub(crate) trait SharedTable {
@@ -152,66 +95,107 @@ pub(crate) trait SharedTable {
     ) -> diesel::QueryResult<usize>;
 }
 
-/// Runs `op` for `tenant` on `table`.
+/// Runs `op`, an operation on a lock through its holders (every one but the exclusive
+/// acquire, which has its own statement: see [`explain`] for its refusals), for `tenant` on
+/// `table`.
 ///
 /// # Errors
 /// [`PermitError`] when a statement fails or a row is corrupt; the caller rolls back.
 pub(crate) fn run(
     table: &mut dyn SharedTable,
     tenant: &Tenant,
-    op: SharedOp,
-) -> Result<SharedAnswer, PermitError> {
+    op: LeaseOp,
+) -> Result<LeaseOutcome, PermitError> {
+    let place = op.place();
+    let resource = place.name().clone();
     Ok(match op {
-        SharedOp::Acquire {
-            resource,
-            owner,
-            ttl,
-            value,
-        } => SharedAnswer::Acquired(acquire(table, tenant, &resource, owner, ttl, value)?),
-        SharedOp::Hold { resource } => {
+        LeaseOp::Acquire {
+            claim: Claim::Shared,
+            terms,
+            ..
+        } => match acquire(
+            table,
+            tenant,
+            &resource,
+            terms.owner,
+            terms.ttl,
+            terms.value,
+        )? {
+            Ok(lock) => LeaseOutcome::Granted(Grant::of_lock(lock)),
+            Err(refusal) => LeaseOutcome::Refused(refusal),
+        },
+        LeaseOp::AcquireAll(set) => match multi::acquire_all(table, tenant, &set)? {
+            MultiAcquireOutcome::Granted(locks) => {
+                LeaseOutcome::GrantedAll(locks.into_iter().map(Grant::of_lock).collect())
+            }
+            MultiAcquireOutcome::Unavailable(names) => {
+                LeaseOutcome::Refused(Refusal::SetUnavailable(names))
+            }
+        },
+        LeaseOp::Look(_) => {
             let read = Read::locked(table, tenant, &resource, false)?;
-            SharedAnswer::Hold(hold_of(
-                &resource,
-                read.row.as_ref(),
-                &read.leases()?,
-                read.now,
-            ))
+            LeaseOutcome::Looked(read.holding(&place)?)
         }
-        SharedOp::Release { resource, owner } => {
-            SharedAnswer::Released(release(table, tenant, &resource, &owner)?)
+        LeaseOp::Release { owner, .. } => release(table, tenant, &resource, &owner)?.into(),
+        LeaseOp::Renew {
+            owner, ttl, value, ..
+        } => renew(table, tenant, &resource, &owner, ttl, value)?.into(),
+        LeaseOp::SetValue { owner, value, .. } => {
+            set_value(table, tenant, &resource, &owner, value)?.into()
         }
-        SharedOp::Renew {
-            resource,
-            owner,
-            ttl,
-            value,
-        } => SharedAnswer::Renewed(renew(table, tenant, &resource, &owner, ttl, value)?),
-        SharedOp::SetValue {
-            resource,
-            owner,
-            value,
-        } => SharedAnswer::Renewed(set_value(table, tenant, &resource, &owner, value)?),
-        SharedOp::ForceRelease { resource, reason } => {
-            SharedAnswer::ForceReleased(force::release(table, tenant, &resource, &reason)?)
-        }
-        SharedOp::Undo { grant } => {
+        LeaseOp::ForceRelease { reason, .. } => LeaseOutcome::ForceReleased(
+            force::release(table, tenant, &resource, &reason)?
+                .into_iter()
+                .map(Grant::of_lock)
+                .collect(),
+        ),
+        LeaseOp::Undo(grant) => {
             table.say_ending(Some(HistoryEvent::Undone), None)?;
-            let undone = undo(table, tenant, grant)?;
+            let undone = undo(table, tenant, grant.into_lock())?;
             table.say_ending(None, None)?;
-            SharedAnswer::Undone(undone)
+            LeaseOutcome::Undone(undone)
         }
-        SharedOp::RecordExpiry {
-            resource,
+        LeaseOp::RecordExpiry {
             owner,
             fencing_token,
-        } => SharedAnswer::ExpiryRecorded(expiry::record(
+            ..
+        } => LeaseOutcome::ExpiryRecorded(expiry::record(
             table,
             tenant,
             &resource,
             &owner,
             fencing_token,
         )?),
+        LeaseOp::Acquire { claim, .. } => {
+            return Err(RepositoryError::internal(format!(
+                "a {claim:?} acquire of a lock does not go through its holders"
+            ))
+            .into())
+        }
     })
+}
+
+/// Why `owner` may not acquire `claim` of `resource` now, read under the row's lock: the
+/// reason of a refusal that the exclusive statement could not give (it tells only that it
+/// refused), or `None` when the decision would grant it now (the caller tries again).
+///
+/// # Errors
+/// [`PermitError`] when a statement fails or a row is corrupt.
+pub(crate) fn explain(
+    table: &mut dyn SharedTable,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    owner: &Owner,
+    claim: Claim,
+) -> Result<Option<Refusal>, PermitError> {
+    let read = Read::locked(table, tenant, resource, false)?;
+    let place = Place::Lock(resource.clone());
+    Ok(
+        match decide_claim(&place, &read.kept_leases()?, owner, claim, read.now) {
+            ClaimDecision::Refused(refusal) => Some(refusal),
+            ClaimDecision::GrantNew | ClaimDecision::Extend(_) => None,
+        },
+    )
 }
 
 /// What an operation read under the row's lock.
@@ -242,16 +226,46 @@ impl Read {
         })
     }
 
-    /// Whether the row's lease, ended by expiry, still keeps its place from `owner` (its
-    /// lock-delay, the domain's `delayed_until`).
-    fn delayed_for(&self, owner: &Owner) -> bool {
-        self.row.as_ref().is_some_and(|row| {
-            lock_domain::delayed_until(row, self.row_delay_ms, owner, self.now).is_some()
-        })
-    }
-
     fn leases(&self) -> Result<Vec<Lease>, RepositoryError> {
         self.rows.iter().map(SharedRow::lease).collect()
+    }
+
+    /// Every lease of the lock with its lock-delay (ms), as the one decision takes them: the
+    /// exclusive holder's row (not the row that stands for the readers), then each reader's.
+    fn kept_leases(&self) -> Result<Vec<(Lease, i64)>, RepositoryError> {
+        let exclusive = self
+            .row
+            .iter()
+            .filter(|row| !row.owner.is_shared_holders())
+            .map(|row| (Grant::of_lock(row.clone()).lease, self.row_delay_ms));
+        let mut kept: Vec<(Lease, i64)> = exclusive.collect();
+        for lease in self.leases()? {
+            kept.push((lease, 0));
+        }
+        Ok(kept)
+    }
+
+    /// How the lock is held at the read's instant.
+    fn holding(&self, place: &Place) -> Result<Holding, RepositoryError> {
+        let holders: Vec<Grant> =
+            match hold_of(place.name(), self.row.as_ref(), &self.leases()?, self.now) {
+                None => Vec::new(),
+                Some(Hold::Exclusive(lock)) => vec![Grant::of_lock(lock)],
+                Some(Hold::Shared(readers)) => readers.into_iter().map(Grant::of_lock).collect(),
+            };
+        let delayed_until = match (&self.row, holders.is_empty()) {
+            (Some(row), true) => lock_domain::delayed_until(
+                row,
+                self.row_delay_ms,
+                &Owner::shared_holders(),
+                self.now,
+            ),
+            _ => None,
+        };
+        Ok(Holding {
+            holders,
+            delayed_until,
+        })
     }
 
     /// Rewrites the row to stand for `leases`, the lock's leases after the operation.
@@ -288,20 +302,22 @@ fn acquire(
     owner: Owner,
     ttl: Ttl,
     value: Option<LeaseValue>,
-) -> Result<SharedAcquireOutcome, PermitError> {
+) -> Result<Result<Lock, Refusal>, PermitError> {
     let read = Read::locked(table, tenant, resource, true)?;
-    if read.delayed_for(&owner) {
-        return Ok(SharedAcquireOutcome::Held);
-    }
-    let decision = decide_shared_acquire(read.row.as_ref(), &read.leases()?, &owner, read.now);
-    let step = match decision {
-        SharedAcquireDecision::Held => return Ok(SharedAcquireOutcome::Held),
-        SharedAcquireDecision::ModeMismatch => return Ok(SharedAcquireOutcome::ModeMismatch),
-        SharedAcquireDecision::Extend(token) => LockStep::Extend(token),
-        SharedAcquireDecision::GrantNew => LockStep::GrantNew,
+    let place = Place::Lock(resource.clone());
+    let step = match decide_claim(
+        &place,
+        &read.kept_leases()?,
+        &owner,
+        Claim::Shared,
+        read.now,
+    ) {
+        ClaimDecision::Refused(refusal) => return Ok(Err(refusal)),
+        ClaimDecision::Extend(token) => LockStep::Extend(token),
+        ClaimDecision::GrantNew => LockStep::GrantNew,
     };
     let lock = grant_shared(table, tenant, resource, &read, &owner, ttl, value, step)?;
-    Ok(SharedAcquireOutcome::Granted(lock))
+    Ok(Ok(lock))
 }
 
 /// Makes the shared grant `step` (decided on `read`, under the row's lock) for `owner`, and

@@ -1,5 +1,7 @@
-//! The one interface the repository runs its lock statements through ([`Writer`]), and its
-//! implementations (the repository picks one when it opens the store):
+//! The one interface the repository runs its lease operations through ([`Writer`]): one
+//! [`LeaseOp`] at a time, whatever the primitive, and the reads and upkeep that must not race
+//! a write. Its implementations, one per way of writing (the repository picks one when it
+//! opens the store):
 //!
 //! - SQLite: `SqliteWriter`, the group-commit writer thread of this process (`group_commit`);
 //! - PostgreSQL: `PostgresBatcher`, which batches the acquires, releases and renews of
@@ -24,62 +26,46 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    LeaseValue, ListQuery, Lock, LockDelay, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
-    ResourceName, StoreEvents, Tenant, Ttl, UnheardGrant, UnheardKind,
+    Grant, LeaseOp, LeaseOutcome, ListQuery, LockMode, RepositoryError, ResourceName,
+    SemaphorePage, StoreEvents, Tenant, UnheardGrant, UnheardKind,
 };
 
-use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
+use crate::outcome::{SweepPosition, Swept};
 use crate::row::{ListedRow, LockRow};
-use crate::semaphores::{PermitAnswer, PermitOp};
-use crate::shared_locks::{SharedAnswer, SharedOp};
 
-/// How the lock statements of one store run. The same outcome types on every backend.
+/// How the lease operations of one store run. The same outcomes on every backend.
 #[async_trait]
 pub(crate) trait Writer: Send + Sync {
-    /// Grants, re-grants or refuses the lock; a grant keeps its place for `lock_delay` after it
-    /// ends by expiry. A grant whose caller has gone (answered 503, or
-    /// dropped its request) by the time it would be answered is undone.
-    async fn acquire(
+    /// Applies `op` (the port's `LeaseStore::apply`, see its contract). A grant whose caller
+    /// has gone (answered 503, or dropped its request) by the time it would be answered is
+    /// undone ([`undo_unheard`]).
+    async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError>;
+
+    /// The live lock row of `resource` (for readers, the row that stands for them), never read
+    /// from a row that a write in flight may make live again.
+    async fn status(
         &self,
         tenant: Tenant,
         resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-        lock_delay: LockDelay,
-    ) -> Result<AcquireRow, RepositoryError>;
+    ) -> Result<Option<LockRow>, RepositoryError>;
 
-    async fn release(
+    /// A page of live lock rows and one more row when there are more, read like
+    /// [`Self::status`].
+    async fn list(
         &self,
         tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-    ) -> Result<ReleaseRow, RepositoryError>;
+        query: ListQuery,
+    ) -> Result<Vec<ListedRow>, RepositoryError>;
 
-    async fn renew(
+    /// A page of semaphores with live holders.
+    async fn list_semaphores(
         &self,
         tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-    ) -> Result<RenewRow, RepositoryError>;
+        query: ListQuery,
+    ) -> Result<SemaphorePage, RepositoryError>;
 
-    /// Ends `grant` if it is still exactly that new grant (`LockRepository::undo_grant`).
-    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError>;
-
-    /// Records the expiry of the run-out lease `(owner, fencing_token)` on `resource`, once (see
-    /// `history::expiry`): whether it did.
-    async fn record_expiry(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        fencing_token: i64,
-    ) -> Result<bool, RepositoryError>;
-
-    /// One step of a sweep pass from `from`: deletes at most `batch` rows whose lease ended
-    /// more than `grace` ago.
+    /// One step of a sweep pass from `from`: deletes at most `batch` lock rows whose lease
+    /// ended more than `grace` ago.
     async fn sweep(
         &self,
         grace: Duration,
@@ -87,27 +73,12 @@ pub(crate) trait Writer: Send + Sync {
         from: SweepPosition,
     ) -> Result<Swept, RepositoryError>;
 
-    /// The live lock on `resource`, never read from a row that a write in flight may make live
-    /// again.
-    async fn status(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-    ) -> Result<Option<LockRow>, RepositoryError>;
-
-    /// A page of live locks and one more row when there are more, read like [`Self::status`].
-    async fn list(
-        &self,
-        tenant: Tenant,
-        query: ListQuery,
-    ) -> Result<Vec<ListedRow>, RepositoryError>;
-
-    /// Runs one semaphore operation (see `semaphores`) alone against every other write of that
-    /// semaphore, reads included. An acquire granted after its caller has gone is undone.
-    async fn permits(&self, tenant: Tenant, op: PermitOp) -> Result<PermitAnswer, RepositoryError>;
-
     /// Deletes at most `batch` semaphore rows whose lease ended more than `grace` ago.
     async fn sweep_permits(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError>;
+
+    /// Deletes at most `batch` shared leases that ended more than `grace` ago.
+    async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError>;
+
     /// Deletes at most `batch` of the oldest history records committed before `before`, none
     /// past `settled` (PostgreSQL: the last id known final; SQLite's all are).
     async fn prune_history(
@@ -116,132 +87,61 @@ pub(crate) trait Writer: Send + Sync {
         batch: u32,
         settled: i64,
     ) -> Result<usize, RepositoryError>;
-
-    /// Runs one shared-lock operation (see `shared_locks`) alone against every other write of
-    /// that lock, exclusive ones and reads included. A shared grant made after its caller has
-    /// gone is undone.
-    async fn shared(&self, tenant: Tenant, op: SharedOp) -> Result<SharedAnswer, RepositoryError>;
-
-    /// Deletes at most `batch` shared leases that ended more than `grace` ago.
-    async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError>;
-
-    /// Grants every lock of `set` or none, in one transaction (see `shared_locks::multi`). Grants
-    /// whose caller has gone are undone.
-    async fn acquire_all(
-        &self,
-        tenant: Tenant,
-        set: LockSet,
-    ) -> Result<MultiAcquireOutcome, RepositoryError>;
 }
 
-/// Undoes, with `undo` (run on the writer's connection), the grants of a multi-lock that nobody
-/// will hear of, and reports each to `events`. Every `undo_unheard_*` returns whether no undo
+/// Undoes, with `undo` (a lease operation run on the writer's connection), the grants of
+/// `answer` that nobody will hear of, and reports each to `events`. Returns whether no undo
 /// failed (the SQLite writer then keeps the history its statements recorded).
-pub(crate) fn undo_unheard_set(
+pub(crate) fn undo_unheard(
     events: &dyn StoreEvents,
     tenant: &Tenant,
-    answer: MultiAcquireOutcome,
-    undo: impl FnMut(SharedOp) -> Result<SharedAnswer, RepositoryError>,
+    answer: &LeaseOutcome,
+    mut undo: impl FnMut(LeaseOp) -> Result<LeaseOutcome, RepositoryError>,
 ) -> bool {
-    match answer {
-        MultiAcquireOutcome::Granted(locks) => undo_unheard_locks(events, tenant, locks, undo),
-        _ => true,
-    }
-}
-
-/// Undoes a shared-lock grant nobody will hear of (see [`undo_unheard_set`]).
-pub(crate) fn undo_unheard_shared(
-    events: &dyn StoreEvents,
-    tenant: &Tenant,
-    answer: SharedAnswer,
-    undo: impl FnMut(SharedOp) -> Result<SharedAnswer, RepositoryError>,
-) -> bool {
-    match answer {
-        SharedAnswer::Acquired(lock_domain::SharedAcquireOutcome::Granted(grant)) => {
-            undo_unheard_locks(events, tenant, vec![grant], undo)
-        }
-        _ => true,
-    }
-}
-
-/// Undoes each of `locks` (grants nobody will hear of) with `undo`, and reports each.
-fn undo_unheard_locks(
-    events: &dyn StoreEvents,
-    tenant: &Tenant,
-    locks: Vec<Lock>,
-    mut undo: impl FnMut(SharedOp) -> Result<SharedAnswer, RepositoryError>,
-) -> bool {
+    let (grants, in_a_set): (Vec<Grant>, bool) = match answer {
+        LeaseOutcome::Granted(grant) => (vec![grant.clone()], false),
+        LeaseOutcome::GrantedAll(grants) => (grants.clone(), true),
+        _ => return true,
+    };
     let mut all_ran = true;
-    for lock in locks {
-        let (resource, owner, token, mode) = (
-            lock.resource.clone(),
-            lock.owner.clone(),
-            lock.fencing_token,
-            lock.mode,
+    for grant in grants {
+        let kind = match (grant.mode(), in_a_set) {
+            (None, _) => UnheardKind::Permits,
+            (Some(LockMode::Exclusive), false) => UnheardKind::Lock,
+            (Some(mode), _) => UnheardKind::LockInMode(mode),
+        };
+        let (name, owner, token) = (
+            grant.place.name().clone(),
+            grant.lease.owner.clone(),
+            grant.lease.fencing_token,
         );
-        match undo(SharedOp::Undo { grant: lock }) {
-            Ok(SharedAnswer::Undone(undone)) => events.unheard_grant(&UnheardGrant {
+        match undo(LeaseOp::Undo(grant)).and_then(LeaseOutcome::undone) {
+            Ok(undone) => events.unheard_grant(&UnheardGrant {
                 tenant: tenant.clone(),
-                kind: UnheardKind::LockInMode(mode),
-                name: resource,
+                kind,
+                name,
                 owner,
                 fencing_token: token,
                 undone,
             }),
-            Ok(_) => {}
             Err(error) => {
                 all_ran = false;
-                tracing::warn!(%error, resource = %resource, "a grant made after its caller had gone could not be undone; it expires with its lease")
+                tracing::warn!(%error, name = %name, "a grant made after its caller had gone could not be undone; it expires with its lease");
             }
         }
     }
     all_ran
 }
 
-/// Undoes a semaphore grant nobody will hear of with `run` (an undo operation run on the
-/// writer's connection), and reports it.
-pub(crate) fn undo_unheard_permit(
-    events: &dyn StoreEvents,
-    tenant: &Tenant,
-    answer: PermitAnswer,
-    run: impl FnOnce(PermitOp) -> Result<PermitAnswer, RepositoryError>,
-) -> bool {
-    let PermitAnswer::Acquired(lock_domain::SemaphoreAcquireOutcome::Granted(grant)) = answer
-    else {
-        return true;
-    };
-    let (name, owner, token) = (
-        grant.name.clone(),
-        grant.lease.owner.clone(),
-        grant.lease.fencing_token,
-    );
-    match run(PermitOp::Undo { grant }) {
-        Ok(PermitAnswer::Undone(undone)) => events.unheard_grant(&UnheardGrant {
-            tenant: tenant.clone(),
-            kind: UnheardKind::Permits,
-            name,
-            owner,
-            fencing_token: token,
-            undone,
-        }),
-        Ok(_) => {}
-        Err(error) => {
-            tracing::warn!(%error, semaphore = %name, "a permit grant made after its caller had gone could not be undone; it expires with its lease");
-            return false;
-        }
-    }
-    true
-}
-
-/// Undoes a grant that nobody will hear of (its caller gave up or went away before it was
-/// answered) with `undo`, and reports it.
+/// Undoes an exclusive grant of the lock statement that nobody will hear of (its caller gave up
+/// or went away before it was answered) with `undo`, the statement's own undo, and reports it.
 pub(crate) fn undo_unheard_grant(
     events: &dyn StoreEvents,
     tenant: &Tenant,
     row: LockRow,
-    undo: impl FnOnce(&Lock) -> diesel::QueryResult<bool>,
+    undo: impl FnOnce(&lock_domain::Lock) -> diesel::QueryResult<bool>,
 ) -> bool {
-    let lock = match Lock::try_from(row) {
+    let lock = match lock_domain::Lock::try_from(row) {
         Ok(lock) => lock,
         Err(error) => {
             tracing::error!(%error, "a grant nobody heard of could not be read back; it expires with its lease");

@@ -2,6 +2,7 @@
 //! expiry of a lease nobody took over (once), a process started without history records none,
 //! and (PostgreSQL) the stream's read never passes an id whose transaction may still commit.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use diesel::{Connection, PgConnection};
 use lock_domain::testing::ManualClock;
 use lock_domain::{
     Clock, HistoryEvent, HistoryQuery, HistoryRepository, HistorySubject, LeaseKind, ListLimit,
-    LockRepository, ResourcePrefix, SystemClock,
+    ResourcePrefix, SystemClock,
 };
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::{open_store, TestDatabase};

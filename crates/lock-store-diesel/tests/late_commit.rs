@@ -6,14 +6,14 @@
 //! The stalled COMMIT is a deferred constraint trigger that sleeps at commit time, in this test's
 //! own database only.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection};
 use lock_domain::{
-    AcquireOutcome, LockRepository, RepositoryError, StoreEvents, SystemClock, UnheardGrant,
-    UnheardKind,
+    AcquireOutcome, RepositoryError, StoreEvents, SystemClock, UnheardGrant, UnheardKind,
 };
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::{open_store, TestDatabase};

@@ -1,6 +1,7 @@
 //! A page of a listing reads the page from the `(tenant, resource)` index, never the table: the
 //! query plans of the listing statements, EXPLAINed over 10,000 locks on both backends.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::sync::Arc;
 
 use diesel::connection::SimpleConnection;
@@ -9,9 +10,7 @@ use diesel::sql_types::{BigInt, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, QueryableByName, RunQueryDsl};
 use lock_domain::testing::ManualClock;
-use lock_domain::{
-    Clock, ListLimit, ListQuery, LockRepository, ResourcePrefix, StoreHealth, Tenant,
-};
+use lock_domain::{Clock, ListLimit, ListQuery, ResourcePrefix, StoreHealth, Tenant};
 use lock_store_diesel::statements::{POSTGRES_LIST, SQLITE_LIST, SQLITE_LIST_ENDED};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};

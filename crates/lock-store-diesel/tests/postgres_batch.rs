@@ -2,13 +2,14 @@
 //! answered as if run alone, operations on one key keep their order, and a row that blocks its
 //! statement fails only its own operation, which then has changed nothing.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::sync::Arc;
 use std::time::Duration;
 
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection};
 use lock_domain::testing::ManualClock;
-use lock_domain::{AcquireOutcome, LockRepository, ReleaseResult, RenewResult, RepositoryError};
+use lock_domain::{AcquireOutcome, ReleaseResult, RenewResult, RepositoryError};
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DieselLockRepository, StoreConfig};

@@ -1,14 +1,13 @@
 //! PostgreSQL: every release and renew is heard, within 500 ms, by the `LISTEN` subscription of
 //! every process that shares the database; grants and refused releases are not.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lock_domain::testing::ManualClock;
 use lock_domain::FreedHints;
-use lock_domain::{
-    AcquireOutcome, Freed, FreedLocks, LockRepository, Owner, ResourceName, Tenant, Ttl,
-};
+use lock_domain::{AcquireOutcome, Freed, FreedLocks, Owner, ResourceName, Tenant, Ttl};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
 

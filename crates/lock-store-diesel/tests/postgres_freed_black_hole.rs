@@ -7,6 +7,7 @@
 //! both directions and never closes) while new connections still pass. Writes go through a
 //! second store that connects directly.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -14,9 +15,7 @@ use std::time::{Duration, Instant};
 
 use lock_domain::testing::ManualClock;
 use lock_domain::FreedHints;
-use lock_domain::{
-    AcquireOutcome, Freed, FreedLocks, LockRepository, Owner, ResourceName, Tenant, Ttl,
-};
+use lock_domain::{AcquireOutcome, Freed, FreedLocks, Owner, ResourceName, Tenant, Ttl};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

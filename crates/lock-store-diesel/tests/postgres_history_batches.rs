@@ -3,6 +3,7 @@
 //! records only the triggers can write; and pages read the batches not indexed yet as surely as
 //! the indexed ones.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,8 +11,8 @@ use diesel::connection::SimpleConnection;
 use diesel::sql_types::BigInt;
 use diesel::{Connection, PgConnection, QueryableByName, RunQueryDsl};
 use lock_domain::{
-    AcquireOutcome, HistoryEvent, HistoryRecord, HistorySubject, LeaseKind, LockRepository,
-    ResourcePrefix, SystemClock,
+    AcquireOutcome, HistoryEvent, HistoryRecord, HistorySubject, LeaseKind, ResourcePrefix,
+    SystemClock,
 };
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::{every_history_page, open_store, TestDatabase};

@@ -3,6 +3,7 @@
 //! row's lock while another instance releases a second row of the batch must see that release:
 //! the released lease is not renewed (revived) and not re-granted with its old fencing token.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use diesel::connection::SimpleConnection;
 use diesel::sql_types::{Array, BigInt, Nullable, Text};
 use diesel::{Connection, PgConnection, QueryableByName, RunQueryDsl};
 use lock_domain::testing::ManualClock;
-use lock_domain::{AcquireOutcome, LockRepository, ReleaseResult};
+use lock_domain::{AcquireOutcome, ReleaseResult};
 use lock_store_diesel::statements::POSTGRES_WRITE_BATCH;
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::TestDatabase;

@@ -3,13 +3,14 @@
 //! (migration 17). A real promotion is in the end-to-end failover test; here the recorded
 //! timeline is set back, as if lockd had last written on an earlier one.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::sync::Arc;
 
 use diesel::connection::SimpleConnection;
 use diesel::sql_types::BigInt;
 use diesel::{Connection, PgConnection, QueryableByName, RunQueryDsl};
 use lock_domain::testing::ManualClock;
-use lock_domain::{AcquireOutcome, LockRepository};
+use lock_domain::AcquireOutcome;
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::POSTGRES_TIMELINE_TOKEN_MARGIN as TOKEN_MARGIN;

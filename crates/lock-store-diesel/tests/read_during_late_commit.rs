@@ -11,15 +11,14 @@
 //! transaction on the same file (the same thing happens inside one process while the writer's
 //! fsync runs).
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection, SqliteConnection};
-use lock_domain::{
-    AcquireOutcome, ListLimit, ListQuery, Lock, LockRepository, RenewResult, SystemClock,
-};
+use lock_domain::{AcquireOutcome, ListLimit, ListQuery, Lock, RenewResult, SystemClock};
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::{open_store, TestDatabase};
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};

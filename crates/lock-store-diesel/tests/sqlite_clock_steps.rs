@@ -5,11 +5,12 @@
 //! - forwards: leases expire early, by the step; the next holder gets a larger token, which is
 //!   what keeps the holder that still believes in its lease out of fenced storage.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::sync::Arc;
 
 use chrono::TimeDelta;
 use lock_domain::testing::ManualClock;
-use lock_domain::{AcquireOutcome, Clock, Lock, LockRepository, RenewResult};
+use lock_domain::{AcquireOutcome, Clock, Lock, RenewResult};
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::{open_store, TestDatabase};
 use lock_store_diesel::{DieselLockRepository, StoreConfig};

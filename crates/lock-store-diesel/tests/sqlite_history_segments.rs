@@ -5,13 +5,14 @@
 //! boundaries, and pruning takes whole transactions, oldest first, and the segment entries with
 //! them.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::sync::Arc;
 use std::time::Duration;
 
 use diesel::{Connection, QueryableByName, RunQueryDsl, SqliteConnection};
 use lock_domain::{
     HistoryEvent, HistoryId, HistoryQuery, HistoryRecord, HistoryRepository, HistorySubject,
-    LeaseKind, ListLimit, LockRepository, ResourcePrefix, SystemClock,
+    LeaseKind, ListLimit, ResourcePrefix, SystemClock,
 };
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::{every_history_page, open_store, TestDatabase};

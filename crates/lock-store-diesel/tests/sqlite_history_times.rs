@@ -3,13 +3,12 @@
 //! its ids even when the clock steps back, so `since` and pruning by age find exactly the
 //! records committed from a time on, and the oldest before it.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use lock_domain::testing::ManualClock;
-use lock_domain::{
-    Clock, HistoryRecord, HistoryRepository, HistorySubject, LockRepository, ResourcePrefix,
-};
+use lock_domain::{Clock, HistoryRecord, HistoryRepository, HistorySubject, ResourcePrefix};
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::{every_history_page, open_store, TestDatabase};
 use lock_store_diesel::{DieselLockRepository, StoreConfig};

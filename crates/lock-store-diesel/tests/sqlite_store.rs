@@ -28,7 +28,7 @@ fn a_new_file_is_created_in_wal_mode_and_reopened() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let repo = DieselLockRepository::open(&config, Arc::new(SystemClock)).unwrap();
     let outcome = runtime
-        .block_on(lock_domain::LockRepository::acquire(
+        .block_on(lock_domain::testing::calls::LeaseCalls::acquire(
             &repo,
             Tenant::default_tenant(),
             ResourceName::parse("r").unwrap(),
@@ -46,7 +46,7 @@ fn a_new_file_is_created_in_wal_mode_and_reopened() {
     // Reopening runs no migration twice and keeps the lock.
     let repo = DieselLockRepository::open(&config, Arc::new(SystemClock)).unwrap();
     let held = runtime
-        .block_on(lock_domain::LockRepository::status(
+        .block_on(lock_domain::testing::calls::LeaseCalls::status(
             &repo,
             Tenant::default_tenant(),
             ResourceName::parse("r").unwrap(),

@@ -1,11 +1,12 @@
 //! Upgrading a SQLite file made before tenants existed: its locks move to the default tenant,
 //! unchanged, and fencing tokens keep increasing past them.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::sync::Arc;
 
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, SqliteConnection};
-use lock_domain::{AcquireOutcome, LockRepository, Owner, ResourceName, SystemClock, Tenant, Ttl};
+use lock_domain::{AcquireOutcome, Owner, ResourceName, SystemClock, Tenant, Ttl};
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
 
 const BEFORE_TENANTS: [(&str, &str); 2] = [

@@ -3,13 +3,14 @@
 //! that reader has gone the writer empties it within a couple of checks, writes go on all along,
 //! and a store that stops leaves an empty WAL behind. Nothing acknowledged is lost.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, QueryableByName, RunQueryDsl, SqliteConnection};
-use lock_domain::{LockRepository, SystemClock};
+use lock_domain::SystemClock;
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::{open_store, TestDatabase};
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};

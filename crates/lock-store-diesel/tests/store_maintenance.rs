@@ -1,15 +1,14 @@
 //! Store behaviour outside the port's contract, on both backends: sweeping expired rows, and
 //! (PostgreSQL) one clock for every instance.
 
+use lock_domain::testing::calls::LeaseCalls;
 use std::sync::Arc;
 use std::time::Duration;
 
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection, RunQueryDsl};
 use lock_domain::testing::ManualClock;
-use lock_domain::{
-    AcquireOutcome, Clock, LockRepository, Owner, ReleaseResult, ResourceName, Tenant, Ttl,
-};
+use lock_domain::{AcquireOutcome, Clock, Owner, ReleaseResult, ResourceName, Tenant, Ttl};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DieselLockRepository, StoreConfig, SweepPosition};
 

@@ -260,7 +260,7 @@ pub(crate) fn acquire(
         value,
         lock_delay,
     };
-    write_one(conn, tenant, resource, &acquire)
+    write_one(conn, tenant, resource, &acquire).map(AcquireRow::from)
 }
 
 /// Whether the grant was still exactly as made, and is now ended.

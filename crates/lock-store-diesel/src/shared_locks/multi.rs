@@ -4,7 +4,8 @@
 //! every grant or none.
 
 use lock_domain::{
-    decide_step, Lock, LockMode, LockSet, LockStep, MultiAcquireOutcome, RepositoryError, Tenant,
+    decide_claim, Claim, ClaimDecision, Lock, LockMode, LockSet, LockStep, MultiAcquireOutcome,
+    Place, RepositoryError, Tenant,
 };
 
 use super::{at, grant_shared, PermitError, Read, SharedTable};
@@ -34,10 +35,12 @@ pub(crate) fn acquire_all(
             .ok_or_else(|| RepositoryError::internal("a lock of the set was not read"))?;
         read.now_ms = now_ms;
         read.now = now;
-        let step = if read.delayed_for(set.owner()) {
-            LockStep::Refused
-        } else {
-            decide_step(read.row.as_ref(), &read.leases()?, set.owner(), *mode, now)
+        let place = Place::Lock((*resource).clone());
+        let claim = Claim::of_mode(*mode);
+        let step = match decide_claim(&place, &read.kept_leases()?, set.owner(), claim, now) {
+            ClaimDecision::Refused(_) => LockStep::Refused,
+            ClaimDecision::Extend(token) => LockStep::Extend(token),
+            ClaimDecision::GrantNew => LockStep::GrantNew,
         };
         steps.push((resource, *mode, step));
     }

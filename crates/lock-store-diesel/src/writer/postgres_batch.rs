@@ -54,20 +54,18 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    LeaseValue, ListQuery, Lock, LockDelay, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
-    ResourceName, Tenant, Ttl,
+    Claim, LeaseOp, LeaseOutcome, LeaseTerms, ListQuery, Place, RepositoryError, ResourceName,
+    SemaphorePage, Tenant,
 };
 
 use self::queue::{lock, Outcome, Queue, Shared};
-use super::postgres_direct::PostgresDirect;
+use super::postgres_direct::{self, PostgresDirect};
 use super::postgres_permits::PermitBatcher;
 use super::Writer;
 use crate::config::Deadlines;
-use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
+use crate::outcome::{AcquireRow, SweepPosition, Swept};
 use crate::postgres::writes::Operation;
 use crate::row::{ListedRow, LockRow};
-use crate::semaphores::{PermitAnswer, PermitOp};
-use crate::shared_locks::{SharedAnswer, SharedOp};
 
 /// The handle the repository submits through. Dropping it stops the executors once the queue
 /// is empty.
@@ -129,95 +127,116 @@ impl PostgresBatcher {
     }
 }
 
-#[async_trait]
-impl Writer for PostgresBatcher {
-    async fn acquire(
+impl PostgresBatcher {
+    /// Runs `operation` on `key` in a batch.
+    async fn batched(
+        &self,
+        key: (Tenant, ResourceName),
+        operation: Operation,
+    ) -> Result<Outcome, RepositoryError> {
+        caller::submit(&self.shared, key, operation).await
+    }
+
+    async fn acquire_row(
         &self,
         tenant: Tenant,
         resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-        lock_delay: LockDelay,
+        terms: LeaseTerms,
     ) -> Result<AcquireRow, RepositoryError> {
-        match caller::submit(
-            &self.shared,
-            (tenant, resource),
-            Operation::Acquire {
-                owner,
-                ttl,
-                value,
-                lock_delay,
-            },
-        )
-        .await?
-        {
+        let operation = Operation::Acquire {
+            owner: terms.owner,
+            ttl: terms.ttl,
+            value: terms.value,
+            lock_delay: terms.lock_delay,
+        };
+        match self.batched((tenant, resource), operation).await? {
             Outcome::Acquire(row) => Ok(row),
             _ => Err(mismatch()),
         }
     }
+}
 
-    async fn release(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-    ) -> Result<ReleaseRow, RepositoryError> {
-        match caller::submit(
-            &self.shared,
-            (tenant, resource),
-            Operation::Release { owner },
-        )
-        .await?
-        {
-            Outcome::Release(row) => Ok(row),
-            _ => Err(mismatch()),
+#[async_trait]
+impl Writer for PostgresBatcher {
+    /// Exclusive acquires, and the releases and renews of locks, are batched (`WRITE_BATCH`);
+    /// every other operation through holders is group-committed (`postgres_permits`); the rest
+    /// runs as without batching.
+    async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
+        match op {
+            LeaseOp::Acquire {
+                place: Place::Lock(resource),
+                claim: Claim::Exclusive,
+                terms,
+            } => {
+                postgres_direct::acquire_exclusive(
+                    tenant,
+                    resource,
+                    terms,
+                    |t, r, terms| self.acquire_row(t, r, terms),
+                    |t, r, owner| self.direct.explain(t, r, owner, Claim::Exclusive),
+                )
+                .await
+            }
+            LeaseOp::Release {
+                place: Place::Lock(resource),
+                owner,
+            } => {
+                let key = (tenant.clone(), resource.clone());
+                let operation = Operation::Release {
+                    owner: owner.clone(),
+                };
+                let statement = async {
+                    match self.batched(key, operation).await? {
+                        Outcome::Release(row) => postgres_direct::released(row),
+                        _ => Err(mismatch()),
+                    }
+                };
+                let op = LeaseOp::Release {
+                    place: Place::Lock(resource),
+                    owner,
+                };
+                postgres_direct::release_or_renew(statement, || self.permits.submit(tenant, op))
+                    .await
+            }
+            LeaseOp::Renew {
+                place: Place::Lock(resource),
+                owner,
+                ttl,
+                value,
+            } => {
+                let key = (tenant.clone(), resource.clone());
+                let operation = Operation::Renew {
+                    owner: owner.clone(),
+                    ttl,
+                    value: value.clone(),
+                };
+                let statement = async {
+                    match self.batched(key, operation).await? {
+                        Outcome::Renew(row) => postgres_direct::renewed(row),
+                        _ => Err(mismatch()),
+                    }
+                };
+                let op = LeaseOp::Renew {
+                    place: Place::Lock(resource),
+                    owner,
+                    ttl,
+                    value,
+                };
+                postgres_direct::release_or_renew(statement, || self.permits.submit(tenant, op))
+                    .await
+            }
+            // Sets, exclusive undos, observed expiries and looks are not batched.
+            op @ (LeaseOp::AcquireAll(_)
+            | LeaseOp::RecordExpiry {
+                place: Place::Lock(_),
+                ..
+            }
+            | LeaseOp::Look(Place::Lock(_))) => self.direct.apply(tenant, op).await,
+            LeaseOp::Undo(grant) if grant.mode() == Some(lock_domain::LockMode::Exclusive) => {
+                self.direct.apply(tenant, LeaseOp::Undo(grant)).await
+            }
+            op => self.permits.submit(tenant, op).await,
         }
-    }
-
-    async fn renew(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-    ) -> Result<RenewRow, RepositoryError> {
-        match caller::submit(
-            &self.shared,
-            (tenant, resource),
-            Operation::Renew { owner, ttl, value },
-        )
-        .await?
-        {
-            Outcome::Renew(row) => Ok(row),
-            _ => Err(mismatch()),
-        }
-    }
-
-    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
-        self.direct.undo_grant(tenant, grant).await
-    }
-
-    async fn record_expiry(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        fencing_token: i64,
-    ) -> Result<bool, RepositoryError> {
-        self.direct
-            .record_expiry(tenant, resource, owner, fencing_token)
-            .await
-    }
-
-    async fn sweep(
-        &self,
-        grace: Duration,
-        batch: u32,
-        from: SweepPosition,
-    ) -> Result<Swept, RepositoryError> {
-        self.direct.sweep(grace, batch, from).await
     }
 
     async fn status(
@@ -236,17 +255,29 @@ impl Writer for PostgresBatcher {
         self.direct.list(tenant, query).await
     }
 
-    /// Group-committed (`postgres_permits`), except listings, which take no semaphore's lock
-    /// and run on a pooled connection of their own.
-    async fn permits(&self, tenant: Tenant, op: PermitOp) -> Result<PermitAnswer, RepositoryError> {
-        match op {
-            PermitOp::List { .. } => self.direct.permits(tenant, op).await,
-            op => self.permits.submit(tenant, op).await,
-        }
+    async fn list_semaphores(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<SemaphorePage, RepositoryError> {
+        self.direct.list_semaphores(tenant, query).await
+    }
+
+    async fn sweep(
+        &self,
+        grace: Duration,
+        batch: u32,
+        from: SweepPosition,
+    ) -> Result<Swept, RepositoryError> {
+        self.direct.sweep(grace, batch, from).await
     }
 
     async fn sweep_permits(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
         self.direct.sweep_permits(grace, batch).await
+    }
+
+    async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        self.direct.sweep_shared(grace, batch).await
     }
 
     async fn prune_history(
@@ -256,24 +287,6 @@ impl Writer for PostgresBatcher {
         settled: i64,
     ) -> Result<usize, RepositoryError> {
         self.direct.prune_history(before, batch, settled).await
-    }
-
-    /// Group-committed with the semaphore operations (`postgres_permits`).
-    async fn shared(&self, tenant: Tenant, op: SharedOp) -> Result<SharedAnswer, RepositoryError> {
-        self.permits.submit_shared(tenant, op).await
-    }
-
-    async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
-        self.direct.sweep_shared(grace, batch).await
-    }
-
-    /// Multi-locks are not batched: each runs in a transaction of its own.
-    async fn acquire_all(
-        &self,
-        tenant: Tenant,
-        set: LockSet,
-    ) -> Result<MultiAcquireOutcome, RepositoryError> {
-        self.direct.acquire_all(tenant, set).await
     }
 }
 

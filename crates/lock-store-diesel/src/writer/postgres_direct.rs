@@ -8,20 +8,18 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    LeaseValue, ListQuery, Lock, LockDelay, LockSet, MultiAcquireOutcome, Owner, RepositoryError,
-    ResourceName, Tenant, Ttl,
+    Claim, Grant, Holding, LeaseOp, LeaseOutcome, LeaseTerms, ListQuery, Lock, Owner, Place,
+    Refusal, RepositoryError, ResourceName, SemaphorePage, Tenant,
 };
 
-use super::{
-    undo_unheard_grant, undo_unheard_permit, undo_unheard_set, undo_unheard_shared, Writer,
-};
+use super::{undo_unheard, Writer};
 use crate::error::from_query;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::pooled::Pooled;
-use crate::postgres::{reads, writes};
+use crate::postgres::{reads, writes, KeptChanging, MAX_ATTEMPTS};
 use crate::row::{ListedRow, LockRow};
-use crate::semaphores::{self, PermitAnswer, PermitError, PermitOp, PostgresHolders};
-use crate::shared_locks::{self, PostgresShared, SharedAnswer, SharedOp};
+use crate::semaphores::{self, PermitError, PostgresHolders};
+use crate::shared_locks::{self, PostgresShared};
 
 /// Runs every operation on a pooled connection.
 pub(crate) struct PostgresDirect {
@@ -36,18 +34,61 @@ impl PostgresDirect {
     pub(crate) fn pooled(&self) -> &Pooled {
         &self.pooled
     }
-}
 
-#[async_trait]
-impl Writer for PostgresDirect {
-    async fn acquire(
+    /// Runs `op` through the holders of its place, in a transaction of its own; a grant whose
+    /// caller has gone is undone.
+    pub(crate) async fn through_holders(
+        &self,
+        tenant: Tenant,
+        op: LeaseOp,
+    ) -> Result<LeaseOutcome, RepositoryError> {
+        let undo_tenant = tenant.clone();
+        let events = Arc::clone(self.pooled.events());
+        self.pooled
+            .run_undoable(
+                move |conn, _| Ok(holders_postgres(conn.postgres()?, &tenant, op)?),
+                // A grant that committed after its caller heard 503 or went away.
+                move |conn, answer| {
+                    let Ok(c) = conn.postgres() else { return };
+                    undo_unheard(&*events, &undo_tenant, &answer, |undo| {
+                        Ok(holders_postgres(c, &undo_tenant, undo)?)
+                    });
+                },
+            )
+            .await
+    }
+
+    /// Why `owner` may not take `claim` of `resource` now, read under the lock's row lock
+    /// (`shared_locks::explain`): `None` when it may.
+    pub(crate) async fn explain(
         &self,
         tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-        lock_delay: LockDelay,
+        claim: Claim,
+    ) -> Result<Option<Refusal>, RepositoryError> {
+        self.pooled
+            .run(move |conn, _| {
+                use diesel::Connection;
+                Ok(conn.postgres()?.transaction(|conn| {
+                    shared_locks::explain(
+                        &mut PostgresShared { conn },
+                        &tenant,
+                        &resource,
+                        &owner,
+                        claim,
+                    )
+                })?)
+            })
+            .await
+    }
+
+    /// The exclusive acquire by the lock statement, alone on a pooled connection.
+    async fn acquire_row(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        terms: LeaseTerms,
     ) -> Result<AcquireRow, RepositoryError> {
         let undo_tenant = tenant.clone();
         let events = Arc::clone(self.pooled.events());
@@ -58,20 +99,20 @@ impl Writer for PostgresDirect {
                         conn.postgres()?,
                         &tenant,
                         &resource,
-                        &owner,
-                        ttl,
-                        value,
-                        lock_delay,
+                        &terms.owner,
+                        terms.ttl,
+                        terms.value,
+                        terms.lock_delay,
                     )
                     .map_err(from_query)
                 },
                 // A grant that committed after its caller heard 503 (a commit is not covered
                 // by `statement_timeout`) or went away.
                 move |conn, row| {
-                    let (Some(row), Ok(c)) = (row, conn.postgres()) else {
+                    let (AcquireRow::Granted(row), Ok(c)) = (row, conn.postgres()) else {
                         return;
                     };
-                    undo_unheard_grant(&*events, &undo_tenant, row, |lock| {
+                    super::undo_unheard_grant(&*events, &undo_tenant, row, |lock| {
                         writes::undo_grant(c, &undo_tenant, lock)
                     });
                 },
@@ -79,76 +120,194 @@ impl Writer for PostgresDirect {
             .await
     }
 
-    async fn release(
+    /// How a lock is held: its live exclusive row as the status read sees it, else (readers, or
+    /// no live lease: then its lock-delay) read by its holders under the row lock.
+    pub(crate) async fn look_lock(
         &self,
         tenant: Tenant,
         resource: ResourceName,
-        owner: Owner,
-    ) -> Result<ReleaseRow, RepositoryError> {
-        self.pooled
-            .run(move |conn, _| writes::release(conn.postgres()?, &tenant, &resource, &owner))
-            .await
+        through_holders: impl std::future::Future<Output = Result<LeaseOutcome, RepositoryError>>,
+    ) -> Result<LeaseOutcome, RepositoryError> {
+        if let Some(row) = self.status(tenant, resource).await? {
+            let lock = Lock::try_from(row)?;
+            if !lock.owner.is_shared_holders() {
+                return Ok(LeaseOutcome::Looked(Holding {
+                    holders: vec![Grant::of_lock(lock)],
+                    delayed_until: None,
+                }));
+            }
+        }
+        through_holders.await
     }
+}
 
-    async fn renew(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-    ) -> Result<RenewRow, RepositoryError> {
-        self.pooled
-            .run(move |conn, _| {
-                writes::renew(conn.postgres()?, &tenant, &resource, &owner, ttl, value)
-            })
-            .await
+/// An exclusive acquire by the lock statement (`acquire`, run on some connection or batch),
+/// with the reason of a refusal: the statement's, or else the holders' (`explain`); when the
+/// holders would grant it now (the lock changed in between), the statement runs again.
+pub(crate) async fn acquire_exclusive<A, E>(
+    tenant: Tenant,
+    resource: ResourceName,
+    terms: LeaseTerms,
+    acquire: impl Fn(Tenant, ResourceName, LeaseTerms) -> A,
+    explain: impl Fn(Tenant, ResourceName, Owner) -> E,
+) -> Result<LeaseOutcome, RepositoryError>
+where
+    A: std::future::Future<Output = Result<AcquireRow, RepositoryError>>,
+    E: std::future::Future<Output = Result<Option<Refusal>, RepositoryError>>,
+{
+    for _ in 0..MAX_ATTEMPTS {
+        match acquire(tenant.clone(), resource.clone(), terms.clone()).await? {
+            AcquireRow::Granted(row) => {
+                return Ok(LeaseOutcome::Granted(Grant::of_lock(Lock::try_from(row)?)))
+            }
+            AcquireRow::Refused(Some(refusal)) => return Ok(LeaseOutcome::Refused(refusal)),
+            AcquireRow::Refused(None) => {
+                if let Some(refusal) =
+                    explain(tenant.clone(), resource.clone(), terms.owner.clone()).await?
+                {
+                    return Ok(LeaseOutcome::Refused(refusal));
+                }
+            }
+        }
     }
+    Err(RepositoryError::unavailable(KeptChanging))
+}
 
-    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
-        self.pooled
-            .run(move |conn, _| {
-                writes::undo_grant(conn.postgres()?, &tenant, &grant).map_err(from_query)
-            })
-            .await
+/// A lock's release or renew by the lock statement (`statement`), and when it finds another
+/// owner, by the lock's holders (`holders`), which decide among both modes.
+pub(crate) async fn release_or_renew<S, H>(
+    statement: S,
+    holders: impl FnOnce() -> H,
+) -> Result<LeaseOutcome, RepositoryError>
+where
+    S: std::future::Future<Output = Result<LeaseOutcome, RepositoryError>>,
+    H: std::future::Future<Output = Result<LeaseOutcome, RepositoryError>>,
+{
+    match statement.await? {
+        LeaseOutcome::Forbidden => holders().await,
+        answered => Ok(answered),
     }
+}
 
-    async fn record_expiry(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        fencing_token: i64,
-    ) -> Result<bool, RepositoryError> {
-        self.pooled
-            .run(move |conn, _| {
-                crate::history::expiry::record_postgres(
-                    conn.postgres()?,
-                    tenant.as_str(),
-                    resource.as_str(),
-                    owner.as_str(),
-                    fencing_token,
+/// A release's outcome from the lock statement's row.
+pub(crate) fn released(row: ReleaseRow) -> Result<LeaseOutcome, RepositoryError> {
+    Ok(match row {
+        ReleaseRow::Released(row) => LeaseOutcome::Released(Lock::try_from(row)?.fencing_token),
+        ReleaseRow::NotFound => LeaseOutcome::NotFound,
+        ReleaseRow::Forbidden => LeaseOutcome::Forbidden,
+    })
+}
+
+/// A renew's outcome from the lock statement's row.
+pub(crate) fn renewed(row: RenewRow) -> Result<LeaseOutcome, RepositoryError> {
+    Ok(match row {
+        RenewRow::Renewed(row) => LeaseOutcome::Renewed(Grant::of_lock(Lock::try_from(row)?)),
+        RenewRow::NotFound => LeaseOutcome::NotFound,
+        RenewRow::Forbidden => LeaseOutcome::Forbidden,
+    })
+}
+
+#[async_trait]
+impl Writer for PostgresDirect {
+    async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
+        match op {
+            LeaseOp::Acquire {
+                place: Place::Lock(resource),
+                claim: Claim::Exclusive,
+                terms,
+            } => {
+                acquire_exclusive(
+                    tenant,
+                    resource,
+                    terms,
+                    |t, r, terms| self.acquire_row(t, r, terms),
+                    |t, r, owner| self.explain(t, r, owner, Claim::Exclusive),
                 )
-                .map_err(from_query)
-            })
-            .await
+                .await
+            }
+            LeaseOp::Release {
+                place: Place::Lock(resource),
+                owner,
+            } => {
+                let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
+                let statement = async {
+                    released(
+                        self.pooled
+                            .run(move |conn, _| writes::release(conn.postgres()?, &t, &r, &o))
+                            .await?,
+                    )
+                };
+                let op = LeaseOp::Release {
+                    place: Place::Lock(resource),
+                    owner,
+                };
+                release_or_renew(statement, || self.through_holders(tenant, op)).await
+            }
+            LeaseOp::Renew {
+                place: Place::Lock(resource),
+                owner,
+                ttl,
+                value,
+            } => {
+                let (t, r, o, v) = (
+                    tenant.clone(),
+                    resource.clone(),
+                    owner.clone(),
+                    value.clone(),
+                );
+                let statement = async {
+                    renewed(
+                        self.pooled
+                            .run(move |conn, _| writes::renew(conn.postgres()?, &t, &r, &o, ttl, v))
+                            .await?,
+                    )
+                };
+                let op = LeaseOp::Renew {
+                    place: Place::Lock(resource),
+                    owner,
+                    ttl,
+                    value,
+                };
+                release_or_renew(statement, || self.through_holders(tenant, op)).await
+            }
+            LeaseOp::RecordExpiry {
+                place: Place::Lock(resource),
+                owner,
+                fencing_token,
+            } => {
+                let (t, r, o) = (tenant.clone(), resource.clone(), owner.clone());
+                let exclusive = self
+                    .pooled
+                    .run(move |conn, _| {
+                        crate::history::expiry::record_postgres(
+                            conn.postgres()?,
+                            t.as_str(),
+                            r.as_str(),
+                            o.as_str(),
+                            fencing_token.value(),
+                        )
+                        .map_err(from_query)
+                    })
+                    .await?;
+                if exclusive {
+                    return Ok(LeaseOutcome::ExpiryRecorded(true));
+                }
+                let op = LeaseOp::RecordExpiry {
+                    place: Place::Lock(resource),
+                    owner,
+                    fencing_token,
+                };
+                self.through_holders(tenant, op).await
+            }
+            LeaseOp::Look(Place::Lock(resource)) => {
+                let op = LeaseOp::Look(Place::Lock(resource.clone()));
+                let holders = self.through_holders(tenant.clone(), op);
+                self.look_lock(tenant, resource, holders).await
+            }
+            op => self.through_holders(tenant, op).await,
+        }
     }
 
-    async fn sweep(
-        &self,
-        grace: Duration,
-        batch: u32,
-        from: SweepPosition,
-    ) -> Result<Swept, RepositoryError> {
-        let grace_ms = grace.as_millis() as i64;
-        self.pooled
-            .run(move |conn, _| {
-                writes::sweep(conn.postgres()?, grace_ms, batch, from).map_err(from_query)
-            })
-            .await
-    }
-
-    /// PostgreSQL's status waits for a writer in flight on an ended row itself.
     async fn status(
         &self,
         tenant: Tenant,
@@ -171,21 +330,32 @@ impl Writer for PostgresDirect {
             .await
     }
 
-    /// In a transaction of its own, under the semaphore's advisory lock.
-    async fn permits(&self, tenant: Tenant, op: PermitOp) -> Result<PermitAnswer, RepositoryError> {
-        let undo_tenant = tenant.clone();
-        let events = Arc::clone(self.pooled.events());
+    async fn list_semaphores(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<SemaphorePage, RepositoryError> {
         self.pooled
-            .run_undoable(
-                move |conn, _| Ok(run_permits(conn.postgres()?, &tenant, op)?),
-                // A grant that committed after its caller heard 503 or went away.
-                move |conn, answer| {
-                    let Ok(c) = conn.postgres() else { return };
-                    undo_unheard_permit(&*events, &undo_tenant, answer, |undo| {
-                        Ok(run_permits(c, &undo_tenant, undo)?)
-                    });
-                },
-            )
+            .run(move |conn, _| {
+                use diesel::Connection;
+                Ok(conn.postgres()?.transaction(|conn| {
+                    semaphores::list(&mut PostgresHolders { conn }, &tenant, &query)
+                })?)
+            })
+            .await
+    }
+
+    async fn sweep(
+        &self,
+        grace: Duration,
+        batch: u32,
+        from: SweepPosition,
+    ) -> Result<Swept, RepositoryError> {
+        let grace_ms = grace.as_millis() as i64;
+        self.pooled
+            .run(move |conn, _| {
+                writes::sweep(conn.postgres()?, grace_ms, batch, from).map_err(from_query)
+            })
             .await
     }
 
@@ -194,6 +364,16 @@ impl Writer for PostgresDirect {
         self.pooled
             .run(move |conn, _| {
                 semaphores::sweep_postgres(conn.postgres()?, grace_ms, i64::from(batch))
+                    .map_err(from_query)
+            })
+            .await
+    }
+
+    async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        let grace_ms = grace.as_millis() as i64;
+        self.pooled
+            .run(move |conn, _| {
+                shared_locks::sweep_postgres(conn.postgres()?, grace_ms, i64::from(batch))
                     .map_err(from_query)
             })
             .await
@@ -212,79 +392,27 @@ impl Writer for PostgresDirect {
             })
             .await
     }
-
-    /// In a transaction of its own, holding the lock's row.
-    async fn shared(&self, tenant: Tenant, op: SharedOp) -> Result<SharedAnswer, RepositoryError> {
-        let undo_tenant = tenant.clone();
-        let events = Arc::clone(self.pooled.events());
-        self.pooled
-            .run_undoable(
-                move |conn, _| Ok(run_shared(conn.postgres()?, &tenant, op)?),
-                // A grant that committed after its caller heard 503 or went away.
-                move |conn, answer| {
-                    let Ok(c) = conn.postgres() else { return };
-                    undo_unheard_shared(&*events, &undo_tenant, answer, |undo| {
-                        Ok(run_shared(c, &undo_tenant, undo)?)
-                    });
-                },
-            )
-            .await
-    }
-
-    /// In a transaction of its own, holding every row of the set.
-    async fn acquire_all(
-        &self,
-        tenant: Tenant,
-        set: LockSet,
-    ) -> Result<MultiAcquireOutcome, RepositoryError> {
-        let undo_tenant = tenant.clone();
-        let events = Arc::clone(self.pooled.events());
-        self.pooled
-            .run_undoable(
-                move |conn, _| {
-                    use diesel::Connection;
-                    let conn = conn.postgres()?;
-                    Ok(conn.transaction(|conn| {
-                        shared_locks::acquire_all(&mut PostgresShared { conn }, &tenant, &set)
-                    })?)
-                },
-                move |conn, answer| {
-                    let Ok(c) = conn.postgres() else { return };
-                    undo_unheard_set(&*events, &undo_tenant, answer, |undo| {
-                        Ok(run_shared(&mut *c, &undo_tenant, undo)?)
-                    });
-                },
-            )
-            .await
-    }
-
-    async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
-        let grace_ms = grace.as_millis() as i64;
-        self.pooled
-            .run(move |conn, _| {
-                shared_locks::sweep_postgres(conn.postgres()?, grace_ms, i64::from(batch))
-                    .map_err(from_query)
-            })
-            .await
-    }
 }
 
-/// One shared-lock operation in a transaction of its own.
-fn run_shared(
+/// Runs `op` through the holders of its place (`shared_locks` for a lock, `semaphores` for a
+/// semaphore), in a transaction of its own.
+pub(crate) fn holders_postgres(
     conn: &mut diesel::pg::PgConnection,
     tenant: &Tenant,
-    op: SharedOp,
-) -> Result<SharedAnswer, PermitError> {
+    op: LeaseOp,
+) -> Result<LeaseOutcome, PermitError> {
     use diesel::Connection;
-    conn.transaction(|conn| shared_locks::run(&mut PostgresShared { conn }, tenant, op))
+    conn.transaction(|conn| holders_in_transaction(conn, tenant, op))
 }
 
-/// One semaphore operation in a transaction of its own.
-fn run_permits(
+/// [`holders_postgres`] inside the caller's transaction.
+pub(crate) fn holders_in_transaction(
     conn: &mut diesel::pg::PgConnection,
     tenant: &Tenant,
-    op: PermitOp,
-) -> Result<PermitAnswer, PermitError> {
-    use diesel::Connection;
-    conn.transaction(|conn| semaphores::run(&mut PostgresHolders { conn }, tenant, op))
+    op: LeaseOp,
+) -> Result<LeaseOutcome, PermitError> {
+    match op.place() {
+        Place::Lock(_) => shared_locks::run(&mut PostgresShared { conn }, tenant, op),
+        Place::Semaphore(_) => semaphores::run(&mut PostgresHolders { conn }, tenant, op),
+    }
 }

@@ -25,84 +25,46 @@ use std::time::Duration;
 
 use diesel::pg::PgConnection;
 use diesel::Connection;
-use lock_domain::{RepositoryError, StoreEvents, Tenant};
+use lock_domain::{LeaseOp, LeaseOutcome, Place, RepositoryError, StoreEvents, Tenant};
 use tokio::sync::oneshot;
 
-use super::{undo_unheard_permit, undo_unheard_shared};
+use super::postgres_direct::holders_in_transaction;
+use super::undo_unheard;
 use crate::connection::{ConnectionManager, PoolHealth};
 use crate::error::{from_pool, is_unavailable};
-use crate::semaphores::{self, PermitAnswer, PermitError, PermitOp, PostgresHolders};
-use crate::shared_locks::{self, PostgresShared, SharedAnswer, SharedOp};
+use crate::semaphores::PermitError;
 
-/// An operation of a batch: a semaphore's or a shared lock's.
-#[derive(Debug, Clone)]
-enum Op {
-    Permit(PermitOp),
-    Shared(SharedOp),
-}
-
-/// What an [`Op`] came to.
-#[derive(Debug)]
-enum Answer {
-    Permit(PermitAnswer),
-    Shared(SharedAnswer),
-}
-
-type Reply = Result<Answer, RepositoryError>;
+type Reply = Result<LeaseOutcome, RepositoryError>;
 
 struct Job {
     tenant: Tenant,
-    op: Op,
+    op: LeaseOp,
     reply: oneshot::Sender<Reply>,
 }
 
 impl Job {
-    /// What the batch is ordered by: the semaphore or the lock, then the kind (a semaphore and a
-    /// lock of one name take different locks, always in this order: semaphore first).
+    /// Where the job's operation takes its lock: the order a batch runs in.
     fn key(&self) -> (&str, &str, u8) {
-        let kind = match self.op {
-            Op::Permit(_) => 0,
-            Op::Shared(_) => 1,
+        let place = match &self.op {
+            LeaseOp::Undo(grant) => &grant.place,
+            LeaseOp::Acquire { place, .. }
+            | LeaseOp::Release { place, .. }
+            | LeaseOp::Renew { place, .. }
+            | LeaseOp::SetValue { place, .. }
+            | LeaseOp::RecordExpiry { place, .. }
+            | LeaseOp::ForceRelease { place, .. }
+            | LeaseOp::Look(place) => place,
+            // A set takes its rows in its own order (a transaction of its own).
+            LeaseOp::AcquireAll(_) => return (self.tenant.as_str(), "", 2),
         };
-        let name = match &self.op {
-            Op::Permit(
-                PermitOp::Acquire { name, .. }
-                | PermitOp::Status { name }
-                | PermitOp::Release { name, .. }
-                | PermitOp::Renew { name, .. }
-                | PermitOp::ForceRelease { name, .. }
-                | PermitOp::RecordExpiry { name, .. },
-            ) => name.as_str(),
-            Op::Permit(PermitOp::Undo { grant }) => grant.name.as_str(),
-            Op::Permit(PermitOp::List { .. }) => "",
-            Op::Shared(
-                SharedOp::Acquire { resource, .. }
-                | SharedOp::Hold { resource }
-                | SharedOp::Release { resource, .. }
-                | SharedOp::Renew { resource, .. }
-                | SharedOp::SetValue { resource, .. }
-                | SharedOp::ForceRelease { resource, .. }
-                | SharedOp::RecordExpiry { resource, .. },
-            ) => resource.as_str(),
-            Op::Shared(SharedOp::Undo { grant }) => grant.resource.as_str(),
+        let kind = match place {
+            Place::Semaphore(_) => 0,
+            Place::Lock(_) => 1,
         };
-        (self.tenant.as_str(), name, kind)
+        (self.tenant.as_str(), place.name().as_str(), kind)
     }
 }
 
-/// Runs `op` for `tenant` on `c`, inside the caller's transaction.
-fn run(c: &mut PgConnection, tenant: &Tenant, op: Op) -> Result<Answer, PermitError> {
-    match op {
-        Op::Permit(op) => {
-            semaphores::run(&mut PostgresHolders { conn: c }, tenant, op).map(Answer::Permit)
-        }
-        Op::Shared(op) => {
-            shared_locks::run(&mut PostgresShared { conn: c }, tenant, op).map(Answer::Shared)
-        }
-    }
-}
-
-/// The handle callers submit through; the threads end when it is dropped.
 pub(crate) struct PermitBatcher {
     /// One queue per thread.
     jobs: Vec<std::sync::Mutex<mpsc::Sender<Job>>>,
@@ -135,39 +97,13 @@ impl PermitBatcher {
         Ok(Self { jobs, deadline })
     }
 
-    /// Runs the semaphore operation `op` in the next batch and answers once that batch has
-    /// committed.
+    /// Runs `op` through the holders of its place in the next batch of its thread, and answers
+    /// once that batch has committed.
     ///
     /// # Errors
     /// [`RepositoryError::Unavailable`] when the deadline passes first (a grant committed
     /// after that is undone), or the operation's own error.
-    pub(crate) async fn submit(
-        &self,
-        tenant: Tenant,
-        op: PermitOp,
-    ) -> Result<PermitAnswer, RepositoryError> {
-        match self.submit_op(tenant, Op::Permit(op)).await? {
-            Answer::Permit(answer) => Ok(answer),
-            Answer::Shared(_) => Err(RepositoryError::internal("a mismatched answer")),
-        }
-    }
-
-    /// Runs the shared-lock operation `op` in the next batch, as [`Self::submit`].
-    ///
-    /// # Errors
-    /// As [`Self::submit`].
-    pub(crate) async fn submit_shared(
-        &self,
-        tenant: Tenant,
-        op: SharedOp,
-    ) -> Result<SharedAnswer, RepositoryError> {
-        match self.submit_op(tenant, Op::Shared(op)).await? {
-            Answer::Shared(answer) => Ok(answer),
-            Answer::Permit(_) => Err(RepositoryError::internal("a mismatched answer")),
-        }
-    }
-
-    async fn submit_op(&self, tenant: Tenant, op: Op) -> Reply {
+    pub(crate) async fn submit(&self, tenant: Tenant, op: LeaseOp) -> Reply {
         let (reply, answer) = oneshot::channel();
         let job = Job { tenant, op, reply };
         let queue = {
@@ -250,8 +186,8 @@ fn serve(c: &mut PgConnection, events: &dyn StoreEvents, batch: Vec<Job>) -> boo
     let together = c.transaction(|c| {
         batch
             .iter()
-            .map(|job| run(c, &job.tenant, job.op.clone()))
-            .collect::<Result<Vec<Answer>, PermitError>>()
+            .map(|job| holders_in_transaction(c, &job.tenant, job.op.clone()))
+            .collect::<Result<Vec<LeaseOutcome>, PermitError>>()
     });
     let mut healthy = true;
     let answers: Vec<Reply> = match together {
@@ -260,7 +196,8 @@ fn serve(c: &mut PgConnection, events: &dyn StoreEvents, batch: Vec<Job>) -> boo
         Err(_) => batch
             .iter()
             .map(|job| {
-                let alone = c.transaction(|c| run(c, &job.tenant, job.op.clone()));
+                let alone =
+                    c.transaction(|c| holders_in_transaction(c, &job.tenant, job.op.clone()));
                 if let Err(PermitError::Query(error)) = &alone {
                     healthy &= !is_unavailable(error);
                 }
@@ -270,23 +207,11 @@ fn serve(c: &mut PgConnection, events: &dyn StoreEvents, batch: Vec<Job>) -> boo
     };
     for (job, answer) in batch.into_iter().zip(answers) {
         let Job { tenant, reply, .. } = job;
-        let _ = match reply.send(answer) {
-            Err(Ok(Answer::Permit(unheard))) => {
-                undo_unheard_permit(events, &tenant, unheard, |undo| {
-                    Ok(c.transaction(|c| {
-                        semaphores::run(&mut PostgresHolders { conn: c }, &tenant, undo)
-                    })?)
-                })
-            }
-            Err(Ok(Answer::Shared(unheard))) => {
-                undo_unheard_shared(events, &tenant, unheard, |undo| {
-                    Ok(c.transaction(|c| {
-                        shared_locks::run(&mut PostgresShared { conn: c }, &tenant, undo)
-                    })?)
-                })
-            }
-            _ => true,
-        };
+        if let Err(Ok(unheard)) = reply.send(answer) {
+            undo_unheard(events, &tenant, &unheard, |undo| {
+                Ok(c.transaction(|c| holders_in_transaction(c, &tenant, undo))?)
+            });
+        }
     }
     healthy
 }

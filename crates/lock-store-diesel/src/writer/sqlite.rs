@@ -8,21 +8,19 @@ use std::time::Duration;
 use async_trait::async_trait;
 use diesel::sqlite::SqliteConnection;
 use lock_domain::{
-    Clock, LeaseValue, ListQuery, Lock, LockDelay, LockSet, MultiAcquireOutcome, Owner,
-    RepositoryError, ResourceName, Tenant, Ttl,
+    Claim, Clock, Grant, Holding, LeaseOp, LeaseOutcome, LeaseTerms, ListQuery, Lock, Place,
+    RepositoryError, ResourceName, SemaphorePage, Tenant,
 };
 
 use super::group_commit::GroupCommitWriter;
 use super::wal_limit::WalLimit;
-use super::{
-    undo_unheard_grant, undo_unheard_permit, undo_unheard_set, undo_unheard_shared, Writer,
-};
+use super::{undo_unheard, Writer};
 use crate::error::from_query;
-use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
+use crate::outcome::{ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::pooled::Pooled;
 use crate::row::{ListedRow, LockRow};
-use crate::semaphores::{self, PermitAnswer, PermitOp, SqliteHolders};
-use crate::shared_locks::{self, SharedAnswer, SharedOp, SqliteShared};
+use crate::semaphores::{self, PermitError, SqliteHolders};
+use crate::shared_locks::{self, SqliteShared};
 use crate::sqlite::{self, Outside};
 
 /// The group-commit writer for the writes, the pool for the reads.
@@ -51,123 +49,160 @@ impl SqliteWriter {
     }
 }
 
+/// Runs `op` through the holders of its place (`shared_locks` for a lock, `semaphores` for a
+/// semaphore), in the writer's transaction.
+fn through_holders(
+    conn: &mut SqliteConnection,
+    now_ms: i64,
+    tenant: &Tenant,
+    op: LeaseOp,
+) -> Result<LeaseOutcome, PermitError> {
+    match op.place() {
+        Place::Lock(_) => shared_locks::run(&mut SqliteShared { conn, now_ms }, tenant, op),
+        Place::Semaphore(_) => semaphores::run(&mut SqliteHolders { conn, now_ms }, tenant, op),
+    }
+}
+
+/// The exclusive acquire: the lock statement, and when it refuses, the reason read in the same
+/// transaction (so at the same instant) from the lock's row and readers.
+fn acquire_exclusive(
+    conn: &mut SqliteConnection,
+    now_ms: i64,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    terms: &LeaseTerms,
+) -> Result<LeaseOutcome, RepositoryError> {
+    let granted = sqlite::acquire(
+        conn,
+        tenant,
+        resource,
+        &terms.owner,
+        terms.ttl,
+        terms.value.as_ref(),
+        terms.lock_delay,
+        now_ms,
+    )
+    .map_err(from_query)?;
+    if let Some(row) = granted {
+        return Ok(LeaseOutcome::Granted(Grant::of_lock(Lock::try_from(row)?)));
+    }
+    let mut table = SqliteShared { conn, now_ms };
+    match shared_locks::explain(&mut table, tenant, resource, &terms.owner, Claim::Exclusive)? {
+        Some(refusal) => Ok(LeaseOutcome::Refused(refusal)),
+        None => Err(RepositoryError::internal(
+            "the lock statement refused an acquire that the domain grants",
+        )),
+    }
+}
+
+/// A release or renew of a lock: the lock statement for the exclusive holder; when it finds
+/// another owner, the lock's holders decide among both modes, in the same transaction.
+fn release_or_renew(
+    conn: &mut SqliteConnection,
+    now_ms: i64,
+    tenant: &Tenant,
+    op: LeaseOp,
+) -> Result<LeaseOutcome, RepositoryError> {
+    let forbidden = match &op {
+        LeaseOp::Release {
+            place: Place::Lock(resource),
+            owner,
+        } => match sqlite::release(conn, tenant, resource, owner, now_ms).map_err(from_query)? {
+            ReleaseRow::Released(row) => {
+                return Ok(LeaseOutcome::Released(Lock::try_from(row)?.fencing_token))
+            }
+            ReleaseRow::NotFound => return Ok(LeaseOutcome::NotFound),
+            ReleaseRow::Forbidden => true,
+        },
+        LeaseOp::Renew {
+            place: Place::Lock(resource),
+            owner,
+            ttl,
+            value,
+        } => match sqlite::renew(conn, tenant, resource, owner, *ttl, value.as_ref(), now_ms)
+            .map_err(from_query)?
+        {
+            RenewRow::Renewed(row) => {
+                return Ok(LeaseOutcome::Renewed(Grant::of_lock(Lock::try_from(row)?)))
+            }
+            RenewRow::NotFound => return Ok(LeaseOutcome::NotFound),
+            RenewRow::Forbidden => true,
+        },
+        _ => false,
+    };
+    debug_assert!(forbidden, "only a lock's release or renew comes here");
+    Ok(through_holders(conn, now_ms, tenant, op)?)
+}
+
 #[async_trait]
 impl Writer for SqliteWriter {
-    async fn acquire(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-        lock_delay: LockDelay,
-    ) -> Result<AcquireRow, RepositoryError> {
-        let undo_tenant = tenant.clone();
-        let events = Arc::clone(self.pooled.events());
-        self.commits
-            .submit_undoable(
-                move |c, now_ms| {
-                    sqlite::acquire(
-                        c,
-                        &tenant,
-                        &resource,
-                        &owner,
-                        ttl,
-                        value.as_ref(),
-                        lock_delay,
-                        now_ms,
-                    )
-                    .map_err(from_query)
-                },
-                // A grant whose caller went away before it was answered.
-                move |c, now_ms, row| {
-                    let Some(row) = row else { return true };
-                    undo_unheard_grant(&*events, &undo_tenant, row, |lock| {
-                        sqlite::undo_grant(c, &undo_tenant, lock, now_ms)
+    async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
+        match op {
+            LeaseOp::Look(Place::Lock(resource)) => self.look_lock(tenant, resource).await,
+            LeaseOp::Release {
+                place: Place::Lock(_),
+                ..
+            }
+            | LeaseOp::Renew {
+                place: Place::Lock(_),
+                ..
+            } => {
+                self.commits
+                    .submit(move |c, now_ms| release_or_renew(c, now_ms, &tenant, op))
+                    .await
+            }
+            LeaseOp::RecordExpiry {
+                place: Place::Lock(resource),
+                owner,
+                fencing_token,
+            } => {
+                self.commits
+                    .submit(move |c, now_ms| {
+                        // The exclusive lease's expiry (its row ends in place); else a reader's.
+                        let exclusive = crate::history::expiry::record_sqlite(
+                            c,
+                            tenant.as_str(),
+                            resource.as_str(),
+                            owner.as_str(),
+                            fencing_token.value(),
+                            now_ms,
+                        )
+                        .map_err(from_query)?;
+                        if exclusive {
+                            return Ok(LeaseOutcome::ExpiryRecorded(true));
+                        }
+                        let op = LeaseOp::RecordExpiry {
+                            place: Place::Lock(resource),
+                            owner,
+                            fencing_token,
+                        };
+                        Ok(through_holders(c, now_ms, &tenant, op)?)
                     })
-                },
-            )
-            .await
-    }
-
-    async fn release(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-    ) -> Result<ReleaseRow, RepositoryError> {
-        self.commits
-            .submit(move |c, now_ms| {
-                sqlite::release(c, &tenant, &resource, &owner, now_ms).map_err(from_query)
-            })
-            .await
-    }
-
-    async fn renew(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-    ) -> Result<RenewRow, RepositoryError> {
-        self.commits
-            .submit(move |c, now_ms| {
-                sqlite::renew(c, &tenant, &resource, &owner, ttl, value.as_ref(), now_ms)
-                    .map_err(from_query)
-            })
-            .await
-    }
-
-    async fn record_expiry(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        fencing_token: i64,
-    ) -> Result<bool, RepositoryError> {
-        self.commits
-            .submit(move |c, now_ms| {
-                crate::history::expiry::record_sqlite(
-                    c,
-                    tenant.as_str(),
-                    resource.as_str(),
-                    owner.as_str(),
-                    fencing_token,
-                    now_ms,
-                )
-                .map_err(from_query)
-            })
-            .await
-    }
-
-    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
-        self.commits
-            .submit(move |c, now_ms| {
-                sqlite::undo_grant(c, &tenant, &grant, now_ms).map_err(from_query)
-            })
-            .await
-    }
-
-    /// SQLite takes the oldest ended rows on its expiry index: every step starts again, and the
-    /// pass goes on while a step deletes a full batch.
-    async fn sweep(
-        &self,
-        grace: Duration,
-        batch: u32,
-        from: SweepPosition,
-    ) -> Result<Swept, RepositoryError> {
-        let grace_ms = grace.as_millis() as i64;
-        let deleted = self
-            .commits
-            .submit(move |c, now_ms| {
-                sqlite::sweep(c, now_ms - grace_ms, i64::from(batch)).map_err(from_query)
-            })
-            .await?;
-        Ok(Swept {
-            deleted,
-            next: (deleted >= batch as usize).then_some(from),
-        })
+                    .await
+            }
+            op => {
+                let undo_tenant = tenant.clone();
+                let events = Arc::clone(self.pooled.events());
+                self.commits
+                    .submit_undoable(
+                        move |c, now_ms| match op {
+                            LeaseOp::Acquire {
+                                place: Place::Lock(resource),
+                                claim: Claim::Exclusive,
+                                terms,
+                            } => acquire_exclusive(c, now_ms, &tenant, &resource, &terms),
+                            op => Ok(through_holders(c, now_ms, &tenant, op)?),
+                        },
+                        // Grants whose caller went away before they were answered.
+                        move |c, now_ms, answer| {
+                            undo_unheard(&*events, &undo_tenant, &answer, |undo| {
+                                Ok(through_holders(c, now_ms, &undo_tenant, undo)?)
+                            })
+                        },
+                    )
+                    .await
+            }
+        }
     }
 
     async fn status(
@@ -218,23 +253,38 @@ impl Writer for SqliteWriter {
         }
     }
 
-    async fn permits(&self, tenant: Tenant, op: PermitOp) -> Result<PermitAnswer, RepositoryError> {
-        let undo_tenant = tenant.clone();
-        let events = Arc::clone(self.pooled.events());
+    async fn list_semaphores(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<SemaphorePage, RepositoryError> {
         self.commits
-            .submit_undoable(
-                move |conn, now_ms| {
-                    let mut table = SqliteHolders { conn, now_ms };
-                    Ok(semaphores::run(&mut table, &tenant, op)?)
-                },
-                move |conn, now_ms, answer| {
-                    undo_unheard_permit(&*events, &undo_tenant, answer, |undo| {
-                        let mut table = SqliteHolders { conn, now_ms };
-                        Ok(semaphores::run(&mut table, &undo_tenant, undo)?)
-                    })
-                },
-            )
+            .submit(move |conn, now_ms| {
+                let mut table = SqliteHolders { conn, now_ms };
+                Ok(semaphores::list(&mut table, &tenant, &query)?)
+            })
             .await
+    }
+
+    /// SQLite takes the oldest ended rows on its expiry index: every step starts again, and the
+    /// pass goes on while a step deletes a full batch.
+    async fn sweep(
+        &self,
+        grace: Duration,
+        batch: u32,
+        from: SweepPosition,
+    ) -> Result<Swept, RepositoryError> {
+        let grace_ms = grace.as_millis() as i64;
+        let deleted = self
+            .commits
+            .submit(move |c, now_ms| {
+                sqlite::sweep(c, now_ms - grace_ms, i64::from(batch)).map_err(from_query)
+            })
+            .await?;
+        Ok(Swept {
+            deleted,
+            next: (deleted >= batch as usize).then_some(from),
+        })
     }
 
     async fn sweep_permits(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
@@ -242,6 +292,16 @@ impl Writer for SqliteWriter {
         self.commits
             .submit(move |c, now_ms| {
                 semaphores::sweep_sqlite(c, now_ms - grace_ms, i64::from(batch)).map_err(from_query)
+            })
+            .await
+    }
+
+    async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        let grace_ms = grace.as_millis() as i64;
+        self.commits
+            .submit(move |c, now_ms| {
+                shared_locks::sweep_sqlite(c, now_ms - grace_ms, i64::from(batch))
+                    .map_err(from_query)
             })
             .await
     }
@@ -256,59 +316,41 @@ impl Writer for SqliteWriter {
             .submit(move |c, _| crate::history::prune_sqlite(c, before, batch).map_err(from_query))
             .await
     }
+}
 
-    async fn shared(&self, tenant: Tenant, op: SharedOp) -> Result<SharedAnswer, RepositoryError> {
-        let undo_tenant = tenant.clone();
-        let events = Arc::clone(self.pooled.events());
-        self.commits
-            .submit_undoable(
-                move |conn, now_ms| {
-                    let mut table = SqliteShared { conn, now_ms };
-                    Ok(shared_locks::run(&mut table, &tenant, op)?)
-                },
-                move |conn, now_ms, answer| {
-                    undo_unheard_shared(&*events, &undo_tenant, answer, |undo| {
-                        let mut table = SqliteShared { conn, now_ms };
-                        Ok(shared_locks::run(&mut table, &undo_tenant, undo)?)
-                    })
-                },
-            )
-            .await
-    }
-
-    async fn acquire_all(
+impl SqliteWriter {
+    /// How a lock is held: from the last committed state when its row is live and exclusive (or
+    /// absent), else read by the writer with the lock's readers and its lock-delay, after every
+    /// write in flight.
+    async fn look_lock(
         &self,
         tenant: Tenant,
-        set: LockSet,
-    ) -> Result<MultiAcquireOutcome, RepositoryError> {
-        let undo_tenant = tenant.clone();
-        let events = Arc::clone(self.pooled.events());
-        self.commits
-            .submit_undoable(
-                move |conn, now_ms| {
-                    let mut table = SqliteShared { conn, now_ms };
-                    Ok(shared_locks::acquire_all(&mut table, &tenant, &set)?)
-                },
-                move |conn, now_ms, answer| {
-                    undo_unheard_set(&*events, &undo_tenant, answer, |undo| {
-                        let mut table = SqliteShared {
-                            conn: &mut *conn,
-                            now_ms,
-                        };
-                        Ok(shared_locks::run(&mut table, &undo_tenant, undo)?)
-                    })
-                },
-            )
-            .await
-    }
-
-    async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
-        let grace_ms = grace.as_millis() as i64;
-        self.commits
-            .submit(move |c, now_ms| {
-                shared_locks::sweep_sqlite(c, now_ms - grace_ms, i64::from(batch))
-                    .map_err(from_query)
+        resource: ResourceName,
+    ) -> Result<LeaseOutcome, RepositoryError> {
+        let (t, r) = (tenant.clone(), resource.clone());
+        let outside = self
+            .pooled
+            .run(move |conn, now_ms| {
+                sqlite::status_outside_writer(conn.sqlite()?, &t, &r, now_ms).map_err(from_query)
             })
+            .await?;
+        match outside {
+            // No row: nobody holds the lock, and no lock-delay keeps it.
+            Outside::Answer(None) => return Ok(LeaseOutcome::Looked(Holding::default())),
+            Outside::Answer(Some(row)) => {
+                let lock = Lock::try_from(row)?;
+                if !lock.owner.is_shared_holders() {
+                    return Ok(LeaseOutcome::Looked(Holding {
+                        holders: vec![Grant::of_lock(lock)],
+                        delayed_until: None,
+                    }));
+                }
+            }
+            Outside::AskTheWriter => {}
+        }
+        let op = LeaseOp::Look(Place::Lock(resource));
+        self.commits
+            .submit(move |c, now_ms| Ok(through_holders(c, now_ms, &tenant, op)?))
             .await
     }
 }

@@ -7,12 +7,12 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use chrono::{DateTime, Utc};
 use diesel::pg::PgConnection;
 use lock_domain::{
-    decide_acquire, decide_release, decide_renew, AcquireDecision, Lock, ReleaseResult,
-    RenewDecision,
+    decide_acquire, decide_release, decide_renew, AcquireDecision, Grant, Lock, Refusal,
+    ReleaseResult, RenewDecision,
 };
 
 use super::queue::{lock, Key, Outcome, Shared};
-use crate::outcome::{ReleaseRow, RenewRow};
+use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
 use crate::postgres::reads;
 use crate::postgres::writes::Operation;
 use crate::row::SeenLive;
@@ -91,8 +91,18 @@ fn decided_by_lease(operation: &Operation, lease: &Lock, at: DateTime<Utc>) -> O
     let lease = Some(lease);
     match operation {
         Operation::Acquire { owner, .. } => {
-            matches!(decide_acquire(lease, owner, at), AcquireDecision::Deny)
-                .then_some(Outcome::Acquire(None))
+            let denied = matches!(decide_acquire(lease, owner, at), AcquireDecision::Deny);
+            denied.then(|| {
+                // Refused by the lease seen; the readers a row stands for are not seen here.
+                let reason = lease
+                    .filter(|lease| !lease.owner.is_shared_holders())
+                    .map(|lease| Refusal::Held {
+                        holders: vec![Grant::of_lock(lease.clone())],
+                        available: 0,
+                        delayed_until: None,
+                    });
+                Outcome::Acquire(AcquireRow::Refused(reason))
+            })
         }
         Operation::Release { owner } => {
             matches!(decide_release(lease, owner, at), ReleaseResult::Forbidden)
@@ -108,10 +118,10 @@ fn decided_by_lease(operation: &Operation, lease: &Lock, at: DateTime<Utc>) -> O
 #[cfg(test)]
 mod tests {
     use chrono::{DateTime, TimeDelta, Utc};
-    use lock_domain::{FencingToken, Lock, Owner, ResourceName, Ttl};
+    use lock_domain::{FencingToken, Lock, Owner, Refusal, ResourceName, Ttl};
 
     use super::decided_by_lease;
-    use crate::outcome::{ReleaseRow, RenewRow};
+    use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
     use crate::postgres::writes::Operation;
     use crate::writer::postgres_batch::queue::Outcome;
 
@@ -150,7 +160,11 @@ mod tests {
         ];
         operations.map(|operation| {
             decided_by_lease(&operation, &lease, at(seen)).map(|outcome| match outcome {
-                Outcome::Acquire(None) => "held",
+                Outcome::Acquire(AcquireRow::Refused(Some(Refusal::Held { holders, .. })))
+                    if holders.len() == 1 && holders[0].lease.owner.as_str() == "holder" =>
+                {
+                    "held"
+                }
                 Outcome::Release(ReleaseRow::Forbidden) | Outcome::Renew(RenewRow::Forbidden) => {
                     "forbidden"
                 }

@@ -11,7 +11,7 @@ use lock_domain::{RepositoryError, StoreEvents, Tenant};
 use super::followers::Holder;
 use super::queue::{Key, Outcome, Queued};
 use crate::connection::PoolHealth;
-use crate::outcome::{ReleaseRow, RenewRow};
+use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
 use crate::postgres::writes::{self, BatchRow, Miss, Operation};
 use crate::postgres::{KeptChanging, MAX_ATTEMPTS};
 use crate::row::{LockRow, SeenLive};
@@ -146,7 +146,7 @@ fn settle(
             holders.push((queued.key.clone(), holder));
         }
         let outcome = match (&queued.operation, row) {
-            (Operation::Acquire { .. }, row) => Ok(Outcome::Acquire(row)),
+            (Operation::Acquire { .. }, row) => Ok(Outcome::Acquire(row.into())),
             (Operation::Release { .. }, Some(row)) => {
                 Ok(Outcome::Release(ReleaseRow::Released(row)))
             }
@@ -158,7 +158,7 @@ fn settle(
         };
         done.push(queued.key.clone());
         let tenant = queued.key.0.clone();
-        if let Some(Ok(Outcome::Acquire(Some(row)))) = queued.answer(outcome) {
+        if let Some(Ok(Outcome::Acquire(AcquireRow::Granted(row)))) = queued.answer(outcome) {
             undo_unheard_grant(conn, events, &tenant, row);
         }
     }

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_domain::{Owner, ResourceName, SystemClock, Tenant, Ttl};
+use lock_domain::{
+    Claim, LeaseOp, LeaseTerms, Owner, Place, ResourceName, SystemClock, Tenant, Ttl,
+};
 
 use super::queue::lock;
 use super::{PostgresBatcher, PostgresDirect, Writer};
@@ -47,16 +49,17 @@ async fn operations_given_up_during_an_outage_leave_the_queue() {
         .map(|i| {
             let batcher = Arc::clone(&batcher);
             tokio::spawn(async move {
-                batcher
-                    .acquire(
-                        Tenant::default_tenant(),
-                        ResourceName::parse(format!("r{i}")).unwrap(),
-                        Owner::parse("o").unwrap(),
-                        Ttl::parse(10, 3_600).unwrap(),
-                        None,
-                        lock_domain::LockDelay::NONE,
-                    )
-                    .await
+                let op = LeaseOp::Acquire {
+                    place: Place::Lock(ResourceName::parse(format!("r{i}")).unwrap()),
+                    claim: Claim::Exclusive,
+                    terms: LeaseTerms {
+                        owner: Owner::parse("o").unwrap(),
+                        ttl: Ttl::parse(10, 3_600).unwrap(),
+                        value: None,
+                        lock_delay: lock_domain::LockDelay::NONE,
+                    },
+                };
+                batcher.apply(Tenant::default_tenant(), op).await
             })
         })
         .collect();
