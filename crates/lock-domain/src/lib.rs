@@ -4,12 +4,12 @@
 //! Time enters only as a `now` argument or through the [`Clock`] port, so every rule here is a
 //! pure function that a table-driven test can pin to the millisecond.
 
-mod admin_repository;
 mod clock;
 mod decisions;
 mod election;
 mod fence;
 mod fencing_token;
+mod force_reason;
 mod freed;
 mod history;
 mod history_repository;
@@ -21,14 +21,11 @@ mod lock;
 mod lock_delay;
 mod lock_store;
 mod multi;
-mod multi_repository;
 mod owner;
 mod repository;
 mod resource_name;
 mod semaphore;
-mod semaphore_repository;
 mod shared;
-mod shared_repository;
 mod store_events;
 mod tenant;
 mod ttl;
@@ -38,7 +35,6 @@ mod validation;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use admin_repository::{AdminRepository, ForceReason};
 pub use clock::{Clock, SystemClock};
 pub use decisions::{
     available, decide_acquire, decide_acquire_among, decide_claim, decide_release,
@@ -48,6 +44,7 @@ pub use decisions::{
 pub use election::Leader;
 pub use fence::{check_fence, check_lock_fence, check_permit_fence, FenceVerdict};
 pub use fencing_token::FencingToken;
+pub use force_reason::ForceReason;
 pub use freed::{Freed, FreedLocks};
 pub use history::{
     name_change, HistoryEvent, HistoryId, HistoryPage, HistoryQuery, HistoryRecord, HistorySubject,
@@ -64,20 +61,17 @@ pub use lock_store::LockStore;
 pub use multi::{
     decide_step, LockSet, LockSetError, LockStep, MultiAcquireOutcome, MAX_LOCKS_AT_ONCE,
 };
-pub use multi_repository::MultiLockRepository;
 pub use owner::Owner;
-pub use repository::{FreedHints, LockRepository, PoolState, RepositoryError, StoreHealth};
+pub use repository::{FreedHints, PoolState, RepositoryError, StoreHealth};
 pub use resource_name::ResourceName;
 pub use semaphore::{
     decide_permits, Permit, PermitDecision, PermitReleaseResult, PermitRenewResult, PermitRequest,
     SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState,
 };
-pub use semaphore_repository::SemaphoreRepository;
 pub use shared::{
     decide_shared_acquire, decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock,
     shared_row, Hold, HolderRole, SharedAcquireDecision, SharedAcquireOutcome,
 };
-pub use shared_repository::SharedLockRepository;
 pub use store_events::{NoStoreEvents, StoreEvents, UnheardGrant, UnheardKind};
 pub use tenant::Tenant;
 pub use ttl::{Ttl, DEFAULT_MAX_TTL_SECONDS};
@@ -85,18 +79,10 @@ pub use usage_repository::LeaseUsage;
 pub use validation::{ValidationError, CONTROL_CHARACTERS, WHITESPACE};
 
 #[cfg(feature = "mock")]
-pub use admin_repository::MockAdminRepository;
-#[cfg(feature = "mock")]
 pub use history_repository::MockHistoryRepository;
 #[cfg(feature = "mock")]
 pub use lease_store::MockLeaseStore;
 #[cfg(feature = "mock")]
-pub use multi_repository::MockMultiLockRepository;
-#[cfg(feature = "mock")]
-pub use repository::{MockFreedHints, MockLockRepository, MockStoreHealth};
-#[cfg(feature = "mock")]
-pub use semaphore_repository::MockSemaphoreRepository;
-#[cfg(feature = "mock")]
-pub use shared_repository::MockSharedLockRepository;
+pub use repository::{MockFreedHints, MockStoreHealth};
 #[cfg(feature = "mock")]
 pub use usage_repository::MockLeaseUsage;

@@ -4,7 +4,7 @@
 //! `x` and lock `x` are unrelated.
 //!
 //! The decisions are [`crate::decide_acquire_among`] and its siblings; this module holds the
-//! values and outcomes the semaphore port ([`crate::SemaphoreRepository`]) speaks in.
+//! values and outcomes a semaphore's use cases speak in (the lease port, [`crate::LeaseStore`], takes and answers them as leases).
 
 use chrono::{DateTime, Utc};
 

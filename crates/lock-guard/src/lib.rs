@@ -1,6 +1,6 @@
 //! [`LockGuard`]: a lockd lock held by a Rust batch job directly on lockd's database (no HTTP),
 //! through the same use cases the server runs ([`lock_service::LockService`]) over the same
-//! [`LockRepository`](lock_domain::LockRepository) port.
+//! [`LeaseStore`](lock_domain::LeaseStore) port.
 //!
 //! ```no_run
 //! # use std::sync::Arc;

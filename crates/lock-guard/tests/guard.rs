@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use lock_domain::testing::calls::LeaseCalls;
 use lock_domain::testing::{InMemoryLockRepository, ManualClock};
 use lock_domain::{
-    AcquireOutcome, Capacity, ListPage, ListQuery, Lock, LockRepository, Owner,
-    PermitReleaseResult, ReleaseResult, RenewResult, RepositoryError, ResourceName,
-    SemaphoreRepository, SystemClock, Tenant, Ttl, Weight,
+    AcquireOutcome, Capacity, LeaseOp, LeaseOutcome, LeaseStore, ListPage, ListQuery, Lock, Owner,
+    PermitReleaseResult, ReleaseResult, RepositoryError, ResourceName, SemaphorePage, SystemClock,
+    Tenant, Ttl, Weight,
 };
 use lock_guard::{GuardError, GuardSettings, LockGuard};
 use lock_service::{LockService, NoEvents, ServicePorts, WaiterLimits};
@@ -37,7 +38,7 @@ fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
         .block_on(future)
 }
 
-fn status(repo: &dyn LockRepository, name: &str) -> Option<Lock> {
+fn status(repo: &dyn LeaseStore, name: &str) -> Option<Lock> {
     block_on(repo.status(Tenant::default_tenant(), resource(name))).unwrap()
 }
 
@@ -61,60 +62,26 @@ struct Flaky {
 }
 
 #[async_trait]
-impl LockRepository for Flaky {
-    async fn acquire_with_delay(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<lock_domain::LeaseValue>,
-        lock_delay: lock_domain::LockDelay,
-    ) -> Result<AcquireOutcome, RepositoryError> {
-        self.inner
-            .acquire_with_delay(tenant, resource, owner, ttl, value, lock_delay)
-            .await
-    }
-    async fn available_at(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, RepositoryError> {
-        self.inner.available_at(tenant, resource).await
-    }
-    async fn status(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-    ) -> Result<Option<Lock>, RepositoryError> {
-        self.inner.status(tenant, resource).await
-    }
-    async fn release(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-    ) -> Result<ReleaseResult, RepositoryError> {
-        self.inner.release(tenant, resource, owner).await
-    }
-    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
-        self.inner.undo_grant(tenant, grant).await
-    }
-    async fn renew(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<lock_domain::LeaseValue>,
-    ) -> Result<RenewResult, RepositoryError> {
-        if self.failing.load(Ordering::SeqCst) {
-            return Err(RepositoryError::unavailable("switched off by the test"));
+impl LeaseStore for Flaky {
+    async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
+        if matches!(op, LeaseOp::Renew { .. }) && self.failing.load(Ordering::SeqCst) {
+            return Err(RepositoryError::unavailable("the database is cut off"));
         }
-        self.inner.renew(tenant, resource, owner, ttl, value).await
+        self.inner.apply(tenant, op).await
     }
-    async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
-        self.inner.list(tenant, query).await
+    async fn list_locks(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<ListPage, RepositoryError> {
+        self.inner.list_locks(tenant, query).await
+    }
+    async fn list_semaphores(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<SemaphorePage, RepositoryError> {
+        self.inner.list_semaphores(tenant, query).await
     }
 }
 
@@ -201,22 +168,18 @@ fn a_lost_lease_flips_is_safe_and_drop_leaves_the_new_holder_alone() {
 #[test]
 fn failed_renewals_make_the_lease_unsafe_after_ttl_minus_margin_and_a_success_restores_it() {
     let failing = Arc::new(AtomicBool::new(false));
-    let repo: Arc<dyn LockRepository> = Arc::new(Flaky {
+    let repo: Arc<dyn LeaseStore> = Arc::new(Flaky {
         inner: InMemoryLockRepository::new(Arc::new(ManualClock::new())),
         failing: Arc::clone(&failing),
     });
     // ttl 1 s: renewals every 333 ms, a 100 ms margin: unsafe 900 ms after the last success.
     let started = Instant::now();
-    // Only the lock operations fail: the semaphores (unused here) are a store of their own.
+    // Only the renewals fail; the history and the count of leases are a store of their own.
     let service = LockService::new(
         ServicePorts {
             store: lock_service::StorePorts {
-                locks: Arc::clone(&repo),
-                shared_locks: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
-                multi_locks: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
-                semaphores: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
+                leases: Arc::clone(&repo),
                 history: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
-                admin: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
                 usage: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
             },
             hints: None,
@@ -268,7 +231,7 @@ fn renewal_keeps_the_lock_alive_past_its_ttl_on_sqlite() {
     );
 }
 
-fn holders(repo: &dyn SemaphoreRepository, name: &str) -> Vec<String> {
+fn holders(repo: &dyn LeaseStore, name: &str) -> Vec<String> {
     block_on(repo.semaphore(Tenant::default_tenant(), resource(name)))
         .unwrap()
         .map(|state| {

@@ -9,8 +9,8 @@ use actix_web::http::StatusCode;
 use actix_web::test::{call_service, init_service, read_body, TestRequest};
 use actix_web::App;
 use lock_domain::{
-    AcquireOutcome, FencingToken, MockLockRepository, MockSemaphoreRepository, MockStoreHealth,
-    ReleaseResult, Tenant,
+    FencingToken, LeaseOp, LeaseOutcome, MockLeaseStore, MockStoreHealth, Refusal, ReleaseResult,
+    Tenant,
 };
 use lock_http_actix::{hash_key, ApiKeys, ApiSettings};
 use serde_json::Value;
@@ -28,7 +28,7 @@ fn keys() -> Arc<ApiKeys> {
 }
 
 async fn call(
-    repo: MockLockRepository,
+    repo: MockLeaseStore,
     api_keys: Option<Arc<ApiKeys>>,
     request: TestRequest,
 ) -> (StatusCode, Option<String>, Value) {
@@ -42,12 +42,8 @@ async fn call(
     let app = init_service(App::new().configure(wired::configure(
         wired::Ports {
             store: lock_service::StorePorts {
-                locks: Arc::new(repo),
-                shared_locks: Arc::new(no_shared_holders()),
-                multi_locks: Arc::new(lock_domain::MockMultiLockRepository::new()),
-                semaphores: Arc::new(MockSemaphoreRepository::new()),
+                leases: Arc::new(repo),
                 history: Arc::new(lock_domain::MockHistoryRepository::new()),
-                admin: Arc::new(lock_domain::MockAdminRepository::new()),
                 usage: Arc::new(lock_domain::MockLeaseUsage::new()),
             },
             health: Arc::new(health),
@@ -151,7 +147,7 @@ async fn without_a_valid_key_every_lock_route_is_401_before_anything_else() {
     ];
     for (name, request) in cases {
         // No expectations: any repository call fails the test.
-        let (status, www, body) = call(MockLockRepository::new(), Some(keys()), request).await;
+        let (status, www, body) = call(MockLeaseStore::new(), Some(keys()), request).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{name}: {body}");
         assert_eq!(www.as_deref(), Some("Bearer"), "{name}");
         assert_eq!(body["status"], 401, "{name}");
@@ -171,14 +167,14 @@ async fn without_a_valid_key_every_lock_route_is_401_before_anything_else() {
 #[actix_web::test]
 async fn routing_errors_still_come_first() {
     let (status, _, _) = call(
-        MockLockRepository::new(),
+        MockLeaseStore::new(),
         Some(keys()),
         TestRequest::get().uri("/nope"),
     )
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, _, _) = call(
-        MockLockRepository::new(),
+        MockLeaseStore::new(),
         Some(keys()),
         TestRequest::put().uri("/locks/r"),
     )
@@ -189,12 +185,16 @@ async fn routing_errors_still_come_first() {
 #[actix_web::test]
 async fn the_key_decides_the_tenant() {
     for (key, tenant) in [(ACME_KEY, "acme"), (GLOBEX_KEY, "globex")] {
-        let mut repo = MockLockRepository::new();
+        let mut repo = MockLeaseStore::new();
         let expected = Tenant::parse(tenant).expect("tenant");
-        repo.expect_release()
-            .withf(move |t, r, o| *t == expected && r.as_str() == "r" && o.as_str() == "o")
+        repo.expect_apply()
+            .withf(move |t, op| {
+                *t == expected
+                    && matches!(op, LeaseOp::Release { place, owner }
+                        if place.name().as_str() == "r" && owner.as_str() == "o")
+            })
             .times(1)
-            .returning(|_, _, _| Ok(ReleaseResult::Released(FencingToken::new(17).unwrap())));
+            .returning(|_, _| Ok(ReleaseResult::Released(FencingToken::new(17).unwrap()).into()));
         let request = TestRequest::delete()
             .uri("/locks/r?owner=o")
             .insert_header(("authorization", format!("Bearer {key}")));
@@ -205,13 +205,17 @@ async fn the_key_decides_the_tenant() {
 
 #[actix_web::test]
 async fn without_keys_the_default_tenant_is_used_and_authorization_is_ignored() {
-    let mut repo = MockLockRepository::new();
-    repo.expect_acquire_with_delay()
-        .withf(|t, _, _, _, _, _| *t == Tenant::default_tenant())
+    let mut repo = MockLeaseStore::new();
+    repo.expect_apply()
+        .withf(|t, op| *t == Tenant::default_tenant() && matches!(op, LeaseOp::Acquire { .. }))
         .times(1)
-        .returning(|_, _, _, _, _, _| Ok(AcquireOutcome::Held));
-    repo.expect_status().returning(|_, _| Ok(None));
-    repo.expect_available_at().returning(|_, _| Ok(None));
+        .returning(|_, _| {
+            Ok(LeaseOutcome::Refused(Refusal::Held {
+                holders: vec![],
+                available: 0,
+                delayed_until: None,
+            }))
+        });
     let (status, _, body) = call(
         repo,
         None,
@@ -230,7 +234,7 @@ async fn without_keys_the_default_tenant_is_used_and_authorization_is_ignored() 
 async fn health_readiness_and_documents_stay_open() {
     for path in ["/healthz", "/readyz", "/openapi.json", "/swagger-ui/"] {
         let (status, _, _) = call(
-            MockLockRepository::new(),
+            MockLeaseStore::new(),
             Some(keys()),
             TestRequest::get().uri(path),
         )
@@ -263,18 +267,4 @@ fn the_document_requires_the_bearer_scheme_on_every_lock_operation() {
             }
         }
     }
-}
-
-/// Shared-lock operations where no lock is held in shared mode: a refused exclusive release or
-/// renew falls back to them and hears the same refusal.
-fn no_shared_holders() -> lock_domain::MockSharedLockRepository {
-    let mut shared = lock_domain::MockSharedLockRepository::new();
-    shared
-        .expect_release_held()
-        .returning(|_, _, _| Ok(lock_domain::ReleaseResult::Forbidden));
-    shared
-        .expect_renew_held()
-        .returning(|_, _, _, _, _| Ok(lock_domain::RenewResult::Forbidden));
-    shared.expect_hold().returning(|_, _| Ok(None));
-    shared
 }

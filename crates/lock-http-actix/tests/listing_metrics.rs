@@ -11,10 +11,7 @@ use actix_web::http::{header, StatusCode};
 use actix_web::test::{call_service, init_service, read_body, TestRequest};
 use actix_web::App;
 use lock_domain::testing::{InMemoryLockRepository, ManualClock};
-use lock_domain::{
-    LockRepository, MockLockRepository, MockSemaphoreRepository, MockStoreHealth, PoolState,
-    StoreHealth,
-};
+use lock_domain::{LeaseStore, MockLeaseStore, MockStoreHealth, PoolState, StoreHealth};
 use lock_http_actix::{hash_key, ApiKeys, ApiSettings};
 use lock_telemetry::{AcquireMetric, Metrics};
 use serde_json::Value;
@@ -32,7 +29,7 @@ impl Answer {
 }
 
 async fn send(
-    repo: Arc<dyn LockRepository>,
+    repo: Arc<dyn LeaseStore>,
     settings: ApiSettings,
     reqs: Vec<TestRequest>,
 ) -> Vec<Answer> {
@@ -42,7 +39,7 @@ async fn send(
 }
 
 async fn send_over(
-    repo: Arc<dyn LockRepository>,
+    repo: Arc<dyn LeaseStore>,
     health: Arc<dyn StoreHealth>,
     settings: ApiSettings,
     reqs: Vec<TestRequest>,
@@ -50,12 +47,8 @@ async fn send_over(
     let app = init_service(App::new().configure(wired::configure(
         wired::Ports {
             store: lock_service::StorePorts {
-                locks: repo,
-                shared_locks: Arc::new(no_shared_holders()),
-                multi_locks: Arc::new(lock_domain::MockMultiLockRepository::new()),
-                semaphores: Arc::new(MockSemaphoreRepository::new()),
+                leases: repo,
                 history: Arc::new(lock_domain::MockHistoryRepository::new()),
-                admin: Arc::new(lock_domain::MockAdminRepository::new()),
                 usage: Arc::new(lock_domain::MockLeaseUsage::new()),
             },
             health,
@@ -106,7 +99,7 @@ fn names(page: &Value) -> Vec<String> {
         .collect()
 }
 
-fn memory() -> Arc<dyn LockRepository> {
+fn memory() -> Arc<dyn LeaseStore> {
     Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new())))
 }
 
@@ -185,7 +178,7 @@ async fn bad_queries_are_422_problems_and_touch_nothing() {
     ] {
         // A mock without expectations panics if the repository is reached.
         let answers = send(
-            Arc::new(MockLockRepository::new()),
+            Arc::new(MockLeaseStore::new()),
             ApiSettings::default(),
             vec![get(uri)],
         )
@@ -351,19 +344,11 @@ async fn metrics_count_requests_by_route_pattern_and_outcomes() {
         metrics: Arc::clone(&metrics),
         ..ApiSettings::default()
     };
-    let mut repo = MockLockRepository::new();
+    // The reference store, behind a mock that lets every lease operation through.
+    let mut repo = MockLeaseStore::new();
     let inner = InMemoryLockRepository::new(Arc::new(ManualClock::new()));
-    let (a, s, r, st) = (inner.clone(), inner.clone(), inner.clone(), inner.clone());
-    repo.expect_acquire_with_delay()
-        .returning(move |t, res, o, ttl, _, d| {
-            futures_block(a.acquire_with_delay(t, res, o, ttl, None, d))
-        });
-    repo.expect_status()
-        .returning(move |t, res| futures_block(st.status(t, res)));
-    repo.expect_release()
-        .returning(move |t, res, o| futures_block(s.release(t, res, o)));
-    repo.expect_renew()
-        .returning(move |t, res, o, ttl, _| futures_block(r.renew(t, res, o, ttl, None)));
+    repo.expect_apply()
+        .returning(move |t, op| futures_block(inner.apply(t, op)));
     let mut health = MockStoreHealth::new();
     health
         .expect_pool_state()
@@ -516,7 +501,7 @@ fn futures_block<F: std::future::Future>(future: F) -> F::Output {
 async fn the_live_lock_counter_reads_the_repository() {
     let store = Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new())));
     send(
-        Arc::clone(&store) as Arc<dyn LockRepository>,
+        Arc::clone(&store) as Arc<dyn LeaseStore>,
         ApiSettings::default(),
         vec![acquire("a", "w"), acquire("b", "w")],
     )
@@ -582,17 +567,10 @@ async fn full_scrape() -> String {
         metrics: Arc::clone(&metrics),
         ..ApiSettings::default()
     };
-    let mut repo = MockLockRepository::new();
+    let mut repo = MockLeaseStore::new();
     let inner = InMemoryLockRepository::new(Arc::new(ManualClock::new()));
-    let (a, s, st) = (inner.clone(), inner.clone(), inner.clone());
-    repo.expect_acquire_with_delay()
-        .returning(move |t, res, o, ttl, _, d| {
-            futures_block(a.acquire_with_delay(t, res, o, ttl, None, d))
-        });
-    repo.expect_status()
-        .returning(move |t, res| futures_block(st.status(t, res)));
-    repo.expect_release()
-        .returning(move |t, res, o| futures_block(s.release(t, res, o)));
+    repo.expect_apply()
+        .returning(move |t, op| futures_block(inner.apply(t, op)));
     let mut health = MockStoreHealth::new();
     health
         .expect_pool_state()
@@ -703,18 +681,4 @@ async fn promtool_check_metrics_accepts_the_exposition() {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr),
     );
-}
-
-/// Shared-lock operations where no lock is held in shared mode: a refused exclusive release or
-/// renew falls back to them and hears the same refusal.
-fn no_shared_holders() -> lock_domain::MockSharedLockRepository {
-    let mut shared = lock_domain::MockSharedLockRepository::new();
-    shared
-        .expect_release_held()
-        .returning(|_, _, _| Ok(lock_domain::ReleaseResult::Forbidden));
-    shared
-        .expect_renew_held()
-        .returning(|_, _, _, _, _| Ok(lock_domain::RenewResult::Forbidden));
-    shared.expect_hold().returning(|_, _| Ok(None));
-    shared
 }

@@ -13,8 +13,9 @@ use actix_web::http::{header, StatusCode};
 use actix_web::test::{call_service, init_service, read_body, TestRequest};
 use actix_web::App;
 use futures::future::join;
+use lock_domain::testing::calls::LeaseCalls;
 use lock_domain::testing::InMemoryLockRepository;
-use lock_domain::{LockRepository, ResourceName, SystemClock, Tenant};
+use lock_domain::{LeaseStore, ResourceName, SystemClock, Tenant};
 use lock_http_actix::{hash_key, ApiKeys, ApiSettings, LockApi};
 use lock_service::WaiterLimits;
 use serde_json::{json, Value};
@@ -22,9 +23,9 @@ use serde_json::{json, Value};
 const ACME_KEY: &str = "acme-key-000000001";
 const GLOBEX_KEY: &str = "globex-key-00000001";
 
-fn api(limits: WaiterLimits) -> (LockApi, Arc<dyn LockRepository>) {
+fn api(limits: WaiterLimits) -> (LockApi, Arc<dyn LeaseStore>) {
     let store = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
-    let repo: Arc<dyn LockRepository> = Arc::clone(&store) as _;
+    let repo: Arc<dyn LeaseStore> = Arc::clone(&store) as _;
     let keys = ApiKeys::parse(&format!(
         "acme {}\nglobex {}\n",
         hash_key(ACME_KEY),
@@ -50,7 +51,7 @@ async fn json_of(response: ServiceResponse) -> Value {
     serde_json::from_slice(&read_body(response).await).expect("a JSON body")
 }
 
-async fn holder(repo: &Arc<dyn LockRepository>, tenant: &str, resource: &str) -> Option<String> {
+async fn holder(repo: &Arc<dyn LeaseStore>, tenant: &str, resource: &str) -> Option<String> {
     repo.status(
         Tenant::parse(tenant).expect("a tenant"),
         ResourceName::parse(resource).expect("a resource"),

@@ -12,15 +12,16 @@ use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::{header, StatusCode};
 use actix_web::test::{call_service, init_service, read_body, TestRequest};
 use actix_web::App;
+use lock_domain::testing::calls::LeaseCalls;
 use lock_domain::testing::InMemoryLockRepository;
-use lock_domain::{LockRepository, Owner, ResourceName, SystemClock, Tenant};
+use lock_domain::{LeaseStore, Owner, ResourceName, SystemClock, Tenant};
 use lock_http_actix::{ApiSettings, LockApi};
 use lock_service::WaiterLimits;
 use serde_json::{json, Value};
 
-fn api() -> (LockApi, Arc<dyn LockRepository>) {
+fn api() -> (LockApi, Arc<dyn LeaseStore>) {
     let store = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
-    let repo: Arc<dyn LockRepository> = Arc::clone(&store) as _;
+    let repo: Arc<dyn LeaseStore> = Arc::clone(&store) as _;
     (
         wired::over(store, ApiSettings::default(), WaiterLimits::default()),
         repo,
@@ -50,7 +51,7 @@ fn key(resource: &str) -> (Tenant, ResourceName) {
     )
 }
 
-async fn holder_of(repo: &Arc<dyn LockRepository>, resource: &str) -> Option<Owner> {
+async fn holder_of(repo: &Arc<dyn LeaseStore>, resource: &str) -> Option<Owner> {
     let (tenant, resource) = key(resource);
     repo.status(tenant, resource)
         .await

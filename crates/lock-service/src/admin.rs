@@ -5,7 +5,8 @@
 //! [`crate::elections::Elections::force_release`] (a semaphore's is its own).
 
 use lock_domain::{
-    FencingToken, ForceReason, LeaseKind, Lock, Owner, RepositoryError, ResourceName, Tenant,
+    FencingToken, ForceReason, Grant, LeaseKind, LeaseOp, Lock, Owner, Place, RepositoryError,
+    ResourceName, Tenant,
 };
 
 use crate::core::Core;
@@ -25,10 +26,18 @@ impl Core {
         } else {
             tenant.clone()
         };
-        let ended = self
-            .admin
-            .force_release_lock(stored.clone(), name.clone(), reason.clone())
-            .await?;
+        let op = LeaseOp::ForceRelease {
+            place: Place::Lock(name.clone()),
+            reason: reason.clone(),
+        };
+        let ended: Vec<Lock> = self
+            .leases
+            .apply(stored.clone(), op)
+            .await?
+            .force_released()?
+            .into_iter()
+            .map(Grant::into_lock)
+            .collect();
         let owners: Vec<(Owner, FencingToken)> = ended
             .iter()
             .map(|lock| (lock.owner.clone(), lock.fencing_token))

@@ -7,8 +7,7 @@
 use std::sync::Arc;
 
 use lock_domain::{
-    AdminRepository, Clock, FreedHints, HistoryRepository, LeaseUsage, LockRepository, LockStore,
-    MultiLockRepository, SemaphoreRepository, SharedLockRepository, Tenant,
+    Clock, FreedHints, HistoryRepository, LeaseStore, LeaseUsage, LockStore, Tenant,
 };
 
 use crate::events::LockEvents;
@@ -26,12 +25,9 @@ use crate::waiting::{WaiterLimits, Waiting};
 /// it whole.
 #[derive(Clone)]
 pub struct StorePorts {
-    pub locks: Arc<dyn LockRepository>,
-    pub shared_locks: Arc<dyn SharedLockRepository>,
-    pub multi_locks: Arc<dyn MultiLockRepository>,
-    pub semaphores: Arc<dyn SemaphoreRepository>,
+    /// Every lease of every primitive: one operation at a time ([`lock_domain::LeaseOp`]).
+    pub leases: Arc<dyn LeaseStore>,
     pub history: Arc<dyn HistoryRepository>,
-    pub admin: Arc<dyn AdminRepository>,
     /// Counts a tenant's live leases for its quota.
     pub usage: Arc<dyn LeaseUsage>,
 }
@@ -43,12 +39,8 @@ impl StorePorts {
         S: LockStore + 'static,
     {
         Self {
-            locks: Arc::clone(&store) as _,
-            shared_locks: Arc::clone(&store) as _,
-            multi_locks: Arc::clone(&store) as _,
-            semaphores: Arc::clone(&store) as _,
+            leases: Arc::clone(&store) as _,
             history: Arc::clone(&store) as _,
-            admin: Arc::clone(&store) as _,
             usage: store,
         }
     }
@@ -66,12 +58,9 @@ pub struct ServicePorts {
 
 /// What every use case shares (see the module's documentation). Built once per process.
 pub(crate) struct Core {
-    pub(crate) locks: Arc<dyn LockRepository>,
-    pub(crate) shared_locks: Arc<dyn SharedLockRepository>,
-    pub(crate) multi_locks: Arc<dyn MultiLockRepository>,
-    pub(crate) semaphores: Arc<dyn SemaphoreRepository>,
+    /// The lease port, through which every use case changes and reads leases.
+    pub(crate) leases: Arc<dyn LeaseStore>,
     pub(crate) history: Arc<dyn HistoryRepository>,
-    pub(crate) admin: Arc<dyn AdminRepository>,
     /// The limits of each tenant, and what this process counts against them.
     pub(crate) quotas: Quotas,
     /// The event feed of the history.
@@ -88,21 +77,15 @@ impl Core {
     /// The use cases over `ports`, holding at most `limits` waiting acquires at once.
     pub(crate) fn new(mut ports: ServicePorts, limits: WaiterLimits) -> Self {
         let StorePorts {
-            locks,
-            shared_locks,
-            multi_locks,
-            semaphores,
+            leases,
             history,
-            admin,
             usage,
         } = ports.store;
         // Every outcome reported also reaches the watches of observed names.
         let hub = Hub::new(
             Arc::clone(&ports.clock),
             ObservedReads {
-                locks: Arc::clone(&locks),
-                shared_locks: Arc::clone(&shared_locks),
-                semaphores: Arc::clone(&semaphores),
+                leases: Arc::clone(&leases),
             },
         );
         ports.events = Arc::new(ObservingEvents {
@@ -111,8 +94,7 @@ impl Core {
         });
         let quotas = Quotas::new(usage);
         let waiting = Waiting::new(
-            Arc::clone(&locks),
-            Arc::clone(&shared_locks),
+            Arc::clone(&leases),
             ports.hints,
             Arc::clone(&ports.clock),
             Arc::clone(&ports.events),
@@ -120,7 +102,7 @@ impl Core {
             quotas.clone(),
         );
         let permit_queues = PermitQueues::new(
-            Arc::clone(&semaphores),
+            Arc::clone(&leases),
             Arc::clone(&ports.clock),
             Arc::clone(&ports.events),
             waiting.clone(),
@@ -129,12 +111,8 @@ impl Core {
         permit_queues.hear_hints(&waiting);
         let history_hub = HistoryHub::new(Arc::clone(&history), Arc::clone(&ports.events));
         Self {
-            locks,
-            shared_locks,
-            multi_locks,
-            semaphores,
+            leases,
             history,
-            admin,
             quotas,
             history_hub,
             clock: ports.clock,

@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use lock_domain::{
-    check_fence, FenceVerdict, FencingToken, ForceReason, Leader, LeaseKind, LeaseValue, Lock,
-    LockDelay, LockMode, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant,
-    Ttl,
+    check_fence, FenceVerdict, FencingToken, ForceReason, Leader, LeaseKind, LeaseOp, LeaseValue,
+    Lock, LockDelay, LockMode, Owner, Place, ReleaseResult, RenewResult, RepositoryError,
+    ResourceName, Tenant, Ttl,
 };
 
 use crate::core::Core;
@@ -21,6 +21,15 @@ use crate::outcomes::{Campaigned, Leading};
 /// How many times a refused campaign that finds its candidate leading is re-granted before it
 /// gives up (each time the office changed hands between the read and the grant).
 const MAX_REGRANTS: u32 = 3;
+
+/// The leader an election's lock holder is, if one holds it (exclusively: an election's lock is
+/// never held by readers).
+fn leader_of(holding: &lock_domain::Holding) -> Option<Leader> {
+    match crate::held::hold_of(&holding.holders) {
+        Some(lock_domain::Hold::Exclusive(lock)) => Some(Leader::of(lock)),
+        _ => None,
+    }
+}
 
 /// A campaign, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,12 +156,8 @@ impl Elections<'_> {
         tenant: &Tenant,
         election: &ResourceName,
     ) -> Result<Option<Leader>, RepositoryError> {
-        let lock = self
-            .core
-            .locks
-            .status(tenant.elections(), election.clone())
-            .await?;
-        Ok(lock.map(Leader::of))
+        let holding = crate::held::look(&*self.core.leases, &tenant.elections(), election).await?;
+        Ok(leader_of(&holding))
     }
 
     /// The leader of `election` now, and when the office is vacant, whether the last leader's
@@ -165,12 +170,13 @@ impl Elections<'_> {
         tenant: &Tenant,
         election: &ResourceName,
     ) -> Result<Looked<Leader>, RepositoryError> {
-        let leader = self.leader(tenant, election).await?;
-        let delayed = match leader {
-            Some(_) => None,
-            None => self.available_at(tenant, election).await?,
-        };
-        Ok(Looked::of(leader, delayed, self.core.clock.now()))
+        let holding = crate::held::look(&*self.core.leases, &tenant.elections(), election).await?;
+        let leader = leader_of(&holding);
+        Ok(Looked::of(
+            leader,
+            holding.delayed_until,
+            self.core.clock.now(),
+        ))
     }
 
     /// A page of the tenant's elections that have a leader now, in bytewise name order, each
@@ -183,7 +189,7 @@ impl Elections<'_> {
         tenant: &Tenant,
         query: lock_domain::ListQuery,
     ) -> Result<lock_domain::ListPage, RepositoryError> {
-        self.core.locks.list(tenant.elections(), query).await
+        self.core.leases.list_locks(tenant.elections(), query).await
     }
 
     /// Campaigns waiting for `election`'s office on this server right now.
@@ -201,10 +207,8 @@ impl Elections<'_> {
         tenant: &Tenant,
         election: &ResourceName,
     ) -> Result<Option<chrono::DateTime<chrono::Utc>>, RepositoryError> {
-        self.core
-            .locks
-            .available_at(tenant.elections(), election.clone())
-            .await
+        let holding = crate::held::look(&*self.core.leases, &tenant.elections(), election).await?;
+        Ok(holding.delayed_until)
     }
 
     /// The leader `candidate` replaces its value with `value`, and nothing else (no new term, the
@@ -219,17 +223,18 @@ impl Elections<'_> {
         candidate: Owner,
         value: LeaseValue,
     ) -> Result<Leading, RepositoryError> {
-        let leading = Leading::from(
-            self.core
-                .shared_locks
-                .set_value_held(
-                    tenant.elections(),
-                    election.clone(),
-                    candidate.clone(),
-                    value,
-                )
-                .await?,
-        );
+        let op = LeaseOp::SetValue {
+            place: Place::Lock(election.clone()),
+            owner: candidate.clone(),
+            value,
+        };
+        let renewed = self
+            .core
+            .leases
+            .apply(tenant.elections(), op)
+            .await?
+            .renewed()?;
+        let leading = Leading::from(crate::locks::renew_result(renewed));
         self.core.events.election(
             &tenant,
             &election,
@@ -252,17 +257,19 @@ impl Elections<'_> {
         ttl: Ttl,
     ) -> Result<Leading, RepositoryError> {
         let namespace = tenant.elections();
-        let renewed = self
-            .core
-            .locks
-            .renew(
-                namespace.clone(),
-                election.clone(),
-                candidate.clone(),
-                ttl,
-                None,
-            )
-            .await?;
+        let op = LeaseOp::Renew {
+            place: Place::Lock(election.clone()),
+            owner: candidate.clone(),
+            ttl,
+            value: None,
+        };
+        let renewed = crate::locks::renew_result(
+            self.core
+                .leases
+                .apply(namespace.clone(), op)
+                .await?
+                .renewed()?,
+        );
         if let RenewResult::Renewed(_) = renewed {
             self.core.waiting.lease_changed(&namespace, &election);
         }
@@ -288,11 +295,16 @@ impl Elections<'_> {
         candidate: Owner,
     ) -> Result<ReleaseResult, RepositoryError> {
         let namespace = tenant.elections();
+        let op = LeaseOp::Release {
+            place: Place::Lock(election.clone()),
+            owner: candidate.clone(),
+        };
         let result = self
             .core
-            .locks
-            .release(namespace.clone(), election.clone(), candidate.clone())
-            .await?;
+            .leases
+            .apply(namespace.clone(), op)
+            .await?
+            .released()?;
         if let ReleaseResult::Released(_) = result {
             self.core.waiting.freed(&namespace, &election);
         }

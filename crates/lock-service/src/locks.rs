@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use lock_domain::{
-    check_lock_fence, AcquireOutcome, FenceVerdict, FencingToken, ForceReason, Hold, LeaseKind,
-    LeaseValue, ListPage, ListQuery, Lock, LockDelay, LockMode, Owner, ReleaseResult, RenewResult,
-    RepositoryError, ResourceName, Tenant, Ttl,
+    check_lock_fence, Claim, FenceVerdict, FencingToken, ForceReason, Hold, LeaseKind, LeaseOp,
+    LeaseTerms, LeaseValue, ListPage, ListQuery, Lock, LockDelay, LockMode, NotHeld, Owner, Place,
+    Refusal, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
 };
 
 use crate::core::Core;
@@ -37,6 +37,47 @@ pub struct AcquireRequest {
     /// How long the lease keeps its place from other owners after it ends by expiry (exclusive
     /// acquires; a shared acquire must ask for none).
     pub lock_delay: LockDelay,
+}
+
+impl AcquireRequest {
+    /// The terms of the lease the request asks for.
+    pub(crate) fn terms(&self) -> LeaseTerms {
+        LeaseTerms {
+            owner: self.owner.clone(),
+            ttl: self.ttl,
+            value: self.value.clone(),
+            lock_delay: self.lock_delay,
+        }
+    }
+}
+
+/// A lock acquire's outcome as its caller hears it (the reason of a refusal, when it says more
+/// than "held", is in the answer: the lock-delay's end, the mode the caller holds).
+pub(crate) fn answer(
+    acquired: Result<lock_domain::Grant, Refusal>,
+    waited: bool,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Acquired {
+    match acquired {
+        Ok(grant) => Acquired::Granted {
+            lock: grant.into_lock(),
+            waited,
+        },
+        Err(Refusal::Delayed { until }) => Acquired::Delayed {
+            retry_after_seconds: crate::lock_delay::seconds_until(until, now),
+        },
+        Err(Refusal::ModeMismatch(_)) => Acquired::ModeMismatch,
+        Err(_) => Acquired::Held,
+    }
+}
+
+/// A renew's outcome as a lock's holder hears it.
+pub(crate) fn renew_result(renewed: Result<lock_domain::Grant, NotHeld>) -> RenewResult {
+    match renewed {
+        Ok(grant) => RenewResult::Renewed(grant.into_lock()),
+        Err(NotHeld::Forbidden) => RenewResult::Forbidden,
+        Err(NotHeld::NotFound) => RenewResult::NotFound,
+    }
 }
 
 /// The use cases of locks: a view over the process's [`Core`], from
@@ -95,25 +136,18 @@ impl Locks<'_> {
         &self,
         request: &AcquireRequest,
     ) -> Result<Acquired, RepositoryError> {
-        let outcome = self
+        let op = LeaseOp::Acquire {
+            place: Place::Lock(request.resource.clone()),
+            claim: Claim::Exclusive,
+            terms: request.terms(),
+        };
+        let acquired = self
             .core
-            .locks
-            .acquire_with_delay(
-                request.tenant.clone(),
-                request.resource.clone(),
-                request.owner.clone(),
-                request.ttl,
-                request.value.clone(),
-                request.lock_delay,
-            )
-            .await?;
-        Ok(match outcome {
-            AcquireOutcome::Granted(lock) => Acquired::Granted {
-                lock,
-                waited: false,
-            },
-            AcquireOutcome::Held => self.held_or_mode_mismatch(request).await?,
-        })
+            .leases
+            .apply(request.tenant.clone(), op)
+            .await?
+            .acquired()?;
+        Ok(answer(acquired, false, self.core.clock.now()))
     }
 
     /// Joins the lock's queue, except that the holder of the lock is granted again at once, as
@@ -207,17 +241,12 @@ impl Locks<'_> {
         tenant: Tenant,
         resource: ResourceName,
     ) -> Result<Option<Hold>, RepositoryError> {
-        crate::held::hold(
-            &*self.core.locks,
-            &*self.core.shared_locks,
-            &tenant,
-            &resource,
-        )
-        .await
+        let holding = crate::held::look(&*self.core.leases, &tenant, &resource).await?;
+        Ok(crate::held::hold_of(&holding.holders))
     }
 
     /// How `resource` is held now, and when it is not, whether a lock-delay keeps its place: the
-    /// status of a lock in one call (its hold, then, only when none is live, the lock-delay).
+    /// status of a lock in one read.
     ///
     /// # Errors
     /// [`RepositoryError`] when the store failed.
@@ -226,12 +255,13 @@ impl Locks<'_> {
         tenant: Tenant,
         resource: ResourceName,
     ) -> Result<Looked<Hold>, RepositoryError> {
-        let hold = self.status(tenant.clone(), resource.clone()).await?;
-        let delayed = match hold {
-            Some(_) => None,
-            None => self.available_at(tenant, resource).await?,
-        };
-        Ok(Looked::of(hold, delayed, self.core.clock.now()))
+        let holding = crate::held::look(&*self.core.leases, &tenant, &resource).await?;
+        let hold = crate::held::hold_of(&holding.holders);
+        Ok(Looked::of(
+            hold,
+            holding.delayed_until,
+            self.core.clock.now(),
+        ))
     }
 
     /// Releases `owner`'s live lock on `resource` whichever its mode, reports it, and on
@@ -246,20 +276,17 @@ impl Locks<'_> {
         resource: ResourceName,
         owner: Owner,
     ) -> Result<ReleaseResult, RepositoryError> {
-        let mut result = self
+        // The store decides among every holder of either mode at once.
+        let op = LeaseOp::Release {
+            place: Place::Lock(resource.clone()),
+            owner: owner.clone(),
+        };
+        let result = self
             .core
-            .locks
-            .release(tenant.clone(), resource.clone(), owner.clone())
-            .await?;
-        if result == ReleaseResult::Forbidden {
-            // Held by someone else, or by readers the caller may be one of: the store decides
-            // among every holder, in either mode, at once.
-            result = self
-                .core
-                .shared_locks
-                .release_held(tenant.clone(), resource.clone(), owner.clone())
-                .await?;
-        }
+            .leases
+            .apply(tenant.clone(), op)
+            .await?
+            .released()?;
         self.core
             .events
             .released(&tenant, &resource, &owner, result);
@@ -283,24 +310,19 @@ impl Locks<'_> {
         ttl: Ttl,
         value: Option<LeaseValue>,
     ) -> Result<RenewResult, RepositoryError> {
-        let mut result = self
-            .core
-            .locks
-            .renew(
-                tenant.clone(),
-                resource.clone(),
-                owner.clone(),
-                ttl,
-                value.clone(),
-            )
-            .await?;
-        if result == RenewResult::Forbidden {
-            result = self
-                .core
-                .shared_locks
-                .renew_held(tenant.clone(), resource.clone(), owner.clone(), ttl, value)
-                .await?;
-        }
+        let op = LeaseOp::Renew {
+            place: Place::Lock(resource.clone()),
+            owner: owner.clone(),
+            ttl,
+            value,
+        };
+        let result = renew_result(
+            self.core
+                .leases
+                .apply(tenant.clone(), op)
+                .await?
+                .renewed()?,
+        );
         self.core
             .events
             .renewed(&tenant, &resource, &owner, &result);
@@ -320,8 +342,7 @@ impl Locks<'_> {
         tenant: Tenant,
         query: ListQuery,
     ) -> Result<ListPage, RepositoryError> {
-        let page = self.core.locks.list(tenant.clone(), query).await?;
-        self.with_shared_holders(tenant, page).await
+        self.core.leases.list_locks(tenant, query).await
     }
 
     /// Acquires waiting for the lock on `resource` of `tenant` right now.
@@ -339,7 +360,8 @@ impl Locks<'_> {
         tenant: Tenant,
         resource: ResourceName,
     ) -> Result<Option<DateTime<Utc>>, RepositoryError> {
-        self.core.locks.available_at(tenant, resource).await
+        let holding = crate::held::look(&*self.core.leases, &tenant, &resource).await?;
+        Ok(holding.delayed_until)
     }
 
     /// Whether `token` is the fencing token of a live lease on lock `resource` right now (for a

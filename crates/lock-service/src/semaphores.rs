@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use lock_domain::{
-    check_permit_fence, FenceVerdict, FencingToken, ForceReason, Lease, LeaseKind, LeaseValue,
-    ListQuery, Owner, Permit, PermitReleaseResult, PermitRenewResult, PermitRequest,
-    RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant,
-    Ttl,
+    check_permit_fence, Capacity, FenceVerdict, FencingToken, ForceReason, Grant, Holding, Lease,
+    LeaseKind, LeaseOp, LeaseValue, ListQuery, Owner, Permit, PermitReleaseResult,
+    PermitRenewResult, PermitRequest, Place, ReleaseResult, RepositoryError, ResourceName,
+    SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant, Ttl,
 };
 use tokio::sync::oneshot;
 
@@ -70,7 +70,7 @@ impl Semaphores<'_> {
             .core
             .admit_leases(&request.tenant, 1, || async {
                 holds_grant(
-                    &*self.core.semaphores,
+                    &*self.core.leases,
                     &request.tenant,
                     &request.name,
                     &request.permit.owner,
@@ -79,20 +79,9 @@ impl Semaphores<'_> {
                 .map(u64::from)
             })
             .await?;
-        let mut outcome = self
+        let outcome = self
             .acquire_permits_unreported(&request, gate, hung_up)
             .await?;
-        if let PermitsAcquired::Unavailable {
-            retry_after_seconds,
-            ..
-        } = &mut outcome
-        {
-            // Permits kept by grants in their lock-delay: say when the first come back.
-            let delayed = self
-                .available_at(request.tenant.clone(), request.name.clone())
-                .await?;
-            *retry_after_seconds = delayed.map(|until| seconds_until(until, self.core.clock.now()));
-        }
         self.core.events.permits_acquired(
             &request.tenant,
             &request.name,
@@ -116,29 +105,29 @@ impl Semaphores<'_> {
         } = request;
         if self.core.permit_queues.waiters(tenant, name) > 0 {
             // Behind the waiters of this process, unless the owner already holds a grant.
-            let state = self
-                .core
-                .semaphores
-                .semaphore(tenant.clone(), name.clone())
-                .await?;
-            let holds = state.as_ref().is_some_and(|state| {
-                state
-                    .holders
-                    .iter()
-                    .any(|lease| lease.owner == permit.owner)
-            });
-            match &state {
+            let holding = self.holding(tenant, name).await?;
+            let holds = holding
+                .holders
+                .iter()
+                .any(|grant| grant.lease.owner == permit.owner);
+            let now = self.core.clock.now();
+            let in_use: u64 = holding
+                .holders
+                .iter()
+                .map(|grant| u64::from(grant.lease.weight.get()))
+                .sum();
+            match holding.holders.first() {
                 _ if holds => return Ok(self.acquire_permits_now(request).await?),
-                Some(state) if state.limit != permit.limit => {
-                    return Ok(PermitsAcquired::LimitMismatch(state.limit))
+                Some(first) if first.lease.capacity != permit.limit => {
+                    return Ok(PermitsAcquired::LimitMismatch(first.lease.capacity))
                 }
                 _ if wait.is_zero() => {
                     return Ok(PermitsAcquired::Unavailable {
                         limit: permit.limit,
-                        available: state.map_or(u64::from(permit.limit.get()), |state| {
-                            state.available(self.core.clock.now())
-                        }),
-                        retry_after_seconds: None,
+                        available: u64::from(permit.limit.get()).saturating_sub(in_use),
+                        retry_after_seconds: holding
+                            .delayed_until
+                            .map(|until| seconds_until(until, now)),
                     })
                 }
                 _ => {}
@@ -157,16 +146,19 @@ impl Semaphores<'_> {
         &self,
         request: &PermitsRequest,
     ) -> Result<PermitsAcquired, RepositoryError> {
-        let outcome = self
-            .core
-            .semaphores
-            .acquire_permits(
-                request.tenant.clone(),
-                request.name.clone(),
-                request.permit.clone(),
-            )
-            .await?;
-        Ok(answer(outcome, false))
+        let key = (request.tenant.clone(), request.name.clone());
+        let (outcome, seen) = queue::acquire(&*self.core.leases, &key, &request.permit).await?;
+        let mut answered = answer(outcome, false);
+        if let PermitsAcquired::Unavailable {
+            retry_after_seconds,
+            ..
+        } = &mut answered
+        {
+            // Permits kept by grants in their lock-delay: when the first come back.
+            let now = self.core.clock.now();
+            *retry_after_seconds = seen.delayed_until.map(|until| seconds_until(until, now));
+        }
+        Ok(answered)
     }
 
     async fn wait_for_permits(
@@ -184,7 +176,7 @@ impl Semaphores<'_> {
             request.name.clone(),
             request.permit.clone(),
         );
-        let mut place = Place {
+        let mut place = InLine {
             waiter,
             replied: Some(replied),
             queues: self.core.permit_queues.clone(),
@@ -232,7 +224,7 @@ impl Semaphores<'_> {
     async fn answer_wait(
         &self,
         request: &PermitsRequest,
-        place: &Place,
+        place: &InLine,
         reply: Option<Result<Reply, oneshot::error::RecvError>>,
         hung_up: impl Fn() -> bool,
     ) -> Result<PermitsAcquired, AcquireError> {
@@ -270,35 +262,55 @@ impl Semaphores<'_> {
         last_refusal: Option<Refusal>,
     ) -> Result<PermitsAcquired, AcquireError> {
         let limit = request.permit.limit;
-        let state = self
-            .core
-            .semaphores
-            .semaphore(request.tenant.clone(), request.name.clone())
-            .await?;
         self.core.waiting.count_wait_end(WaitEnd::TimedOut);
         let now = self.core.clock.now();
-        let (available, retry_after_seconds) = match state {
-            Some(state) => {
-                let left = state
-                    .next_expiry()
-                    .and_then(|end| (end - now).to_std().ok())
-                    .unwrap_or_default();
+        let left = |end: DateTime<Utc>| {
+            let left = (end - now).to_std().unwrap_or_default();
+            left.as_secs_f64().ceil().max(1.0) as u64
+        };
+        let (available, retry_after_seconds) = match last_refusal {
+            // What the last attempt's refusal saw: "not acquired" and `available` are one instant.
+            Some(Refusal::NoRoom { available, free_at }) => (available, free_at.map_or(1, left)),
+            // It never came to the head: the semaphore as it is now.
+            _ => {
+                let holding = self.holding(&request.tenant, &request.name).await?;
+                let in_use: u64 = holding
+                    .holders
+                    .iter()
+                    .map(|grant| u64::from(grant.lease.weight.get()))
+                    .sum();
+                let next = holding
+                    .holders
+                    .iter()
+                    .map(|grant| grant.lease.expires_at)
+                    .min();
                 (
-                    state.available(now),
-                    left.as_secs_f64().ceil().max(1.0) as u64,
+                    u64::from(limit.get()).saturating_sub(in_use),
+                    next.map_or(1, left),
                 )
             }
-            None => (u64::from(limit.get()), 1),
-        };
-        let available = match last_refusal {
-            Some(Refusal::NoRoom { available }) => available,
-            _ => available,
         };
         Ok(PermitsAcquired::TimedOut {
             limit,
             available,
             retry_after_seconds,
         })
+    }
+
+    /// How semaphore `name` is held now, in one read.
+    async fn holding(
+        &self,
+        tenant: &Tenant,
+        name: &ResourceName,
+    ) -> Result<Holding, RepositoryError> {
+        self.core
+            .leases
+            .apply(
+                tenant.clone(),
+                LeaseOp::Look(Place::Semaphore(name.clone())),
+            )
+            .await?
+            .looked()
     }
 
     /// The live holders of semaphore `name`, or `None` when no grant is live.
@@ -310,7 +322,8 @@ impl Semaphores<'_> {
         tenant: Tenant,
         name: ResourceName,
     ) -> Result<Option<SemaphoreState>, RepositoryError> {
-        self.core.semaphores.semaphore(tenant, name).await
+        let holding = self.holding(&tenant, &name).await?;
+        Ok(state_of(name, holding))
     }
 
     /// The live holders of semaphore `name` and its waiters in this process, and when it has no
@@ -325,13 +338,12 @@ impl Semaphores<'_> {
         name: ResourceName,
     ) -> Result<Looked<HeldSemaphore>, RepositoryError> {
         let waiting = self.waiters(&tenant, &name);
-        let held = self
-            .status(tenant.clone(), name.clone())
-            .await?
-            .map(|state| HeldSemaphore { state, waiting });
+        let holding = self.holding(&tenant, &name).await?;
+        let delayed = holding.delayed_until;
+        let held = state_of(name, holding).map(|state| HeldSemaphore { state, waiting });
         let delayed = match held {
             Some(_) => None,
-            None => self.available_at(tenant, name).await?,
+            None => delayed,
         };
         Ok(Looked::of(held, delayed, self.core.clock.now()))
     }
@@ -352,11 +364,20 @@ impl Semaphores<'_> {
         name: ResourceName,
         owner: Owner,
     ) -> Result<PermitReleaseResult, RepositoryError> {
-        let result = self
+        let op = LeaseOp::Release {
+            place: Place::Semaphore(name.clone()),
+            owner: owner.clone(),
+        };
+        let result = match self
             .core
-            .semaphores
-            .release_permits(tenant.clone(), name.clone(), owner.clone())
-            .await?;
+            .leases
+            .apply(tenant.clone(), op)
+            .await?
+            .released()?
+        {
+            ReleaseResult::Released(token) => PermitReleaseResult::Released(token),
+            ReleaseResult::NotFound | ReleaseResult::Forbidden => PermitReleaseResult::NotFound,
+        };
         self.core
             .events
             .permits_released(&tenant, &name, &owner, result);
@@ -379,11 +400,22 @@ impl Semaphores<'_> {
         ttl: Ttl,
         value: Option<LeaseValue>,
     ) -> Result<PermitRenewResult, RepositoryError> {
-        let result = self
+        let op = LeaseOp::Renew {
+            place: Place::Semaphore(name.clone()),
+            owner: owner.clone(),
+            ttl,
+            value,
+        };
+        let result = match self
             .core
-            .semaphores
-            .renew_permits(tenant.clone(), name.clone(), owner.clone(), ttl, value)
-            .await?;
+            .leases
+            .apply(tenant.clone(), op)
+            .await?
+            .renewed()?
+        {
+            Ok(grant) => PermitRenewResult::Renewed(grant.into_permit()),
+            Err(_) => PermitRenewResult::NotFound,
+        };
         self.core
             .events
             .permits_renewed(&tenant, &name, &owner, &result);
@@ -402,7 +434,7 @@ impl Semaphores<'_> {
         tenant: Tenant,
         query: ListQuery,
     ) -> Result<SemaphorePage, RepositoryError> {
-        self.core.semaphores.list_semaphores(tenant, query).await
+        self.core.leases.list_semaphores(tenant, query).await
     }
 
     /// When the first permits of semaphore `name` kept by grants that ran out (in their
@@ -415,10 +447,7 @@ impl Semaphores<'_> {
         tenant: Tenant,
         name: ResourceName,
     ) -> Result<Option<DateTime<Utc>>, RepositoryError> {
-        self.core
-            .semaphores
-            .permits_available_at(tenant, name)
-            .await
+        Ok(self.holding(&tenant, &name).await?.delayed_until)
     }
 
     /// Whether `token` is the fencing token of a live grant of semaphore `name` right now (any
@@ -460,11 +489,19 @@ impl Semaphores<'_> {
         name: ResourceName,
         reason: ForceReason,
     ) -> Result<Vec<Permit>, RepositoryError> {
-        let ended = self
+        let op = LeaseOp::ForceRelease {
+            place: Place::Semaphore(name.clone()),
+            reason: reason.clone(),
+        };
+        let ended: Vec<Permit> = self
             .core
-            .admin
-            .force_release_permits(tenant.clone(), name.clone(), reason.clone())
-            .await?;
+            .leases
+            .apply(tenant.clone(), op)
+            .await?
+            .force_released()?
+            .into_iter()
+            .map(Grant::into_permit)
+            .collect();
         let owners: Vec<(Owner, FencingToken)> = ended
             .iter()
             .map(|grant| (grant.lease.owner.clone(), grant.lease.fencing_token))
@@ -501,9 +538,76 @@ fn answer(outcome: SemaphoreAcquireOutcome, waited: bool) -> PermitsAcquired {
     }
 }
 
+/// What a refusal for want of room saw of the permits in the way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct NoRoomSeen {
+    /// The earliest end of a live holder's lease, or of a lock-delay keeping permits.
+    pub(crate) free_at: Option<DateTime<Utc>>,
+    /// The earliest end of a lock-delay keeping permits.
+    pub(crate) delayed_until: Option<DateTime<Utc>>,
+}
+
+/// An acquire's outcome in the semaphore's words, and when refused for want of room, what the
+/// refusal saw.
+pub(crate) fn outcome_of(
+    acquired: Result<Grant, lock_domain::Refusal>,
+    limit: Capacity,
+) -> (SemaphoreAcquireOutcome, NoRoomSeen) {
+    let none = NoRoomSeen::default();
+    match acquired {
+        Ok(grant) => (SemaphoreAcquireOutcome::Granted(grant.into_permit()), none),
+        Err(lock_domain::Refusal::LimitMismatch(limit)) => {
+            (SemaphoreAcquireOutcome::LimitMismatch(limit), none)
+        }
+        Err(lock_domain::Refusal::PermitsMismatch(held)) => {
+            (SemaphoreAcquireOutcome::PermitsMismatch(held), none)
+        }
+        Err(lock_domain::Refusal::Held {
+            holders,
+            available,
+            delayed_until,
+        }) => {
+            let held_until = holders.iter().map(|grant| grant.lease.expires_at).min();
+            let free_at = match (held_until, delayed_until) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let seen = NoRoomSeen {
+                free_at,
+                delayed_until,
+            };
+            (
+                SemaphoreAcquireOutcome::Unavailable { limit, available },
+                seen,
+            )
+        }
+        Err(_) => (
+            SemaphoreAcquireOutcome::Unavailable {
+                limit,
+                available: 0,
+            },
+            none,
+        ),
+    }
+}
+
+/// A semaphore's state from how it is held: `None` without a live holder.
+fn state_of(name: ResourceName, holding: Holding) -> Option<SemaphoreState> {
+    let limit = holding.holders.first()?.lease.capacity;
+    Some(SemaphoreState {
+        name,
+        limit,
+        holders: holding
+            .holders
+            .into_iter()
+            .map(|grant| grant.lease)
+            .collect(),
+    })
+}
+
 /// A waiting request's place in its semaphore's queue. Dropped before its answer was taken (the
 /// request is gone), it leaves the queue, and a grant already sent to it is undone.
-struct Place {
+struct InLine {
     waiter: Arc<PermitWaiter>,
     /// `None` once the answer has been taken.
     replied: Option<oneshot::Receiver<Reply>>,
@@ -512,7 +616,7 @@ struct Place {
     name: ResourceName,
 }
 
-impl Place {
+impl InLine {
     /// The wait is over: leaves the queue, unless an attempt is being made for this waiter
     /// right now, whose outcome (perhaps a grant) is then the answer.
     async fn time_is_up(&mut self) -> Option<Result<Reply, oneshot::error::RecvError>> {
@@ -534,7 +638,7 @@ impl Place {
     }
 }
 
-impl Drop for Place {
+impl Drop for InLine {
     fn drop(&mut self) {
         let Some(mut replied) = self.replied.take() else {
             return;

@@ -16,7 +16,7 @@
 //!   succeeds, and the store's clock decides).
 //!
 //! A waiter whose request is dropped (the client went away) leaves the queue at once. If its
-//! grant was already made, that exact grant is undone ([`lock_domain::LockRepository::undo_grant`]: never a
+//! grant was already made, that exact grant is undone (`LeaseOp::Undo`: never a
 //! later re-grant or renewal, never a re-grant of a lease the owner already held), so a client
 //! that is gone is never left holding a lock. The queue hands out its next grant only once the
 //! waiter has taken the last one or it has been undone: a grant to the next waiter (perhaps of
@@ -35,8 +35,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use lock_domain::{
-    Clock, FreedHints, LeaseValue, LockDelay, LockMode, LockRepository, Owner, ResourceName,
-    SharedLockRepository, Tenant, Ttl,
+    Clock, FreedHints, LeaseStore, LeaseValue, LockDelay, LockMode, Owner, ResourceName, Tenant,
+    Ttl,
 };
 use tokio::sync::{oneshot, Notify};
 
@@ -99,8 +99,7 @@ pub(crate) struct Waiting {
 }
 
 struct Shared {
-    repo: Arc<dyn LockRepository>,
-    shared_locks: Arc<dyn SharedLockRepository>,
+    leases: Arc<dyn LeaseStore>,
     hint_source: Option<Arc<dyn FreedHints>>,
     clock: Arc<dyn Clock>,
     events: Arc<dyn LockEvents>,
@@ -133,11 +132,10 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Waiting {
-    /// Waiting acquires over `repo`, at most `limits` at once, woken by `hint_source`'s hints of
-    /// other processes' releases when there is one.
+    /// Waiting acquires over `leases`, at most `limits` at once, woken by `hint_source`'s hints
+    /// of other processes' releases when there is one.
     pub(crate) fn new(
-        repo: Arc<dyn LockRepository>,
-        shared_locks: Arc<dyn SharedLockRepository>,
+        leases: Arc<dyn LeaseStore>,
         hint_source: Option<Arc<dyn FreedHints>>,
         clock: Arc<dyn Clock>,
         events: Arc<dyn LockEvents>,
@@ -146,8 +144,7 @@ impl Waiting {
     ) -> Self {
         Self {
             shared: Arc::new(Shared {
-                repo,
-                shared_locks,
+                leases,
                 hint_source,
                 clock,
                 events,

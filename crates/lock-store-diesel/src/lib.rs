@@ -1,4 +1,4 @@
-//! The repository adapter of lockd: the `LockRepository` port over SQLite or PostgreSQL, with
+//! The repository adapter of lockd: the lease port (`LeaseStore`) and its neighbours over SQLite or PostgreSQL, with
 //! diesel, embedded migrations and an r2d2 pool.
 //!
 //! The backend is chosen by the URL scheme ([`DatabaseUrl`]). Pool, row model, error mapping and

@@ -1,4 +1,4 @@
-//! Many locks' status in one read ([`lock_domain::LockRepository::statuses`]), for the waiting
+//! Many locks' status in one read (`LeaseStore::look_many`), for the waiting
 //! queues' poller: one statement per backend (in chunks on SQLite) instead of one per lock.
 //!
 //! A row whose lease reads as ended may be about to live again (a renew decided before the end

@@ -66,7 +66,7 @@ pub(crate) trait SharedTable {
         regranted: bool,
     ) -> diesel::QueryResult<usize>;
     /// Ends the exclusive grant `grant` if it is still exactly that new grant (the backend's
-    /// undo statement of v1, `LockRepository::undo_grant`).
+    /// undo statement of v1).
     fn undo_exclusive(&mut self, tenant: &Tenant, grant: &Lock) -> diesel::QueryResult<bool>;
     /// The clock the leases are decided with, in Unix milliseconds (on PostgreSQL read now,
     /// after every lock this transaction took).

@@ -3,7 +3,6 @@
 mod admin;
 mod history;
 mod leases;
-mod multi;
 mod semaphores;
 mod shared;
 
@@ -13,10 +12,9 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 
 use crate::{
-    decide_acquire, decide_release, decide_renew, decide_undo, AcquireDecision, AcquireOutcome,
-    Clock, FencingToken, Lease, LeaseValue, ListPage, ListQuery, ListedLock, Lock, LockDelay,
-    LockRepository, Owner, PoolState, ReleaseResult, RenewDecision, RenewResult, RepositoryError,
-    ResourceName, StoreHealth, Tenant, Ttl,
+    decide_acquire, decide_undo, AcquireDecision, AcquireOutcome, Clock, FencingToken, Lease,
+    LeaseValue, ListPage, ListQuery, ListedLock, Lock, LockDelay, Owner, PoolState,
+    RepositoryError, ResourceName, StoreHealth, Tenant, Ttl,
 };
 
 #[derive(Debug, Default)]
@@ -64,7 +62,7 @@ impl State {
     }
 }
 
-/// A [`LockRepository`] in memory. Clones share the same locks, as two handles on one database
+/// A [`crate::LeaseStore`] in memory. Clones share the same locks, as two handles on one database
 /// would, so a test can "reopen" it.
 #[derive(Debug, Clone)]
 pub struct InMemoryLockRepository {
@@ -90,79 +88,16 @@ impl InMemoryLockRepository {
     }
 }
 
-#[async_trait]
-impl LockRepository for InMemoryLockRepository {
-    async fn acquire_with_delay(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-        lock_delay: LockDelay,
-    ) -> Result<AcquireOutcome, RepositoryError> {
-        let now = self.clock.now();
-        self.state()
-            .acquire((tenant, resource), owner, ttl, value, lock_delay, now)
-    }
-
-    async fn available_at(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, RepositoryError> {
-        let now = self.clock.now();
-        let state = self.state();
-        let key = (tenant, resource);
-        // Available to anyone but the lease's own owner: ask as nobody in particular.
-        let nobody = Owner::shared_holders();
-        Ok(state.delayed_until(&key, &nobody, now))
-    }
-
-    async fn status(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-    ) -> Result<Option<Lock>, RepositoryError> {
-        let now = self.clock.now();
-        Ok(self
-            .state()
-            .locks
-            .get(&(tenant, resource))
-            .filter(|lock| lock.is_live_at(now))
-            .cloned())
-    }
-
-    async fn release(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-    ) -> Result<ReleaseResult, RepositoryError> {
-        let now = self.clock.now();
-        let mut state = self.state();
-        let key = (tenant, resource);
-        let result = decide_release(state.locks.get(&key), &owner, now);
-        if matches!(result, ReleaseResult::Released(_)) {
-            state.locks.remove(&key);
-            state.regranted.remove(&key);
-            state.lock_delays.remove(&key);
-        }
-        Ok(result)
-    }
-
-    /// Ends the run-out lease in place (`acquired_at = expires_at`, as PostgreSQL's release
-    /// does): the row's history rule ([`crate::name_change`]) records it as expired, and as
-    /// ended already when the row changes again.
-    async fn record_expiry(
-        &self,
+impl State {
+    pub(super) fn record_expiry(
+        &mut self,
         tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         fencing_token: crate::FencingToken,
+        now: chrono::DateTime<chrono::Utc>,
     ) -> Result<bool, RepositoryError> {
-        let now = self.clock.now();
-        let mut state = self.state();
+        let state = self;
         let Some(lock) = state.locks.get_mut(&(tenant, resource)) else {
             return Ok(false);
         };
@@ -177,9 +112,13 @@ impl LockRepository for InMemoryLockRepository {
         Ok(ran_out)
     }
 
-    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
-        let now = self.clock.now();
-        let mut state = self.state();
+    pub(super) fn undo_grant(
+        &mut self,
+        tenant: Tenant,
+        grant: Lock,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<bool, RepositoryError> {
+        let state = self;
         let key = (tenant, grant.resource.clone());
         let regranted = state.regranted.contains(&key);
         let undone = decide_undo(state.locks.get(&key), regranted, &grant, now);
@@ -191,36 +130,13 @@ impl LockRepository for InMemoryLockRepository {
         Ok(undone)
     }
 
-    async fn renew(
-        &self,
+    pub(super) fn list(
+        &mut self,
         tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-    ) -> Result<RenewResult, RepositoryError> {
-        let now = self.clock.now();
-        let mut state = self.state();
-        let Some(lock) = state.locks.get_mut(&(tenant, resource)) else {
-            return Ok(RenewResult::NotFound);
-        };
-        Ok(match decide_renew(Some(&*lock), &owner, now) {
-            RenewDecision::NotFound => RenewResult::NotFound,
-            RenewDecision::Forbidden => RenewResult::Forbidden,
-            RenewDecision::Renew => {
-                lock.expires_at = now + ttl.as_time_delta();
-                if value.is_some() {
-                    lock.value = value;
-                }
-                RenewResult::Renewed(lock.clone())
-            }
-        })
-    }
-
-    /// Filters and sorts the whole map: the reference answer, not an index.
-    async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
-        let now = self.clock.now();
-        let state = self.state();
+        query: ListQuery,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<ListPage, RepositoryError> {
+        let state = &*self;
         let mut matching: Vec<&Lock> = state
             .locks
             .iter()

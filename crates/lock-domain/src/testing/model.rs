@@ -1,5 +1,5 @@
 //! A model of the lock rules, written apart from them, and a checker that runs a sequence of
-//! operations against the model and a [`LockRepository`](crate::LockRepository) side by side.
+//! operations against the model and a [`LeaseStore`](crate::LeaseStore) side by side.
 //!
 //! The model is deliberately naive (a map and a counter in milliseconds) and shares no code with
 //! `decisions.rs`, so a property test that generates sequences of [`Op`]s can catch a rule, an adapter

@@ -3,7 +3,7 @@
 use actix_web::http::header;
 use actix_web::http::{Method, StatusCode};
 use actix_web::test::TestRequest;
-use lock_domain::{AcquireOutcome, MockLockRepository, RenewResult};
+use lock_domain::{AcquireOutcome, LeaseOp, MockLeaseStore, RenewResult};
 use lock_http_actix::ApiSettings;
 use serde_json::json;
 
@@ -176,10 +176,11 @@ async fn invalid_wait_seconds_is_422_on_acquire_and_ignored_on_renew() {
         let answer = call(untouched_repo(), post_json("/locks/x", with_wait(wait))).await;
         assert_invalid(&answer, "/locks/x", &[("wait_seconds", code)]);
         // A renew does not wait: the field is unknown there, and ignored.
-        let mut repo = MockLockRepository::new();
-        repo.expect_renew()
+        let mut repo = MockLeaseStore::new();
+        repo.expect_apply()
+            .withf(|_, op| matches!(op, LeaseOp::Renew { .. }))
             .times(1)
-            .returning(|_, _, _, _, _| Ok(RenewResult::Renewed(lock_of("x", "w"))));
+            .returning(|_, _| Ok(RenewResult::Renewed(lock_of("x", "w")).into()));
         let answer = call(repo, post_json("/locks/x/renew", with_wait(wait))).await;
         assert_eq!(
             answer.status,
@@ -222,12 +223,11 @@ async fn invalid_wait_seconds_is_422_on_acquire_and_ignored_on_renew() {
 #[actix_web::test]
 async fn a_zero_wait_answers_at_once_as_before() {
     for wait in ["0", "0.0", "-0"] {
-        let mut repo = MockLockRepository::new();
-        repo.expect_acquire_with_delay()
+        let mut repo = MockLeaseStore::new();
+        repo.expect_apply()
+            .withf(|_, op| matches!(op, LeaseOp::Acquire { .. }))
             .times(1)
-            .returning(|_, _, _, _, _, _| Ok(AcquireOutcome::Held));
-        repo.expect_status().returning(|_, _| Ok(None));
-        repo.expect_available_at().returning(|_, _| Ok(None));
+            .returning(|_, _| Ok(held()));
         let body = format!(r#"{{"owner": "w", "ttl_seconds": 60, "wait_seconds": {wait}}}"#);
         let answer = call(repo, post_json("/locks/x", body)).await;
         assert_eq!(answer.status, StatusCode::OK);

@@ -3,7 +3,7 @@
 use actix_web::http::header;
 use actix_web::http::StatusCode;
 use actix_web::test::TestRequest;
-use lock_domain::{MockLockRepository, MockStoreHealth};
+use lock_domain::{MockLeaseStore, MockStoreHealth};
 use lock_http_actix::openapi_json;
 use serde_json::json;
 
@@ -20,12 +20,8 @@ async fn readyz_is_200_when_the_repository_answers() {
     let mut health = MockStoreHealth::new();
     health.expect_ping().times(1).returning(|| Ok(()));
     let store = Mocks {
-        locks: MockLockRepository::new(),
-        shared: super::support::no_shared_holders(),
-        multi: lock_domain::MockMultiLockRepository::new(),
-        semaphores: lock_domain::MockSemaphoreRepository::new(),
+        leases: MockLeaseStore::new(),
         history: lock_domain::MockHistoryRepository::new(),
-        admin: lock_domain::MockAdminRepository::new(),
         health,
     };
     let answer = call(store, TestRequest::get().uri("/readyz")).await;

@@ -23,12 +23,18 @@ async fn status_without_a_live_lock_is_404() {
 /// `Retry-After`.
 #[actix_web::test]
 async fn status_in_a_lock_delay_is_404_with_available_at() {
-    let mut repo = lock_domain::MockLockRepository::new();
-    repo.expect_status().times(1).returning(|_, _| Ok(None));
+    let mut repo = lock_domain::MockLeaseStore::new();
     let until = chrono::Utc::now() + chrono::TimeDelta::milliseconds(2_500);
-    repo.expect_available_at()
+    // One look tells both: no live lease, and a lock-delay until `until`.
+    repo.expect_apply()
+        .withf(|_, op| matches!(op, lock_domain::LeaseOp::Look(_)))
         .times(1)
-        .returning(move |_, _| Ok(Some(until)));
+        .returning(move |_, _| {
+            Ok(lock_domain::LeaseOutcome::Looked(lock_domain::Holding {
+                holders: vec![],
+                delayed_until: Some(until),
+            }))
+        });
     let answer = call(repo, TestRequest::get().uri("/locks/delayed")).await;
     let body = assert_problem(
         &answer,

@@ -14,12 +14,11 @@ use actix_web::App;
 use chrono::{DateTime, Utc};
 use futures::Stream;
 use lock_domain::{
-    AcquireOutcome, Capacity, FencingToken, HistoryEvent, HistoryId, HistoryPage, HistoryRecord,
-    Lease, LeaseKind, ListPage, Lock, MockAdminRepository, MockHistoryRepository,
-    MockLockRepository, MockMultiLockRepository, MockSemaphoreRepository, MockSharedLockRepository,
-    MockStoreHealth, MultiAcquireOutcome, Owner, Permit, PermitReleaseResult, PermitRenewResult,
-    PoolState, ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
-    SemaphorePage, SemaphoreState, Tenant, Weight,
+    AcquireOutcome, Capacity, Claim, FencingToken, Grant, HistoryEvent, HistoryId, HistoryPage,
+    HistoryRecord, Holding, Lease, LeaseKind, LeaseOp, LeaseOutcome, ListPage, Lock,
+    MockHistoryRepository, MockLeaseStore, MockStoreHealth, Owner, Permit, Place, PoolState,
+    Refusal, ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphorePage, Tenant,
+    Weight,
 };
 use lock_http_actix::ApiSettings;
 
@@ -69,27 +68,19 @@ pub(crate) async fn answer<B: MessageBody>(response: ServiceResponse<B>) -> Answ
     }
 }
 
-/// The store a test app runs over: its lock operations and its health, both mocks. A bare
-/// [`MockLockRepository`] comes with a health mock that expects no call.
+/// The store a test app runs over: its leases, its history and its health, all mocks. A bare
+/// [`MockLeaseStore`] comes with a history and a health mock that expect no call.
 pub(crate) struct Mocks {
-    pub(crate) locks: MockLockRepository,
-    pub(crate) shared: MockSharedLockRepository,
-    pub(crate) multi: MockMultiLockRepository,
-    pub(crate) semaphores: MockSemaphoreRepository,
+    pub(crate) leases: MockLeaseStore,
     pub(crate) history: MockHistoryRepository,
-    pub(crate) admin: MockAdminRepository,
     pub(crate) health: MockStoreHealth,
 }
 
-impl From<MockLockRepository> for Mocks {
-    fn from(locks: MockLockRepository) -> Self {
+impl From<MockLeaseStore> for Mocks {
+    fn from(leases: MockLeaseStore) -> Self {
         Self {
-            locks,
-            shared: no_shared_holders(),
-            multi: MockMultiLockRepository::new(),
-            semaphores: MockSemaphoreRepository::new(),
+            leases,
             history: MockHistoryRepository::new(),
-            admin: MockAdminRepository::new(),
             health: MockStoreHealth::new(),
         }
     }
@@ -100,12 +91,8 @@ impl Mocks {
         wired::configure(
             wired::Ports {
                 store: lock_service::StorePorts {
-                    locks: Arc::new(self.locks),
-                    shared_locks: Arc::new(self.shared),
-                    multi_locks: Arc::new(self.multi),
-                    semaphores: Arc::new(self.semaphores),
+                    leases: Arc::new(self.leases),
                     history: Arc::new(self.history),
-                    admin: Arc::new(self.admin),
                     usage: Arc::new(lock_domain::MockLeaseUsage::new()),
                 },
                 health: Arc::new(self.health),
@@ -215,9 +202,9 @@ pub(crate) fn padded_body(len: usize) -> Vec<u8> {
 // Repositories
 // ---------------------------------------------------------------------------------------------
 
-/// A repository that must not be called: mockall panics on any call.
-pub(crate) fn untouched_repo() -> MockLockRepository {
-    MockLockRepository::new()
+/// A store that must not be called: mockall panics on any call.
+pub(crate) fn untouched_repo() -> MockLeaseStore {
+    MockLeaseStore::new()
 }
 
 pub(crate) fn at(rfc3339: &str) -> DateTime<Utc> {
@@ -249,75 +236,83 @@ pub(crate) fn lock_json(resource: &str, owner: &str) -> Value {
     })
 }
 
-/// A repository expecting exactly one acquire with exactly these domain values.
+/// A refusal as the store gives it for a lock held by another owner (who, the handlers do not
+/// need to show).
+pub(crate) fn held() -> LeaseOutcome {
+    LeaseOutcome::Refused(Refusal::Held {
+        holders: vec![],
+        available: 0,
+        delayed_until: None,
+    })
+}
+
+/// A store expecting exactly one exclusive acquire with exactly these domain values.
 pub(crate) fn expect_acquire(
     resource: &str,
     owner: &str,
     ttl: u32,
     outcome: AcquireOutcome,
-) -> MockLockRepository {
-    let mut repo = MockLockRepository::new();
+) -> MockLeaseStore {
+    let mut leases = MockLeaseStore::new();
     let (resource, owner) = (resource.to_owned(), owner.to_owned());
-    repo.expect_acquire_with_delay()
-        .withf(move |tn, r, o, t, d, _| {
+    leases
+        .expect_apply()
+        .withf(move |tn, op| {
             *tn == Tenant::default_tenant()
-                && r.as_str() == resource
-                && o.as_str() == owner
-                && t.seconds() == ttl
-                && d.is_none()
+                && matches!(op, LeaseOp::Acquire {
+                    place: Place::Lock(r),
+                    claim: Claim::Exclusive,
+                    terms,
+                } if r.as_str() == resource
+                    && terms.owner.as_str() == owner
+                    && terms.ttl.seconds() == ttl
+                    && terms.value.is_none())
         })
         .times(1)
-        .returning(move |_, _, _, _, _, _| Ok(outcome.clone()));
-    // A refused exclusive acquire asks whether the caller is one of the lock's shared holders,
-    // and with no live lease, whether one that ran out is in its lock-delay.
-    repo.expect_status().returning(|_, _| Ok(None));
-    repo.expect_available_at().returning(|_, _| Ok(None));
-    repo
+        .returning(move |_, _| {
+            Ok(match outcome.clone() {
+                AcquireOutcome::Granted(lock) => LeaseOutcome::Granted(Grant::of_lock(lock)),
+                AcquireOutcome::Held => held(),
+            })
+        });
+    leases
 }
 
-/// Shared-lock operations where no lock is held in shared mode: the fallbacks of a refused
-/// exclusive release or renew answer as the exclusive store did (someone else holds it).
-pub(crate) fn no_shared_holders() -> MockSharedLockRepository {
-    let mut shared = MockSharedLockRepository::new();
-    shared
-        .expect_release_held()
-        .returning(|_, _, _| Ok(ReleaseResult::Forbidden));
-    shared
-        .expect_renew_held()
-        .returning(|_, _, _, _, _| Ok(RenewResult::Forbidden));
-    shared.expect_hold().returning(|_, _| Ok(None));
-    shared
-}
-
-pub(crate) fn expect_status(resource: &str, found: Option<Lock>) -> MockLockRepository {
-    let mut repo = MockLockRepository::new();
+/// A store expecting exactly one look at the lock `resource`, which finds `found`.
+pub(crate) fn expect_status(resource: &str, found: Option<Lock>) -> MockLeaseStore {
+    let mut leases = MockLeaseStore::new();
     let resource = resource.to_owned();
-    let delayed = resource.clone();
-    repo.expect_status()
-        .withf(move |tn, r| *tn == Tenant::default_tenant() && r.as_str() == resource)
-        .times(1)
-        .returning(move |_, _| Ok(found.clone()));
-    // No live lock: is the one that ran out in its lock-delay? (No.)
-    repo.expect_available_at()
-        .withf(move |tn, r| *tn == Tenant::default_tenant() && r.as_str() == delayed)
-        .returning(|_, _| Ok(None));
-    repo
-}
-
-pub(crate) fn expect_release(
-    resource: &str,
-    owner: &str,
-    result: ReleaseResult,
-) -> MockLockRepository {
-    let mut repo = MockLockRepository::new();
-    let (resource, owner) = (resource.to_owned(), owner.to_owned());
-    repo.expect_release()
-        .withf(move |tn, r, o| {
-            *tn == Tenant::default_tenant() && r.as_str() == resource && o.as_str() == owner
+    leases
+        .expect_apply()
+        .withf(move |tn, op| {
+            *tn == Tenant::default_tenant()
+                && matches!(op, LeaseOp::Look(Place::Lock(r)) if r.as_str() == resource)
         })
         .times(1)
-        .returning(move |_, _, _| Ok(result));
-    repo
+        .returning(move |_, _| {
+            Ok(LeaseOutcome::Looked(Holding {
+                holders: found.clone().map(Grant::of_lock).into_iter().collect(),
+                delayed_until: None,
+            }))
+        });
+    leases
+}
+
+pub(crate) fn expect_release(resource: &str, owner: &str, result: ReleaseResult) -> MockLeaseStore {
+    let mut leases = MockLeaseStore::new();
+    let (resource, owner) = (resource.to_owned(), owner.to_owned());
+    leases
+        .expect_apply()
+        .withf(move |tn, op| {
+            *tn == Tenant::default_tenant()
+                && matches!(op, LeaseOp::Release {
+                    place: Place::Lock(r),
+                    owner: o,
+                } if r.as_str() == resource && o.as_str() == owner)
+        })
+        .times(1)
+        .returning(move |_, _| Ok(result.into()));
+    leases
 }
 
 pub(crate) fn expect_renew(
@@ -325,19 +320,23 @@ pub(crate) fn expect_renew(
     owner: &str,
     ttl: u32,
     result: RenewResult,
-) -> MockLockRepository {
-    let mut repo = MockLockRepository::new();
+) -> MockLeaseStore {
+    let mut leases = MockLeaseStore::new();
     let (resource, owner) = (resource.to_owned(), owner.to_owned());
-    repo.expect_renew()
-        .withf(move |tn, r, o, t, _| {
+    leases
+        .expect_apply()
+        .withf(move |tn, op| {
             *tn == Tenant::default_tenant()
-                && r.as_str() == resource
-                && o.as_str() == owner
-                && t.seconds() == ttl
+                && matches!(op, LeaseOp::Renew {
+                    place: Place::Lock(r),
+                    owner: o,
+                    ttl: t,
+                    ..
+                } if r.as_str() == resource && o.as_str() == owner && t.seconds() == ttl)
         })
         .times(1)
-        .returning(move |_, _, _, _, _| Ok(result.clone()));
-    repo
+        .returning(move |_, _| Ok(result.clone().into()));
+    leases
 }
 
 /// A store that answers every operation with success, however often it is called.
@@ -375,81 +374,81 @@ pub(crate) fn permissive_history() -> MockHistoryRepository {
 }
 
 pub(crate) fn permissive_repo() -> Mocks {
-    let mut repo = MockLockRepository::new();
-    repo.expect_acquire_with_delay()
-        .returning(|_, r, o, _, _, _| Ok(AcquireOutcome::Granted(lock_of(r.as_str(), o.as_str()))));
-    repo.expect_status()
-        .returning(|_, r| Ok(Some(lock_of(r.as_str(), "worker-7"))));
-    repo.expect_available_at().returning(|_, _| Ok(None));
-    repo.expect_release()
-        .returning(|_, _, _| Ok(ReleaseResult::Released(FencingToken::new(17).unwrap())));
-    repo.expect_renew()
-        .returning(|_, r, o, _, _| Ok(RenewResult::Renewed(lock_of(r.as_str(), o.as_str()))));
-    repo.expect_list().returning(|_, _| Ok(ListPage::default()));
-    let mut health = MockStoreHealth::new();
-    health.expect_ping().returning(|| Ok(()));
-    health
-        .expect_pool_state()
-        .returning(|| Some(PoolState { in_use: 1, idle: 3 }));
-    let mut semaphores = MockSemaphoreRepository::new();
-    semaphores
-        .expect_acquire_permits()
-        .returning(|_, name, request| {
-            Ok(SemaphoreAcquireOutcome::Granted(permit_of(
+    let mut leases = MockLeaseStore::new();
+    leases.expect_apply().returning(|_, op| {
+        let token = FencingToken::new(17).unwrap();
+        Ok(match op {
+            LeaseOp::Acquire {
+                place: Place::Lock(r),
+                terms,
+                ..
+            } => LeaseOutcome::Granted(Grant::of_lock(lock_of(r.as_str(), terms.owner.as_str()))),
+            LeaseOp::Acquire {
+                place: Place::Semaphore(name),
+                terms,
+                ..
+            } => LeaseOutcome::Granted(Grant::of_permit(permit_of(
                 name.as_str(),
-                request.owner.as_str(),
-            )))
-        });
-    semaphores.expect_semaphore().returning(|_, name| {
-        let permit = permit_of(name.as_str(), "worker-7");
-        Ok(Some(SemaphoreState {
-            name: permit.name,
-            limit: permit.lease.capacity,
-            holders: vec![permit.lease],
-        }))
+                terms.owner.as_str(),
+            ))),
+            LeaseOp::AcquireAll(set) => LeaseOutcome::GrantedAll(
+                set.locks()
+                    .iter()
+                    .map(|(resource, _)| {
+                        Grant::of_lock(lock_of(resource.as_str(), set.owner().as_str()))
+                    })
+                    .collect(),
+            ),
+            LeaseOp::Look(Place::Lock(r)) => LeaseOutcome::Looked(Holding {
+                holders: vec![Grant::of_lock(lock_of(r.as_str(), "worker-7"))],
+                delayed_until: None,
+            }),
+            LeaseOp::Look(Place::Semaphore(name)) => LeaseOutcome::Looked(Holding {
+                holders: vec![Grant::of_permit(permit_of(name.as_str(), "worker-7"))],
+                delayed_until: None,
+            }),
+            LeaseOp::Release { .. } => LeaseOutcome::Released(token),
+            LeaseOp::Renew {
+                place: Place::Lock(r),
+                owner,
+                ..
+            } => LeaseOutcome::Renewed(Grant::of_lock(lock_of(r.as_str(), owner.as_str()))),
+            LeaseOp::Renew {
+                place: Place::Semaphore(name),
+                owner,
+                ..
+            } => LeaseOutcome::Renewed(Grant::of_permit(permit_of(name.as_str(), owner.as_str()))),
+            LeaseOp::SetValue {
+                place,
+                owner,
+                value,
+                ..
+            } => LeaseOutcome::Renewed(Grant::of_lock(Lock {
+                value: Some(value),
+                ..lock_of(place.name().as_str(), owner.as_str())
+            })),
+            LeaseOp::Undo(_) => LeaseOutcome::Undone(true),
+            LeaseOp::RecordExpiry { .. } => LeaseOutcome::ExpiryRecorded(false),
+            LeaseOp::ForceRelease { .. } => LeaseOutcome::ForceReleased(vec![]),
+        })
     });
-    semaphores.expect_release_permits().returning(|_, _, _| {
-        Ok(PermitReleaseResult::Released(
-            FencingToken::new(17).unwrap(),
-        ))
-    });
-    semaphores
-        .expect_renew_permits()
-        .returning(|_, name, owner, _, _| {
-            Ok(PermitRenewResult::Renewed(permit_of(
-                name.as_str(),
-                owner.as_str(),
-            )))
-        });
-    semaphores.expect_list_semaphores().returning(|_, _| {
+    leases
+        .expect_list_locks()
+        .returning(|_, _| Ok(ListPage::default()));
+    leases.expect_list_semaphores().returning(|_, _| {
         Ok(SemaphorePage {
             semaphores: Vec::new(),
             has_more: false,
         })
     });
-    let mut multi = MockMultiLockRepository::new();
-    multi.expect_acquire_all().returning(|_, set| {
-        Ok(MultiAcquireOutcome::Granted(
-            set.locks()
-                .iter()
-                .map(|(resource, _)| lock_of(resource.as_str(), set.owner().as_str()))
-                .collect(),
-        ))
-    });
-    let mut shared = no_shared_holders();
-    shared.expect_set_value_held().returning(|_, r, o, value| {
-        Ok(RenewResult::Renewed(Lock {
-            value: Some(value),
-            ..lock_of(r.as_str(), o.as_str())
-        }))
-    });
+    let mut health = MockStoreHealth::new();
+    health.expect_ping().returning(|| Ok(()));
+    health
+        .expect_pool_state()
+        .returning(|| Some(PoolState { in_use: 1, idle: 3 }));
     Mocks {
-        locks: repo,
-        shared,
-        multi,
-        semaphores,
+        leases,
         history: permissive_history(),
-        admin: MockAdminRepository::new(),
         health,
     }
 }
@@ -502,26 +501,15 @@ impl Failure {
 
 /// A store whose every operation fails with `failure`.
 pub(crate) fn failing_repo(failure: Failure) -> Mocks {
-    let mut repo = MockLockRepository::new();
-    repo.expect_acquire_with_delay()
-        .returning(move |_, _, _, _, _, _| Err(failure.error()));
-    repo.expect_status()
+    let mut leases = MockLeaseStore::new();
+    leases
+        .expect_apply()
         .returning(move |_, _| Err(failure.error()));
-    repo.expect_available_at()
-        .returning(move |_, _| Err(failure.error()));
-    repo.expect_release()
-        .returning(move |_, _, _| Err(failure.error()));
-    repo.expect_renew()
-        .returning(move |_, _, _, _, _| Err(failure.error()));
     let mut health = MockStoreHealth::new();
     health.expect_ping().returning(move || Err(failure.error()));
     Mocks {
-        locks: repo,
-        shared: no_shared_holders(),
-        multi: MockMultiLockRepository::new(),
-        semaphores: MockSemaphoreRepository::new(),
+        leases,
         history: MockHistoryRepository::new(),
-        admin: MockAdminRepository::new(),
         health,
     }
 }

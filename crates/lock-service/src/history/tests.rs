@@ -4,10 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use lock_domain::testing::calls::LeaseCalls;
 use lock_domain::testing::InMemoryLockRepository;
 use lock_domain::{
-    HistoryEvent, HistoryId, HistoryRecord, LeaseKind, LockRepository, Owner, ResourceName,
-    ResourcePrefix, SystemClock, Tenant, Ttl,
+    HistoryEvent, HistoryId, HistoryRecord, LeaseKind, Owner, ResourceName, ResourcePrefix,
+    SystemClock, Tenant, Ttl,
 };
 
 use super::{FeedFilter, FeedStart};

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use lock_domain::{
-    Lock, LockDelay, LockMode, LockSet, MultiAcquireOutcome, Owner, ReleaseResult, RepositoryError,
-    ResourceName, Tenant,
+    Grant, LeaseOp, LeaseOutcome, Lock, LockDelay, LockSet, Owner, Place, Refusal, ReleaseResult,
+    RepositoryError, ResourceName, Tenant,
 };
 
 use crate::locks::AcquireRequest;
@@ -13,7 +13,7 @@ use crate::locks::Locks;
 use crate::outcomes::AcquireError;
 use crate::outcomes::Acquired;
 use crate::outcomes::MultiAcquired;
-use crate::quota::{Count, Refusal};
+use crate::quota::{self, Count};
 use crate::waiting::WaitEnd;
 
 /// How long past a holder's `expires_at` a waiting multi-lock tries again.
@@ -81,7 +81,7 @@ impl Locks<'_> {
                     .await
                 {
                     Ok(gate) => gate,
-                    Err(Refusal::Exceeded(exceeded)) => {
+                    Err(quota::Refusal::Exceeded(exceeded)) => {
                         // Over the limit: wait for a lease of the tenant to end, or for the
                         // end of the wait, answered with the quota then.
                         waited = true;
@@ -100,17 +100,19 @@ impl Locks<'_> {
                         }
                         continue;
                     }
-                    Err(Refusal::Store(error)) => return Err(AcquireError::Store(error)),
+                    Err(quota::Refusal::Store(error)) => return Err(AcquireError::Store(error)),
                 },
             };
             let attempted = self
                 .core
-                .multi_locks
-                .acquire_all(tenant.clone(), set.clone())
-                .await?;
+                .leases
+                .apply(tenant.clone(), LeaseOp::AcquireAll(set.clone()))
+                .await?
+                .acquired_all()?;
             drop(admitted);
             match attempted {
-                MultiAcquireOutcome::Granted(locks) => {
+                Ok(grants) => {
+                    let locks: Vec<Lock> = grants.into_iter().map(Grant::into_lock).collect();
                     if waited && hung_up() {
                         self.undo_set(&tenant, locks).await;
                         self.core.waiting.count_wait_end(WaitEnd::Abandoned);
@@ -125,7 +127,12 @@ impl Locks<'_> {
                         waited: seat.is_some(),
                     };
                 }
-                MultiAcquireOutcome::Unavailable(resources) => {
+                Err(refusal) => {
+                    let Refusal::SetUnavailable(resources) = refusal else {
+                        return Err(AcquireError::Store(RepositoryError::internal(format!(
+                            "a set's acquire refused with {refusal:?}"
+                        ))));
+                    };
                     if seat.is_none() {
                         break MultiAcquired::Unavailable { resources };
                     }
@@ -187,19 +194,27 @@ impl Locks<'_> {
         tenant: &Tenant,
         resources: &[ResourceName],
     ) -> Result<Duration, RepositoryError> {
-        let keys = resources
+        let places = resources
             .iter()
-            .map(|resource| (tenant.clone(), resource.clone()))
+            .map(|resource| (tenant.clone(), Place::Lock(resource.clone())))
             .collect();
         let now = self.core.clock.now();
         let latest = self
             .core
-            .locks
-            .statuses(keys)
+            .leases
+            .look_many(places)
             .await?
             .into_iter()
-            .flatten()
-            .map(|lock| (lock.expires_at - now).to_std().unwrap_or_default())
+            .filter_map(|holding| {
+                // The latest end of a holder, or of the lock-delay keeping the place.
+                let held = holding
+                    .holders
+                    .iter()
+                    .map(|grant| grant.lease.expires_at)
+                    .max();
+                held.or(holding.delayed_until)
+            })
+            .map(|end| (end - now).to_std().unwrap_or_default())
             .max()
             .unwrap_or_default();
         Ok(if latest.is_zero() {
@@ -213,20 +228,12 @@ impl Locks<'_> {
     /// left as it was).
     async fn undo_set(&self, tenant: &Tenant, locks: Vec<Lock>) {
         for lock in locks {
-            let undone = match lock.mode {
-                LockMode::Exclusive => {
-                    self.core
-                        .locks
-                        .undo_grant(tenant.clone(), lock.clone())
-                        .await
-                }
-                LockMode::Shared => {
-                    self.core
-                        .shared_locks
-                        .undo_shared_grant(tenant.clone(), lock.clone())
-                        .await
-                }
-            };
+            let undone = self
+                .core
+                .leases
+                .apply(tenant.clone(), LeaseOp::Undo(Grant::of_lock(lock.clone())))
+                .await
+                .and_then(LeaseOutcome::undone);
             match undone {
                 Ok(undone) => {
                     self.core.events.grant_undone(

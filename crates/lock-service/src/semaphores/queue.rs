@@ -16,9 +16,10 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use lock_domain::{
-    Clock, Owner, PermitRequest, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
-    SemaphoreRepository, Tenant,
+    Claim, Clock, Grant, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, Owner, PermitRequest,
+    Place, RepositoryError, ResourceName, SemaphoreAcquireOutcome, Tenant,
 };
 use tokio::sync::{oneshot, Notify};
 
@@ -70,8 +71,12 @@ pub(crate) struct PermitWaiter {
 /// Why the queue's last look did not grant a waiter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Refusal {
-    /// The store refused: `available` permits were free, too few.
-    NoRoom { available: u64 },
+    /// The store refused: `available` permits were free, too few, and the earliest of the
+    /// holders' leases (or of the lock-delays keeping permits) ended at `free_at`.
+    NoRoom {
+        available: u64,
+        free_at: Option<DateTime<Utc>>,
+    },
     /// Its grant would have gone over the tenant's `max_live_leases`.
     Quota(QuotaExceeded),
 }
@@ -106,7 +111,7 @@ pub(crate) struct PermitQueues {
 }
 
 struct Shared {
-    repo: Arc<dyn SemaphoreRepository>,
+    leases: Arc<dyn LeaseStore>,
     clock: Arc<dyn Clock>,
     events: Arc<dyn LockEvents>,
     waiting: Waiting,
@@ -117,7 +122,7 @@ struct Shared {
 
 impl PermitQueues {
     pub(crate) fn new(
-        repo: Arc<dyn SemaphoreRepository>,
+        leases: Arc<dyn LeaseStore>,
         clock: Arc<dyn Clock>,
         events: Arc<dyn LockEvents>,
         waiting: Waiting,
@@ -125,7 +130,7 @@ impl PermitQueues {
     ) -> Self {
         Self {
             shared: Arc::new(Shared {
-                repo,
+                leases,
                 clock,
                 events,
                 waiting,
@@ -267,10 +272,7 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
         let outcome = match admit(&shared, &key, &waiter.request.owner).await {
             Ok(gate) => {
                 *locked(&queue.held_back) = None;
-                let outcome = shared
-                    .repo
-                    .acquire_permits(key.0.clone(), key.1.clone(), waiter.request.clone())
-                    .await;
+                let outcome = acquire(&*shared.leases, &key, &waiter.request).await;
                 drop(gate);
                 outcome
             }
@@ -301,10 +303,15 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
             }
             Err(QuotaRefusal::Store(error)) => Err(error),
         };
+        let (outcome, free_at) = match outcome {
+            Ok((outcome, seen)) => (Ok(outcome), seen.free_at),
+            Err(error) => (Err(error), None),
+        };
         let finished = match &outcome {
             Ok(SemaphoreAcquireOutcome::Unavailable { available, .. }) => {
                 waiter.refused(Some(Refusal::NoRoom {
                     available: *available,
+                    free_at,
                 }));
                 let mut standing = waiter.standing();
                 if *standing == Standing::Attempting {
@@ -338,17 +345,11 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
             }
             continue;
         }
-        // No room yet: wait for a change here, the earliest end of a lease, or the next look.
-        let until_expiry = match shared.repo.semaphore(key.0.clone(), key.1.clone()).await {
-            Ok(Some(state)) => state
-                .next_expiry()
-                .and_then(|end| (end - shared.clock.now()).to_std().ok())
-                .map(|left| left + EXPIRY_MARGIN),
-            // No live grant, yet no room: grants that ran out keep their permits during their
-            // lock-delay. Look again shortly (the store does not say when the delay ends).
-            Ok(None) => Some(DELAYED_RETRY),
-            Err(_) => None,
-        };
+        // No room yet: wait for a change here, the earliest end of a lease the refusal named (or
+        // of a lock-delay keeping permits), or the next look.
+        let until_expiry = free_at
+            .map(|end| (end - shared.clock.now()).to_std().unwrap_or_default() + EXPIRY_MARGIN)
+            .or(Some(DELAYED_RETRY));
         let poll = shared.waiting.poll_period();
         let pause = until_expiry.map_or(poll, |left| left.min(poll));
         tokio::select! {
@@ -365,7 +366,7 @@ async fn admit(shared: &Shared, key: &QueueKey, owner: &Owner) -> Result<LeaseGa
     shared
         .quotas
         .admit(tenant, 1, Count::Shared, || async {
-            let holds = holds_grant(&*shared.repo, tenant, name, owner).await?;
+            let holds = holds_grant(&*shared.leases, tenant, name, owner).await?;
             Ok(u64::from(holds))
         })
         .await
@@ -373,21 +374,57 @@ async fn admit(shared: &Shared, key: &QueueKey, owner: &Owner) -> Result<LeaseGa
 
 /// Whether `owner` holds a live grant of semaphore `name` now.
 pub(crate) async fn holds_grant(
-    semaphores: &dyn SemaphoreRepository,
+    leases: &dyn LeaseStore,
     tenant: &Tenant,
     name: &ResourceName,
     owner: &Owner,
 ) -> Result<bool, RepositoryError> {
-    let state = semaphores.semaphore(tenant.clone(), name.clone()).await?;
-    Ok(state.is_some_and(|state| state.holders.iter().any(|lease| lease.owner == *owner)))
+    let holding = leases
+        .apply(
+            tenant.clone(),
+            LeaseOp::Look(Place::Semaphore(name.clone())),
+        )
+        .await?
+        .looked()?;
+    Ok(holding
+        .holders
+        .iter()
+        .any(|grant| grant.lease.owner == *owner))
+}
+
+/// One attempt of `request` on `key`'s semaphore: its outcome in the semaphore's words, and
+/// when refused for want of room, when the first permits in the way end (a holder's lease, or a
+/// lock-delay keeping permits), as the refusal told.
+pub(crate) async fn acquire(
+    leases: &dyn LeaseStore,
+    key: &QueueKey,
+    request: &PermitRequest,
+) -> Result<(SemaphoreAcquireOutcome, super::NoRoomSeen), RepositoryError> {
+    let op = LeaseOp::Acquire {
+        place: Place::Semaphore(key.1.clone()),
+        claim: Claim::Permits {
+            permits: request.permits,
+            limit: request.limit,
+        },
+        terms: LeaseTerms {
+            owner: request.owner.clone(),
+            ttl: request.ttl,
+            value: request.value.clone(),
+            lock_delay: request.lock_delay,
+        },
+    };
+    let acquired = leases.apply(key.0.clone(), op).await?.acquired()?;
+    Ok(super::outcome_of(acquired, request.limit))
 }
 
 async fn undo(shared: &Shared, tenant: Tenant, grant: lock_domain::Permit) {
     shared.waiting.count_wait_end(WaitEnd::Abandoned);
+    let undo = LeaseOp::Undo(Grant::of_permit(grant.clone()));
     match shared
-        .repo
-        .undo_permit_grant(tenant.clone(), grant.clone())
+        .leases
+        .apply(tenant.clone(), undo)
         .await
+        .and_then(LeaseOutcome::undone)
     {
         Ok(undone) => {
             if undone {

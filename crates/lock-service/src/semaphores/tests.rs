@@ -221,33 +221,31 @@ async fn a_grant_for_a_client_that_hung_up_is_undone() {
     panic!("the abandoned grant was not undone");
 }
 
-/// A wait for permits that ends while the store cannot say how the semaphore is held (an outage)
-/// answers that the store is unavailable, not a guess at the free permits.
+/// A wait during an outage answers that the store is unavailable, never a guess at the free
+/// permits: the first attempt finds no room, every later one fails.
 #[tokio::test]
 async fn a_wait_that_ends_in_an_outage_answers_unavailable() {
-    use lock_domain::{MockSemaphoreRepository, RepositoryError, SemaphoreAcquireOutcome};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use lock_domain::{LeaseOp, LeaseOutcome, MockLeaseStore, Refusal, RepositoryError};
     let memory = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
-    let mut semaphores = MockSemaphoreRepository::new();
-    semaphores
-        .expect_acquire_permits()
-        .returning(|_, _, request| {
-            Ok(SemaphoreAcquireOutcome::Unavailable {
-                limit: request.limit,
+    let attempts = Arc::new(AtomicU32::new(0));
+    let mut leases = MockLeaseStore::new();
+    leases.expect_apply().returning(move |_, op| match op {
+        LeaseOp::Acquire { .. } if attempts.fetch_add(1, Ordering::SeqCst) == 0 => {
+            Ok(LeaseOutcome::Refused(Refusal::Held {
+                holders: vec![],
                 available: 0,
-            })
-        });
-    semaphores
-        .expect_semaphore()
-        .returning(|_, _| Err(RepositoryError::unavailable("the database is cut off")));
+                delayed_until: None,
+            }))
+        }
+        _ => Err(RepositoryError::unavailable("the database is cut off")),
+    });
     let service = LockService::new(
         crate::ServicePorts {
             store: crate::StorePorts {
-                locks: Arc::clone(&memory) as _,
-                shared_locks: Arc::clone(&memory) as _,
-                multi_locks: Arc::clone(&memory) as _,
-                semaphores: Arc::new(semaphores),
+                leases: Arc::new(leases),
                 history: Arc::clone(&memory) as _,
-                admin: Arc::clone(&memory) as _,
                 usage: Arc::clone(&memory) as _,
             },
             hints: None,

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use lock_domain::{
-    decide_acquire, is_expired, AcquireDecision, AcquireOutcome, Lock, LockMode, RepositoryError,
-    ResourceName, SharedAcquireOutcome, Tenant,
+    decide_acquire, is_expired, AcquireDecision, Claim, Holding, LeaseOp, LeaseTerms, Lock,
+    LockMode, Place, Refusal as LeaseRefusal, ResourceName, Tenant,
 };
 use tokio::sync::oneshot;
 
@@ -15,7 +15,7 @@ use super::queue::{Granted, Head, Queue};
 use super::ticket::undo;
 use super::{locked, QueueKey, Shared, EXPIRY_MARGIN, MAX_SKEW_BACKOFF};
 use crate::events::Trouble;
-use crate::held::mode_held;
+use crate::held::{mode_held, mode_of, one_lease};
 use crate::quota::{Count, LeaseGate, Refusal};
 
 /// The task of one queue: attempts acquires for the head waiter when the lock may be free, and
@@ -26,8 +26,6 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
     let mut holder: Option<Lock> = None;
     let mut attempt = false;
     let mut head_id = None;
-    // The head whose owner was looked for among the lock's shared holders.
-    let mut mode_checked = None;
     // Extra wait after an expiry attempt found the same lease still live.
     let mut skew = Duration::ZERO;
     // When the lock, held by no live lease, leaves the lock-delay of one that ran out.
@@ -58,6 +56,8 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
             attempt = true;
         }
         let mut look = queue.recheck.swap(false, Ordering::AcqRel);
+        // How the lock is held, as a refused attempt or a look found it.
+        let mut seen: Option<Holding> = None;
         if attempt {
             attempt = false;
             if !queue.start_attempt(id) {
@@ -95,48 +95,31 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                     continue;
                 }
             };
-            let attempted = match mode {
-                LockMode::Exclusive => shared
-                    .repo
-                    .acquire_with_delay(
-                        tenant.clone(),
-                        resource.clone(),
-                        owner.clone(),
-                        ttl,
-                        head.value.clone(),
-                        head.lock_delay,
-                    )
-                    .await
-                    .map(|outcome| match outcome {
-                        AcquireOutcome::Granted(lock) => Attempt::Granted(lock),
-                        AcquireOutcome::Held => Attempt::Held,
-                    }),
-                LockMode::Shared => shared
-                    .shared_locks
-                    .acquire_shared(
-                        tenant.clone(),
-                        resource.clone(),
-                        owner.clone(),
-                        ttl,
-                        head.value.clone(),
-                    )
-                    .await
-                    .map(|outcome| match outcome {
-                        SharedAcquireOutcome::Granted(lock) => Attempt::Granted(lock),
-                        SharedAcquireOutcome::Held => Attempt::Held,
-                        SharedAcquireOutcome::ModeMismatch => Attempt::ModeMismatch,
-                    }),
+            let op = LeaseOp::Acquire {
+                place: Place::Lock(resource.clone()),
+                claim: Claim::of_mode(mode),
+                terms: LeaseTerms {
+                    owner: owner.clone(),
+                    ttl,
+                    value: head.value.clone(),
+                    lock_delay: head.lock_delay,
+                },
+            };
+            let attempted = match shared.leases.apply(tenant.clone(), op).await {
+                Ok(outcome) => outcome.acquired(),
+                Err(error) => Err(error),
             };
             drop(gate);
-            if !matches!(attempted, Ok(Attempt::Granted(_))) {
+            if !matches!(attempted, Ok(Ok(_))) {
                 queue.end_attempt();
             }
             match attempted {
-                Ok(Attempt::ModeMismatch) => {
+                Ok(Err(LeaseRefusal::ModeMismatch(_))) => {
                     queue.refuse(id);
                     continue;
                 }
-                Ok(Attempt::Granted(lock)) => {
+                Ok(Ok(grant)) => {
+                    let lock = grant.into_lock();
                     skew = Duration::ZERO;
                     delayed_until = None;
                     queue.set_delayed_until(None);
@@ -151,7 +134,21 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                     }
                     continue;
                 }
-                Ok(Attempt::Held) => look = true,
+                // The refusal says who holds the lock, or until when a lock-delay keeps it: as a
+                // look would, at the instant the store refused.
+                Ok(Err(LeaseRefusal::Held { holders, .. })) if !holders.is_empty() => {
+                    seen = Some(Holding {
+                        holders,
+                        delayed_until: None,
+                    });
+                }
+                Ok(Err(LeaseRefusal::Delayed { until })) => {
+                    seen = Some(Holding {
+                        holders: Vec::new(),
+                        delayed_until: Some(until),
+                    });
+                }
+                Ok(Err(_)) => look = true,
                 Err(error) => {
                     shared.events.trouble(Trouble::WaitFailed {
                         resource: &resource,
@@ -162,10 +159,23 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                 }
             }
         }
-        if look {
-            match shared.repo.status(tenant.clone(), resource.clone()).await {
-                Ok(Some(lock)) => {
-                    let now = shared.clock.now();
+        if look && seen.is_none() {
+            match crate::held::look(&*shared.leases, &tenant, &resource).await {
+                Ok(holding) => seen = Some(holding),
+                Err(error) => {
+                    shared.events.trouble(Trouble::WaitFailed {
+                        resource: &resource,
+                        error: &error,
+                    });
+                    queue.fail_all(&error);
+                    continue;
+                }
+            }
+        }
+        if let Some(holding) = seen.take() {
+            let now = shared.clock.now();
+            match one_lease(&resource, &holding.holders) {
+                Some(lock) => {
                     let same = holder.as_ref().is_some_and(|held| {
                         held.fencing_token == lock.fencing_token
                             && held.expires_at == lock.expires_at
@@ -176,66 +186,36 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                     } else if !same {
                         skew = Duration::ZERO;
                     }
-                    // The waiter already holds it (or reads beside readers): granted at once.
-                    if may_grant_at_once(Some(&lock), &head, now) {
-                        attempt = true;
-                    } else if mode_checked != Some(id) {
-                        // Once per head: does its owner hold the lock in the other mode?
-                        mode_checked = Some(id);
-                        match holds_other_mode(&shared, &tenant, &lock, &head, now).await {
-                            Ok(false) => {}
-                            Ok(true) => {
-                                queue.refuse(id);
-                                continue;
-                            }
-                            Err(error) => {
-                                shared.events.trouble(Trouble::WaitFailed {
-                                    resource: &resource,
-                                    error: &error,
-                                });
-                                queue.fail_all(&error);
-                                continue;
-                            }
+                    match mode_of(&holding.holders, &head.owner, now) {
+                        // The waiter holds it in the other mode: told so, never queued.
+                        Some(held) if held != mode => {
+                            queue.refuse(id);
+                            continue;
                         }
+                        // The waiter already holds it: granted at once (a re-grant).
+                        Some(_) => attempt = true,
+                        // A reader beside readers: granted at once.
+                        None if may_grant_at_once(Some(&lock), &head, now) => attempt = true,
+                        None => {}
                     }
                     queue.set_holder(Some(&lock));
                     holder = Some(lock);
                 }
-                Ok(None) => {
+                None => {
                     holder = None;
                     queue.set_holder(None);
                     // No live lease: free, or the place of one that ran out, in its lock-delay.
-                    match shared
-                        .repo
-                        .available_at(tenant.clone(), resource.clone())
-                        .await
-                    {
-                        Ok(Some(until)) if until > shared.clock.now() => {
+                    match holding.delayed_until {
+                        Some(until) if until > now => {
                             delayed_until = Some(until);
                             queue.set_delayed_until(Some(until));
                         }
-                        Ok(_) => {
+                        _ => {
                             delayed_until = None;
                             queue.set_delayed_until(None);
                             attempt = true;
                         }
-                        Err(error) => {
-                            shared.events.trouble(Trouble::WaitFailed {
-                                resource: &resource,
-                                error: &error,
-                            });
-                            queue.fail_all(&error);
-                            continue;
-                        }
                     }
-                }
-                Err(error) => {
-                    shared.events.trouble(Trouble::WaitFailed {
-                        resource: &resource,
-                        error: &error,
-                    });
-                    queue.fail_all(&error);
-                    continue;
                 }
             }
             if attempt {
@@ -287,9 +267,8 @@ async fn admit(
         .quotas
         .admit(tenant, 1, Count::Shared, || async {
             let held = mode_held(
-                &*shared.repo,
-                &*shared.shared_locks,
-                &*shared.clock,
+                &*shared.leases,
+                shared.clock.now(),
                 tenant,
                 resource,
                 &head.owner,
@@ -298,13 +277,6 @@ async fn admit(
             Ok(u64::from(held.is_some()))
         })
         .await
-}
-
-/// What an attempt for the head waiter came to.
-enum Attempt {
-    Granted(Lock),
-    Held,
-    ModeMismatch,
 }
 
 /// Whether `head` may be granted at once while `holder` (live or not) holds the lock: its owner
@@ -323,32 +295,9 @@ fn read_by_readers(lock: &Lock, now: DateTime<Utc>) -> bool {
     lock.mode == LockMode::Shared && lock.is_live_at(now)
 }
 
-/// Whether the owner of `head` holds the lock, which `lock` (live) shows held by someone, in the
-/// other mode: a writer among the readers, or a reader that is the exclusive holder.
-async fn holds_other_mode(
-    shared: &Shared,
-    tenant: &Tenant,
-    lock: &Lock,
-    head: &Head,
-    now: DateTime<Utc>,
-) -> Result<bool, RepositoryError> {
-    let readers = read_by_readers(lock, now);
-    Ok(match head.mode {
-        LockMode::Shared => !readers && lock.owner == head.owner,
-        LockMode::Exclusive if readers => {
-            let hold = shared
-                .shared_locks
-                .hold(tenant.clone(), lock.resource.clone())
-                .await?;
-            hold.and_then(|hold| hold.mode_of(&head.owner)) == Some(LockMode::Shared)
-        }
-        LockMode::Exclusive => false,
-    })
-}
-
 /// The one poller of a process's queues: every [`Shared::poll_period`] (often while the store
 /// gives no hints of other processes' releases, now and then in case a hint was lost) it reads
-/// the status of every queued lock in one call ([`lock_domain::LockRepository::statuses`]) and wakes only
+/// how every queued lock is held in one call ([`lock_domain::LeaseStore::look_many`]) and wakes only
 /// the queues whose lock looks free or shows a lease their task has not seen
 /// ([`Queue::observe`]). So idle waiters cost one batched read per period on one task, whatever
 /// their number, and no thread each.
@@ -369,10 +318,18 @@ pub(super) async fn poll_queues(shared: Weak<Shared>) {
         if keys.is_empty() {
             continue;
         }
-        match alive.repo.statuses(keys).await {
+        let places = keys
+            .into_iter()
+            .map(|(tenant, resource)| (tenant, Place::Lock(resource)))
+            .collect::<Vec<_>>();
+        let resources: Vec<ResourceName> = places
+            .iter()
+            .map(|(_, place)| place.name().clone())
+            .collect();
+        match alive.leases.look_many(places).await {
             Ok(seen) => {
-                for (queue, seen) in queues.iter().zip(seen) {
-                    queue.observe(seen.as_ref());
+                for ((queue, seen), resource) in queues.iter().zip(seen).zip(&resources) {
+                    queue.observe(one_lease(resource, &seen.holders).as_ref());
                 }
             }
             // Each queue's task looks for itself, and ends its waits if the store fails it.

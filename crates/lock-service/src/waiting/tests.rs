@@ -4,17 +4,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use lock_domain::testing::calls::LeaseCalls;
 use lock_domain::testing::InMemoryLockRepository;
 use lock_domain::{
-    AcquireOutcome, ListPage, ListQuery, Lock, LockMode, LockRepository, Owner, ReleaseResult,
-    RenewResult, RepositoryError, ResourceName, SystemClock, Tenant, Ttl,
+    AcquireOutcome, Holding, LeaseOp, LeaseOutcome, LeaseStore, ListPage, ListQuery, LockMode,
+    Owner, Place, RepositoryError, ResourceName, SemaphorePage, SystemClock, Tenant, Ttl,
 };
 
 use super::{WaitOutcome, Waiting};
 
-fn setup() -> (Waiting, Arc<dyn LockRepository>, Tenant, ResourceName) {
-    let repo: Arc<dyn LockRepository> =
-        Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+fn setup() -> (Waiting, Arc<dyn LeaseStore>, Tenant, ResourceName) {
+    let repo: Arc<dyn LeaseStore> = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
     (
         waiting_over(Arc::clone(&repo)),
         repo,
@@ -24,18 +24,16 @@ fn setup() -> (Waiting, Arc<dyn LockRepository>, Tenant, ResourceName) {
 }
 
 /// Waiting acquires over `repo`, with the default limits and no hints.
-fn waiting_over(repo: Arc<dyn LockRepository>) -> Waiting {
-    // No shared acquire waits in these tests: a store of shared leases of its own.
-    let shared = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+fn waiting_over(repo: Arc<dyn LeaseStore>) -> Waiting {
+    // No limits: nothing is counted (a store of its own to count in).
+    let usage = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
     Waiting::new(
         repo,
-        Arc::clone(&shared) as _,
         None,
         Arc::new(SystemClock),
         Arc::new(crate::NoEvents),
         super::WaiterLimits::default(),
-        // No limits: nothing is counted.
-        crate::quota::Quotas::new(shared),
+        crate::quota::Quotas::new(usage),
     )
 }
 
@@ -48,12 +46,8 @@ fn ttl() -> Ttl {
 }
 
 /// Holder H holds `r`; two waiters of owner O queue behind it; H releases.
-async fn two_waiters_of_one_owner() -> (
-    Waiting,
-    Arc<dyn LockRepository>,
-    super::Ticket,
-    super::Ticket,
-) {
+async fn two_waiters_of_one_owner() -> (Waiting, Arc<dyn LeaseStore>, super::Ticket, super::Ticket)
+{
     let (waiting, repo, tenant, resource) = setup();
     let held = repo
         .acquire(tenant.clone(), resource.clone(), owner("h"), ttl(), None)
@@ -90,7 +84,7 @@ async fn two_waiters_of_one_owner() -> (
     (waiting, repo, first, second)
 }
 
-async fn assert_second_waiter_holds(repo: &Arc<dyn LockRepository>, second: super::Ticket) {
+async fn assert_second_waiter_holds(repo: &Arc<dyn LeaseStore>, second: super::Ticket) {
     let WaitOutcome::Granted(lock) = second.wait(Duration::from_secs(5), || false).await else {
         panic!("the second waiter was not granted");
     };
@@ -117,64 +111,40 @@ async fn assert_second_waiter_holds(repo: &Arc<dyn LockRepository>, second: supe
     assert_eq!(third, AcquireOutcome::Held, "a third owner got the lock");
 }
 
-/// The in-memory store, with acquires (`.1`) and status reads (`.2`) that take a while (a slow
+/// The in-memory store, with acquires (`.1`) and looks (`.2`) that take a while (a slow
 /// database).
 struct SlowAcquires(InMemoryLockRepository, Duration, Duration);
 
 #[async_trait::async_trait]
-impl LockRepository for SlowAcquires {
-    async fn acquire_with_delay(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<lock_domain::LeaseValue>,
-        lock_delay: lock_domain::LockDelay,
-    ) -> Result<AcquireOutcome, RepositoryError> {
-        tokio::time::sleep(self.1).await;
-        self.0
-            .acquire_with_delay(tenant, resource, owner, ttl, value, lock_delay)
-            .await
+impl LeaseStore for SlowAcquires {
+    async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
+        match op {
+            LeaseOp::Acquire { .. } => tokio::time::sleep(self.1).await,
+            LeaseOp::Look(_) => tokio::time::sleep(self.2).await,
+            _ => {}
+        }
+        self.0.apply(tenant, op).await
     }
-    async fn available_at(
+    async fn look_many(
         &self,
-        tenant: Tenant,
-        resource: ResourceName,
-    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, RepositoryError> {
-        self.0.available_at(tenant, resource).await
-    }
-    async fn status(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-    ) -> Result<Option<Lock>, RepositoryError> {
+        places: Vec<(Tenant, Place)>,
+    ) -> Result<Vec<Holding>, RepositoryError> {
         tokio::time::sleep(self.2).await;
-        self.0.status(tenant, resource).await
+        self.0.look_many(places).await
     }
-    async fn release(
+    async fn list_locks(
         &self,
         tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-    ) -> Result<ReleaseResult, RepositoryError> {
-        self.0.release(tenant, resource, owner).await
+        query: ListQuery,
+    ) -> Result<ListPage, RepositoryError> {
+        self.0.list_locks(tenant, query).await
     }
-    async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
-        self.0.undo_grant(tenant, grant).await
-    }
-    async fn renew(
+    async fn list_semaphores(
         &self,
         tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<lock_domain::LeaseValue>,
-    ) -> Result<RenewResult, RepositoryError> {
-        self.0.renew(tenant, resource, owner, ttl, value).await
-    }
-    async fn list(&self, tenant: Tenant, query: ListQuery) -> Result<ListPage, RepositoryError> {
-        self.0.list(tenant, query).await
+        query: ListQuery,
+    ) -> Result<SemaphorePage, RepositoryError> {
+        self.0.list_semaphores(tenant, query).await
     }
 }
 
@@ -183,7 +153,7 @@ impl LockRepository for SlowAcquires {
 /// it (others are refused), until its undo.
 #[tokio::test]
 async fn a_wait_that_ends_during_its_attempt_answers_with_that_attempt_s_grant() {
-    let repo: Arc<dyn LockRepository> = Arc::new(SlowAcquires(
+    let repo: Arc<dyn LeaseStore> = Arc::new(SlowAcquires(
         InMemoryLockRepository::new(Arc::new(SystemClock)),
         Duration::from_millis(300),
         Duration::ZERO,
@@ -223,7 +193,7 @@ async fn a_wait_that_ends_before_the_queue_saw_the_lock_answers_unavailable() {
         .acquire(tenant.clone(), resource.clone(), owner("me"), ttl(), None)
         .await
         .unwrap();
-    let repo: Arc<dyn LockRepository> = Arc::new(SlowAcquires(
+    let repo: Arc<dyn LeaseStore> = Arc::new(SlowAcquires(
         memory,
         Duration::ZERO,
         Duration::from_millis(500),

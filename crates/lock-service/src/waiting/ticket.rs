@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_domain::{Lock, LockMode, RepositoryError, Tenant};
+use lock_domain::{Lock, RepositoryError, Tenant};
 use tokio::sync::oneshot;
 
 use super::queue::{Grant, Granted, Queue, Refused};
@@ -282,20 +282,18 @@ pub(super) async fn undo_abandoned(
     let _ = settled.send(undone);
 }
 
-/// Undoes exactly the grant `lock` (see [`lock_domain::LockRepository::undo_grant`], and
-/// [`lock_domain::SharedLockRepository::undo_shared_grant`] for a shared one), counts it and
-/// reports it; whether the lock was freed.
+/// Undoes exactly the grant `lock` (`LeaseOp::Undo`, in either mode), counts it and reports
+/// it; whether the lock was freed.
 pub(super) async fn undo(shared: &Shared, tenant: &Tenant, lock: Lock) -> bool {
     shared.abandoned.fetch_add(1, Ordering::Relaxed);
-    let undone = match lock.mode {
-        LockMode::Exclusive => shared.repo.undo_grant(tenant.clone(), lock.clone()).await,
-        LockMode::Shared => {
-            shared
-                .shared_locks
-                .undo_shared_grant(tenant.clone(), lock.clone())
-                .await
-        }
-    };
+    let undone = shared
+        .leases
+        .apply(
+            tenant.clone(),
+            lock_domain::LeaseOp::Undo(lock_domain::Grant::of_lock(lock.clone())),
+        )
+        .await
+        .and_then(lock_domain::LeaseOutcome::undone);
     match undone {
         Ok(undone) => {
             if undone {

@@ -1,4 +1,4 @@
-//! An expiry an observer saw ([`lock_domain::LockRepository::record_expiry`]): the run-out lease
+//! An expiry an observer saw (`LeaseOp::RecordExpiry` of an exclusive lease): the run-out lease
 //! is ended in place (`acquired_at_ms = expires_at_ms`, the mark PostgreSQL's release leaves),
 //! which the history's triggers record as `expired`, and as ended already when the row changes
 //! again (a takeover or a sweep then records no second expiry). Nothing the lock rules read

@@ -1,4 +1,4 @@
-//! An expiry an observer saw of a shared lease (`SharedLockRepository::record_shared_expiry`):
+//! An expiry an observer saw of a shared lease (`LeaseOp::RecordExpiry` of a reader):
 //! under the row's lock, the run-out lease's row is deleted, as the lock's next grant or a sweep
 //! deletes it, and the history's triggers record it as expired, once. The row that stands for the
 //! holders is left as it is: its end is the latest of theirs, so it ends with the last live one

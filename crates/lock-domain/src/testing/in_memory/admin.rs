@@ -1,24 +1,20 @@
 //! The reference store's admin operations: every lease of a name ended at once, under the mutex,
 //! recorded as force-released.
 
-use async_trait::async_trait;
-
-use super::InMemoryLockRepository;
+use super::State;
 use crate::{
-    shared_lock, AdminRepository, ForceReason, HistoryEvent, Lock, Permit, RepositoryError,
-    ResourceName, Tenant,
+    shared_lock, ForceReason, HistoryEvent, Lock, Permit, RepositoryError, ResourceName, Tenant,
 };
 
-#[async_trait]
-impl AdminRepository for InMemoryLockRepository {
-    async fn force_release_lock(
-        &self,
+impl State {
+    pub(super) fn force_release_lock(
+        &mut self,
         tenant: Tenant,
         resource: ResourceName,
         reason: ForceReason,
+        now: chrono::DateTime<chrono::Utc>,
     ) -> Result<Vec<Lock>, RepositoryError> {
-        let now = self.clock.now();
-        let mut state = self.state();
+        let state = self;
         state.history.ending = Some((
             HistoryEvent::ForceReleased,
             Some(reason.as_str().to_owned()),
@@ -43,14 +39,14 @@ impl AdminRepository for InMemoryLockRepository {
         Ok(ended)
     }
 
-    async fn force_release_permits(
-        &self,
+    pub(super) fn force_release_permits(
+        &mut self,
         tenant: Tenant,
         name: ResourceName,
         reason: ForceReason,
+        now: chrono::DateTime<chrono::Utc>,
     ) -> Result<Vec<Permit>, RepositoryError> {
-        let now = self.clock.now();
-        let mut state = self.state();
+        let state = self;
         state.history.ending = Some((
             HistoryEvent::ForceReleased,
             Some(reason.as_str().to_owned()),

@@ -7,11 +7,10 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use super::{InMemoryLockRepository, State};
 use crate::{
-    decide_claim, hold_of, live_grants, AcquireOutcome, AdminRepository, Claim, ClaimDecision,
-    Grant, Hold, Holding, Lease, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, ListPage,
-    ListQuery, LockMode, LockRepository, LockSet, Owner, PermitReleaseResult, PermitRenewResult,
-    PermitRequest, Place, Refusal, RepositoryError, ResourceName, SemaphoreAcquireOutcome,
-    SemaphorePage, SemaphoreRepository, SharedAcquireOutcome, SharedLockRepository, Tenant,
+    decide_claim, hold_of, live_grants, AcquireOutcome, Claim, ClaimDecision, Grant, Hold, Holding,
+    Lease, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, ListPage, ListQuery, LockMode, LockSet,
+    Owner, PermitReleaseResult, PermitRenewResult, PermitRequest, Place, Refusal, RepositoryError,
+    ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SharedAcquireOutcome, Tenant,
 };
 
 type Key = (Tenant, ResourceName);
@@ -193,30 +192,24 @@ impl State {
 impl LeaseStore for InMemoryLockRepository {
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
         let now = self.clock.now();
+        let mut state = self.state();
+        let key = (tenant.clone(), op.place().name().clone());
         Ok(match op {
             LeaseOp::Acquire {
                 place,
                 claim,
                 terms,
-            } => {
-                let key = (tenant, place.name().clone());
-                return self.state().acquire_claim(key, &place, claim, terms, now);
-            }
-            LeaseOp::AcquireAll(set) => return self.state().acquire_set(&tenant, set, now),
-            LeaseOp::Look(place) => {
-                let key = (tenant, place.name().clone());
-                LeaseOutcome::Looked(self.state().look(&key, &place, now))
-            }
+            } => return state.acquire_claim(key, &place, claim, terms, now),
+            LeaseOp::AcquireAll(set) => return state.acquire_set(&tenant, set, now),
+            LeaseOp::Look(place) => LeaseOutcome::Looked(state.look(&key, &place, now)),
             LeaseOp::Release {
                 place: Place::Lock(resource),
                 owner,
-            } => SharedLockRepository::release_held(self, tenant, resource, owner)
-                .await?
-                .into(),
+            } => state.release_held(tenant, resource, owner, now)?.into(),
             LeaseOp::Release {
                 place: Place::Semaphore(name),
                 owner,
-            } => match SemaphoreRepository::release_permits(self, tenant, name, owner).await? {
+            } => match state.release_permits(tenant, name, owner, now)? {
                 PermitReleaseResult::Released(token) => LeaseOutcome::Released(token),
                 PermitReleaseResult::NotFound => LeaseOutcome::NotFound,
             },
@@ -225,80 +218,64 @@ impl LeaseStore for InMemoryLockRepository {
                 owner,
                 ttl,
                 value,
-            } => SharedLockRepository::renew_held(self, tenant, resource, owner, ttl, value)
-                .await?
+            } => state
+                .renew_held(tenant, resource, owner, ttl, value, now)?
                 .into(),
             LeaseOp::Renew {
                 place: Place::Semaphore(name),
                 owner,
                 ttl,
                 value,
-            } => permit_renewed(
-                SemaphoreRepository::renew_permits(self, tenant, name, owner, ttl, value).await?,
-            ),
+            } => permit_renewed(state.renew_permits(tenant, name, owner, ttl, value, now)?),
             LeaseOp::SetValue {
                 place: Place::Lock(resource),
                 owner,
                 value,
-            } => SharedLockRepository::set_value_held(self, tenant, resource, owner, value)
-                .await?
+            } => state
+                .set_value_held(tenant, resource, owner, value, now)?
                 .into(),
             LeaseOp::SetValue {
                 place: Place::Semaphore(name),
                 owner,
                 value,
-            } => permit_renewed(self.set_permit_value(tenant, name, owner, value)),
-            LeaseOp::Undo(grant) => {
-                LeaseOutcome::Undone(match (grant.mode(), grant.place.clone()) {
-                    (Some(LockMode::Exclusive), _) => {
-                        LockRepository::undo_grant(self, tenant, grant.into_lock()).await?
-                    }
-                    (Some(LockMode::Shared), _) => {
-                        SharedLockRepository::undo_shared_grant(self, tenant, grant.into_lock())
-                            .await?
-                    }
-                    (None, _) => {
-                        SemaphoreRepository::undo_permit_grant(self, tenant, grant.into_permit())
-                            .await?
-                    }
-                })
-            }
+            } => permit_renewed(state.set_permit_value(tenant, name, owner, value, now)),
+            LeaseOp::Undo(grant) => LeaseOutcome::Undone(match grant.mode() {
+                Some(LockMode::Exclusive) => state.undo_grant(tenant, grant.into_lock(), now)?,
+                Some(LockMode::Shared) => {
+                    state.undo_shared_grant(tenant, grant.into_lock(), now)?
+                }
+                None => state.undo_permit_grant(tenant, grant.into_permit(), now)?,
+            }),
             LeaseOp::RecordExpiry {
                 place: Place::Lock(resource),
                 owner,
                 fencing_token,
             } => LeaseOutcome::ExpiryRecorded(
-                LockRepository::record_expiry(
-                    self,
+                state.record_expiry(
                     tenant.clone(),
                     resource.clone(),
                     owner.clone(),
                     fencing_token,
-                )
-                .await?
-                    || SharedLockRepository::record_shared_expiry(
-                        self,
-                        tenant,
-                        resource,
-                        owner,
-                        fencing_token,
-                    )
-                    .await?,
+                    now,
+                )? || state.record_shared_expiry(tenant, resource, owner, fencing_token, now)?,
             ),
             LeaseOp::RecordExpiry {
                 place: Place::Semaphore(name),
                 owner,
                 fencing_token,
-            } => LeaseOutcome::ExpiryRecorded(
-                SemaphoreRepository::record_permit_expiry(self, tenant, name, owner, fencing_token)
-                    .await?,
-            ),
+            } => LeaseOutcome::ExpiryRecorded(state.record_permit_expiry(
+                tenant,
+                name,
+                owner,
+                fencing_token,
+                now,
+            )?),
             LeaseOp::ForceRelease {
                 place: Place::Lock(resource),
                 reason,
             } => LeaseOutcome::ForceReleased(
-                AdminRepository::force_release_lock(self, tenant, resource, reason)
-                    .await?
+                state
+                    .force_release_lock(tenant, resource, reason, now)?
                     .into_iter()
                     .map(Grant::of_lock)
                     .collect(),
@@ -307,8 +284,8 @@ impl LeaseStore for InMemoryLockRepository {
                 place: Place::Semaphore(name),
                 reason,
             } => LeaseOutcome::ForceReleased(
-                AdminRepository::force_release_permits(self, tenant, name, reason)
-                    .await?
+                state
+                    .force_release_permits(tenant, name, reason, now)?
                     .into_iter()
                     .map(Grant::of_permit)
                     .collect(),
@@ -322,8 +299,8 @@ impl LeaseStore for InMemoryLockRepository {
         query: ListQuery,
     ) -> Result<ListPage, RepositoryError> {
         let now = self.clock.now();
-        let page = LockRepository::list(self, tenant.clone(), query).await?;
-        let state = self.state();
+        let mut state = self.state();
+        let page = state.list(tenant.clone(), query, now)?;
         Ok(ListPage {
             locks: page
                 .locks
@@ -355,22 +332,22 @@ impl LeaseStore for InMemoryLockRepository {
         tenant: Tenant,
         query: ListQuery,
     ) -> Result<SemaphorePage, RepositoryError> {
-        SemaphoreRepository::list_semaphores(self, tenant, query).await
+        let now = self.clock.now();
+        self.state().list_semaphores(tenant, query, now)
     }
 }
 
-impl InMemoryLockRepository {
+impl State {
     /// Replaces the value of `owner`'s live grant on `name`, and nothing else.
     fn set_permit_value(
-        &self,
+        &mut self,
         tenant: Tenant,
         name: ResourceName,
         owner: Owner,
         value: crate::LeaseValue,
+        now: DateTime<Utc>,
     ) -> PermitRenewResult {
-        let now = self.clock.now();
-        let mut state = self.state();
-        let own = state
+        let own = self
             .semaphores
             .get_mut(&(tenant, name.clone()))
             .and_then(|leases| {

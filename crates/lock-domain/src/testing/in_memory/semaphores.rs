@@ -1,67 +1,22 @@
 //! The reference semaphore store: the holders' decisions applied to each semaphore's leases.
 
-use async_trait::async_trait;
-
-use super::{InMemoryLockRepository, State};
+use super::State;
 use crate::{
     decide_permits, decide_release_among, FencingToken, LeaseValue, ListQuery, Owner, Permit,
     PermitDecision, PermitReleaseResult, PermitRenewResult, PermitRequest, ReleaseResult,
-    RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreRepository,
-    SemaphoreState, Tenant, Ttl,
+    RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant,
+    Ttl,
 };
 
-#[async_trait]
-impl SemaphoreRepository for InMemoryLockRepository {
-    async fn acquire_permits(
-        &self,
-        tenant: Tenant,
-        name: ResourceName,
-        request: PermitRequest,
-    ) -> Result<SemaphoreAcquireOutcome, RepositoryError> {
-        let now = self.clock.now();
-        self.state().acquire_permits((tenant, name), request, now)
-    }
-
-    async fn permits_available_at(
-        &self,
-        tenant: Tenant,
-        name: ResourceName,
-    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, RepositoryError> {
-        let now = self.clock.now();
-        let state = self.state();
-        let key = (tenant, name);
-        let leases = state.semaphores.get(&key).map(Vec::as_slice).unwrap_or(&[]);
-        Ok(leases
-            .iter()
-            .filter(|lease| !lease.is_live_at(now))
-            .filter_map(|lease| {
-                let owner_key = (key.0.clone(), key.1.clone(), lease.owner.clone());
-                let delay = state.permit_delays.get(&owner_key).copied().unwrap_or(0);
-                let until = lease.expires_at + chrono::TimeDelta::milliseconds(delay);
-                (now < until).then_some(until)
-            })
-            .min())
-    }
-
-    async fn semaphore(
-        &self,
-        tenant: Tenant,
-        name: ResourceName,
-    ) -> Result<Option<SemaphoreState>, RepositoryError> {
-        let now = self.clock.now();
-        let state = self.state();
-        let leases = state.semaphores.get(&(tenant, name.clone()));
-        Ok(leases.and_then(|leases| SemaphoreState::of_leases(name, leases, now)))
-    }
-
-    async fn release_permits(
-        &self,
+impl State {
+    pub(super) fn release_permits(
+        &mut self,
         tenant: Tenant,
         name: ResourceName,
         owner: Owner,
+        now: chrono::DateTime<chrono::Utc>,
     ) -> Result<PermitReleaseResult, RepositoryError> {
-        let now = self.clock.now();
-        let mut state = self.state();
+        let state = self;
         let Some(leases) = state.semaphores.get_mut(&(tenant, name)) else {
             return Ok(PermitReleaseResult::NotFound);
         };
@@ -74,16 +29,16 @@ impl SemaphoreRepository for InMemoryLockRepository {
         })
     }
 
-    async fn renew_permits(
-        &self,
+    pub(super) fn renew_permits(
+        &mut self,
         tenant: Tenant,
         name: ResourceName,
         owner: Owner,
         ttl: Ttl,
         value: Option<LeaseValue>,
+        now: chrono::DateTime<chrono::Utc>,
     ) -> Result<PermitRenewResult, RepositoryError> {
-        let now = self.clock.now();
-        let mut state = self.state();
+        let state = self;
         let Some(leases) = state.semaphores.get_mut(&(tenant, name.clone())) else {
             return Ok(PermitRenewResult::NotFound);
         };
@@ -103,13 +58,13 @@ impl SemaphoreRepository for InMemoryLockRepository {
         }))
     }
 
-    async fn undo_permit_grant(
-        &self,
+    pub(super) fn undo_permit_grant(
+        &mut self,
         tenant: Tenant,
         grant: Permit,
+        now: chrono::DateTime<chrono::Utc>,
     ) -> Result<bool, RepositoryError> {
-        let now = self.clock.now();
-        let mut state = self.state();
+        let state = self;
         let owner_key = (
             tenant.clone(),
             grant.name.clone(),
@@ -133,17 +88,15 @@ impl SemaphoreRepository for InMemoryLockRepository {
         Ok(leases.len() < before)
     }
 
-    /// Ends the run-out grant whose lock-delay is over (its lease leaves the semaphore, as the
-    /// next grant ends it): the history's rule records it as expired.
-    async fn record_permit_expiry(
-        &self,
+    pub(super) fn record_permit_expiry(
+        &mut self,
         tenant: Tenant,
         name: ResourceName,
         owner: Owner,
         fencing_token: FencingToken,
+        now: chrono::DateTime<chrono::Utc>,
     ) -> Result<bool, RepositoryError> {
-        let now = self.clock.now();
-        let mut state = self.state();
+        let state = self;
         let owner_key = (tenant.clone(), name.clone(), owner.clone());
         let delay = state.permit_delays.get(&owner_key).copied().unwrap_or(0);
         let Some(leases) = state.semaphores.get_mut(&(tenant, name)) else {
@@ -158,14 +111,13 @@ impl SemaphoreRepository for InMemoryLockRepository {
         Ok(leases.len() < before)
     }
 
-    /// Filters and sorts the whole map: the reference answer, not an index.
-    async fn list_semaphores(
-        &self,
+    pub(super) fn list_semaphores(
+        &mut self,
         tenant: Tenant,
         query: ListQuery,
+        now: chrono::DateTime<chrono::Utc>,
     ) -> Result<SemaphorePage, RepositoryError> {
-        let now = self.clock.now();
-        let state = self.state();
+        let state = &*self;
         let mut matching: Vec<SemaphoreState> = state
             .semaphores
             .iter()

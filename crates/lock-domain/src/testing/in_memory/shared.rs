@@ -1,15 +1,13 @@
 //! The reference shared-lock store: the shared decisions applied to a lock's row (the map of
 //! locks) and its shared leases, under the one mutex.
 
-use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{InMemoryLockRepository, State};
+use super::State;
 use crate::{
-    decide_shared_acquire, decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock,
-    shared_row, Hold, HolderRole, LeaseValue, Lock, Owner, ReleaseResult, RenewResult,
-    RepositoryError, ResourceName, SharedAcquireDecision, SharedAcquireOutcome,
-    SharedLockRepository, Tenant, Ttl,
+    decide_shared_acquire, decide_shared_undo, holder_role, shared_lease, shared_lock, shared_row,
+    HolderRole, LeaseValue, Lock, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName,
+    SharedAcquireDecision, SharedAcquireOutcome, Tenant, Ttl,
 };
 
 type Key = (Tenant, ResourceName);
@@ -41,45 +39,15 @@ impl State {
     }
 }
 
-#[async_trait]
-impl SharedLockRepository for InMemoryLockRepository {
-    async fn acquire_shared(
-        &self,
+impl State {
+    pub(super) fn release_held(
+        &mut self,
         tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-    ) -> Result<SharedAcquireOutcome, RepositoryError> {
-        let now = self.clock.now();
-        self.state()
-            .acquire_shared((tenant, resource), owner, ttl, value, now)
-    }
-
-    async fn hold(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-    ) -> Result<Option<Hold>, RepositoryError> {
-        let now = self.clock.now();
-        let state = self.state();
-        let key = (tenant, resource.clone());
-        Ok(hold_of(
-            &resource,
-            state.locks.get(&key),
-            state.shared_of(&key),
-            now,
-        ))
-    }
-
-    async fn release_held(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
+        now: chrono::DateTime<chrono::Utc>,
     ) -> Result<ReleaseResult, RepositoryError> {
-        let now = self.clock.now();
-        let mut state = self.state();
+        let state = self;
         let key = (tenant, resource);
         let role = holder_role(state.locks.get(&key), state.shared_of(&key), &owner, now);
         match role {
@@ -99,15 +67,15 @@ impl SharedLockRepository for InMemoryLockRepository {
         Ok(role.release_result())
     }
 
-    async fn set_value_held(
-        &self,
+    pub(super) fn set_value_held(
+        &mut self,
         tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         value: LeaseValue,
+        now: chrono::DateTime<chrono::Utc>,
     ) -> Result<RenewResult, RepositoryError> {
-        let now = self.clock.now();
-        let mut state = self.state();
+        let state = self;
         let key = (tenant, resource.clone());
         let role = holder_role(state.locks.get(&key), state.shared_of(&key), &owner, now);
         Ok(match role {
@@ -133,17 +101,17 @@ impl SharedLockRepository for InMemoryLockRepository {
         })
     }
 
-    async fn renew_held(
-        &self,
+    pub(super) fn renew_held(
+        &mut self,
         tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         ttl: Ttl,
         value: Option<LeaseValue>,
+        now: chrono::DateTime<chrono::Utc>,
     ) -> Result<RenewResult, RepositoryError> {
-        let now = self.clock.now();
         let expires_at = now + ttl.as_time_delta();
-        let mut state = self.state();
+        let state = self;
         let key = (tenant, resource.clone());
         let role = holder_role(state.locks.get(&key), state.shared_of(&key), &owner, now);
         Ok(match role {
@@ -177,13 +145,13 @@ impl SharedLockRepository for InMemoryLockRepository {
         })
     }
 
-    async fn undo_shared_grant(
-        &self,
+    pub(super) fn undo_shared_grant(
+        &mut self,
         tenant: Tenant,
         grant: Lock,
+        now: chrono::DateTime<chrono::Utc>,
     ) -> Result<bool, RepositoryError> {
-        let now = self.clock.now();
-        let mut state = self.state();
+        let state = self;
         let key = (tenant, grant.resource.clone());
         let owner_key = (key.0.clone(), key.1.clone(), grant.owner.clone());
         let row_is_shared = state
@@ -207,18 +175,15 @@ impl SharedLockRepository for InMemoryLockRepository {
         Ok(undone)
     }
 
-    /// Ends the run-out shared lease (it leaves the lock's leases, as the next grant ends it;
-    /// the row that stands for the holders stays as it is): the history's rule records it as
-    /// expired.
-    async fn record_shared_expiry(
-        &self,
+    pub(super) fn record_shared_expiry(
+        &mut self,
         tenant: Tenant,
         resource: ResourceName,
         owner: Owner,
         fencing_token: crate::FencingToken,
+        now: chrono::DateTime<chrono::Utc>,
     ) -> Result<bool, RepositoryError> {
-        let now = self.clock.now();
-        let mut state = self.state();
+        let state = self;
         let Some(leases) = state.shared.get_mut(&(tenant, resource)) else {
             return Ok(false);
         };

@@ -1,4 +1,4 @@
-//! The checker: runs a sequence of [`Op`]s against the model and a [`LockRepository`] side by side
+//! The checker: runs a sequence of [`Op`]s against the model and a [`crate::LeaseStore`] side by side
 //! and reports the first answer on which they disagree.
 
 use crate::testing::calls::LeaseCalls;

@@ -1,10 +1,6 @@
-//! The admin port: what an admin of a tenant may do that no holder may, whatever the database.
-//! A port of its own, so a store or a test double implements what it has.
-
-use async_trait::async_trait;
+//! Why an admin ended leases ([`ForceReason`]): the reason a force-release is recorded with.
 
 use crate::validation::ValidationError;
-use crate::{Lock, Permit, RepositoryError, ResourceName, Tenant};
 
 /// Why an admin ended leases: at most 256 characters, not all whitespace, no control
 /// characters, kept (without the whitespace around it) in the history with the force-release.
@@ -40,38 +36,6 @@ impl ForceReason {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-}
-
-/// The admin operations of a store. Every implementation MUST be linearizable with the lock and
-/// semaphore operations of the same name.
-#[cfg_attr(feature = "mock", mockall::automock)]
-#[async_trait]
-pub trait AdminRepository: Send + Sync {
-    /// Ends every live lease of the lock `resource` of `tenant` (its exclusive holder, or every
-    /// reader) at once, and any lock-delay of an ended one: the lock is free for anyone, and
-    /// its next grant draws a new fencing token larger than every one before. Each ended lease
-    /// is recorded in the history as `force-released` with `reason`. Returns the leases ended,
-    /// none when nothing was held.
-    ///
-    /// # Errors
-    /// [`RepositoryError`] when storage fails; then nothing was ended.
-    async fn force_release_lock(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        reason: ForceReason,
-    ) -> Result<Vec<Lock>, RepositoryError>;
-
-    /// As [`Self::force_release_lock`], for every grant of the semaphore `name`.
-    ///
-    /// # Errors
-    /// [`RepositoryError`] when storage fails; then nothing was ended.
-    async fn force_release_permits(
-        &self,
-        tenant: Tenant,
-        name: ResourceName,
-        reason: ForceReason,
-    ) -> Result<Vec<Permit>, RepositoryError>;
 }
 
 #[cfg(test)]
