@@ -1,5 +1,6 @@
-//! `lock-bench --baseline BINARY`: W1 for an earlier lockd build and this one, in one run, on
-//! SQLite and on PostgreSQL, alternating the two binaries run by run (so that a machine that
+//! `lock-bench --baseline BINARY`: W1 (or each of `--workloads W1,W2,W6`) for an earlier lockd
+//! build and this one, in one run, on SQLite and on PostgreSQL, alternating the two binaries run
+//! by run (so that a machine that
 //! slows down or speeds up during the run weighs on both alike), and two ratios: of the medians,
 //! and the median of the ratios of each pair of adjacent runs (which a slow drift of the machine
 //! during the run does not move). This is how a change proves it costs no throughput ("at least
@@ -20,27 +21,49 @@ struct Baseline<'a> {
     args: &'a [&'a str],
 }
 
-/// Measured cycles per second of each run, per (backend, binary).
+/// The workloads a comparison can run.
+const COMPARABLE: [&str; 3] = ["W1", "W2", "W6"];
+
+/// Measured cycles per second of each run, per (backend, workload, binary).
 struct Series {
     backend: &'static str,
+    workload: &'static str,
     baseline: Vec<f64>,
     current: Vec<f64>,
 }
 
 /// Runs the comparison of `baseline` with `bench.binary` and prints a Markdown table with the
 /// ratios. Runs, duration and clients come from `bench.plan`.
-pub fn run(bench: &Bench<'_>, baseline: &Path, baseline_args: &[&str], only: Option<&str>) {
+pub fn run(
+    bench: &Bench<'_>,
+    baseline: &Path,
+    baseline_args: &[&str],
+    only: Option<&str>,
+    workloads: &[String],
+) {
     let wanted = |backend: &str| only.is_none_or(|only| backend.contains(only));
+    let workloads: Vec<&'static str> = COMPARABLE
+        .into_iter()
+        .filter(|w| {
+            if workloads.is_empty() {
+                *w == "W1"
+            } else {
+                workloads.iter().any(|asked| asked == w)
+            }
+        })
+        .collect();
     let baseline = Baseline {
         binary: baseline,
         args: baseline_args,
     };
     let mut all = Vec::new();
-    if wanted("SQLite") {
-        compare_sqlite(bench, &baseline, &mut all);
-    }
-    if wanted("PostgreSQL") {
-        compare_postgres(bench, &baseline, &mut all);
+    for workload in workloads {
+        if wanted("SQLite") {
+            compare_sqlite(bench, &baseline, workload, &mut all);
+        }
+        if wanted("PostgreSQL") {
+            compare_postgres(bench, &baseline, workload, &mut all);
+        }
     }
     if !baseline_args.is_empty() {
         println!(
@@ -49,8 +72,8 @@ pub fn run(bench: &Bench<'_>, baseline: &Path, baseline_args: &[&str], only: Opt
             baseline_args.join(" ")
         );
     }
-    println!("\n| backend | baseline W1 cycles/s (median) | this build | ratio of medians | median of paired ratios | runs (baseline / this) |");
-    println!("|---|---|---|---|---|---|");
+    println!("\n| backend | workload | baseline cycles/s (median) | this build | ratio of medians | median of paired ratios | runs (baseline / this) |");
+    println!("|---|---|---|---|---|---|---|");
     for series in &all {
         let (b, c) = (median(&series.baseline), median(&series.current));
         let paired: Vec<f64> = series
@@ -60,8 +83,9 @@ pub fn run(bench: &Bench<'_>, baseline: &Path, baseline_args: &[&str], only: Opt
             .map(|(b, c)| c / b)
             .collect();
         println!(
-            "| {} | {:.0} | {:.0} | {:.3} | {:.3} | {} / {} |",
+            "| {} | {} | {:.0} | {:.0} | {:.3} | {:.3} | {} / {} |",
             series.backend,
+            series.workload,
             b,
             c,
             c / b,
@@ -72,7 +96,12 @@ pub fn run(bench: &Bench<'_>, baseline: &Path, baseline_args: &[&str], only: Opt
     }
 }
 
-fn compare_sqlite(bench: &Bench<'_>, baseline: &Baseline<'_>, all: &mut Vec<Series>) {
+fn compare_sqlite(
+    bench: &Bench<'_>,
+    baseline: &Baseline<'_>,
+    workload: &'static str,
+    all: &mut Vec<Series>,
+) {
     let urls = [
         format!(
             "sqlite://{}",
@@ -83,10 +112,15 @@ fn compare_sqlite(bench: &Bench<'_>, baseline: &Baseline<'_>, all: &mut Vec<Seri
             bench.work.join("compare-current.db").display()
         ),
     ];
-    all.push(measure(bench, "SQLite", baseline, &urls));
+    all.push(measure(bench, "SQLite", workload, baseline, &urls));
 }
 
-fn compare_postgres(bench: &Bench<'_>, baseline: &Baseline<'_>, all: &mut Vec<Series>) {
+fn compare_postgres(
+    bench: &Bench<'_>,
+    baseline: &Baseline<'_>,
+    workload: &'static str,
+    all: &mut Vec<Series>,
+) {
     // Two databases: each binary migrates its own (the baseline may not know this schema).
     let databases = [
         PostgresDatabase::create(bench.postgres_url, "_baseline"),
@@ -94,7 +128,7 @@ fn compare_postgres(bench: &Bench<'_>, baseline: &Baseline<'_>, all: &mut Vec<Se
     ];
     if let [Some(a), Some(b)] = &databases {
         let urls = [a.url().to_owned(), b.url().to_owned()];
-        all.push(measure(bench, "PostgreSQL", baseline, &urls));
+        all.push(measure(bench, "PostgreSQL", workload, baseline, &urls));
     } else {
         eprintln!(
             "!!! PostgreSQL does not answer at {}: not compared",
@@ -103,15 +137,17 @@ fn compare_postgres(bench: &Bench<'_>, baseline: &Baseline<'_>, all: &mut Vec<Se
     }
 }
 
-/// W1 of `baseline` on `urls[0]` and of this build on `urls[1]`, alternating run by run.
+/// `workload` of `baseline` on `urls[0]` and of this build on `urls[1]`, alternating run by run.
 fn measure(
     bench: &Bench<'_>,
     backend: &'static str,
+    workload: &'static str,
     baseline: &Baseline<'_>,
     urls: &[String; 2],
 ) -> Series {
     let mut series = Series {
         backend,
+        workload,
         baseline: Vec::new(),
         current: Vec::new(),
     };
@@ -133,7 +169,13 @@ fn measure(
         })
         .collect();
     let once = |system: &LockdSystem, tag: String, duration: Duration| -> RunStats {
-        runtime.block_on(workload::uncontended(system, clients, duration, &tag))
+        runtime.block_on(async {
+            match workload {
+                "W2" => workload::contended(system, clients, duration, &tag).await,
+                "W6" => workload::semaphores(system, clients, duration, &tag).await,
+                _ => workload::uncontended(system, clients, duration, &tag).await,
+            }
+        })
     };
     for (i, system) in systems.iter().enumerate() {
         let _ = once(system, format!("warm-{i}"), Duration::from_secs(1));
@@ -149,8 +191,9 @@ fn measure(
             );
             let rate = stats.per_second();
             eprintln!(
-                "{} {}: {:.0} cycles/s ({} errors)",
+                "{} {} {}: {:.0} cycles/s ({} errors)",
                 series.backend,
+                series.workload,
                 if which == 0 { "baseline" } else { "this build" },
                 rate,
                 stats.errors

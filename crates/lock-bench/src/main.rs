@@ -78,9 +78,9 @@ struct Args {
     /// Extra flags for every lockd started (e.g. `--pool-size 32`), split on whitespace.
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     lockd_args: String,
-    /// Compare W1 of this lockd binary (an earlier build) with target/release/lockd, on SQLite
-    /// and PostgreSQL (or the one `--only` names), in one run (runs alternate between the two);
-    /// prints the ratios.
+    /// Compare W1 (or each of `--workloads`, of W1, W2 and W6) of this lockd binary (an earlier
+    /// build) with target/release/lockd, on SQLite and PostgreSQL (or the one `--only` names),
+    /// in one run (runs alternate between the two); prints the ratios.
     #[arg(long)]
     baseline: Option<PathBuf>,
     /// Extra flags for the baseline's lockd only (with --baseline), after `--lockd-args`: with
@@ -133,7 +133,13 @@ fn main() {
     };
     if let Some(baseline) = &args.baseline {
         let baseline_args: Vec<&str> = args.baseline_args.split_whitespace().collect();
-        compare::run(&bench, baseline, &baseline_args, args.only.as_deref());
+        compare::run(
+            &bench,
+            baseline,
+            &baseline_args,
+            args.only.as_deref(),
+            &args.workloads,
+        );
     } else {
         let selection = Selection {
             quick: args.quick,

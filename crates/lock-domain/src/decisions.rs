@@ -658,6 +658,9 @@ mod claim_tests {
         )
     }
 
+    /// One case: every lease of the place with its lock-delay, the claim, when, and the decision.
+    type ClaimCase = (Vec<(Lease, i64)>, Claim, i64, ClaimDecision);
+
     fn lock() -> Place {
         Place::Lock(ResourceName::parse("r").unwrap())
     }
@@ -689,7 +692,7 @@ mod claim_tests {
         let mine = kept("me", x, cap, 1_000, 9, 2_000);
         let reader_a = kept("a", s, cap, 1_000, 3, 0);
         let reader_me = kept("me", s, cap, 1_500, 4, 0);
-        let cases: Vec<(Vec<(Lease, i64)>, Claim, i64, ClaimDecision)> = vec![
+        let cases: Vec<ClaimCase> = vec![
             (vec![], Claim::Exclusive, 0, ClaimDecision::GrantNew),
             (
                 vec![other.clone()],
@@ -809,7 +812,7 @@ mod claim_tests {
         let a = kept("a", Weight(3), limit, 1_000, 1, 0);
         let b_delayed = kept("b", Weight(1), limit, 500, 2, 2_000);
         let mine = kept("me", Weight(2), limit, 1_000, 3, 0);
-        let cases: Vec<(Vec<(Lease, i64)>, Claim, i64, ClaimDecision)> = vec![
+        let cases: Vec<ClaimCase> = vec![
             (vec![a.clone()], permits(2, 5), 0, ClaimDecision::GrantNew),
             (
                 vec![a.clone(), b_delayed.clone()],

@@ -58,19 +58,17 @@ pub use listing::{ListLimit, ListPage, ListQuery, ListedLock, ResourcePrefix};
 pub use lock::{AcquireOutcome, Lock, LockMode, ReleaseResult, RenewResult};
 pub use lock_delay::{delayed_until, holding_places, place_is_free, LockDelay};
 pub use lock_store::LockStore;
-pub use multi::{
-    decide_step, LockSet, LockSetError, LockStep, MultiAcquireOutcome, MAX_LOCKS_AT_ONCE,
-};
+pub use multi::{LockSet, LockSetError, LockStep, MultiAcquireOutcome, MAX_LOCKS_AT_ONCE};
 pub use owner::Owner;
 pub use repository::{FreedHints, PoolState, RepositoryError, StoreHealth};
 pub use resource_name::ResourceName;
 pub use semaphore::{
-    decide_permits, Permit, PermitDecision, PermitReleaseResult, PermitRenewResult, PermitRequest,
-    SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState,
+    Permit, PermitReleaseResult, PermitRenewResult, PermitRequest, SemaphoreAcquireOutcome,
+    SemaphorePage, SemaphoreState,
 };
 pub use shared::{
-    decide_shared_acquire, decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock,
-    shared_row, Hold, HolderRole, SharedAcquireDecision, SharedAcquireOutcome,
+    decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock, shared_row, Hold,
+    HolderRole, SharedAcquireOutcome,
 };
 pub use store_events::{NoStoreEvents, StoreEvents, UnheardGrant, UnheardKind};
 pub use tenant::Tenant;

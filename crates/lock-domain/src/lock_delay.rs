@@ -68,7 +68,7 @@ pub fn place_is_free(lease: &Lease, delay_ms: i64, now: DateTime<Utc>) -> bool {
 /// The leases that hold places at `now` as `owner` must count them, from every lease of a
 /// resource with its lock-delay (ms): the live ones as they are, and each of another owner's that
 /// ran out less than its delay ago as if it ran until `expires_at + delay` (its place is kept;
-/// the holders' decisions, `decide_permits`, then count it). Leases whose place is free are left
+/// the one decision, `decide_claim`, then counts it). Leases whose place is free are left
 /// out.
 pub fn holding_places(
     leases: impl IntoIterator<Item = (Lease, i64)>,

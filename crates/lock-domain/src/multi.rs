@@ -1,12 +1,7 @@
 //! Atomic multi-lock: several locks, each in its mode, granted together in one transaction or
 //! not at all. Nothing is held while a caller waits for them, so no deadlock is possible.
 
-use chrono::{DateTime, Utc};
-
-use crate::{
-    decide_acquire, decide_shared_acquire, AcquireDecision, FencingToken, Lease, LeaseValue, Lock,
-    LockMode, Owner, ResourceName, SharedAcquireDecision, Ttl,
-};
+use crate::{FencingToken, LeaseValue, Lock, LockMode, Owner, ResourceName, Ttl};
 
 /// The most locks one multi-lock request takes.
 pub const MAX_LOCKS_AT_ONCE: usize = 64;
@@ -107,29 +102,6 @@ pub enum LockStep {
     Extend(FencingToken),
     /// Held by others, or by the caller in the other mode: the whole set is refused.
     Refused,
-}
-
-/// Decides one lock of a multi-lock: the lock's row and shared leases, the caller, the mode it
-/// asks for, and `now` (one instant for the whole set, read once every lock is held).
-pub fn decide_step(
-    row: Option<&Lock>,
-    shared: &[Lease],
-    owner: &Owner,
-    mode: LockMode,
-    now: DateTime<Utc>,
-) -> LockStep {
-    match mode {
-        LockMode::Exclusive => match (decide_acquire(row, owner, now), row) {
-            (AcquireDecision::Deny, _) => LockStep::Refused,
-            (AcquireDecision::Extend, Some(row)) => LockStep::Extend(row.fencing_token),
-            (AcquireDecision::Extend | AcquireDecision::GrantNew, _) => LockStep::GrantNew,
-        },
-        LockMode::Shared => match decide_shared_acquire(row, shared, owner, now) {
-            SharedAcquireDecision::GrantNew => LockStep::GrantNew,
-            SharedAcquireDecision::Extend(token) => LockStep::Extend(token),
-            SharedAcquireDecision::Held | SharedAcquireDecision::ModeMismatch => LockStep::Refused,
-        },
-    }
 }
 
 #[cfg(test)]

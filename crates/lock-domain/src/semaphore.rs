@@ -10,8 +10,7 @@ use chrono::{DateTime, Utc};
 
 use crate::decisions::live_holders;
 use crate::{
-    available, decide_acquire_among, Capacity, FencingToken, HolderDecision, Lease, LeaseValue,
-    Owner, ResourceName, Ttl, Weight,
+    available, Capacity, FencingToken, Lease, LeaseValue, Owner, ResourceName, Ttl, Weight,
 };
 
 /// One holder's grant on a semaphore: its lease out of the semaphore's limit
@@ -49,44 +48,6 @@ pub enum SemaphoreAcquireOutcome {
     LimitMismatch(Capacity),
     /// The caller holds a live grant of other permits (these). Nothing changed.
     PermitsMismatch(Weight),
-}
-
-/// What an acquire of permits does among a semaphore's holders.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PermitDecision {
-    /// Nothing changes; this is the answer.
-    Refused(SemaphoreAcquireOutcome),
-    /// Re-grant the owner's live grant from now, keeping this token.
-    Regrant(FencingToken),
-    /// Make a new grant with a new, larger token.
-    GrantNew,
-}
-
-/// Decides `request` among `holders` at `now` ([`decide_acquire_among`] with the permits and
-/// the limit as weight and capacity), in the semaphore's words: the one mapping of the holders'
-/// decision to a semaphore's answers, for every store.
-pub fn decide_permits(
-    holders: &[Lease],
-    request: &PermitRequest,
-    now: DateTime<Utc>,
-) -> PermitDecision {
-    let refused = PermitDecision::Refused;
-    match decide_acquire_among(holders, &request.owner, request.permits, request.limit, now) {
-        HolderDecision::CapacityMismatch(limit) => {
-            refused(SemaphoreAcquireOutcome::LimitMismatch(limit))
-        }
-        HolderDecision::WeightMismatch(permits) => {
-            refused(SemaphoreAcquireOutcome::PermitsMismatch(permits))
-        }
-        HolderDecision::Unavailable { available } => {
-            refused(SemaphoreAcquireOutcome::Unavailable {
-                limit: request.limit,
-                available,
-            })
-        }
-        HolderDecision::Extend(token) => PermitDecision::Regrant(token),
-        HolderDecision::GrantNew => PermitDecision::GrantNew,
-    }
 }
 
 /// The answer to a release of permits. Other holders are no conflict, so there is no

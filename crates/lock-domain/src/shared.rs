@@ -11,8 +11,8 @@
 use chrono::{DateTime, Utc};
 
 use crate::{
-    decide_acquire_among, decide_release_among, decide_undo, live_holders, Capacity, FencingToken,
-    HolderDecision, Lease, LeaseValue, Lock, LockMode, Owner, ReleaseResult, ResourceName, Weight,
+    decide_release_among, decide_undo, live_holders, Capacity, FencingToken, Lease, LeaseValue,
+    Lock, LockMode, Owner, ReleaseResult, ResourceName, Weight,
 };
 
 /// How a resource is held right now.
@@ -46,47 +46,6 @@ pub enum SharedAcquireOutcome {
     Held,
     /// The caller holds the resource exclusively; nothing changed (no downgrade in place).
     ModeMismatch,
-}
-
-/// What a shared acquire does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SharedAcquireDecision {
-    /// Grant a new shared lease with a new, larger fencing token.
-    GrantNew,
-    /// The caller holds a live shared lease: re-grant it from `now`, keeping this token.
-    Extend(FencingToken),
-    /// Another owner holds the resource exclusively.
-    Held,
-    /// The caller holds the resource exclusively.
-    ModeMismatch,
-}
-
-/// Decides a shared acquire by `owner` of a resource whose row is `row` and whose shared leases
-/// (live or not) are `shared`.
-pub fn decide_shared_acquire(
-    row: Option<&Lock>,
-    shared: &[Lease],
-    owner: &Owner,
-    now: DateTime<Utc>,
-) -> SharedAcquireDecision {
-    match row.filter(|row| row.is_live_at(now)) {
-        None => SharedAcquireDecision::GrantNew,
-        Some(row) if !row.owner.is_shared_holders() => {
-            if &row.owner == owner {
-                SharedAcquireDecision::ModeMismatch
-            } else {
-                SharedAcquireDecision::Held
-            }
-        }
-        Some(_) => match decide_acquire_among(shared, owner, Weight::SHARED, Capacity::LOCK, now) {
-            HolderDecision::GrantNew => SharedAcquireDecision::GrantNew,
-            HolderDecision::Extend(token) => SharedAcquireDecision::Extend(token),
-            HolderDecision::WeightMismatch(_) => SharedAcquireDecision::ModeMismatch,
-            HolderDecision::Unavailable { .. } | HolderDecision::CapacityMismatch(_) => {
-                SharedAcquireDecision::Held
-            }
-        },
-    }
 }
 
 /// The row that stands for the shared leases `shared` at `now`: owned by

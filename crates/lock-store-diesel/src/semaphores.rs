@@ -4,7 +4,7 @@
 //! IMMEDIATE transaction (which holds the database's write lock), on PostgreSQL in a transaction
 //! that first takes an advisory lock on the semaphore's (tenant, name). Under that lock the
 //! operation reads every row of the semaphore and applies the domain's decision
-//! (`decide_permits`, `decide_release_among`): the rule "the permits of the live holders
+//! (`decide_claim`, `decide_release_among`): the rule "the permits of the live holders
 //! never add up to more than the limit" has no SQL copy. The statements (`semaphores/table.rs`)
 //! are written once for both backends; what differs (the lock, the clock, the token source) is
 //! behind [`HolderTable`].

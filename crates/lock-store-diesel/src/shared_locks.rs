@@ -7,7 +7,7 @@
 //! lock, exclusive ones included: on SQLite inside the group-commit writer's IMMEDIATE
 //! transaction, on PostgreSQL in a transaction that first locks the lock's row (`FOR UPDATE`,
 //! which the exclusive statements take too). Under that lock it reads the row and every shared
-//! lease, applies the domain's decision (`decide_shared_acquire`, `holder_role`) and rewrites the
+//! lease, applies the domain's decisions (`decide_claim`, `holder_role`) and rewrites the
 //! row from the leases ([`lock_domain::shared_row`]): neither rule has an SQL copy.
 
 mod expiry;
@@ -19,8 +19,8 @@ use chrono::{DateTime, Utc};
 use lock_domain::{
     decide_claim, decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock, shared_row,
     Claim, ClaimDecision, FencingToken, Grant, HistoryEvent, Hold, HolderRole, Holding, Lease,
-    LeaseOp, LeaseOutcome, LeaseValue, Lock, LockMode, LockStep, MultiAcquireOutcome, Owner, Place,
-    Refusal, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
+    LeaseOp, LeaseOutcome, LeaseTerms, LeaseValue, Lock, LockMode, LockStep, MultiAcquireOutcome,
+    Owner, Place, Refusal, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
 };
 
 use crate::semaphores::PermitError;
@@ -58,12 +58,14 @@ pub(crate) trait SharedTable {
         now_ms: i64,
     ) -> diesel::QueryResult<usize>;
     /// Writes the lock's row as `row` says (inserted, or replacing what was there), marked as a
-    /// re-grant to the owner that held it when `regranted`.
+    /// re-grant to the owner that held it when `regranted`, keeping its place for
+    /// `lock_delay_ms` once it runs out.
     fn write_row(
         &mut self,
         tenant: &Tenant,
         row: &Lock,
         regranted: bool,
+        lock_delay_ms: i64,
     ) -> diesel::QueryResult<usize>;
     /// Ends the exclusive grant `grant` if it is still exactly that new grant (the backend's
     /// undo statement of v1).
@@ -95,9 +97,10 @@ pub(crate) trait SharedTable {
     ) -> diesel::QueryResult<usize>;
 }
 
-/// Runs `op`, an operation on a lock through its holders (every one but the exclusive
-/// acquire, which has its own statement: see [`explain`] for its refusals), for `tenant` on
-/// `table`.
+/// Runs `op`, an operation on a lock, through its holders: under the row's lock, with the row
+/// and every reader read, decided by the domain. (An exclusive acquire has its own statement, the
+/// fast path; it comes here when that statement refused without saying why, and is decided
+/// again here, with the holders in view.)
 ///
 /// # Errors
 /// [`PermitError`] when a statement fails or a row is corrupt; the caller rolls back.
@@ -166,36 +169,29 @@ pub(crate) fn run(
             &owner,
             fencing_token,
         )?),
+        LeaseOp::Acquire {
+            claim: Claim::Exclusive,
+            terms,
+            ..
+        } => {
+            // The way round the lock statement: decided with the readers in view, so a refusal
+            // says who holds the lock.
+            let read = Read::locked(table, tenant, &resource, true)?;
+            let kept = read.kept_leases()?;
+            let step = match decide_claim(&place, &kept, &terms.owner, Claim::Exclusive, read.now) {
+                ClaimDecision::Refused(refusal) => return Ok(LeaseOutcome::Refused(refusal)),
+                ClaimDecision::Extend(token) => LockStep::Extend(token),
+                ClaimDecision::GrantNew => LockStep::GrantNew,
+            };
+            let lock = grant_exclusive(table, tenant, &resource, &read, &terms, step)?;
+            LeaseOutcome::Granted(Grant::of_lock(lock))
+        }
         LeaseOp::Acquire { claim, .. } => {
-            return Err(RepositoryError::internal(format!(
-                "a {claim:?} acquire of a lock does not go through its holders"
-            ))
-            .into())
+            return Err(
+                RepositoryError::internal(format!("a lock takes no {claim:?} acquire")).into(),
+            )
         }
     })
-}
-
-/// Why `owner` may not acquire `claim` of `resource` now, read under the row's lock: the
-/// reason of a refusal that the exclusive statement could not give (it tells only that it
-/// refused), or `None` when the decision would grant it now (the caller tries again).
-///
-/// # Errors
-/// [`PermitError`] when a statement fails or a row is corrupt.
-pub(crate) fn explain(
-    table: &mut dyn SharedTable,
-    tenant: &Tenant,
-    resource: &ResourceName,
-    owner: &Owner,
-    claim: Claim,
-) -> Result<Option<Refusal>, PermitError> {
-    let read = Read::locked(table, tenant, resource, false)?;
-    let place = Place::Lock(resource.clone());
-    Ok(
-        match decide_claim(&place, &read.kept_leases()?, owner, claim, read.now) {
-            ClaimDecision::Refused(refusal) => Some(refusal),
-            ClaimDecision::GrantNew | ClaimDecision::Extend(_) => None,
-        },
-    )
 }
 
 /// What an operation read under the row's lock.
@@ -288,7 +284,7 @@ impl Read {
             }
         }
         match shared_row(resource, leases, self.now) {
-            Some(row) => table.write_row(tenant, &row, false)?,
+            Some(row) => table.write_row(tenant, &row, false, 0)?,
             None => table.end_row(tenant, resource, self.now_ms)?,
         };
         Ok(())
@@ -376,6 +372,48 @@ fn grant_shared(
     leases.push(lease.clone());
     read.rewrite(table, tenant, resource, &leases)?;
     Ok(shared_lock(resource, &lease))
+}
+
+/// Makes the exclusive grant `step` (decided on `read`, under the row's lock, at its `now`) of
+/// `terms`: the lock's row itself. When the row had ended, whatever readers it stood for ended
+/// with it.
+fn grant_exclusive(
+    table: &mut dyn SharedTable,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    read: &Read,
+    terms: &LeaseTerms,
+    step: LockStep,
+) -> Result<Lock, PermitError> {
+    let (fencing_token, regranted, value) = match step {
+        LockStep::Extend(token) => {
+            let kept = read.row.as_ref().and_then(|row| row.value.clone());
+            (token, true, terms.value.clone().or(kept))
+        }
+        LockStep::GrantNew => {
+            if !read.rows.is_empty() {
+                table.delete_leases(tenant, resource, None)?;
+            }
+            let token = table.next_token()?;
+            let token = FencingToken::new(token)
+                .map_err(|token| RepositoryError::internal(format!("corrupt token {token}")))?;
+            (token, false, terms.value.clone())
+        }
+        LockStep::Refused => {
+            return Err(RepositoryError::internal("a refused exclusive grant was made").into())
+        }
+    };
+    let lock = Lock {
+        resource: resource.clone(),
+        owner: terms.owner.clone(),
+        acquired_at: read.now,
+        expires_at: at(read.now_ms + i64::from(terms.ttl.seconds()) * 1_000)?,
+        fencing_token,
+        mode: LockMode::Exclusive,
+        value,
+    };
+    table.write_row(tenant, &lock, regranted, terms.lock_delay.millis())?;
+    Ok(lock)
 }
 
 fn release(

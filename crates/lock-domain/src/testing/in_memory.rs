@@ -12,9 +12,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 
 use crate::{
-    decide_acquire, decide_undo, AcquireDecision, AcquireOutcome, Clock, FencingToken, Lease,
-    LeaseValue, ListPage, ListQuery, ListedLock, Lock, LockDelay, Owner, PoolState,
-    RepositoryError, ResourceName, StoreHealth, Tenant, Ttl,
+    decide_undo, Clock, FencingToken, Lease, ListPage, ListQuery, ListedLock, Lock, Owner,
+    PoolState, RepositoryError, ResourceName, StoreHealth, Tenant,
 };
 
 #[derive(Debug, Default)]
@@ -168,34 +167,31 @@ impl State {
 
 impl State {
     /// An exclusive acquire, under the mutex.
-    pub(super) fn acquire(
+    /// Makes the exclusive grant the one decision decided (`extend`: the owner's live lease
+    /// with this token, re-granted; else a new grant).
+    pub(super) fn grant_exclusive(
         &mut self,
         key: (Tenant, ResourceName),
-        owner: Owner,
-        ttl: Ttl,
-        value: Option<LeaseValue>,
-        lock_delay: LockDelay,
+        terms: crate::LeaseTerms,
+        extend: Option<FencingToken>,
         now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<AcquireOutcome, RepositoryError> {
+    ) -> Result<Lock, RepositoryError> {
         let state = self;
-        if state.delayed_until(&key, &owner, now).is_some() {
-            return Ok(AcquireOutcome::Held);
-        }
+        let crate::LeaseTerms {
+            owner,
+            ttl,
+            value,
+            lock_delay,
+        } = terms;
         let resource = key.1.clone();
         let current = state.locks.get(&key);
         // Releases remove their lock: a lock still here that another owner let expire is taken over.
         let takeover = current.is_some_and(|lock| lock.owner != owner && !lock.is_live_at(now));
         let readers_ran_out = current.is_some_and(|row| row.owner.is_shared_holders());
-        let (fencing_token, regranted, value) =
-            match (decide_acquire(current, &owner, now), current) {
-                (AcquireDecision::Deny, _) => return Ok(AcquireOutcome::Held),
-                (AcquireDecision::Extend, Some(lock)) => {
-                    (lock.fencing_token, true, value.or(lock.value.clone()))
-                }
-                (AcquireDecision::Extend | AcquireDecision::GrantNew, _) => {
-                    (state.next_token()?, false, value)
-                }
-            };
+        let (fencing_token, regranted, value) = match (extend, current) {
+            (Some(token), Some(lock)) => (token, true, value.or(lock.value.clone())),
+            _ => (state.next_token()?, false, value),
+        };
         if regranted {
             state.regranted.insert(key.clone());
         } else {
@@ -222,7 +218,7 @@ impl State {
         if takeover {
             state.expired_takeovers += 1;
         }
-        Ok(AcquireOutcome::Granted(lock))
+        Ok(lock)
     }
 }
 

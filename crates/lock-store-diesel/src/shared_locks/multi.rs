@@ -1,14 +1,14 @@
 //! Multi-lock on both backends, in one transaction: lock every row of the set in bytewise name
 //! order (the same order in every process, so two sets never wait for each other in a circle),
-//! read the clock once all are held, let the domain decide each lock (`decide_step`), and make
+//! read the clock once all are held, let the domain decide each lock (`decide_claim`, as its own acquire), and make
 //! every grant or none.
 
 use lock_domain::{
-    decide_claim, Claim, ClaimDecision, Lock, LockMode, LockSet, LockStep, MultiAcquireOutcome,
-    Place, RepositoryError, Tenant,
+    decide_claim, Claim, ClaimDecision, LeaseTerms, LockDelay, LockMode, LockSet, LockStep,
+    MultiAcquireOutcome, Place, RepositoryError, Tenant,
 };
 
-use super::{at, grant_shared, PermitError, Read, SharedTable};
+use super::{at, grant_exclusive, grant_shared, PermitError, Read, SharedTable};
 
 /// Runs the multi-lock `set` for `tenant` on `table` (inside the caller's transaction).
 ///
@@ -63,34 +63,14 @@ pub(crate) fn acquire_all(
                 grant_shared(table, tenant, resource, read, owner, ttl, value, step)?
             }
             LockMode::Exclusive => {
-                let (fencing_token, regranted, value) = match step {
-                    LockStep::Extend(token) => {
-                        let kept = read.row.as_ref().and_then(|row| row.value.clone());
-                        (token, true, value.or(kept))
-                    }
-                    _ => {
-                        // The row ended: whatever readers it stood for ended with it.
-                        if !read.rows.is_empty() {
-                            table.delete_leases(tenant, resource, None)?;
-                        }
-                        let token = table.next_token()?;
-                        let token = lock_domain::FencingToken::new(token).map_err(|token| {
-                            RepositoryError::internal(format!("corrupt token {token}"))
-                        })?;
-                        (token, false, value)
-                    }
-                };
-                let lock = Lock {
-                    resource: resource.clone(),
+                // A set's grants keep no place after they run out.
+                let terms = LeaseTerms {
                     owner: owner.clone(),
-                    acquired_at: now,
-                    expires_at: at(now_ms + i64::from(ttl.seconds()) * 1_000)?,
-                    fencing_token,
-                    mode: LockMode::Exclusive,
+                    ttl,
                     value,
+                    lock_delay: LockDelay::NONE,
                 };
-                table.write_row(tenant, &lock, regranted)?;
-                lock
+                grant_exclusive(table, tenant, resource, read, &terms, step)?
             }
         };
         granted.push(lock);

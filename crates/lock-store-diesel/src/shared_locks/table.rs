@@ -61,16 +61,17 @@ const DELETE_LEASES: &str = "DELETE FROM shared_holders WHERE tenant = $1 AND re
 
 /// The lock's row as a grant writes it: the row standing for its shared holders (never a
 /// re-grant: the exclusive undo never ends it, its owner being no client; no value), or an
-/// exclusive grant of a multi-lock (`$7` = 1 for a re-grant; `$8` its value). Neither has a
-/// lock-delay, nor an expiry recorded (see `history/expiry.rs`).
+/// exclusive grant through the holders (`$7` = 1 for a re-grant; `$8` its value; `$9` its
+/// lock-delay in ms, 0 for the readers' row and a set's grants). None has an expiry recorded (see
+/// `history/expiry.rs`).
 const WRITE_ROW: &str = "\
 INSERT INTO distributed_locks (tenant, resource, owner, acquired_at_ms, expires_at_ms,
                                fencing_token, regranted, value, lock_delay_ms)
-VALUES ($1, $2, $3, $4, $5, $6, ($7 = 1), $8, 0)
+VALUES ($1, $2, $3, $4, $5, $6, ($7 = 1), $8, $9)
 ON CONFLICT (tenant, resource) DO UPDATE SET
     owner = excluded.owner, acquired_at_ms = excluded.acquired_at_ms,
     expires_at_ms = excluded.expires_at_ms, fencing_token = excluded.fencing_token,
-    regranted = excluded.regranted, value = excluded.value, lock_delay_ms = 0,
+    regranted = excluded.regranted, value = excluded.value, lock_delay_ms = excluded.lock_delay_ms,
     expiry_recorded = FALSE";
 
 /// An exclusive holder's renew: the new end `$3`, and the value `$4` when not NULL.
@@ -140,6 +141,7 @@ macro_rules! portable_statements {
             tenant: &Tenant,
             row: &Lock,
             regranted: bool,
+            lock_delay_ms: i64,
         ) -> QueryResult<usize> {
             Prepared::portable(
                 WRITE_ROW,
@@ -152,6 +154,7 @@ macro_rules! portable_statements {
                     Param::BigInt(row.fencing_token.value()),
                     Param::BigInt(i64::from(regranted)),
                     Param::NullableText(row.value.as_ref().map(LeaseValue::as_str)),
+                    Param::BigInt(lock_delay_ms),
                 ],
             )
             .execute(self.conn)

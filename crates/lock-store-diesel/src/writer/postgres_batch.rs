@@ -168,14 +168,14 @@ impl Writer for PostgresBatcher {
                 claim: Claim::Exclusive,
                 terms,
             } => {
-                postgres_direct::acquire_exclusive(
-                    tenant,
-                    resource,
+                let statement = self.acquire_row(tenant.clone(), resource.clone(), terms.clone());
+                let op = LeaseOp::Acquire {
+                    place: Place::Lock(resource),
+                    claim: Claim::Exclusive,
                     terms,
-                    |t, r, terms| self.acquire_row(t, r, terms),
-                    |t, r, owner| self.direct.explain(t, r, owner, Claim::Exclusive),
-                )
-                .await
+                };
+                postgres_direct::acquire_exclusive(statement, || self.permits.submit(tenant, op))
+                    .await
             }
             LeaseOp::Release {
                 place: Place::Lock(resource),

@@ -8,15 +8,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    Claim, Grant, Holding, LeaseOp, LeaseOutcome, LeaseTerms, ListQuery, Lock, Owner, Place,
-    Refusal, RepositoryError, ResourceName, SemaphorePage, Tenant,
+    Claim, Grant, Holding, LeaseOp, LeaseOutcome, LeaseTerms, ListQuery, Lock, Place,
+    RepositoryError, ResourceName, SemaphorePage, Tenant,
 };
 
 use super::{undo_unheard, Writer};
 use crate::error::from_query;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::pooled::Pooled;
-use crate::postgres::{reads, writes, KeptChanging, MAX_ATTEMPTS};
+use crate::postgres::{reads, writes};
 use crate::row::{ListedRow, LockRow};
 use crate::semaphores::{self, PermitError, PostgresHolders};
 use crate::shared_locks::{self, PostgresShared};
@@ -55,31 +55,6 @@ impl PostgresDirect {
                     });
                 },
             )
-            .await
-    }
-
-    /// Why `owner` may not take `claim` of `resource` now, read under the lock's row lock
-    /// (`shared_locks::explain`): `None` when it may.
-    pub(crate) async fn explain(
-        &self,
-        tenant: Tenant,
-        resource: ResourceName,
-        owner: Owner,
-        claim: Claim,
-    ) -> Result<Option<Refusal>, RepositoryError> {
-        self.pooled
-            .run(move |conn, _| {
-                use diesel::Connection;
-                Ok(conn.postgres()?.transaction(|conn| {
-                    shared_locks::explain(
-                        &mut PostgresShared { conn },
-                        &tenant,
-                        &resource,
-                        &owner,
-                        claim,
-                    )
-                })?)
-            })
             .await
     }
 
@@ -141,36 +116,23 @@ impl PostgresDirect {
     }
 }
 
-/// An exclusive acquire by the lock statement (`acquire`, run on some connection or batch),
-/// with the reason of a refusal: the statement's, or else the holders' (`explain`); when the
-/// holders would grant it now (the lock changed in between), the statement runs again.
-pub(crate) async fn acquire_exclusive<A, E>(
-    tenant: Tenant,
-    resource: ResourceName,
-    terms: LeaseTerms,
-    acquire: impl Fn(Tenant, ResourceName, LeaseTerms) -> A,
-    explain: impl Fn(Tenant, ResourceName, Owner) -> E,
+/// An exclusive acquire by the lock statement (`statement`, alone or in a batch), and when it
+/// refused without saying why, the same acquire through the lock's holders (`holders`), decided
+/// again under the row's lock with the readers in view: a refusal there says why, at the instant
+/// it refused; and the lock may have been freed in between, so that it grants.
+pub(crate) async fn acquire_exclusive<S, H>(
+    statement: S,
+    holders: impl FnOnce() -> H,
 ) -> Result<LeaseOutcome, RepositoryError>
 where
-    A: std::future::Future<Output = Result<AcquireRow, RepositoryError>>,
-    E: std::future::Future<Output = Result<Option<Refusal>, RepositoryError>>,
+    S: std::future::Future<Output = Result<AcquireRow, RepositoryError>>,
+    H: std::future::Future<Output = Result<LeaseOutcome, RepositoryError>>,
 {
-    for _ in 0..MAX_ATTEMPTS {
-        match acquire(tenant.clone(), resource.clone(), terms.clone()).await? {
-            AcquireRow::Granted(row) => {
-                return Ok(LeaseOutcome::Granted(Grant::of_lock(Lock::try_from(row)?)))
-            }
-            AcquireRow::Refused(Some(refusal)) => return Ok(LeaseOutcome::Refused(refusal)),
-            AcquireRow::Refused(None) => {
-                if let Some(refusal) =
-                    explain(tenant.clone(), resource.clone(), terms.owner.clone()).await?
-                {
-                    return Ok(LeaseOutcome::Refused(refusal));
-                }
-            }
-        }
+    match statement.await? {
+        AcquireRow::Granted(row) => Ok(LeaseOutcome::Granted(Grant::of_lock(Lock::try_from(row)?))),
+        AcquireRow::Refused(Some(refusal)) => Ok(LeaseOutcome::Refused(refusal)),
+        AcquireRow::Refused(None) => holders().await,
     }
-    Err(RepositoryError::unavailable(KeptChanging))
 }
 
 /// A lock's release or renew by the lock statement (`statement`), and when it finds another
@@ -216,14 +178,13 @@ impl Writer for PostgresDirect {
                 claim: Claim::Exclusive,
                 terms,
             } => {
-                acquire_exclusive(
-                    tenant,
-                    resource,
+                let statement = self.acquire_row(tenant.clone(), resource.clone(), terms.clone());
+                let op = LeaseOp::Acquire {
+                    place: Place::Lock(resource),
+                    claim: Claim::Exclusive,
                     terms,
-                    |t, r, terms| self.acquire_row(t, r, terms),
-                    |t, r, owner| self.explain(t, r, owner, Claim::Exclusive),
-                )
-                .await
+                };
+                acquire_exclusive(statement, || self.through_holders(tenant, op)).await
             }
             LeaseOp::Release {
                 place: Place::Lock(resource),

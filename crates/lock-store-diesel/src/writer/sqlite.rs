@@ -63,14 +63,14 @@ fn through_holders(
     }
 }
 
-/// The exclusive acquire: the lock statement, and when it refuses, the reason read in the same
-/// transaction (so at the same instant) from the lock's row and readers.
+/// The exclusive acquire: the lock statement, and when it refuses, the same acquire decided
+/// through the lock's holders in the same transaction (so at the same instant), which says why.
 fn acquire_exclusive(
     conn: &mut SqliteConnection,
     now_ms: i64,
     tenant: &Tenant,
     resource: &ResourceName,
-    terms: &LeaseTerms,
+    terms: LeaseTerms,
 ) -> Result<LeaseOutcome, RepositoryError> {
     let granted = sqlite::acquire(
         conn,
@@ -86,13 +86,12 @@ fn acquire_exclusive(
     if let Some(row) = granted {
         return Ok(LeaseOutcome::Granted(Grant::of_lock(Lock::try_from(row)?)));
     }
-    let mut table = SqliteShared { conn, now_ms };
-    match shared_locks::explain(&mut table, tenant, resource, &terms.owner, Claim::Exclusive)? {
-        Some(refusal) => Ok(LeaseOutcome::Refused(refusal)),
-        None => Err(RepositoryError::internal(
-            "the lock statement refused an acquire that the domain grants",
-        )),
-    }
+    let op = LeaseOp::Acquire {
+        place: Place::Lock(resource.clone()),
+        claim: Claim::Exclusive,
+        terms,
+    };
+    Ok(through_holders(conn, now_ms, tenant, op)?)
 }
 
 /// A release or renew of a lock: the lock statement for the exclusive holder; when it finds
@@ -190,7 +189,7 @@ impl Writer for SqliteWriter {
                                 place: Place::Lock(resource),
                                 claim: Claim::Exclusive,
                                 terms,
-                            } => acquire_exclusive(c, now_ms, &tenant, &resource, &terms),
+                            } => acquire_exclusive(c, now_ms, &tenant, &resource, terms),
                             op => Ok(through_holders(c, now_ms, &tenant, op)?),
                         },
                         // Grants whose caller went away before they were answered.

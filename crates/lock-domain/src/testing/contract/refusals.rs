@@ -75,7 +75,7 @@ pub async fn a_refused_acquire_says_who_holds_until_when_or_which_mode(h: &dyn H
                 holders,
                 available: 0,
                 delayed_until: None,
-            }) => assert_eq!(holders, [held.clone()], "{claim:?}"),
+            }) => assert_eq!(holders, std::slice::from_ref(&held), "{claim:?}"),
             other => panic!("{claim:?}: expected held by a, got {other:?}"),
         }
     }
@@ -93,7 +93,7 @@ pub async fn a_refused_acquire_says_who_holds_until_when_or_which_mode(h: &dyn H
         Err(Refusal::ModeMismatch(LockMode::Shared))
     );
     match acquire(repo, lock("doc"), Claim::Exclusive, terms("w", 30, 0)).await {
-        Err(Refusal::Held { holders, .. }) => assert_eq!(holders, [reader.clone()]),
+        Err(Refusal::Held { holders, .. }) => assert_eq!(holders, std::slice::from_ref(&reader)),
         other => panic!("expected held by the reader, got {other:?}"),
     }
     // A look says the same in one read.

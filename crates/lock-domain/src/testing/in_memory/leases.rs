@@ -7,10 +7,10 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use super::{InMemoryLockRepository, State};
 use crate::{
-    decide_claim, hold_of, live_grants, AcquireOutcome, Claim, ClaimDecision, Grant, Hold, Holding,
-    Lease, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, ListPage, ListQuery, LockMode, LockSet,
-    Owner, PermitReleaseResult, PermitRenewResult, PermitRequest, Place, Refusal, RepositoryError,
-    ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SharedAcquireOutcome, Tenant,
+    decide_claim, hold_of, live_grants, Claim, ClaimDecision, Grant, Hold, Holding, Lease, LeaseOp,
+    LeaseOutcome, LeaseStore, LeaseTerms, ListPage, ListQuery, LockMode, LockSet, Owner,
+    PermitReleaseResult, PermitRenewResult, PermitRequest, Place, Refusal, RepositoryError,
+    ResourceName, SemaphorePage, Tenant,
 };
 
 type Key = (Tenant, ResourceName);
@@ -99,49 +99,33 @@ impl State {
         terms: LeaseTerms,
         now: DateTime<Utc>,
     ) -> Result<LeaseOutcome, RepositoryError> {
-        let decision = decide_claim(
-            place,
-            &self.leases_at(&key, place),
-            &terms.owner,
-            claim,
-            now,
-        );
-        if let ClaimDecision::Refused(refusal) = decision {
-            return Ok(LeaseOutcome::Refused(refusal));
-        }
-        let LeaseTerms {
-            owner,
-            ttl,
-            value,
-            lock_delay,
-        } = terms;
+        let leases = self.leases_at(&key, place);
+        let extend = match decide_claim(place, &leases, &terms.owner, claim, now) {
+            ClaimDecision::Refused(refusal) => return Ok(LeaseOutcome::Refused(refusal)),
+            ClaimDecision::Extend(token) => Some(token),
+            ClaimDecision::GrantNew => None,
+        };
         let granted = match claim {
-            Claim::Exclusive => match self.acquire(key, owner, ttl, value, lock_delay, now)? {
-                AcquireOutcome::Granted(lock) => Some(Grant::of_lock(lock)),
-                AcquireOutcome::Held => None,
-            },
-            Claim::Shared => match self.acquire_shared(key, owner, ttl, value, now)? {
-                SharedAcquireOutcome::Granted(lock) => Some(Grant::of_lock(lock)),
-                _ => None,
-            },
+            Claim::Exclusive => Grant::of_lock(self.grant_exclusive(key, terms, extend, now)?),
+            Claim::Shared => {
+                let LeaseTerms {
+                    owner, ttl, value, ..
+                } = terms;
+                Grant::of_lock(self.grant_shared(key, owner, ttl, value, extend, now)?)
+            }
             Claim::Permits { permits, limit } => {
                 let request = PermitRequest {
-                    owner,
+                    owner: terms.owner,
                     permits,
                     limit,
-                    ttl,
-                    value,
-                    lock_delay,
+                    ttl: terms.ttl,
+                    value: terms.value,
+                    lock_delay: terms.lock_delay,
                 };
-                match self.acquire_permits(key, request, now)? {
-                    SemaphoreAcquireOutcome::Granted(permit) => Some(Grant::of_permit(permit)),
-                    _ => None,
-                }
+                Grant::of_permit(self.grant_permits(key, request, extend, now)?)
             }
         };
-        granted
-            .map(LeaseOutcome::Granted)
-            .ok_or_else(|| RepositoryError::internal("a grant the decision made was refused"))
+        Ok(LeaseOutcome::Granted(granted))
     }
 
     /// Every lock of `set` or none, decided at one instant.
@@ -151,6 +135,7 @@ impl State {
         set: LockSet,
         now: DateTime<Utc>,
     ) -> Result<LeaseOutcome, RepositoryError> {
+        // Every lock decided at the one instant, before any grant.
         let refused: Vec<ResourceName> = set
             .locks()
             .iter()

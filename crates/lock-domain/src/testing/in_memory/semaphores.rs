@@ -2,10 +2,9 @@
 
 use super::State;
 use crate::{
-    decide_permits, decide_release_among, FencingToken, LeaseValue, ListQuery, Owner, Permit,
-    PermitDecision, PermitReleaseResult, PermitRenewResult, PermitRequest, ReleaseResult,
-    RepositoryError, ResourceName, SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant,
-    Ttl,
+    decide_release_among, FencingToken, LeaseValue, ListQuery, Owner, Permit, PermitReleaseResult,
+    PermitRenewResult, PermitRequest, ReleaseResult, RepositoryError, ResourceName, SemaphorePage,
+    SemaphoreState, Tenant, Ttl,
 };
 
 impl State {
@@ -139,13 +138,15 @@ impl State {
 }
 
 impl State {
-    /// An acquire of permits, under the mutex.
-    pub(super) fn acquire_permits(
+    /// Makes the grant of permits the one decision decided (`extend`: the owner's live grant
+    /// with this token, re-granted; else a new grant), under the mutex.
+    pub(super) fn grant_permits(
         &mut self,
         key: (Tenant, ResourceName),
         request: PermitRequest,
+        extend: Option<crate::FencingToken>,
         now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<SemaphoreAcquireOutcome, RepositoryError> {
+    ) -> Result<Permit, RepositoryError> {
         let state = self;
         let leases = state.semaphores.get(&key).map(Vec::as_slice).unwrap_or(&[]);
         let delay_of = |lease: &crate::Lease| {
@@ -158,7 +159,6 @@ impl State {
             .collect();
         // Grants of others that ran out keep their permits during their lock-delay.
         let places = crate::holding_places(with_delays.clone(), &request.owner, now);
-        let decision = decide_permits(&places, &request, now);
         let delayed: std::collections::HashSet<crate::FencingToken> = places
             .iter()
             .filter(|lease| {
@@ -170,9 +170,8 @@ impl State {
             .collect();
         let owner_key = (key.0.clone(), key.1.clone(), request.owner.clone());
         let expires_at = now + request.ttl.as_time_delta();
-        let lease = match decision {
-            PermitDecision::Refused(outcome) => return Ok(outcome),
-            PermitDecision::Regrant(token) => {
+        let lease = match extend {
+            Some(token) => {
                 state
                     .permit_delays
                     .insert(owner_key.clone(), request.lock_delay.millis());
@@ -190,7 +189,7 @@ impl State {
                 state.regranted_permits.insert(owner_key);
                 lease
             }
-            PermitDecision::GrantNew => {
+            None => {
                 let fencing_token = state.next_token()?;
                 let lease = crate::Lease {
                     owner: request.owner,
@@ -214,9 +213,6 @@ impl State {
                 lease
             }
         };
-        Ok(SemaphoreAcquireOutcome::Granted(Permit {
-            name: key.1,
-            lease,
-        }))
+        Ok(Permit { name: key.1, lease })
     }
 }

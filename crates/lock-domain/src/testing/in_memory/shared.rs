@@ -5,9 +5,8 @@ use chrono::{DateTime, Utc};
 
 use super::State;
 use crate::{
-    decide_shared_acquire, decide_shared_undo, holder_role, shared_lease, shared_lock, shared_row,
-    HolderRole, LeaseValue, Lock, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName,
-    SharedAcquireDecision, SharedAcquireOutcome, Tenant, Ttl,
+    decide_shared_undo, holder_role, shared_lease, shared_lock, shared_row, HolderRole, LeaseValue,
+    Lock, Owner, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
 };
 
 type Key = (Tenant, ResourceName);
@@ -199,27 +198,24 @@ impl State {
 
 impl State {
     /// A shared acquire, under the mutex.
-    pub(super) fn acquire_shared(
+    /// Makes the shared grant the one decision decided (`extend`: the owner's live shared
+    /// lease with this token, re-granted; else a new reader).
+    pub(super) fn grant_shared(
         &mut self,
         key: Key,
         owner: Owner,
         ttl: Ttl,
         value: Option<LeaseValue>,
+        extend: Option<crate::FencingToken>,
         now: DateTime<Utc>,
-    ) -> Result<SharedAcquireOutcome, RepositoryError> {
+    ) -> Result<Lock, RepositoryError> {
         let state = self;
-        if state.delayed_until(&key, &owner, now).is_some() {
-            return Ok(SharedAcquireOutcome::Held);
-        }
         let resource = key.1.clone();
         let row = state.locks.get(&key).cloned();
-        let decision = decide_shared_acquire(row.as_ref(), state.shared_of(&key), &owner, now);
         let expires_at = now + ttl.as_time_delta();
         let owner_key = (key.0.clone(), key.1.clone(), owner.clone());
-        let (fencing_token, value) = match decision {
-            SharedAcquireDecision::Held => return Ok(SharedAcquireOutcome::Held),
-            SharedAcquireDecision::ModeMismatch => return Ok(SharedAcquireOutcome::ModeMismatch),
-            SharedAcquireDecision::Extend(token) => {
+        let (fencing_token, value) = match extend {
+            Some(token) => {
                 state.regranted_shared.insert(owner_key);
                 let kept = state
                     .shared_of(&key)
@@ -228,7 +224,7 @@ impl State {
                     .and_then(|lease| lease.value.clone());
                 (token, value.or(kept))
             }
-            SharedAcquireDecision::GrantNew => {
+            None => {
                 let live_row = row.as_ref().filter(|row| row.is_live_at(now));
                 if live_row.is_none() {
                     // The row ended: whatever it stood for is over.
@@ -246,8 +242,6 @@ impl State {
         leases.retain(|held| held.owner != owner);
         leases.push(lease.clone());
         state.rewrite_shared_row(&key, now);
-        Ok(SharedAcquireOutcome::Granted(shared_lock(
-            &resource, &lease,
-        )))
+        Ok(shared_lock(&resource, &lease))
     }
 }
