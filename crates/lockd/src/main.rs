@@ -45,7 +45,13 @@ fn hash_key() -> ExitCode {
 
 fn serve(args: ServeArgs) -> ExitCode {
     // Dropped when `serve` returns: the lines still queued are written out first.
-    let _log_writer = telemetry::init(&args.log, args.log_format);
+    let log_writer = telemetry::init(&args.log, args.log_format);
+    // The start-up lines are written out before `listening on ...`, which follows them.
+    let start_up_logged = || {
+        if let Some(writer) = &log_writer {
+            writer.drain(std::time::Duration::from_secs(1));
+        }
+    };
     let result = actix_web::rt::System::new().block_on(async move {
         match lockd::limits::raise_open_files() {
             Ok(files) if files.now > files.before => tracing::info!(
@@ -59,6 +65,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         }
         let app = Application::build(&args).await?;
         tracing::info!(addr = %app.local_addr(), database = %args.database_url.redacted(), "lockd started");
+        start_up_logged();
         eprintln!("listening on http://{}", app.local_addr());
         app.run_until_stopped().await.map_err(lockd::StartupError::Serve)
     });

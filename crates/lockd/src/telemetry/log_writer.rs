@@ -223,6 +223,28 @@ pub struct LogWriterGuard {
     thread: Option<JoinHandle<()>>,
 }
 
+impl LogWriterGuard {
+    /// Waits (at most `within`) until every line queued so far is written: what is logged
+    /// before a line printed straight to standard error (`listening on ...`) then comes before
+    /// it. A stalled reader costs at most `within`.
+    pub fn drain(&self, within: Duration) {
+        let deadline = Instant::now() + within;
+        let mut state = self.shared.state();
+        while !state.pending.is_empty() || state.writing {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            state = self
+                .shared
+                .written
+                .wait_timeout(state, left)
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .0;
+        }
+    }
+}
+
 impl Drop for LogWriterGuard {
     fn drop(&mut self) {
         let deadline = Instant::now() + DRAIN_TIMEOUT;
