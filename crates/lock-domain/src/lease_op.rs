@@ -79,6 +79,23 @@ pub struct LeaseTerms {
     pub lock_delay: LockDelay,
 }
 
+impl LeaseTerms {
+    /// The terms of a lease of `owner` for `ttl` with `value` and no lock-delay.
+    pub fn new(owner: Owner, ttl: Ttl, value: Option<LeaseValue>) -> Self {
+        Self {
+            owner,
+            ttl,
+            value,
+            lock_delay: LockDelay::NONE,
+        }
+    }
+
+    /// These terms with `lock_delay`.
+    pub fn with_lock_delay(self, lock_delay: LockDelay) -> Self {
+        Self { lock_delay, ..self }
+    }
+}
+
 /// A lease held on a place: a lock's exclusive holder or reader, a semaphore's grant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {

@@ -1,7 +1,7 @@
 //! Atomic multi-lock: several locks, each in its mode, granted together in one transaction or
 //! not at all. Nothing is held while a caller waits for them, so no deadlock is possible.
 
-use crate::{FencingToken, LeaseValue, Lock, LockMode, Owner, ResourceName, Ttl};
+use crate::{FencingToken, LeaseTerms, LeaseValue, Lock, LockMode, Owner, ResourceName, Ttl};
 
 /// The most locks one multi-lock request takes.
 pub const MAX_LOCKS_AT_ONCE: usize = 64;
@@ -15,25 +15,24 @@ pub enum LockSetError {
     Duplicate(String),
 }
 
-/// Locks to take together: 1 to [`MAX_LOCKS_AT_ONCE`] distinct resources, each in its mode, for
-/// one owner, one TTL and one value (stored with each lease).
+/// Locks to take together: 1 to [`MAX_LOCKS_AT_ONCE`] distinct resources, each in its mode, on
+/// one set of lease terms (one owner, one TTL, one value stored with each lease; a set's leases
+/// keep no place after they run out, so its terms have no lock-delay).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LockSet {
-    owner: Owner,
-    ttl: Ttl,
+    terms: LeaseTerms,
     locks: Vec<(ResourceName, LockMode)>,
-    value: Option<LeaseValue>,
 }
 
 impl LockSet {
+    /// The set of `locks` on `terms` (whose lock-delay, if any, is dropped).
+    ///
     /// # Errors
     /// [`LockSetError`] when `locks` is empty, longer than [`MAX_LOCKS_AT_ONCE`], or names a
     /// resource twice.
     pub fn new(
-        owner: Owner,
-        ttl: Ttl,
+        terms: LeaseTerms,
         locks: Vec<(ResourceName, LockMode)>,
-        value: Option<LeaseValue>,
     ) -> Result<Self, LockSetError> {
         if locks.is_empty() || locks.len() > MAX_LOCKS_AT_ONCE {
             return Err(LockSetError::Count(locks.len()));
@@ -44,23 +43,29 @@ impl LockSet {
             return Err(LockSetError::Duplicate(pair[0].to_owned()));
         }
         Ok(Self {
-            owner,
-            ttl,
+            terms: LeaseTerms {
+                lock_delay: crate::LockDelay::NONE,
+                ..terms
+            },
             locks,
-            value,
         })
     }
 
+    /// The terms every lease of the set is granted on.
+    pub fn terms(&self) -> &LeaseTerms {
+        &self.terms
+    }
+
     pub fn owner(&self) -> &Owner {
-        &self.owner
+        &self.terms.owner
     }
 
     pub fn ttl(&self) -> Ttl {
-        self.ttl
+        self.terms.ttl
     }
 
     pub fn value(&self) -> Option<&LeaseValue> {
-        self.value.as_ref()
+        self.terms.value.as_ref()
     }
 
     /// The locks in request order.
@@ -110,13 +115,16 @@ mod tests {
 
     fn set(names: &[&str]) -> Result<LockSet, LockSetError> {
         LockSet::new(
-            Owner::parse("o").unwrap(),
-            Ttl::parse(30, 60).unwrap(),
+            LeaseTerms {
+                owner: Owner::parse("o").unwrap(),
+                ttl: Ttl::parse(30, 60).unwrap(),
+                value: None,
+                lock_delay: crate::LockDelay::NONE,
+            },
             names
                 .iter()
                 .map(|n| (ResourceName::parse(*n).unwrap(), LockMode::Exclusive))
                 .collect(),
-            None,
         )
     }
 

@@ -9,9 +9,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::decisions::live_holders;
-use crate::{
-    available, Capacity, FencingToken, Lease, LeaseValue, Owner, ResourceName, Ttl, Weight,
-};
+use crate::{available, Capacity, FencingToken, Lease, ResourceName, Weight};
 
 /// One holder's grant on a semaphore: its lease out of the semaphore's limit
 /// (`lease.capacity`), with `lease.weight` permits.
@@ -21,18 +19,24 @@ pub struct Permit {
     pub lease: Lease,
 }
 
-/// An acquire of permits, parsed.
+/// An acquire of permits, parsed: how many of which limit, on the terms of the lease (a
+/// re-grant keeps its value when `terms.value` is `None`; the lock-delay keeps the grant's
+/// permits taken for other owners after it ends by expiry, a release frees them at once).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PermitRequest {
-    pub owner: Owner,
     pub permits: Weight,
     pub limit: Capacity,
-    pub ttl: Ttl,
-    /// Stored with the grant; on a re-grant, `None` keeps the value the lease had.
-    pub value: Option<LeaseValue>,
-    /// How long the grant's permits stay taken for other owners after it ends by expiry (a
-    /// release frees them at once).
-    pub lock_delay: crate::LockDelay,
+    pub terms: crate::LeaseTerms,
+}
+
+impl PermitRequest {
+    /// The claim the request makes.
+    pub fn claim(&self) -> crate::Claim {
+        crate::Claim::Permits {
+            permits: self.permits,
+            limit: self.limit,
+        }
+    }
 }
 
 /// The answer to an acquire of permits.
@@ -125,6 +129,7 @@ pub struct SemaphorePage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Owner;
 
     fn at(ms: i64) -> DateTime<Utc> {
         DateTime::from_timestamp_millis(1_800_000_000_000 + ms).unwrap()

@@ -123,12 +123,14 @@ impl LockGuard {
             let request = AcquireRequest {
                 tenant: settings.tenant.clone(),
                 resource: resource.clone(),
-                owner: owner.clone(),
-                ttl,
                 wait: Duration::ZERO,
                 mode: lock_domain::LockMode::Exclusive,
-                value: None,
-                lock_delay: lock_domain::LockDelay::NONE,
+                terms: lock_domain::LeaseTerms {
+                    owner: owner.clone(),
+                    ttl,
+                    value: None,
+                    lock_delay: lock_domain::LockDelay::NONE,
+                },
             };
             let service = service.clone();
             run_on(&runtime, settings.call_timeout, async move {

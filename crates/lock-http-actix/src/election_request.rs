@@ -52,11 +52,13 @@ pub(crate) async fn campaign_request(
     Ok(CampaignRequest {
         tenant,
         election,
-        candidate,
-        ttl,
         wait,
-        value,
-        lock_delay,
+        terms: lock_domain::LeaseTerms {
+            owner: candidate,
+            ttl,
+            value,
+            lock_delay,
+        },
     })
 }
 

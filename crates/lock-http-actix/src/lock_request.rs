@@ -78,12 +78,14 @@ pub(crate) async fn lease_request(
     Ok(AcquireRequest {
         tenant,
         resource,
-        owner,
-        ttl,
         wait,
         mode,
-        value,
-        lock_delay,
+        terms: lock_domain::LeaseTerms {
+            owner,
+            ttl,
+            value,
+            lock_delay,
+        },
     })
 }
 

@@ -234,15 +234,19 @@ pub(crate) async fn renew(
     let AcquireRequest {
         tenant,
         resource,
-        owner,
-        ttl,
-        value,
+        terms,
         ..
     } = lease_request(&req, payload, &state, Wait::Ignored).await?;
     match state
         .service
         .locks()
-        .renew(tenant, resource.clone(), owner, ttl, value)
+        .renew(
+            tenant,
+            resource.clone(),
+            terms.owner,
+            terms.ttl,
+            terms.value,
+        )
         .await?
     {
         RenewResult::Renewed(lock) => Ok(json(&LockView::from(lock))),

@@ -49,13 +49,14 @@ pub(crate) async fn acquire_all_request(
     else {
         return Err(invalid.problem());
     };
-    let set = LockSet::new(owner, ttl, locks, value).map_err(|error| {
-        ProblemKind::Validation(vec![FieldError::new(
-            "locks",
-            "out_of_range",
-            error.to_string(),
-        )])
-    })?;
+    let set =
+        LockSet::new(lock_domain::LeaseTerms::new(owner, ttl, value), locks).map_err(|error| {
+            ProblemKind::Validation(vec![FieldError::new(
+                "locks",
+                "out_of_range",
+                error.to_string(),
+            )])
+        })?;
     state.service.tenants().check_ttl(&tenant, set.ttl())?;
     Ok(MultiAcquireRequest { tenant, set, wait })
 }

@@ -61,12 +61,14 @@ pub(crate) async fn acquire_request(
         tenant,
         name,
         permit: PermitRequest {
-            owner,
             permits,
             limit,
-            ttl,
-            value,
-            lock_delay,
+            terms: lock_domain::LeaseTerms {
+                owner,
+                ttl,
+                value,
+                lock_delay,
+            },
         },
         wait,
     })

@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use lock_domain::{
-    check_fence, FenceVerdict, FencingToken, ForceReason, Leader, LeaseKind, LeaseOp, LeaseValue,
-    Lock, LockDelay, LockMode, Owner, Place, ReleaseResult, RenewResult, RepositoryError,
+    check_fence, FenceVerdict, FencingToken, ForceReason, Leader, LeaseKind, LeaseOp, LeaseTerms,
+    LeaseValue, Lock, LockMode, Owner, Place, ReleaseResult, RenewResult, RepositoryError,
     ResourceName, Tenant, Ttl,
 };
 
@@ -36,15 +36,12 @@ fn leader_of(holding: &lock_domain::Holding) -> Option<Leader> {
 pub struct CampaignRequest {
     pub tenant: Tenant,
     pub election: ResourceName,
-    pub candidate: Owner,
-    pub ttl: Ttl,
+    /// The leader's lease asked for: the candidate (its owner), its TTL, the value the leader
+    /// proclaims once elected (a sitting leader keeps its own when `None`), and how long it keeps
+    /// the office from other candidates after it ends by expiry (not by a resign).
+    pub terms: LeaseTerms,
     /// How long the campaign may wait for the office; zero answers at once.
     pub wait: Duration,
-    /// The value the leader proclaims once elected (a sitting leader keeps its own when `None`).
-    pub value: Option<LeaseValue>,
-    /// How long the leader's lease keeps the office from other candidates after it ends by
-    /// expiry (not by a resign).
-    pub lock_delay: LockDelay,
 }
 
 /// The use cases of elections: a view over the process's [`Core`], from
@@ -73,12 +70,9 @@ impl Elections<'_> {
         let lock_request = AcquireRequest {
             tenant: request.tenant.elections(),
             resource: request.election.clone(),
-            owner: request.candidate.clone(),
-            ttl: request.ttl,
-            wait: request.wait,
             mode: LockMode::Exclusive,
-            value: request.value,
-            lock_delay: request.lock_delay,
+            terms: request.terms.clone(),
+            wait: request.wait,
         };
         let gate = self.lock_use_cases().admit_acquire(&lock_request).await?;
         // Who led before, to tell a new term from the sitting leader's re-grant (for metrics and
@@ -119,7 +113,7 @@ impl Elections<'_> {
             let leader = self.leader(&request.tenant, &request.election).await?;
             if !leader
                 .as_ref()
-                .is_some_and(|leader| leader.candidate == request.candidate)
+                .is_some_and(|leader| leader.candidate == request.terms.owner)
             {
                 break Campaigned::NotElected {
                     leader,
@@ -141,7 +135,7 @@ impl Elections<'_> {
         self.core.events.election(
             &request.tenant,
             &request.election,
-            &request.candidate,
+            &request.terms.owner,
             ElectionReport::Campaigned(&campaigned),
         );
         Ok(campaigned)

@@ -11,8 +11,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use lock_domain::{
     check_lock_fence, Claim, FenceVerdict, FencingToken, ForceReason, Hold, LeaseKind, LeaseOp,
-    LeaseTerms, LeaseValue, ListPage, ListQuery, Lock, LockDelay, LockMode, NotHeld, Owner, Place,
-    Refusal, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
+    LeaseTerms, LeaseValue, ListPage, ListQuery, Lock, LockMode, NotHeld, Owner, Place, Refusal,
+    ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
 };
 
 use crate::core::Core;
@@ -26,29 +26,13 @@ use crate::waiting::WaitOutcome;
 pub struct AcquireRequest {
     pub tenant: Tenant,
     pub resource: ResourceName,
-    pub owner: Owner,
-    pub ttl: Ttl,
-    /// How long the acquire may wait for the lock; zero answers at once.
-    pub wait: Duration,
     /// Exclusive (v1) or shared.
     pub mode: LockMode,
-    /// The value to store with the lease (a re-grant keeps the one it had when `None`).
-    pub value: Option<LeaseValue>,
-    /// How long the lease keeps its place from other owners after it ends by expiry (exclusive
-    /// acquires; a shared acquire must ask for none).
-    pub lock_delay: LockDelay,
-}
-
-impl AcquireRequest {
-    /// The terms of the lease the request asks for.
-    pub(crate) fn terms(&self) -> LeaseTerms {
-        LeaseTerms {
-            owner: self.owner.clone(),
-            ttl: self.ttl,
-            value: self.value.clone(),
-            lock_delay: self.lock_delay,
-        }
-    }
+    /// The lease asked for: its owner, TTL, value (a re-grant keeps the one it had when `None`)
+    /// and lock-delay (exclusive acquires; a shared acquire must ask for none).
+    pub terms: LeaseTerms,
+    /// How long the acquire may wait for the lock; zero answers at once.
+    pub wait: Duration,
 }
 
 /// A lock acquire's outcome as its caller hears it (the reason of a refusal, when it says more
@@ -114,9 +98,12 @@ impl Locks<'_> {
             (LockMode::Shared, true) => self.acquire_shared_now(&request).await?,
             (_, false) => self.acquire_waiting(&request, gate, hung_up).await?,
         };
-        self.core
-            .events
-            .acquired(&request.tenant, &request.resource, &request.owner, &outcome);
+        self.core.events.acquired(
+            &request.tenant,
+            &request.resource,
+            &request.terms.owner,
+            &outcome,
+        );
         Ok(outcome)
     }
 
@@ -139,7 +126,7 @@ impl Locks<'_> {
         let op = LeaseOp::Acquire {
             place: Place::Lock(request.resource.clone()),
             claim: Claim::Exclusive,
-            terms: request.terms(),
+            terms: request.terms.clone(),
         };
         let acquired = self
             .core
@@ -163,12 +150,9 @@ impl Locks<'_> {
         let AcquireRequest {
             tenant,
             resource,
-            owner,
-            ttl,
-            wait,
             mode,
-            value,
-            lock_delay,
+            terms,
+            wait,
         } = request;
         if *mode == LockMode::Shared && !self.core.waiting.has_exclusive_waiter(tenant, resource) {
             // Readers do not wait for each other: with no writer waiting here, a reader that can
@@ -202,15 +186,7 @@ impl Locks<'_> {
         let ticket = self
             .core
             .waiting
-            .enqueue(
-                tenant.clone(),
-                resource.clone(),
-                owner.clone(),
-                *ttl,
-                *mode,
-                value.clone(),
-                *lock_delay,
-            )
+            .enqueue(tenant.clone(), resource.clone(), *mode, terms.clone())
             .map_err(|full| self.core.waiter_refused(tenant, full))?;
         drop(gate);
         Ok(match ticket.wait(*wait, hung_up).await {

@@ -79,12 +79,14 @@ async fn a_lock_is_held_then_kept_by_its_lock_delay_then_free() {
             AcquireRequest {
                 tenant: Tenant::default_tenant(),
                 resource: name(),
-                owner: Owner::parse("job").unwrap(),
-                ttl: ttl(),
                 wait: Duration::ZERO,
                 mode: LockMode::Exclusive,
-                value: None,
-                lock_delay: delay(),
+                terms: lock_domain::LeaseTerms {
+                    owner: Owner::parse("job").unwrap(),
+                    ttl: ttl(),
+                    value: None,
+                    lock_delay: delay(),
+                },
             },
             || false,
         )
@@ -116,12 +118,14 @@ async fn a_semaphore_is_held_then_kept_by_its_lock_delay_then_free() {
                 tenant: Tenant::default_tenant(),
                 name: name(),
                 permit: PermitRequest {
-                    owner: Owner::parse("job").unwrap(),
                     permits: Weight::permits(1, limit).unwrap(),
                     limit,
-                    ttl: ttl(),
-                    value: None,
-                    lock_delay: delay(),
+                    terms: lock_domain::LeaseTerms {
+                        owner: Owner::parse("job").unwrap(),
+                        ttl: ttl(),
+                        value: None,
+                        lock_delay: delay(),
+                    },
                 },
                 wait: Duration::ZERO,
             },
@@ -165,11 +169,13 @@ async fn an_election_is_led_then_kept_by_its_lock_delay_then_vacant() {
             CampaignRequest {
                 tenant: Tenant::default_tenant(),
                 election: name(),
-                candidate: Owner::parse("node-a").unwrap(),
-                ttl: ttl(),
                 wait: Duration::ZERO,
-                value: None,
-                lock_delay: delay(),
+                terms: lock_domain::LeaseTerms {
+                    owner: Owner::parse("node-a").unwrap(),
+                    ttl: ttl(),
+                    value: None,
+                    lock_delay: delay(),
+                },
             },
             || false,
         )

@@ -73,7 +73,7 @@ impl Semaphores<'_> {
                     &*self.core.leases,
                     &request.tenant,
                     &request.name,
-                    &request.permit.owner,
+                    &request.permit.terms.owner,
                 )
                 .await
                 .map(u64::from)
@@ -85,7 +85,7 @@ impl Semaphores<'_> {
         self.core.events.permits_acquired(
             &request.tenant,
             &request.name,
-            &request.permit.owner,
+            &request.permit.terms.owner,
             &outcome,
         );
         Ok(outcome)
@@ -109,7 +109,7 @@ impl Semaphores<'_> {
             let holds = holding
                 .holders
                 .iter()
-                .any(|grant| grant.lease.owner == permit.owner);
+                .any(|grant| grant.lease.owner == permit.terms.owner);
             let now = self.core.clock.now();
             let in_use: u64 = holding
                 .holders

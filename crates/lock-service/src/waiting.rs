@@ -34,10 +34,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use lock_domain::{
-    Clock, FreedHints, LeaseStore, LeaseValue, LockDelay, LockMode, Owner, ResourceName, Tenant,
-    Ttl,
-};
+use lock_domain::{Clock, FreedHints, LeaseStore, LeaseTerms, LockMode, ResourceName, Tenant};
 use tokio::sync::{oneshot, Notify};
 
 use crate::events::LockEvents;
@@ -238,16 +235,12 @@ impl Waiting {
     /// # Errors
     /// [`WaitersFull`] when the server already holds as many waiters as its limits allow, in
     /// all or of this tenant: nothing was queued.
-    #[allow(clippy::too_many_arguments)] // one waiter: where, who, and the terms of its lease
     pub(crate) fn enqueue(
         &self,
         tenant: Tenant,
         resource: ResourceName,
-        owner: Owner,
-        ttl: Ttl,
         mode: LockMode,
-        value: Option<LeaseValue>,
-        lock_delay: LockDelay,
+        terms: LeaseTerms,
     ) -> Result<Ticket, WaitersFull> {
         let seat = WaiterSeat::take(&self.shared, &tenant)?;
         let (grant, granted) = oneshot::channel();
@@ -270,11 +263,8 @@ impl Waiting {
             };
             locked(&queue.waiters).push_back(Waiter {
                 id,
-                owner: owner.clone(),
-                ttl,
                 mode,
-                value,
-                lock_delay,
+                terms,
                 grant,
             });
             queue

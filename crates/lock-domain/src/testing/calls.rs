@@ -323,16 +323,8 @@ pub trait LeaseCalls: LeaseStore {
         let limit = request.limit;
         let op = LeaseOp::Acquire {
             place: Place::Semaphore(name),
-            claim: Claim::Permits {
-                permits: request.permits,
-                limit,
-            },
-            terms: terms(
-                request.owner,
-                request.ttl,
-                request.value,
-                request.lock_delay,
-            ),
+            claim: request.claim(),
+            terms: request.terms,
         };
         Ok(match self.apply(tenant, op).await?.acquired()? {
             Ok(grant) => SemaphoreAcquireOutcome::Granted(grant.into_permit()),

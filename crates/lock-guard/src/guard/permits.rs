@@ -47,12 +47,9 @@ impl LockGuard {
         let runtime = guard_runtime()?;
         let sent_at = Instant::now();
         let request = PermitRequest {
-            owner: owner.clone(),
             permits,
             limit,
-            ttl,
-            value: None,
-            lock_delay: lock_domain::LockDelay::NONE,
+            terms: lock_domain::LeaseTerms::new(owner.clone(), ttl, None),
         };
         let outcome = {
             let request = PermitsRequest {

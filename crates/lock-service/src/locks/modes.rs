@@ -30,7 +30,7 @@ impl Locks<'_> {
         let op = LeaseOp::Acquire {
             place: Place::Lock(resource.clone()),
             claim: Claim::Shared,
-            terms: request.terms(),
+            terms: request.terms.clone(),
         };
         let acquired = self
             .core
@@ -53,7 +53,7 @@ impl Locks<'_> {
             self.core.clock.now(),
             &request.tenant,
             &request.resource,
-            &request.owner,
+            &request.terms.owner,
         )
         .await
     }

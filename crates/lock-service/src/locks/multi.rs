@@ -4,11 +4,11 @@
 use std::time::Duration;
 
 use lock_domain::{
-    Grant, LeaseOp, LeaseOutcome, Lock, LockDelay, LockSet, Owner, Place, Refusal, ReleaseResult,
+    Grant, LeaseOp, LeaseOutcome, Lock, LockSet, Owner, Place, Refusal, ReleaseResult,
     RepositoryError, ResourceName, Tenant,
 };
 
-use crate::locks::AcquireRequest;
+use crate::held::mode_held;
 use crate::locks::Locks;
 use crate::outcomes::AcquireError;
 use crate::outcomes::Acquired;
@@ -171,18 +171,10 @@ impl Locks<'_> {
     /// no lease to its tenant's count.
     async fn held_of(&self, tenant: &Tenant, set: &LockSet) -> Result<u64, RepositoryError> {
         let mut held = 0;
-        for (resource, mode) in set.locks() {
-            let probe = AcquireRequest {
-                tenant: tenant.clone(),
-                resource: resource.clone(),
-                owner: set.owner().clone(),
-                ttl: set.ttl(),
-                wait: Duration::ZERO,
-                mode: *mode,
-                value: None,
-                lock_delay: LockDelay::NONE,
-            };
-            held += u64::from(self.mode_held_by(&probe).await?.is_some());
+        for (resource, _) in set.locks() {
+            let now = self.core.clock.now();
+            let holds = mode_held(&*self.core.leases, now, tenant, resource, set.owner()).await?;
+            held += u64::from(holds.is_some());
         }
         Ok(held)
     }

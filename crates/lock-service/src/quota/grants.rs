@@ -42,12 +42,14 @@ fn permits(owner: &str, permits: i64, limit: i64, wait: Duration) -> PermitsRequ
         tenant: acme(),
         name: name("pool"),
         permit: PermitRequest {
-            owner: Owner::parse(owner).unwrap(),
             permits: Weight::permits(permits, limit).unwrap(),
             limit,
-            ttl: ttl(),
-            value: None,
-            lock_delay: LockDelay::NONE,
+            terms: lock_domain::LeaseTerms {
+                owner: Owner::parse(owner).unwrap(),
+                ttl: ttl(),
+                value: None,
+                lock_delay: LockDelay::NONE,
+            },
         },
         wait,
     }
@@ -120,13 +122,11 @@ async fn a_burst_of_waiting_acquires_is_held_at_the_limit_for_every_primitive() 
     let granted = burst(|i| {
         let service = service.clone();
         let set = LockSet::new(
-            Owner::parse(&format!("s{i}")).unwrap(),
-            ttl(),
+            lock_domain::LeaseTerms::new(Owner::parse(&format!("s{i}")).unwrap(), ttl(), None),
             vec![
                 (name(&format!("a-{i}")), LockMode::Exclusive),
                 (name(&format!("b-{i}")), LockMode::Exclusive),
             ],
-            None,
         )
         .unwrap();
         let request = MultiAcquireRequest {
@@ -151,11 +151,13 @@ async fn a_burst_of_waiting_acquires_is_held_at_the_limit_for_every_primitive() 
         let request = CampaignRequest {
             tenant: acme(),
             election: name(&format!("e-{i}")),
-            candidate: Owner::parse(&format!("c{i}")).unwrap(),
-            ttl: ttl(),
             wait: WAIT,
-            value: None,
-            lock_delay: LockDelay::NONE,
+            terms: lock_domain::LeaseTerms {
+                owner: Owner::parse(&format!("c{i}")).unwrap(),
+                ttl: ttl(),
+                value: None,
+                lock_delay: LockDelay::NONE,
+            },
         };
         async move {
             answer(
@@ -279,11 +281,13 @@ async fn a_campaign_refused_while_its_candidate_came_to_lead_is_a_regrant() {
     let campaign = |candidate: &str, wait: Duration| CampaignRequest {
         tenant: acme(),
         election: name("e"),
-        candidate: Owner::parse(candidate).unwrap(),
-        ttl: ttl(),
         wait,
-        value: None,
-        lock_delay: LockDelay::NONE,
+        terms: lock_domain::LeaseTerms {
+            owner: Owner::parse(candidate).unwrap(),
+            ttl: ttl(),
+            value: None,
+            lock_delay: LockDelay::NONE,
+        },
     };
     a.elections()
         .campaign(campaign("x", Duration::ZERO), || false)

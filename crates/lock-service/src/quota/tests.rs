@@ -42,12 +42,13 @@ pub(super) fn acquire(
     AcquireRequest {
         tenant: tenant.clone(),
         resource: name(resource),
-        owner: Owner::parse(owner).unwrap(),
-        ttl: Ttl::parse(30, 3_600).unwrap(),
-        wait: Duration::from_millis(wait_ms),
         mode: LockMode::Exclusive,
-        value: None,
-        lock_delay: LockDelay::NONE,
+        terms: lock_domain::LeaseTerms::new(
+            Owner::parse(owner).unwrap(),
+            Ttl::parse(30, 3_600).unwrap(),
+            None,
+        ),
+        wait: Duration::from_millis(wait_ms),
     }
 }
 
@@ -76,11 +77,13 @@ async fn live_leases_are_limited_per_tenant_and_a_regrant_adds_none() {
     let campaign = CampaignRequest {
         tenant: acme(),
         election: name("leader"),
-        candidate: Owner::parse("c1").unwrap(),
-        ttl: Ttl::parse(30, 3_600).unwrap(),
         wait: Duration::ZERO,
-        value: None,
-        lock_delay: LockDelay::NONE,
+        terms: lock_domain::LeaseTerms {
+            owner: Owner::parse("c1").unwrap(),
+            ttl: Ttl::parse(30, 3_600).unwrap(),
+            value: None,
+            lock_delay: LockDelay::NONE,
+        },
     };
     service
         .elections()
@@ -107,12 +110,14 @@ async fn live_leases_are_limited_per_tenant_and_a_regrant_adds_none() {
         tenant: acme(),
         name: name("pool"),
         permit: PermitRequest {
-            owner: Owner::parse("p1").unwrap(),
             permits: Weight::permits(1, limit).unwrap(),
             limit,
-            ttl: Ttl::parse(30, 3_600).unwrap(),
-            value: None,
-            lock_delay: LockDelay::NONE,
+            terms: lock_domain::LeaseTerms {
+                owner: Owner::parse("p1").unwrap(),
+                ttl: Ttl::parse(30, 3_600).unwrap(),
+                value: None,
+                lock_delay: LockDelay::NONE,
+            },
         },
         wait: Duration::ZERO,
     };

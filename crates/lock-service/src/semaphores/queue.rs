@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use lock_domain::{
-    Claim, Clock, Grant, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, Owner, PermitRequest,
-    Place, RepositoryError, ResourceName, SemaphoreAcquireOutcome, Tenant,
+    Clock, Grant, LeaseOp, LeaseOutcome, LeaseStore, Owner, PermitRequest, Place, RepositoryError,
+    ResourceName, SemaphoreAcquireOutcome, Tenant,
 };
 use tokio::sync::{oneshot, Notify};
 
@@ -269,7 +269,7 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
         }
         // The grant is counted against the tenant's `max_live_leases` now, when it would be
         // made, under the tenant's gate (held until the store has answered).
-        let outcome = match admit(&shared, &key, &waiter.request.owner).await {
+        let outcome = match admit(&shared, &key, &waiter.request.terms.owner).await {
             Ok(gate) => {
                 *locked(&queue.held_back) = None;
                 let outcome = acquire(&*shared.leases, &key, &waiter.request).await;
@@ -402,16 +402,8 @@ pub(crate) async fn acquire(
 ) -> Result<(SemaphoreAcquireOutcome, super::NoRoomSeen), RepositoryError> {
     let op = LeaseOp::Acquire {
         place: Place::Semaphore(key.1.clone()),
-        claim: Claim::Permits {
-            permits: request.permits,
-            limit: request.limit,
-        },
-        terms: LeaseTerms {
-            owner: request.owner.clone(),
-            ttl: request.ttl,
-            value: request.value.clone(),
-            lock_delay: request.lock_delay,
-        },
+        claim: request.claim(),
+        terms: request.terms.clone(),
     };
     let acquired = leases.apply(key.0.clone(), op).await?.acquired()?;
     Ok(super::outcome_of(acquired, request.limit))

@@ -22,12 +22,14 @@ fn request(who: &str, permits: i64, limit: i64, wait_ms: u64) -> PermitsRequest 
         tenant: Tenant::default_tenant(),
         name: ResourceName::parse("sem").unwrap(),
         permit: PermitRequest {
-            owner: Owner::parse(who).unwrap(),
             permits: Weight::permits(permits, limit).unwrap(),
             limit,
-            ttl: Ttl::parse(60, 3_600).unwrap(),
-            value: None,
-            lock_delay: lock_domain::LockDelay::NONE,
+            terms: lock_domain::LeaseTerms {
+                owner: Owner::parse(who).unwrap(),
+                ttl: Ttl::parse(60, 3_600).unwrap(),
+                value: None,
+                lock_delay: lock_domain::LockDelay::NONE,
+            },
         },
         wait: Duration::from_millis(wait_ms),
     }

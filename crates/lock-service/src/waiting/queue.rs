@@ -5,9 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use lock_domain::{
-    FencingToken, LeaseValue, Lock, LockDelay, LockMode, Owner, RepositoryError, Ttl,
-};
+use lock_domain::{FencingToken, LeaseTerms, Lock, LockMode, RepositoryError};
 use tokio::sync::{oneshot, Notify};
 
 use super::locked;
@@ -61,11 +59,8 @@ pub(super) struct Queue {
 
 pub(super) struct Waiter {
     pub(super) id: u64,
-    pub(super) owner: Owner,
-    pub(super) ttl: Ttl,
     pub(super) mode: LockMode,
-    pub(super) value: Option<LeaseValue>,
-    pub(super) lock_delay: LockDelay,
+    pub(super) terms: LeaseTerms,
     pub(super) grant: oneshot::Sender<Grant>,
 }
 
@@ -73,11 +68,9 @@ pub(super) struct Waiter {
 #[derive(Debug, Clone)]
 pub(super) struct Head {
     pub(super) id: u64,
-    pub(super) owner: Owner,
-    pub(super) ttl: Ttl,
     pub(super) mode: LockMode,
-    pub(super) value: Option<LeaseValue>,
-    pub(super) lock_delay: LockDelay,
+    /// The terms of the lease it waits for.
+    pub(super) terms: LeaseTerms,
 }
 
 impl Queue {
@@ -113,11 +106,8 @@ impl Queue {
         }
         waiters.front().map(|w| Head {
             id: w.id,
-            owner: w.owner.clone(),
-            ttl: w.ttl,
             mode: w.mode,
-            value: w.value.clone(),
-            lock_delay: w.lock_delay,
+            terms: w.terms.clone(),
         })
     }
 

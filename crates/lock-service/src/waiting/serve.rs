@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use lock_domain::{
-    decide_acquire, is_expired, AcquireDecision, Claim, Holding, LeaseOp, LeaseTerms, Lock,
-    LockMode, Place, Refusal as LeaseRefusal, ResourceName, Tenant,
+    decide_acquire, is_expired, AcquireDecision, Claim, Holding, LeaseOp, Lock, LockMode, Place,
+    Refusal as LeaseRefusal, ResourceName, Tenant,
 };
 use tokio::sync::oneshot;
 
@@ -34,13 +34,7 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
         let Some(head) = shared.head(&key, &queue) else {
             return;
         };
-        let Head {
-            id,
-            ref owner,
-            ttl,
-            mode,
-            ..
-        } = head;
+        let Head { id, mode, .. } = head;
         if head_id != Some(id) {
             head_id = Some(id);
             // A new head that already holds the lock (or a reader beside readers) is granted
@@ -98,12 +92,7 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
             let op = LeaseOp::Acquire {
                 place: Place::Lock(resource.clone()),
                 claim: Claim::of_mode(mode),
-                terms: LeaseTerms {
-                    owner: owner.clone(),
-                    ttl,
-                    value: head.value.clone(),
-                    lock_delay: head.lock_delay,
-                },
+                terms: head.terms.clone(),
             };
             let attempted = match shared.leases.apply(tenant.clone(), op).await {
                 Ok(outcome) => outcome.acquired(),
@@ -186,7 +175,7 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                     } else if !same {
                         skew = Duration::ZERO;
                     }
-                    match mode_of(&holding.holders, &head.owner, now) {
+                    match mode_of(&holding.holders, &head.terms.owner, now) {
                         // The waiter holds it in the other mode: told so, never queued.
                         Some(held) if held != mode => {
                             queue.refuse(id);
@@ -271,7 +260,7 @@ async fn admit(
                 shared.clock.now(),
                 tenant,
                 resource,
-                &head.owner,
+                &head.terms.owner,
             )
             .await?;
             Ok(u64::from(held.is_some()))
@@ -285,7 +274,9 @@ async fn admit(
 /// just granted; both are in shared mode.
 fn may_grant_at_once(holder: Option<&Lock>, head: &Head, now: DateTime<Utc>) -> bool {
     match head.mode {
-        LockMode::Exclusive => decide_acquire(holder, &head.owner, now) == AcquireDecision::Extend,
+        LockMode::Exclusive => {
+            decide_acquire(holder, &head.terms.owner, now) == AcquireDecision::Extend
+        }
         LockMode::Shared => holder.is_some_and(|lock| read_by_readers(lock, now)),
     }
 }

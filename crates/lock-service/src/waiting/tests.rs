@@ -58,22 +58,18 @@ async fn two_waiters_of_one_owner() -> (Waiting, Arc<dyn LeaseStore>, super::Tic
         .enqueue(
             tenant.clone(),
             resource.clone(),
-            owner("o"),
-            ttl(),
             LockMode::Exclusive,
-            None,
-            lock_domain::LockDelay::NONE,
+            lock_domain::LeaseTerms::new(owner("o"), ttl(), None)
+                .with_lock_delay(lock_domain::LockDelay::NONE),
         )
         .expect("room for a waiter");
     let second = waiting
         .enqueue(
             tenant.clone(),
             resource.clone(),
-            owner("o"),
-            ttl(),
             LockMode::Exclusive,
-            None,
-            lock_domain::LockDelay::NONE,
+            lock_domain::LeaseTerms::new(owner("o"), ttl(), None)
+                .with_lock_delay(lock_domain::LockDelay::NONE),
         )
         .expect("room for a waiter");
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -163,11 +159,9 @@ async fn a_wait_that_ends_during_its_attempt_answers_with_that_attempt_s_grant()
         .enqueue(
             Tenant::default_tenant(),
             ResourceName::parse("r").unwrap(),
-            owner("o"),
-            ttl(),
             LockMode::Exclusive,
-            None,
-            lock_domain::LockDelay::NONE,
+            lock_domain::LeaseTerms::new(owner("o"), ttl(), None)
+                .with_lock_delay(lock_domain::LockDelay::NONE),
         )
         .expect("room for a waiter");
     let outcome = ticket.wait(Duration::from_millis(100), || false).await;
@@ -203,11 +197,9 @@ async fn a_wait_that_ends_before_the_queue_saw_the_lock_answers_unavailable() {
         .enqueue(
             tenant,
             resource,
-            owner("me"),
-            ttl(),
             LockMode::Exclusive,
-            None,
-            lock_domain::LockDelay::NONE,
+            lock_domain::LeaseTerms::new(owner("me"), ttl(), None)
+                .with_lock_delay(lock_domain::LockDelay::NONE),
         )
         .expect("room for a waiter");
     let outcome = ticket.wait(Duration::from_millis(100), || false).await;
@@ -259,11 +251,9 @@ async fn the_poller_finds_a_release_made_elsewhere() {
         .enqueue(
             tenant.clone(),
             resource.clone(),
-            owner("here"),
-            ttl(),
             LockMode::Exclusive,
-            None,
-            lock_domain::LockDelay::NONE,
+            lock_domain::LeaseTerms::new(owner("here"), ttl(), None)
+                .with_lock_delay(lock_domain::LockDelay::NONE),
         )
         .expect("room for a waiter");
     tokio::time::sleep(super::POLL_PERIOD * 2).await;

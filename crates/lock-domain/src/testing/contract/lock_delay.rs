@@ -67,13 +67,11 @@ pub async fn a_lease_that_ran_out_keeps_its_place_for_its_lock_delay(h: &dyn Har
         .unwrap();
     assert_eq!(shared, SharedAcquireOutcome::Held, "a reader waits too");
     let set = LockSet::new(
-        owner("batch"),
-        ttl(30),
+        crate::LeaseTerms::new(owner("batch"), ttl(30), LeaseValue::parse("1".into()).ok()),
         vec![
             (name("free"), LockMode::Exclusive),
             (name("r"), LockMode::Exclusive),
         ],
-        LeaseValue::parse("1".into()).ok(),
     )
     .expect("a valid set");
     assert_eq!(
@@ -128,12 +126,14 @@ pub async fn a_semaphore_grant_that_ran_out_keeps_its_permits_for_its_lock_delay
     let repo = &*repo;
     let limit = crate::Capacity::semaphore_limit(2).expect("a valid limit");
     let request = |who: &str, seconds: i64, lock_delay: LockDelay| PermitRequest {
-        owner: owner(who),
         permits: Weight::permits(1, limit).expect("valid permits"),
         limit,
-        ttl: ttl(seconds),
-        value: None,
-        lock_delay,
+        terms: crate::LeaseTerms {
+            owner: owner(who),
+            ttl: ttl(seconds),
+            value: None,
+            lock_delay,
+        },
     };
     let take = |who: &'static str, seconds: i64, lock_delay: LockDelay| async move {
         repo.acquire_permits(tenant(), name("s"), request(who, seconds, lock_delay))

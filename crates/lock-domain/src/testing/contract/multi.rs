@@ -13,10 +13,12 @@ use crate::{Hold, LeaseValue, LockMode, LockSet, MultiAcquireOutcome, ResourceNa
 
 fn set(who: &str, seconds: i64, locks: &[(&str, LockMode)]) -> LockSet {
     LockSet::new(
-        owner(who),
-        ttl(seconds),
+        crate::LeaseTerms::new(
+            owner(who),
+            ttl(seconds),
+            LeaseValue::parse("\"batch\"".into()).ok(),
+        ),
         locks.iter().map(|(n, m)| (name(n), *m)).collect(),
-        LeaseValue::parse("\"batch\"".into()).ok(),
     )
     .expect("a valid set")
 }

@@ -65,7 +65,7 @@ pub async fn an_expired_permit_an_observer_saw_is_recorded_once(h: &dyn Harness)
     let alice = permit(&*repo, "pool", request("alice", 1, 3, 1)).await;
     let bob = permit(&*repo, "pool", request("bob", 1, 3, 30)).await;
     let mut delayed = request("dave", 1, 3, 1);
-    delayed.lock_delay = LockDelay::parse(60).expect("valid lock-delay");
+    delayed.terms.lock_delay = LockDelay::parse(60).expect("valid lock-delay");
     let dave = permit(&*repo, "pool", delayed).await;
     let record = |who: &'static str, token: FencingToken| {
         let repo = repo.clone();

@@ -23,12 +23,9 @@ pub(super) fn limit(n: i64) -> Capacity {
 
 pub(super) fn request(who: &str, permits: i64, of: i64, seconds: i64) -> PermitRequest {
     PermitRequest {
-        owner: owner(who),
         permits: Weight::permits(permits, limit(of)).expect("valid permits"),
         limit: limit(of),
-        ttl: ttl(seconds),
-        value: None,
-        lock_delay: crate::LockDelay::NONE,
+        terms: crate::LeaseTerms::new(owner(who), ttl(seconds), None),
     }
 }
 
@@ -189,7 +186,7 @@ pub async fn expired_holders_free_their_permits(h: &dyn Harness) {
 pub async fn a_permit_renew_moves_only_the_expiry_and_the_value_it_carries(h: &dyn Harness) {
     let repo = h.open().await;
     let mut with_value = request("a", 1, 2, 1);
-    with_value.value = Some(value(r#"{"host":"10.0.0.1"}"#));
+    with_value.terms.value = Some(value(r#"{"host":"10.0.0.1"}"#));
     let a = permit(&*repo, "s", with_value).await;
     assert_eq!(a.lease.value, Some(value(r#"{"host":"10.0.0.1"}"#)));
     h.advance(Duration::from_millis(500)).await;
@@ -231,12 +228,12 @@ pub async fn a_permit_renew_moves_only_the_expiry_and_the_value_it_carries(h: &d
 pub async fn a_regrant_replaces_the_value_only_when_given(h: &dyn Harness) {
     let repo = h.open().await;
     let mut first = request("a", 1, 2, 30);
-    first.value = Some(value("\"v1\""));
+    first.terms.value = Some(value("\"v1\""));
     permit(&*repo, "s", first).await;
     let kept = permit(&*repo, "s", request("a", 1, 2, 30)).await;
     assert_eq!(kept.lease.value, Some(value("\"v1\"")));
     let mut second = request("a", 1, 2, 30);
-    second.value = Some(value("\"v2\""));
+    second.terms.value = Some(value("\"v2\""));
     let replaced = permit(&*repo, "s", second).await;
     assert_eq!(replaced.lease.value, Some(value("\"v2\"")));
     assert_eq!(

@@ -115,12 +115,9 @@ impl State {
             }
             Claim::Permits { permits, limit } => {
                 let request = PermitRequest {
-                    owner: terms.owner,
                     permits,
                     limit,
-                    ttl: terms.ttl,
-                    value: terms.value,
-                    lock_delay: terms.lock_delay,
+                    terms,
                 };
                 Grant::of_permit(self.grant_permits(key, request, extend, now)?)
             }

@@ -158,7 +158,7 @@ impl State {
             .map(|lease| (lease.clone(), delay_of(lease)))
             .collect();
         // Grants of others that ran out keep their permits during their lock-delay.
-        let places = crate::holding_places(with_delays.clone(), &request.owner, now);
+        let places = crate::holding_places(with_delays.clone(), &request.terms.owner, now);
         let delayed: std::collections::HashSet<crate::FencingToken> = places
             .iter()
             .filter(|lease| {
@@ -168,22 +168,24 @@ impl State {
             })
             .map(|lease| lease.fencing_token)
             .collect();
-        let owner_key = (key.0.clone(), key.1.clone(), request.owner.clone());
-        let expires_at = now + request.ttl.as_time_delta();
+        let owner_key = (key.0.clone(), key.1.clone(), request.terms.owner.clone());
+        let expires_at = now + request.terms.ttl.as_time_delta();
         let lease = match extend {
             Some(token) => {
                 state
                     .permit_delays
-                    .insert(owner_key.clone(), request.lock_delay.millis());
+                    .insert(owner_key.clone(), request.terms.lock_delay.millis());
                 let leases = state.semaphores.entry(key.clone()).or_default();
                 let own = leases
                     .iter_mut()
-                    .find(|lease| lease.owner == request.owner && lease.fencing_token == token)
+                    .find(|lease| {
+                        lease.owner == request.terms.owner && lease.fencing_token == token
+                    })
                     .ok_or_else(|| RepositoryError::internal("the extended lease is gone"))?;
                 own.acquired_at = now;
                 own.expires_at = expires_at;
-                if request.value.is_some() {
-                    own.value = request.value;
+                if request.terms.value.is_some() {
+                    own.value = request.terms.value;
                 }
                 let lease = own.clone();
                 state.regranted_permits.insert(owner_key);
@@ -192,13 +194,13 @@ impl State {
             None => {
                 let fencing_token = state.next_token()?;
                 let lease = crate::Lease {
-                    owner: request.owner,
+                    owner: request.terms.owner,
                     weight: request.permits,
                     capacity: request.limit,
                     acquired_at: now,
                     expires_at,
                     fencing_token,
-                    value: request.value,
+                    value: request.terms.value,
                 };
                 let leases = state.semaphores.entry(key.clone()).or_default();
                 leases.retain(|held| {
@@ -209,7 +211,7 @@ impl State {
                 state.regranted_permits.remove(&owner_key);
                 state
                     .permit_delays
-                    .insert(owner_key, request.lock_delay.millis());
+                    .insert(owner_key, request.terms.lock_delay.millis());
                 lease
             }
         };

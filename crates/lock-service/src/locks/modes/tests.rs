@@ -33,12 +33,9 @@ fn request(who: &str, mode: LockMode, wait_ms: u64) -> AcquireRequest {
     AcquireRequest {
         tenant: tenant(),
         resource: doc(),
-        owner: owner(who),
-        ttl: Ttl::parse(60, 3_600).unwrap(),
-        wait: Duration::from_millis(wait_ms),
         mode,
-        value: None,
-        lock_delay: lock_domain::LockDelay::NONE,
+        terms: lock_domain::LeaseTerms::new(owner(who), Ttl::parse(60, 3_600).unwrap(), None),
+        wait: Duration::from_millis(wait_ms),
     }
 }
 

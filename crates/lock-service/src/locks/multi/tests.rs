@@ -23,13 +23,15 @@ fn request(who: &str, names: &[&str], wait_ms: u64) -> MultiAcquireRequest {
     MultiAcquireRequest {
         tenant: Tenant::default_tenant(),
         set: LockSet::new(
-            Owner::parse(who).unwrap(),
-            Ttl::parse(60, 3_600).unwrap(),
+            lock_domain::LeaseTerms::new(
+                Owner::parse(who).unwrap(),
+                Ttl::parse(60, 3_600).unwrap(),
+                None,
+            ),
             names
                 .iter()
                 .map(|n| (name(n), LockMode::Exclusive))
                 .collect(),
-            None,
         )
         .unwrap(),
         wait: Duration::from_millis(wait_ms),
@@ -40,12 +42,14 @@ async fn single(service: &LockService, who: &str, resource: &str) -> Acquired {
     let request = AcquireRequest {
         tenant: Tenant::default_tenant(),
         resource: name(resource),
-        owner: Owner::parse(who).unwrap(),
-        ttl: Ttl::parse(60, 3_600).unwrap(),
         wait: Duration::ZERO,
         mode: LockMode::Exclusive,
-        value: None,
-        lock_delay: lock_domain::LockDelay::NONE,
+        terms: lock_domain::LeaseTerms {
+            owner: Owner::parse(who).unwrap(),
+            ttl: Ttl::parse(60, 3_600).unwrap(),
+            value: None,
+            lock_delay: lock_domain::LockDelay::NONE,
+        },
     };
     service.locks().acquire(request, || false).await.unwrap()
 }
