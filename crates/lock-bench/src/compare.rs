@@ -9,6 +9,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::cpu::CpuSample;
 use crate::lockd::{Lockd, LockdSystem};
 use crate::postgres_database::PostgresDatabase;
 use crate::runner::Bench;
@@ -30,6 +31,9 @@ struct Series {
     workload: &'static str,
     baseline: Vec<f64>,
     current: Vec<f64>,
+    /// lockd's CPU microseconds per cycle of each run, and (PostgreSQL) the database's.
+    baseline_cpu: Vec<(f64, f64)>,
+    current_cpu: Vec<(f64, f64)>,
 }
 
 /// Runs the comparison of `baseline` with `bench.binary` and prints a Markdown table with the
@@ -72,8 +76,8 @@ pub fn run(
             baseline_args.join(" ")
         );
     }
-    println!("\n| backend | workload | baseline cycles/s (median) | this build | ratio of medians | median of paired ratios | runs (baseline / this) |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("\n| backend | workload | baseline cycles/s (median) | this build | ratio of medians | median of paired ratios | lockd CPU µs/cycle (baseline / this) | database CPU µs/cycle (baseline / this) | runs (baseline / this) |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for series in &all {
         let (b, c) = (median(&series.baseline), median(&series.current));
         let paired: Vec<f64> = series
@@ -82,14 +86,29 @@ pub fn run(
             .zip(&series.current)
             .map(|(b, c)| c / b)
             .collect();
+        let cpu = |runs: &[(f64, f64)], which: fn(&(f64, f64)) -> f64| {
+            median(&runs.iter().map(which).collect::<Vec<f64>>())
+        };
+        let database = if series.backend == "PostgreSQL" {
+            format!(
+                "{:.0} / {:.0}",
+                cpu(&series.baseline_cpu, |r| r.1),
+                cpu(&series.current_cpu, |r| r.1)
+            )
+        } else {
+            "–".to_owned()
+        };
         println!(
-            "| {} | {} | {:.0} | {:.0} | {:.3} | {:.3} | {} / {} |",
+            "| {} | {} | {:.0} | {:.0} | {:.3} | {:.3} | {:.0} / {:.0} | {} | {} / {} |",
             series.backend,
             series.workload,
             b,
             c,
             c / b,
             median(&paired),
+            cpu(&series.baseline_cpu, |r| r.0),
+            cpu(&series.current_cpu, |r| r.0),
+            database,
             join(&series.baseline),
             join(&series.current)
         );
@@ -150,7 +169,10 @@ fn measure(
         workload,
         baseline: Vec::new(),
         current: Vec::new(),
+        baseline_cpu: Vec::new(),
+        current_cpu: Vec::new(),
     };
+    let database_process = (backend == "PostgreSQL").then_some("postgres");
     let (runtime, clients) = (bench.runtime, bench.plan.clients);
     let baseline_flags: Vec<&str> = bench
         .lockd_args
@@ -184,11 +206,14 @@ fn measure(
         // ABBA order: baseline first in even runs, this build first in odd ones.
         let order: [usize; 2] = if run % 2 == 0 { [0, 1] } else { [1, 0] };
         for which in order {
+            let before = CpuSample::take(Some(servers[which].pid()), database_process);
             let stats = once(
                 &systems[which],
                 format!("cmp-{which}-{run}"),
                 bench.plan.duration,
             );
+            let after = CpuSample::take(Some(servers[which].pid()), database_process);
+            let (server_us, database_us, _) = after.per_operation_us(&before, stats.operations);
             let rate = stats.per_second();
             eprintln!(
                 "{} {} {}: {:.0} cycles/s ({} errors)",
@@ -200,8 +225,10 @@ fn measure(
             );
             if which == 0 {
                 series.baseline.push(rate);
+                series.baseline_cpu.push((server_us, database_us));
             } else {
                 series.current.push(rate);
+                series.current_cpu.push((server_us, database_us));
             }
         }
     }
