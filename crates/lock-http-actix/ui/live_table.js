@@ -39,12 +39,21 @@ export class LiveTable {
 
   /** Shows `items` (in their order), read at `clock`. */
   show(items, clock) {
-    const seen = new Set();
+    const seen = new Set(items.map((item) => this.spec.keyOf(item)));
+    // Rows that went away leave first: a row that stays is then never moved around a gap, which
+    // would take a keyboard user's focus off it.
+    for (const [key, entry] of this.rows) {
+      if (!seen.has(key)) {
+        entry.row.remove();
+        this.rows.delete(key);
+      }
+    }
+    const placed = new Set();
     let position = 0;
     for (const item of items) {
       const key = this.spec.keyOf(item);
-      if (seen.has(key)) continue;
-      seen.add(key);
+      if (placed.has(key)) continue;
+      placed.add(key);
       let entry = this.rows.get(key);
       if (!entry) {
         const { cells, update } = this.spec.createRow(item);
@@ -58,17 +67,11 @@ export class LiveTable {
       if (here !== entry.row) this.body.insertBefore(entry.row, here ?? null);
       position += 1;
     }
-    for (const [key, entry] of this.rows) {
-      if (!seen.has(key)) {
-        entry.row.remove();
-        this.rows.delete(key);
-      }
-    }
     this.expiredSeen = false;
     this.tick(performance.now());
-    this.spec.empty.hidden = seen.size > 0;
-    this.spec.container.hidden = seen.size === 0;
-    this.spec.count.textContent = `(${counted(seen.size, ...this.spec.words)})`;
+    this.spec.empty.hidden = placed.size > 0;
+    this.spec.container.hidden = placed.size === 0;
+    this.spec.count.textContent = `(${counted(placed.size, ...this.spec.words)})`;
   }
 
   /** Shows nothing at all, not even "none": the list could not be read. */
