@@ -271,6 +271,36 @@ pub struct Holding {
     pub delayed_until: Option<DateTime<Utc>>,
 }
 
+impl Holding {
+    /// A lock's holders as a [`crate::Hold`]: one exclusive holder, readers (in token order), or
+    /// (`None`) nobody.
+    pub fn hold(&self) -> Option<crate::Hold> {
+        let mut locks: Vec<Lock> = self.holders.iter().cloned().map(Grant::into_lock).collect();
+        match locks.first().map(|lock| lock.mode) {
+            None => None,
+            Some(LockMode::Exclusive) => Some(crate::Hold::Exclusive(locks.remove(0))),
+            Some(LockMode::Shared) => Some(crate::Hold::Shared(locks)),
+        }
+    }
+
+    /// A lock held as one lease: its exclusive holder's, or for readers the one lease that
+    /// stands for them all (from the earliest start to the latest end, with the largest token,
+    /// owned by [`Owner::shared_holders`]). `None` when nobody holds it.
+    pub fn one_lease(&self, resource: &ResourceName) -> Option<Lock> {
+        match self.hold()? {
+            crate::Hold::Exclusive(lock) => Some(lock),
+            crate::Hold::Shared(readers) => {
+                let leases: Vec<Lease> = readers
+                    .into_iter()
+                    .map(|lock| Grant::of_lock(lock).lease)
+                    .collect();
+                let earliest = leases.iter().map(|lease| lease.acquired_at).min()?;
+                crate::shared_row(resource, &leases, earliest)
+            }
+        }
+    }
+}
+
 /// What a [`LeaseOp`] came to. Each operation answers with its own variants:
 ///
 /// | operation | outcomes |

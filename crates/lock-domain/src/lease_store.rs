@@ -173,6 +173,42 @@ impl LeaseOutcome {
         }
     }
 
+    /// A lock's `Renew` or `SetValue` outcome, as its holder hears it.
+    ///
+    /// # Errors
+    /// [`RepositoryError::Internal`] for an outcome a renew cannot have.
+    pub fn renewed_lock(self) -> Result<crate::RenewResult, RepositoryError> {
+        Ok(match self.renewed()? {
+            Ok(grant) => crate::RenewResult::Renewed(grant.into_lock()),
+            Err(NotHeld::Forbidden) => crate::RenewResult::Forbidden,
+            Err(NotHeld::NotFound) => crate::RenewResult::NotFound,
+        })
+    }
+
+    /// A semaphore's `Renew` outcome, as its holder hears it (others' grants are no conflict).
+    ///
+    /// # Errors
+    /// [`RepositoryError::Internal`] for an outcome a renew cannot have.
+    pub fn renewed_permit(self) -> Result<crate::PermitRenewResult, RepositoryError> {
+        Ok(match self.renewed()? {
+            Ok(grant) => crate::PermitRenewResult::Renewed(grant.into_permit()),
+            Err(_) => crate::PermitRenewResult::NotFound,
+        })
+    }
+
+    /// A semaphore's `Release` outcome, as its holder hears it.
+    ///
+    /// # Errors
+    /// [`RepositoryError::Internal`] for an outcome a release cannot have.
+    pub fn released_permit(self) -> Result<crate::PermitReleaseResult, RepositoryError> {
+        Ok(match self.released()? {
+            ReleaseResult::Released(token) => crate::PermitReleaseResult::Released(token),
+            ReleaseResult::NotFound | ReleaseResult::Forbidden => {
+                crate::PermitReleaseResult::NotFound
+            }
+        })
+    }
+
     /// An `Undo`'s outcome.
     ///
     /// # Errors

@@ -25,7 +25,7 @@ const MAX_REGRANTS: u32 = 3;
 /// The leader an election's lock holder is, if one holds it (exclusively: an election's lock is
 /// never held by readers).
 fn leader_of(holding: &lock_domain::Holding) -> Option<Leader> {
-    match crate::held::hold_of(&holding.holders) {
+    match holding.hold() {
         Some(lock_domain::Hold::Exclusive(lock)) => Some(Leader::of(lock)),
         _ => None,
     }
@@ -227,8 +227,8 @@ impl Elections<'_> {
             .leases
             .apply(tenant.elections(), op)
             .await?
-            .renewed()?;
-        let leading = Leading::from(crate::locks::renew_result(renewed));
+            .renewed_lock()?;
+        let leading = Leading::from(renewed);
         self.core.events.election(
             &tenant,
             &election,
@@ -257,13 +257,12 @@ impl Elections<'_> {
             ttl,
             value: None,
         };
-        let renewed = crate::locks::renew_result(
-            self.core
-                .leases
-                .apply(namespace.clone(), op)
-                .await?
-                .renewed()?,
-        );
+        let renewed = self
+            .core
+            .leases
+            .apply(namespace.clone(), op)
+            .await?
+            .renewed_lock()?;
         if let RenewResult::Renewed(_) = renewed {
             self.core.waiting.lease_changed(&namespace, &election);
         }

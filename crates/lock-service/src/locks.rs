@@ -11,7 +11,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use lock_domain::{
     check_lock_fence, Claim, FenceVerdict, FencingToken, ForceReason, Hold, LeaseKind, LeaseOp,
-    LeaseTerms, LeaseValue, ListPage, ListQuery, Lock, LockMode, NotHeld, Owner, Place, Refusal,
+    LeaseTerms, LeaseValue, ListPage, ListQuery, Lock, LockMode, Owner, Place, Refusal,
     ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
 };
 
@@ -52,15 +52,6 @@ pub(crate) fn answer(
         },
         Err(Refusal::ModeMismatch(_)) => Acquired::ModeMismatch,
         Err(_) => Acquired::Held,
-    }
-}
-
-/// A renew's outcome as a lock's holder hears it.
-pub(crate) fn renew_result(renewed: Result<lock_domain::Grant, NotHeld>) -> RenewResult {
-    match renewed {
-        Ok(grant) => RenewResult::Renewed(grant.into_lock()),
-        Err(NotHeld::Forbidden) => RenewResult::Forbidden,
-        Err(NotHeld::NotFound) => RenewResult::NotFound,
     }
 }
 
@@ -218,7 +209,7 @@ impl Locks<'_> {
         resource: ResourceName,
     ) -> Result<Option<Hold>, RepositoryError> {
         let holding = crate::held::look(&*self.core.leases, &tenant, &resource).await?;
-        Ok(crate::held::hold_of(&holding.holders))
+        Ok(holding.hold())
     }
 
     /// How `resource` is held now, and when it is not, whether a lock-delay keeps its place: the
@@ -232,7 +223,7 @@ impl Locks<'_> {
         resource: ResourceName,
     ) -> Result<Looked<Hold>, RepositoryError> {
         let holding = crate::held::look(&*self.core.leases, &tenant, &resource).await?;
-        let hold = crate::held::hold_of(&holding.holders);
+        let hold = holding.hold();
         Ok(Looked::of(
             hold,
             holding.delayed_until,
@@ -292,13 +283,12 @@ impl Locks<'_> {
             ttl,
             value,
         };
-        let result = renew_result(
-            self.core
-                .leases
-                .apply(tenant.clone(), op)
-                .await?
-                .renewed()?,
-        );
+        let result = self
+            .core
+            .leases
+            .apply(tenant.clone(), op)
+            .await?
+            .renewed_lock()?;
         self.core
             .events
             .renewed(&tenant, &resource, &owner, &result);

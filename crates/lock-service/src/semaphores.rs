@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use lock_domain::{
     check_permit_fence, Capacity, FenceVerdict, FencingToken, ForceReason, Grant, Holding, Lease,
     LeaseKind, LeaseOp, LeaseValue, ListQuery, Owner, Permit, PermitReleaseResult,
-    PermitRenewResult, PermitRequest, Place, ReleaseResult, RepositoryError, ResourceName,
+    PermitRenewResult, PermitRequest, Place, RepositoryError, ResourceName,
     SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant, Ttl,
 };
 use tokio::sync::oneshot;
@@ -368,16 +368,12 @@ impl Semaphores<'_> {
             place: Place::Semaphore(name.clone()),
             owner: owner.clone(),
         };
-        let result = match self
+        let result = self
             .core
             .leases
             .apply(tenant.clone(), op)
             .await?
-            .released()?
-        {
-            ReleaseResult::Released(token) => PermitReleaseResult::Released(token),
-            ReleaseResult::NotFound | ReleaseResult::Forbidden => PermitReleaseResult::NotFound,
-        };
+            .released_permit()?;
         self.core
             .events
             .permits_released(&tenant, &name, &owner, result);
@@ -406,16 +402,12 @@ impl Semaphores<'_> {
             ttl,
             value,
         };
-        let result = match self
+        let result = self
             .core
             .leases
             .apply(tenant.clone(), op)
             .await?
-            .renewed()?
-        {
-            Ok(grant) => PermitRenewResult::Renewed(grant.into_permit()),
-            Err(_) => PermitRenewResult::NotFound,
-        };
+            .renewed_permit()?;
         self.core
             .events
             .permits_renewed(&tenant, &name, &owner, &result);

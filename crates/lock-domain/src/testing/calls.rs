@@ -7,11 +7,11 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::{
-    shared_row, AcquireOutcome, Claim, FencingToken, ForceReason, Grant, Hold, LeaseOp,
-    LeaseOutcome, LeaseStore, LeaseTerms, LeaseValue, ListPage, ListQuery, Lock, LockDelay,
-    LockMode, LockSet, MultiAcquireOutcome, NotHeld, Owner, Permit, PermitReleaseResult,
-    PermitRenewResult, PermitRequest, Place, Refusal, ReleaseResult, RenewResult, RepositoryError,
-    ResourceName, SemaphoreAcquireOutcome, SemaphoreState, SharedAcquireOutcome, Tenant, Ttl,
+    AcquireOutcome, Claim, FencingToken, ForceReason, Grant, Hold, LeaseOp, LeaseOutcome,
+    LeaseStore, LeaseTerms, LeaseValue, ListPage, ListQuery, Lock, LockDelay, LockSet,
+    MultiAcquireOutcome, Owner, Permit, PermitReleaseResult, PermitRenewResult, PermitRequest,
+    Place, Refusal, ReleaseResult, RenewResult, RepositoryError, ResourceName,
+    SemaphoreAcquireOutcome, SemaphoreState, SharedAcquireOutcome, Tenant, Ttl,
 };
 
 fn terms(owner: Owner, ttl: Ttl, value: Option<LeaseValue>, lock_delay: LockDelay) -> LeaseTerms {
@@ -23,29 +23,13 @@ fn terms(owner: Owner, ttl: Ttl, value: Option<LeaseValue>, lock_delay: LockDela
     }
 }
 
-fn renew_result(answer: Result<Grant, NotHeld>) -> RenewResult {
-    match answer {
-        Ok(grant) => RenewResult::Renewed(grant.into_lock()),
-        Err(NotHeld::Forbidden) => RenewResult::Forbidden,
-        Err(NotHeld::NotFound) => RenewResult::NotFound,
-    }
-}
-
-fn permit_renew_result(answer: Result<Grant, NotHeld>) -> PermitRenewResult {
-    match answer {
-        Ok(grant) => PermitRenewResult::Renewed(grant.into_permit()),
-        Err(_) => PermitRenewResult::NotFound,
-    }
-}
-
 /// A lock's holders as a [`Hold`], or `None` when nobody holds it.
 pub fn hold_of_grants(holders: Vec<Grant>) -> Option<Hold> {
-    let mut locks: Vec<Lock> = holders.into_iter().map(Grant::into_lock).collect();
-    match locks.first().map(|lock| lock.mode) {
-        None => None,
-        Some(LockMode::Exclusive) => Some(Hold::Exclusive(locks.remove(0))),
-        Some(LockMode::Shared) => Some(Hold::Shared(locks)),
+    crate::Holding {
+        holders,
+        delayed_until: None,
     }
+    .hold()
 }
 
 /// The calls, for every lease store.
@@ -91,26 +75,18 @@ pub trait LeaseCalls: LeaseStore {
         tenant: Tenant,
         resource: ResourceName,
     ) -> Result<Option<Lock>, RepositoryError> {
-        let now = Utc::now();
-        Ok(match self.hold(tenant, resource.clone()).await? {
-            None => None,
-            Some(Hold::Exclusive(lock)) => Some(lock),
-            Some(Hold::Shared(readers)) => {
-                let leases: Vec<_> = readers
-                    .into_iter()
-                    .map(|lock| Grant::of_lock(lock).lease)
-                    .collect();
-                let earliest = leases.iter().map(|lease| lease.acquired_at).min();
-                // As of the earliest start, every reader read was live.
-                shared_row(&resource, &leases, earliest.unwrap_or(now))
-            }
-        })
+        let holding = self
+            .apply(tenant, LeaseOp::Look(Place::Lock(resource.clone())))
+            .await?
+            .looked()?;
+        Ok(holding.one_lease(&resource))
     }
 
     async fn statuses(
         &self,
         locks: Vec<(Tenant, ResourceName)>,
     ) -> Result<Vec<Option<Lock>>, RepositoryError> {
+        let resources: Vec<ResourceName> = locks.iter().map(|(_, r)| r.clone()).collect();
         let places = locks
             .into_iter()
             .map(|(tenant, resource)| (tenant, Place::Lock(resource)))
@@ -118,20 +94,9 @@ pub trait LeaseCalls: LeaseStore {
         Ok(self
             .look_many(places)
             .await?
-            .into_iter()
-            .map(|holding| match hold_of_grants(holding.holders) {
-                Some(Hold::Exclusive(lock)) => Some(lock),
-                Some(Hold::Shared(readers)) => {
-                    let resource = readers[0].resource.clone();
-                    let leases: Vec<_> = readers
-                        .into_iter()
-                        .map(|lock| Grant::of_lock(lock).lease)
-                        .collect();
-                    let earliest = leases.iter().map(|lease| lease.acquired_at).min();
-                    shared_row(&resource, &leases, earliest.unwrap_or_else(Utc::now))
-                }
-                None => None,
-            })
+            .iter()
+            .zip(&resources)
+            .map(|(holding, resource)| holding.one_lease(resource))
             .collect())
     }
 
@@ -197,7 +162,7 @@ pub trait LeaseCalls: LeaseStore {
             ttl,
             value,
         };
-        Ok(renew_result(self.apply(tenant, op).await?.renewed()?))
+        self.apply(tenant, op).await?.renewed_lock()
     }
 
     async fn renew_held(
@@ -223,7 +188,7 @@ pub trait LeaseCalls: LeaseStore {
             owner,
             value,
         };
-        Ok(renew_result(self.apply(tenant, op).await?.renewed()?))
+        self.apply(tenant, op).await?.renewed_lock()
     }
 
     async fn undo_grant(&self, tenant: Tenant, grant: Lock) -> Result<bool, RepositoryError> {
@@ -386,10 +351,7 @@ pub trait LeaseCalls: LeaseStore {
             place: Place::Semaphore(name),
             owner,
         };
-        Ok(match self.apply(tenant, op).await?.released()? {
-            ReleaseResult::Released(token) => PermitReleaseResult::Released(token),
-            _ => PermitReleaseResult::NotFound,
-        })
+        self.apply(tenant, op).await?.released_permit()
     }
 
     async fn renew_permits(
@@ -406,9 +368,7 @@ pub trait LeaseCalls: LeaseStore {
             ttl,
             value,
         };
-        Ok(permit_renew_result(
-            self.apply(tenant, op).await?.renewed()?,
-        ))
+        self.apply(tenant, op).await?.renewed_permit()
     }
 
     async fn undo_permit_grant(

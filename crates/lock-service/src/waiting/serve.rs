@@ -15,7 +15,7 @@ use super::queue::{Granted, Head, Queue};
 use super::ticket::undo;
 use super::{locked, QueueKey, Shared, EXPIRY_MARGIN, MAX_SKEW_BACKOFF};
 use crate::events::Trouble;
-use crate::held::{mode_held, mode_of, one_lease};
+use crate::held::{mode_held, mode_of};
 use crate::quota::{Count, LeaseGate, Refusal};
 
 /// The task of one queue: attempts acquires for the head waiter when the lock may be free, and
@@ -163,7 +163,7 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
         }
         if let Some(holding) = seen.take() {
             let now = shared.clock.now();
-            match one_lease(&resource, &holding.holders) {
+            match holding.one_lease(&resource) {
                 Some(lock) => {
                     let same = holder.as_ref().is_some_and(|held| {
                         held.fencing_token == lock.fencing_token
@@ -320,7 +320,7 @@ pub(super) async fn poll_queues(shared: Weak<Shared>) {
         match alive.leases.look_many(places).await {
             Ok(seen) => {
                 for ((queue, seen), resource) in queues.iter().zip(seen).zip(&resources) {
-                    queue.observe(one_lease(resource, &seen.holders).as_ref());
+                    queue.observe(seen.one_lease(resource).as_ref());
                 }
             }
             // Each queue's task looks for itself, and ends its waits if the store fails it.

@@ -67,6 +67,27 @@ impl Shared {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Waits until every line queued is written, or until `deadline`: the state then, or `None`
+    /// when the deadline came first.
+    fn written_by<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+        deadline: Instant,
+    ) -> Option<MutexGuard<'a, State>> {
+        while !state.pending.is_empty() || state.writing {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            state = self
+                .written
+                .wait_timeout(state, left)
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .0;
+        }
+        Some(state)
+    }
+
     /// Queues one line, or drops and counts it when the queue has no room for it. Never waits
     /// for the writer.
     fn push(&self, line: &[u8]) {
@@ -228,20 +249,8 @@ impl LogWriterGuard {
     /// before a line printed straight to standard error (`listening on ...`) then comes before
     /// it. A stalled reader costs at most `within`.
     pub fn drain(&self, within: Duration) {
-        let deadline = Instant::now() + within;
-        let mut state = self.shared.state();
-        while !state.pending.is_empty() || state.writing {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
-            }
-            state = self
-                .shared
-                .written
-                .wait_timeout(state, left)
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .0;
-        }
+        let state = self.shared.state();
+        drop(self.shared.written_by(state, Instant::now() + within));
     }
 }
 
@@ -251,20 +260,10 @@ impl Drop for LogWriterGuard {
         let mut state = self.shared.state();
         state.closed = true;
         self.shared.wake_writer.notify_one();
-        while !state.pending.is_empty() || state.writing {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                // The reader is stalled: leave the writer blocked and let the process go.
-                return;
-            }
-            state = self
-                .shared
-                .written
-                .wait_timeout(state, left)
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .0;
+        if self.shared.written_by(state, deadline).is_none() {
+            // The reader is stalled: leave the writer blocked and let the process go.
+            return;
         }
-        drop(state);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
