@@ -35,6 +35,11 @@ pub fn hold_of_grants(holders: Vec<Grant>) -> Option<Hold> {
 /// The calls, for every lease store.
 #[async_trait]
 pub trait LeaseCalls: LeaseStore {
+    /// How `place` is held now.
+    async fn look(&self, tenant: Tenant, place: Place) -> Result<crate::Holding, RepositoryError> {
+        self.apply(tenant, LeaseOp::Look(place)).await?.looked()
+    }
+
     async fn acquire_with_delay(
         &self,
         tenant: Tenant,
@@ -75,10 +80,7 @@ pub trait LeaseCalls: LeaseStore {
         tenant: Tenant,
         resource: ResourceName,
     ) -> Result<Option<Lock>, RepositoryError> {
-        let holding = self
-            .apply(tenant, LeaseOp::Look(Place::Lock(resource.clone())))
-            .await?
-            .looked()?;
+        let holding = self.look(tenant, Place::Lock(resource.clone())).await?;
         Ok(holding.one_lease(&resource))
     }
 
@@ -105,10 +107,7 @@ pub trait LeaseCalls: LeaseStore {
         tenant: Tenant,
         resource: ResourceName,
     ) -> Result<Option<DateTime<Utc>>, RepositoryError> {
-        let holding = self
-            .apply(tenant, LeaseOp::Look(Place::Lock(resource)))
-            .await?
-            .looked()?;
+        let holding = self.look(tenant, Place::Lock(resource)).await?;
         Ok(holding.delayed_until)
     }
 
@@ -117,10 +116,7 @@ pub trait LeaseCalls: LeaseStore {
         tenant: Tenant,
         resource: ResourceName,
     ) -> Result<Option<Hold>, RepositoryError> {
-        let holding = self
-            .apply(tenant, LeaseOp::Look(Place::Lock(resource)))
-            .await?
-            .looked()?;
+        let holding = self.look(tenant, Place::Lock(resource)).await?;
         Ok(hold_of_grants(holding.holders))
     }
 
@@ -311,10 +307,7 @@ pub trait LeaseCalls: LeaseStore {
         tenant: Tenant,
         name: ResourceName,
     ) -> Result<Option<DateTime<Utc>>, RepositoryError> {
-        let holding = self
-            .apply(tenant, LeaseOp::Look(Place::Semaphore(name)))
-            .await?
-            .looked()?;
+        let holding = self.look(tenant, Place::Semaphore(name)).await?;
         Ok(holding.delayed_until)
     }
 
@@ -323,10 +316,7 @@ pub trait LeaseCalls: LeaseStore {
         tenant: Tenant,
         name: ResourceName,
     ) -> Result<Option<SemaphoreState>, RepositoryError> {
-        let holding = self
-            .apply(tenant, LeaseOp::Look(Place::Semaphore(name.clone())))
-            .await?
-            .looked()?;
+        let holding = self.look(tenant, Place::Semaphore(name.clone())).await?;
         let Some(first) = holding.holders.first() else {
             return Ok(None);
         };
