@@ -141,7 +141,7 @@ impl LockGuard {
             Ok(Acquired::Granted { lock, .. }) => lock.fencing_token,
             // A mode mismatch: the owner holds the lock shared, so it is not this guard's to hold.
             Ok(
-                Acquired::Held
+                Acquired::Held { .. }
                 | Acquired::ModeMismatch
                 | Acquired::TimedOut { .. }
                 | Acquired::Delayed { .. }

@@ -97,7 +97,7 @@ pub(crate) async fn acquire(
             lock: lock.into(),
         })),
         // HungUp: nobody reads this answer.
-        Acquired::Held | Acquired::HungUp => json(&held(resource)),
+        Acquired::Held { .. } | Acquired::HungUp => json(&held(resource)),
         Acquired::ModeMismatch => {
             return Err(ProblemKind::Conflict(Conflict::Mode { asked: mode }))
         }

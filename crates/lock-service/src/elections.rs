@@ -96,7 +96,14 @@ impl Elections<'_> {
                         waited,
                     }
                 }
-                Acquired::Held => None,
+                // Refused at once: the leader is the one the refusal named, at the instant it
+                // refused (never the candidate itself: its own lease would have been re-granted).
+                Acquired::Held { holders } => {
+                    break Campaigned::NotElected {
+                        leader: holders.into_iter().next().map(Leader::of),
+                        retry_after_seconds: None,
+                    }
+                }
                 Acquired::TimedOut {
                     retry_after_seconds,
                 }

@@ -51,7 +51,13 @@ pub(crate) fn answer(
             retry_after_seconds: crate::lock_delay::seconds_until(until, now),
         },
         Err(Refusal::ModeMismatch(_)) => Acquired::ModeMismatch,
-        Err(_) => Acquired::Held,
+        Err(Refusal::Held { holders, .. }) => Acquired::Held {
+            holders: holders
+                .into_iter()
+                .map(lock_domain::Grant::into_lock)
+                .collect(),
+        },
+        Err(_) => Acquired::Held { holders: vec![] },
     }
 }
 
@@ -150,7 +156,7 @@ impl Locks<'_> {
             // share the lock now gets it now, as without a wait.
             match self.acquire_shared_now(request).await? {
                 // Held, or in a lock-delay: wait for it in the queue.
-                Acquired::Held | Acquired::Delayed { .. } => {}
+                Acquired::Held { .. } | Acquired::Delayed { .. } => {}
                 // Counted as a waiting acquire granted (it asked to wait), as the queue's are.
                 Acquired::Granted { lock, .. } => {
                     return Ok(Acquired::Granted { lock, waited: true })

@@ -51,8 +51,11 @@ pub struct HeldSemaphore {
 pub enum Acquired {
     /// Granted: at once, or after standing in line (`waited`).
     Granted { lock: Lock, waited: bool },
-    /// Another owner holds the lock, and the request did not wait.
-    Held,
+    /// Another owner holds the lock, and the request did not wait: these holders (the exclusive
+    /// holder, or the readers), as the refusal named them at the instant it refused; none when
+    /// it did not name them (a shared acquire kept behind a waiting writer of this process, a
+    /// lock-delay's end said instead).
+    Held { holders: Vec<Lock> },
     /// No live lease holds the lock, but one of another owner ran out less than its lock-delay
     /// ago: the lock is available again in about this many seconds (at least 1). Nothing changed.
     Delayed { retry_after_seconds: u64 },
@@ -126,12 +129,13 @@ pub enum Campaigned {
         waited: bool,
         new_term: bool,
     },
-    /// Another candidate leads (`leader`, as read right after; `None` when the office fell
-    /// vacant in between, or is vacant but in the lock-delay of a leader whose lease ran out).
-    /// Never the candidate itself: a refused campaign that then reads its own candidate as the
-    /// leader is re-granted as the sitting leader's, and answered [`Campaigned::Elected`].
-    /// After a wait that ended, or in a lock-delay, `retry_after_seconds` is when the office may
-    /// be free, as last seen (at least 1).
+    /// Another candidate leads (`leader`): refused at once, the leader the refusal named at the
+    /// instant it refused; after a wait that ended, or in a lock-delay, the leader as read right
+    /// after (`None` when the office fell vacant in between, or is vacant but in the lock-delay
+    /// of a leader whose lease ran out). Never the candidate itself: a campaign whose wait ended
+    /// and that then reads its own candidate as the leader is re-granted as the sitting leader's,
+    /// and answered [`Campaigned::Elected`]. After a wait that ended, or in a lock-delay,
+    /// `retry_after_seconds` is when the office may be free, as last seen (at least 1).
     NotElected {
         leader: Option<Leader>,
         retry_after_seconds: Option<u64>,

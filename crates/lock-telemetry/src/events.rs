@@ -46,7 +46,7 @@ impl LockEvents for MetricsAndAudit {
                     AcquireMetric::Granted
                 })
             }
-            Acquired::Held => {
+            Acquired::Held { .. } => {
                 audit::denied(tenant, resource, owner);
                 Some(AcquireMetric::Held)
             }

@@ -24,7 +24,7 @@ impl Locks<'_> {
             match self.mode_held_by(request).await? {
                 Some(LockMode::Shared) => {}
                 Some(LockMode::Exclusive) => return Ok(Acquired::ModeMismatch),
-                None => return Ok(Acquired::Held),
+                None => return Ok(Acquired::Held { holders: vec![] }),
             }
         }
         let op = LeaseOp::Acquire {

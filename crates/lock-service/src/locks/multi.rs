@@ -264,9 +264,12 @@ impl Locks<'_> {
             }
             MultiAcquired::Unavailable { resources } => {
                 for resource in resources {
-                    self.core
-                        .events
-                        .acquired(tenant, resource, owner, &Acquired::Held);
+                    self.core.events.acquired(
+                        tenant,
+                        resource,
+                        owner,
+                        &Acquired::Held { holders: vec![] },
+                    );
                 }
             }
             MultiAcquired::TimedOut {
