@@ -9,6 +9,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import urllib.parse
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -18,7 +19,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "live"))
 
-from lockd_process import LockdProcess  # noqa: E402
+from lockd_process import BINARY, LockdProcess  # noqa: E402
 
 POSTGRES_URL = os.environ.get("LOCKD_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
 BACKENDS = os.environ.get("LOCKD_PY_BACKENDS", "sqlite,postgres").split(",")
@@ -36,6 +37,52 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.section("measured")
         for line in MEASUREMENTS:
             terminalreporter.write_line(line)
+
+
+def _missing(postgres: bool) -> str | None:
+    """What the live tests lack, in one line that says how to get it; None when nothing is."""
+    if not (BINARY.is_file() and os.access(BINARY, os.X_OK)):
+        if os.environ.get("LOCKD_BINARY"):
+            return (f"LOCKD_BINARY={BINARY} is not an executable file: point it at a lockd binary, "
+                    "or unset it and run `cargo build -p lockd` at the repository's root")
+        return (f"no lockd binary at {BINARY}: run `cargo build -p lockd` at the repository's root, "
+                "or set LOCKD_BINARY=/path/to/lockd")
+    if postgres:
+        try:
+            answers = subprocess.run(["psql", "-X", "-qtAc", "SELECT 1", "-d", POSTGRES_URL],
+                                     capture_output=True, timeout=10).returncode == 0
+        except FileNotFoundError:
+            return ("psql is not installed, and the PostgreSQL backend's tests use it: install "
+                    "PostgreSQL (scripts/ensure-postgres, as root), or test on SQLite only with "
+                    "LOCKD_PY_BACKENDS=sqlite")
+        except subprocess.TimeoutExpired:
+            answers = False
+        if not answers:
+            return (f"PostgreSQL does not answer at {_shown(POSTGRES_URL)}, and the PostgreSQL "
+                    "backend's tests need it: start one (scripts/ensure-postgres, as root), set "
+                    "LOCKD_TEST_DATABASE_URL, or test on SQLite only with LOCKD_PY_BACKENDS=sqlite")
+    return None
+
+
+def _shown(url: str) -> str:
+    """The URL without its password, if it has one."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test but the drift tests runs a live lockd: without one (or without PostgreSQL for
+    that backend), stop before running any, with one line that says what to do."""
+    live = [item for item in items if item.path.name != "test_generated_drift.py"]
+    if live:
+        postgres = any(getattr(item, "callspec", None) is not None
+                       and item.callspec.params.get("backend") == "postgres" for item in live)
+        missing = _missing(postgres)
+        if missing is not None:
+            raise pytest.UsageError(missing)
 
 
 def _psql(sql: str) -> None:

@@ -9,13 +9,14 @@ import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const lockdBinary = process.env.LOCKD_BINARY ?? join(repo, 'target/debug/lockd');
+/** The lockd the tests start: LOCKD_BINARY, else the debug build (`cargo build -p lockd`). */
+export const lockdBinary = process.env.LOCKD_BINARY || join(repo, 'target/debug/lockd');
 // The PostgreSQL the Rust tests use (scripts/ensure-postgres); each test makes a database there.
-const adminUrl = new URL(process.env.LOCKD_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+export const adminUrl = new URL(process.env.LOCKD_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
 const databaseUrl = (name) => Object.assign(new URL(adminUrl), { pathname: `/${name}` }).href;
 
 /** The backends to run every test on: LOCKD_TS_BACKENDS (default `sqlite,postgres`). */
-export const backends = (process.env.LOCKD_TS_BACKENDS ?? 'sqlite,postgres').split(',');
+export const backends = (process.env.LOCKD_TS_BACKENDS || 'sqlite,postgres').split(',');
 
 function psql(sql) {
   execFileSync('psql', [adminUrl.href, '-v', 'ON_ERROR_STOP=1', '-qc', sql], { stdio: ['ignore', 'ignore', 'inherit'] });

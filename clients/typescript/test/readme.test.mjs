@@ -1,6 +1,7 @@
 // The README's example is examples/nightly-export.ts word for word (bar its first comment), and
-// it runs as written: compiled by `npm run check-examples`, against a live lockd (LOCKD_URL) and
-// a stand-in warehouse (WAREHOUSE_URL) that records each batch with its fencing token.
+// it runs as written: compiled by `npm run check-examples` (which `npm test` runs first), against
+// a live lockd (LOCKD_URL) and a stand-in warehouse (WAREHOUSE_URL) that records each batch with
+// its fencing token.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
