@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use crate::{
     Capacity, FencingToken, ForceReason, Lease, LeaseKind, LeaseValue, Lock, LockDelay, LockMode,
-    LockSet, Owner, Permit, ResourceName, Ttl, Weight,
+    LockSet, Owner, Permit, ResourceName, Session, SessionId, Ttl, Weight,
 };
 
 /// Where leases are kept. A lock and a semaphore of the same name are unrelated.
@@ -217,6 +217,95 @@ pub enum LeaseOp {
 }
 
 impl LeaseOp {
+    /// The session a client's operation is made under, if any: a store reads that session in
+    /// the operation's transaction before it applies the operation ([`Self::with_session`]). An
+    /// undo or an expiry record names a lease the store made, whose holder is whole already:
+    /// `None` (an expiry of a session's hold is recorded whether the session lives or not).
+    pub fn session(&self) -> Option<SessionId> {
+        match self {
+            LeaseOp::Acquire { terms, .. } => terms.owner.session(),
+            LeaseOp::AcquireAll(set) => set.owner().session(),
+            LeaseOp::Release { owner, .. }
+            | LeaseOp::Renew { owner, .. }
+            | LeaseOp::SetValue { owner, .. } => owner.session(),
+            LeaseOp::Undo(_)
+            | LeaseOp::RecordExpiry { .. }
+            | LeaseOp::ForceRelease { .. }
+            | LeaseOp::Look(_) => None,
+        }
+    }
+
+    /// The operation as the live `session` applies it: its holder is the session's
+    /// ([`Session::holder`]), and an acquire's lock-delay is the session's. The end of a grant
+    /// under a session is the session's end, whatever the terms' TTL (the store sets it).
+    pub fn under_session(self, session: &Session) -> Self {
+        let holder = session.holder();
+        match self {
+            LeaseOp::Acquire {
+                place,
+                claim,
+                terms,
+            } => LeaseOp::Acquire {
+                place,
+                claim,
+                terms: LeaseTerms {
+                    owner: holder,
+                    ttl: session.ttl,
+                    value: terms.value,
+                    lock_delay: session.lock_delay,
+                },
+            },
+            LeaseOp::AcquireAll(set) => LeaseOp::AcquireAll(set.under_session(session)),
+            LeaseOp::Release { place, .. } => LeaseOp::Release {
+                place,
+                owner: holder,
+            },
+            LeaseOp::Renew {
+                place, ttl, value, ..
+            } => LeaseOp::Renew {
+                place,
+                owner: holder,
+                ttl,
+                value,
+            },
+            LeaseOp::SetValue { place, value, .. } => LeaseOp::SetValue {
+                place,
+                owner: holder,
+                value,
+            },
+            op => op,
+        }
+    }
+
+    /// How a store applies a client's operation under session [`Self::session`], given that
+    /// session as the store read it in the operation's transaction (`None`: no such session of
+    /// the tenant): the operation to apply ([`Self::under_session`]), or the answer, changing
+    /// nothing. When the session is not live at `now`, an acquire is refused
+    /// ([`Refusal::SessionNotFound`]) and a release, renew or value change finds no lease of its
+    /// holder (`NotFound`: every hold ended with the session). A renew of a live session's hold
+    /// is `Forbidden`: its end is the session's, moved by a keepalive.
+    ///
+    /// # Errors
+    /// The answer, when the operation is not to be applied.
+    pub fn with_session(
+        self,
+        session: Option<&Session>,
+        now: DateTime<Utc>,
+    ) -> Result<Self, LeaseOutcome> {
+        match session {
+            Some(session) if session.is_live_at(now) => match self {
+                LeaseOp::Renew { .. } => Err(LeaseOutcome::Forbidden),
+                op => Ok(op.under_session(session)),
+            },
+            _ => Err(match self {
+                LeaseOp::Acquire { .. } | LeaseOp::AcquireAll(_) => {
+                    LeaseOutcome::Refused(Refusal::SessionNotFound)
+                }
+                _ => LeaseOutcome::NotFound,
+            }),
+        }
+    }
+
     /// The place the operation is about (a set: its first lock in request order).
     pub fn place(&self) -> Place {
         match self {
@@ -258,6 +347,9 @@ pub enum Refusal {
     PermitsMismatch(Weight),
     /// These locks of a set (in request order) could not be granted now.
     SetUnavailable(Vec<ResourceName>),
+    /// The acquire names a session ([`Owner::of_session`]) that is not live: it never was the
+    /// tenant's, or it was closed, forced or ran out.
+    SessionNotFound,
 }
 
 /// How a place is held at one instant.

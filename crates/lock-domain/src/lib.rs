@@ -25,6 +25,7 @@ mod owner;
 mod repository;
 mod resource_name;
 mod semaphore;
+mod session;
 mod shared;
 mod store_events;
 mod tenant;
@@ -65,6 +66,12 @@ pub use resource_name::ResourceName;
 pub use semaphore::{
     Permit, PermitReleaseResult, PermitRenewResult, PermitRequest, SemaphoreAcquireOutcome,
     SemaphorePage, SemaphoreState,
+};
+#[cfg(feature = "mock")]
+pub use session::MockSessionStore;
+pub use session::{
+    ListedSession, Session, SessionEnd, SessionId, SessionOp, SessionOutcome, SessionPage,
+    SessionQuery, SessionStore,
 };
 pub use shared::{
     decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock, shared_row, Hold,

@@ -51,6 +51,21 @@ impl LockSet {
         })
     }
 
+    /// The set as live `session` takes it: held by the session, with its lock-delay (a set
+    /// under a session keeps its places for the session's lock-delay when the session runs
+    /// out, as every hold of the session does).
+    pub fn under_session(self, session: &crate::Session) -> Self {
+        Self {
+            terms: LeaseTerms {
+                owner: session.holder(),
+                ttl: session.ttl,
+                lock_delay: session.lock_delay,
+                ..self.terms
+            },
+            locks: self.locks,
+        }
+    }
+
     /// The terms every lease of the set is granted on.
     pub fn terms(&self) -> &LeaseTerms {
         &self.terms

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::validation::{check_text, ValidationError};
+use crate::SessionId;
 
 /// A validated owner: trimmed of leading and trailing Unicode whitespace, then 1..=255 characters
 /// without control characters. The trimmed form is what is stored and compared,
@@ -12,6 +13,13 @@ pub struct Owner(String);
 
 /// The stored name of [`Owner::shared_holders`] (starts with U+0001, a control character).
 const SHARED_HOLDERS: &str = "\u{1}shared";
+
+/// The first character of a session's holder (U+0002, a control character): then the session's
+/// id, and after [`SESSION_LABEL`] the session's owner label once a store has read it.
+const SESSION_MARK: char = '\u{2}';
+
+/// Between a session holder's id and its label.
+const SESSION_LABEL: char = ':';
 
 impl Owner {
     /// The longest owner accepted after trimming, in characters (Unicode scalar values).
@@ -41,16 +49,61 @@ impl Owner {
         self.0 == SHARED_HOLDERS
     }
 
-    /// An owner as a store kept it: a client's (parsed again) or [`Self::shared_holders`].
+    /// The holder that a request under session `id` names: the session, whatever its label.
+    /// A store reads the session and holds under [`Self::session_holder`] instead. Like
+    /// [`Self::shared_holders`], its name holds a control character: no client can name itself
+    /// so.
+    pub fn of_session(id: &SessionId) -> Self {
+        Self(format!("{SESSION_MARK}{id}"))
+    }
+
+    /// The holder of every lease under session `id`, labelled `label` (the session's owner).
+    /// Two sessions are two holders, whatever their labels.
+    pub fn session_holder(id: &SessionId, label: &Owner) -> Self {
+        Self(format!(
+            "{SESSION_MARK}{id}{SESSION_LABEL}{}",
+            label.label()
+        ))
+    }
+
+    /// The session this holder is ([`Self::of_session`], [`Self::session_holder`]), if any.
+    pub fn session(&self) -> Option<SessionId> {
+        let rest = self.0.strip_prefix(SESSION_MARK)?;
+        let id = rest.split(SESSION_LABEL).next().unwrap_or(rest);
+        SessionId::parse(id).ok()
+    }
+
+    /// What the holder shows as its owner: a session holder's label (its id before a store read
+    /// the session), every other owner's name.
+    pub fn label(&self) -> &str {
+        match self.0.strip_prefix(SESSION_MARK) {
+            Some(rest) => match rest.split_once(SESSION_LABEL) {
+                Some((_, label)) => label,
+                None => rest,
+            },
+            None => &self.0,
+        }
+    }
+
+    /// An owner as a store kept it: a client's (parsed again), [`Self::shared_holders`] or a
+    /// session's holder.
     ///
     /// # Errors
-    /// As [`Self::parse`], for a stored name that is neither.
+    /// As [`Self::parse`], for a stored name that is none of them.
     pub fn from_stored(stored: &str) -> Result<Self, ValidationError> {
         if stored == SHARED_HOLDERS {
-            Ok(Self::shared_holders())
-        } else {
-            Self::parse(stored)
+            return Ok(Self::shared_holders());
         }
+        if let Some(rest) = stored.strip_prefix(SESSION_MARK) {
+            let (id, label) = rest.split_once(SESSION_LABEL).unwrap_or((rest, ""));
+            let id = SessionId::parse(id)?;
+            return Ok(if label.is_empty() {
+                Self::of_session(&id)
+            } else {
+                Self::session_holder(&id, &Self::parse(label)?)
+            });
+        }
+        Self::parse(stored)
     }
 
     pub fn as_str(&self) -> &str {
@@ -121,6 +174,33 @@ mod tests {
             Owner::from_stored("worker-7"),
             Ok(Owner::parse("worker-7").unwrap())
         );
+    }
+
+    #[test]
+    fn a_session_holder_is_no_client_and_shows_its_label() {
+        let id = SessionId::from_random([7; 16]);
+        let label = Owner::parse("worker-7").unwrap();
+        let named = Owner::of_session(&id);
+        let holder = Owner::session_holder(&id, &label);
+        for owner in [&named, &holder] {
+            assert!(Owner::parse(owner.as_str()).is_err());
+            assert_eq!(Owner::from_stored(owner.as_str()).as_ref(), Ok(owner));
+            assert_eq!(owner.session(), Some(id.clone()));
+        }
+        assert_eq!(holder.label(), "worker-7");
+        assert_eq!(named.label(), id.as_str());
+        assert_eq!(label.label(), "worker-7");
+        assert_eq!(label.session(), None);
+        // A label with the separator in it is still the whole label.
+        let odd = Owner::session_holder(&id, &Owner::parse("a:b").unwrap());
+        assert_eq!(odd.label(), "a:b");
+        assert_eq!(Owner::from_stored(odd.as_str()), Ok(odd));
+        assert_ne!(
+            Owner::session_holder(&SessionId::from_random([8; 16]), &label),
+            holder,
+            "two sessions with one label are two holders"
+        );
+        assert!(Owner::from_stored("\u{2}nope:x").is_err());
     }
 
     #[test]

@@ -23,6 +23,7 @@ mod release;
 mod renew;
 mod semaphore_namespaces;
 mod semaphores;
+pub mod sessions;
 mod shared;
 mod shared_concurrency;
 mod status;

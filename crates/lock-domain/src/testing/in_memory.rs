@@ -4,6 +4,7 @@ mod admin;
 mod history;
 mod leases;
 mod semaphores;
+mod sessions;
 mod shared;
 
 use std::collections::{HashMap, HashSet};
@@ -37,6 +38,8 @@ struct State {
     lock_delays: HashMap<(Tenant, ResourceName), i64>,
     /// The lock-delay (ms) of each semaphore grant, by owner.
     permit_delays: HashMap<(Tenant, ResourceName, Owner), i64>,
+    /// Every session, live or run out, until it is closed or forced (see `sessions.rs`).
+    sessions: HashMap<(Tenant, crate::SessionId), crate::Session>,
     /// The durable history, recorded when the mutex is let go (see `history.rs`).
     history: history::Recorded,
 }

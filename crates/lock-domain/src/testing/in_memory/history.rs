@@ -55,11 +55,24 @@ fn row_of_lease(lease: &crate::Lease) -> RowLease {
     }
 }
 
-fn rows(state: &State) -> HashMap<RowKey, RowLease> {
-    let locks = state.locks.iter().map(|((tenant, name), lock)| {
+/// The rows as a database store keeps them: a hold of a live session ends with the session, and
+/// its row says so ([`crate::Session::HELD_WHILE_LIVE_MS`]), so a keepalive changes no row.
+fn rows(state: &State, now: DateTime<Utc>) -> HashMap<RowKey, RowLease> {
+    let as_stored = |tenant: &Tenant, mut row: RowLease| {
+        let live_session = row
+            .owner
+            .session()
+            .and_then(|id| state.sessions.get(&(tenant.clone(), id)))
+            .is_some_and(|session| session.is_live_at(now));
+        if live_session {
+            row.expires_ms = crate::Session::HELD_WHILE_LIVE_MS;
+        }
+        row
+    };
+    let locks = state.locks.iter().map(move |((tenant, name), lock)| {
         (
             (Table::Locks, tenant.clone(), name.clone(), None),
-            row_of_lock(lock),
+            as_stored(tenant, row_of_lock(lock)),
         )
     });
     let per_holder = |table: Table, map: &HashMap<(Tenant, ResourceName), Vec<crate::Lease>>| {
@@ -72,7 +85,7 @@ fn rows(state: &State) -> HashMap<RowKey, RowLease> {
                         name.clone(),
                         Some(lease.owner.clone()),
                     );
-                    (key, row_of_lease(lease))
+                    (key, as_stored(tenant, row_of_lease(lease)))
                 })
             })
             .collect::<Vec<_>>()
@@ -92,7 +105,7 @@ pub(super) struct Recording<'a> {
 
 impl<'a> Recording<'a> {
     pub(super) fn new(guard: MutexGuard<'a, State>, now: DateTime<Utc>) -> Self {
-        let before = rows(&guard);
+        let before = rows(&guard, now);
         Self { guard, before, now }
     }
 }
@@ -112,7 +125,7 @@ impl DerefMut for Recording<'_> {
 
 impl Drop for Recording<'_> {
     fn drop(&mut self) {
-        let after = rows(&self.guard);
+        let after = rows(&self.guard, self.now);
         let (ending, reason) = self.guard.history.ending.take().unzip();
         let mut keys: Vec<&RowKey> = self.before.keys().chain(after.keys()).collect();
         keys.sort_by_key(|(table, tenant, name, owner)| {

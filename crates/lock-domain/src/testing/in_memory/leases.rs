@@ -154,12 +154,8 @@ impl State {
         let mut granted = Vec::with_capacity(set.locks().len());
         for (resource, mode) in set.locks() {
             let place = Place::Lock(resource.clone());
-            let terms = LeaseTerms {
-                owner: set.owner().clone(),
-                ttl: set.ttl(),
-                value: set.value().cloned(),
-                lock_delay: crate::LockDelay::NONE,
-            };
+            // No lock-delay, but for a set under a session: the session's.
+            let terms = set.terms().clone();
             let key = (tenant.clone(), resource.clone());
             match self.acquire_claim(key, &place, Claim::of_mode(*mode), terms, now)? {
                 LeaseOutcome::Granted(grant) => granted.push(grant),
@@ -175,14 +171,19 @@ impl LeaseStore for InMemoryLockRepository {
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
         let now = self.clock.now();
         let mut state = self.state();
+        let (op, session_end) = match state.resolve_session(&tenant, op, now) {
+            Ok(resolved) => resolved,
+            Err(answer) => return Ok(answer),
+        };
         let key = (tenant.clone(), op.place().name().clone());
-        Ok(match op {
+        let session_tenant = tenant.clone();
+        let outcome = match op {
             LeaseOp::Acquire {
                 place,
                 claim,
                 terms,
-            } => return state.acquire_claim(key, &place, claim, terms, now),
-            LeaseOp::AcquireAll(set) => return state.acquire_set(&tenant, set, now),
+            } => state.acquire_claim(key, &place, claim, terms, now)?,
+            LeaseOp::AcquireAll(set) => state.acquire_set(&tenant, set, now)?,
             LeaseOp::Look(place) => LeaseOutcome::Looked(state.look(&key, &place, now)),
             LeaseOp::Release {
                 place: Place::Lock(resource),
@@ -272,6 +273,19 @@ impl LeaseStore for InMemoryLockRepository {
                     .map(Grant::of_permit)
                     .collect(),
             ),
+        };
+        // A grant under a session ends with the session.
+        Ok(match (session_end, outcome) {
+            (Some(until), LeaseOutcome::Granted(grant)) => {
+                LeaseOutcome::Granted(state.hold_grant_until(&session_tenant, grant, until, now))
+            }
+            (Some(until), LeaseOutcome::GrantedAll(grants)) => LeaseOutcome::GrantedAll(
+                grants
+                    .into_iter()
+                    .map(|grant| state.hold_grant_until(&session_tenant, grant, until, now))
+                    .collect(),
+            ),
+            (_, outcome) => outcome,
         })
     }
 

@@ -14,7 +14,7 @@ type Key = (Tenant, ResourceName);
 impl State {
     /// Rewrites the row of `key` from its live shared leases (drops the ended ones): the row
     /// stands for them, or is gone when none is live.
-    fn rewrite_shared_row(&mut self, key: &Key, now: DateTime<Utc>) {
+    pub(super) fn rewrite_shared_row(&mut self, key: &Key, now: DateTime<Utc>) {
         let leases = self.shared.entry(key.clone()).or_default();
         leases.retain(|lease| lease.is_live_at(now));
         match shared_row(&key.1, leases, now) {

@@ -1,0 +1,530 @@
+//! Contract cases for sessions: a session opens, is kept alive and ends once; its holds (locks,
+//! readers, permits, sets) are the session's, end with it at one instant (closed: free at once;
+//! run out: expired, kept for the session's lock-delay), and move with each keepalive; an
+//! acquire under a session that is not live grants nothing.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::fixtures::{name, owner, status, tenant, ttl, PAST_SHORT};
+use super::history::{one, query};
+use super::ContractStore;
+use crate::{
+    Capacity, Claim, ForceReason, Grant, HistoryEvent, LeaseKind, LeaseOp, LeaseTerms, ListLimit,
+    LockDelay, LockMode, LockSet, Owner, Place, Refusal, ResourcePrefix, Session, SessionId,
+    SessionOp, SessionQuery, SessionStore, Tenant, Weight,
+};
+
+/// A store with sessions, as the session cases need it.
+pub trait SessionContractStore: ContractStore + SessionStore {}
+
+impl<S> SessionContractStore for S where S: ContractStore + SessionStore {}
+
+/// One adapter's storage with sessions (see [`super::Harness`]).
+#[async_trait]
+pub trait SessionHarness: Send + Sync {
+    async fn open(&self) -> Arc<dyn SessionContractStore>;
+    async fn advance(&self, by: Duration);
+}
+
+fn new_id(seed: u8) -> SessionId {
+    let mut bytes = [seed; 16];
+    // Distinct per run, so that a store kept between runs never meets an id twice.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_nanos();
+    bytes[..8].copy_from_slice(&(nanos as u64).to_be_bytes());
+    SessionId::from_random(bytes)
+}
+
+async fn open(
+    store: &dyn SessionContractStore,
+    tenant: Tenant,
+    seed: u8,
+    label: Option<&str>,
+    seconds: i64,
+    lock_delay: i64,
+) -> Session {
+    let op = SessionOp::Open {
+        id: new_id(seed),
+        owner: label.map(owner),
+        ttl: ttl(seconds),
+        lock_delay: LockDelay::parse(lock_delay).expect("a valid lock-delay"),
+    };
+    store
+        .apply_session(tenant, op)
+        .await
+        .expect("open answers")
+        .opened()
+        .expect("opened")
+}
+
+fn acquire(resource: &str, claim: Claim, id: &SessionId) -> LeaseOp {
+    let place = match claim {
+        Claim::Permits { .. } => Place::Semaphore(name(resource)),
+        _ => Place::Lock(name(resource)),
+    };
+    LeaseOp::Acquire {
+        place,
+        claim,
+        // The TTL of a request under a session is not the hold's: the session's end is.
+        terms: LeaseTerms::new(Owner::of_session(id), ttl(3_600), None),
+    }
+}
+
+async fn granted(store: &dyn SessionContractStore, op: LeaseOp) -> Grant {
+    match store
+        .apply(tenant(), op)
+        .await
+        .expect("acquire answers")
+        .acquired()
+    {
+        Ok(Ok(grant)) => grant,
+        other => panic!("expected a grant, got {other:?}"),
+    }
+}
+
+async fn refusal(store: &dyn SessionContractStore, op: LeaseOp) -> Refusal {
+    match store
+        .apply(tenant(), op)
+        .await
+        .expect("acquire answers")
+        .acquired()
+    {
+        Ok(Err(refusal)) => refusal,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+fn permits(n: i64, limit: i64) -> Claim {
+    let limit = Capacity::semaphore_limit(limit).expect("a valid limit");
+    Claim::Permits {
+        permits: Weight::permits(n, limit).expect("valid permits"),
+        limit,
+    }
+}
+
+async fn look(store: &dyn SessionContractStore, id: &SessionId) -> Option<(Session, Vec<Grant>)> {
+    store
+        .apply_session(tenant(), SessionOp::Look(id.clone()))
+        .await
+        .expect("look answers")
+        .looked()
+        .expect("a look's answer")
+}
+
+async fn keep_alive(store: &dyn SessionContractStore, id: &SessionId) -> Option<Session> {
+    let op = SessionOp::KeepAlive {
+        id: id.clone(),
+        ttl: None,
+    };
+    store
+        .apply_session(tenant(), op)
+        .await
+        .expect("keepalive answers")
+        .kept()
+        .expect("a keepalive's answer")
+}
+
+async fn end(
+    store: &dyn SessionContractStore,
+    id: &SessionId,
+    force: Option<ForceReason>,
+) -> Option<(Session, Vec<Grant>)> {
+    let op = SessionOp::End {
+        id: id.clone(),
+        force,
+    };
+    store
+        .apply_session(tenant(), op)
+        .await
+        .expect("end answers")
+        .ended()
+        .expect("an end's answer")
+}
+
+pub async fn a_session_opens_is_kept_alive_and_ends_once(h: &dyn SessionHarness) {
+    let store = h.open().await;
+    let store = &*store;
+    let labelled = open(store, tenant(), 1, Some("worker-7"), 30, 5).await;
+    assert_eq!(labelled.owner, owner("worker-7"));
+    assert_eq!(labelled.ttl, ttl(30));
+    assert_eq!(labelled.lock_delay.seconds(), 5);
+    assert_eq!(
+        labelled.expires_at - labelled.created_at,
+        chrono::TimeDelta::seconds(30)
+    );
+    let unlabelled = open(store, tenant(), 2, None, 30, 0).await;
+    assert_eq!(unlabelled.owner.as_str(), unlabelled.id.as_str());
+    assert_ne!(labelled.id, unlabelled.id);
+
+    let (seen, holds) = look(store, &labelled.id).await.expect("live");
+    assert_eq!(seen, labelled);
+    assert!(holds.is_empty());
+
+    h.advance(Duration::from_millis(20)).await;
+    let kept = keep_alive(store, &labelled.id).await.expect("live");
+    assert!(
+        kept.expires_at > labelled.expires_at,
+        "a keepalive moves the end"
+    );
+    assert_eq!(kept.created_at, labelled.created_at);
+    let op = SessionOp::KeepAlive {
+        id: labelled.id.clone(),
+        ttl: Some(ttl(60)),
+    };
+    let longer = store.apply_session(tenant(), op).await.unwrap().kept();
+    let longer = longer.unwrap().expect("live");
+    assert_eq!(longer.ttl, ttl(60), "a keepalive may change the TTL");
+    assert!(longer.expires_at >= kept.expires_at + chrono::TimeDelta::seconds(29));
+
+    let (ended, holds) = end(store, &labelled.id, None).await.expect("ended");
+    assert_eq!(ended.id, labelled.id);
+    assert!(holds.is_empty());
+    assert_eq!(end(store, &labelled.id, None).await, None, "ends once");
+    assert_eq!(keep_alive(store, &labelled.id).await, None, "never revived");
+    assert_eq!(look(store, &labelled.id).await, None);
+    // Another tenant never sees it.
+    let other = Tenant::parse("other").unwrap();
+    let op = SessionOp::Look(unlabelled.id.clone());
+    let elsewhere = store.apply_session(other, op).await.unwrap().looked();
+    assert_eq!(elsewhere.unwrap(), None);
+    assert!(look(store, &unlabelled.id).await.is_some());
+}
+
+pub async fn holds_under_a_session_are_its_own_and_move_with_each_keepalive(
+    h: &dyn SessionHarness,
+) {
+    let store = h.open().await;
+    let store = &*store;
+    let session = open(store, tenant(), 3, Some("worker-7"), 30, 0).await;
+    let id = &session.id;
+    let lock = granted(store, acquire("s-lock", Claim::Exclusive, id)).await;
+    assert_eq!(lock.lease.owner, session.holder());
+    assert_eq!(lock.lease.owner.label(), "worker-7");
+    assert_eq!(lock.lease.owner.session(), Some(id.clone()));
+    assert_eq!(
+        lock.lease.expires_at, session.expires_at,
+        "the session's end"
+    );
+    let reader = granted(store, acquire("s-read", Claim::Shared, id)).await;
+    assert_eq!(reader.mode(), Some(LockMode::Shared));
+    let permit = granted(store, acquire("s-sem", permits(2, 3), id)).await;
+    assert!(permit.lease.fencing_token > reader.lease.fencing_token);
+
+    // The same session is the same holder: a re-grant keeps the token.
+    let again = granted(store, acquire("s-lock", Claim::Exclusive, id)).await;
+    assert_eq!(again.lease.fencing_token, lock.lease.fencing_token);
+    // Its label is not its identity: a plain owner of that name, or another session, is another.
+    let plain = LeaseOp::Acquire {
+        place: Place::Lock(name("s-lock")),
+        claim: Claim::Exclusive,
+        terms: LeaseTerms::new(owner("worker-7"), ttl(30), None),
+    };
+    assert!(matches!(refusal(store, plain).await, Refusal::Held { .. }));
+    let twin = open(store, tenant(), 4, Some("worker-7"), 30, 0).await;
+    let op = acquire("s-lock", Claim::Exclusive, &twin.id);
+    match refusal(store, op).await {
+        Refusal::Held { holders, .. } => assert_eq!(holders[0].lease.owner, session.holder()),
+        other => panic!("held by the session, got {other:?}"),
+    }
+    let release = LeaseOp::Release {
+        place: Place::Lock(name("s-lock")),
+        owner: owner("worker-7"),
+    };
+    let forbidden = store.apply(tenant(), release).await.unwrap().released();
+    assert_eq!(forbidden.unwrap(), crate::ReleaseResult::Forbidden);
+    // A renew of a session's hold is not the holder's to make: the keepalive is.
+    let renew = LeaseOp::Renew {
+        place: Place::Lock(name("s-lock")),
+        owner: Owner::of_session(id),
+        ttl: ttl(5),
+        value: None,
+    };
+    let renewed = store.apply(tenant(), renew).await.unwrap();
+    assert_eq!(renewed, crate::LeaseOutcome::Forbidden);
+
+    let (_, holds) = look(store, id).await.expect("live");
+    let places: Vec<&Place> = holds.iter().map(|grant| &grant.place).collect();
+    assert_eq!(
+        places,
+        vec![
+            &Place::Lock(name("s-lock")),
+            &Place::Lock(name("s-read")),
+            &Place::Semaphore(name("s-sem")),
+        ]
+    );
+
+    h.advance(Duration::from_millis(20)).await;
+    let kept = keep_alive(store, id).await.expect("live");
+    let held = status(store, "s-lock").await.expect("held");
+    assert_eq!(held.expires_at, kept.expires_at, "every hold moves with it");
+    assert_eq!(held.fencing_token, lock.lease.fencing_token);
+    let (_, holds) = look(store, id).await.expect("live");
+    assert!(holds.iter().all(|g| g.lease.expires_at == kept.expires_at));
+
+    // Releasing one hold leaves the others.
+    let op = LeaseOp::Release {
+        place: Place::Semaphore(name("s-sem")),
+        owner: Owner::of_session(id),
+    };
+    let released = store.apply(tenant(), op).await.unwrap().released();
+    assert_eq!(
+        released.unwrap(),
+        crate::ReleaseResult::Released(permit.lease.fencing_token)
+    );
+    let (_, holds) = look(store, id).await.expect("live");
+    assert_eq!(holds.len(), 2);
+}
+
+pub async fn closing_a_session_ends_every_hold_at_once_and_frees_them(h: &dyn SessionHarness) {
+    let store = h.open().await;
+    let store = &*store;
+    // A lock-delay applies to a session that runs out, never to one that is closed.
+    let session = open(store, tenant(), 5, None, 30, 30).await;
+    let id = &session.id;
+    let set = LockSet::new(
+        LeaseTerms::new(Owner::of_session(id), ttl(30), None),
+        vec![
+            (name("c-1"), LockMode::Exclusive),
+            (name("c-2"), LockMode::Shared),
+        ],
+    )
+    .expect("a valid set");
+    let grants = match store.apply(tenant(), LeaseOp::AcquireAll(set)).await {
+        Ok(outcome) => outcome.acquired_all().unwrap().expect("granted"),
+        Err(e) => panic!("a set answers: {e}"),
+    };
+    assert!(grants.iter().all(|g| g.lease.owner == session.holder()));
+    granted(store, acquire("c-sem", permits(3, 3), id)).await;
+
+    let (ended, holds) = end(store, id, None).await.expect("ended");
+    assert_eq!(ended.id, *id);
+    assert_eq!(holds.len(), 3);
+    assert_eq!(status(store, "c-1").await, None);
+    assert_eq!(status(store, "c-2").await, None);
+    // Free at once: no lock-delay after a close.
+    crate::testing::contract::fixtures::granted(store, "c-1", "next", 30).await;
+    let next = LeaseOp::Acquire {
+        place: Place::Semaphore(name("c-sem")),
+        claim: permits(3, 3),
+        terms: LeaseTerms::new(owner("next"), ttl(30), None),
+    };
+    granted(store, next).await;
+    // Nothing can be taken under it any more.
+    let op = acquire("c-3", Claim::Exclusive, id);
+    assert_eq!(refusal(store, op).await, Refusal::SessionNotFound);
+    assert_eq!(status(store, "c-3").await, None);
+    let records = store
+        .history(tenant(), query(one(LeaseKind::Lock, "c-2"), 100))
+        .await
+        .expect("history answers");
+    let events: Vec<(HistoryEvent, &str)> = records
+        .records
+        .iter()
+        .map(|r| (r.event, r.owner.label()))
+        .collect();
+    let label = session.owner.as_str();
+    assert_eq!(
+        events,
+        vec![
+            (HistoryEvent::Released, label),
+            (HistoryEvent::Granted, label)
+        ],
+        "newest first"
+    );
+}
+
+pub async fn a_forced_end_is_recorded_with_its_reason(h: &dyn SessionHarness) {
+    let store = h.open().await;
+    let store = &*store;
+    let session = open(store, tenant(), 6, None, 30, 0).await;
+    granted(store, acquire("f-1", Claim::Exclusive, &session.id)).await;
+    let reason = ForceReason::parse("stuck worker").unwrap();
+    let (_, holds) = end(store, &session.id, Some(reason)).await.expect("ended");
+    assert_eq!(holds.len(), 1);
+    assert_eq!(status(store, "f-1").await, None);
+    let records = store
+        .history(tenant(), query(one(LeaseKind::Lock, "f-1"), 100))
+        .await
+        .expect("history answers");
+    let last = records.records.first().expect("recorded");
+    assert_eq!(last.event, HistoryEvent::ForceReleased);
+    assert_eq!(last.reason.as_deref(), Some("stuck worker"));
+}
+
+pub async fn a_session_that_runs_out_ends_every_hold_and_keeps_their_places(
+    h: &dyn SessionHarness,
+) {
+    let store = h.open().await;
+    let store = &*store;
+    let session = open(store, tenant(), 7, None, 1, 30).await;
+    let id = &session.id;
+    let lock = granted(store, acquire("x-lock", Claim::Exclusive, id)).await;
+    granted(store, acquire("x-sem", permits(1, 1), id)).await;
+    h.advance(PAST_SHORT).await;
+
+    assert_eq!(
+        status(store, "x-lock").await,
+        None,
+        "ended with its session"
+    );
+    assert_eq!(look(store, id).await, None);
+    assert_eq!(
+        keep_alive(store, id).await,
+        None,
+        "a keepalive never revives"
+    );
+    assert_eq!(end(store, id, None).await, None);
+    let op = acquire("x-other", Claim::Exclusive, id);
+    assert_eq!(refusal(store, op).await, Refusal::SessionNotFound);
+    let release = LeaseOp::Release {
+        place: Place::Lock(name("x-lock")),
+        owner: Owner::of_session(id),
+    };
+    let outcome = store.apply(tenant(), release).await.unwrap().released();
+    assert_eq!(outcome.unwrap(), crate::ReleaseResult::NotFound);
+
+    // The places stay kept for the session's lock-delay, from the session's end.
+    let plain = LeaseOp::Acquire {
+        place: Place::Lock(name("x-lock")),
+        claim: Claim::Exclusive,
+        terms: LeaseTerms::new(owner("next"), ttl(30), None),
+    };
+    match refusal(store, plain).await {
+        Refusal::Delayed { until } => {
+            assert_eq!(
+                until,
+                lock.lease.expires_at + chrono::TimeDelta::seconds(30)
+            )
+        }
+        other => panic!("kept by the lock-delay, got {other:?}"),
+    }
+    let next = LeaseOp::Acquire {
+        place: Place::Semaphore(name("x-sem")),
+        claim: permits(1, 1),
+        terms: LeaseTerms::new(owner("next"), ttl(30), None),
+    };
+    assert!(matches!(refusal(store, next).await, Refusal::Held { .. }));
+    // A new session is a new holder, kept out as well.
+    let fresh = open(store, tenant(), 8, None, 30, 0).await;
+    let op = acquire("x-lock", Claim::Exclusive, &fresh.id);
+    assert!(matches!(refusal(store, op).await, Refusal::Delayed { .. }));
+}
+
+pub async fn an_unknown_session_grants_nothing(h: &dyn SessionHarness) {
+    let store = h.open().await;
+    let store = &*store;
+    let stranger = new_id(9);
+    let op = acquire("u-lock", Claim::Exclusive, &stranger);
+    assert_eq!(refusal(store, op).await, Refusal::SessionNotFound);
+    let op = acquire("u-sem", permits(1, 2), &stranger);
+    assert_eq!(refusal(store, op).await, Refusal::SessionNotFound);
+    assert_eq!(status(store, "u-lock").await, None);
+    assert_eq!(keep_alive(store, &stranger).await, None);
+    assert_eq!(look(store, &stranger).await, None);
+    // Another tenant's session is unknown here.
+    let other = Tenant::parse("other").unwrap();
+    let theirs = open(store, other, 10, None, 30, 0).await;
+    let op = acquire("u-lock", Claim::Exclusive, &theirs.id);
+    assert_eq!(refusal(store, op).await, Refusal::SessionNotFound);
+    assert_eq!(
+        store
+            .count_live_leases(tenant())
+            .await
+            .expect("usage answers"),
+        0
+    );
+}
+
+pub async fn live_sessions_are_listed_by_id_with_their_holds(h: &dyn SessionHarness) {
+    let store = h.open().await;
+    let store = &*store;
+    let listing = Tenant::parse("listing").unwrap();
+    let mut ids = Vec::new();
+    for seed in 11..14 {
+        ids.push(open(store, listing.clone(), seed, None, 30, 0).await.id);
+    }
+    let short = open(store, listing.clone(), 14, None, 1, 0).await;
+    let op = LeaseOp::Acquire {
+        place: Place::Lock(name("l-1")),
+        claim: Claim::Exclusive,
+        terms: LeaseTerms::new(Owner::of_session(&ids[0]), ttl(30), None),
+    };
+    store.apply(listing.clone(), op).await.unwrap();
+    h.advance(PAST_SHORT).await;
+    ids.sort();
+    assert_eq!(store.live_sessions(listing.clone()).await.unwrap(), 3);
+    let query = SessionQuery {
+        prefix: ResourcePrefix::parse("").unwrap(),
+        after: None,
+        limit: ListLimit::parse(2).unwrap(),
+    };
+    let first = store
+        .list_sessions(listing.clone(), query.clone())
+        .await
+        .unwrap();
+    assert!(first.has_more);
+    let seen: Vec<&SessionId> = first.sessions.iter().map(|s| &s.session.id).collect();
+    assert_eq!(seen, vec![&ids[0], &ids[1]]);
+    let rest = SessionQuery {
+        after: Some(ids[1].clone()),
+        ..query
+    };
+    let second = store.list_sessions(listing.clone(), rest).await.unwrap();
+    assert!(!second.has_more);
+    let seen: Vec<&SessionId> = second.sessions.iter().map(|s| &s.session.id).collect();
+    assert_eq!(seen, vec![&ids[2]]);
+    assert!(
+        !seen.contains(&&short.id),
+        "a run-out session is not listed"
+    );
+    let holds: u64 = first
+        .sessions
+        .iter()
+        .chain(&second.sessions)
+        .map(|s| s.holds)
+        .sum();
+    assert_eq!(holds, 1);
+    let empty = store
+        .list_sessions(
+            tenant(),
+            SessionQuery {
+                prefix: ResourcePrefix::parse(&ids[0].as_str()[..3]).unwrap(),
+                after: None,
+                limit: ListLimit::DEFAULT,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(empty.sessions.iter().all(|s| !ids.contains(&s.session.id)));
+}
+
+/// Expands to one `#[tokio::test]` per session case for the [`SessionHarness`] that `$harness`
+/// evaluates to.
+#[macro_export]
+macro_rules! session_contract_suite {
+    ($harness:expr) => {
+        $crate::session_contract_suite!(@cases $harness;
+            a_session_opens_is_kept_alive_and_ends_once,
+            holds_under_a_session_are_its_own_and_move_with_each_keepalive,
+            closing_a_session_ends_every_hold_at_once_and_frees_them,
+            a_forced_end_is_recorded_with_its_reason,
+            a_session_that_runs_out_ends_every_hold_and_keeps_their_places,
+            an_unknown_session_grants_nothing,
+            live_sessions_are_listed_by_id_with_their_holds
+        );
+    };
+    (@cases $harness:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() {
+                let harness = $harness;
+                $crate::testing::contract::sessions::$case(&harness).await;
+            }
+        )*
+    };
+}
