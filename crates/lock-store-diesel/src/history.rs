@@ -177,7 +177,7 @@ impl TryFrom<HistoryRow> for HistoryRecord {
             tenant: Tenant::parse(&row.tenant).map_err(|_| corrupt("tenant"))?,
             kind: LeaseKind::parse(&row.kind).ok_or_else(|| corrupt("kind"))?,
             name: ResourceName::parse(row.name.clone()).map_err(|_| corrupt("name"))?,
-            owner: Owner::parse(&row.owner).map_err(|_| corrupt("owner"))?,
+            owner: Owner::from_stored(&row.owner).map_err(|_| corrupt("owner"))?,
             fencing_token: FencingToken::new(row.fencing_token).map_err(|_| corrupt("token"))?,
             event: HistoryEvent::parse(&row.event).ok_or_else(|| corrupt("event"))?,
             at: millis(row.at_ms).ok_or_else(|| corrupt("time"))?,

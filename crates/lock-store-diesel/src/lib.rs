@@ -31,6 +31,7 @@ mod repository;
 mod row;
 mod schema;
 mod semaphores;
+mod sessions;
 mod shared_locks;
 mod sqlite;
 mod sweeper;

@@ -5,6 +5,7 @@
 mod history;
 mod leases;
 mod open;
+mod sessions;
 mod usage;
 
 use std::sync::Arc;
@@ -89,6 +90,19 @@ impl DieselLockRepository {
         self.inner
             .writer
             .sweep_shared(self.inner.sweep_grace, batch)
+            .await
+    }
+
+    /// Ends at most `batch` sessions that ran out (and whose lock-delay is over) more than the
+    /// sweep grace ago, with every hold they had, and says how many it ended (a full batch:
+    /// call again).
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the database fails.
+    pub async fn sweep_run_out_sessions(&self, batch: u32) -> Result<usize, RepositoryError> {
+        self.inner
+            .writer
+            .sweep_sessions(self.inner.sweep_grace, batch)
             .await
     }
 

@@ -55,6 +55,8 @@ pub(crate) trait HolderTable {
         now_ms: i64,
     ) -> diesel::QueryResult<usize>;
     fn insert(&mut self, tenant: &Tenant, row: &HolderRow) -> diesel::QueryResult<usize>;
+    /// The sessions of the holds this table meets (see `sessions.rs`).
+    fn session_rows(&mut self) -> &mut dyn crate::sessions::SessionRows;
 
     /// Takes the semaphore's lock, then reads the clock and every row of it: what each
     /// operation starts with. A backend may do it in one round trip.
@@ -142,6 +144,32 @@ impl From<PermitError> for RepositoryError {
     }
 }
 
+/// Takes the semaphore's lock and reads the clock and every row, each row with its real end (a
+/// hold under a session ends with its session: see `sessions.rs`).
+fn read(
+    table: &mut dyn HolderTable,
+    tenant: &Tenant,
+    name: &ResourceName,
+) -> diesel::QueryResult<(i64, Vec<HolderRow>)> {
+    let (now_ms, mut rows) = table.lock_and_read(tenant, name)?;
+    resolve(table, tenant, &mut rows)?;
+    Ok((now_ms, rows))
+}
+
+/// Gives each of `rows` its real end.
+fn resolve(
+    table: &mut dyn HolderTable,
+    tenant: &Tenant,
+    rows: &mut [HolderRow],
+) -> diesel::QueryResult<()> {
+    let mut ends = crate::sessions::SessionEnds::default();
+    for row in rows {
+        row.expires_at_ms =
+            ends.end_of(table.session_rows(), tenant, &row.owner, row.expires_at_ms)?;
+    }
+    Ok(())
+}
+
 /// Runs `op`, an operation on a semaphore, for `tenant` on `table`.
 ///
 /// # Errors
@@ -163,7 +191,7 @@ pub(crate) fn run(
             Err(refusal) => LeaseOutcome::Refused(refusal),
         },
         LeaseOp::Look(_) => {
-            let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
+            let (now_ms, rows) = read(table, tenant, &name)?;
             let now = at(now_ms)?;
             let kept = kept_leases(rows)?;
             let delayed_until = kept
@@ -178,7 +206,7 @@ pub(crate) fn run(
             })
         }
         LeaseOp::Release { owner, .. } => {
-            let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
+            let (now_ms, rows) = read(table, tenant, &name)?;
             let leases = leases(rows)?;
             match decide_release_among(&leases, &owner, at(now_ms)?) {
                 ReleaseResult::Released(token) => {
@@ -195,7 +223,7 @@ pub(crate) fn run(
             renew(table, tenant, &name, &owner, None, Some(value))?
         }
         LeaseOp::ForceRelease { reason, .. } => {
-            let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
+            let (now_ms, rows) = read(table, tenant, &name)?;
             let now = at(now_ms)?;
             let mut ended = Vec::with_capacity(rows.len());
             for row in rows {
@@ -220,7 +248,7 @@ pub(crate) fn run(
             fencing_token,
             ..
         } => {
-            let (now_ms, rows) = table.lock_and_read(tenant, &name)?;
+            let (now_ms, rows) = read(table, tenant, &name)?;
             let now = at(now_ms)?;
             let mut over = false;
             for row in rows {
@@ -257,7 +285,10 @@ pub(crate) fn list(
     query: &ListQuery,
 ) -> Result<SemaphorePage, PermitError> {
     let now_ms = table.now_ms()?;
-    let rows = table.list(tenant, query, now_ms)?;
+    let mut rows = table.list(tenant, query, now_ms)?;
+    // A hold of a session that ran out is listed by its row, not by its session: drop it.
+    resolve(table, tenant, &mut rows)?;
+    rows.retain(|row| row.expires_at_ms > now_ms);
     page(rows, query, at(now_ms)?)
 }
 
@@ -279,7 +310,7 @@ fn acquire(
     terms: LeaseTerms,
 ) -> Result<Result<Permit, Refusal>, PermitError> {
     let name = place.name();
-    let (now_ms, rows) = table.lock_and_read(tenant, name)?;
+    let (now_ms, rows) = read(table, tenant, name)?;
     let kept = kept_leases(rows.clone())?;
     let (permits, limit) = claim.weight_of();
     let expires_at_ms = now_ms + i64::from(terms.ttl.seconds()) * 1_000;
@@ -332,7 +363,7 @@ fn renew(
     ttl: Option<Ttl>,
     value: Option<LeaseValue>,
 ) -> Result<LeaseOutcome, PermitError> {
-    let (now_ms, rows) = table.lock_and_read(tenant, name)?;
+    let (now_ms, rows) = read(table, tenant, name)?;
     let live_own = rows
         .into_iter()
         .find(|row| row.owner == owner.as_str() && row.expires_at_ms > now_ms);
@@ -353,7 +384,7 @@ fn renew(
 
 /// Ends `grant` only if it is still exactly that new grant, live.
 fn undo(table: &mut dyn HolderTable, tenant: &Tenant, grant: Permit) -> Result<bool, PermitError> {
-    let (now_ms, rows) = table.lock_and_read(tenant, &grant.name)?;
+    let (now_ms, rows) = read(table, tenant, &grant.name)?;
     let lease = &grant.lease;
     let exact = rows.into_iter().any(|row| {
         row.owner == lease.owner.as_str()

@@ -39,6 +39,8 @@ pub(crate) trait SharedTable {
         reason: Option<&str>,
     ) -> diesel::QueryResult<()>;
 
+    /// The sessions of the holds this table meets (see `sessions.rs`).
+    fn session_rows(&mut self) -> &mut dyn crate::sessions::SessionRows;
     /// Takes the write lock of the lock's row until the transaction ends (on PostgreSQL, when
     /// `create`, first inserting an ended row if there is none, so that there is a row to lock),
     /// then reads the clock, the row and every shared lease of the lock.
@@ -211,7 +213,26 @@ impl Read {
         resource: &ResourceName,
         create: bool,
     ) -> Result<Self, PermitError> {
-        let (now_ms, row, rows) = table.lock_and_read(tenant, resource, create)?;
+        let (now_ms, mut row, mut rows) = table.lock_and_read(tenant, resource, create)?;
+        // Each lease with its real end: a hold under a session ends with its session.
+        let mut ends = crate::sessions::SessionEnds::default();
+        if let Some(row) = &mut row {
+            let lock = &mut row.lock;
+            lock.expires_at_ms = ends.end_of(
+                table.session_rows(),
+                tenant,
+                &lock.owner,
+                lock.expires_at_ms,
+            )?;
+        }
+        for lease in &mut rows {
+            lease.expires_at_ms = ends.end_of(
+                table.session_rows(),
+                tenant,
+                &lease.owner,
+                lease.expires_at_ms,
+            )?;
+        }
         let row_delay_ms = row.as_ref().map_or(0, |row| row.lock_delay_ms);
         Ok(Self {
             now_ms,
@@ -284,7 +305,17 @@ impl Read {
             }
         }
         match shared_row(resource, leases, self.now) {
-            Some(row) => table.write_row(tenant, &row, false, 0)?,
+            Some(mut row) => {
+                // The row stands for its readers until the last ends: while a reader's session
+                // lives, that is "while the session lives" too.
+                let session_reader = leases
+                    .iter()
+                    .any(|lease| lease.is_live_at(self.now) && lease.owner.session().is_some());
+                if session_reader {
+                    row.expires_at = at(crate::sessions::HELD)?;
+                }
+                table.write_row(tenant, &row, false, 0)?
+            }
             None => table.end_row(tenant, resource, self.now_ms)?,
         };
         Ok(())
@@ -509,7 +540,10 @@ fn set_value(
                     .row
                     .clone()
                     .ok_or_else(|| RepositoryError::internal("the lock is gone"))?;
-                let expires_at_ms = row.expires_at.timestamp_millis();
+                let expires_at_ms = crate::sessions::stored_end(
+                    row.owner.as_str(),
+                    row.expires_at.timestamp_millis(),
+                );
                 table.renew_row(tenant, resource, expires_at_ms, Some(&value))?;
                 RenewResult::Renewed(Lock {
                     value: Some(value),
@@ -577,7 +611,7 @@ impl SharedRow {
         let corrupt =
             |what: String| RepositoryError::internal(format!("corrupt shared lease: {what}"));
         Ok(shared_lease(
-            Owner::parse(&self.owner).map_err(|e| corrupt(format!("owner {e}")))?,
+            Owner::from_stored(&self.owner).map_err(|e| corrupt(format!("owner {e}")))?,
             at(self.acquired_at_ms)?,
             at(self.expires_at_ms)?,
             FencingToken::new(self.fencing_token)

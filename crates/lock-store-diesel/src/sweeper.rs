@@ -11,6 +11,7 @@ use crate::{DieselLockRepository, SweepPosition};
 enum Ended {
     Permits,
     SharedLeases,
+    Sessions,
 }
 
 /// Every `interval`, runs a sweep pass: deletes expired rows in steps of at most `batch` rows
@@ -92,16 +93,21 @@ async fn sweep(
             }
         }
         // Semaphore rows and shared leases: a full batch means there may be more.
-        for table in [Ended::Permits, Ended::SharedLeases] {
+        // Sessions that ran out: each ends every hold it had, so fewer at a time.
+        for table in [Ended::Permits, Ended::SharedLeases, Ended::Sessions] {
             loop {
-                let step = match table {
-                    Ended::Permits => repo.sweep_ended_permits(batch).await,
-                    Ended::SharedLeases => repo.sweep_ended_shared(batch).await,
+                let (step, full) = match table {
+                    Ended::Permits => (repo.sweep_ended_permits(batch).await, batch),
+                    Ended::SharedLeases => (repo.sweep_ended_shared(batch).await, batch),
+                    Ended::Sessions => {
+                        let sessions = (batch / 100).max(1);
+                        (repo.sweep_run_out_sessions(sessions).await, sessions)
+                    }
                 };
                 match step {
                     Ok(deleted) => {
                         swept += deleted;
-                        if deleted < batch as usize {
+                        if deleted < full as usize {
                             break;
                         }
                         tokio::task::yield_now().await;

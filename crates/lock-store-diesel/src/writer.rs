@@ -81,6 +81,24 @@ pub(crate) trait Writer: Send + Sync {
 
     /// Deletes at most `batch` of the oldest history records committed before `before`, none
     /// past `settled` (PostgreSQL: the last id known final; SQLite's all are).
+    /// Applies `op` to `tenant`'s sessions in one transaction (see `sessions.rs`).
+    async fn apply_session(
+        &self,
+        tenant: Tenant,
+        op: lock_domain::SessionOp,
+    ) -> Result<lock_domain::SessionOutcome, RepositoryError>;
+
+    async fn list_sessions(
+        &self,
+        tenant: Tenant,
+        query: lock_domain::SessionQuery,
+    ) -> Result<lock_domain::SessionPage, RepositoryError>;
+
+    async fn live_sessions(&self, tenant: Tenant) -> Result<u64, RepositoryError>;
+
+    /// Ends up to `batch` sessions that ran out (with their lock-delay) `grace` ago or more.
+    async fn sweep_sessions(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError>;
+
     async fn prune_history(
         &self,
         before: chrono::DateTime<chrono::Utc>,

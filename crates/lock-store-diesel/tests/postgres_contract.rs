@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use lock_domain::testing::contract::sessions::{SessionContractStore, SessionHarness};
 use lock_domain::testing::contract::{ContractStore, Harness};
 use lock_domain::testing::ManualClock;
 use lock_store_diesel::testing::TestDatabase;
@@ -25,18 +26,23 @@ impl PostgresHarness {
     }
 }
 
-#[async_trait]
-impl Harness for PostgresHarness {
-    async fn open(&self) -> Arc<dyn ContractStore> {
+impl PostgresHarness {
+    async fn repo(&self) -> DieselLockRepository {
         let mut config = StoreConfig::new(self.db.url().clone());
         config.postgres_batch_connections = self.batch_connections;
         // A manual clock that never moves: PostgreSQL must not use it.
         let clock = Arc::new(ManualClock::new());
-        let repo = tokio::task::spawn_blocking(move || DieselLockRepository::open(&config, clock))
+        tokio::task::spawn_blocking(move || DieselLockRepository::open(&config, clock))
             .await
             .expect("open task")
-            .expect("open the PostgreSQL store");
-        Arc::new(repo)
+            .expect("open the PostgreSQL store")
+    }
+}
+
+#[async_trait]
+impl Harness for PostgresHarness {
+    async fn open(&self) -> Arc<dyn ContractStore> {
+        Arc::new(self.repo().await)
     }
 
     async fn advance(&self, by: Duration) {
@@ -49,10 +55,31 @@ lock_domain::repository_contract_suite!(match PostgresHarness::new(2) {
     None => return,
 });
 
+#[async_trait]
+impl SessionHarness for PostgresHarness {
+    async fn open(&self) -> Arc<dyn SessionContractStore> {
+        Arc::new(self.repo().await)
+    }
+
+    async fn advance(&self, by: Duration) {
+        tokio::time::sleep(by).await;
+    }
+}
+
+lock_domain::session_contract_suite!(match PostgresHarness::new(2) {
+    Some(harness) => harness,
+    None => return,
+});
+
 mod unbatched {
     use super::PostgresHarness;
 
     lock_domain::repository_contract_suite!(match PostgresHarness::new(0) {
+        Some(harness) => harness,
+        None => return,
+    });
+
+    lock_domain::session_contract_suite!(match PostgresHarness::new(0) {
         Some(harness) => harness,
         None => return,
     });

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use lock_domain::testing::contract::sessions::{SessionContractStore, SessionHarness};
 use lock_domain::testing::contract::{ContractStore, Harness};
 use lock_domain::testing::ManualClock;
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
@@ -26,16 +27,21 @@ impl SqliteHarness {
     }
 }
 
+impl SqliteHarness {
+    async fn repo(&self) -> DieselLockRepository {
+        let config = self.config.clone();
+        let clock = Arc::new(self.clock.clone());
+        tokio::task::spawn_blocking(move || DieselLockRepository::open(&config, clock))
+            .await
+            .expect("open task")
+            .expect("open the SQLite store")
+    }
+}
+
 #[async_trait]
 impl Harness for SqliteHarness {
     async fn open(&self) -> Arc<dyn ContractStore> {
-        let config = self.config.clone();
-        let clock = Arc::new(self.clock.clone());
-        let repo = tokio::task::spawn_blocking(move || DieselLockRepository::open(&config, clock))
-            .await
-            .expect("open task")
-            .expect("open the SQLite store");
-        Arc::new(repo)
+        Arc::new(self.repo().await)
     }
 
     async fn advance(&self, by: Duration) {
@@ -44,3 +50,16 @@ impl Harness for SqliteHarness {
 }
 
 lock_domain::repository_contract_suite!(SqliteHarness::new());
+
+#[async_trait]
+impl SessionHarness for SqliteHarness {
+    async fn open(&self) -> Arc<dyn SessionContractStore> {
+        Arc::new(self.repo().await)
+    }
+
+    async fn advance(&self, by: Duration) {
+        self.clock.advance(by);
+    }
+}
+
+lock_domain::session_contract_suite!(SqliteHarness::new());

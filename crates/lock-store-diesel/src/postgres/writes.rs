@@ -280,7 +280,10 @@ pub(crate) fn undo_grant(
                     Param::Text(grant.owner.as_str()),
                     Param::BigInt(grant.fencing_token.value()),
                     Param::BigInt(grant.acquired_at.timestamp_millis()),
-                    Param::BigInt(grant.expires_at.timestamp_millis()),
+                    Param::BigInt(crate::sessions::stored_end(
+                        grant.owner.as_str(),
+                        grant.expires_at.timestamp_millis(),
+                    )),
                 ],
             )
             .execute(conn)

@@ -60,11 +60,14 @@ impl LeaseStore for DieselLockRepository {
                 Place::Semaphore(_) => None,
             };
             let holding = match row {
-                Some(lock) if !lock.owner.is_shared_holders() => Holding {
-                    holders: vec![lock_domain::Grant::of_lock(lock)],
-                    delayed_until: None,
-                },
-                // No live lease, or readers, or a semaphore: its own look says it all.
+                Some(lock) if !lock.owner.is_shared_holders() && lock.owner.session().is_none() => {
+                    Holding {
+                        holders: vec![lock_domain::Grant::of_lock(lock)],
+                        delayed_until: None,
+                    }
+                }
+                // No live lease, readers, a session's hold, or a semaphore: its own look says it
+                // all.
                 _ => self.apply(tenant, LeaseOp::Look(place)).await?.looked()?,
             };
             found.push(holding);
@@ -108,12 +111,15 @@ impl DieselLockRepository {
         tenant: Tenant,
         page: ListPage,
     ) -> Result<ListPage, RepositoryError> {
-        if !page.locks.iter().any(|l| l.lock.owner.is_shared_holders()) {
+        // Readers are listed as themselves; a session's hold with its session's end (or not at
+        // all, once its session ran out).
+        let looked = |lock: &Lock| lock.owner.is_shared_holders() || lock.owner.session().is_some();
+        if !page.locks.iter().any(|l| looked(&l.lock)) {
             return Ok(page);
         }
         let mut locks = Vec::with_capacity(page.locks.len());
         for listed in page.locks {
-            if !listed.lock.owner.is_shared_holders() {
+            if !looked(&listed.lock) {
                 locks.push(listed);
                 continue;
             }

@@ -98,7 +98,7 @@ pub(super) fn lease(row: HolderRow) -> Result<Lease, RepositoryError> {
     let capacity = Capacity::semaphore_limit(row.semaphore_limit)
         .map_err(|e| corrupt(format!("limit {e}")))?;
     Ok(Lease {
-        owner: Owner::parse(&row.owner).map_err(|e| corrupt(format!("owner {e}")))?,
+        owner: Owner::from_stored(&row.owner).map_err(|e| corrupt(format!("owner {e}")))?,
         weight: Weight::permits(row.permits, capacity)
             .map_err(|e| corrupt(format!("permits {e}")))?,
         capacity,

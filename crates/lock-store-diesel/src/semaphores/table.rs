@@ -11,6 +11,7 @@ use crate::history::SayEnding;
 use crate::lease_statements;
 use crate::prepared::{Param, Prepared};
 use crate::row::CountRow;
+use crate::sessions::{stored_end, SessionRows};
 
 const HOLDERS: &str = "\
 SELECT name, owner, permits, semaphore_limit, acquired_at_ms, expires_at_ms, fencing_token,
@@ -180,7 +181,7 @@ macro_rules! shared_statements {
                     Param::BigInt(row.permits),
                     Param::BigInt(row.semaphore_limit),
                     Param::BigInt(row.acquired_at_ms),
-                    Param::BigInt(row.expires_at_ms),
+                    Param::BigInt(stored_end(&row.owner, row.expires_at_ms)),
                     Param::BigInt(row.fencing_token),
                     Param::NullableText(row.value.as_deref()),
                     Param::BigInt(row.lock_delay_ms),
@@ -202,7 +203,7 @@ macro_rules! shared_statements {
                     Param::Text(&row.name),
                     Param::Text(&row.owner),
                     Param::BigInt(row.acquired_at_ms),
-                    Param::BigInt(row.expires_at_ms),
+                    Param::BigInt(stored_end(&row.owner, row.expires_at_ms)),
                     Param::NullableText(value),
                     Param::BigInt(row.lock_delay_ms),
                 ],
@@ -222,7 +223,7 @@ macro_rules! shared_statements {
                     Param::Text(tenant.as_str()),
                     Param::Text(&row.name),
                     Param::Text(&row.owner),
-                    Param::BigInt(row.expires_at_ms),
+                    Param::BigInt(stored_end(&row.owner, row.expires_at_ms)),
                     Param::NullableText(value),
                 ],
             )
@@ -298,6 +299,10 @@ impl HolderTable for SqliteHolders<'_> {
     }
 
     shared_statements!();
+
+    fn session_rows(&mut self) -> &mut dyn SessionRows {
+        self.conn
+    }
 }
 
 impl HolderTable for PostgresHolders<'_> {
@@ -324,6 +329,10 @@ impl HolderTable for PostgresHolders<'_> {
 
     fn next_token(&mut self) -> QueryResult<i64> {
         lease_statements::next_token_postgres(self.conn)
+    }
+
+    fn session_rows(&mut self) -> &mut dyn SessionRows {
+        self.conn
     }
 
     /// Two round trips: the lock, then the rows with the clock (and a third to keep that clock
@@ -361,7 +370,7 @@ impl HolderTable for PostgresHolders<'_> {
                     Param::BigInt(row.permits),
                     Param::BigInt(row.semaphore_limit),
                     Param::BigInt(row.acquired_at_ms),
-                    Param::BigInt(row.expires_at_ms),
+                    Param::BigInt(stored_end(&row.owner, row.expires_at_ms)),
                     Param::NullableText(row.value.as_deref()),
                     Param::BigInt(now_ms),
                     Param::BigInt(row.lock_delay_ms),

@@ -11,6 +11,7 @@ use crate::history::SayEnding;
 use crate::lease_statements;
 use crate::prepared::{Param, Prepared};
 use crate::row::LockRow;
+use crate::sessions::{stored_end, SessionRows};
 
 /// A `shared_holders` row (its tenant and resource are the operation's).
 #[derive(Debug, Clone, QueryableByName)]
@@ -150,7 +151,10 @@ macro_rules! portable_statements {
                     Param::Text(row.resource.as_str()),
                     Param::Text(row.owner.as_str()),
                     Param::BigInt(row.acquired_at.timestamp_millis()),
-                    Param::BigInt(row.expires_at.timestamp_millis()),
+                    Param::BigInt(stored_end(
+                        row.owner.as_str(),
+                        row.expires_at.timestamp_millis(),
+                    )),
                     Param::BigInt(row.fencing_token.value()),
                     Param::BigInt(i64::from(regranted)),
                     Param::NullableText(row.value.as_ref().map(LeaseValue::as_str)),
@@ -183,7 +187,7 @@ macro_rules! portable_statements {
             params.extend([
                 Param::Text(&row.owner),
                 Param::BigInt(row.acquired_at_ms),
-                Param::BigInt(row.expires_at_ms),
+                Param::BigInt(stored_end(&row.owner, row.expires_at_ms)),
                 Param::BigInt(row.fencing_token),
                 Param::BigInt(row.regranted),
                 Param::NullableText(row.value.as_deref()),
@@ -219,6 +223,10 @@ impl SharedTable for SqliteShared<'_> {
     }
 
     portable_statements!();
+
+    fn session_rows(&mut self) -> &mut dyn SessionRows {
+        self.conn
+    }
 
     fn lock_and_read(
         &mut self,
@@ -265,6 +273,10 @@ impl SharedTable for PostgresShared<'_> {
     }
 
     portable_statements!();
+
+    fn session_rows(&mut self) -> &mut dyn SessionRows {
+        self.conn
+    }
 
     fn lock_and_read(
         &mut self,

@@ -162,6 +162,10 @@ impl Writer for PostgresBatcher {
     /// every other operation through holders is group-committed (`postgres_permits`); the rest
     /// runs as without batching.
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
+        if op.session().is_some() {
+            // Decided on its session, in a transaction of its own (see `sessions.rs`).
+            return self.direct.apply(tenant, op).await;
+        }
         match op {
             LeaseOp::Acquire {
                 place: Place::Lock(resource),
@@ -278,6 +282,30 @@ impl Writer for PostgresBatcher {
 
     async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
         self.direct.sweep_shared(grace, batch).await
+    }
+
+    async fn apply_session(
+        &self,
+        tenant: Tenant,
+        op: lock_domain::SessionOp,
+    ) -> Result<lock_domain::SessionOutcome, RepositoryError> {
+        self.direct.apply_session(tenant, op).await
+    }
+
+    async fn list_sessions(
+        &self,
+        tenant: Tenant,
+        query: lock_domain::SessionQuery,
+    ) -> Result<lock_domain::SessionPage, RepositoryError> {
+        self.direct.list_sessions(tenant, query).await
+    }
+
+    async fn live_sessions(&self, tenant: Tenant) -> Result<u64, RepositoryError> {
+        self.direct.live_sessions(tenant).await
+    }
+
+    async fn sweep_sessions(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        self.direct.sweep_sessions(grace, batch).await
     }
 
     async fn prune_history(

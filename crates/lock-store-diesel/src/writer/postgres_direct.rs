@@ -19,6 +19,7 @@ use crate::pooled::Pooled;
 use crate::postgres::{reads, writes};
 use crate::row::{ListedRow, LockRow};
 use crate::semaphores::{self, PermitError, PostgresHolders};
+use crate::sessions::{self, SessionRows, SessionWrites};
 use crate::shared_locks::{self, PostgresShared};
 
 /// Runs every operation on a pooled connection.
@@ -55,6 +56,57 @@ impl PostgresDirect {
                     });
                 },
             )
+            .await
+    }
+
+    /// A client's operation under a session, in a transaction of its own: the session's row
+    /// kept from keepalives and ends (`FOR SHARE`) while the operation is decided on it through
+    /// the holders of its place (see `sessions.rs`); a grant whose caller has gone is undone.
+    async fn under_session(
+        &self,
+        tenant: Tenant,
+        op: LeaseOp,
+    ) -> Result<LeaseOutcome, RepositoryError> {
+        use diesel::Connection;
+        let undo_tenant = tenant.clone();
+        let events = Arc::clone(self.pooled.events());
+        self.pooled
+            .run_undoable(
+                move |conn, _| {
+                    let conn = conn.postgres()?;
+                    Ok(conn.transaction(|c| -> Result<LeaseOutcome, PermitError> {
+                        Ok(sessions::under_session(
+                            c,
+                            &tenant,
+                            op,
+                            crate::lease_statements::now_postgres,
+                            |c, op| Ok(holders_in_transaction(c, &tenant, op)?),
+                        )?)
+                    })?)
+                },
+                move |conn, answer| {
+                    let Ok(c) = conn.postgres() else { return };
+                    undo_unheard(&*events, &undo_tenant, &answer, |undo| {
+                        Ok(holders_postgres(c, &undo_tenant, undo)?)
+                    });
+                },
+            )
+            .await
+    }
+
+    /// A session operation in a transaction of its own.
+    async fn in_session_transaction<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut PostgresSessions<'_>) -> Result<T, RepositoryError> + Send + 'static,
+    ) -> Result<T, RepositoryError> {
+        use diesel::Connection;
+        self.pooled
+            .run(move |conn, _| {
+                let conn = conn.postgres()?;
+                Ok(conn.transaction(|conn| -> Result<T, PermitError> {
+                    Ok(work(&mut PostgresSessions { conn })?)
+                })?)
+            })
             .await
     }
 
@@ -105,7 +157,9 @@ impl PostgresDirect {
     ) -> Result<LeaseOutcome, RepositoryError> {
         if let Some(row) = self.status(tenant, resource).await? {
             let lock = Lock::try_from(row)?;
-            if !lock.owner.is_shared_holders() {
+            // Readers, and a session's hold (whose end is its session's), are looked at
+            // through the holders.
+            if !lock.owner.is_shared_holders() && lock.owner.session().is_none() {
                 return Ok(LeaseOutcome::Looked(Holding {
                     holders: vec![Grant::of_lock(lock)],
                     delayed_until: None,
@@ -172,6 +226,9 @@ pub(crate) fn renewed(row: RenewRow) -> Result<LeaseOutcome, RepositoryError> {
 #[async_trait]
 impl Writer for PostgresDirect {
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
+        if op.session().is_some() {
+            return self.under_session(tenant, op).await;
+        }
         match op {
             LeaseOp::Acquire {
                 place: Place::Lock(resource),
@@ -340,6 +397,45 @@ impl Writer for PostgresDirect {
             .await
     }
 
+    async fn apply_session(
+        &self,
+        tenant: Tenant,
+        op: lock_domain::SessionOp,
+    ) -> Result<lock_domain::SessionOutcome, RepositoryError> {
+        self.in_session_transaction(move |writes| sessions::apply(writes, &tenant, op))
+            .await
+    }
+
+    async fn list_sessions(
+        &self,
+        tenant: Tenant,
+        query: lock_domain::SessionQuery,
+    ) -> Result<lock_domain::SessionPage, RepositoryError> {
+        self.in_session_transaction(move |writes| sessions::list(writes, &tenant, &query))
+            .await
+    }
+
+    async fn live_sessions(&self, tenant: Tenant) -> Result<u64, RepositoryError> {
+        self.in_session_transaction(move |writes| {
+            let now_ms = writes.now_ms().map_err(from_query)?;
+            let live = writes
+                .rows()
+                .count_live(&tenant, now_ms)
+                .map_err(from_query)?;
+            Ok(live.max(0) as u64)
+        })
+        .await
+    }
+
+    async fn sweep_sessions(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        let grace_ms = grace.as_millis() as i64;
+        self.in_session_transaction(move |writes| {
+            let cutoff_ms = writes.now_ms().map_err(from_query)? - grace_ms;
+            sessions::sweep(writes, cutoff_ms, i64::from(batch))
+        })
+        .await
+    }
+
     async fn prune_history(
         &self,
         before: chrono::DateTime<chrono::Utc>,
@@ -364,6 +460,33 @@ pub(crate) fn holders_postgres(
 ) -> Result<LeaseOutcome, PermitError> {
     use diesel::Connection;
     conn.transaction(|conn| holders_in_transaction(conn, tenant, op))
+}
+
+/// A session operation inside a PostgreSQL transaction.
+pub(crate) struct PostgresSessions<'c> {
+    conn: &'c mut diesel::pg::PgConnection,
+}
+
+impl SessionWrites for PostgresSessions<'_> {
+    fn rows(&mut self) -> &mut dyn SessionRows {
+        self.conn
+    }
+
+    fn now_ms(&mut self) -> diesel::QueryResult<i64> {
+        crate::lease_statements::now_postgres(self.conn)
+    }
+
+    fn say_ending(
+        &mut self,
+        ending: Option<lock_domain::HistoryEvent>,
+        reason: Option<&str>,
+    ) -> diesel::QueryResult<()> {
+        crate::history::SayEnding::say_ending(self.conn, ending, reason)
+    }
+
+    fn run(&mut self, tenant: &Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
+        Ok(holders_in_transaction(self.conn, tenant, op)?)
+    }
 }
 
 /// [`holders_postgres`] inside the caller's transaction.

@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use diesel::sqlite::SqliteConnection;
 use lock_domain::{
     Claim, Clock, Grant, Holding, LeaseOp, LeaseOutcome, LeaseTerms, ListQuery, Lock, Place,
-    RepositoryError, ResourceName, SemaphorePage, Tenant,
+    RepositoryError, ResourceName, SemaphorePage, SessionOp, SessionOutcome, SessionPage,
+    SessionQuery, Tenant,
 };
 
 use super::group_commit::GroupCommitWriter;
@@ -20,6 +21,7 @@ use crate::outcome::{ReleaseRow, RenewRow, SweepPosition, Swept};
 use crate::pooled::Pooled;
 use crate::row::{ListedRow, LockRow};
 use crate::semaphores::{self, PermitError, SqliteHolders};
+use crate::sessions::{self, under_session, SessionRows, SessionWrites};
 use crate::shared_locks::{self, SqliteShared};
 use crate::sqlite::{self, Outside};
 
@@ -147,7 +149,15 @@ impl Writer for SqliteWriter {
                 ..
             } => {
                 self.commits
-                    .submit(move |c, now_ms| release_or_renew(c, now_ms, &tenant, op))
+                    .submit(move |c, now_ms| {
+                        under_session(
+                            c,
+                            &tenant,
+                            op,
+                            |_| Ok(now_ms),
+                            |c, op| release_or_renew(c, now_ms, &tenant, op),
+                        )
+                    })
                     .await
             }
             LeaseOp::RecordExpiry {
@@ -184,13 +194,25 @@ impl Writer for SqliteWriter {
                 let events = Arc::clone(self.pooled.events());
                 self.commits
                     .submit_undoable(
-                        move |c, now_ms| match op {
-                            LeaseOp::Acquire {
-                                place: Place::Lock(resource),
-                                claim: Claim::Exclusive,
-                                terms,
-                            } => acquire_exclusive(c, now_ms, &tenant, &resource, terms),
-                            op => Ok(through_holders(c, now_ms, &tenant, op)?),
+                        move |c, now_ms| {
+                            under_session(
+                                c,
+                                &tenant,
+                                op,
+                                |_| Ok(now_ms),
+                                |c, op| match op {
+                                    // A session's hold is written by the holders' path (its row
+                                    // ends with the session: see `sessions.rs`).
+                                    LeaseOp::Acquire {
+                                        place: Place::Lock(resource),
+                                        claim: Claim::Exclusive,
+                                        terms,
+                                    } if terms.owner.session().is_none() => {
+                                        acquire_exclusive(c, now_ms, &tenant, &resource, terms)
+                                    }
+                                    op => Ok(through_holders(c, now_ms, &tenant, op)?),
+                                },
+                            )
                         },
                         // Grants whose caller went away before they were answered.
                         move |c, now_ms, answer| {
@@ -305,6 +327,57 @@ impl Writer for SqliteWriter {
             .await
     }
 
+    async fn apply_session(
+        &self,
+        tenant: Tenant,
+        op: SessionOp,
+    ) -> Result<SessionOutcome, RepositoryError> {
+        self.commits
+            .submit(move |conn, now_ms| {
+                sessions::apply(&mut SqliteSessions { conn, now_ms }, &tenant, op)
+            })
+            .await
+    }
+
+    async fn list_sessions(
+        &self,
+        tenant: Tenant,
+        query: SessionQuery,
+    ) -> Result<SessionPage, RepositoryError> {
+        self.commits
+            .submit(move |conn, now_ms| {
+                sessions::list(&mut SqliteSessions { conn, now_ms }, &tenant, &query)
+            })
+            .await
+    }
+
+    async fn live_sessions(&self, tenant: Tenant) -> Result<u64, RepositoryError> {
+        self.pooled
+            .run(move |conn, now_ms| {
+                use crate::sessions::SessionRows;
+                let live = conn
+                    .sqlite()?
+                    .count_live(&tenant, now_ms)
+                    .map_err(from_query)?;
+                Ok(live.max(0) as u64)
+            })
+            .await
+    }
+
+    async fn sweep_sessions(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        let grace_ms = grace.as_millis() as i64;
+        self.commits
+            .submit(move |conn, now_ms| {
+                let cutoff_ms = now_ms - grace_ms;
+                sessions::sweep(
+                    &mut SqliteSessions { conn, now_ms },
+                    cutoff_ms,
+                    i64::from(batch),
+                )
+            })
+            .await
+    }
+
     async fn prune_history(
         &self,
         before: chrono::DateTime<chrono::Utc>,
@@ -314,6 +387,34 @@ impl Writer for SqliteWriter {
         self.commits
             .submit(move |c, _| crate::history::prune_sqlite(c, before, batch).map_err(from_query))
             .await
+    }
+}
+
+/// A session operation inside the writer's transaction.
+struct SqliteSessions<'c> {
+    conn: &'c mut SqliteConnection,
+    now_ms: i64,
+}
+
+impl SessionWrites for SqliteSessions<'_> {
+    fn rows(&mut self) -> &mut dyn SessionRows {
+        self.conn
+    }
+
+    fn now_ms(&mut self) -> diesel::QueryResult<i64> {
+        Ok(self.now_ms)
+    }
+
+    fn say_ending(
+        &mut self,
+        ending: Option<lock_domain::HistoryEvent>,
+        reason: Option<&str>,
+    ) -> diesel::QueryResult<()> {
+        crate::history::SayEnding::say_ending(self.conn, ending, reason)
+    }
+
+    fn run(&mut self, tenant: &Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
+        Ok(through_holders(self.conn, self.now_ms, tenant, op)?)
     }
 }
 
@@ -338,7 +439,9 @@ impl SqliteWriter {
             Outside::Answer(None) => return Ok(LeaseOutcome::Looked(Holding::default())),
             Outside::Answer(Some(row)) => {
                 let lock = Lock::try_from(row)?;
-                if !lock.owner.is_shared_holders() {
+                // Readers, and a session's hold (whose end is its session's), are looked at
+                // through the holders.
+                if !lock.owner.is_shared_holders() && lock.owner.session().is_none() {
                     return Ok(LeaseOutcome::Looked(Holding {
                         holders: vec![Grant::of_lock(lock)],
                         delayed_until: None,

@@ -1,0 +1,2 @@
+DROP TABLE session_holds;
+DROP TABLE sessions;
