@@ -70,8 +70,8 @@ pub use semaphore::{
 #[cfg(feature = "mock")]
 pub use session::MockSessionStore;
 pub use session::{
-    ListedSession, Session, SessionEnd, SessionId, SessionOp, SessionOutcome, SessionPage,
-    SessionQuery, SessionStore,
+    sessions_tenant, ListedSession, Session, SessionEnd, SessionHold, SessionId, SessionOp,
+    SessionOutcome, SessionPage, SessionQuery, SessionStore,
 };
 pub use shared::{
     decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock, shared_row, Hold,

@@ -73,6 +73,12 @@ impl Owner {
         SessionId::parse(id).ok()
     }
 
+    /// Whether `self` and `other` name the same holder: equal, or the same session (a request
+    /// names a session by its id alone, a lease by its id and label).
+    pub fn same_holder(&self, other: &Owner) -> bool {
+        self == other || self.session().is_some_and(|id| other.session() == Some(id))
+    }
+
     /// What the holder shows as its owner: a session holder's label (its id before a store read
     /// the session), every other owner's name.
     pub fn label(&self) -> &str {

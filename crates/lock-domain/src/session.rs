@@ -12,7 +12,8 @@ use chrono::{DateTime, Utc};
 
 use crate::validation::ValidationError;
 use crate::{
-    ForceReason, Grant, ListLimit, LockDelay, Owner, RepositoryError, ResourcePrefix, Tenant, Ttl,
+    ForceReason, Grant, LeaseKind, ListLimit, LockDelay, Owner, RepositoryError, ResourcePrefix,
+    Tenant, Ttl,
 };
 
 /// The alphabet of a session id: URL-safe base64 without padding.
@@ -103,6 +104,42 @@ impl Session {
     }
 }
 
+/// The tenant whose sessions a lease of `tenant` may be held under: an election's lease lives in
+/// its tenant's election namespace, its session in the tenant.
+pub fn sessions_tenant(tenant: &Tenant) -> Tenant {
+    tenant
+        .election_namespace_of()
+        .unwrap_or_else(|| tenant.clone())
+}
+
+/// One hold of a session: a lock (exclusive or shared), a semaphore's permits, or a leadership.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionHold {
+    pub kind: LeaseKind,
+    pub grant: Grant,
+}
+
+impl SessionHold {
+    /// The hold of `grant`, a lease of `tenant` (a lock there in an election namespace is a
+    /// leadership).
+    pub fn of(tenant: &Tenant, grant: Grant) -> Self {
+        let kind = match (&grant.place, tenant.election_namespace_of()) {
+            (crate::Place::Semaphore(_), _) => LeaseKind::Semaphore,
+            (crate::Place::Lock(_), Some(_)) => LeaseKind::Election,
+            (crate::Place::Lock(_), None) => LeaseKind::Lock,
+        };
+        Self { kind, grant }
+    }
+
+    /// The tenant whose leases this hold is among, for session `tenant`'s hold.
+    pub fn stored_tenant(&self, tenant: &Tenant) -> Tenant {
+        match self.kind {
+            LeaseKind::Election => tenant.elections(),
+            _ => tenant.clone(),
+        }
+    }
+}
+
 /// How a session ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SessionEnd {
@@ -157,10 +194,16 @@ pub enum SessionOutcome {
     /// `KeepAlive`: the session as it is now.
     Kept(Session),
     /// `End`: the session as it was, and every hold that ended with it.
-    Ended { session: Session, holds: Vec<Grant> },
-    /// `Look`: the session and its live holds (in place order: locks, then semaphores, each by
+    Ended {
+        session: Session,
+        holds: Vec<SessionHold>,
+    },
+    /// `Look`: the session and its live holds (by kind: locks, semaphores, elections; each by
     /// name).
-    Looked { session: Session, holds: Vec<Grant> },
+    Looked {
+        session: Session,
+        holds: Vec<SessionHold>,
+    },
     /// `KeepAlive`, `End`, `Look`: no live session of the tenant has this id (it never did, or
     /// it was closed, forced or ran out). Nothing changed.
     NotFound,
@@ -208,7 +251,7 @@ impl SessionOutcome {
     ///
     /// # Errors
     /// [`RepositoryError::Internal`] for an outcome an end cannot have.
-    pub fn ended(self) -> Result<Option<(Session, Vec<Grant>)>, RepositoryError> {
+    pub fn ended(self) -> Result<Option<(Session, Vec<SessionHold>)>, RepositoryError> {
         match self {
             SessionOutcome::Ended { session, holds } => Ok(Some((session, holds))),
             SessionOutcome::NotFound => Ok(None),
@@ -220,7 +263,7 @@ impl SessionOutcome {
     ///
     /// # Errors
     /// [`RepositoryError::Internal`] for an outcome a look cannot have.
-    pub fn looked(self) -> Result<Option<(Session, Vec<Grant>)>, RepositoryError> {
+    pub fn looked(self) -> Result<Option<(Session, Vec<SessionHold>)>, RepositoryError> {
         match self {
             SessionOutcome::Looked { session, holds } => Ok(Some((session, holds))),
             SessionOutcome::NotFound => Ok(None),

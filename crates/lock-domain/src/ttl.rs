@@ -14,6 +14,10 @@ pub const DEFAULT_MAX_TTL_SECONDS: u32 = 86_400;
 pub struct Ttl(u32);
 
 impl Ttl {
+    /// The TTL an acquire under a session carries: none of its own (the hold ends with the
+    /// session, whose TTL the store applies). One second, within every configured maximum.
+    pub const SESSION_HELD: Self = Self(1);
+
     /// Validates `seconds` against the configured maximum (`max_seconds` is at least 1).
     ///
     /// # Errors

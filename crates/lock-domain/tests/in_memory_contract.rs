@@ -34,18 +34,3 @@ impl Harness for InMemoryHarness {
 }
 
 lock_domain::repository_contract_suite!(InMemoryHarness::new());
-
-#[async_trait]
-impl lock_domain::testing::contract::sessions::SessionHarness for InMemoryHarness {
-    async fn open(
-        &self,
-    ) -> Arc<dyn lock_domain::testing::contract::sessions::SessionContractStore> {
-        Arc::new(self.repo.clone())
-    }
-
-    async fn advance(&self, by: Duration) {
-        self.clock.advance(by);
-    }
-}
-
-lock_domain::session_contract_suite!(InMemoryHarness::new());

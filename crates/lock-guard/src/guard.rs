@@ -44,6 +44,9 @@ pub enum GuardError {
     /// (`Tenants::set_limits`): nothing was granted.
     #[error(transparent)]
     QuotaExceeded(#[from] lock_service::QuotaExceeded),
+    /// The acquire named a session that is not live: nothing was granted.
+    #[error("the session is not live (never opened here, closed, forced or run out)")]
+    SessionNotFound,
     /// The guard's runtime could not be started.
     #[error("cannot start the lock guard's runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -150,6 +153,7 @@ impl LockGuard {
             Err(AcquireError::Store(error)) => return Err(GuardError::Repository(error)),
             Err(AcquireError::WaitersFull(_)) => return Err(GuardError::TooManyWaiters),
             Err(AcquireError::QuotaExceeded(exceeded)) => return Err(exceeded.into()),
+            Err(AcquireError::SessionNotFound) => return Err(GuardError::SessionNotFound),
         };
         Ok(Self::start(
             service,

@@ -179,6 +179,7 @@ fn failed_renewals_make_the_lease_unsafe_after_ttl_minus_margin_and_a_success_re
         ServicePorts {
             store: lock_service::StorePorts {
                 leases: Arc::clone(&repo),
+                sessions: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
                 history: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
                 usage: Arc::new(InMemoryLockRepository::new(Arc::new(ManualClock::new()))),
             },

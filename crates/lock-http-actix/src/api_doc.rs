@@ -29,7 +29,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::{
     dto, election_listing, elections, event_stream, fence, history, listing, locks, multi_locks,
-    observe, operations, problem, semaphores,
+    observe, operations, problem, semaphores, sessions,
 };
 
 #[derive(OpenApi)]
@@ -70,6 +70,11 @@ use crate::{
         history::election_history,
         history::tenant_history,
         event_stream::follow,
+        sessions::open,
+        sessions::list,
+        sessions::look,
+        sessions::keep_alive,
+        sessions::end,
         operations::healthz,
         operations::readyz,
         operations::metrics,
@@ -116,6 +121,14 @@ use crate::{
         election_requests::ProclaimRequest,
         election_requests::LeaderRenewRequest,
         election_requests::ResignRequest,
+        dto::SessionView,
+        dto::SessionResponse,
+        dto::HoldView,
+        dto::SessionHoldsResponse,
+        dto::ListedSessionView,
+        dto::SessionList,
+        requests::SessionOpenRequest,
+        requests::SessionKeepAliveRequest,
         crate::force_release::ForceReleasedResponse,
         crate::force_release::EndedLease,
         dto::HistoryRecordView,
@@ -136,6 +149,7 @@ use crate::{
         (name = "locks", description = "Acquire, inspect, list, renew and release locks."),
         (name = "semaphores", description = "Counting semaphores: take permits out of a limit, inspect, list, renew and release them. Every grant has its own fencing token."),
         (name = "elections", description = "Leader election: campaign for an office, lead it (proclaim a value, renew the lease), resign, and see who leads. The leader's term is a fencing token, larger than every earlier leader's."),
+        (name = "sessions", description = "Sessions: one lease that keeps many locks, permits and leaderships alive with one keepalive, and ends them all at once. Take a hold under a session with `\"session\": id` in place of the holder, its TTL and lock-delay."),
         (name = "history", description = "Who held what, when: every change to every lease, recorded with the change, a page at a time or as a live event stream."),
         (name = "operations", description = "Health, readiness, metrics and this document."),
     )

@@ -130,6 +130,9 @@ pub(crate) struct LockFields<'a> {
     /// The resources of a release of many.
     #[serde(borrow, default, deserialize_with = "present")]
     pub resources: Option<&'a RawValue>,
+    /// The session an acquire holds under, in place of the holder, its TTL and lock-delay.
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub session: Option<&'a RawValue>,
 }
 
 fn present<'de, D>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error>

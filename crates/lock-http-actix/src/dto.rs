@@ -8,6 +8,7 @@ mod history;
 mod hold;
 mod multi;
 mod semaphore;
+mod session;
 
 pub(crate) use election::{
     CampaignResponse, ElectionFenceResponse, ElectionFenceValid, ElectionList, LeaderView,
@@ -27,6 +28,9 @@ pub(crate) use semaphore::{
     PermitAcquireResponse, PermitGranted, PermitUnavailable, PermitView, SemaphoreList,
     SemaphoreView,
 };
+pub(crate) use session::{
+    HoldView, ListedSessionView, SessionHoldsResponse, SessionList, SessionResponse, SessionView,
+};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use lock_domain::{ListedLock, Lock, LockMode};
@@ -43,6 +47,11 @@ pub(crate) struct LockView {
     /// The holder, as it named itself (trimmed).
     #[schema(example = "worker-7")]
     pub owner: String,
+    /// The session the lease is held under, when it is: its holder is then the session (whose
+    /// owner label the owner shows) and it ends with the session. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, example = "q7Hc0mB1TzK4n9XwVd2aLg")]
+    pub session: Option<String>,
     /// When this grant was made (RFC 3339, UTC, milliseconds).
     #[schema(value_type = String, format = DateTime, example = "2026-11-29T21:32:27.123Z")]
     pub acquired_at: String,
@@ -84,11 +93,21 @@ pub(crate) fn timestamp(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// How a lease's holder shows: its owner (a session's owner label) and its session, if any.
+pub(crate) fn holder(owner: &lock_domain::Owner) -> (String, Option<String>) {
+    (
+        owner.label().to_owned(),
+        owner.session().map(|id| id.as_str().to_owned()),
+    )
+}
+
 impl From<Lock> for LockView {
     fn from(lock: Lock) -> Self {
+        let (owner, session) = holder(&lock.owner);
         Self {
             resource: lock.resource.into_string(),
-            owner: lock.owner.into_string(),
+            owner,
+            session,
             acquired_at: timestamp(lock.acquired_at),
             expires_at: timestamp(lock.expires_at),
             fencing_token: lock.fencing_token.value(),

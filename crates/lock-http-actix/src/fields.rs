@@ -21,6 +21,7 @@ pub(crate) mod pattern;
 pub(crate) mod resource;
 pub(crate) mod seconds;
 pub(crate) mod semaphore;
+pub(crate) mod session;
 pub(crate) mod token;
 
 use serde_json::value::RawValue;

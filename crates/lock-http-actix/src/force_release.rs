@@ -31,6 +31,11 @@ pub(crate) struct EndedLease {
     /// Its holder.
     #[schema(example = "worker-9")]
     pub owner: String,
+    /// The session the lease is held under, when it is: its holder is then the session (whose
+    /// owner label the owner shows) and it ends with the session. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, example = "q7Hc0mB1TzK4n9XwVd2aLg")]
+    pub session: Option<String>,
     /// Its fencing token (an election's term).
     #[schema(minimum = 1, example = 17)]
     pub fencing_token: i64,
@@ -87,7 +92,7 @@ impl IntoParams for ForceQuery {
 }
 
 /// The reason of a force-release, with `force=true` and nothing else in the query.
-fn reason_of(query: &str) -> Result<ForceReason, Vec<FieldError>> {
+pub(crate) fn reason_of(query: &str) -> Result<ForceReason, Vec<FieldError>> {
     let mut errors = Vec::new();
     let (mut force, mut reason) = (false, None);
     for parameter in parameters(query, &["force", "reason"]) {
@@ -156,7 +161,8 @@ pub(crate) async fn answer(
             .await?
             .into_iter()
             .map(|grant| EndedLease {
-                owner: grant.lease.owner.into_string(),
+                owner: grant.lease.owner.label().to_owned(),
+                session: grant.lease.owner.session().map(|id| id.as_str().to_owned()),
                 fencing_token: grant.lease.fencing_token.value(),
             })
             .collect(),
@@ -177,7 +183,8 @@ pub(crate) async fn answer(
             ended
                 .into_iter()
                 .map(|lock| EndedLease {
-                    owner: lock.owner.into_string(),
+                    owner: lock.owner.label().to_owned(),
+                    session: lock.owner.session().map(|id| id.as_str().to_owned()),
                     fencing_token: lock.fencing_token.value(),
                 })
                 .collect()

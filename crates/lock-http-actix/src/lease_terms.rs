@@ -13,6 +13,7 @@ use crate::body::LockFields;
 use crate::fields::lock_delay::{self, lock_delay_field};
 use crate::fields::owner::{owner_field, owner_field_named, CANDIDATE};
 use crate::fields::semaphore::value_field;
+use crate::fields::session::session_field;
 use crate::fields::{ttl_field, wait_field};
 use crate::problem::{FieldError, ProblemKind};
 use crate::ApiSettings;
@@ -66,6 +67,24 @@ impl Terms {
         delay: Delay,
         settings: &ApiSettings,
     ) -> Self {
+        let (holder_name, holder_raw) = match holder {
+            Holder::Owner => ("owner", fields.owner),
+            Holder::Candidate => (CANDIDATE, fields.candidate),
+        };
+        match session_field(fields.session) {
+            Ok(None) => {}
+            // The session is the holder, and its end and lock-delay the hold's.
+            session => {
+                return Self::under_session(
+                    session,
+                    fields,
+                    holder_name,
+                    holder_raw,
+                    wait,
+                    settings,
+                )
+            }
+        }
         let holder = match holder {
             Holder::Owner => owner_field(fields.owner),
             Holder::Candidate => owner_field_named(CANDIDATE, fields.candidate),
@@ -92,6 +111,48 @@ impl Terms {
         Self {
             holder,
             ttl: ttl_field(fields.ttl_seconds, settings.max_ttl_seconds),
+            wait,
+            value: value_field(fields.value),
+            lock_delay,
+        }
+    }
+}
+
+impl Terms {
+    /// The terms of an acquire under the session `session` names: the session is the holder;
+    /// naming the holder, a TTL or a lock-delay too is a `conflict`.
+    fn under_session(
+        session: Result<Option<lock_domain::SessionId>, FieldError>,
+        fields: &LockFields<'_>,
+        holder_name: &'static str,
+        holder_raw: Option<&serde_json::value::RawValue>,
+        wait: Wait,
+        settings: &ApiSettings,
+    ) -> Self {
+        let conflict = |name: &'static str, raw: Option<&serde_json::value::RawValue>| match raw
+            .filter(|raw| raw.get() != "null")
+        {
+            Some(_) => Err(FieldError::new(
+                name,
+                "conflict",
+                format!("{name} cannot be given with session: the session decides it"),
+            )),
+            None => Ok(()),
+        };
+        let holder = conflict(holder_name, holder_raw)
+            .and_then(|()| session.map(|id| Owner::of_session(&id.expect("a session was given"))));
+        // The store holds under the session's TTL: this one only stands in for it.
+        let ttl = conflict("ttl_seconds", fields.ttl_seconds).map(|()| Ttl::SESSION_HELD);
+        let lock_delay =
+            conflict(lock_delay::NAME, fields.lock_delay_seconds).map(|()| LockDelay::NONE);
+        let wait = match wait {
+            Wait::Read => wait_field(fields.wait_seconds, settings.max_wait_seconds)
+                .map(|seconds| Duration::from_secs(u64::from(seconds))),
+            Wait::Ignored => Ok(Duration::ZERO),
+        };
+        Self {
+            holder,
+            ttl,
             wait,
             value: value_field(fields.value),
             lock_delay,

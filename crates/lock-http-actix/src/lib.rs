@@ -42,6 +42,7 @@ mod resource_path;
 mod semaphore_request;
 mod semaphores;
 mod server;
+mod sessions;
 mod spin_guard;
 
 use std::sync::Arc;
@@ -148,6 +149,7 @@ impl LockApi {
                     .configure(listing::routes)
                     .configure(locks::routes)
                     .configure(semaphores::routes)
+                    .configure(sessions::routes)
                     .configure(fence::routes)
                     .configure(elections::routes)
                     .configure(election_listing::routes)

@@ -12,6 +12,7 @@ use crate::authentication::tenant_of;
 use crate::body::{declares_body, parse_object, read_json_body};
 use crate::fields::mode::mode_field;
 use crate::fields::owner::{owner_field_named, owner_text_named};
+use crate::fields::session::{self, session_field};
 use crate::lease_terms::{Delay, Holder, Invalid, Terms, Wait};
 use crate::problem::{FieldError, ProblemKind};
 use crate::query_string::form_decode;
@@ -119,25 +120,45 @@ pub(crate) async fn release_request_by(
     who: &'static str,
 ) -> Result<Release, ProblemKind> {
     let tenant = tenant_of(req, state)?;
-    let body_owner = if declares_body(req) {
+    let (body_owner, body_session) = if declares_body(req) {
         let body = read_json_body(req, payload, state.settings.body_timeout).await?;
         if body.iter().all(u8::is_ascii_whitespace) {
-            None
+            (None, None)
         } else {
-            // A body names the owner: without one it is `required`, as its schema says.
+            // A body names the owner (or the session): without one it is `required`, as its
+            // schema says.
             let fields = parse_object(&body)?;
             let raw = if who == "owner" {
                 fields.owner
             } else {
                 fields.candidate
             };
-            Some(owner_field_named(who, raw))
+            match session_field(fields.session).transpose() {
+                Some(session) if raw.is_none() => (None, Some(session)),
+                session => (Some(owner_field_named(who, raw)), session),
+            }
         }
     } else {
-        None
+        (None, None)
     };
     let query_owner = query_owner(who, req.query_string());
+    let query_session = query_session(req.query_string());
     let stray = stray_parameters(who, req.query_string());
+    // A session's hold is released by its session: the session is the holder.
+    let (body_owner, query_owner) = match body_session.or(query_session) {
+        None => (body_owner, query_owner),
+        Some(session) => match (body_owner, query_owner) {
+            (None, None) => (Some(session.map(|id| Owner::of_session(&id))), None),
+            _ => (
+                Some(Err(FieldError::new(
+                    who,
+                    "conflict",
+                    format!("{who} cannot be given with session: the session is the holder"),
+                ))),
+                None,
+            ),
+        },
+    };
     let (resource, owner) = match valid2(target(req), reconcile_owner(who, body_owner, query_owner))
     {
         Ok(valid) if stray.is_empty() => valid,
@@ -186,7 +207,38 @@ fn query_owner(who: &'static str, query: &str) -> Option<Result<Owner, FieldErro
     found
 }
 
-/// Every query parameter of a release other than `who`, as an error: a `reason` belongs to a
+/// The `?session=` of a release of a session's hold; `None` when absent.
+fn query_session(query: &str) -> Option<Result<lock_domain::SessionId, FieldError>> {
+    let mut found = None;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if form_decode(key).as_deref() != Ok(session::NAME) {
+            continue;
+        }
+        let parsed = form_decode(value)
+            .map_err(|_| {
+                FieldError::new(
+                    session::NAME,
+                    "invalid_utf8",
+                    "session must be valid UTF-8 once percent-decoded",
+                )
+            })
+            .and_then(|text| session::session_text(&text));
+        found = Some(match (found, parsed) {
+            (None, parsed) => parsed,
+            (Some(Ok(first)), Ok(next)) if first == next => Ok(first),
+            (Some(Err(e)), _) | (_, Err(e)) => Err(e),
+            (Some(Ok(_)), Ok(_)) => Err(FieldError::new(
+                session::NAME,
+                "conflict",
+                "session is given twice with different values",
+            )),
+        });
+    }
+    found
+}
+
+/// Every query parameter of a release other than `who` (and `session`), as an error: a `reason` belongs to a
 /// force-release (`force=true`), which a request without `force` is not, and any other name is
 /// unknown. Ignoring them would let a caller believe its reason was kept, or its misspelt
 /// parameter read, while a plain release went ahead.
@@ -195,7 +247,7 @@ fn stray_parameters(who: &'static str, query: &str) -> Vec<FieldError> {
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let raw_key = pair.split_once('=').map_or(pair, |(key, _)| key);
         let error = match form_decode(raw_key).as_deref() {
-            Ok(key) if key == who => continue,
+            Ok(key) if key == who || key == session::NAME => continue,
             Ok("reason") => FieldError::new(
                 "reason",
                 "unexpected",

@@ -237,6 +237,9 @@ pub(crate) async fn renew(
         terms,
         ..
     } = lease_request(&req, payload, &state, Wait::Ignored).await?;
+    if terms.owner.session().is_some() {
+        return Err(ProblemKind::SessionHeld);
+    }
     match state
         .service
         .locks()

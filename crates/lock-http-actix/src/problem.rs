@@ -123,6 +123,11 @@ pub(crate) enum ProblemKind {
     Validation(Vec<FieldError>),
     /// 409: the request conflicts with the live holders of a semaphore or a lock.
     Conflict(Conflict),
+    /// 404: the session the request names is not live (never the tenant's, closed, forced or
+    /// run out); nothing was changed.
+    SessionNotFound,
+    /// 409: a hold under a session ends with its session; only a keepalive moves it.
+    SessionHeld,
     /// A limit of the server is reached (waiting acquires); retry after this many seconds.
     TooManyRequests {
         detail: String,
@@ -198,6 +203,8 @@ impl ProblemKind {
             ProblemKind::Conflict(Conflict::Limit { .. }) => "limit-mismatch",
             ProblemKind::Conflict(Conflict::Permits { .. }) => "permits-mismatch",
             ProblemKind::Conflict(Conflict::Mode { .. }) => "mode-mismatch",
+            ProblemKind::SessionNotFound => "session-not-found",
+            ProblemKind::SessionHeld => "session-held",
             ProblemKind::TooManyRequests { .. } => "too-many-requests",
             ProblemKind::QuotaExceeded(_) => "quota-exceeded",
             ProblemKind::Unavailable(RepositoryError::StorageFull(_)) => "storage-full",
@@ -256,6 +263,16 @@ impl ProblemKind {
             ProblemKind::Unauthorized => {
                 "send a valid API key as `Authorization: Bearer <key>`".to_owned()
             }
+            ProblemKind::SessionNotFound => {
+                "no live session of this tenant has this id: it was never opened, or it was \
+                 closed, forced or ran out (a session is never revived); nothing was changed"
+                    .to_owned()
+            }
+            ProblemKind::SessionHeld => {
+                "this lease is held under a session and ends with it: keep the session alive \
+                 (POST /sessions/{id}/keepalive) instead of renewing the lease"
+                    .to_owned()
+            }
             ProblemKind::QuotaExceeded(exceeded) => quota_detail(*exceeded),
             ProblemKind::AdminRequired => {
                 "this key is not an admin key of its tenant; a force-release takes one (the keys \
@@ -293,13 +310,15 @@ impl ProblemKind {
             ProblemKind::BadRequest(_) => StatusCode::BAD_REQUEST,
             ProblemKind::Unauthorized => StatusCode::UNAUTHORIZED,
             ProblemKind::AdminRequired | ProblemKind::Forbidden(_) => StatusCode::FORBIDDEN,
-            ProblemKind::NotFound(_) | ProblemKind::NotFoundUntil { .. } => StatusCode::NOT_FOUND,
+            ProblemKind::NotFound(_)
+            | ProblemKind::NotFoundUntil { .. }
+            | ProblemKind::SessionNotFound => StatusCode::NOT_FOUND,
             ProblemKind::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ProblemKind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ProblemKind::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ProblemKind::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ProblemKind::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            ProblemKind::Conflict(_) => StatusCode::CONFLICT,
+            ProblemKind::Conflict(_) | ProblemKind::SessionHeld => StatusCode::CONFLICT,
             ProblemKind::TooManyRequests { .. } | ProblemKind::QuotaExceeded(_) => {
                 StatusCode::TOO_MANY_REQUESTS
             }

@@ -43,6 +43,7 @@ async fn call(
         wired::Ports {
             store: lock_service::StorePorts {
                 leases: Arc::new(repo),
+                sessions: Arc::new(lock_domain::MockSessionStore::new()),
                 history: Arc::new(lock_domain::MockHistoryRepository::new()),
                 usage: Arc::new(lock_domain::MockLeaseUsage::new()),
             },

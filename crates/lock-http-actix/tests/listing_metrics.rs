@@ -48,6 +48,7 @@ async fn send_over(
         wired::Ports {
             store: lock_service::StorePorts {
                 leases: repo,
+                sessions: Arc::new(lock_domain::MockSessionStore::new()),
                 history: Arc::new(lock_domain::MockHistoryRepository::new()),
                 usage: Arc::new(lock_domain::MockLeaseUsage::new()),
             },

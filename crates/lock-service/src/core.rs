@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use lock_domain::{
-    Clock, FreedHints, HistoryRepository, LeaseStore, LeaseUsage, LockStore, Tenant,
+    Clock, FreedHints, HistoryRepository, LeaseStore, LeaseUsage, LockStore, SessionStore, Tenant,
 };
 
 use crate::events::LockEvents;
@@ -27,6 +27,8 @@ use crate::waiting::{WaiterLimits, Waiting};
 pub struct StorePorts {
     /// Every lease of every primitive: one operation at a time ([`lock_domain::LeaseOp`]).
     pub leases: Arc<dyn LeaseStore>,
+    /// The sessions whose holds are leases of the lease port.
+    pub sessions: Arc<dyn SessionStore>,
     pub history: Arc<dyn HistoryRepository>,
     /// Counts a tenant's live leases for its quota.
     pub usage: Arc<dyn LeaseUsage>,
@@ -40,6 +42,7 @@ impl StorePorts {
     {
         Self {
             leases: Arc::clone(&store) as _,
+            sessions: Arc::clone(&store) as _,
             history: Arc::clone(&store) as _,
             usage: store,
         }
@@ -60,6 +63,7 @@ pub struct ServicePorts {
 pub(crate) struct Core {
     /// The lease port, through which every use case changes and reads leases.
     pub(crate) leases: Arc<dyn LeaseStore>,
+    pub(crate) sessions: Arc<dyn SessionStore>,
     pub(crate) history: Arc<dyn HistoryRepository>,
     /// The limits of each tenant, and what this process counts against them.
     pub(crate) quotas: Quotas,
@@ -78,6 +82,7 @@ impl Core {
     pub(crate) fn new(mut ports: ServicePorts, limits: WaiterLimits) -> Self {
         let StorePorts {
             leases,
+            sessions,
             history,
             usage,
         } = ports.store;
@@ -112,6 +117,7 @@ impl Core {
         let history_hub = HistoryHub::new(Arc::clone(&history), Arc::clone(&ports.events));
         Self {
             leases,
+            sessions,
             history,
             quotas,
             history_hub,

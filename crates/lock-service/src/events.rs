@@ -148,6 +148,23 @@ pub trait LockEvents: Send + Sync {
     /// An admin force-released every lease of a name (of the tenant's, for an election).
     fn force_released(&self, _tenant: &Tenant, _report: ForceReleased<'_>) {}
 
+    /// A session was opened.
+    fn session_opened(&self, _tenant: &Tenant, _session: &lock_domain::Session) {}
+
+    /// A keepalive was answered: the session as it is now, `None` when it was not live (or the
+    /// store failed).
+    fn session_kept(&self, _tenant: &Tenant, _kept: Option<&Option<lock_domain::Session>>) {}
+
+    /// A session was ended (`how`: closed or forced), with these holds.
+    fn session_ended(
+        &self,
+        _tenant: &Tenant,
+        _session: &lock_domain::Session,
+        _how: lock_domain::SessionEnd,
+        _holds: &[lock_domain::SessionHold],
+    ) {
+    }
+
     /// A request was refused (429) because it would go over a limit of its tenant.
     fn quota_exceeded(&self, _tenant: &Tenant, _exceeded: crate::QuotaExceeded) {}
 }

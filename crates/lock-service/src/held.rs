@@ -25,7 +25,7 @@ pub(crate) async fn look(
 pub(crate) fn mode_of(holders: &[Grant], owner: &Owner, now: DateTime<Utc>) -> Option<LockMode> {
     holders
         .iter()
-        .find(|grant| &grant.lease.owner == owner && grant.lease.is_live_at(now))
+        .find(|grant| grant.lease.owner.same_holder(owner) && grant.lease.is_live_at(now))
         .and_then(Grant::mode)
 }
 

@@ -13,6 +13,8 @@
 //!   elections;
 //! - [`History`] (`history.rs`): pages of records and the event feed;
 //! - [`Tenants`] (`tenants.rs`): the limits in force and their usage;
+//! - [`Sessions`] (`sessions.rs`): open, keepalive, look, list and end; what a session holds is
+//!   taken through the other use cases, with the session as the holder;
 //! - observing a name ([`LockService::observe`]; the watches in `observe.rs`) spans them.
 //!
 //! Every outcome is reported to the [`LockEvents`] port (metrics and the audit log live behind
@@ -37,6 +39,7 @@ mod outcomes;
 mod quota;
 mod semaphores;
 mod service;
+mod sessions;
 mod tenants;
 mod waiting;
 
@@ -59,6 +62,7 @@ pub use quota::{
 };
 pub use semaphores::{PermitsRequest, Semaphores};
 pub use service::{LockService, WaitingStats};
+pub use sessions::{OpenSession, OpenSessionError, SessionHolds, Sessions};
 pub use tenants::Tenants;
 pub use waiting::{WaiterLimits, DEFAULT_MAX_WAITERS};
 

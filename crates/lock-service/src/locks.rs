@@ -119,18 +119,14 @@ impl Locks<'_> {
     pub(crate) async fn acquire_now(
         &self,
         request: &AcquireRequest,
-    ) -> Result<Acquired, RepositoryError> {
+    ) -> Result<Acquired, AcquireError> {
         let op = LeaseOp::Acquire {
             place: Place::Lock(request.resource.clone()),
             claim: Claim::Exclusive,
             terms: request.terms.clone(),
         };
-        let acquired = self
-            .core
-            .leases
-            .apply(request.tenant.clone(), op)
-            .await?
-            .acquired()?;
+        let outcome = self.core.leases.apply(request.tenant.clone(), op).await?;
+        let acquired = crate::outcomes::acquired(outcome)?;
         Ok(answer(acquired, false, self.core.clock.now()))
     }
 
@@ -201,6 +197,7 @@ impl Locks<'_> {
                     self.core.over_quota(tenant, exceeded),
                 ))
             }
+            WaitOutcome::SessionNotFound => return Err(AcquireError::SessionNotFound),
         })
     }
 

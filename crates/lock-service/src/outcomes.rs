@@ -194,6 +194,31 @@ pub enum AcquireError {
     /// nothing was granted. A waiting acquire whose grant the tenant's `max_live_leases` held
     /// back until its wait ended is answered this too.
     QuotaExceeded(QuotaExceeded),
+    /// The acquire was made under a session that is not live (never the tenant's, closed,
+    /// forced or run out; for a waiting acquire, also one that ended during the wait): nothing
+    /// was granted.
+    SessionNotFound,
+}
+
+/// An acquire's outcome from the store: the grant or the refusal, and a refusal for want of a
+/// live session as the error it is to the caller.
+pub(crate) fn acquired(
+    outcome: lock_domain::LeaseOutcome,
+) -> Result<Result<lock_domain::Grant, lock_domain::Refusal>, AcquireError> {
+    match outcome.acquired()? {
+        Err(lock_domain::Refusal::SessionNotFound) => Err(AcquireError::SessionNotFound),
+        answer => Ok(answer),
+    }
+}
+
+/// A set's acquire outcome from the store, as [`acquired`].
+pub(crate) fn acquired_all(
+    outcome: lock_domain::LeaseOutcome,
+) -> Result<Result<Vec<lock_domain::Grant>, lock_domain::Refusal>, AcquireError> {
+    match outcome.acquired_all()? {
+        Err(lock_domain::Refusal::SessionNotFound) => Err(AcquireError::SessionNotFound),
+        answer => Ok(answer),
+    }
 }
 
 impl From<RepositoryError> for AcquireError {

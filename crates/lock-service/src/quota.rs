@@ -38,14 +38,17 @@ pub enum Limit {
     MaxWaiters,
     MaxObservers,
     MaxTtlSeconds,
+    /// Live sessions at once, checked when a session opens.
+    MaxSessions,
 }
 
 impl Limit {
-    pub const ALL: [Limit; 4] = [
+    pub const ALL: [Limit; 5] = [
         Limit::MaxLiveLeases,
         Limit::MaxWaiters,
         Limit::MaxObservers,
         Limit::MaxTtlSeconds,
+        Limit::MaxSessions,
     ];
 
     /// Its key in the limits file, in problems and in metrics.
@@ -55,6 +58,7 @@ impl Limit {
             Limit::MaxWaiters => "max_waiters",
             Limit::MaxObservers => "max_observers",
             Limit::MaxTtlSeconds => "max_ttl_seconds",
+            Limit::MaxSessions => "max_sessions",
         }
     }
 
@@ -70,7 +74,7 @@ impl Limit {
 /// One tenant's limits: `None` where it has none.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TenantLimits {
-    values: [Option<u64>; 4],
+    values: [Option<u64>; 5],
 }
 
 impl TenantLimits {
@@ -97,6 +101,7 @@ impl std::fmt::Display for QuotaExceeded {
             Limit::MaxWaiters => "waiting acquires at once",
             Limit::MaxObservers => "open observe and event streams at once",
             Limit::MaxTtlSeconds => "seconds of lease length",
+            Limit::MaxSessions => "live sessions at once",
         };
         write!(
             f,

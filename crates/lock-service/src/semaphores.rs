@@ -117,7 +117,7 @@ impl Semaphores<'_> {
                 .map(|grant| u64::from(grant.lease.weight.get()))
                 .sum();
             match holding.holders.first() {
-                _ if holds => return Ok(self.acquire_permits_now(request).await?),
+                _ if holds => return self.acquire_permits_now(request).await,
                 Some(first) if first.lease.capacity != permit.limit => {
                     return Ok(PermitsAcquired::LimitMismatch(first.lease.capacity))
                 }
@@ -145,7 +145,7 @@ impl Semaphores<'_> {
     async fn acquire_permits_now(
         &self,
         request: &PermitsRequest,
-    ) -> Result<PermitsAcquired, RepositoryError> {
+    ) -> Result<PermitsAcquired, AcquireError> {
         let key = (request.tenant.clone(), request.name.clone());
         let (outcome, seen) = queue::acquire(&*self.core.leases, &key, &request.permit).await?;
         let mut answered = answer(outcome, false);
@@ -233,7 +233,7 @@ impl Semaphores<'_> {
             Some(Err(_)) => Err(AcquireError::Store(RepositoryError::internal(
                 "the queue of waiting permit acquires ended without an answer",
             ))),
-            Some(Ok(Err(error))) => Err(AcquireError::Store(error)),
+            Some(Ok(Err(error))) => Err(error),
             Some(Ok(Ok(SemaphoreAcquireOutcome::Unavailable { .. }))) => {
                 self.timed_out(request, place.waiter.last_refusal()).await
             }

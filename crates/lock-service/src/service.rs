@@ -17,6 +17,7 @@ use crate::locks::Locks;
 use crate::observe::{Observation, Observed};
 use crate::quota::OpenError;
 use crate::semaphores::Semaphores;
+use crate::sessions::Sessions;
 use crate::tenants::Tenants;
 use crate::waiting::WaiterLimits;
 
@@ -70,6 +71,11 @@ impl LockService {
     /// The use cases of locks, exclusive and shared, one at a time or as a set.
     pub fn locks(&self) -> Locks<'_> {
         Locks { core: &self.core }
+    }
+
+    /// The use cases of sessions.
+    pub fn sessions(&self) -> Sessions<'_> {
+        Sessions { core: &self.core }
     }
 
     /// The use cases of semaphores.

@@ -44,8 +44,8 @@ impl Tenants<'_> {
         }
     }
 
-    /// Every limit in force, with what its tenant uses of it now (live leases counted by the
-    /// store, one read per tenant with `max_live_leases`).
+    /// Every limit in force, with what its tenant uses of it now (live leases and sessions
+    /// counted by the store, one read per tenant with `max_live_leases` or `max_sessions`).
     pub async fn usage(&self) -> Vec<QuotaUsage> {
         let mut usage = Vec::new();
         for (tenant, limits) in self.core.quotas.table().tenants() {
@@ -58,6 +58,9 @@ impl Tenants<'_> {
                     Limit::MaxWaiters => Some(self.core.waiting.waiters_of_tenant(&tenant)),
                     Limit::MaxObservers => Some(self.core.quotas.observers_of(&tenant)),
                     Limit::MaxTtlSeconds => None,
+                    Limit::MaxSessions => {
+                        self.core.sessions.live_sessions(tenant.clone()).await.ok()
+                    }
                 };
                 usage.push(QuotaUsage {
                     tenant: tenant.clone(),

@@ -19,8 +19,8 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{OptionalExtension, QueryResult, QueryableByName, RunQueryDsl};
 use lock_domain::{
     Grant, LeaseOp, LeaseOutcome, ListedSession, LockDelay, Owner, Place, RepositoryError,
-    ResourceName, Session, SessionId, SessionOp, SessionOutcome, SessionPage, SessionQuery, Tenant,
-    Ttl,
+    ResourceName, Session, SessionHold, SessionId, SessionOp, SessionOutcome, SessionPage,
+    SessionQuery, Tenant, Ttl,
 };
 
 use crate::prepared::{Param, Prepared};
@@ -193,7 +193,8 @@ pub(crate) trait SessionRows {
         now_ms: i64,
     ) -> QueryResult<Option<SessionRow>>;
     fn delete_session(&mut self, tenant: &Tenant, id: &str) -> QueryResult<usize>;
-    fn note_hold(&mut self, tenant: &Tenant, id: &str, place: &Place) -> QueryResult<usize>;
+    /// Notes that session `id` of `tenant` took `hold` (of its kind, at its place's name).
+    fn note_hold(&mut self, tenant: &Tenant, id: &str, hold: &SessionHold) -> QueryResult<usize>;
     fn hold_places(&mut self, tenant: &Tenant, id: &str) -> QueryResult<Vec<PlaceRow>>;
     fn delete_hold_places(&mut self, tenant: &Tenant, id: &str) -> QueryResult<usize>;
     fn list_sessions(
@@ -206,13 +207,6 @@ pub(crate) trait SessionRows {
     fn run_out(&mut self, cutoff_ms: i64, batch: i64) -> QueryResult<Vec<RunOutRow>>;
     /// Deletes the rows of `holder` at `place`.
     fn end_holds_at(&mut self, tenant: &str, place: &PlaceRow, holder: &str) -> QueryResult<usize>;
-}
-
-fn kind_of(place: &Place) -> &'static str {
-    match place {
-        Place::Lock(_) => "lock",
-        Place::Semaphore(_) => "semaphore",
-    }
 }
 
 macro_rules! session_statements {
@@ -279,14 +273,19 @@ macro_rules! session_statements {
             .execute(self)
         }
 
-        fn note_hold(&mut self, tenant: &Tenant, id: &str, place: &Place) -> QueryResult<usize> {
+        fn note_hold(
+            &mut self,
+            tenant: &Tenant,
+            id: &str,
+            hold: &SessionHold,
+        ) -> QueryResult<usize> {
             Prepared::portable(
                 NOTE_HOLD,
                 vec![
                     Param::Text(tenant.as_str()),
                     Param::Text(id),
-                    Param::Text(kind_of(place)),
-                    Param::Text(place.name().as_str()),
+                    Param::Text(hold.kind.as_str()),
+                    Param::Text(hold.grant.place.name().as_str()),
                 ],
             )
             .execute(self)
@@ -363,7 +362,7 @@ macro_rules! session_statements {
                     Param::Text(holder),
                 ]
             };
-            if place.kind == "lock" {
+            if place.kind != "semaphore" {
                 Ok(
                     Prepared::portable(END_READER_HOLD, params()).execute(&mut *self)?
                         + Prepared::portable(END_LOCK_HOLD, params()).execute(&mut *self)?,
@@ -410,7 +409,7 @@ impl SessionEnds {
             return Ok(*end);
         }
         let end = rows
-            .session(tenant, id)?
+            .session(&lock_domain::sessions_tenant(tenant), id)?
             .map_or(0, |session| session.expires_at_ms);
         self.ends.insert(id.to_owned(), end);
         Ok(end)
@@ -432,12 +431,22 @@ pub(crate) trait SessionWrites {
     fn run(&mut self, tenant: &Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError>;
 }
 
+/// Where session `tenant`'s hold noted in `row` is: its place, and the tenant it is stored in.
+fn hold_place(tenant: &Tenant, row: PlaceRow) -> Result<(Tenant, Place), RepositoryError> {
+    let name = ResourceName::parse(row.name).map_err(|e| corrupt(format!("name {e}")))?;
+    Ok(match row.kind.as_str() {
+        "lock" => (tenant.clone(), Place::Lock(name)),
+        "election" => (tenant.elections(), Place::Lock(name)),
+        _ => (tenant.clone(), Place::Semaphore(name)),
+    })
+}
+
 /// The live holds of `session`: each place it took a hold of, looked at now.
 fn holds(
     writes: &mut dyn SessionWrites,
     tenant: &Tenant,
     session: &Session,
-) -> Result<Vec<Grant>, RepositoryError> {
+) -> Result<Vec<SessionHold>, RepositoryError> {
     let holder = session.holder();
     let places = writes
         .rows()
@@ -445,20 +454,17 @@ fn holds(
         .map_err(crate::error::from_query)?;
     let mut holds = Vec::new();
     for row in places {
-        let name = ResourceName::parse(row.name).map_err(|e| corrupt(format!("name {e}")))?;
-        let place = match row.kind.as_str() {
-            "lock" => Place::Lock(name),
-            _ => Place::Semaphore(name),
-        };
-        let holding = writes.run(tenant, LeaseOp::Look(place))?.looked()?;
+        let (stored, place) = hold_place(tenant, row)?;
+        let holding = writes.run(&stored, LeaseOp::Look(place))?.looked()?;
         holds.extend(
             holding
                 .holders
                 .into_iter()
-                .filter(|grant| grant.lease.owner == holder),
+                .filter(|grant| grant.lease.owner == holder)
+                .map(|grant| SessionHold::of(&stored, grant)),
         );
     }
-    holds.sort_by(|a, b| a.place.cmp(&b.place));
+    holds.sort_by(|a, b| (a.kind, &a.grant.place).cmp(&(b.kind, &b.grant.place)));
     Ok(holds)
 }
 
@@ -529,10 +535,10 @@ pub(crate) fn apply(
             }
             for hold in &holds {
                 let op = LeaseOp::Release {
-                    place: hold.place.clone(),
+                    place: hold.grant.place.clone(),
                     owner: holder.clone(),
                 };
-                writes.run(tenant, op)?;
+                writes.run(&hold.stored_tenant(tenant), op)?;
             }
             if force.is_some() {
                 writes.say_ending(None, None).map_err(q)?;
@@ -607,7 +613,8 @@ pub(crate) fn under_session<C: SessionRows>(
     let Some(id) = op.session() else {
         return apply(conn, op);
     };
-    let row = conn.session(tenant, id.as_str()).map_err(q)?;
+    let sessions_tenant = lock_domain::sessions_tenant(tenant);
+    let row = conn.session(&sessions_tenant, id.as_str()).map_err(q)?;
     let now_ms = now_ms(conn).map_err(q)?;
     let session = row.map(|row| row.session()).transpose()?;
     let op = match op.with_session(session.as_ref(), at(now_ms)?) {
@@ -620,10 +627,11 @@ pub(crate) fn under_session<C: SessionRows>(
         ));
     };
     let noted = |conn: &mut C, mut grant: Grant| -> Result<Grant, RepositoryError> {
-        conn.note_hold(tenant, id.as_str(), &grant.place)
-            .map_err(q)?;
         grant.lease.expires_at = session.expires_at;
-        Ok(grant)
+        let hold = SessionHold::of(tenant, grant);
+        conn.note_hold(&sessions_tenant, id.as_str(), &hold)
+            .map_err(q)?;
+        Ok(hold.grant)
     };
     Ok(match apply(conn, op)? {
         LeaseOutcome::Granted(grant) => LeaseOutcome::Granted(noted(conn, grant)?),
@@ -673,9 +681,13 @@ pub(crate) fn sweep(
         }
         let holder = row.session()?.holder();
         for place in writes.rows().hold_places(&tenant, &session.id).map_err(q)? {
+            let stored = match place.kind.as_str() {
+                "election" => tenant.elections(),
+                _ => tenant.clone(),
+            };
             writes
                 .rows()
-                .end_holds_at(&session.tenant, &place, holder.as_str())
+                .end_holds_at(stored.as_str(), &place, holder.as_str())
                 .map_err(q)?;
         }
         writes

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_domain::testing::contract::sessions::{SessionContractStore, SessionHarness};
 use lock_domain::testing::contract::{ContractStore, Harness};
 use lock_domain::testing::ManualClock;
 use lock_store_diesel::testing::TestDatabase;
@@ -55,31 +54,10 @@ lock_domain::repository_contract_suite!(match PostgresHarness::new(2) {
     None => return,
 });
 
-#[async_trait]
-impl SessionHarness for PostgresHarness {
-    async fn open(&self) -> Arc<dyn SessionContractStore> {
-        Arc::new(self.repo().await)
-    }
-
-    async fn advance(&self, by: Duration) {
-        tokio::time::sleep(by).await;
-    }
-}
-
-lock_domain::session_contract_suite!(match PostgresHarness::new(2) {
-    Some(harness) => harness,
-    None => return,
-});
-
 mod unbatched {
     use super::PostgresHarness;
 
     lock_domain::repository_contract_suite!(match PostgresHarness::new(0) {
-        Some(harness) => harness,
-        None => return,
-    });
-
-    lock_domain::session_contract_suite!(match PostgresHarness::new(0) {
         Some(harness) => harness,
         None => return,
     });

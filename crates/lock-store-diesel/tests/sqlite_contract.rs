@@ -4,7 +4,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lock_domain::testing::contract::sessions::{SessionContractStore, SessionHarness};
 use lock_domain::testing::contract::{ContractStore, Harness};
 use lock_domain::testing::ManualClock;
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
@@ -50,16 +49,3 @@ impl Harness for SqliteHarness {
 }
 
 lock_domain::repository_contract_suite!(SqliteHarness::new());
-
-#[async_trait]
-impl SessionHarness for SqliteHarness {
-    async fn open(&self) -> Arc<dyn SessionContractStore> {
-        Arc::new(self.repo().await)
-    }
-
-    async fn advance(&self, by: Duration) {
-        self.clock.advance(by);
-    }
-}
-
-lock_domain::session_contract_suite!(SqliteHarness::new());

@@ -25,7 +25,7 @@ CREATE INDEX sessions_by_expiry ON sessions (expires_at_ms);
 CREATE TABLE session_holds (
     tenant     TEXT NOT NULL,
     session_id TEXT NOT NULL,
-    kind       TEXT NOT NULL CHECK (kind IN ('lock', 'semaphore')),
+    kind       TEXT NOT NULL CHECK (kind IN ('lock', 'semaphore', 'election')),
     name       TEXT NOT NULL,
     PRIMARY KEY (tenant, session_id, kind, name)
 );

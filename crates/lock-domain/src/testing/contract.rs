@@ -23,7 +23,7 @@ mod release;
 mod renew;
 mod semaphore_namespaces;
 mod semaphores;
-pub mod sessions;
+mod sessions;
 mod shared;
 mod shared_concurrency;
 mod status;
@@ -97,6 +97,13 @@ pub use semaphores::{
     the_same_owner_is_regranted_its_permits_or_refused_others,
     undo_permit_grant_ends_only_that_exact_grant,
 };
+pub use sessions::{
+    a_forced_end_is_recorded_with_its_reason, a_session_opens_is_kept_alive_and_ends_once,
+    a_session_that_runs_out_ends_every_hold_and_keeps_their_places,
+    an_unknown_session_grants_nothing, closing_a_session_ends_every_hold_at_once_and_frees_them,
+    holds_under_a_session_are_its_own_and_move_with_each_keepalive,
+    live_sessions_are_listed_by_id_with_their_holds,
+};
 pub use shared::{
     a_reader_is_regranted_and_renewed_on_its_own_lease,
     a_writer_excludes_readers_and_a_mode_is_never_changed_in_place,
@@ -126,14 +133,20 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::{HistoryRepository, LeaseStore, LeaseUsage, StoreHealth};
+use crate::{HistoryRepository, LeaseStore, LeaseUsage, SessionStore, StoreHealth};
 
-/// What the suite needs of a store: every port of the use cases (the lease port, the history,
-/// the count of live leases) and its statistics. The cases call the lease port through
+/// What the suite needs of a store: every port of the use cases (the lease port, the sessions,
+/// the history, the count of live leases) and its statistics. The cases call the lease port through
 /// [`crate::testing::calls::LeaseCalls`], one [`crate::LeaseOp`] a call.
-pub trait ContractStore: LeaseStore + HistoryRepository + LeaseUsage + StoreHealth {}
+pub trait ContractStore:
+    LeaseStore + SessionStore + HistoryRepository + LeaseUsage + StoreHealth
+{
+}
 
-impl<S> ContractStore for S where S: LeaseStore + HistoryRepository + LeaseUsage + StoreHealth {}
+impl<S> ContractStore for S where
+    S: LeaseStore + SessionStore + HistoryRepository + LeaseUsage + StoreHealth
+{
+}
 
 /// One adapter's storage, as the suite sees it.
 #[async_trait]
@@ -221,7 +234,14 @@ macro_rules! repository_contract_suite {
             live_leases_are_counted_per_tenant_one_per_holder,
             a_refused_acquire_says_who_holds_until_when_or_which_mode,
             a_place_kept_by_a_lock_delay_is_refused_until_the_delay_ends,
-            a_refused_permit_says_the_room_the_limit_or_the_permits
+            a_refused_permit_says_the_room_the_limit_or_the_permits,
+            a_session_opens_is_kept_alive_and_ends_once,
+            holds_under_a_session_are_its_own_and_move_with_each_keepalive,
+            closing_a_session_ends_every_hold_at_once_and_frees_them,
+            a_forced_end_is_recorded_with_its_reason,
+            a_session_that_runs_out_ends_every_hold_and_keeps_their_places,
+            an_unknown_session_grants_nothing,
+            live_sessions_are_listed_by_id_with_their_holds
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

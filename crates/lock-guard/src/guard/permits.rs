@@ -87,6 +87,7 @@ impl LockGuard {
             Err(AcquireError::Store(error)) => return Err(GuardError::Repository(error)),
             Err(AcquireError::WaitersFull(_)) => return Err(GuardError::TooManyWaiters),
             Err(AcquireError::QuotaExceeded(exceeded)) => return Err(exceeded.into()),
+            Err(AcquireError::SessionNotFound) => return Err(GuardError::SessionNotFound),
         };
         let held = Held::Permits(name);
         Ok(Self::start(

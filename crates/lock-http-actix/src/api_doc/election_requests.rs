@@ -10,6 +10,7 @@ use utoipa::{IntoParams, PartialSchema, ToSchema};
 
 use super::request_limits::RequestLimits;
 use crate::fields::owner::{self, CANDIDATE};
+use crate::fields::session;
 use crate::fields::{lock_delay, resource, seconds, semaphore, token};
 
 fn object(description: &str) -> ObjectBuilder {
@@ -31,12 +32,10 @@ fn campaign(limits: &RequestLimits) -> Object {
                  is re-granted its lease (same term), so two candidates must never share one",
             ),
         )
-        .required(CANDIDATE)
         .property(
             "ttl_seconds",
             seconds::ttl_schema("The leader's lease length", limits.max_ttl_seconds),
         )
-        .required("ttl_seconds")
         .property(
             "wait_seconds",
             seconds::wait_schema(
@@ -62,6 +61,7 @@ fn campaign(limits: &RequestLimits) -> Object {
                  cannot be elected until `expires_at` plus this delay,",
             ),
         )
+        .property(session::NAME, session::schema())
         .build()
 }
 
@@ -178,7 +178,10 @@ pub(crate) struct CandidateQuery;
 
 impl IntoParams for CandidateQuery {
     fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
-        vec![owner::query_parameter_named(CANDIDATE)]
+        vec![
+            owner::query_parameter_named(CANDIDATE),
+            session::query_parameter(),
+        ]
     }
 }
 

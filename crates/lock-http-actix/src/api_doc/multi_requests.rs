@@ -6,6 +6,7 @@ use utoipa::openapi::{Object, ObjectBuilder, RefOr, Type};
 use utoipa::{PartialSchema, ToSchema};
 
 use super::request_limits::RequestLimits;
+use crate::fields::session;
 use crate::fields::{lock_delay, lock_list, owner, seconds, semaphore};
 
 fn acquire_all(limits: &RequestLimits) -> Object {
@@ -18,12 +19,10 @@ fn acquire_all(limits: &RequestLimits) -> Object {
             "owner",
             owner::schema(format!("Who is acquiring every lock: {}", owner::rule())),
         )
-        .required("owner")
         .property(
             "ttl_seconds",
             seconds::ttl_schema("The lease length of every lock", limits.max_ttl_seconds),
         )
-        .required("ttl_seconds")
         .property("locks", lock_list::locks_schema())
         .required("locks")
         .property(
@@ -40,6 +39,7 @@ fn acquire_all(limits: &RequestLimits) -> Object {
             semaphore::value_schema("A value stored with each lease."),
         )
         .property(lock_delay::NAME, lock_delay::none_schema())
+        .property(session::NAME, session::schema())
         .build()
 }
 

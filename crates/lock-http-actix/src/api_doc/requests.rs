@@ -11,7 +11,7 @@ use utoipa::openapi::{Object, ObjectBuilder, OpenApi, RefOr, Type};
 use utoipa::{IntoParams, Modify, PartialSchema, ToSchema};
 
 use super::request_limits::RequestLimits;
-use crate::fields::{listing, lock_delay, mode, owner, resource, seconds, semaphore};
+use crate::fields::{listing, lock_delay, mode, owner, resource, seconds, semaphore, session};
 
 impl Modify for RequestLimits {
     fn modify(&self, openapi: &mut OpenApi) {
@@ -21,6 +21,8 @@ impl Modify for RequestLimits {
             (RenewRequest::name(), renew(self)),
             (PermitAcquireRequest::name(), permit_acquire(self)),
             (PermitRenewRequest::name(), permit_renew(self)),
+            (SessionOpenRequest::name(), session_open(self)),
+            (SessionKeepAliveRequest::name(), session_keep_alive(self)),
         ] {
             components
                 .schemas
@@ -52,12 +54,10 @@ fn acquire(limits: &RequestLimits) -> Object {
                 owner::rule()
             )),
         )
-        .required("owner")
         .property(
             "ttl_seconds",
             seconds::ttl_schema("The lease length", limits.max_ttl_seconds),
         )
-        .required("ttl_seconds")
         .property(
             "wait_seconds",
             seconds::wait_schema(
@@ -86,6 +86,7 @@ fn acquire(limits: &RequestLimits) -> Object {
                  a status 404 with `available_at`),",
             ),
         )
+        .property(session::NAME, session::schema())
         .build()
 }
 
@@ -102,6 +103,16 @@ fn renew(limits: &RequestLimits) -> Object {
             "value",
             semaphore::value_schema("Replaces the stored value; absent keeps it."),
         )
+        .property(
+            session::NAME,
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .description(Some(
+                    "A lease held under a session ends with the session: a renew naming one is \
+                     answered 409 /problems/session-held (keep the session alive instead).",
+                ))
+                .build(),
+        )
         .build()
 }
 
@@ -114,12 +125,10 @@ fn permit_acquire(limits: &RequestLimits) -> Object {
                 owner::rule()
             )),
         )
-        .required("owner")
         .property(
             "ttl_seconds",
             seconds::ttl_schema("The lease length", limits.max_ttl_seconds),
         )
-        .required("ttl_seconds")
         .property("limit", semaphore::limit_schema())
         .required("limit")
         .property("permits", semaphore::permits_schema())
@@ -146,6 +155,7 @@ fn permit_acquire(limits: &RequestLimits) -> Object {
                  as taken),",
             ),
         )
+        .property(session::NAME, session::schema())
         .build()
 }
 
@@ -181,6 +191,70 @@ fn release() -> Object {
         .required("owner")
         .build()
 }
+
+fn session_open(limits: &RequestLimits) -> Object {
+    object("Open a session. Unknown fields are ignored.")
+        .property(
+            "ttl_seconds",
+            seconds::ttl_schema(
+                "How long the session lives without a keepalive",
+                limits.max_ttl_seconds,
+            ),
+        )
+        .required("ttl_seconds")
+        .property(
+            "owner",
+            owner::schema(format!(
+                "The label every hold of the session shows as its owner (by default the \
+                 session's id): {} Two sessions with one label are still two holders.",
+                owner::rule()
+            )),
+        )
+        .property(
+            lock_delay::NAME,
+            lock_delay::schema(
+                "When the session runs out (not when it is closed or forced), each hold's place \
+                 stays kept from others until the session's end plus this delay,",
+            ),
+        )
+        .build()
+}
+
+fn session_keep_alive(limits: &RequestLimits) -> Object {
+    object("Keep a session alive (the body may be empty). Unknown fields are ignored.")
+        .property(
+            "ttl_seconds",
+            seconds::ttl_schema(
+                "A new TTL for the session, from now on (absent: its own)",
+                limits.max_ttl_seconds,
+            ),
+        )
+        .build()
+}
+
+/// The body of `POST /sessions`.
+pub(crate) struct SessionOpenRequest;
+
+impl PartialSchema for SessionOpenRequest {
+    fn schema() -> RefOr<Schema> {
+        RefOr::T(Schema::Object(session_open(&RequestLimits::default())))
+    }
+}
+
+impl ToSchema for SessionOpenRequest {}
+
+/// The body of `POST /sessions/{id}/keepalive`.
+pub(crate) struct SessionKeepAliveRequest;
+
+impl PartialSchema for SessionKeepAliveRequest {
+    fn schema() -> RefOr<Schema> {
+        RefOr::T(Schema::Object(
+            session_keep_alive(&RequestLimits::default()),
+        ))
+    }
+}
+
+impl ToSchema for SessionKeepAliveRequest {}
 
 /// The body of an acquire (`body::LockFields` parses it).
 pub(crate) struct AcquireRequest;
@@ -293,7 +367,7 @@ pub(crate) struct ReleaseQuery;
 
 impl IntoParams for ReleaseQuery {
     fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
-        vec![owner::query_parameter()]
+        vec![owner::query_parameter(), session::query_parameter()]
     }
 }
 

@@ -18,6 +18,11 @@ pub(crate) struct LeaderView {
     /// The leader, as it named itself (trimmed).
     #[schema(example = "node-a")]
     pub candidate: String,
+    /// The session the lease is held under, when it is: its holder is then the session (whose
+    /// owner label the candidate shows) and it ends with the session. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, example = "q7Hc0mB1TzK4n9XwVd2aLg")]
+    pub session: Option<String>,
     /// What the leader proclaims (set by its campaign or a proclaim); absent when never set.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = serde_json::Value, nullable = false)]
@@ -36,9 +41,11 @@ pub(crate) struct LeaderView {
 
 impl From<Leader> for LeaderView {
     fn from(leader: Leader) -> Self {
+        let (candidate, session) = super::holder(&leader.candidate);
         Self {
             election: leader.election.into_string(),
-            candidate: leader.candidate.into_string(),
+            candidate,
+            session,
             // Stored values were checked as JSON when they were given.
             value: leader
                 .value

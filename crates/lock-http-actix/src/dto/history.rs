@@ -21,6 +21,11 @@ pub(crate) struct HistoryRecordView {
     /// The lease's holder.
     #[schema(example = "worker-7")]
     pub owner: String,
+    /// The session the lease is held under, when it is: its holder is then the session (whose
+    /// owner label the owner shows) and it ends with the session. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, example = "q7Hc0mB1TzK4n9XwVd2aLg")]
+    pub session: Option<String>,
     /// The lease's fencing token (an election's term).
     #[schema(minimum = 1, example = 17)]
     pub fencing_token: i64,
@@ -46,11 +51,13 @@ pub(crate) struct HistoryRecordView {
 
 impl From<HistoryRecord> for HistoryRecordView {
     fn from(record: HistoryRecord) -> Self {
+        let (owner, session) = super::holder(&record.owner);
         Self {
             id: record.id.value(),
             kind: record.kind.as_str(),
             name: record.name.into_string(),
-            owner: record.owner.into_string(),
+            owner,
+            session,
             fencing_token: record.fencing_token.value(),
             event: record.event.as_str(),
             at: timestamp(record.at),

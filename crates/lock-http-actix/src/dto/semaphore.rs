@@ -17,6 +17,11 @@ pub(crate) struct PermitView {
     /// The holder, as it named itself (trimmed).
     #[schema(example = "worker-7")]
     pub owner: String,
+    /// The session the lease is held under, when it is: its holder is then the session (whose
+    /// owner label the owner shows) and it ends with the session. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, example = "q7Hc0mB1TzK4n9XwVd2aLg")]
+    pub session: Option<String>,
     /// How many permits this grant holds.
     #[schema(value_type = i64, minimum = 1, example = 2)]
     pub permits: u32,
@@ -42,9 +47,11 @@ pub(crate) struct PermitView {
 impl PermitView {
     /// The grant `lease` on semaphore `name`.
     pub(crate) fn of(name: String, lease: Lease) -> Self {
+        let (owner, session) = super::holder(&lease.owner);
         Self {
             name,
-            owner: lease.owner.into_string(),
+            owner,
+            session,
             permits: lease.weight.get(),
             limit: lease.capacity.get(),
             acquired_at: timestamp(lease.acquired_at),

@@ -17,6 +17,7 @@ impl From<AcquireError> for ProblemKind {
                 retry_after_seconds: WAITERS_FULL_RETRY_AFTER_SECONDS,
             },
             AcquireError::QuotaExceeded(exceeded) => exceeded.into(),
+            AcquireError::SessionNotFound => ProblemKind::SessionNotFound,
         }
     }
 }

@@ -92,6 +92,7 @@ impl Mocks {
             wired::Ports {
                 store: lock_service::StorePorts {
                     leases: Arc::new(self.leases),
+                    sessions: Arc::new(lock_domain::MockSessionStore::new()),
                     history: Arc::new(self.history),
                     usage: Arc::new(lock_domain::MockLeaseUsage::new()),
                 },

@@ -14,7 +14,7 @@ impl Locks<'_> {
     pub(crate) async fn acquire_shared_now(
         &self,
         request: &AcquireRequest,
-    ) -> Result<Acquired, RepositoryError> {
+    ) -> Result<Acquired, crate::AcquireError> {
         let AcquireRequest {
             tenant, resource, ..
         } = request;
@@ -32,12 +32,8 @@ impl Locks<'_> {
             claim: Claim::Shared,
             terms: request.terms.clone(),
         };
-        let acquired = self
-            .core
-            .leases
-            .apply(tenant.clone(), op)
-            .await?
-            .acquired()?;
+        let outcome = self.core.leases.apply(tenant.clone(), op).await?;
+        let acquired = crate::outcomes::acquired(outcome)?;
         Ok(crate::locks::answer(acquired, false, self.core.clock.now()))
     }
 

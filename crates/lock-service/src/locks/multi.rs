@@ -103,12 +103,12 @@ impl Locks<'_> {
                     Err(quota::Refusal::Store(error)) => return Err(AcquireError::Store(error)),
                 },
             };
-            let attempted = self
+            let outcome = self
                 .core
                 .leases
                 .apply(tenant.clone(), LeaseOp::AcquireAll(set.clone()))
-                .await?
-                .acquired_all()?;
+                .await?;
+            let attempted = crate::outcomes::acquired_all(outcome)?;
             drop(admitted);
             match attempted {
                 Ok(grants) => {

@@ -24,6 +24,7 @@ use lock_domain::{
 use tokio::sync::{oneshot, Notify};
 
 use crate::events::{LockEvents, Trouble};
+use crate::outcomes::AcquireError;
 use crate::quota::{Count, LeaseGate, QuotaExceeded, Quotas, Refusal as QuotaRefusal};
 use crate::waiting::{WaitEnd, Waiting};
 
@@ -40,7 +41,7 @@ const FAILURE_BACKOFF: Duration = Duration::from_millis(50);
 type QueueKey = (Tenant, ResourceName);
 
 /// What a waiter hears from its queue.
-pub(crate) type Reply = Result<SemaphoreAcquireOutcome, RepositoryError>;
+pub(crate) type Reply = Result<SemaphoreAcquireOutcome, AcquireError>;
 
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -301,7 +302,7 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
                 }
                 continue;
             }
-            Err(QuotaRefusal::Store(error)) => Err(error),
+            Err(QuotaRefusal::Store(error)) => Err(AcquireError::Store(error)),
         };
         let (outcome, free_at) = match outcome {
             Ok((outcome, seen)) => (Ok(outcome), seen.free_at),
@@ -325,13 +326,14 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
         };
         if finished {
             locked(&queue.waiters).retain(|queued| !Arc::ptr_eq(queued, &waiter));
-            if let Err(error) = &outcome {
+            if let Err(AcquireError::Store(error)) = &outcome {
                 shared.events.trouble(Trouble::WaitFailed {
                     resource: &key.1,
                     error,
                 });
             }
-            let failed = outcome.is_err();
+            // A store's failure pauses the queue; a waiter whose session ended is answered alone.
+            let failed = matches!(outcome, Err(AcquireError::Store(_)));
             let reply = locked(&waiter.reply).take();
             let unheard = match reply {
                 Some(reply) => reply.send(outcome).err(),
@@ -389,7 +391,7 @@ pub(crate) async fn holds_grant(
     Ok(holding
         .holders
         .iter()
-        .any(|grant| grant.lease.owner == *owner))
+        .any(|grant| grant.lease.owner.same_holder(owner)))
 }
 
 /// One attempt of `request` on `key`'s semaphore: its outcome in the semaphore's words, and
@@ -399,13 +401,13 @@ pub(crate) async fn acquire(
     leases: &dyn LeaseStore,
     key: &QueueKey,
     request: &PermitRequest,
-) -> Result<(SemaphoreAcquireOutcome, super::NoRoomSeen), RepositoryError> {
+) -> Result<(SemaphoreAcquireOutcome, super::NoRoomSeen), AcquireError> {
     let op = LeaseOp::Acquire {
         place: Place::Semaphore(key.1.clone()),
         claim: request.claim(),
         terms: request.terms.clone(),
     };
-    let acquired = leases.apply(key.0.clone(), op).await?.acquired()?;
+    let acquired = crate::outcomes::acquired(leases.apply(key.0.clone(), op).await?)?;
     Ok(super::outcome_of(acquired, request.limit))
 }
 

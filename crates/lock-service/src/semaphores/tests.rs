@@ -247,6 +247,7 @@ async fn a_wait_that_ends_in_an_outage_answers_unavailable() {
         crate::ServicePorts {
             store: crate::StorePorts {
                 leases: Arc::new(leases),
+                sessions: Arc::clone(&memory) as _,
                 history: Arc::clone(&memory) as _,
                 usage: Arc::clone(&memory) as _,
             },

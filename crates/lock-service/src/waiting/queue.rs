@@ -19,6 +19,8 @@ pub(super) enum Refused {
     Store(RepositoryError),
     /// The waiter's owner holds the lock in the other mode (no change of mode in place).
     ModeMismatch,
+    /// The waiter's session is not live (it ended during the wait).
+    SessionNotFound,
 }
 
 /// A lock granted to a waiter.
@@ -120,8 +122,13 @@ impl Queue {
 
     /// Answers waiter `id` that its owner holds the lock in the other mode.
     pub(super) fn refuse(&self, id: u64) {
+        self.refuse_with(id, Refused::ModeMismatch);
+    }
+
+    /// Answers waiter `id` with `refused`, and takes it out of the queue.
+    pub(super) fn refuse_with(&self, id: u64, refused: Refused) {
         if let Some(waiter) = self.take(id) {
-            let _ = waiter.grant.send(Err(Refused::ModeMismatch));
+            let _ = waiter.grant.send(Err(refused));
         }
     }
 

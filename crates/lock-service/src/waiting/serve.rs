@@ -107,6 +107,11 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                     queue.refuse(id);
                     continue;
                 }
+                // The head's session ended: it alone is answered; the next in line tries.
+                Ok(Err(LeaseRefusal::SessionNotFound)) => {
+                    queue.refuse_with(id, super::queue::Refused::SessionNotFound);
+                    continue;
+                }
                 Ok(Ok(grant)) => {
                     let lock = grant.into_lock();
                     skew = Duration::ZERO;

@@ -30,6 +30,8 @@ pub(crate) enum WaitOutcome {
     /// The wait ended while the tenant's `max_live_leases` held the grant back: nothing was
     /// granted.
     QuotaExceeded(QuotaExceeded),
+    /// The acquire's session ended during the wait: nothing was granted.
+    SessionNotFound,
 }
 
 impl From<Refused> for WaitOutcome {
@@ -37,6 +39,7 @@ impl From<Refused> for WaitOutcome {
         match refused {
             Refused::Store(error) => WaitOutcome::Failed(error),
             Refused::ModeMismatch => WaitOutcome::ModeMismatch,
+            Refused::SessionNotFound => WaitOutcome::SessionNotFound,
         }
     }
 }

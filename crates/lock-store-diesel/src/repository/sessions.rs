@@ -20,9 +20,10 @@ impl SessionStore for DieselLockRepository {
         let outcome = self.inner.writer.apply_session(tenant.clone(), op).await?;
         if let SessionOutcome::Ended { holds, .. } = &outcome {
             for hold in holds {
-                match &hold.place {
-                    Place::Lock(resource) => self.hint_freed(&tenant, resource),
-                    Place::Semaphore(name) => self.hint_freed_permits(&tenant, name),
+                let stored = hold.stored_tenant(&tenant);
+                match &hold.grant.place {
+                    Place::Lock(resource) => self.hint_freed(&stored, resource),
+                    Place::Semaphore(name) => self.hint_freed_permits(&stored, name),
                 }
             }
         }

@@ -3,31 +3,16 @@
 //! run out: expired, kept for the session's lock-delay), and move with each keepalive; an
 //! acquire under a session that is not live grants nothing.
 
-use std::sync::Arc;
 use std::time::Duration;
-
-use async_trait::async_trait;
 
 use super::fixtures::{name, owner, status, tenant, ttl, PAST_SHORT};
 use super::history::{one, query};
-use super::ContractStore;
+use super::{ContractStore, Harness};
 use crate::{
     Capacity, Claim, ForceReason, Grant, HistoryEvent, LeaseKind, LeaseOp, LeaseTerms, ListLimit,
-    LockDelay, LockMode, LockSet, Owner, Place, Refusal, ResourcePrefix, Session, SessionId,
-    SessionOp, SessionQuery, SessionStore, Tenant, Weight,
+    LockDelay, LockMode, LockSet, Owner, Place, Refusal, ResourcePrefix, Session, SessionHold,
+    SessionId, SessionOp, SessionQuery, Tenant, Weight,
 };
-
-/// A store with sessions, as the session cases need it.
-pub trait SessionContractStore: ContractStore + SessionStore {}
-
-impl<S> SessionContractStore for S where S: ContractStore + SessionStore {}
-
-/// One adapter's storage with sessions (see [`super::Harness`]).
-#[async_trait]
-pub trait SessionHarness: Send + Sync {
-    async fn open(&self) -> Arc<dyn SessionContractStore>;
-    async fn advance(&self, by: Duration);
-}
 
 fn new_id(seed: u8) -> SessionId {
     let mut bytes = [seed; 16];
@@ -41,7 +26,7 @@ fn new_id(seed: u8) -> SessionId {
 }
 
 async fn open(
-    store: &dyn SessionContractStore,
+    store: &dyn ContractStore,
     tenant: Tenant,
     seed: u8,
     label: Option<&str>,
@@ -75,7 +60,7 @@ fn acquire(resource: &str, claim: Claim, id: &SessionId) -> LeaseOp {
     }
 }
 
-async fn granted(store: &dyn SessionContractStore, op: LeaseOp) -> Grant {
+async fn granted(store: &dyn ContractStore, op: LeaseOp) -> Grant {
     match store
         .apply(tenant(), op)
         .await
@@ -87,7 +72,7 @@ async fn granted(store: &dyn SessionContractStore, op: LeaseOp) -> Grant {
     }
 }
 
-async fn refusal(store: &dyn SessionContractStore, op: LeaseOp) -> Refusal {
+async fn refusal(store: &dyn ContractStore, op: LeaseOp) -> Refusal {
     match store
         .apply(tenant(), op)
         .await
@@ -107,7 +92,7 @@ fn permits(n: i64, limit: i64) -> Claim {
     }
 }
 
-async fn look(store: &dyn SessionContractStore, id: &SessionId) -> Option<(Session, Vec<Grant>)> {
+async fn look(store: &dyn ContractStore, id: &SessionId) -> Option<(Session, Vec<SessionHold>)> {
     store
         .apply_session(tenant(), SessionOp::Look(id.clone()))
         .await
@@ -116,7 +101,7 @@ async fn look(store: &dyn SessionContractStore, id: &SessionId) -> Option<(Sessi
         .expect("a look's answer")
 }
 
-async fn keep_alive(store: &dyn SessionContractStore, id: &SessionId) -> Option<Session> {
+async fn keep_alive(store: &dyn ContractStore, id: &SessionId) -> Option<Session> {
     let op = SessionOp::KeepAlive {
         id: id.clone(),
         ttl: None,
@@ -130,10 +115,10 @@ async fn keep_alive(store: &dyn SessionContractStore, id: &SessionId) -> Option<
 }
 
 async fn end(
-    store: &dyn SessionContractStore,
+    store: &dyn ContractStore,
     id: &SessionId,
     force: Option<ForceReason>,
-) -> Option<(Session, Vec<Grant>)> {
+) -> Option<(Session, Vec<SessionHold>)> {
     let op = SessionOp::End {
         id: id.clone(),
         force,
@@ -146,7 +131,7 @@ async fn end(
         .expect("an end's answer")
 }
 
-pub async fn a_session_opens_is_kept_alive_and_ends_once(h: &dyn SessionHarness) {
+pub async fn a_session_opens_is_kept_alive_and_ends_once(h: &dyn Harness) {
     let store = h.open().await;
     let store = &*store;
     let labelled = open(store, tenant(), 1, Some("worker-7"), 30, 5).await;
@@ -195,9 +180,7 @@ pub async fn a_session_opens_is_kept_alive_and_ends_once(h: &dyn SessionHarness)
     assert!(look(store, &unlabelled.id).await.is_some());
 }
 
-pub async fn holds_under_a_session_are_its_own_and_move_with_each_keepalive(
-    h: &dyn SessionHarness,
-) {
+pub async fn holds_under_a_session_are_its_own_and_move_with_each_keepalive(h: &dyn Harness) {
     let store = h.open().await;
     let store = &*store;
     let session = open(store, tenant(), 3, Some("worker-7"), 30, 0).await;
@@ -247,14 +230,26 @@ pub async fn holds_under_a_session_are_its_own_and_move_with_each_keepalive(
     let renewed = store.apply(tenant(), renew).await.unwrap();
     assert_eq!(renewed, crate::LeaseOutcome::Forbidden);
 
+    // A leadership too: an election is a lock in the tenant's election namespace.
+    let campaign = acquire("s-office", Claim::Exclusive, id);
+    let leader = store.apply(tenant().elections(), campaign).await.unwrap();
+    assert!(
+        matches!(leader, crate::LeaseOutcome::Granted(_)),
+        "{leader:?}"
+    );
+
     let (_, holds) = look(store, id).await.expect("live");
-    let places: Vec<&Place> = holds.iter().map(|grant| &grant.place).collect();
+    let places: Vec<(LeaseKind, &Place)> = holds
+        .iter()
+        .map(|hold| (hold.kind, &hold.grant.place))
+        .collect();
     assert_eq!(
         places,
         vec![
-            &Place::Lock(name("s-lock")),
-            &Place::Lock(name("s-read")),
-            &Place::Semaphore(name("s-sem")),
+            (LeaseKind::Lock, &Place::Lock(name("s-lock"))),
+            (LeaseKind::Lock, &Place::Lock(name("s-read"))),
+            (LeaseKind::Semaphore, &Place::Semaphore(name("s-sem"))),
+            (LeaseKind::Election, &Place::Lock(name("s-office"))),
         ]
     );
 
@@ -264,7 +259,9 @@ pub async fn holds_under_a_session_are_its_own_and_move_with_each_keepalive(
     assert_eq!(held.expires_at, kept.expires_at, "every hold moves with it");
     assert_eq!(held.fencing_token, lock.lease.fencing_token);
     let (_, holds) = look(store, id).await.expect("live");
-    assert!(holds.iter().all(|g| g.lease.expires_at == kept.expires_at));
+    assert!(holds
+        .iter()
+        .all(|h| h.grant.lease.expires_at == kept.expires_at));
 
     // Releasing one hold leaves the others.
     let op = LeaseOp::Release {
@@ -277,10 +274,10 @@ pub async fn holds_under_a_session_are_its_own_and_move_with_each_keepalive(
         crate::ReleaseResult::Released(permit.lease.fencing_token)
     );
     let (_, holds) = look(store, id).await.expect("live");
-    assert_eq!(holds.len(), 2);
+    assert_eq!(holds.len(), 3);
 }
 
-pub async fn closing_a_session_ends_every_hold_at_once_and_frees_them(h: &dyn SessionHarness) {
+pub async fn closing_a_session_ends_every_hold_at_once_and_frees_them(h: &dyn Harness) {
     let store = h.open().await;
     let store = &*store;
     // A lock-delay applies to a session that runs out, never to one that is closed.
@@ -338,7 +335,7 @@ pub async fn closing_a_session_ends_every_hold_at_once_and_frees_them(h: &dyn Se
     );
 }
 
-pub async fn a_forced_end_is_recorded_with_its_reason(h: &dyn SessionHarness) {
+pub async fn a_forced_end_is_recorded_with_its_reason(h: &dyn Harness) {
     let store = h.open().await;
     let store = &*store;
     let session = open(store, tenant(), 6, None, 30, 0).await;
@@ -356,9 +353,7 @@ pub async fn a_forced_end_is_recorded_with_its_reason(h: &dyn SessionHarness) {
     assert_eq!(last.reason.as_deref(), Some("stuck worker"));
 }
 
-pub async fn a_session_that_runs_out_ends_every_hold_and_keeps_their_places(
-    h: &dyn SessionHarness,
-) {
+pub async fn a_session_that_runs_out_ends_every_hold_and_keeps_their_places(h: &dyn Harness) {
     let store = h.open().await;
     let store = &*store;
     let session = open(store, tenant(), 7, None, 1, 30).await;
@@ -415,7 +410,7 @@ pub async fn a_session_that_runs_out_ends_every_hold_and_keeps_their_places(
     assert!(matches!(refusal(store, op).await, Refusal::Delayed { .. }));
 }
 
-pub async fn an_unknown_session_grants_nothing(h: &dyn SessionHarness) {
+pub async fn an_unknown_session_grants_nothing(h: &dyn Harness) {
     let store = h.open().await;
     let store = &*store;
     let stranger = new_id(9);
@@ -440,7 +435,7 @@ pub async fn an_unknown_session_grants_nothing(h: &dyn SessionHarness) {
     );
 }
 
-pub async fn live_sessions_are_listed_by_id_with_their_holds(h: &dyn SessionHarness) {
+pub async fn live_sessions_are_listed_by_id_with_their_holds(h: &dyn Harness) {
     let store = h.open().await;
     let store = &*store;
     let listing = Tenant::parse("listing").unwrap();
@@ -501,30 +496,4 @@ pub async fn live_sessions_are_listed_by_id_with_their_holds(h: &dyn SessionHarn
         .await
         .unwrap();
     assert!(empty.sessions.iter().all(|s| !ids.contains(&s.session.id)));
-}
-
-/// Expands to one `#[tokio::test]` per session case for the [`SessionHarness`] that `$harness`
-/// evaluates to.
-#[macro_export]
-macro_rules! session_contract_suite {
-    ($harness:expr) => {
-        $crate::session_contract_suite!(@cases $harness;
-            a_session_opens_is_kept_alive_and_ends_once,
-            holds_under_a_session_are_its_own_and_move_with_each_keepalive,
-            closing_a_session_ends_every_hold_at_once_and_frees_them,
-            a_forced_end_is_recorded_with_its_reason,
-            a_session_that_runs_out_ends_every_hold_and_keeps_their_places,
-            an_unknown_session_grants_nothing,
-            live_sessions_are_listed_by_id_with_their_holds
-        );
-    };
-    (@cases $harness:expr; $($case:ident),* $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $case() {
-                let harness = $harness;
-                $crate::testing::contract::sessions::$case(&harness).await;
-            }
-        )*
-    };
 }

@@ -8,8 +8,8 @@ use chrono::{DateTime, Utc};
 use super::{InMemoryLockRepository, State};
 use crate::{
     shared_lock, Grant, HistoryEvent, LeaseOp, LeaseOutcome, ListedSession, Owner, Permit, Place,
-    RepositoryError, Session, SessionId, SessionOp, SessionOutcome, SessionPage, SessionQuery,
-    SessionStore, Tenant,
+    RepositoryError, Session, SessionHold, SessionId, SessionOp, SessionOutcome, SessionPage,
+    SessionQuery, SessionStore, Tenant,
 };
 
 impl State {
@@ -24,7 +24,7 @@ impl State {
         let Some(id) = op.session() else {
             return Ok((op, None));
         };
-        let session = self.sessions.get(&(tenant.clone(), id));
+        let session = self.sessions.get(&(crate::sessions_tenant(tenant), id));
         let op = op.with_session(session, now)?;
         Ok((op, session.map(|session| session.expires_at)))
     }
@@ -80,8 +80,22 @@ impl State {
         grant
     }
 
-    /// Every live lease of `holder` in `tenant`, by place.
-    fn holds_of(&self, tenant: &Tenant, holder: &Owner, now: DateTime<Utc>) -> Vec<Grant> {
+    /// Every live lease of `holder` in `tenant` and its election namespace, by kind and name.
+    fn holds_of(&self, tenant: &Tenant, holder: &Owner, now: DateTime<Utc>) -> Vec<SessionHold> {
+        let mut holds: Vec<SessionHold> = [tenant.clone(), tenant.elections()]
+            .iter()
+            .flat_map(|stored| {
+                self.holds_in(stored, holder, now)
+                    .into_iter()
+                    .map(|grant| SessionHold::of(stored, grant))
+            })
+            .collect();
+        holds.sort_by(|a, b| (a.kind, &a.grant.place).cmp(&(b.kind, &b.grant.place)));
+        holds
+    }
+
+    /// Every live lease of `holder` in `tenant` (as stored), by place.
+    fn holds_in(&self, tenant: &Tenant, holder: &Owner, now: DateTime<Utc>) -> Vec<Grant> {
         let locks = self
             .locks
             .iter()
@@ -167,7 +181,9 @@ impl State {
                 session.ttl = ttl.unwrap_or(session.ttl);
                 session.expires_at = now + session.ttl.as_time_delta();
                 for hold in &holds {
-                    self.hold_until(&tenant, &hold.place, &holder, session.expires_at, now);
+                    let stored = hold.stored_tenant(&tenant);
+                    let place = &hold.grant.place;
+                    self.hold_until(&stored, place, &holder, session.expires_at, now);
                 }
                 self.sessions.insert((tenant, id), session.clone());
                 SessionOutcome::Kept(session)
@@ -185,14 +201,15 @@ impl State {
                 let holder = session.holder();
                 let holds = self.holds_of(&tenant, &holder, now);
                 for hold in &holds {
-                    let (name, owner) = (hold.place.name().clone(), holder.clone());
+                    let (name, owner) = (hold.grant.place.name().clone(), holder.clone());
+                    let stored = hold.stored_tenant(&tenant);
                     // Each hold is live: it is released (or, forced, force-released).
-                    match &hold.place {
+                    match &hold.grant.place {
                         Place::Lock(_) => {
-                            self.release_held(tenant.clone(), name, owner, now)?;
+                            self.release_held(stored, name, owner, now)?;
                         }
                         Place::Semaphore(_) => {
-                            self.release_permits(tenant.clone(), name, owner, now)?;
+                            self.release_permits(stored, name, owner, now)?;
                         }
                     }
                 }

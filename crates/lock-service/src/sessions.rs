@@ -1,0 +1,180 @@
+//! The use cases of sessions: a view over the process's [`Core`], from
+//! [`crate::LockService::sessions`]. A session is one lease of the store that keeps many holds
+//! alive; what it holds is taken through each primitive's own use cases with the session as the
+//! holder (`Owner::of_session` in the request's `LeaseTerms`), so nothing here acquires. Here:
+//! open (with the tenant's `max_sessions`), keepalive, look, list, and the end that releases every
+//! hold in one transaction and wakes their waiters.
+
+use lock_domain::{
+    ForceReason, LockDelay, Owner, Place, RepositoryError, Session, SessionEnd, SessionHold,
+    SessionId, SessionOp, SessionPage, SessionQuery, Tenant, Ttl,
+};
+
+use crate::core::Core;
+use crate::quota::{Limit, QuotaExceeded};
+
+/// A session asked for: its owner label (the id when `None`), TTL and lock-delay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenSession {
+    pub owner: Option<Owner>,
+    pub ttl: Ttl,
+    pub lock_delay: LockDelay,
+}
+
+/// Why a session was not opened.
+#[derive(Debug)]
+pub enum OpenSessionError {
+    /// The store failed: no session was opened.
+    Store(RepositoryError),
+    /// The tenant's `max_sessions` live sessions are open already.
+    QuotaExceeded(QuotaExceeded),
+}
+
+impl From<RepositoryError> for OpenSessionError {
+    fn from(error: RepositoryError) -> Self {
+        Self::Store(error)
+    }
+}
+
+/// A session and its live holds.
+pub type SessionHolds = (Session, Vec<SessionHold>);
+
+/// The use cases of sessions.
+#[derive(Clone, Copy)]
+pub struct Sessions<'a> {
+    pub(crate) core: &'a Core,
+}
+
+impl Sessions<'_> {
+    /// Opens a session of `tenant` with a new id of 128 random bits.
+    ///
+    /// # Errors
+    /// [`OpenSessionError::QuotaExceeded`] when the tenant has its `max_sessions` live sessions
+    /// (counted in the store: every process's); [`OpenSessionError::Store`] when the store
+    /// failed, or no secure random bits could be drawn.
+    pub async fn open(
+        &self,
+        tenant: Tenant,
+        request: OpenSession,
+    ) -> Result<Session, OpenSessionError> {
+        if let Some(allowed) = self.core.quotas.of(&tenant).get(Limit::MaxSessions) {
+            let live = self.core.sessions.live_sessions(tenant.clone()).await?;
+            if live >= allowed {
+                let exceeded = QuotaExceeded {
+                    limit: Limit::MaxSessions,
+                    allowed,
+                };
+                return Err(OpenSessionError::QuotaExceeded(
+                    self.core.over_quota(&tenant, exceeded),
+                ));
+            }
+        }
+        let mut bits = [0u8; 16];
+        getrandom::fill(&mut bits).map_err(|error| {
+            RepositoryError::internal(format!("no random bits for a session id: {error}"))
+        })?;
+        let op = SessionOp::Open {
+            id: SessionId::from_random(bits),
+            owner: request.owner,
+            ttl: request.ttl,
+            lock_delay: request.lock_delay,
+        };
+        let session = self
+            .core
+            .sessions
+            .apply_session(tenant.clone(), op)
+            .await?
+            .opened()?;
+        self.core.events.session_opened(&tenant, &session);
+        Ok(session)
+    }
+
+    /// Moves the end of live session `id` (and so of every hold under it) to now + its TTL,
+    /// first changing the TTL to `ttl` when given. `None` when the session is not live: a
+    /// keepalive never revives one.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn keep_alive(
+        &self,
+        tenant: Tenant,
+        id: SessionId,
+        ttl: Option<Ttl>,
+    ) -> Result<Option<Session>, RepositoryError> {
+        let op = SessionOp::KeepAlive { id, ttl };
+        let kept = self.core.sessions.apply_session(tenant.clone(), op).await;
+        let kept = kept.and_then(lock_domain::SessionOutcome::kept);
+        self.core.events.session_kept(&tenant, kept.as_ref().ok());
+        kept
+    }
+
+    /// Live session `id` and its live holds, or `None`.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn look(
+        &self,
+        tenant: Tenant,
+        id: SessionId,
+    ) -> Result<Option<SessionHolds>, RepositoryError> {
+        self.core
+            .sessions
+            .apply_session(tenant, SessionOp::Look(id))
+            .await?
+            .looked()
+    }
+
+    /// A page of `tenant`'s live sessions, each with its count of live holds.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn list(
+        &self,
+        tenant: Tenant,
+        query: SessionQuery,
+    ) -> Result<SessionPage, RepositoryError> {
+        self.core.sessions.list_sessions(tenant, query).await
+    }
+
+    /// Ends live session `id` and every hold under it, in one transaction: closed by its client,
+    /// or with `force` by an admin (each hold recorded force-released with the reason). The
+    /// waiters of every freed place in this process look at once. `None` when the session is not
+    /// live.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when the store failed.
+    pub async fn end(
+        &self,
+        tenant: Tenant,
+        id: SessionId,
+        force: Option<ForceReason>,
+    ) -> Result<Option<SessionHolds>, RepositoryError> {
+        let how = if force.is_some() {
+            SessionEnd::ForceReleased
+        } else {
+            SessionEnd::Closed
+        };
+        let op = SessionOp::End { id, force };
+        let Some((session, holds)) = self
+            .core
+            .sessions
+            .apply_session(tenant.clone(), op)
+            .await?
+            .ended()?
+        else {
+            return Ok(None);
+        };
+        for hold in &holds {
+            self.core.quotas.lease_ended();
+            let stored = hold.stored_tenant(&tenant);
+            match &hold.grant.place {
+                Place::Lock(name) => self.core.waiting.freed(&stored, name),
+                Place::Semaphore(name) => self.core.permit_queues.wake(&stored, name),
+            }
+        }
+        self.core
+            .events
+            .session_ended(&tenant, &session, how, &holds);
+        Ok(Some((session, holds)))
+    }
+}
