@@ -151,7 +151,8 @@ pub(crate) async fn open(
     params(SessionPath),
     request_body(content = crate::api_doc::requests::SessionKeepAliveRequest, content_type = "application/json", example = json!({"ttl_seconds": 20})),
     responses(
-        (status = 200, description = "Kept alive: the session as it is now.", body = SessionResponse),
+        (status = 200, description = "Kept alive: the session as it is now.", body = SessionResponse,
+            example = json!({"session": {"id": "q7Hc0mB1TzK4n9XwVd2aLg", "owner": "worker-7", "ttl_seconds": 10, "lock_delay_seconds": 0, "created_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:37.123Z"}})),
         (status = 404, description = "`/problems/session-not-found`: no live session of this tenant has this id.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid ttl_seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable; retry after `Retry-After` seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -193,6 +194,10 @@ pub(crate) async fn keep_alive(
 }
 
 /// Look at a session and its holds.
+///
+/// The live session and every live hold it has, read at one instant: each with its kind
+/// (`lock` with its `mode`, `semaphore` with its `permits`, `election` with its `term`), its
+/// name and its own fencing token. An ended session is 404.
 #[utoipa::path(
     get,
     path = "/sessions/{id}",
@@ -234,7 +239,8 @@ pub(crate) async fn look(
     security((), ("bearer" = [])),
     params(ListParams),
     responses(
-        (status = 200, description = "A page of live sessions.", body = SessionList),
+        (status = 200, description = "A page of live sessions.", body = SessionList,
+            example = json!({"sessions": [{"id": "q7Hc0mB1TzK4n9XwVd2aLg", "owner": "worker-7", "ttl_seconds": 10, "lock_delay_seconds": 0, "created_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:37.123Z", "holds": 3, "ttl_remaining_ms": 8312}]})),
         (status = 422, description = "Invalid prefix, limit or cursor, or an unknown or repeated parameter.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable; retry after `Retry-After` seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )

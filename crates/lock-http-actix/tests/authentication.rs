@@ -145,6 +145,30 @@ async fn without_a_valid_key_every_lock_route_is_401_before_anything_else() {
         ("lock history", TestRequest::get().uri("/locks/r/history")),
         ("tenant history", TestRequest::get().uri("/history?limit=0")),
         ("event stream", TestRequest::get().uri("/events")),
+        (
+            "session open",
+            TestRequest::post()
+                .uri("/sessions")
+                .insert_header(("content-type", "application/json"))
+                .set_payload(r#"{"ttl_seconds":5}"#),
+        ),
+        ("session list", TestRequest::get().uri("/sessions")),
+        (
+            "session look",
+            TestRequest::get().uri("/sessions/AAAAAAAAAAAAAAAAAAAAAA"),
+        ),
+        (
+            "session keepalive",
+            TestRequest::post().uri("/sessions/AAAAAAAAAAAAAAAAAAAAAA/keepalive"),
+        ),
+        (
+            "session end",
+            TestRequest::delete().uri("/sessions/AAAAAAAAAAAAAAAAAAAAAA"),
+        ),
+        (
+            "session forced end",
+            TestRequest::delete().uri("/sessions/AAAAAAAAAAAAAAAAAAAAAA?force=true&reason=r"),
+        ),
     ];
     for (name, request) in cases {
         // No expectations: any repository call fails the test.
@@ -244,7 +268,7 @@ async fn health_readiness_and_documents_stay_open() {
     }
 }
 
-/// Lock, semaphore, election and history operations take the bearer key when the server has API keys and nothing otherwise:
+/// Lock, semaphore, election, session and history operations take the bearer key when the server has API keys and nothing otherwise:
 /// `[{}, {"bearer": []}]`, so generated clients may send a key but need not.
 #[test]
 fn the_document_requires_the_bearer_scheme_on_every_lock_operation() {
@@ -256,9 +280,16 @@ fn the_document_requires_the_bearer_scheme_on_every_lock_operation() {
     for (path, operations) in doc["paths"].as_object().expect("paths") {
         for (method, operation) in operations.as_object().expect("operations") {
             let secured = operation["security"] == serde_json::json!([{}, {"bearer": []}]);
-            let tenant_data = ["/locks", "/semaphores", "/elections", "/history", "/events"]
-                .iter()
-                .any(|prefix| path.starts_with(prefix));
+            let tenant_data = [
+                "/locks",
+                "/semaphores",
+                "/elections",
+                "/history",
+                "/events",
+                "/sessions",
+            ]
+            .iter()
+            .any(|prefix| path.starts_with(prefix));
             assert_eq!(secured, tenant_data, "{method} {path}");
             if secured {
                 assert!(

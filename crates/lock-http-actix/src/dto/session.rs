@@ -64,6 +64,7 @@ pub(crate) struct HoldView {
     pub fencing_token: i64,
     /// A lock's mode.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub mode: Option<Mode>,
     /// A semaphore's permits held.
     #[serde(skip_serializing_if = "Option::is_none")]

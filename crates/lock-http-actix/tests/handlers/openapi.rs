@@ -29,7 +29,8 @@ async fn every_documented_operation_is_routed() {
     for (path, item) in paths {
         let uri = path
             .replace("{resource}", "payment:42")
-            .replace("{name}", "export");
+            .replace("{name}", "export")
+            .replace("{id}", SESSION_ID);
         let body = if path.starts_with("/semaphores") {
             r#"{"owner": "worker-7", "ttl_seconds": 30, "limit": 8}"#
         } else {
@@ -97,11 +98,11 @@ async fn every_documented_operation_is_routed() {
         }
     }
     assert_eq!(
-        operations, 34,
+        operations, 39,
         "for locks, semaphores and elections: list, acquire (campaign), status (leader), \
          release (resign), renew, fence check, observe, history; acquire and release many locks; \
          an election's proclaim and its resign at its own path; the tenant's history and event \
-         stream; and four operations routes"
+         stream; a session's open, list, look, keepalive and end; and four operations routes"
     );
 }
 

@@ -21,6 +21,7 @@ async fn readyz_is_200_when_the_repository_answers() {
     health.expect_ping().times(1).returning(|| Ok(()));
     let store = Mocks {
         leases: MockLeaseStore::new(),
+        sessions: lock_domain::MockSessionStore::new(),
         history: lock_domain::MockHistoryRepository::new(),
         health,
     };

@@ -15,10 +15,11 @@ use chrono::{DateTime, Utc};
 use futures::Stream;
 use lock_domain::{
     AcquireOutcome, Capacity, Claim, FencingToken, Grant, HistoryEvent, HistoryId, HistoryPage,
-    HistoryRecord, Holding, Lease, LeaseKind, LeaseOp, LeaseOutcome, ListPage, Lock,
-    MockHistoryRepository, MockLeaseStore, MockStoreHealth, Owner, Permit, Place, PoolState,
-    Refusal, ReleaseResult, RenewResult, RepositoryError, ResourceName, SemaphorePage, Tenant,
-    Weight,
+    HistoryRecord, Holding, Lease, LeaseKind, LeaseOp, LeaseOutcome, ListPage, ListedSession, Lock,
+    LockDelay, MockHistoryRepository, MockLeaseStore, MockSessionStore, MockStoreHealth, Owner,
+    Permit, Place, PoolState, Refusal, ReleaseResult, RenewResult, RepositoryError, ResourceName,
+    SemaphorePage, Session, SessionHold, SessionId, SessionOp, SessionOutcome, SessionPage, Tenant,
+    Ttl, Weight,
 };
 use lock_http_actix::ApiSettings;
 
@@ -72,6 +73,7 @@ pub(crate) async fn answer<B: MessageBody>(response: ServiceResponse<B>) -> Answ
 /// [`MockLeaseStore`] comes with a history and a health mock that expect no call.
 pub(crate) struct Mocks {
     pub(crate) leases: MockLeaseStore,
+    pub(crate) sessions: MockSessionStore,
     pub(crate) history: MockHistoryRepository,
     pub(crate) health: MockStoreHealth,
 }
@@ -80,6 +82,7 @@ impl From<MockLeaseStore> for Mocks {
     fn from(leases: MockLeaseStore) -> Self {
         Self {
             leases,
+            sessions: MockSessionStore::new(),
             history: MockHistoryRepository::new(),
             health: MockStoreHealth::new(),
         }
@@ -92,7 +95,7 @@ impl Mocks {
             wired::Ports {
                 store: lock_service::StorePorts {
                     leases: Arc::new(self.leases),
-                    sessions: Arc::new(lock_domain::MockSessionStore::new()),
+                    sessions: Arc::new(self.sessions),
                     history: Arc::new(self.history),
                     usage: Arc::new(lock_domain::MockLeaseUsage::new()),
                 },
@@ -449,10 +452,60 @@ pub(crate) fn permissive_repo() -> Mocks {
         .returning(|| Some(PoolState { in_use: 1, idle: 3 }));
     Mocks {
         leases,
+        sessions: permissive_sessions(),
         history: permissive_history(),
         health,
     }
 }
+
+/// The session [`SESSION_ID`], labelled `worker-7`, live for 10 s from [`ACQUIRED_AT`].
+pub(crate) fn session_of() -> Session {
+    Session {
+        id: SessionId::parse(SESSION_ID).expect("a valid id"),
+        owner: Owner::parse("worker-7").expect("a valid owner"),
+        ttl: Ttl::parse(10, 60).expect("a valid ttl"),
+        lock_delay: LockDelay::NONE,
+        created_at: at(ACQUIRED_AT),
+        expires_at: at(EXPIRES_AT),
+    }
+}
+
+/// Sessions that answer every operation as if [`session_of`] were live and held one lock.
+pub(crate) fn permissive_sessions() -> MockSessionStore {
+    let mut sessions = MockSessionStore::new();
+    sessions.expect_apply_session().returning(|_, op| {
+        let hold = SessionHold {
+            kind: LeaseKind::Lock,
+            grant: Grant::of_lock(lock_of("payment:42", "worker-7")),
+        };
+        Ok(match op {
+            SessionOp::Open { .. } => SessionOutcome::Opened(session_of()),
+            SessionOp::KeepAlive { .. } => SessionOutcome::Kept(session_of()),
+            SessionOp::End { .. } => SessionOutcome::Ended {
+                session: session_of(),
+                holds: vec![hold],
+            },
+            SessionOp::Look(_) => SessionOutcome::Looked {
+                session: session_of(),
+                holds: vec![hold],
+            },
+        })
+    });
+    sessions.expect_list_sessions().returning(|_, _| {
+        Ok(SessionPage {
+            sessions: vec![ListedSession {
+                session: session_of(),
+                holds: 1,
+            }],
+            has_more: false,
+        })
+    });
+    sessions.expect_live_sessions().returning(|_| Ok(1));
+    sessions
+}
+
+/// The id of [`session_of`].
+pub(crate) const SESSION_ID: &str = "q7Hc0mB1TzK4n9XwVd2aLg";
 
 /// A grant of 2 permits of 8 on `name` to `owner`, at the times and token of [`lock_of`].
 pub(crate) fn permit_of(name: &str, owner: &str) -> Permit {
@@ -510,6 +563,7 @@ pub(crate) fn failing_repo(failure: Failure) -> Mocks {
     health.expect_ping().returning(move || Err(failure.error()));
     Mocks {
         leases,
+        sessions: MockSessionStore::new(),
         history: MockHistoryRepository::new(),
         health,
     }
