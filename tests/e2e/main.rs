@@ -48,6 +48,7 @@ mod run;
 mod secrets;
 mod semaphores;
 mod server;
+mod sessions;
 mod shared_locks;
 mod slow_clients;
 mod tenants;
