@@ -685,6 +685,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List live sessions.
+         * @description The tenant's live sessions whose ids start with `prefix`, by id, at most `limit` per page,
+         *     each with its count of live holds; `next_cursor` as for `GET /locks`.
+         */
+        get: operations["listSessions"];
+        put?: never;
+        /**
+         * Open a session.
+         * @description A session is one lease that keeps many holds alive: take locks, shared locks, permits and
+         *     leaderships with `"session": id` in place of `owner` (or `candidate`), `ttl_seconds` and
+         *     `lock_delay_seconds`. Each hold keeps its own fencing token and history, and ends with the
+         *     session: when it is closed (`DELETE /sessions/{id}`, all at once), or when it runs out because
+         *     no keepalive came in time (then each hold's place stays kept for the session's
+         *     `lock_delay_seconds`). A keepalive costs the same whatever the session holds.
+         */
+        post: operations["openSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Look at a session and its holds.
+         * @description The live session and every live hold it has, read at one instant: each with its kind
+         *     (`lock` with its `mode`, `semaphore` with its `permits`, `election` with its `term`), its
+         *     name and its own fencing token. An ended session is 404.
+         */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        /**
+         * End a session.
+         * @description Ends the session and releases every hold under it in one transaction: any reader sees all of
+         *     its holds or none. Waiters of the freed places are served as after a release. An admin key
+         *     may end any session of its tenant with `?force=true&reason=` (each hold is recorded
+         *     force-released with the reason).
+         */
+        delete: operations["endSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/{id}/keepalive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keep a session alive.
+         * @description Moves the session's end, and so every hold's, to now plus its TTL; with `ttl_seconds`, the
+         *     session takes that TTL from now on. An ended session (closed, forced or run out) is never
+         *     revived: 404. The body may be empty.
+         */
+        post: operations["keepSessionAlive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -730,13 +811,18 @@ export interface components {
              * @description Who is acquiring: trimmed of surrounding whitespace, then 1 to 255 characters, no control characters. Compared case-sensitively. An owner string is an identity: an acquire by the owner that holds the lock re-grants it to that holder (same fencing token), so two holders must never share one (add a random part per process or run).
              * @example worker-7
              */
-            owner: string;
+            owner?: string;
+            /**
+             * @description Hold under a session: the id of a live session of the tenant (22 characters of URL-safe base64, as `POST /sessions` answered it). The session is the holder: its owner label shows as the hold's owner, its end is the hold's end (moved by each keepalive), and its lock-delay applies when it runs out. Not together with the holder's name, `ttl_seconds` or `lock_delay_seconds` (422 `conflict`); an unknown or ended session is 404 /problems/session-not-found, and nothing is granted.
+             * @example q7Hc0mB1TzK4n9XwVd2aLg
+             */
+            session?: string;
             /**
              * Format: int64
              * @description The lease length in whole seconds, 1 to the server's maximum (`--max-ttl-seconds`, 86400 on this server).
              * @example 30
              */
-            ttl_seconds: number;
+            ttl_seconds?: number;
             /**
              * @description A value stored with the lease and shown with the lock (a re-grant to the holder keeps the one it had unless given a new one). Any JSON value whose compact text is at most 4096 bytes (larger: 422 `too_long`); `null` is the same as absent.
              * @example {
@@ -760,7 +846,7 @@ export interface components {
              * @description Who campaigns. A candidate string is an identity: the leader campaigning again is re-granted its lease (same term), so two candidates must never share one: trimmed of surrounding whitespace, then 1 to 255 characters, no control characters. Compared case-sensitively.
              * @example worker-7
              */
-            candidate: string;
+            candidate?: string;
             /**
              * Format: int64
              * @description Once the leader's lease ends by expiry rather than a resign, other candidates cannot be elected until `expires_at` plus this delay, in whole seconds, 0 to 60. Absent: the server's default (`--default-lock-delay-seconds`, 0 unless configured). A release ends the lease with no delay.
@@ -768,11 +854,16 @@ export interface components {
              */
             lock_delay_seconds?: number;
             /**
+             * @description Hold under a session: the id of a live session of the tenant (22 characters of URL-safe base64, as `POST /sessions` answered it). The session is the holder: its owner label shows as the hold's owner, its end is the hold's end (moved by each keepalive), and its lock-delay applies when it runs out. Not together with the holder's name, `ttl_seconds` or `lock_delay_seconds` (422 `conflict`); an unknown or ended session is 404 /problems/session-not-found, and nothing is granted.
+             * @example q7Hc0mB1TzK4n9XwVd2aLg
+             */
+            session?: string;
+            /**
              * Format: int64
              * @description The leader's lease length in whole seconds, 1 to the server's maximum (`--max-ttl-seconds`, 86400 on this server).
              * @example 30
              */
-            ttl_seconds: number;
+            ttl_seconds?: number;
             /**
              * @description What the leader proclaims once elected (the sitting leader campaigning again keeps the one it had unless given a new one). Any JSON value whose compact text is at most 4096 bytes (larger: 422 `too_long`); `null` is the same as absent.
              * @example {
@@ -838,6 +929,12 @@ export interface components {
              * @example worker-9
              */
             owner: string;
+            /**
+             * @description The session the lease is held under, when it is: its holder is then the session (whose
+             *     owner label the owner shows) and it ends with the session. Absent otherwise.
+             * @example q7Hc0mB1TzK4n9XwVd2aLg
+             */
+            session?: string;
         };
         /**
          * @description No lease that is live right now has the token: its holder's lease ended (expired, released,
@@ -955,10 +1052,49 @@ export interface components {
              */
             reason?: string;
             /**
+             * @description The session the lease is held under, when it is: its holder is then the session (whose
+             *     owner label the owner shows) and it ends with the session. Absent otherwise.
+             * @example q7Hc0mB1TzK4n9XwVd2aLg
+             */
+            session?: string;
+            /**
              * @description Whether the lease was a shared (read) lease of a lock.
              * @example false
              */
             shared: boolean;
+        };
+        /**
+         * @description What a session holds: `lock` (with its `mode`), `semaphore` (with its `permits`) or
+         *     `election` (a leadership, with its `term`).
+         */
+        HoldView: {
+            /**
+             * Format: int64
+             * @description The hold's own fencing token (an election's: its term).
+             * @example 17
+             */
+            fencing_token: number;
+            /** @example lock */
+            kind: string;
+            /** @description A lock's mode. */
+            mode?: components["schemas"]["Mode"];
+            /**
+             * @description The lock's, semaphore's or election's name.
+             * @example payment:42
+             */
+            name: string;
+            /**
+             * Format: int32
+             * @description A semaphore's permits held.
+             * @example 2
+             */
+            permits?: number;
+            /**
+             * Format: int64
+             * @description An election's term (the leader's fencing token).
+             * @example 42
+             */
+            term?: number;
         };
         /** @description Renew the leader's lease. Unknown fields are ignored. */
         LeaderRenewRequest: {
@@ -998,6 +1134,12 @@ export interface components {
              * @example 2026-11-29T21:32:42.123Z
              */
             expires_at: string;
+            /**
+             * @description The session the lease is held under, when it is: its holder is then the session (whose
+             *     owner label the candidate shows) and it ends with the session. Absent otherwise.
+             * @example q7Hc0mB1TzK4n9XwVd2aLg
+             */
+            session?: string;
             /**
              * Format: int64
              * @description The leader's fencing token: larger than every earlier leader's. Kept while the same leader
@@ -1040,6 +1182,21 @@ export interface components {
              * @example 0
              */
             waiting: number;
+        };
+        /** @description A live session as listed. */
+        ListedSessionView: components["schemas"]["SessionView"] & {
+            /**
+             * Format: int64
+             * @description How many live holds it has.
+             * @example 3
+             */
+            holds: number;
+            /**
+             * Format: int64
+             * @description Milliseconds until `expires_at`, measured by the server when it read the page.
+             * @example 8312
+             */
+            ttl_remaining_ms: number;
         };
         /**
          * @description The answer to a lock's fence check: the token is a live holder's (with that holder's lock),
@@ -1122,6 +1279,12 @@ export interface components {
              * @example payment:42
              */
             resource: string;
+            /**
+             * @description The session the lease is held under, when it is: its holder is then the session (whose
+             *     owner label the owner shows) and it ends with the session. Absent otherwise.
+             * @example q7Hc0mB1TzK4n9XwVd2aLg
+             */
+            session?: string;
             /** @description The value stored with this holder's lease; absent when never set. */
             value?: unknown;
         };
@@ -1155,13 +1318,18 @@ export interface components {
              * @description Who is acquiring every lock: trimmed of surrounding whitespace, then 1 to 255 characters, no control characters. Compared case-sensitively.
              * @example worker-7
              */
-            owner: string;
+            owner?: string;
+            /**
+             * @description Hold under a session: the id of a live session of the tenant (22 characters of URL-safe base64, as `POST /sessions` answered it). The session is the holder: its owner label shows as the hold's owner, its end is the hold's end (moved by each keepalive), and its lock-delay applies when it runs out. Not together with the holder's name, `ttl_seconds` or `lock_delay_seconds` (422 `conflict`); an unknown or ended session is 404 /problems/session-not-found, and nothing is granted.
+             * @example q7Hc0mB1TzK4n9XwVd2aLg
+             */
+            session?: string;
             /**
              * Format: int64
              * @description The lease length of every lock in whole seconds, 1 to the server's maximum (`--max-ttl-seconds`, 86400 on this server).
              * @example 30
              */
-            ttl_seconds: number;
+            ttl_seconds?: number;
             /**
              * @description A value stored with each lease. Any JSON value whose compact text is at most 4096 bytes (larger: 422 `too_long`); `null` is the same as absent.
              * @example {
@@ -1223,7 +1391,7 @@ export interface components {
              * @description Who is acquiring: trimmed of surrounding whitespace, then 1 to 255 characters, no control characters. Compared case-sensitively. An owner holds at most one grant per semaphore.
              * @example worker-7
              */
-            owner: string;
+            owner?: string;
             /**
              * Format: int64
              * @description How many permits to take, 1 (the default) to `limit`. An owner holds at most one grant per semaphore: acquiring again with the same permits re-grants it (same fencing token), with other permits answers 409 `/problems/permits-mismatch`.
@@ -1231,11 +1399,16 @@ export interface components {
              */
             permits?: number;
             /**
+             * @description Hold under a session: the id of a live session of the tenant (22 characters of URL-safe base64, as `POST /sessions` answered it). The session is the holder: its owner label shows as the hold's owner, its end is the hold's end (moved by each keepalive), and its lock-delay applies when it runs out. Not together with the holder's name, `ttl_seconds` or `lock_delay_seconds` (422 `conflict`); an unknown or ended session is 404 /problems/session-not-found, and nothing is granted.
+             * @example q7Hc0mB1TzK4n9XwVd2aLg
+             */
+            session?: string;
+            /**
              * Format: int64
              * @description The lease length in whole seconds, 1 to the server's maximum (`--max-ttl-seconds`, 86400 on this server).
              * @example 30
              */
-            ttl_seconds: number;
+            ttl_seconds?: number;
             /**
              * @description A value stored with the grant and shown with it. Any JSON value whose compact text is at most 4096 bytes (larger: 422 `too_long`); `null` is the same as absent.
              * @example {
@@ -1381,6 +1554,12 @@ export interface components {
              * @example 2
              */
             permits: number;
+            /**
+             * @description The session the lease is held under, when it is: its holder is then the session (whose
+             *     owner label the owner shows) and it ends with the session. Absent otherwise.
+             * @example q7Hc0mB1TzK4n9XwVd2aLg
+             */
+            session?: string;
             /** @description The value stored with the grant; absent when never set. */
             value?: unknown;
         };
@@ -1527,6 +1706,8 @@ export interface components {
              * @example worker-7
              */
             owner: string;
+            /** @description A lease held under a session ends with the session: a renew naming one is answered 409 /problems/session-held (keep the session alive instead). */
+            session?: string;
             /**
              * Format: int64
              * @description The new lease length from now, in whole seconds, 1 to the server's maximum (`--max-ttl-seconds`, 86400 on this server).
@@ -1590,6 +1771,89 @@ export interface components {
              * @example 0
              */
             waiting: number;
+        };
+        /** @description A live session and its live holds. */
+        SessionHoldsResponse: {
+            holds: components["schemas"]["HoldView"][];
+            session: components["schemas"]["SessionView"];
+        };
+        /** @description Keep a session alive (the body may be empty). Unknown fields are ignored. */
+        SessionKeepAliveRequest: {
+            /**
+             * Format: int64
+             * @description A new TTL for the session, from now on (absent: its own) in whole seconds, 1 to the server's maximum (`--max-ttl-seconds`, 86400 on this server).
+             * @example 30
+             */
+            ttl_seconds?: number;
+        };
+        /** @description A page of the tenant's live sessions, by id. */
+        SessionList: {
+            /** @description Pass as `cursor` for the next page; absent on the last page. */
+            next_cursor?: string;
+            sessions: components["schemas"]["ListedSessionView"][];
+        };
+        /** @description Open a session. Unknown fields are ignored. */
+        SessionOpenRequest: {
+            /**
+             * Format: int64
+             * @description When the session runs out (not when it is closed or forced), each hold's place stays kept from others until the session's end plus this delay, in whole seconds, 0 to 60. Absent: the server's default (`--default-lock-delay-seconds`, 0 unless configured). A release ends the lease with no delay.
+             * @example 10
+             */
+            lock_delay_seconds?: number;
+            /**
+             * @description The label every hold of the session shows as its owner (by default the session's id): trimmed of surrounding whitespace, then 1 to 255 characters, no control characters. Compared case-sensitively. Two sessions with one label are still two holders.
+             * @example worker-7
+             */
+            owner?: string;
+            /**
+             * Format: int64
+             * @description How long the session lives without a keepalive in whole seconds, 1 to the server's maximum (`--max-ttl-seconds`, 86400 on this server).
+             * @example 30
+             */
+            ttl_seconds: number;
+        };
+        /** @description The answer of an open or a keepalive. */
+        SessionResponse: {
+            session: components["schemas"]["SessionView"];
+        };
+        /** @description A session: one lease that keeps every hold taken under it alive. */
+        SessionView: {
+            /**
+             * Format: date-time
+             * @description When it was opened (RFC 3339, UTC, milliseconds).
+             * @example 2026-11-29T21:32:27.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When it ends, and every hold with it, unless kept alive (RFC 3339, UTC, milliseconds).
+             * @example 2026-11-29T21:32:37.123Z
+             */
+            expires_at: string;
+            /**
+             * @description The session's id: opaque and unguessable (128 random bits, URL-safe base64). Send it as
+             *     `session` to hold under the session, and keep it secret as you would a key.
+             * @example q7Hc0mB1TzK4n9XwVd2aLg
+             */
+            id: string;
+            /**
+             * Format: int32
+             * @description Once the session runs out (not when it is closed or forced), each hold's place stays kept
+             *     from others for this long.
+             * @example 0
+             */
+            lock_delay_seconds: number;
+            /**
+             * @description The label every hold of the session shows as its owner (the id when none was given).
+             * @example worker-7
+             */
+            owner: string;
+            /**
+             * Format: int32
+             * @description The session's TTL: each keepalive moves its end to now plus this.
+             * @example 10
+             */
+            ttl_seconds: number;
         };
         /**
          * @description A lock held in shared mode: every live holder, in fencing-token order.
@@ -1884,6 +2148,11 @@ export interface operations {
                  * @example worker-7
                  */
                 candidate?: string;
+                /**
+                 * @description Release the hold of this session (in place of the holder's name): the id of a live session of the tenant.
+                 * @example q7Hc0mB1TzK4n9XwVd2aLg
+                 */
+                session?: string;
                 /** @description `true` to end every live lease of the name whoever holds it (an admin key only; 403 `/problems/admin-required` otherwise). Then `reason` is required and no owner or body is given; the answer is 200 with the leases ended. */
                 force?: "true";
                 /** @description Why (with `force=true` only: a release by its owner with a `reason` is a 422, `unexpected`): 1 to 256 characters, no control characters; kept in the history with the force-release. */
@@ -2551,6 +2820,11 @@ export interface operations {
                  * @example worker-7
                  */
                 candidate?: string;
+                /**
+                 * @description Release the hold of this session (in place of the holder's name): the id of a live session of the tenant.
+                 * @example q7Hc0mB1TzK4n9XwVd2aLg
+                 */
+                session?: string;
                 /** @description `true` to end every live lease of the name whoever holds it (an admin key only; 403 `/problems/admin-required` otherwise). Then `reason` is required and no owner or body is given; the answer is 200 with the leases ended. */
                 force?: "true";
                 /** @description Why (with `force=true` only: a release by its owner with a `reason` is a 422, `unexpected`): 1 to 256 characters, no control characters; kept in the history with the force-release. */
@@ -4585,6 +4859,11 @@ export interface operations {
                  * @example worker-7
                  */
                 owner?: string;
+                /**
+                 * @description Release the hold of this session (in place of the holder's name): the id of a live session of the tenant.
+                 * @example q7Hc0mB1TzK4n9XwVd2aLg
+                 */
+                session?: string;
                 /** @description `true` to end every live lease of the name whoever holds it (an admin key only; 403 `/problems/admin-required` otherwise). Then `reason` is required and no owner or body is given; the answer is 200 with the leases ended. */
                 force?: "true";
                 /** @description Why (with `force=true` only: a release by its owner with a `reason` is a 422, `unexpected`): 1 to 256 characters, no control characters; kept in the history with the force-release. */
@@ -6119,6 +6398,11 @@ export interface operations {
                  * @example worker-7
                  */
                 owner?: string;
+                /**
+                 * @description Release the hold of this session (in place of the holder's name): the id of a live session of the tenant.
+                 * @example q7Hc0mB1TzK4n9XwVd2aLg
+                 */
+                session?: string;
                 /** @description `true` to end every live lease of the name whoever holds it (an admin key only; 403 `/problems/admin-required` otherwise). Then `reason` is required and no owner or body is given; the answer is 200 with the leases ended. */
                 force?: "true";
                 /** @description Why (with `force=true` only: a release by its owner with a `reason` is a 422, `unexpected`): 1 to 256 characters, no control characters; kept in the history with the force-release. */
@@ -6978,6 +7262,747 @@ export interface operations {
                      * @example {
                      *       "detail": "the lock database is unavailable; retry later",
                      *       "instance": "/semaphores/export/renew",
+                     *       "status": 503,
+                     *       "title": "Service Unavailable",
+                     *       "type": "/problems/service-unavailable"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only names starting with this, compared literally and bytewise (`%`, `_` and `\` are ordinary characters). 0 to 255 characters, no control characters. Default: every name.
+                 * @example payment:
+                 */
+                prefix?: string;
+                /**
+                 * @description The most locks on one page.
+                 * @example 100
+                 */
+                limit?: number;
+                /**
+                 * @description The `next_cursor` of the previous page, unchanged. Opaque: a cursor this server did not issue is refused (`invalid_cursor`).
+                 * @example AXBheW1lbnQ6NDI
+                 */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of live sessions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "sessions": [
+                     *         {
+                     *           "created_at": "2026-11-29T21:32:27.123Z",
+                     *           "expires_at": "2026-11-29T21:32:37.123Z",
+                     *           "holds": 3,
+                     *           "id": "q7Hc0mB1TzK4n9XwVd2aLg",
+                     *           "lock_delay_seconds": 0,
+                     *           "owner": "worker-7",
+                     *           "ttl_remaining_ms": 8312,
+                     *           "ttl_seconds": 10
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SessionList"];
+                };
+            };
+            /** @description API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so). */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send an API key of your tenant. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "send a valid API key as `Authorization: Bearer <key>`",
+                     *       "instance": "/sessions",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid prefix, limit or cursor, or an unknown or repeated parameter. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "invalid input: ttl_seconds",
+                     *       "errors": [
+                     *         {
+                     *           "code": "out_of_range",
+                     *           "field": "ttl_seconds",
+                     *           "message": "ttl_seconds must be between 1 and 86400, got 0"
+                     *         }
+                     *       ],
+                     *       "instance": "/sessions",
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "/problems/validation-failed"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The lock database is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (`1`). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the lock database is unavailable; retry later",
+                     *       "instance": "/sessions",
+                     *       "status": 503,
+                     *       "title": "Service Unavailable",
+                     *       "type": "/problems/service-unavailable"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    openSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "owner": "worker-7",
+                 *       "ttl_seconds": 10
+                 *     }
+                 */
+                "application/json": components["schemas"]["SessionOpenRequest"];
+            };
+        };
+        responses: {
+            /** @description Opened; `Location` is the session's URL. */
+            201: {
+                headers: {
+                    /** @description `/sessions/{id}` */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "session": {
+                     *         "created_at": "2026-11-29T21:32:27.123Z",
+                     *         "expires_at": "2026-11-29T21:32:37.123Z",
+                     *         "id": "q7Hc0mB1TzK4n9XwVd2aLg",
+                     *         "lock_delay_seconds": 0,
+                     *         "owner": "worker-7",
+                     *         "ttl_seconds": 10
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SessionResponse"];
+                };
+            };
+            /** @description The body is empty, not JSON, or not a JSON object. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the request body is not valid JSON",
+                     *       "instance": "/sessions",
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "/problems/bad-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so). */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send an API key of your tenant. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "send a valid API key as `Authorization: Bearer <key>`",
+                     *       "instance": "/sessions",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body did not arrive within the body timeout; the connection is closed. */
+            408: {
+                headers: {
+                    /** @description `close`: the server closes the connection. */
+                    Connection?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the request body did not arrive in time",
+                     *       "instance": "/sessions",
+                     *       "status": 408,
+                     *       "title": "Request Timeout",
+                     *       "type": "/problems/request-timeout"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "request bodies are limited to 16384 bytes",
+                     *       "instance": "/sessions",
+                     *       "status": 413,
+                     *       "title": "Payload Too Large",
+                     *       "type": "/problems/payload-too-large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "request bodies must be application/json, got \"text/plain\"",
+                     *       "instance": "/sessions",
+                     *       "status": 415,
+                     *       "title": "Unsupported Media Type",
+                     *       "type": "/problems/unsupported-media-type"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid ttl_seconds, owner or lock_delay_seconds. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "invalid input: ttl_seconds",
+                     *       "errors": [
+                     *         {
+                     *           "code": "out_of_range",
+                     *           "field": "ttl_seconds",
+                     *           "message": "ttl_seconds must be between 1 and 86400, got 0"
+                     *         }
+                     *       ],
+                     *       "instance": "/sessions",
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "/problems/validation-failed"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The lock database is unavailable; retry after `Retry-After` seconds. Or `/problems/storage-full`: the database's disk is full. Nothing was changed (definitely, unlike `/problems/service-unavailable`), and reads still work; retry after `Retry-After` seconds, which succeeds once space is freed. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (`1`). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the lock database is unavailable; retry later",
+                     *       "instance": "/sessions",
+                     *       "status": 503,
+                     *       "title": "Service Unavailable",
+                     *       "type": "/problems/service-unavailable"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id, as `POST /sessions` answered it. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session and its live holds. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "holds": [
+                     *         {
+                     *           "fencing_token": 17,
+                     *           "kind": "lock",
+                     *           "mode": "exclusive",
+                     *           "name": "payment:42"
+                     *         },
+                     *         {
+                     *           "fencing_token": 18,
+                     *           "kind": "semaphore",
+                     *           "name": "export",
+                     *           "permits": 2
+                     *         },
+                     *         {
+                     *           "fencing_token": 19,
+                     *           "kind": "election",
+                     *           "name": "scheduler",
+                     *           "term": 19
+                     *         }
+                     *       ],
+                     *       "session": {
+                     *         "created_at": "2026-11-29T21:32:27.123Z",
+                     *         "expires_at": "2026-11-29T21:32:37.123Z",
+                     *         "id": "q7Hc0mB1TzK4n9XwVd2aLg",
+                     *         "lock_delay_seconds": 0,
+                     *         "owner": "worker-7",
+                     *         "ttl_seconds": 10
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SessionHoldsResponse"];
+                };
+            };
+            /** @description API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so). */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send an API key of your tenant. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "send a valid API key as `Authorization: Bearer <key>`",
+                     *       "instance": "/sessions/{id}",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/session-not-found`: no live session of this tenant has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "instance": "/sessions/{id}",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "/problems/not-found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The lock database is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (`1`). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the lock database is unavailable; retry later",
+                     *       "instance": "/sessions/{id}",
+                     *       "status": 503,
+                     *       "title": "Service Unavailable",
+                     *       "type": "/problems/service-unavailable"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    endSession: {
+        parameters: {
+            query?: {
+                /** @description `true` to end every live lease of the name whoever holds it (an admin key only; 403 `/problems/admin-required` otherwise). Then `reason` is required and no owner or body is given; the answer is 200 with the leases ended. */
+                force?: "true";
+                /** @description Why (with `force=true` only: a release by its owner with a `reason` is a 422, `unexpected`): 1 to 256 characters, no control characters; kept in the history with the force-release. */
+                reason?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The session's id, as `POST /sessions` answered it. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended, with every hold. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so). */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send an API key of your tenant. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "send a valid API key as `Authorization: Bearer <key>`",
+                     *       "instance": "/sessions/{id}",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/admin-required`: `force=true` takes an admin key of the tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the lock on resource \"payment:42\" is held by another owner",
+                     *       "instance": "/sessions/{id}",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/session-not-found`: no live session of this tenant has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "instance": "/sessions/{id}",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "/problems/not-found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid force or reason, or an unknown parameter. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "invalid input: ttl_seconds",
+                     *       "errors": [
+                     *         {
+                     *           "code": "out_of_range",
+                     *           "field": "ttl_seconds",
+                     *           "message": "ttl_seconds must be between 1 and 86400, got 0"
+                     *         }
+                     *       ],
+                     *       "instance": "/sessions/{id}",
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "/problems/validation-failed"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The lock database is unavailable; retry after `Retry-After` seconds. Or `/problems/storage-full`: the database's disk is full. Nothing was changed (definitely, unlike `/problems/service-unavailable`), and reads still work; retry after `Retry-After` seconds, which succeeds once space is freed. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (`1`). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the lock database is unavailable; retry later",
+                     *       "instance": "/sessions/{id}",
+                     *       "status": 503,
+                     *       "title": "Service Unavailable",
+                     *       "type": "/problems/service-unavailable"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    keepSessionAlive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id, as `POST /sessions` answered it. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ttl_seconds": 20
+                 *     }
+                 */
+                "application/json": components["schemas"]["SessionKeepAliveRequest"];
+            };
+        };
+        responses: {
+            /** @description Kept alive: the session as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "session": {
+                     *         "created_at": "2026-11-29T21:32:27.123Z",
+                     *         "expires_at": "2026-11-29T21:32:37.123Z",
+                     *         "id": "q7Hc0mB1TzK4n9XwVd2aLg",
+                     *         "lock_delay_seconds": 0,
+                     *         "owner": "worker-7",
+                     *         "ttl_seconds": 10
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SessionResponse"];
+                };
+            };
+            /** @description The body is empty, not JSON, or not a JSON object. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the request body is not valid JSON",
+                     *       "instance": "/sessions/{id}/keepalive",
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "/problems/bad-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so). */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send an API key of your tenant. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "send a valid API key as `Authorization: Bearer <key>`",
+                     *       "instance": "/sessions/{id}/keepalive",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/session-not-found`: no live session of this tenant has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "instance": "/sessions/{id}/keepalive",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "/problems/not-found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body did not arrive within the body timeout; the connection is closed. */
+            408: {
+                headers: {
+                    /** @description `close`: the server closes the connection. */
+                    Connection?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the request body did not arrive in time",
+                     *       "instance": "/sessions/{id}/keepalive",
+                     *       "status": 408,
+                     *       "title": "Request Timeout",
+                     *       "type": "/problems/request-timeout"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "request bodies are limited to 16384 bytes",
+                     *       "instance": "/sessions/{id}/keepalive",
+                     *       "status": 413,
+                     *       "title": "Payload Too Large",
+                     *       "type": "/problems/payload-too-large"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "request bodies must be application/json, got \"text/plain\"",
+                     *       "instance": "/sessions/{id}/keepalive",
+                     *       "status": 415,
+                     *       "title": "Unsupported Media Type",
+                     *       "type": "/problems/unsupported-media-type"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid ttl_seconds. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "invalid input: ttl_seconds",
+                     *       "errors": [
+                     *         {
+                     *           "code": "out_of_range",
+                     *           "field": "ttl_seconds",
+                     *           "message": "ttl_seconds must be between 1 and 86400, got 0"
+                     *         }
+                     *       ],
+                     *       "instance": "/sessions/{id}/keepalive",
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "/problems/validation-failed"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The lock database is unavailable; retry after `Retry-After` seconds. Or `/problems/storage-full`: the database's disk is full. Nothing was changed (definitely, unlike `/problems/service-unavailable`), and reads still work; retry after `Retry-After` seconds, which succeeds once space is freed. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (`1`). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the lock database is unavailable; retry later",
+                     *       "instance": "/sessions/{id}/keepalive",
                      *       "status": 503,
                      *       "title": "Service Unavailable",
                      *       "type": "/problems/service-unavailable"

@@ -8,6 +8,7 @@ from .campaign_request import CampaignRequest
 from .campaign_response import CampaignResponse
 from .election_fence_valid import ElectionFenceValid
 from .election_list import ElectionList
+from .end_session_force import EndSessionForce
 from .ended_lease import EndedLease
 from .fence_stale import FenceStale
 from .field_error import FieldError
@@ -15,10 +16,12 @@ from .force_released_response import ForceReleasedResponse
 from .health_status import HealthStatus
 from .history_list import HistoryList
 from .history_record_view import HistoryRecordView
+from .hold_view import HoldView
 from .leader_renew_request import LeaderRenewRequest
 from .leader_view import LeaderView
 from .listed_election_view import ListedElectionView
 from .listed_lock_view import ListedLockView
+from .listed_session_view import ListedSessionView
 from .lock_fence_valid import LockFenceValid
 from .lock_list import LockList
 from .lock_view import LockView
@@ -51,6 +54,12 @@ from .resign_force import ResignForce
 from .resign_request import ResignRequest
 from .semaphore_list import SemaphoreList
 from .semaphore_view import SemaphoreView
+from .session_holds_response import SessionHoldsResponse
+from .session_keep_alive_request import SessionKeepAliveRequest
+from .session_list import SessionList
+from .session_open_request import SessionOpenRequest
+from .session_response import SessionResponse
+from .session_view import SessionView
 from .shared_hold import SharedHold
 
 __all__ = (
@@ -63,16 +72,19 @@ __all__ = (
     "ElectionFenceValid",
     "ElectionList",
     "EndedLease",
+    "EndSessionForce",
     "FenceStale",
     "FieldError",
     "ForceReleasedResponse",
     "HealthStatus",
     "HistoryList",
     "HistoryRecordView",
+    "HoldView",
     "LeaderRenewRequest",
     "LeaderView",
     "ListedElectionView",
     "ListedLockView",
+    "ListedSessionView",
     "LockFenceValid",
     "LockList",
     "LockView",
@@ -105,5 +117,11 @@ __all__ = (
     "ResignRequest",
     "SemaphoreList",
     "SemaphoreView",
+    "SessionHoldsResponse",
+    "SessionKeepAliveRequest",
+    "SessionList",
+    "SessionOpenRequest",
+    "SessionResponse",
+    "SessionView",
     "SharedHold",
 )

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 
 
 
@@ -25,10 +26,13 @@ class EndedLease:
         Attributes:
             fencing_token (int): Its fencing token (an election's term). Example: 17.
             owner (str): Its holder. Example: worker-9.
+            session (str | Unset): The session the lease is held under, when it is: its holder is then the session (whose
+                owner label the owner shows) and it ends with the session. Absent otherwise. Example: q7Hc0mB1TzK4n9XwVd2aLg.
      """
 
     fencing_token: int
     owner: str
+    session: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -40,6 +44,8 @@ class EndedLease:
 
         owner = self.owner
 
+        session = self.session
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -47,6 +53,8 @@ class EndedLease:
             "fencing_token": fencing_token,
             "owner": owner,
         })
+        if session is not UNSET:
+            field_dict["session"] = session
 
         return field_dict
 
@@ -59,9 +67,12 @@ class EndedLease:
 
         owner = d.pop("owner")
 
+        session = d.pop("session", UNSET)
+
         ended_lease = cls(
             fencing_token=fencing_token,
             owner=owner,
+            session=session,
         )
 
 

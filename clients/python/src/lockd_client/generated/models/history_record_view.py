@@ -39,6 +39,8 @@ class HistoryRecordView:
             shared (bool): Whether the lease was a shared (read) lease of a lock. Example: False.
             reason (str | Unset): Why, when someone said: the reason of a force-release. Absent otherwise. Example: worker-9
                 is wedged (INC-4411).
+            session (str | Unset): The session the lease is held under, when it is: its holder is then the session (whose
+                owner label the owner shows) and it ends with the session. Absent otherwise. Example: q7Hc0mB1TzK4n9XwVd2aLg.
      """
 
     at: datetime.datetime
@@ -50,6 +52,7 @@ class HistoryRecordView:
     owner: str
     shared: bool
     reason: str | Unset = UNSET
+    session: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -75,6 +78,8 @@ class HistoryRecordView:
 
         reason = self.reason
 
+        session = self.session
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -90,6 +95,8 @@ class HistoryRecordView:
         })
         if reason is not UNSET:
             field_dict["reason"] = reason
+        if session is not UNSET:
+            field_dict["session"] = session
 
         return field_dict
 
@@ -119,6 +126,8 @@ class HistoryRecordView:
 
         reason = d.pop("reason", UNSET)
 
+        session = d.pop("session", UNSET)
+
         history_record_view = cls(
             at=at,
             event=event,
@@ -129,6 +138,7 @@ class HistoryRecordView:
             owner=owner,
             shared=shared,
             reason=reason,
+            session=session,
         )
 
 

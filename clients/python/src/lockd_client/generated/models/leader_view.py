@@ -34,6 +34,9 @@ class LeaderView:
                 Example: 2026-11-29T21:32:42.123Z.
             term (int): The leader's fencing token: larger than every earlier leader's. Kept while the same leader
                 renews, proclaims or campaigns again. Example: 42.
+            session (str | Unset): The session the lease is held under, when it is: its holder is then the session (whose
+                owner label the candidate shows) and it ends with the session. Absent otherwise. Example:
+                q7Hc0mB1TzK4n9XwVd2aLg.
             value (Any | Unset): What the leader proclaims (set by its campaign or a proclaim); absent when never set.
      """
 
@@ -42,6 +45,7 @@ class LeaderView:
     election: str
     expires_at: datetime.datetime
     term: int
+    session: str | Unset = UNSET
     value: Any | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -60,6 +64,8 @@ class LeaderView:
 
         term = self.term
 
+        session = self.session
+
         value = self.value
 
 
@@ -72,6 +78,8 @@ class LeaderView:
             "expires_at": expires_at,
             "term": term,
         })
+        if session is not UNSET:
+            field_dict["session"] = session
         if value is not UNSET:
             field_dict["value"] = value
 
@@ -98,6 +106,8 @@ class LeaderView:
 
         term = d.pop("term")
 
+        session = d.pop("session", UNSET)
+
         value = d.pop("value", UNSET)
 
         leader_view = cls(
@@ -106,6 +116,7 @@ class LeaderView:
             election=election,
             expires_at=expires_at,
             term=term,
+            session=session,
             value=value,
         )
 

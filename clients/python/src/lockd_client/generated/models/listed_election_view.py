@@ -37,6 +37,9 @@ class ListedElectionView:
             ttl_remaining_ms (int): Milliseconds until the leader's `expires_at`, measured by the server when it read the
                 page (on PostgreSQL by the database clock). Example: 14873.
             waiting (int): Campaigns waiting for the office on this server. Example: 1.
+            session (str | Unset): The session the lease is held under, when it is: its holder is then the session (whose
+                owner label the candidate shows) and it ends with the session. Absent otherwise. Example:
+                q7Hc0mB1TzK4n9XwVd2aLg.
             value (Any | Unset): What the leader proclaims (set by its campaign or a proclaim); absent when never set.
      """
 
@@ -47,6 +50,7 @@ class ListedElectionView:
     term: int
     ttl_remaining_ms: int
     waiting: int
+    session: str | Unset = UNSET
     value: Any | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -69,6 +73,8 @@ class ListedElectionView:
 
         waiting = self.waiting
 
+        session = self.session
+
         value = self.value
 
 
@@ -83,6 +89,8 @@ class ListedElectionView:
             "ttl_remaining_ms": ttl_remaining_ms,
             "waiting": waiting,
         })
+        if session is not UNSET:
+            field_dict["session"] = session
         if value is not UNSET:
             field_dict["value"] = value
 
@@ -113,6 +121,8 @@ class ListedElectionView:
 
         waiting = d.pop("waiting")
 
+        session = d.pop("session", UNSET)
+
         value = d.pop("value", UNSET)
 
         listed_election_view = cls(
@@ -123,6 +133,7 @@ class ListedElectionView:
             term=term,
             ttl_remaining_ms=ttl_remaining_ms,
             waiting=waiting,
+            session=session,
             value=value,
         )
 

@@ -41,6 +41,8 @@ class ListedLockView:
                 PostgreSQL by the database clock). Use it rather than comparing `expires_at` with your
                 own clock. Example: 29873.
             waiting (int): Acquires waiting for this lock on this server. Example: 0.
+            session (str | Unset): The session the lease is held under, when it is: its holder is then the session (whose
+                owner label the owner shows) and it ends with the session. Absent otherwise. Example: q7Hc0mB1TzK4n9XwVd2aLg.
             value (Any | Unset): The value stored with this holder's lease; absent when never set.
      """
 
@@ -52,6 +54,7 @@ class ListedLockView:
     resource: str
     ttl_remaining_ms: int
     waiting: int
+    session: str | Unset = UNSET
     value: Any | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -76,6 +79,8 @@ class ListedLockView:
 
         waiting = self.waiting
 
+        session = self.session
+
         value = self.value
 
 
@@ -91,6 +96,8 @@ class ListedLockView:
             "ttl_remaining_ms": ttl_remaining_ms,
             "waiting": waiting,
         })
+        if session is not UNSET:
+            field_dict["session"] = session
         if value is not UNSET:
             field_dict["value"] = value
 
@@ -126,6 +133,8 @@ class ListedLockView:
 
         waiting = d.pop("waiting")
 
+        session = d.pop("session", UNSET)
+
         value = d.pop("value", UNSET)
 
         listed_lock_view = cls(
@@ -137,6 +146,7 @@ class ListedLockView:
             resource=resource,
             ttl_remaining_ms=ttl_remaining_ms,
             waiting=waiting,
+            session=session,
             value=value,
         )
 

@@ -37,6 +37,8 @@ class LockView:
                 coexist, each with its own lease and fencing token).
             owner (str): The holder, as it named itself (trimmed). Example: worker-7.
             resource (str): The locked resource name. Example: payment:42.
+            session (str | Unset): The session the lease is held under, when it is: its holder is then the session (whose
+                owner label the owner shows) and it ends with the session. Absent otherwise. Example: q7Hc0mB1TzK4n9XwVd2aLg.
             value (Any | Unset): The value stored with this holder's lease; absent when never set.
      """
 
@@ -46,6 +48,7 @@ class LockView:
     mode: Mode
     owner: str
     resource: str
+    session: str | Unset = UNSET
     value: Any | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -66,6 +69,8 @@ class LockView:
 
         resource = self.resource
 
+        session = self.session
+
         value = self.value
 
 
@@ -79,6 +84,8 @@ class LockView:
             "owner": owner,
             "resource": resource,
         })
+        if session is not UNSET:
+            field_dict["session"] = session
         if value is not UNSET:
             field_dict["value"] = value
 
@@ -110,6 +117,8 @@ class LockView:
 
         resource = d.pop("resource")
 
+        session = d.pop("session", UNSET)
+
         value = d.pop("value", UNSET)
 
         lock_view = cls(
@@ -119,6 +128,7 @@ class LockView:
             mode=mode,
             owner=owner,
             resource=resource,
+            session=session,
             value=value,
         )
 

@@ -29,12 +29,17 @@ class MultiAcquireRequest:
         Attributes:
             locks (list[MultiAcquireRequestLocksItem]): 1 to 64 locks, each resource named once (two entries naming one
                 resource are a 422 `duplicate` even in different modes), each in its mode.
-            owner (str): Who is acquiring every lock: trimmed of surrounding whitespace, then 1 to 255 characters, no
-                control characters. Compared case-sensitively. Example: worker-7.
-            ttl_seconds (int): The lease length of every lock in whole seconds, 1 to the server's maximum (`--max-ttl-
-                seconds`, 86400 on this server). Example: 30.
             lock_delay_seconds (int | Unset): A set's grants have no lock-delay: only 0 is accepted (acquire a lock alone
                 for one). Example: 0.
+            owner (str | Unset): Who is acquiring every lock: trimmed of surrounding whitespace, then 1 to 255 characters,
+                no control characters. Compared case-sensitively. Example: worker-7.
+            session (str | Unset): Hold under a session: the id of a live session of the tenant (22 characters of URL-safe
+                base64, as `POST /sessions` answered it). The session is the holder: its owner label shows as the hold's owner,
+                its end is the hold's end (moved by each keepalive), and its lock-delay applies when it runs out. Not together
+                with the holder's name, `ttl_seconds` or `lock_delay_seconds` (422 `conflict`); an unknown or ended session is
+                404 /problems/session-not-found, and nothing is granted. Example: q7Hc0mB1TzK4n9XwVd2aLg.
+            ttl_seconds (int | Unset): The lease length of every lock in whole seconds, 1 to the server's maximum (`--max-
+                ttl-seconds`, 86400 on this server). Example: 30.
             value (Any | Unset): A value stored with each lease. Any JSON value whose compact text is at most 4096 bytes
                 (larger: 422 `too_long`); `null` is the same as absent. Example: {'host': '10.0.0.7', 'port': 8443}.
             wait_seconds (int | Unset): How long to wait until every lock is available together, in whole seconds, 0 to the
@@ -44,9 +49,10 @@ class MultiAcquireRequest:
      """
 
     locks: list[MultiAcquireRequestLocksItem]
-    owner: str
-    ttl_seconds: int
     lock_delay_seconds: int | Unset = UNSET
+    owner: str | Unset = UNSET
+    session: str | Unset = UNSET
+    ttl_seconds: int | Unset = UNSET
     value: Any | Unset = UNSET
     wait_seconds: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -64,11 +70,13 @@ class MultiAcquireRequest:
 
 
 
+        lock_delay_seconds = self.lock_delay_seconds
+
         owner = self.owner
 
-        ttl_seconds = self.ttl_seconds
+        session = self.session
 
-        lock_delay_seconds = self.lock_delay_seconds
+        ttl_seconds = self.ttl_seconds
 
         value = self.value
 
@@ -79,11 +87,15 @@ class MultiAcquireRequest:
         field_dict.update(self.additional_properties)
         field_dict.update({
             "locks": locks,
-            "owner": owner,
-            "ttl_seconds": ttl_seconds,
         })
         if lock_delay_seconds is not UNSET:
             field_dict["lock_delay_seconds"] = lock_delay_seconds
+        if owner is not UNSET:
+            field_dict["owner"] = owner
+        if session is not UNSET:
+            field_dict["session"] = session
+        if ttl_seconds is not UNSET:
+            field_dict["ttl_seconds"] = ttl_seconds
         if value is not UNSET:
             field_dict["value"] = value
         if wait_seconds is not UNSET:
@@ -107,11 +119,13 @@ class MultiAcquireRequest:
             locks.append(locks_item)
 
 
-        owner = d.pop("owner")
-
-        ttl_seconds = d.pop("ttl_seconds")
-
         lock_delay_seconds = d.pop("lock_delay_seconds", UNSET)
+
+        owner = d.pop("owner", UNSET)
+
+        session = d.pop("session", UNSET)
+
+        ttl_seconds = d.pop("ttl_seconds", UNSET)
 
         value = d.pop("value", UNSET)
 
@@ -119,9 +133,10 @@ class MultiAcquireRequest:
 
         multi_acquire_request = cls(
             locks=locks,
-            owner=owner,
-            ttl_seconds=ttl_seconds,
             lock_delay_seconds=lock_delay_seconds,
+            owner=owner,
+            session=session,
+            ttl_seconds=ttl_seconds,
             value=value,
             wait_seconds=wait_seconds,
         )

@@ -27,17 +27,22 @@ class PermitAcquireRequest:
             limit (int): The semaphore's limit: the live holders' permits add up to at most this, 1 to 10000. Every live
                 holder uses the same limit: another one answers 409 `/problems/limit-mismatch` until no holder is live. Example:
                 8.
-            owner (str): Who is acquiring: trimmed of surrounding whitespace, then 1 to 255 characters, no control
-                characters. Compared case-sensitively. An owner holds at most one grant per semaphore. Example: worker-7.
-            ttl_seconds (int): The lease length in whole seconds, 1 to the server's maximum (`--max-ttl-seconds`, 86400 on
-                this server). Example: 30.
             lock_delay_seconds (int | Unset): Once the grant ends by expiry rather than a release, its permits stay taken
                 for other owners until `expires_at` plus this delay (acquires meanwhile count them as taken), in whole seconds,
                 0 to 60. Absent: the server's default (`--default-lock-delay-seconds`, 0 unless configured). A release ends the
                 lease with no delay. Example: 10.
+            owner (str | Unset): Who is acquiring: trimmed of surrounding whitespace, then 1 to 255 characters, no control
+                characters. Compared case-sensitively. An owner holds at most one grant per semaphore. Example: worker-7.
             permits (int | Unset): How many permits to take, 1 (the default) to `limit`. An owner holds at most one grant
                 per semaphore: acquiring again with the same permits re-grants it (same fencing token), with other permits
                 answers 409 `/problems/permits-mismatch`. Example: 1.
+            session (str | Unset): Hold under a session: the id of a live session of the tenant (22 characters of URL-safe
+                base64, as `POST /sessions` answered it). The session is the holder: its owner label shows as the hold's owner,
+                its end is the hold's end (moved by each keepalive), and its lock-delay applies when it runs out. Not together
+                with the holder's name, `ttl_seconds` or `lock_delay_seconds` (422 `conflict`); an unknown or ended session is
+                404 /problems/session-not-found, and nothing is granted. Example: q7Hc0mB1TzK4n9XwVd2aLg.
+            ttl_seconds (int | Unset): The lease length in whole seconds, 1 to the server's maximum (`--max-ttl-seconds`,
+                86400 on this server). Example: 30.
             value (Any | Unset): A value stored with the grant and shown with it. Any JSON value whose compact text is at
                 most 4096 bytes (larger: 422 `too_long`); `null` is the same as absent. Example: {'host': '10.0.0.7', 'port':
                 8443}.
@@ -49,10 +54,11 @@ class PermitAcquireRequest:
      """
 
     limit: int
-    owner: str
-    ttl_seconds: int
     lock_delay_seconds: int | Unset = UNSET
+    owner: str | Unset = UNSET
     permits: int | Unset = UNSET
+    session: str | Unset = UNSET
+    ttl_seconds: int | Unset = UNSET
     value: Any | Unset = UNSET
     wait_seconds: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -64,13 +70,15 @@ class PermitAcquireRequest:
     def to_dict(self) -> dict[str, Any]:
         limit = self.limit
 
-        owner = self.owner
-
-        ttl_seconds = self.ttl_seconds
-
         lock_delay_seconds = self.lock_delay_seconds
 
+        owner = self.owner
+
         permits = self.permits
+
+        session = self.session
+
+        ttl_seconds = self.ttl_seconds
 
         value = self.value
 
@@ -81,13 +89,17 @@ class PermitAcquireRequest:
         field_dict.update(self.additional_properties)
         field_dict.update({
             "limit": limit,
-            "owner": owner,
-            "ttl_seconds": ttl_seconds,
         })
         if lock_delay_seconds is not UNSET:
             field_dict["lock_delay_seconds"] = lock_delay_seconds
+        if owner is not UNSET:
+            field_dict["owner"] = owner
         if permits is not UNSET:
             field_dict["permits"] = permits
+        if session is not UNSET:
+            field_dict["session"] = session
+        if ttl_seconds is not UNSET:
+            field_dict["ttl_seconds"] = ttl_seconds
         if value is not UNSET:
             field_dict["value"] = value
         if wait_seconds is not UNSET:
@@ -102,13 +114,15 @@ class PermitAcquireRequest:
         d = dict(src_dict)
         limit = d.pop("limit")
 
-        owner = d.pop("owner")
-
-        ttl_seconds = d.pop("ttl_seconds")
-
         lock_delay_seconds = d.pop("lock_delay_seconds", UNSET)
 
+        owner = d.pop("owner", UNSET)
+
         permits = d.pop("permits", UNSET)
+
+        session = d.pop("session", UNSET)
+
+        ttl_seconds = d.pop("ttl_seconds", UNSET)
 
         value = d.pop("value", UNSET)
 
@@ -116,10 +130,11 @@ class PermitAcquireRequest:
 
         permit_acquire_request = cls(
             limit=limit,
-            owner=owner,
-            ttl_seconds=ttl_seconds,
             lock_delay_seconds=lock_delay_seconds,
+            owner=owner,
             permits=permits,
+            session=session,
+            ttl_seconds=ttl_seconds,
             value=value,
             wait_seconds=wait_seconds,
         )

@@ -40,6 +40,8 @@ class PermitView:
             name (str): The semaphore's name. Example: export.
             owner (str): The holder, as it named itself (trimmed). Example: worker-7.
             permits (int): How many permits this grant holds. Example: 2.
+            session (str | Unset): The session the lease is held under, when it is: its holder is then the session (whose
+                owner label the owner shows) and it ends with the session. Absent otherwise. Example: q7Hc0mB1TzK4n9XwVd2aLg.
             value (Any | Unset): The value stored with the grant; absent when never set.
      """
 
@@ -50,6 +52,7 @@ class PermitView:
     name: str
     owner: str
     permits: int
+    session: str | Unset = UNSET
     value: Any | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -72,6 +75,8 @@ class PermitView:
 
         permits = self.permits
 
+        session = self.session
+
         value = self.value
 
 
@@ -86,6 +91,8 @@ class PermitView:
             "owner": owner,
             "permits": permits,
         })
+        if session is not UNSET:
+            field_dict["session"] = session
         if value is not UNSET:
             field_dict["value"] = value
 
@@ -116,6 +123,8 @@ class PermitView:
 
         permits = d.pop("permits")
 
+        session = d.pop("session", UNSET)
+
         value = d.pop("value", UNSET)
 
         permit_view = cls(
@@ -126,6 +135,7 @@ class PermitView:
             name=name,
             owner=owner,
             permits=permits,
+            session=session,
             value=value,
         )
 

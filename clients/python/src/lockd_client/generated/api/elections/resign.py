@@ -22,6 +22,7 @@ def _get_kwargs(
     *,
     body: ResignRequest | Unset = UNSET,
     candidate: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ResignForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -34,6 +35,8 @@ def _get_kwargs(
     params: dict[str, Any] = {}
 
     params["candidate"] = candidate
+
+    params["session"] = session
 
     json_force: str | Unset = UNSET
     if not isinstance(force, Unset):
@@ -160,6 +163,7 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: ResignRequest | Unset = UNSET,
     candidate: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ResignForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -173,6 +177,7 @@ def sync_detailed(
     Args:
         name (str):
         candidate (str | Unset):
+        session (str | Unset):
         force (ResignForce | Unset):
         reason (str | Unset):
         body (ResignRequest | Unset): Resign as the leader. The candidate may instead be given as
@@ -191,6 +196,7 @@ def sync_detailed(
         name=name,
 body=body,
 candidate=candidate,
+session=session,
 force=force,
 reason=reason,
 
@@ -208,6 +214,7 @@ def sync(
     client: AuthenticatedClient,
     body: ResignRequest | Unset = UNSET,
     candidate: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ResignForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -221,6 +228,7 @@ def sync(
     Args:
         name (str):
         candidate (str | Unset):
+        session (str | Unset):
         force (ResignForce | Unset):
         reason (str | Unset):
         body (ResignRequest | Unset): Resign as the leader. The candidate may instead be given as
@@ -240,6 +248,7 @@ def sync(
 client=client,
 body=body,
 candidate=candidate,
+session=session,
 force=force,
 reason=reason,
 
@@ -251,6 +260,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: ResignRequest | Unset = UNSET,
     candidate: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ResignForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -264,6 +274,7 @@ async def asyncio_detailed(
     Args:
         name (str):
         candidate (str | Unset):
+        session (str | Unset):
         force (ResignForce | Unset):
         reason (str | Unset):
         body (ResignRequest | Unset): Resign as the leader. The candidate may instead be given as
@@ -282,6 +293,7 @@ async def asyncio_detailed(
         name=name,
 body=body,
 candidate=candidate,
+session=session,
 force=force,
 reason=reason,
 
@@ -299,6 +311,7 @@ async def asyncio(
     client: AuthenticatedClient,
     body: ResignRequest | Unset = UNSET,
     candidate: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ResignForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -312,6 +325,7 @@ async def asyncio(
     Args:
         name (str):
         candidate (str | Unset):
+        session (str | Unset):
         force (ResignForce | Unset):
         reason (str | Unset):
         body (ResignRequest | Unset): Resign as the leader. The candidate may instead be given as
@@ -331,6 +345,7 @@ async def asyncio(
 client=client,
 body=body,
 candidate=candidate,
+session=session,
 force=force,
 reason=reason,
 

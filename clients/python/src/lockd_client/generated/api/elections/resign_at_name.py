@@ -22,6 +22,7 @@ def _get_kwargs(
     *,
     body: ResignRequest | Unset = UNSET,
     candidate: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ResignAtNameForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -34,6 +35,8 @@ def _get_kwargs(
     params: dict[str, Any] = {}
 
     params["candidate"] = candidate
+
+    params["session"] = session
 
     json_force: str | Unset = UNSET
     if not isinstance(force, Unset):
@@ -160,6 +163,7 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: ResignRequest | Unset = UNSET,
     candidate: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ResignAtNameForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -174,6 +178,7 @@ def sync_detailed(
     Args:
         name (str):
         candidate (str | Unset):
+        session (str | Unset):
         force (ResignAtNameForce | Unset):
         reason (str | Unset):
         body (ResignRequest | Unset): Resign as the leader. The candidate may instead be given as
@@ -192,6 +197,7 @@ def sync_detailed(
         name=name,
 body=body,
 candidate=candidate,
+session=session,
 force=force,
 reason=reason,
 
@@ -209,6 +215,7 @@ def sync(
     client: AuthenticatedClient,
     body: ResignRequest | Unset = UNSET,
     candidate: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ResignAtNameForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -223,6 +230,7 @@ def sync(
     Args:
         name (str):
         candidate (str | Unset):
+        session (str | Unset):
         force (ResignAtNameForce | Unset):
         reason (str | Unset):
         body (ResignRequest | Unset): Resign as the leader. The candidate may instead be given as
@@ -242,6 +250,7 @@ def sync(
 client=client,
 body=body,
 candidate=candidate,
+session=session,
 force=force,
 reason=reason,
 
@@ -253,6 +262,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: ResignRequest | Unset = UNSET,
     candidate: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ResignAtNameForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -267,6 +277,7 @@ async def asyncio_detailed(
     Args:
         name (str):
         candidate (str | Unset):
+        session (str | Unset):
         force (ResignAtNameForce | Unset):
         reason (str | Unset):
         body (ResignRequest | Unset): Resign as the leader. The candidate may instead be given as
@@ -285,6 +296,7 @@ async def asyncio_detailed(
         name=name,
 body=body,
 candidate=candidate,
+session=session,
 force=force,
 reason=reason,
 
@@ -302,6 +314,7 @@ async def asyncio(
     client: AuthenticatedClient,
     body: ResignRequest | Unset = UNSET,
     candidate: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ResignAtNameForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -316,6 +329,7 @@ async def asyncio(
     Args:
         name (str):
         candidate (str | Unset):
+        session (str | Unset):
         force (ResignAtNameForce | Unset):
         reason (str | Unset):
         body (ResignRequest | Unset): Resign as the leader. The candidate may instead be given as
@@ -335,6 +349,7 @@ async def asyncio(
 client=client,
 body=body,
 candidate=candidate,
+session=session,
 force=force,
 reason=reason,
 

@@ -22,6 +22,7 @@ def _get_kwargs(
     *,
     body: ReleaseRequest | Unset = UNSET,
     owner: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ReleaseLockForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -34,6 +35,8 @@ def _get_kwargs(
     params: dict[str, Any] = {}
 
     params["owner"] = owner
+
+    params["session"] = session
 
     json_force: str | Unset = UNSET
     if not isinstance(force, Unset):
@@ -167,6 +170,7 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: ReleaseRequest | Unset = UNSET,
     owner: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ReleaseLockForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -180,6 +184,7 @@ def sync_detailed(
     Args:
         resource (str):
         owner (str | Unset):
+        session (str | Unset):
         force (ReleaseLockForce | Unset):
         reason (str | Unset):
         body (ReleaseRequest | Unset): Release a lock you hold. The owner may instead be given as
@@ -198,6 +203,7 @@ def sync_detailed(
         resource=resource,
 body=body,
 owner=owner,
+session=session,
 force=force,
 reason=reason,
 
@@ -215,6 +221,7 @@ def sync(
     client: AuthenticatedClient,
     body: ReleaseRequest | Unset = UNSET,
     owner: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ReleaseLockForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -228,6 +235,7 @@ def sync(
     Args:
         resource (str):
         owner (str | Unset):
+        session (str | Unset):
         force (ReleaseLockForce | Unset):
         reason (str | Unset):
         body (ReleaseRequest | Unset): Release a lock you hold. The owner may instead be given as
@@ -247,6 +255,7 @@ def sync(
 client=client,
 body=body,
 owner=owner,
+session=session,
 force=force,
 reason=reason,
 
@@ -258,6 +267,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: ReleaseRequest | Unset = UNSET,
     owner: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ReleaseLockForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -271,6 +281,7 @@ async def asyncio_detailed(
     Args:
         resource (str):
         owner (str | Unset):
+        session (str | Unset):
         force (ReleaseLockForce | Unset):
         reason (str | Unset):
         body (ReleaseRequest | Unset): Release a lock you hold. The owner may instead be given as
@@ -289,6 +300,7 @@ async def asyncio_detailed(
         resource=resource,
 body=body,
 owner=owner,
+session=session,
 force=force,
 reason=reason,
 
@@ -306,6 +318,7 @@ async def asyncio(
     client: AuthenticatedClient,
     body: ReleaseRequest | Unset = UNSET,
     owner: str | Unset = UNSET,
+    session: str | Unset = UNSET,
     force: ReleaseLockForce | Unset = UNSET,
     reason: str | Unset = UNSET,
 
@@ -319,6 +332,7 @@ async def asyncio(
     Args:
         resource (str):
         owner (str | Unset):
+        session (str | Unset):
         force (ReleaseLockForce | Unset):
         reason (str | Unset):
         body (ReleaseRequest | Unset): Release a lock you hold. The owner may instead be given as
@@ -338,6 +352,7 @@ async def asyncio(
 client=client,
 body=body,
 owner=owner,
+session=session,
 force=force,
 reason=reason,
 
