@@ -64,6 +64,12 @@ pub trait StoreHealth: Send + Sync {
     /// [`RepositoryError`] when storage fails.
     async fn count_live(&self) -> Result<u64, RepositoryError>;
 
+    /// How many sessions of every tenant are live now.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails.
+    async fn count_live_sessions(&self) -> Result<u64, RepositoryError>;
+
     /// How busy the storage's connection pool is right now, or `None` when there is no pool.
     /// Never blocks.
     fn pool_state(&self) -> Option<PoolState>;

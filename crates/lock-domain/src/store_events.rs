@@ -37,6 +37,9 @@ pub struct UnheardGrant {
 pub trait StoreEvents: Send + Sync {
     /// A grant nobody heard of was undone, or left alone (see [`UnheardGrant::undone`]).
     fn unheard_grant(&self, grant: &UnheardGrant);
+
+    /// The sweeper ended `count` sessions that had run out (their holds with them).
+    fn sessions_expired(&self, count: usize);
 }
 
 /// Reports nothing: for stores opened by tools and tests that keep no audit log.
@@ -45,4 +48,5 @@ pub struct NoStoreEvents;
 
 impl StoreEvents for NoStoreEvents {
     fn unheard_grant(&self, _grant: &UnheardGrant) {}
+    fn sessions_expired(&self, _count: usize) {}
 }

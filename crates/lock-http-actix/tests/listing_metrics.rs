@@ -532,7 +532,7 @@ async fn the_live_lock_counter_reads_the_repository() {
 }
 
 /// Every family the docs list (docs/api.md), with its type: names and types are an interface.
-const FAMILIES: [(&str, &str); 19] = [
+const FAMILIES: [(&str, &str); 22] = [
     ("lockd_http_requests_total", "counter"),
     ("lockd_http_request_duration_seconds", "histogram"),
     ("lockd_acquire_total", "counter"),
@@ -543,6 +543,9 @@ const FAMILIES: [(&str, &str); 19] = [
     ("lockd_election_operations_total", "counter"),
     ("lockd_election_terms_total", "counter"),
     ("lockd_force_releases_total", "counter"),
+    ("lockd_sessions", "gauge"),
+    ("lockd_session_keepalives_total", "counter"),
+    ("lockd_sessions_ended_total", "counter"),
     ("lockd_waiters_rejected_total", "counter"),
     ("lockd_live_waiters", "gauge"),
     ("lockd_observers", "gauge"),

@@ -8,8 +8,9 @@ use lock_domain::{RepositoryError, StoreHealth};
 
 use crate::events::{LockEvents, Trouble};
 
-/// Counts the live locks (and reads the expired takeovers) every `interval`, forever, and
-/// reports each count to `events` ([`LockEvents::counted`]); a failed count is reported as
+/// Counts the live locks (and reads the expired takeovers) and the live sessions every
+/// `interval`, forever, and reports each count to `events` ([`LockEvents::counted`],
+/// [`LockEvents::sessions_counted`]); a failed count is reported as
 /// [`Trouble::CountFailed`]. Run it as a task; abort it to stop.
 pub async fn run_live_lock_counter(
     health: Arc<dyn StoreHealth>,
@@ -27,6 +28,10 @@ pub async fn run_live_lock_counter(
         };
         match counts.await {
             Ok((live, takeovers)) => events.counted(live, takeovers),
+            Err(error) => events.trouble(Trouble::CountFailed { error: &error }),
+        }
+        match health.count_live_sessions().await {
+            Ok(live) => events.sessions_counted(live),
             Err(error) => events.trouble(Trouble::CountFailed { error: &error }),
         }
     }

@@ -155,6 +155,9 @@ pub trait LockEvents: Send + Sync {
     /// store failed).
     fn session_kept(&self, _tenant: &Tenant, _kept: Option<&Option<lock_domain::Session>>) {}
 
+    /// The live sessions of every tenant were counted (the background count).
+    fn sessions_counted(&self, _live: u64) {}
+
     /// A session was ended (`how`: closed or forced), with these holds.
     fn session_ended(
         &self,

@@ -155,6 +155,10 @@ impl StoreHealth for DieselLockRepository {
             .await
     }
 
+    async fn count_live_sessions(&self) -> Result<u64, RepositoryError> {
+        self.inner.writer.count_live_sessions().await
+    }
+
     async fn count_live(&self) -> Result<u64, RepositoryError> {
         let count = self
             .inner

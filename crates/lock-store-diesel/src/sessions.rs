@@ -105,6 +105,9 @@ ORDER BY id LIMIT $6";
 const COUNT_LIVE: &str =
     "SELECT COUNT(*) AS count FROM sessions WHERE tenant = $1 AND expires_at_ms > $2";
 
+/// Every tenant's live sessions, counted on the expiry index.
+const COUNT_ALL_LIVE: &str = "SELECT COUNT(*) AS count FROM sessions WHERE expires_at_ms > $1";
+
 /// Sessions that ran out at or before `$1` together with their lock-delay, oldest first.
 const RUN_OUT: &str = "\
 SELECT tenant, id FROM sessions WHERE expires_at_ms + lock_delay_ms <= $1
@@ -204,6 +207,7 @@ pub(crate) trait SessionRows {
         now_ms: i64,
     ) -> QueryResult<Vec<SessionRow>>;
     fn count_live(&mut self, tenant: &Tenant, now_ms: i64) -> QueryResult<i64>;
+    fn count_all_live(&mut self, now_ms: i64) -> QueryResult<i64>;
     fn run_out(&mut self, cutoff_ms: i64, batch: i64) -> QueryResult<Vec<RunOutRow>>;
     /// Deletes the rows of `holder` at `place`.
     fn end_holds_at(&mut self, tenant: &str, place: &PlaceRow, holder: &str) -> QueryResult<usize>;
@@ -339,6 +343,12 @@ macro_rules! session_statements {
             )
             .get_result::<CountRow>(self)
             .map(|row| row.count)
+        }
+
+        fn count_all_live(&mut self, now_ms: i64) -> QueryResult<i64> {
+            Prepared::portable(COUNT_ALL_LIVE, vec![Param::BigInt(now_ms)])
+                .get_result::<CountRow>(self)
+                .map(|row| row.count)
         }
 
         fn run_out(&mut self, cutoff_ms: i64, batch: i64) -> QueryResult<Vec<RunOutRow>> {

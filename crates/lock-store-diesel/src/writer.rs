@@ -96,6 +96,9 @@ pub(crate) trait Writer: Send + Sync {
 
     async fn live_sessions(&self, tenant: Tenant) -> Result<u64, RepositoryError>;
 
+    /// The live sessions of every tenant.
+    async fn count_live_sessions(&self) -> Result<u64, RepositoryError>;
+
     /// Ends up to `batch` sessions that ran out (with their lock-delay) `grace` ago or more.
     async fn sweep_sessions(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError>;
 

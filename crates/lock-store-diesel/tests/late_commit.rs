@@ -48,6 +48,8 @@ impl StoreEvents for Reported {
     fn unheard_grant(&self, grant: &UnheardGrant) {
         self.0.lock().unwrap().push(grant.clone());
     }
+
+    fn sessions_expired(&self, _count: usize) {}
 }
 
 async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {

@@ -33,6 +33,12 @@ impl StoreEvents for MetricsAndAudit {
     fn unheard_grant(&self, grant: &UnheardGrant) {
         audit::unheard_grant(grant);
     }
+
+    fn sessions_expired(&self, count: usize) {
+        self.metrics
+            .sessions_ended(lock_domain::SessionEnd::Expired.as_str(), count);
+        tracing::info!(target: "lockd::audit", event = "sessions_expired", count);
+    }
 }
 
 impl LockEvents for MetricsAndAudit {
@@ -265,6 +271,47 @@ impl LockEvents for MetricsAndAudit {
         self.metrics
             .force_released(report.kind.as_str(), report.ended.len());
         audit::force_released(tenant, &report);
+    }
+
+    fn session_opened(&self, tenant: &Tenant, session: &lock_domain::Session) {
+        tracing::info!(
+            target: "lockd::audit",
+            event = "session_opened",
+            tenant = %tenant,
+            session = %session.id,
+            owner = %session.owner,
+            ttl_seconds = session.ttl.seconds(),
+        );
+    }
+
+    fn session_kept(&self, _tenant: &Tenant, kept: Option<&Option<lock_domain::Session>>) {
+        self.metrics.session_keepalive(match kept {
+            Some(Some(_)) => "kept",
+            Some(None) => "not_found",
+            None => "failed",
+        });
+    }
+
+    fn session_ended(
+        &self,
+        tenant: &Tenant,
+        session: &lock_domain::Session,
+        how: lock_domain::SessionEnd,
+        holds: &[lock_domain::SessionHold],
+    ) {
+        self.metrics.sessions_ended(how.as_str(), 1);
+        tracing::info!(
+            target: "lockd::audit",
+            event = "session_ended",
+            tenant = %tenant,
+            session = %session.id,
+            reason = how.as_str(),
+            holds = holds.len(),
+        );
+    }
+
+    fn sessions_counted(&self, live: u64) {
+        self.metrics.set_live_sessions(live);
     }
 
     fn quota_exceeded(&self, tenant: &Tenant, exceeded: lock_service::QuotaExceeded) {

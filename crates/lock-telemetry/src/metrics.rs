@@ -166,6 +166,29 @@ impl Metrics {
             .inc_by(leases as u64);
     }
 
+    /// Sets the count of live sessions (`lockd_sessions`).
+    pub fn set_live_sessions(&self, count: u64) {
+        self.families
+            .live_sessions
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    /// Counts a keepalive's `outcome` (`kept`, `not_found`, `failed`).
+    pub fn session_keepalive(&self, outcome: &'static str) {
+        self.families
+            .session_keepalives
+            .get_or_create(&families::KeepAliveLabel { outcome })
+            .inc();
+    }
+
+    /// Counts `count` sessions ended for `reason` (`closed`, `expired`, `force-released`).
+    pub fn sessions_ended(&self, reason: &'static str, count: usize) {
+        self.families
+            .sessions_ended
+            .get_or_create(&families::ReasonLabel { reason })
+            .inc_by(count as u64);
+    }
+
     /// Sets the limits in force and their usage, replacing the last ones (a reload may have
     /// dropped a tenant or a limit).
     pub fn set_quota_usage(&self, usage: &[lock_service::QuotaUsage]) {

@@ -231,6 +231,16 @@ impl StoreHealth for InMemoryLockRepository {
         Ok(())
     }
 
+    async fn count_live_sessions(&self) -> Result<u64, RepositoryError> {
+        let now = self.clock.now();
+        let state = self.state();
+        Ok(state
+            .sessions
+            .values()
+            .filter(|s| s.is_live_at(now))
+            .count() as u64)
+    }
+
     async fn count_live(&self) -> Result<u64, RepositoryError> {
         let now = self.clock.now();
         let live = self

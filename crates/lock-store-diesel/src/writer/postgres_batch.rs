@@ -304,6 +304,10 @@ impl Writer for PostgresBatcher {
         self.direct.live_sessions(tenant).await
     }
 
+    async fn count_live_sessions(&self) -> Result<u64, RepositoryError> {
+        self.direct.count_live_sessions().await
+    }
+
     async fn sweep_sessions(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
         self.direct.sweep_sessions(grace, batch).await
     }

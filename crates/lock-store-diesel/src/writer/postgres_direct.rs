@@ -427,13 +427,27 @@ impl Writer for PostgresDirect {
         .await
     }
 
-    async fn sweep_sessions(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
-        let grace_ms = grace.as_millis() as i64;
+    async fn count_live_sessions(&self) -> Result<u64, RepositoryError> {
         self.in_session_transaction(move |writes| {
-            let cutoff_ms = writes.now_ms().map_err(from_query)? - grace_ms;
-            sessions::sweep(writes, cutoff_ms, i64::from(batch))
+            let now_ms = writes.now_ms().map_err(from_query)?;
+            let live = writes.rows().count_all_live(now_ms).map_err(from_query)?;
+            Ok(live.max(0) as u64)
         })
         .await
+    }
+
+    async fn sweep_sessions(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
+        let grace_ms = grace.as_millis() as i64;
+        let ended = self
+            .in_session_transaction(move |writes| {
+                let cutoff_ms = writes.now_ms().map_err(from_query)? - grace_ms;
+                sessions::sweep(writes, cutoff_ms, i64::from(batch))
+            })
+            .await?;
+        if ended > 0 {
+            self.pooled.events().sessions_expired(ended);
+        }
+        Ok(ended)
     }
 
     async fn prune_history(

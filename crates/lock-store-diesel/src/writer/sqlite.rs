@@ -364,9 +364,19 @@ impl Writer for SqliteWriter {
             .await
     }
 
+    async fn count_live_sessions(&self) -> Result<u64, RepositoryError> {
+        self.pooled
+            .run(move |conn, now_ms| {
+                let live = conn.sqlite()?.count_all_live(now_ms).map_err(from_query)?;
+                Ok(live.max(0) as u64)
+            })
+            .await
+    }
+
     async fn sweep_sessions(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError> {
         let grace_ms = grace.as_millis() as i64;
-        self.commits
+        let ended = self
+            .commits
             .submit(move |conn, now_ms| {
                 let cutoff_ms = now_ms - grace_ms;
                 sessions::sweep(
@@ -375,7 +385,11 @@ impl Writer for SqliteWriter {
                     i64::from(batch),
                 )
             })
-            .await
+            .await?;
+        if ended > 0 {
+            self.pooled.events().sessions_expired(ended);
+        }
+        Ok(ended)
     }
 
     async fn prune_history(

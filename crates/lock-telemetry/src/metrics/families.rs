@@ -81,6 +81,24 @@ pub(super) struct PrimitiveLabel {
     pub primitive: &'static str,
 }
 
+/// A session keepalive's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(super) struct KeepAliveLabel {
+    pub outcome: &'static str,
+}
+
+/// Why a session ended.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(super) struct ReasonLabel {
+    pub reason: &'static str,
+}
+
+/// Every outcome of a keepalive, registered at 0 from the start.
+pub(super) const SESSION_KEEPALIVE_OUTCOMES: [&str; 3] = ["kept", "not_found", "failed"];
+
+/// Every reason a session ends, registered at 0 from the start (`SessionEnd::as_str`).
+pub(super) const SESSION_END_REASONS: [&str; 3] = ["closed", "expired", "force-released"];
+
 /// Every (operation, outcome) a semaphore operation reports, registered at 0 from the start.
 pub(super) const SEMAPHORE_OUTCOMES: [(&str, &str); 11] = [
     ("acquire", "granted"),
@@ -152,6 +170,9 @@ pub(super) struct Families {
     pub elections: Family<SemaphoreLabels, Counter>,
     pub election_terms: Counter,
     pub force_releases: Family<PrimitiveLabel, Counter>,
+    pub live_sessions: Gauge,
+    pub session_keepalives: Family<KeepAliveLabel, Counter>,
+    pub sessions_ended: Family<ReasonLabel, Counter>,
     pub waiters_rejected: Family<LimitLabel, Counter>,
     pub quota_limits: Family<QuotaLabels, Gauge>,
     pub quota_usage: Family<QuotaLabels, Gauge>,
@@ -178,6 +199,9 @@ impl Families {
             elections: Family::default(),
             election_terms: Counter::default(),
             force_releases: Family::default(),
+            live_sessions: Gauge::default(),
+            session_keepalives: Family::default(),
+            sessions_ended: Family::default(),
             waiters_rejected: Family::default(),
             quota_limits: Family::default(),
             quota_usage: Family::default(),
@@ -201,6 +225,20 @@ impl Families {
         }
         for result in ["released", "not_found", "forbidden"] {
             drop(families.releases.get_or_create(&ResultLabel { result }));
+        }
+        for outcome in SESSION_KEEPALIVE_OUTCOMES {
+            drop(
+                families
+                    .session_keepalives
+                    .get_or_create(&KeepAliveLabel { outcome }),
+            );
+        }
+        for reason in SESSION_END_REASONS {
+            drop(
+                families
+                    .sessions_ended
+                    .get_or_create(&ReasonLabel { reason }),
+            );
         }
         for result in ["renewed", "not_found", "forbidden"] {
             drop(families.renewals.get_or_create(&ResultLabel { result }));
@@ -288,6 +326,23 @@ impl Families {
             "Leases ended by an admin's force-release through this server, by primitive (lock, \
              semaphore, election)",
             families.force_releases.clone(),
+        );
+        registry.register(
+            "lockd_sessions",
+            "Live sessions of every tenant in the database, as last counted",
+            families.live_sessions.clone(),
+        );
+        registry.register(
+            "lockd_session_keepalives",
+            "Session keepalives answered by this server, by outcome (kept; not_found: the session \
+             had ended; failed: the store failed)",
+            families.session_keepalives.clone(),
+        );
+        registry.register(
+            "lockd_sessions_ended",
+            "Sessions ended, by reason (closed or force-released through this server; expired: \
+             ended by this server's sweeper once they ran out and their lock-delay was over)",
+            families.sessions_ended.clone(),
         );
         registry.register(
             "lockd_waiters_rejected",

@@ -52,9 +52,13 @@ pub(super) fn answer_followers(
             Holder::Seen(lease) => Some(lease),
             Holder::Ask => reads::live_holder_now(conn, &key.0, &key.1).ok().flatten(),
         };
-        // A lease the domain cannot read (a corrupt row) decides nothing: its operations run.
+        // A lease the domain cannot read (a corrupt row) decides nothing: its operations run. Nor
+        // does a session's hold, whose row does not say when it ends (its session does: the
+        // holders' path reads it).
         if let Some(Ok(lease)) = lease.map(SeenLive::into_domain) {
-            live.insert(key, lease);
+            if lease.0.owner.session().is_none() {
+                live.insert(key, lease);
+            }
         }
     }
     if live.is_empty() {
