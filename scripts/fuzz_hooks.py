@@ -32,6 +32,15 @@ OpenAPI document states in words because JSON Schema cannot state them.
    sends one is refused (422, `reason`, `unexpected`; with rule 2's errors when they apply), since
    a plain release must not look as if it kept a reason. Exactly that refusal is not counted.
 
+8. A `session` takes the place of the holder (`owner`, or an election's `candidate`), of
+   `ttl_seconds` and of `lock_delay_seconds` (docs/api.md, "Sessions"). JSON Schema cannot say
+   "this field, or those", so the acquire bodies require none of them, and a body with the session
+   and one of them, or with neither the session nor the holder, passes the schema and is refused
+   (422: each of them `conflict`; or the holder, `ttl_seconds` `required`). A session id the
+   server never issued (schemathesis cannot know a live one) is `404
+   /problems/session-not-found`, and a renew naming a session `409 /problems/session-held`.
+   Exactly those refusals are not counted.
+
 And one inference of schemathesis's stateful phase does not fit semaphores: it links an acquire
 to a release, a status and a renew of the same `{name}` as if the name were one resource with one
 holder. A semaphore has many holders: after one releases, the others keep it (a status is still
@@ -125,9 +134,49 @@ def _refused_for(response, field, code):
     return [(e.get("field"), e.get("code")) for e in errors] == [(field, code)]
 
 
+# The requests whose holder may be a session instead (rule 8).
+SESSION_ACQUIRES = (
+    "/locks/{resource}", "/locks", "/semaphores/{name}", "/elections/{name}/campaign",
+    "/elections/{name}/proclaim",
+)
+
+# The fields a session takes the place of (rule 8).
+SESSION_REPLACES = ("owner", "candidate", "ttl_seconds", "lock_delay_seconds")
+
+
+def _problem_type(response):
+    try:
+        return (response.json() or {}).get("type")
+    except ValueError:
+        return None
+
+
+def _session_refusal(case, response):
+    """Whether the answer is one of rule 8's refusals for this case."""
+    body = case.body if isinstance(case.body, dict) else {}
+    query = case.query if isinstance(case.query, dict) else {}
+    named = body.get("session") is not None or query.get("session") is not None
+    if named and response.status_code == 404:
+        return _problem_type(response) == "/problems/session-not-found"
+    if named and response.status_code == 409:
+        return _problem_type(response) == "/problems/session-held"
+    errors = _errors(response)
+    if not errors:
+        return False
+    if named:
+        return all(code == "conflict" and field in SESSION_REPLACES for field, code in errors)
+    if case.method.upper() != "POST" or case.path not in SESSION_ACQUIRES:
+        return False
+    holder = ("owner", "candidate", "ttl_seconds")
+    return all(code == "required" and field in holder for field, code in errors)
+
+
 @schemathesis.hook
 def filter_failure(context, failure, case, response):
     """Keeps every failure but those the schema cannot rule out (see the module's docstring)."""
+    if _session_refusal(case, response):
+        NOT_COUNTED["a session and a holder, neither, or a session not live"] += 1
+        return False
     on_semaphores = case.path.startswith("/semaphores")
     if failure.code in ("ST301", "ST302") and on_semaphores:
         NOT_COUNTED[f"{failure.code} on a semaphore (many holders)"] += 1

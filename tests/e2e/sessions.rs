@@ -18,6 +18,7 @@ on_both_backends!(
     keepalives_move_every_hold_across_two_instances,
     session_requests_are_validated_and_change_nothing,
     a_waiter_under_a_session_that_ends_is_told_and_granted_nothing,
+    the_rust_client_holds_under_a_session,
 );
 
 fn open(server: &TestServer, body: Value) -> Value {
@@ -445,4 +446,59 @@ fn live_waiters(server: &TestServer) -> Option<u64> {
     text.lines()
         .find_map(|line| line.strip_prefix("lockd_live_waiters "))
         .and_then(|value| value.trim().parse().ok())
+}
+
+fn the_rust_client_holds_under_a_session(db: TestDatabase) {
+    use lock_client::{AcquireOptions, Acquired, ClientConfig, LockClient, Released};
+    let server = TestServer::start(&db, &[]);
+    let client = LockClient::new(&ClientConfig::new(server.base.clone()));
+    let session = client
+        .open_session(30, Some("batch-7"), None)
+        .expect("opened");
+    assert_eq!(session.owner, "batch-7");
+    let Acquired::Granted(lease) = client
+        .acquire_in_session("c-1", &session.id, &AcquireOptions::default())
+        .expect("answered")
+    else {
+        panic!("granted");
+    };
+    assert_eq!(lease.owner, "batch-7");
+    assert_eq!(lease.session.as_deref(), Some(session.id.as_str()));
+    assert_eq!(lease.expires_at, session.expires_at);
+    client
+        .acquire_in_session("c-2", &session.id, &AcquireOptions::shared())
+        .expect("answered");
+    let kept = client
+        .keep_alive(&session.id, Some(60), Duration::from_secs(5))
+        .expect("answered")
+        .expect("live");
+    assert_eq!(kept.ttl_seconds, 60);
+    let (_, holds) = client
+        .session(&session.id)
+        .expect("answered")
+        .expect("live");
+    assert_eq!(holds.len(), 2);
+    assert_eq!(
+        client
+            .release_in_session("c-2", &session.id)
+            .expect("answered"),
+        Released::Released
+    );
+    assert!(client.end_session(&session.id).expect("answered"));
+    assert!(!client.end_session(&session.id).expect("answered"));
+    assert_eq!(client.status("c-1").expect("answered"), None);
+    assert_eq!(
+        client
+            .keep_alive(&session.id, None, Duration::from_secs(5))
+            .expect("answered"),
+        None,
+        "never revived"
+    );
+    match client.acquire_in_session("c-3", &session.id, &AcquireOptions::default()) {
+        Err(lock_client::ClientError::Problem(problem)) => {
+            assert_eq!(problem.status, 404);
+            assert!(problem.kind.ends_with("session-not-found"), "{problem:?}");
+        }
+        other => panic!("session-not-found, got {other:?}"),
+    }
 }

@@ -20,6 +20,10 @@ pub struct Lease {
     /// The value stored with this lease, when one was set.
     #[serde(default)]
     pub value: Option<serde_json::Value>,
+    /// The session the lease is held under, when it is: `owner` is then the session's label,
+    /// and the lease ends with the session.
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 /// The answer to an acquire.

@@ -172,7 +172,10 @@ fn acquire_body(owner: &str, ttl_seconds: u32, options: &AcquireOptions) -> Valu
 }
 
 /// The body of a 200 answer to an acquire.
-fn parse_acquired(text: String, retry_after_seconds: Option<u64>) -> Result<Acquired, ClientError> {
+pub(crate) fn parse_acquired(
+    text: String,
+    retry_after_seconds: Option<u64>,
+) -> Result<Acquired, ClientError> {
     match serde_json::from_str::<AcquireBody>(&text) {
         Ok(AcquireBody {
             acquired: true,

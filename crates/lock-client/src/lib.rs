@@ -1,5 +1,5 @@
 //! A small blocking client of the lockd REST API (locks in either mode with a value, several
-//! locks at once, semaphore permits, elections, and fence checks): typed requests and answers, problem+json
+//! locks at once, semaphore permits, elections, sessions, and fence checks): typed requests and answers, problem+json
 //! errors parsed into [`ClientError::Problem`], and a timeout on every request.
 //!
 //! Built on `ureq` 2 without TLS: put lockd behind a TLS-terminating proxy on the same host, or
@@ -15,6 +15,7 @@ mod leases;
 mod mode;
 mod multi;
 mod permits;
+mod sessions;
 
 pub use answer::{Acquired, Lease, Released, Renewed};
 pub use client::LockClient;
@@ -26,3 +27,4 @@ pub use leases::{AcquireOptions, LockStatus};
 pub use mode::Mode;
 pub use multi::{LockReleased, LockSpec, LocksAcquired};
 pub use permits::{Permit, PermitsAcquired, PermitsRenewed};
+pub use sessions::{Session, SessionHold};

@@ -81,7 +81,20 @@ pub(crate) async fn proclaim_request(
     let fields = parse_object(&body)?;
     let mut invalid = Invalid::default();
     let election = invalid.take(election_of(req));
-    let candidate = invalid.take(owner_field_named(CANDIDATE, fields.candidate));
+    // A leader under a session proclaims as its session.
+    let candidate = match crate::fields::session::session_field(fields.session) {
+        Ok(None) => owner_field_named(CANDIDATE, fields.candidate),
+        Ok(Some(_)) if fields.candidate.is_some_and(|raw| raw.get() != "null") => {
+            Err(FieldError::new(
+                CANDIDATE,
+                "conflict",
+                "candidate cannot be given with session",
+            ))
+        }
+        Ok(Some(id)) => Ok(Owner::of_session(&id)),
+        Err(error) => Err(error),
+    };
+    let candidate = invalid.take(candidate);
     let value = invalid.take(value_field(fields.value).and_then(|value| {
         value.ok_or_else(|| {
             FieldError::new(
@@ -119,6 +132,10 @@ pub(crate) async fn leader_renew_request(
     let tenant = tenant_of(req, state)?;
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
+    // A hold under a session ends with its session: only a keepalive moves it.
+    if fields.session.is_some_and(|raw| raw.get() != "null") {
+        return Err(ProblemKind::SessionHeld);
+    }
     let mut invalid = Invalid::default();
     let election = invalid.take(election_of(req));
     let candidate = invalid.take(owner_field_named(CANDIDATE, fields.candidate));

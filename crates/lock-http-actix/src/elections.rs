@@ -92,6 +92,7 @@ fn leading(election: &ResourceName, leading: Leading) -> Result<HttpResponse, Pr
         (status = 200, description = "Elected (`elected: true` with the candidate as leader), or another candidate leads (`elected: false` with that leader, or `null` if the office fell vacant just after; after a wait that ended, with `Retry-After`).", body = CampaignResponse,
             headers(("Retry-After" = u32, description = "Only on `elected: false` after a wait (`wait_seconds` > 0): seconds until the leader's lease ends as last seen (at least 1).")),
             examples(("elected" = (summary = "Elected: you lead", value = json!({"elected": true, "leader": {"election": "scheduler", "candidate": "node-a", "value": {"address": "10.0.0.7:8080"}, "term": 42, "elected_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:42.123Z"}}))), ("not elected" = (summary = "Another candidate leads", value = json!({"elected": false, "leader": {"election": "scheduler", "candidate": "node-b", "term": 41, "elected_at": "2026-11-29T21:32:20.000Z", "expires_at": "2026-11-29T21:32:35.000Z"}}))))),
+        (status = 404, description = "`/problems/session-not-found`: the request names a session (`session`) that is not live; nothing was granted.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name, candidate, ttl_seconds, wait_seconds or value.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 429, description = "With `wait_seconds` > 0: the server already holds as many waiting acquires and campaigns as it allows; nothing was attempted or changed. Retry after `Retry-After` seconds, or without `wait_seconds`.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 503, description = "The lock database is unavailable; retry after `Retry-After` seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -199,7 +200,7 @@ pub(crate) async fn leader(
     responses(
         (status = 200, description = "Proclaimed: the leader with its new value.", body = LeaderView, example = json!({"election": "scheduler", "candidate": "node-a", "value": {"address": "10.0.0.8:8080"}, "term": 42, "elected_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:42.123Z"})),
         (status = 403, description = "Another candidate leads; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 404, description = "The office is vacant; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "The office is vacant; or `/problems/session-not-found`: the request names a session (`session`) that is not live. Nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name, candidate or value, or no value.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
@@ -238,6 +239,7 @@ pub(crate) async fn proclaim(
         (status = 200, description = "Renewed: the leader with its new `expires_at`.", body = LeaderView, example = json!({"election": "scheduler", "candidate": "node-a", "term": 42, "elected_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:47.456Z"})),
         (status = 403, description = "Another candidate leads; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "The office is vacant; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`/problems/session-held`: the request names a session: a lease held under a session ends with it, and only a keepalive (`POST /sessions/{id}/keepalive`) moves it. Nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name, candidate or ttl_seconds.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]

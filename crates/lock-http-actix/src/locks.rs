@@ -72,6 +72,7 @@ fn not_yours(resource: &ResourceName) -> ProblemKind {
     responses(
         (status = 200, description = "Granted (`acquired: true` with the lock) or held by another owner (`acquired: false`; after a wait that ended, with `Retry-After`).", body = AcquireResponse,
             headers(("Retry-After" = u32, description = "Only on `acquired: false` after a wait (`wait_seconds` > 0): seconds until the holder's lease ends as last seen (at least 1); or when another owner's lease ran out less than its lock-delay ago: seconds until the delay ends.")), examples(("granted" = (summary = "Granted: you hold the lock", value = json!({"acquired": true, "lock": {"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 17, "mode": "exclusive"}}))), ("held" = (summary = "Held by another owner: retry later", value = json!({"acquired": false, "resource": "payment:42"}))))),
+        (status = 404, description = "`/problems/session-not-found`: the request names a session (`session`) that is not live; nothing was granted.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 409, description = "The owner holds the lock in the other mode (`/problems/mode-mismatch`); nothing changed. Release it first: there is no upgrade or downgrade in place.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource, owner, ttl_seconds, wait_seconds, mode or value.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 429, description = "With `wait_seconds` > 0: the server already holds as many waiting acquires as it allows (`--max-waiters`, in all, or `--max-waiters-per-tenant`); nothing was attempted or changed. Retry after `Retry-After` seconds, or without `wait_seconds`.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -223,6 +224,7 @@ pub(crate) async fn release(
         (status = 200, description = "Renewed: the lock with its new `expires_at`.", body = LockView, example = json!({"resource": "payment:42", "owner": "worker-7", "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:33:27.456Z", "fencing_token": 17, "mode": "exclusive"})),
         (status = 403, description = "Another owner holds the lock; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "No live lock on this resource.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`/problems/session-held`: the request names a session: a lease held under a session ends with it, and only a keepalive (`POST /sessions/{id}/keepalive`) moves it. Nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource, owner, ttl_seconds or value.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]

@@ -92,6 +92,10 @@ pub(crate) async fn renew_request(
     let tenant = tenant_of(req, state)?;
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
+    // A hold under a session ends with its session: only a keepalive moves it.
+    if fields.session.is_some_and(|raw| raw.get() != "null") {
+        return Err(ProblemKind::SessionHeld);
+    }
     let mut invalid = Invalid::default();
     let name = invalid.take(semaphore_of(req));
     let owner = invalid.take(owner_field(fields.owner));

@@ -70,6 +70,7 @@ fn no_permit(name: &ResourceName) -> ProblemKind {
     responses(
         (status = 200, description = "Granted (`acquired: true` with the permit) or too few permits free (`acquired: false`; after a wait that ended, with `Retry-After`).", body = PermitAcquireResponse,
             headers(("Retry-After" = u32, description = "Only on `acquired: false` after a wait (`wait_seconds` > 0): seconds until the earliest live lease ends (at least 1); or, without a wait, when grants that ran out keep permits in their lock-delay: seconds until the first of those delays ends.")), examples(("granted" = (summary = "Granted: you hold the permits", value = json!({"acquired": true, "permit": {"name": "export", "owner": "worker-7", "permits": 2, "limit": 8, "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:57.123Z", "fencing_token": 18}}))), ("unavailable" = (summary = "Too few permits free: retry later", value = json!({"acquired": false, "name": "export", "limit": 8, "available": 1}))))),
+        (status = 404, description = "`/problems/session-not-found`: the request names a session (`session`) that is not live; nothing was granted.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 409, description = "`/problems/limit-mismatch`: the holders use another limit (given as `limit`): the live ones, and grants that ran out whose lock-delay still keeps their places; or `/problems/permits-mismatch`: this owner holds a live grant of other permits (given as `permits`). Nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name, owner, ttl_seconds, limit, permits, wait_seconds or value.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 429, description = "With `wait_seconds` > 0: the server already holds as many waiting acquires as it allows; nothing was attempted or changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
@@ -250,6 +251,7 @@ pub(crate) async fn release(
     responses(
         (status = 200, description = "Renewed: the permit with its new `expires_at`.", body = PermitView, example = json!({"name": "export", "owner": "worker-7", "permits": 2, "limit": 8, "acquired_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:33:27.456Z", "fencing_token": 18})),
         (status = 404, description = "This owner holds no live permit of the semaphore.", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`/problems/session-held`: the request names a session: a lease held under a session ends with it, and only a keepalive (`POST /sessions/{id}/keepalive`) moves it. Nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name, owner, ttl_seconds or value.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]

@@ -1104,6 +1104,11 @@ export interface components {
              */
             candidate: string;
             /**
+             * @description A lease held under a session ends with the session: a renew naming one is answered 409 /problems/session-held (keep the session alive instead).
+             * @example q7Hc0mB1TzK4n9XwVd2aLg
+             */
+            session?: string;
+            /**
              * Format: int64
              * @description The new lease length from now, in whole seconds, 1 to the server's maximum (`--max-ttl-seconds`, 86400 on this server).
              * @example 30
@@ -1458,6 +1463,11 @@ export interface components {
              */
             owner: string;
             /**
+             * @description A lease held under a session ends with the session: a renew naming one is answered 409 /problems/session-held (keep the session alive instead).
+             * @example q7Hc0mB1TzK4n9XwVd2aLg
+             */
+            session?: string;
+            /**
              * Format: int64
              * @description The new lease length from now, in whole seconds, 1 to the server's maximum (`--max-ttl-seconds`, 86400 on this server).
              * @example 30
@@ -1628,10 +1638,15 @@ export interface components {
         /** @description Proclaim a new value as the leader. Unknown fields are ignored. */
         ProclaimRequest: {
             /**
-             * @description The leader: trimmed of surrounding whitespace, then 1 to 255 characters, no control characters. Compared case-sensitively.
+             * @description The leader (required unless the leader is a session, given as `session`): trimmed of surrounding whitespace, then 1 to 255 characters, no control characters. Compared case-sensitively.
              * @example worker-7
              */
-            candidate: string;
+            candidate?: string;
+            /**
+             * @description Hold under a session: the id of a live session of the tenant (22 characters of URL-safe base64, as `POST /sessions` answered it). The session is the holder: its owner label shows as the hold's owner, its end is the hold's end (moved by each keepalive), and its lock-delay applies when it runs out. Not together with the holder's name, `ttl_seconds` or `lock_delay_seconds` (422 `conflict`); an unknown or ended session is 404 /problems/session-not-found, and nothing is granted.
+             * @example q7Hc0mB1TzK4n9XwVd2aLg
+             */
+            session?: string;
             /**
              * @description The new value, replacing the leader's. Any JSON value but `null`, whose compact text is at most 4096 bytes (larger: 422 `too_long`).
              * @example {
@@ -1706,7 +1721,10 @@ export interface components {
              * @example worker-7
              */
             owner: string;
-            /** @description A lease held under a session ends with the session: a renew naming one is answered 409 /problems/session-held (keep the session alive instead). */
+            /**
+             * @description A lease held under a session ends with the session: a renew naming one is answered 409 /problems/session-held (keep the session alive instead).
+             * @example q7Hc0mB1TzK4n9XwVd2aLg
+             */
             session?: string;
             /**
              * Format: int64
@@ -2454,6 +2472,24 @@ export interface operations {
                      *       "status": 401,
                      *       "title": "Unauthorized",
                      *       "type": "/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/session-not-found`: the request names a session (`session`) that is not live; nothing was granted. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "instance": "/elections/export/campaign",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "/problems/not-found"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -3280,7 +3316,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The office is vacant; nothing changed. */
+            /** @description The office is vacant; or `/problems/session-not-found`: the request names a session (`session`) that is not live. Nothing changed. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3533,6 +3569,24 @@ export interface operations {
                      *       "status": 408,
                      *       "title": "Request Timeout",
                      *       "type": "/problems/request-timeout"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/session-held`: the request names a session: a lease held under a session ends with it, and only a keepalive (`POST /sessions/{id}/keepalive`) moves it. Nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "this owner holds the lock in shared mode; release it to acquire it in exclusive mode (there is no change of mode in place)",
+                     *       "instance": "/elections/export/renew",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "/problems/mode-mismatch"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -4135,6 +4189,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `/problems/session-not-found`: the request names a session (`session`) that is not live; nothing was granted. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "instance": "/locks",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "/problems/not-found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The body did not arrive within the body timeout; the connection is closed. */
             408: {
                 headers: {
@@ -4687,6 +4759,24 @@ export interface operations {
                      *       "status": 401,
                      *       "title": "Unauthorized",
                      *       "type": "/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/session-not-found`: the request names a session (`session`) that is not live; nothing was granted. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "instance": "/locks/payment:42",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "/problems/not-found"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5638,6 +5728,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `/problems/session-held`: the request names a session: a lease held under a session ends with it, and only a keepalive (`POST /sessions/{id}/keepalive`) moves it. Nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "this owner holds the lock in shared mode; release it to acquire it in exclusive mode (there is no change of mode in place)",
+                     *       "instance": "/locks/payment:42/renew",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "/problems/mode-mismatch"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The body is larger than 16 KiB. */
             413: {
                 headers: {
@@ -6225,6 +6333,24 @@ export interface operations {
                      *       "status": 401,
                      *       "title": "Unauthorized",
                      *       "type": "/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/session-not-found`: the request names a session (`session`) that is not live; nothing was granted. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "no live permit of this owner on semaphore \"export\"",
+                     *       "instance": "/semaphores/export",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "/problems/not-found"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -7144,6 +7270,25 @@ export interface operations {
                      *       "status": 408,
                      *       "title": "Request Timeout",
                      *       "type": "/problems/request-timeout"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/session-held`: the request names a session: a lease held under a session ends with it, and only a keepalive (`POST /sessions/{id}/keepalive`) moves it. Nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the semaphore's holders use limit 8 (its live grants, and those that ran out whose lock-delay still keeps their places); it can change once none is left",
+                     *       "instance": "/semaphores/export/renew",
+                     *       "limit": 8,
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "/problems/limit-mismatch"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];

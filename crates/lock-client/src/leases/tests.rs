@@ -23,6 +23,7 @@ fn lease(owner: &str, token: i64, mode: Mode, value: Option<Value>) -> Lease {
         fencing_token: token,
         mode,
         value,
+        session: None,
     }
 }
 

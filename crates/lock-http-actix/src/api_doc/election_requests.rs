@@ -67,8 +67,11 @@ fn campaign(limits: &RequestLimits) -> Object {
 
 fn proclaim() -> Object {
     object("Proclaim a new value as the leader. Unknown fields are ignored.")
-        .property(CANDIDATE, candidate("The leader"))
-        .required(CANDIDATE)
+        .property(
+            CANDIDATE,
+            candidate("The leader (required unless the leader is a session, given as `session`)"),
+        )
+        .property(session::NAME, session::schema())
         .property(
             "value",
             semaphore::required_value_schema("The new value, replacing the leader's."),
@@ -86,6 +89,7 @@ fn renew(limits: &RequestLimits) -> Object {
             seconds::ttl_schema("The new lease length from now,", limits.max_ttl_seconds),
         )
         .required("ttl_seconds")
+        .property(session::NAME, session::renew_schema())
         .build()
 }
 

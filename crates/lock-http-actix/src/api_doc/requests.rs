@@ -103,16 +103,7 @@ fn renew(limits: &RequestLimits) -> Object {
             "value",
             semaphore::value_schema("Replaces the stored value; absent keeps it."),
         )
-        .property(
-            session::NAME,
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .description(Some(
-                    "A lease held under a session ends with the session: a renew naming one is \
-                     answered 409 /problems/session-held (keep the session alive instead).",
-                ))
-                .build(),
-        )
+        .property(session::NAME, session::renew_schema())
         .build()
 }
 
@@ -178,6 +169,7 @@ fn permit_renew(limits: &RequestLimits) -> Object {
             "value",
             semaphore::value_schema("Replaces the stored value; absent keeps it."),
         )
+        .property(session::NAME, session::renew_schema())
         .build()
 }
 

@@ -38,6 +38,18 @@ pub(crate) fn schema() -> Object {
         .build()
 }
 
+/// The schema of a renew's `session`: a renew naming a session is refused.
+#[allow(deprecated)] // `example`: the document keeps one example per field, like the rest of it
+pub(crate) fn renew_schema() -> Object {
+    text_schema()
+        .description(Some(
+            "A lease held under a session ends with the session: a renew naming one is answered \
+             409 /problems/session-held (keep the session alive instead).",
+        ))
+        .example(Some("q7Hc0mB1TzK4n9XwVd2aLg".into()))
+        .build()
+}
+
 /// The `?session=` of a release or resign of a session's hold.
 pub(crate) fn query_parameter() -> Parameter {
     ParameterBuilder::new()

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 
 
 
@@ -27,10 +28,13 @@ class LeaderRenewRequest:
                 Compared case-sensitively. Example: worker-7.
             ttl_seconds (int): The new lease length from now, in whole seconds, 1 to the server's maximum (`--max-ttl-
                 seconds`, 86400 on this server). Example: 30.
+            session (str | Unset): A lease held under a session ends with the session: a renew naming one is answered 409
+                /problems/session-held (keep the session alive instead). Example: q7Hc0mB1TzK4n9XwVd2aLg.
      """
 
     candidate: str
     ttl_seconds: int
+    session: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -42,6 +46,8 @@ class LeaderRenewRequest:
 
         ttl_seconds = self.ttl_seconds
 
+        session = self.session
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -49,6 +55,8 @@ class LeaderRenewRequest:
             "candidate": candidate,
             "ttl_seconds": ttl_seconds,
         })
+        if session is not UNSET:
+            field_dict["session"] = session
 
         return field_dict
 
@@ -61,9 +69,12 @@ class LeaderRenewRequest:
 
         ttl_seconds = d.pop("ttl_seconds")
 
+        session = d.pop("session", UNSET)
+
         leader_renew_request = cls(
             candidate=candidate,
             ttl_seconds=ttl_seconds,
+            session=session,
         )
 
 

@@ -28,12 +28,15 @@ class PermitRenewRequest:
                 control characters. Compared case-sensitively. Example: worker-7.
             ttl_seconds (int): The new lease length from now, in whole seconds, 1 to the server's maximum (`--max-ttl-
                 seconds`, 86400 on this server). Example: 30.
+            session (str | Unset): A lease held under a session ends with the session: a renew naming one is answered 409
+                /problems/session-held (keep the session alive instead). Example: q7Hc0mB1TzK4n9XwVd2aLg.
             value (Any | Unset): Replaces the stored value; absent keeps it. Any JSON value whose compact text is at most
                 4096 bytes (larger: 422 `too_long`); `null` is the same as absent. Example: {'host': '10.0.0.7', 'port': 8443}.
      """
 
     owner: str
     ttl_seconds: int
+    session: str | Unset = UNSET
     value: Any | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -46,6 +49,8 @@ class PermitRenewRequest:
 
         ttl_seconds = self.ttl_seconds
 
+        session = self.session
+
         value = self.value
 
 
@@ -55,6 +60,8 @@ class PermitRenewRequest:
             "owner": owner,
             "ttl_seconds": ttl_seconds,
         })
+        if session is not UNSET:
+            field_dict["session"] = session
         if value is not UNSET:
             field_dict["value"] = value
 
@@ -69,11 +76,14 @@ class PermitRenewRequest:
 
         ttl_seconds = d.pop("ttl_seconds")
 
+        session = d.pop("session", UNSET)
+
         value = d.pop("value", UNSET)
 
         permit_renew_request = cls(
             owner=owner,
             ttl_seconds=ttl_seconds,
+            session=session,
             value=value,
         )
 

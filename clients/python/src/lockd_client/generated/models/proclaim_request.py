@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
@@ -26,14 +27,21 @@ class ProclaimRequest:
     """ Proclaim a new value as the leader. Unknown fields are ignored.
 
         Attributes:
-            candidate (str): The leader: trimmed of surrounding whitespace, then 1 to 255 characters, no control characters.
-                Compared case-sensitively. Example: worker-7.
             value (bool | float | list[Any] | ProclaimRequestValueType0 | str): The new value, replacing the leader's. Any
                 JSON value but `null`, whose compact text is at most 4096 bytes (larger: 422 `too_long`).
+            candidate (str | Unset): The leader (required unless the leader is a session, given as `session`): trimmed of
+                surrounding whitespace, then 1 to 255 characters, no control characters. Compared case-sensitively. Example:
+                worker-7.
+            session (str | Unset): Hold under a session: the id of a live session of the tenant (22 characters of URL-safe
+                base64, as `POST /sessions` answered it). The session is the holder: its owner label shows as the hold's owner,
+                its end is the hold's end (moved by each keepalive), and its lock-delay applies when it runs out. Not together
+                with the holder's name, `ttl_seconds` or `lock_delay_seconds` (422 `conflict`); an unknown or ended session is
+                404 /problems/session-not-found, and nothing is granted. Example: q7Hc0mB1TzK4n9XwVd2aLg.
      """
 
-    candidate: str
     value: bool | float | list[Any] | ProclaimRequestValueType0 | str
+    candidate: str | Unset = UNSET
+    session: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -42,8 +50,6 @@ class ProclaimRequest:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.proclaim_request_value_type_0 import ProclaimRequestValueType0 # noqa: PLC0415
-        candidate = self.candidate
-
         value: bool | dict[str, Any] | float | list[Any] | str
         if isinstance(self.value, ProclaimRequestValueType0):
             value = self.value.to_dict()
@@ -54,13 +60,20 @@ class ProclaimRequest:
         else:
             value = self.value
 
+        candidate = self.candidate
+
+        session = self.session
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
-            "candidate": candidate,
             "value": value,
         })
+        if candidate is not UNSET:
+            field_dict["candidate"] = candidate
+        if session is not UNSET:
+            field_dict["session"] = session
 
         return field_dict
 
@@ -70,8 +83,6 @@ class ProclaimRequest:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.proclaim_request_value_type_0 import ProclaimRequestValueType0 # noqa: PLC0415
         d = dict(src_dict)
-        candidate = d.pop("candidate")
-
         def _parse_value(data: object) -> bool | float | list[Any] | ProclaimRequestValueType0 | str:
             try:
                 if not isinstance(data, dict):
@@ -96,9 +107,14 @@ class ProclaimRequest:
         value = _parse_value(d.pop("value"))
 
 
+        candidate = d.pop("candidate", UNSET)
+
+        session = d.pop("session", UNSET)
+
         proclaim_request = cls(
-            candidate=candidate,
             value=value,
+            candidate=candidate,
+            session=session,
         )
 
 

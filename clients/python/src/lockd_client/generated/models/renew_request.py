@@ -29,7 +29,7 @@ class RenewRequest:
             ttl_seconds (int): The new lease length from now, in whole seconds, 1 to the server's maximum (`--max-ttl-
                 seconds`, 86400 on this server). Example: 30.
             session (str | Unset): A lease held under a session ends with the session: a renew naming one is answered 409
-                /problems/session-held (keep the session alive instead).
+                /problems/session-held (keep the session alive instead). Example: q7Hc0mB1TzK4n9XwVd2aLg.
             value (Any | Unset): Replaces the stored value; absent keeps it. Any JSON value whose compact text is at most
                 4096 bytes (larger: 422 `too_long`); `null` is the same as absent. Example: {'host': '10.0.0.7', 'port': 8443}.
      """
