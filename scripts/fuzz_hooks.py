@@ -39,7 +39,9 @@ OpenAPI document states in words because JSON Schema cannot state them.
    (422: each of them `conflict`; or the holder, `ttl_seconds` `required`). A session id the
    server never issued (schemathesis cannot know a live one) is `404
    /problems/session-not-found`, and a renew naming a session `409 /problems/session-held`.
-   Exactly those refusals are not counted.
+   Exactly those refusals are not counted (with the session's conflicts, those of rules 3, 4, 6
+   and 7 too). Ending a session (`DELETE /sessions/{id}`) follows rule 7: `force=true` takes a
+   `reason`, and a `reason` without `force` is refused (422, `reason`, `unexpected`).
 
 And one inference of schemathesis's stateful phase does not fit semaphores: it links an acquire
 to a release, a status and a renew of the same `{name}` as if the name were one resource with one
@@ -164,7 +166,12 @@ def _session_refusal(case, response):
     if not errors:
         return False
     if named:
-        return all(code == "conflict" and field in SESSION_REPLACES for field, code in errors)
+        # With the session's conflicts, the refusals other rules let by (3, 4, 6, 7).
+        others = {("permits", "out_of_range"), ("locks", "duplicate"),
+                  ("lock_delay_seconds", "invalid_value"), ("reason", "unexpected")}
+        return any(code == "conflict" for _, code in errors) and all(
+            (code == "conflict" and field in SESSION_REPLACES) or (field, code) in others
+            for field, code in errors)
     if case.method.upper() != "POST" or case.path not in SESSION_ACQUIRES:
         return False
     holder = ("owner", "candidate", "ttl_seconds")
@@ -209,13 +216,26 @@ def filter_failure(context, failure, case, response):
             if repeated and _refused_for(response, field, "duplicate"):
                 NOT_COUNTED[f"{field} naming a resource twice"] += 1
                 return False
+    if failure.code == "ST202" and case.method.upper() == "DELETE" and case.path == "/sessions/{id}":
+        query = case.query if isinstance(case.query, dict) else {}
+        errors = _errors(response)
+        if "force" in query:
+            allowed = {("reason", "required")}
+        elif "reason" in query:
+            allowed = {("reason", "unexpected")}
+        else:
+            allowed = set()
+        if response.status_code == 422 and errors and set(errors) <= allowed:
+            NOT_COUNTED["a session's end with a reason and no force, or force and no reason"] += 1
+            return False
     is_release = case.method.upper() == "DELETE" and case.path in (
         "/locks/{resource}", "/semaphores/{name}", "/elections/{name}", "/elections/{name}/leader")
     if failure.code != "ST202" or not is_release:
         return True
     field = "candidate" if case.path.startswith("/elections") else "owner"
     if isinstance(case.query, dict) and "force" in case.query:
-        allowed = {("reason", "required"), (field, "unknown_parameter"), ("body", "unexpected")}
+        allowed = {("reason", "required"), (field, "unknown_parameter"), ("body", "unexpected"),
+                   ("session", "unknown_parameter")}
         errors = _errors(response)
         if response.status_code == 422 and errors and all(e in allowed for e in errors):
             NOT_COUNTED["a force-release with an owner, a body or no reason"] += 1

@@ -273,11 +273,11 @@ impl SessionOutcome {
 }
 
 /// Which of a tenant's live sessions to list: ids starting with `prefix`, bytewise after
-/// `after`, at most `limit`.
+/// `after` (any text: a listing's cursor), at most `limit`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionQuery {
     pub prefix: ResourcePrefix,
-    pub after: Option<SessionId>,
+    pub after: Option<crate::ResourceName>,
     pub limit: ListLimit,
 }
 

@@ -93,9 +93,7 @@ pub(crate) async fn renew_request(
     let body = read_json_body(req, payload, state.settings.body_timeout).await?;
     let fields = parse_object(&body)?;
     // A hold under a session ends with its session: only a keepalive moves it.
-    if fields.session.is_some_and(|raw| raw.get() != "null") {
-        return Err(ProblemKind::SessionHeld);
-    }
+    crate::fields::session::refuse_in_renew(fields.session)?;
     let mut invalid = Invalid::default();
     let name = invalid.take(semaphore_of(req));
     let owner = invalid.take(owner_field(fields.owner));

@@ -65,6 +65,36 @@ impl IntoParams for SessionPath {
     }
 }
 
+/// Every query parameter of a close, as an error: a `reason` belongs to an admin's end
+/// (`force=true`), and any other name is unknown.
+fn stray_parameters(query: &str) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let raw_key = pair.split_once('=').map_or(pair, |(key, _)| key);
+        let error = match crate::query_string::form_decode(raw_key).as_deref() {
+            Ok("reason") => FieldError::new(
+                "reason",
+                "unexpected",
+                "reason goes with force=true; closing a session takes no parameters",
+            ),
+            Ok(key) => FieldError::new(
+                key,
+                "unknown_parameter",
+                format!("unknown parameter {key:?}: closing a session takes none (an admin's end: force=true&reason=)"),
+            ),
+            Err(_) => FieldError::new(
+                "query",
+                "invalid_utf8",
+                "a parameter name is not valid UTF-8 once percent-decoded",
+            ),
+        };
+        if !errors.contains(&error) {
+            errors.push(error);
+        }
+    }
+    errors
+}
+
 /// The session `{id}` of the path; a malformed id is no session this server made (404).
 fn session_of(req: &HttpRequest) -> Result<SessionId, ProblemKind> {
     let raw = req.match_info().get("id").unwrap_or_default();
@@ -107,7 +137,13 @@ pub(crate) async fn open(
         fields.ttl_seconds,
         state.settings.max_ttl_seconds,
     ));
-    let owner = match fields.owner.filter(|raw| raw.get() != "null") {
+    // Absent: the id is the label. `null` is no owner (a 422, as everywhere).
+    let owner = match fields.owner {
+        Some(raw) if raw.get() == "null" => invalid.take(Err(FieldError::new(
+            "owner",
+            "invalid_type",
+            "owner must be a JSON string; leave it out for the session's id",
+        ))),
         Some(raw) => invalid.take(owner_field(Some(raw)).map(Some)),
         None => Some(None),
     };
@@ -149,7 +185,7 @@ pub(crate) async fn open(
     tag = "sessions",
     security((), ("bearer" = [])),
     params(SessionPath),
-    request_body(content = crate::api_doc::requests::SessionKeepAliveRequest, content_type = "application/json", example = json!({"ttl_seconds": 20})),
+    request_body(content = Option<crate::api_doc::requests::SessionKeepAliveRequest>, content_type = "application/json", example = json!({"ttl_seconds": 20})),
     responses(
         (status = 200, description = "Kept alive: the session as it is now.", body = SessionResponse,
             example = json!({"session": {"id": "q7Hc0mB1TzK4n9XwVd2aLg", "owner": "worker-7", "ttl_seconds": 10, "lock_delay_seconds": 0, "created_at": "2026-11-29T21:32:27.123Z", "expires_at": "2026-11-29T21:32:37.123Z"}})),
@@ -170,7 +206,7 @@ pub(crate) async fn keep_alive(
             None
         } else {
             let fields = parse_object(&body)?;
-            match fields.ttl_seconds.filter(|raw| raw.get() != "null") {
+            match fields.ttl_seconds {
                 Some(raw) => Some(
                     ttl_field(Some(raw), state.settings.max_ttl_seconds)
                         .map_err(|e| ProblemKind::Validation(vec![e]))?,
@@ -251,19 +287,9 @@ pub(crate) async fn list(
 ) -> Result<HttpResponse, ProblemKind> {
     let tenant = tenant_of(&req, &state)?;
     let query = list_query(req.query_string())?;
-    let after = match query.after {
-        Some(after) => Some(SessionId::parse(after.as_str()).map_err(|_| {
-            ProblemKind::Validation(vec![FieldError::new(
-                "cursor",
-                "invalid_value",
-                "cursor is not a cursor of this listing",
-            )])
-        })?),
-        None => None,
-    };
     let query = SessionQuery {
         prefix: query.prefix,
-        after,
+        after: query.after,
         limit: query.limit,
     };
     let page = state.service.sessions().list(tenant, query).await?;
@@ -323,12 +349,9 @@ pub(crate) async fn end(
         (tenant, Some(reason))
     } else {
         let tenant = tenant_of(&req, &state)?;
-        if !req.query_string().is_empty() {
-            return Err(ProblemKind::Validation(vec![FieldError::new(
-                "query",
-                "unknown_parameter",
-                "closing a session takes no parameters (an admin's end: force=true&reason=)",
-            )]));
+        let stray = stray_parameters(req.query_string());
+        if !stray.is_empty() {
+            return Err(ProblemKind::Validation(stray));
         }
         (tenant, None)
     };

@@ -7967,7 +7967,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -7999,7 +7999,7 @@ export interface operations {
                     "application/json": components["schemas"]["SessionResponse"];
                 };
             };
-            /** @description The body is empty, not JSON, or not a JSON object. */
+            /** @description The body is not JSON, or not a JSON object. */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -50,6 +50,19 @@ pub(crate) fn renew_schema() -> Object {
         .build()
 }
 
+/// The answer to a renew whose body names a session: `409 session-held` (a `null` session is a
+/// `422`, as for any field); `Ok` without one.
+///
+/// # Errors
+/// The problem to answer.
+pub(crate) fn refuse_in_renew(raw: Option<&RawValue>) -> Result<(), crate::problem::ProblemKind> {
+    match session_field(raw) {
+        Ok(None) => Ok(()),
+        Ok(Some(_)) => Err(crate::problem::ProblemKind::SessionHeld),
+        Err(error) => Err(crate::problem::ProblemKind::Validation(vec![error])),
+    }
+}
+
 /// The `?session=` of a release or resign of a session's hold.
 pub(crate) fn query_parameter() -> Parameter {
     ParameterBuilder::new()
@@ -68,11 +81,19 @@ pub(crate) fn query_parameter() -> Parameter {
 /// The `session` of a JSON body, when given.
 ///
 /// # Errors
-/// `invalid_type` (not a string), or the domain's code for an id no server made.
+/// `invalid_type` (not a string: `null` too, since a session is never "none"), or the domain's
+/// code for an id no server made.
 pub(crate) fn session_field(raw: Option<&RawValue>) -> Result<Option<SessionId>, FieldError> {
-    let Some(raw) = given(raw) else {
+    let Some(raw) = raw else {
         return Ok(None);
     };
+    if given(Some(raw)).is_none() {
+        return Err(FieldError::new(
+            NAME,
+            "invalid_type",
+            "session must be a JSON string; leave it out to hold as the owner",
+        ));
+    }
     let text: String = serde_json::from_str(raw.get())
         .map_err(|_| FieldError::new(NAME, "invalid_type", "session must be a JSON string"))?;
     session_text(&text).map(Some)
@@ -95,7 +116,7 @@ mod tests {
     fn session_table() {
         let cases: &[(&str, Result<Option<&str>, &str>)] = &[
             (r#"{}"#, Ok(None)),
-            (r#"{"session": null}"#, Ok(None)),
+            (r#"{"session": null}"#, Err("invalid_type")),
             (
                 r#"{"session": "q7Hc0mB1TzK4n9XwVd2aLg"}"#,
                 Ok(Some("q7Hc0mB1TzK4n9XwVd2aLg")),

@@ -466,7 +466,7 @@ pub async fn live_sessions_are_listed_by_id_with_their_holds(h: &dyn Harness) {
     let seen: Vec<&SessionId> = first.sessions.iter().map(|s| &s.session.id).collect();
     assert_eq!(seen, vec![&ids[0], &ids[1]]);
     let rest = SessionQuery {
-        after: Some(ids[1].clone()),
+        after: Some(name(ids[1].as_str())),
         ..query
     };
     let second = store.list_sessions(listing.clone(), rest).await.unwrap();

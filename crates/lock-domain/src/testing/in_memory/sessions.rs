@@ -252,7 +252,10 @@ impl SessionStore for InMemoryLockRepository {
                 t == &tenant
                     && session.is_live_at(now)
                     && id.as_str().starts_with(query.prefix.as_str())
-                    && query.after.as_ref().is_none_or(|after| id > after)
+                    && query
+                        .after
+                        .as_ref()
+                        .is_none_or(|after| id.as_str() > after.as_str())
             })
             .map(|(_, session)| session)
             .collect();

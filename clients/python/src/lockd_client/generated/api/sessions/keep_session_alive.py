@@ -11,6 +11,7 @@ from ... import errors
 from ...models.problem import Problem
 from ...models.session_keep_alive_request import SessionKeepAliveRequest
 from ...models.session_response import SessionResponse
+from ...types import UNSET, Unset
 from typing import cast
 
 
@@ -18,7 +19,7 @@ from typing import cast
 def _get_kwargs(
     id: str,
     *,
-    body: SessionKeepAliveRequest,
+    body: SessionKeepAliveRequest | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -33,7 +34,9 @@ def _get_kwargs(
         "url": "/sessions/{id}/keepalive".format(id=quote(str(id), safe=""),),
     }
 
-    _kwargs["json"] = body.to_dict()
+    
+    if not isinstance(body, Unset):
+        _kwargs["json"] = body.to_dict()
 
     headers["Content-Type"] = "application/json"
 
@@ -125,7 +128,7 @@ def sync_detailed(
     id: str,
     *,
     client: AuthenticatedClient,
-    body: SessionKeepAliveRequest,
+    body: SessionKeepAliveRequest | Unset = UNSET,
 
 ) -> Response[Problem | SessionResponse]:
     """ Keep a session alive.
@@ -136,8 +139,8 @@ def sync_detailed(
 
     Args:
         id (str):
-        body (SessionKeepAliveRequest): Keep a session alive (the body may be empty). Unknown
-            fields are ignored.
+        body (SessionKeepAliveRequest | Unset): Keep a session alive (the body may be empty).
+            Unknown fields are ignored.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -164,7 +167,7 @@ def sync(
     id: str,
     *,
     client: AuthenticatedClient,
-    body: SessionKeepAliveRequest,
+    body: SessionKeepAliveRequest | Unset = UNSET,
 
 ) -> Problem | SessionResponse | None:
     """ Keep a session alive.
@@ -175,8 +178,8 @@ def sync(
 
     Args:
         id (str):
-        body (SessionKeepAliveRequest): Keep a session alive (the body may be empty). Unknown
-            fields are ignored.
+        body (SessionKeepAliveRequest | Unset): Keep a session alive (the body may be empty).
+            Unknown fields are ignored.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -198,7 +201,7 @@ async def asyncio_detailed(
     id: str,
     *,
     client: AuthenticatedClient,
-    body: SessionKeepAliveRequest,
+    body: SessionKeepAliveRequest | Unset = UNSET,
 
 ) -> Response[Problem | SessionResponse]:
     """ Keep a session alive.
@@ -209,8 +212,8 @@ async def asyncio_detailed(
 
     Args:
         id (str):
-        body (SessionKeepAliveRequest): Keep a session alive (the body may be empty). Unknown
-            fields are ignored.
+        body (SessionKeepAliveRequest | Unset): Keep a session alive (the body may be empty).
+            Unknown fields are ignored.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -237,7 +240,7 @@ async def asyncio(
     id: str,
     *,
     client: AuthenticatedClient,
-    body: SessionKeepAliveRequest,
+    body: SessionKeepAliveRequest | Unset = UNSET,
 
 ) -> Problem | SessionResponse | None:
     """ Keep a session alive.
@@ -248,8 +251,8 @@ async def asyncio(
 
     Args:
         id (str):
-        body (SessionKeepAliveRequest): Keep a session alive (the body may be empty). Unknown
-            fields are ignored.
+        body (SessionKeepAliveRequest | Unset): Keep a session alive (the body may be empty).
+            Unknown fields are ignored.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
