@@ -88,8 +88,19 @@ impl LockClient {
         options: &AcquireOptions,
     ) -> Result<Acquired, ClientError> {
         let body = acquire_body(owner, ttl_seconds, options);
-        let timeout = self.request_timeout() + Duration::from_secs(options.wait_seconds);
-        let response = self.send("POST", &lock_path(resource), Some(&body), timeout)?;
+        self.acquire_sending(resource, &body, options.wait_seconds)
+    }
+
+    /// Sends the acquire `body` of `resource`, which may wait `wait_seconds`, and reads its
+    /// answer.
+    pub(crate) fn acquire_sending(
+        &self,
+        resource: &str,
+        body: &Value,
+        wait_seconds: u64,
+    ) -> Result<Acquired, ClientError> {
+        let timeout = self.request_timeout() + Duration::from_secs(wait_seconds);
+        let response = self.send("POST", &lock_path(resource), Some(body), timeout)?;
         let status = response.status();
         let retry_after_seconds = retry_after(&response);
         let text = read_text(response)?;

@@ -6,8 +6,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::client::{lock_path, read_text, retry_after, segment, unexpected};
-use crate::leases::parse_acquired;
+use crate::client::{lock_path, segment, unexpected};
 use crate::{AcquireOptions, Acquired, ClientError, LockClient, Mode, Released};
 
 /// A live session as the server describes it (timestamps: the server's RFC 3339 strings).
@@ -153,15 +152,7 @@ impl LockClient {
         if let Some(value) = &options.value {
             body["value"] = value.clone();
         }
-        let timeout = self.request_timeout() + Duration::from_secs(options.wait_seconds);
-        let response = self.send("POST", &lock_path(resource), Some(&body), timeout)?;
-        let status = response.status();
-        let retry_after_seconds = retry_after(&response);
-        let text = read_text(response)?;
-        if status != 200 {
-            return Err(unexpected(status, text));
-        }
-        parse_acquired(text, retry_after_seconds)
+        self.acquire_sending(resource, &body, options.wait_seconds)
     }
 
     /// Releases session `id`'s hold of `resource` (and nothing else of the session).

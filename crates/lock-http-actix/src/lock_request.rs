@@ -238,37 +238,17 @@ fn query_session(query: &str) -> Option<Result<lock_domain::SessionId, FieldErro
     found
 }
 
-/// Every query parameter of a release other than `who` (and `session`), as an error: a `reason` belongs to a
-/// force-release (`force=true`), which a request without `force` is not, and any other name is
-/// unknown. Ignoring them would let a caller believe its reason was kept, or its misspelt
-/// parameter read, while a plain release went ahead.
+/// Every query parameter of a release other than `who` (and `session`), as an error: a `reason`
+/// belongs to a force-release (`force=true`), which a request without `force` is not, and any
+/// other name is unknown. Ignoring them would let a caller believe its reason was kept, or its
+/// misspelt parameter read, while a plain release went ahead.
 fn stray_parameters(who: &'static str, query: &str) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let raw_key = pair.split_once('=').map_or(pair, |(key, _)| key);
-        let error = match form_decode(raw_key).as_deref() {
-            Ok(key) if key == who || key == session::NAME => continue,
-            Ok("reason") => FieldError::new(
-                "reason",
-                "unexpected",
-                format!("reason goes with force=true; a release by its {who} takes only ?{who}="),
-            ),
-            Ok(key) => FieldError::new(
-                key,
-                "unknown_parameter",
-                format!("unknown parameter {key:?}: a release takes only ?{who}= (or force=true&reason=)"),
-            ),
-            Err(_) => FieldError::new(
-                "query",
-                "invalid_utf8",
-                "a parameter name is not valid UTF-8 once percent-decoded",
-            ),
-        };
-        if !errors.contains(&error) {
-            errors.push(error);
-        }
-    }
-    errors
+    crate::query_string::stray_parameters(
+        query,
+        &[who, session::NAME],
+        &format!("reason goes with force=true; a release by its {who} takes only ?{who}="),
+        &format!("a release takes only ?{who}= (or force=true&reason=)"),
+    )
 }
 
 fn reconcile_owner(

@@ -63,3 +63,37 @@ pub(crate) fn parameters(
     }
     found
 }
+
+/// Every parameter of `query` but `allowed`, as an error: a `reason` (which belongs with
+/// `force=true`) is `unexpected`, saying `reason_hint`; any other name is an
+/// `unknown_parameter`, saying what the request takes (`takes`). Each error once.
+pub(crate) fn stray_parameters(
+    query: &str,
+    allowed: &[&str],
+    reason_hint: &str,
+    takes: &str,
+) -> Vec<crate::problem::FieldError> {
+    use crate::problem::FieldError;
+    let mut errors = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let raw_key = pair.split_once('=').map_or(pair, |(key, _)| key);
+        let error = match form_decode(raw_key).as_deref() {
+            Ok(key) if allowed.contains(&key) => continue,
+            Ok("reason") => FieldError::new("reason", "unexpected", reason_hint),
+            Ok(key) => FieldError::new(
+                key,
+                "unknown_parameter",
+                format!("unknown parameter {key:?}: {takes}"),
+            ),
+            Err(_) => FieldError::new(
+                "query",
+                "invalid_utf8",
+                "a parameter name is not valid UTF-8 once percent-decoded",
+            ),
+        };
+        if !errors.contains(&error) {
+            errors.push(error);
+        }
+    }
+    errors
+}

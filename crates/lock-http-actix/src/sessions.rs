@@ -68,31 +68,12 @@ impl IntoParams for SessionPath {
 /// Every query parameter of a close, as an error: a `reason` belongs to an admin's end
 /// (`force=true`), and any other name is unknown.
 fn stray_parameters(query: &str) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let raw_key = pair.split_once('=').map_or(pair, |(key, _)| key);
-        let error = match crate::query_string::form_decode(raw_key).as_deref() {
-            Ok("reason") => FieldError::new(
-                "reason",
-                "unexpected",
-                "reason goes with force=true; closing a session takes no parameters",
-            ),
-            Ok(key) => FieldError::new(
-                key,
-                "unknown_parameter",
-                format!("unknown parameter {key:?}: closing a session takes none (an admin's end: force=true&reason=)"),
-            ),
-            Err(_) => FieldError::new(
-                "query",
-                "invalid_utf8",
-                "a parameter name is not valid UTF-8 once percent-decoded",
-            ),
-        };
-        if !errors.contains(&error) {
-            errors.push(error);
-        }
-    }
-    errors
+    crate::query_string::stray_parameters(
+        query,
+        &[],
+        "reason goes with force=true; closing a session takes no parameters",
+        "closing a session takes none (an admin's end: force=true&reason=)",
+    )
 }
 
 /// The session `{id}` of the path; a malformed id is no session this server made (404).
