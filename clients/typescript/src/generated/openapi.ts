@@ -2166,10 +2166,7 @@ export interface operations {
                  * @example worker-7
                  */
                 candidate?: string;
-                /**
-                 * @description Release the hold of this session (in place of the holder's name): the id of a live session of the tenant.
-                 * @example q7Hc0mB1TzK4n9XwVd2aLg
-                 */
+                /** @description Release the hold of this session (in place of the holder's name): the id of a live session of the tenant, such as `q7Hc0mB1TzK4n9XwVd2aLg`. */
                 session?: string;
                 /** @description `true` to end every live lease of the name whoever holds it (an admin key only; 403 `/problems/admin-required` otherwise). Then `reason` is required and no owner or body is given; the answer is 200 with the leases ended. */
                 force?: "true";
@@ -2856,10 +2853,7 @@ export interface operations {
                  * @example worker-7
                  */
                 candidate?: string;
-                /**
-                 * @description Release the hold of this session (in place of the holder's name): the id of a live session of the tenant.
-                 * @example q7Hc0mB1TzK4n9XwVd2aLg
-                 */
+                /** @description Release the hold of this session (in place of the holder's name): the id of a live session of the tenant, such as `q7Hc0mB1TzK4n9XwVd2aLg`. */
                 session?: string;
                 /** @description `true` to end every live lease of the name whoever holds it (an admin key only; 403 `/problems/admin-required` otherwise). Then `reason` is required and no owner or body is given; the answer is 200 with the leases ended. */
                 force?: "true";
@@ -4949,10 +4943,7 @@ export interface operations {
                  * @example worker-7
                  */
                 owner?: string;
-                /**
-                 * @description Release the hold of this session (in place of the holder's name): the id of a live session of the tenant.
-                 * @example q7Hc0mB1TzK4n9XwVd2aLg
-                 */
+                /** @description Release the hold of this session (in place of the holder's name): the id of a live session of the tenant, such as `q7Hc0mB1TzK4n9XwVd2aLg`. */
                 session?: string;
                 /** @description `true` to end every live lease of the name whoever holds it (an admin key only; 403 `/problems/admin-required` otherwise). Then `reason` is required and no owner or body is given; the answer is 200 with the leases ended. */
                 force?: "true";
@@ -6524,10 +6515,7 @@ export interface operations {
                  * @example worker-7
                  */
                 owner?: string;
-                /**
-                 * @description Release the hold of this session (in place of the holder's name): the id of a live session of the tenant.
-                 * @example q7Hc0mB1TzK4n9XwVd2aLg
-                 */
+                /** @description Release the hold of this session (in place of the holder's name): the id of a live session of the tenant, such as `q7Hc0mB1TzK4n9XwVd2aLg`. */
                 session?: string;
                 /** @description `true` to end every live lease of the name whoever holds it (an admin key only; 403 `/problems/admin-required` otherwise). Then `reason` is required and no owner or body is given; the answer is 200 with the leases ended. */
                 force?: "true";
