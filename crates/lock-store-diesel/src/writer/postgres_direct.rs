@@ -37,32 +37,10 @@ impl PostgresDirect {
     }
 
     /// Runs `op` through the holders of its place, in a transaction of its own; a grant whose
-    /// caller has gone is undone.
+    /// caller has gone is undone. An operation under a session is decided on the session in the
+    /// same transaction: its row kept from keepalives and ends (`FOR SHARE`) meanwhile (see
+    /// `sessions.rs`).
     pub(crate) async fn through_holders(
-        &self,
-        tenant: Tenant,
-        op: LeaseOp,
-    ) -> Result<LeaseOutcome, RepositoryError> {
-        let undo_tenant = tenant.clone();
-        let events = Arc::clone(self.pooled.events());
-        self.pooled
-            .run_undoable(
-                move |conn, _| Ok(holders_postgres(conn.postgres()?, &tenant, op)?),
-                // A grant that committed after its caller heard 503 or went away.
-                move |conn, answer| {
-                    let Ok(c) = conn.postgres() else { return };
-                    undo_unheard(&*events, &undo_tenant, &answer, |undo| {
-                        Ok(holders_postgres(c, &undo_tenant, undo)?)
-                    });
-                },
-            )
-            .await
-    }
-
-    /// A client's operation under a session, in a transaction of its own: the session's row
-    /// kept from keepalives and ends (`FOR SHARE`) while the operation is decided on it through
-    /// the holders of its place (see `sessions.rs`); a grant whose caller has gone is undone.
-    async fn under_session(
         &self,
         tenant: Tenant,
         op: LeaseOp,
@@ -84,6 +62,7 @@ impl PostgresDirect {
                         )?)
                     })?)
                 },
+                // A grant that committed after its caller heard 503 or went away.
                 move |conn, answer| {
                     let Ok(c) = conn.postgres() else { return };
                     undo_unheard(&*events, &undo_tenant, &answer, |undo| {
@@ -227,7 +206,8 @@ pub(crate) fn renewed(row: RenewRow) -> Result<LeaseOutcome, RepositoryError> {
 impl Writer for PostgresDirect {
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
         if op.session().is_some() {
-            return self.under_session(tenant, op).await;
+            // Never by a lock statement: a session's hold is written by the holders' path.
+            return self.through_holders(tenant, op).await;
         }
         match op {
             LeaseOp::Acquire {
