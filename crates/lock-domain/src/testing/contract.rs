@@ -98,7 +98,8 @@ pub use semaphores::{
     undo_permit_grant_ends_only_that_exact_grant,
 };
 pub use sessions::{
-    a_forced_end_is_recorded_with_its_reason, a_session_opens_is_kept_alive_and_ends_once,
+    a_forced_end_is_recorded_with_its_reason, a_grant_under_a_session_nobody_heard_of_is_undone,
+    a_session_opens_is_kept_alive_and_ends_once,
     a_session_that_runs_out_ends_every_hold_and_keeps_their_places,
     an_unknown_session_grants_nothing, closing_a_session_ends_every_hold_at_once_and_frees_them,
     holds_under_a_session_are_its_own_and_move_with_each_keepalive,
@@ -241,7 +242,8 @@ macro_rules! repository_contract_suite {
             a_forced_end_is_recorded_with_its_reason,
             a_session_that_runs_out_ends_every_hold_and_keeps_their_places,
             an_unknown_session_grants_nothing,
-            live_sessions_are_listed_by_id_with_their_holds
+            live_sessions_are_listed_by_id_with_their_holds,
+            a_grant_under_a_session_nobody_heard_of_is_undone
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

@@ -497,3 +497,35 @@ pub async fn live_sessions_are_listed_by_id_with_their_holds(h: &dyn Harness) {
         .unwrap();
     assert!(empty.sessions.iter().all(|s| !ids.contains(&s.session.id)));
 }
+
+pub async fn a_grant_under_a_session_nobody_heard_of_is_undone(h: &dyn Harness) {
+    let store = h.open().await;
+    let store = &*store;
+    let session = open(store, tenant(), 15, None, 30, 0).await;
+    let id = &session.id;
+    // A lock, a reader and permits granted under the session whose requester went away: each
+    // undo ends exactly that grant, and leaves the session and its other holds alone.
+    let lock = granted(store, acquire("h-lock", Claim::Exclusive, id)).await;
+    let reader = granted(store, acquire("h-read", Claim::Shared, id)).await;
+    let permit = granted(store, acquire("h-sem", permits(1, 2), id)).await;
+    for grant in [lock, reader, permit] {
+        let undone = store.apply(tenant(), LeaseOp::Undo(grant.clone())).await;
+        assert_eq!(
+            undone.unwrap(),
+            crate::LeaseOutcome::Undone(true),
+            "{:?}",
+            grant.place
+        );
+    }
+    assert_eq!(status(store, "h-lock").await, None);
+    assert_eq!(status(store, "h-read").await, None);
+    let (_, holds) = look(store, id).await.expect("the session lives on");
+    assert!(holds.is_empty(), "{holds:?}");
+    // A re-grant under the session is the session's earlier lease: never undone.
+    let first = granted(store, acquire("h-lock", Claim::Exclusive, id)).await;
+    let again = granted(store, acquire("h-lock", Claim::Exclusive, id)).await;
+    assert_eq!(again.lease.fencing_token, first.lease.fencing_token);
+    let undone = store.apply(tenant(), LeaseOp::Undo(again)).await.unwrap();
+    assert_eq!(undone, crate::LeaseOutcome::Undone(false));
+    assert!(status(store, "h-lock").await.is_some());
+}
