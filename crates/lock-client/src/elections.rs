@@ -77,9 +77,20 @@ impl LockClient {
         if let Some(value) = value {
             body["value"] = value.clone();
         }
+        self.campaign_sending(election, &body, wait_seconds)
+    }
+
+    /// Sends the campaign `body` of `election`, which may wait `wait_seconds`, and reads its
+    /// answer.
+    pub(crate) fn campaign_sending(
+        &self,
+        election: &str,
+        body: &Value,
+        wait_seconds: u64,
+    ) -> Result<Campaigned, ClientError> {
         let timeout = self.request_timeout() + Duration::from_secs(wait_seconds);
         let path = format!("{}/campaign", election_path(election));
-        let response = self.send("POST", &path, Some(&body), timeout)?;
+        let response = self.send("POST", &path, Some(body), timeout)?;
         let status = response.status();
         let retry_after_seconds = retry_after(&response);
         let text = read_text(response)?;

@@ -94,8 +94,17 @@ impl LockClient {
         value: Option<&Value>,
     ) -> Result<LocksAcquired, ClientError> {
         let body = acquire_all_body(owner, ttl_seconds, locks, wait_seconds, value);
+        self.acquire_all_sending(&body, wait_seconds)
+    }
+
+    /// Sends the set acquire `body`, which may wait `wait_seconds`, and reads its answer.
+    pub(crate) fn acquire_all_sending(
+        &self,
+        body: &Value,
+        wait_seconds: u64,
+    ) -> Result<LocksAcquired, ClientError> {
         let timeout = self.request_timeout() + Duration::from_secs(wait_seconds);
-        let response = self.send("POST", "/locks", Some(&body), timeout)?;
+        let response = self.send("POST", "/locks", Some(body), timeout)?;
         let status = response.status();
         let retry_after_seconds = retry_after(&response);
         let text = read_text(response)?;
@@ -132,6 +141,18 @@ fn acquire_all_body(
     wait_seconds: u64,
     value: Option<&Value>,
 ) -> Value {
+    let holder = json!({"owner": owner, "ttl_seconds": ttl_seconds});
+    set_body(holder, locks, wait_seconds, value)
+}
+
+/// A set acquire's body: `holder` (the owner and TTL, or the session) with the locks, and
+/// `wait_seconds` and `value` only when they say something.
+pub(crate) fn set_body(
+    mut body: Value,
+    locks: &[LockSpec],
+    wait_seconds: u64,
+    value: Option<&Value>,
+) -> Value {
     let locks: Vec<Value> = locks
         .iter()
         .map(|lock| match lock.mode {
@@ -139,7 +160,7 @@ fn acquire_all_body(
             Mode::Shared => json!({"resource": lock.resource, "mode": lock.mode}),
         })
         .collect();
-    let mut body = json!({"owner": owner, "ttl_seconds": ttl_seconds, "locks": locks});
+    body["locks"] = json!(locks);
     if wait_seconds > 0 {
         body["wait_seconds"] = json!(wait_seconds);
     }

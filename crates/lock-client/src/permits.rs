@@ -83,8 +83,19 @@ impl LockClient {
         if wait_seconds > 0 {
             body["wait_seconds"] = json!(wait_seconds);
         }
+        self.acquire_permits_sending(name, &body, wait_seconds)
+    }
+
+    /// Sends the acquire `body` of semaphore `name`, which may wait `wait_seconds`, and reads
+    /// its answer.
+    pub(crate) fn acquire_permits_sending(
+        &self,
+        name: &str,
+        body: &serde_json::Value,
+        wait_seconds: u64,
+    ) -> Result<PermitsAcquired, ClientError> {
         let timeout = self.request_timeout() + Duration::from_secs(wait_seconds);
-        let response = self.send("POST", &semaphore_path(name), Some(&body), timeout)?;
+        let response = self.send("POST", &semaphore_path(name), Some(body), timeout)?;
         let status = response.status();
         let retry_after_seconds = retry_after(&response);
         let text = read_text(response)?;

@@ -7,7 +7,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::client::{lock_path, segment, unexpected};
-use crate::{AcquireOptions, Acquired, ClientError, LockClient, Mode, Released};
+use crate::multi::set_body;
+use crate::{
+    AcquireOptions, Acquired, Campaigned, ClientError, LockClient, LockSpec, LocksAcquired, Mode,
+    PermitsAcquired, Released,
+};
 
 /// A live session as the server describes it (timestamps: the server's RFC 3339 strings).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -153,6 +157,69 @@ impl LockClient {
             body["value"] = value.clone();
         }
         self.acquire_sending(resource, &body, options.wait_seconds)
+    }
+
+    /// Acquires every lock of `locks` under session `id`, together or none, asking the server
+    /// to wait up to `wait_seconds` (sent only when not 0) until all are available at once;
+    /// nothing is held while it waits. `value` is stored with each lease.
+    ///
+    /// # Errors
+    /// As [`LockClient::acquire_all`]; a 404 `/problems/session-not-found` when the session is
+    /// not live (nothing was granted).
+    pub fn acquire_all_in_session(
+        &self,
+        id: &str,
+        locks: &[LockSpec],
+        wait_seconds: u64,
+        value: Option<&Value>,
+    ) -> Result<LocksAcquired, ClientError> {
+        let body = set_body(json!({"session": id}), locks, wait_seconds, value);
+        self.acquire_all_sending(&body, wait_seconds)
+    }
+
+    /// Acquires `permits` of semaphore `name` (of `limit`) under session `id`, asking the
+    /// server to hold the request up to `wait_seconds` (sent only when not 0).
+    ///
+    /// # Errors
+    /// As [`LockClient::acquire_permits`]; a 404 `/problems/session-not-found` when the session
+    /// is not live (nothing was granted).
+    pub fn acquire_permits_in_session(
+        &self,
+        name: &str,
+        id: &str,
+        limit: u32,
+        permits: u32,
+        wait_seconds: u64,
+    ) -> Result<PermitsAcquired, ClientError> {
+        let mut body = json!({"session": id, "limit": limit, "permits": permits});
+        if wait_seconds > 0 {
+            body["wait_seconds"] = json!(wait_seconds);
+        }
+        self.acquire_permits_sending(name, &body, wait_seconds)
+    }
+
+    /// Campaigns for `election` under session `id` (the leader shows the session's label as
+    /// its candidate), with `value` when given, asking the server to hold the request up to
+    /// `wait_seconds` (sent only when not 0).
+    ///
+    /// # Errors
+    /// As [`LockClient::campaign`]; a 404 `/problems/session-not-found` when the session is not
+    /// live (no one was elected).
+    pub fn campaign_in_session(
+        &self,
+        election: &str,
+        id: &str,
+        wait_seconds: u64,
+        value: Option<&Value>,
+    ) -> Result<Campaigned, ClientError> {
+        let mut body = json!({"session": id});
+        if wait_seconds > 0 {
+            body["wait_seconds"] = json!(wait_seconds);
+        }
+        if let Some(value) = value {
+            body["value"] = value.clone();
+        }
+        self.campaign_sending(election, &body, wait_seconds)
     }
 
     /// Releases session `id`'s hold of `resource` (and nothing else of the session).

@@ -241,3 +241,103 @@ fn fence_checks_send_the_token_and_read_each_verdict() {
         );
     }
 }
+
+/// A set, permits and a campaign under a session: the session in place of the holder and TTL,
+/// on the same paths, the answers read as without one.
+#[test]
+fn acquires_under_a_session_send_the_session_in_place_of_the_holder() {
+    let fast = Duration::from_secs(5);
+    let granted_set = r#"{"acquired":true,"locks":[{"resource":"a/b","owner":"o","session":"S1","acquired_at":"2026-11-29T21:32:27.123Z","expires_at":"2026-11-29T21:32:57.123Z","fencing_token":17}]}"#;
+    let (base, seen) = peer(
+        Duration::ZERO,
+        answer("200 OK", "application/json", "", granted_set),
+    );
+    let client = LockClient::new(&config(&base, fast));
+    let locks = [
+        lock_client::LockSpec::exclusive("a/b"),
+        lock_client::LockSpec::shared("c"),
+    ];
+    match client
+        .acquire_all_in_session("S1", &locks, 4, None)
+        .expect("an answer")
+    {
+        lock_client::LocksAcquired::Granted(leases) => assert_eq!(leases[0].fencing_token, 17),
+        other => panic!("{other:?}"),
+    }
+    let seen = seen.recv().expect("request");
+    assert!(
+        seen.head.starts_with("POST /locks HTTP/1.1"),
+        "{}",
+        seen.head
+    );
+    let body: serde_json::Value = serde_json::from_str(&seen.body).expect("json");
+    assert_eq!(
+        body,
+        serde_json::json!({"session": "S1", "wait_seconds": 4,
+                           "locks": [{"resource": "a/b"}, {"resource": "c", "mode": "shared"}]})
+    );
+
+    let (base, seen) = peer(
+        Duration::ZERO,
+        answer(
+            "200 OK",
+            "application/json",
+            "retry-after: 2\r\n",
+            r#"{"acquired":false,"name":"exports","limit":3,"available":1}"#,
+        ),
+    );
+    let client = LockClient::new(&config(&base, fast));
+    let outcome = client
+        .acquire_permits_in_session("exports", "S1", 3, 2, 0)
+        .expect("an answer");
+    assert_eq!(
+        outcome,
+        lock_client::PermitsAcquired::Unavailable {
+            available: 1,
+            retry_after_seconds: Some(2)
+        }
+    );
+    let seen = seen.recv().expect("request");
+    assert!(
+        seen.head.starts_with("POST /semaphores/exports "),
+        "{}",
+        seen.head
+    );
+    let body: serde_json::Value = serde_json::from_str(&seen.body).expect("json");
+    assert_eq!(
+        body,
+        serde_json::json!({"session": "S1", "limit": 3, "permits": 2})
+    );
+
+    let (base, seen) = peer(
+        Duration::ZERO,
+        answer(
+            "200 OK",
+            "application/json",
+            "",
+            r#"{"elected":false,"leader":null}"#,
+        ),
+    );
+    let client = LockClient::new(&config(&base, fast));
+    let outcome = client
+        .campaign_in_session("primary", "S1", 3, Some(&serde_json::json!("10.0.0.7")))
+        .expect("an answer");
+    assert!(
+        matches!(
+            outcome,
+            lock_client::Campaigned::NotElected { leader: None, .. }
+        ),
+        "{outcome:?}"
+    );
+    let seen = seen.recv().expect("request");
+    assert!(
+        seen.head.starts_with("POST /elections/primary/campaign "),
+        "{}",
+        seen.head
+    );
+    let body: serde_json::Value = serde_json::from_str(&seen.body).expect("json");
+    assert_eq!(
+        body,
+        serde_json::json!({"session": "S1", "wait_seconds": 3, "value": "10.0.0.7"})
+    );
+}
