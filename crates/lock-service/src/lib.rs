@@ -51,7 +51,8 @@ pub use history::{FeedFilter, FeedStart, History, HistoryFeed};
 pub use locks::multi::MultiAcquireRequest;
 pub use locks::{AcquireRequest, Locks};
 pub use observe::{
-    Change, Happened, Holding, Numbered, Observation, Observed, Shape, POLL as OBSERVE_POLL,
+    Change, Happened, Holding, Numbered, Observation, Observed, SessionChange, SessionObservation,
+    Shape, POLL as OBSERVE_POLL,
 };
 pub use outcomes::{
     AcquireError, Acquired, Campaigned, Fenced, HeldSemaphore, Leading, Looked, MultiAcquired,

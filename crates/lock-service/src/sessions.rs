@@ -3,7 +3,8 @@
 //! alive; what it holds is taken through each primitive's own use cases with the session as the
 //! holder (`Owner::of_session` in the request's `LeaseTerms`), so nothing here acquires. Here:
 //! open (with the tenant's `max_sessions`), keepalive, look, list, and the end that releases every
-//! hold in one transaction and wakes their waiters.
+//! hold in one transaction and wakes their waiters; and observing one (its watch in
+//! `observe/hub/sessions.rs`).
 
 use lock_domain::{
     ForceReason, LockDelay, Owner, Place, RepositoryError, Session, SessionEnd, SessionHold,
@@ -11,7 +12,8 @@ use lock_domain::{
 };
 
 use crate::core::Core;
-use crate::quota::{Limit, QuotaExceeded};
+use crate::observe::{SessionObservation, SessionReads};
+use crate::quota::{Limit, OpenError, QuotaExceeded};
 
 /// A session asked for: its owner label (the id when `None`), TTL and lock-delay.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,5 +178,37 @@ impl Sessions<'_> {
             .events
             .session_ended(&tenant, &session, how, &holds);
         Ok(Some((session, holds)))
+    }
+
+    /// Starts observing live session `id`: the session and its holds now, then each hold
+    /// granted or released under it as it happens, and last the session's end with its reason
+    /// (`SessionChange::Ended`), after which the changes end. `None` when the session is not
+    /// live. Changes made through this process arrive at once, its running out within a few
+    /// milliseconds of its end, other processes' changes within about [`crate::OBSERVE_POLL`].
+    /// Must be called inside a tokio runtime.
+    ///
+    /// # Errors
+    /// [`OpenError::QuotaExceeded`] when the tenant has as many observers as its
+    /// `max_observers` allows (asked after the session is found, so that an unknown session is
+    /// `None` whatever the count); [`OpenError::Store`] when the first look failed.
+    pub async fn observe(
+        &self,
+        tenant: Tenant,
+        id: SessionId,
+    ) -> Result<Option<SessionObservation>, OpenError> {
+        let reads = SessionReads {
+            sessions: std::sync::Arc::clone(&self.core.sessions),
+            history: std::sync::Arc::clone(&self.core.history),
+        };
+        let Some(mut observation) = self
+            .core
+            .hub
+            .observe_session(tenant.clone(), id, reads)
+            .await?
+        else {
+            return Ok(None);
+        };
+        observation.seat = Some(self.core.observer_seat(&tenant)?);
+        Ok(Some(observation))
     }
 }

@@ -1,6 +1,7 @@
-//! The watches of this process: one per observed name, shared by its observers, each with a task
-//! that reads the store when it may have changed and folds what it reads, and this process's own
-//! outcomes, into one view whose changes go to every observer.
+//! The watches of this process: one per observed name (and one per observed session,
+//! `hub/sessions.rs`), shared by its observers, each with a task that reads the store when it may
+//! have changed and folds what it reads, and this process's own outcomes, into one view whose
+//! changes go to every observer. Every change of every watch is numbered from one counter.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -27,7 +28,10 @@ const POLL_BATCH: usize = 1_000;
 
 type Key = (Tenant, Observed, ResourceName);
 
+mod sessions;
 mod tasks;
+pub(crate) use sessions::SessionReads;
+use sessions::SessionWatches;
 use tasks::{poll, run};
 
 /// The watches. Cheap to clone; clones share them.
@@ -49,6 +53,8 @@ struct Shared {
     closed: AtomicBool,
     /// Whether the poll task runs (it ends when no watch is left).
     polling: AtomicBool,
+    /// The watches of observed sessions.
+    sessions: SessionWatches,
 }
 
 struct Watch {
@@ -91,6 +97,7 @@ impl Hub {
                 clock,
                 closed: AtomicBool::new(false),
                 polling: AtomicBool::new(false),
+                sessions: SessionWatches::default(),
             }),
             reads,
         }
@@ -114,6 +121,7 @@ impl Hub {
             locked(&watch.view).sender = closed;
             watch.wake.notify_one();
         }
+        self.shared.sessions.close();
     }
 
     /// One of this process's own outcomes for `name`.
@@ -139,29 +147,12 @@ impl Hub {
     }
 
     fn next_id(&self) -> u64 {
-        let now_us = u64::try_from(self.shared.clock.now().timestamp_micros()).unwrap_or(0);
-        let mut current = self.shared.last_id.load(Ordering::Relaxed);
-        loop {
-            let next = (current + 1).max(now_us);
-            match self.shared.last_id.compare_exchange_weak(
-                current,
-                next,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return next,
-                Err(seen) => current = seen,
-            }
-        }
+        self.shared.next_id()
     }
 
     fn publish(&self, view: &mut View, changes: Vec<Change>) {
-        for change in changes {
-            let id = self.next_id();
-            view.last_id = id;
-            // No receiver is no error: the last observer may just have left.
-            let _ = view.sender.send(Arc::new(Numbered { id, change }));
-        }
+        self.shared
+            .publish(&view.sender, &mut view.last_id, changes);
     }
 
     pub(crate) async fn observe(
@@ -268,6 +259,42 @@ impl Hub {
         self.shared
             .any
             .store(!watches.is_empty(), Ordering::Release);
+    }
+}
+
+impl Shared {
+    /// The id of the next change: larger than every id given before, and at least the clock in
+    /// microseconds (so that a restarted or other process continues above it).
+    fn next_id(&self) -> u64 {
+        let now_us = u64::try_from(self.clock.now().timestamp_micros()).unwrap_or(0);
+        let mut current = self.last_id.load(Ordering::Relaxed);
+        loop {
+            let next = (current + 1).max(now_us);
+            match self.last_id.compare_exchange_weak(
+                current,
+                next,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return next,
+                Err(seen) => current = seen,
+            }
+        }
+    }
+
+    /// Numbers `changes` and sends each to a watch's observers, `last_id` the watch's last.
+    fn publish<C>(
+        &self,
+        sender: &broadcast::Sender<Arc<Numbered<C>>>,
+        last_id: &mut u64,
+        changes: Vec<C>,
+    ) {
+        for change in changes {
+            let id = self.next_id();
+            *last_id = id;
+            // No receiver is no error: the last observer may just have left.
+            let _ = sender.send(Arc::new(Numbered { id, change }));
+        }
     }
 }
 
