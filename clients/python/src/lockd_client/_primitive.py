@@ -28,6 +28,10 @@ from .errors import LockdError, LockHeld
 
 View = LockView | PermitView | LeaderView
 
+#: Tries and per-try timeout of the release that follows an acquire of unknown outcome.
+CLEANUP_TRIES = 3
+CLEANUP_TIMEOUT = 2.0
+
 
 def default_owner() -> str:
     """A fresh owner string: host, process and a random part, so no two guards share one."""
@@ -79,12 +83,12 @@ class Grant:
     expires_at: datetime.datetime
 
 
-def _grant(view: View) -> Grant:
+def grant_of(view: View) -> Grant:
     token = view.term if isinstance(view, LeaderView) else view.fencing_token
     return Grant(view=view, fencing_token=token, expires_at=view.expires_at)
 
 
-def _problem(response: Response[Any]) -> str | None:
+def problem_of(response: Response[Any]) -> str | None:
     parsed = response.parsed
     if isinstance(parsed, Problem):
         return f"{parsed.title}: {parsed.detail}"
@@ -113,15 +117,14 @@ class Call:
 
 
 @dataclass(frozen=True)
-class Primitive:
-    """One kind of lease: a lock, semaphore permits or an election's leadership."""
+class Claim:
+    """A claim on one name (a lock, semaphore permits or an election's leadership): the calls
+    that acquire and release it, and how a grant is read. A lease's claim (`Primitive`) renews
+    itself too; a claim under a session lives as long as the session."""
 
     kind: str
     name: str
-    owner: str
-    ttl: int
     acquire: Callable[[int | None], Call]
-    renew: Call
     release: Call
     granted: Callable[[Any], View | None]
 
@@ -131,21 +134,11 @@ class Primitive:
         if response.status_code == HTTPStatus.OK:
             view = self.granted(response.parsed)
             if view is not None:
-                return _grant(view)
+                return grant_of(view)
             if response.parsed is not None:
                 raise LockHeld(self.name, retry_after=retry_after(response))
         raise LockdError(f"{self.kind} {self.name!r}: acquire answered {int(response.status_code)}",
-                         status=int(response.status_code), problem=_problem(response))
-
-    def read_renew(self, response: Response[Any]) -> Grant | None:
-        """The renewed lease, or None for an answer to retry (5xx, 429, or one not understood).
-        Raises LockdError for 404 and 403: the lease is gone, whatever happens next."""
-        if response.status_code == HTTPStatus.OK and isinstance(response.parsed, LockView | PermitView | LeaderView):
-            return _grant(response.parsed)
-        if response.status_code in (HTTPStatus.NOT_FOUND, HTTPStatus.FORBIDDEN):
-            raise LockdError(f"renew answered {int(response.status_code)}",
-                             status=int(response.status_code), problem=_problem(response))
-        return None
+                         status=int(response.status_code), problem=problem_of(response))
 
     @staticmethod
     def release_done(response: Response[Any]) -> bool:
@@ -153,7 +146,28 @@ class Primitive:
         return response.status_code < 500
 
 
-def _wait(wait: int | None) -> Any:
+@dataclass(frozen=True)
+class Primitive(Claim):
+    """One kind of lease held by an owner of its own: the claim, its owner and TTL, and the
+    renewal that keeps it."""
+
+    owner: str
+    ttl: int
+    renew: Call
+
+    def read_renew(self, response: Response[Any]) -> Grant | None:
+        """The renewed lease, or None for an answer to retry (5xx, 429, or one not understood).
+        Raises LockdError for 404 and 403: the lease is gone, whatever happens next."""
+        if response.status_code == HTTPStatus.OK and isinstance(response.parsed, LockView | PermitView | LeaderView):
+            return grant_of(response.parsed)
+        if response.status_code in (HTTPStatus.NOT_FOUND, HTTPStatus.FORBIDDEN):
+            raise LockdError(f"renew answered {int(response.status_code)}",
+                             status=int(response.status_code), problem=problem_of(response))
+        return None
+
+
+def wait_seconds(wait: int | None) -> Any:
+    """A request's `wait_seconds`: absent when there is no wait."""
     return UNSET if wait is None else wait
 
 
@@ -161,7 +175,7 @@ def lock(name: str, owner: str, ttl: int, value: Any = UNSET) -> Primitive:
     return Primitive(
         kind="lock", name=name, owner=owner, ttl=ttl,
         acquire=lambda wait: Call(acquire_lock, dict(resource=name, body=AcquireRequest(
-            owner=owner, ttl_seconds=ttl, wait_seconds=_wait(wait), value=value))),
+            owner=owner, ttl_seconds=ttl, wait_seconds=wait_seconds(wait), value=value))),
         renew=Call(renew_lock, dict(resource=name, body=RenewRequest(owner=owner, ttl_seconds=ttl))),
         release=Call(release_lock, dict(resource=name, owner=owner)),
         granted=lambda parsed: parsed.lock if isinstance(parsed, AcquireGranted) else None,
@@ -172,7 +186,7 @@ def permits(name: str, owner: str, ttl: int, limit: int, count: int, value: Any 
     return Primitive(
         kind="semaphore", name=name, owner=owner, ttl=ttl,
         acquire=lambda wait: Call(acquire_permits, dict(name=name, body=PermitAcquireRequest(
-            owner=owner, ttl_seconds=ttl, limit=limit, permits=count, wait_seconds=_wait(wait),
+            owner=owner, ttl_seconds=ttl, limit=limit, permits=count, wait_seconds=wait_seconds(wait),
             value=value))),
         renew=Call(renew_permits, dict(name=name, body=PermitRenewRequest(owner=owner, ttl_seconds=ttl))),
         release=Call(release_permits, dict(name=name, owner=owner)),
@@ -189,7 +203,7 @@ def leadership(name: str, candidate: str, ttl: int, value: Any = UNSET) -> Primi
     return Primitive(
         kind="election", name=name, owner=candidate, ttl=ttl,
         acquire=lambda wait: Call(campaign, dict(name=name, body=CampaignRequest(
-            candidate=candidate, ttl_seconds=ttl, wait_seconds=_wait(wait), value=value))),
+            candidate=candidate, ttl_seconds=ttl, wait_seconds=wait_seconds(wait), value=value))),
         renew=Call(renew_leader, dict(name=name, body=LeaderRenewRequest(candidate=candidate, ttl_seconds=ttl))),
         release=Call(resign, dict(name=name, candidate=candidate)),
         granted=elected,

@@ -17,14 +17,15 @@ from . import _primitive as p
 from .generated.types import UNSET
 from .errors import AcquireUnknown, LeaseLost, LockdError
 from .observe import ElectionEvent, aobserve_election
-from .guard import CLEANUP_TIMEOUT, CLEANUP_TRIES, Lockd
+from .aio_session import AsyncSession
+from .guard import Lockd
 
 log = logging.getLogger("lockd_client")
 
 
 class AsyncLockd(Lockd):
     """The asyncio twin of `Lockd`: the same arguments; `lock`, `permits` and `campaign` give
-    `AsyncLease`s."""
+    `AsyncLease`s, `session` an `AsyncSession`."""
 
     def lock(self, resource: str, *, ttl: int, wait: int | None = None, owner: str | None = None,  # type: ignore[override]
              value: Any = UNSET, on_lost: Callable[[AsyncLease], None] | None = None) -> AsyncLease:
@@ -41,6 +42,13 @@ class AsyncLockd(Lockd):
                  on_lost: Callable[[AsyncLease], None] | None = None) -> AsyncLease:
         primitive = p.leadership(election, candidate or p.default_owner(), ttl, value)
         return AsyncLease(self, primitive, wait, on_lost)
+
+    def session(self, *, ttl: int, owner: str | None = None, lock_delay: int | None = None,  # type: ignore[override]
+                on_lost: Callable[[AsyncSession], None] | None = None,
+                on_jeopardy: Callable[[AsyncSession], None] | None = None,
+                on_safe: Callable[[AsyncSession], None] | None = None) -> AsyncSession:
+        return AsyncSession(self, ttl, owner, lock_delay, on_lost=on_lost, on_jeopardy=on_jeopardy,
+                            on_safe=on_safe)
 
     async def observe_election(self, election: str) -> AsyncGenerator[ElectionEvent, None]:  # type: ignore[override]
         """The election's events (Server-Sent Events): its state first, then each change."""
@@ -124,7 +132,7 @@ class AsyncLease:
         except Exception as error:  # no answer, or none that could be read: it may be granted
             await self._abandon(f"{type(error).__name__}: {error}")
         except asyncio.CancelledError:  # cancelled while acquiring: one quick release, shielded
-            await asyncio.shield(self._send_release(tries=1, timeout=CLEANUP_TIMEOUT))
+            await asyncio.shield(self._send_release(tries=1, timeout=p.CLEANUP_TIMEOUT))
             raise
         if p.outcome_unknown(response):
             await self._abandon(f"HTTP {int(response.status_code)}")
@@ -157,7 +165,7 @@ class AsyncLease:
         await self._http.get_async_httpx_client().aclose()
 
     async def _abandon(self, cause: str) -> None:
-        released = await self._send_release(tries=CLEANUP_TRIES, timeout=CLEANUP_TIMEOUT) is not None
+        released = await self._send_release(tries=p.CLEANUP_TRIES, timeout=p.CLEANUP_TIMEOUT) is not None
         await self._http.get_async_httpx_client().aclose()
         raise AcquireUnknown(self.name, cause, released=released)
 

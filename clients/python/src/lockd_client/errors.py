@@ -45,3 +45,16 @@ class LeaseLost(LockdError):
         super().__init__(f"lease on {name!r} lost: {reason}")
         self.name = name
         self.reason = reason
+
+
+class SessionLost(LeaseLost):
+    """The session may have ended, and every hold under it with it: keepalives failed until the
+    safety margin before its `deadline`, or the server answered that it is gone (404
+    session-not-found: closed, forced or run out). `name` is the session's owner label. Raised
+    out of the `with` block (asyncio: the block's task is cancelled first), by `check()`, and by
+    an acquire under a session that is lost."""
+
+    def __init__(self, name: str, reason: str):
+        LockdError.__init__(self, f"session {name!r} lost: {reason}")
+        self.name = name
+        self.reason = reason

@@ -17,12 +17,9 @@ from .generated.client import AuthenticatedClient, Client
 from .generated.types import UNSET
 from .errors import AcquireUnknown, LeaseLost, LockdError
 from .observe import ElectionEvent, observe_election
+from .session import Session
 
 log = logging.getLogger("lockd_client")
-
-#: Tries and per-try timeout of the release that follows an acquire of unknown outcome.
-CLEANUP_TRIES = 3
-CLEANUP_TIMEOUT = 2.0
 
 
 class Lockd:
@@ -67,6 +64,18 @@ class Lockd:
         """Leadership of `election` for the `with` block; `lease.term` is the term."""
         primitive = p.leadership(election, candidate or p.default_owner(), ttl, value)
         return Lease(self, primitive, wait, on_lost)
+
+    def session(self, *, ttl: int, owner: str | None = None, lock_delay: int | None = None,
+                on_lost: Callable[[Session], None] | None = None,
+                on_jeopardy: Callable[[Session], None] | None = None,
+                on_safe: Callable[[Session], None] | None = None) -> Session:
+        """A session of `ttl` seconds, open for the `with` block (see `Session`): locks, sets of
+        locks, permits and campaigns taken through it live as long as it does. `owner` is the
+        label its holds show (the session's id when None); `lock_delay` (seconds) keeps their
+        places from others for that long after the session runs out (the server's default when
+        None)."""
+        return Session(self, ttl, owner, lock_delay, on_lost=on_lost, on_jeopardy=on_jeopardy,
+                       on_safe=on_safe)
 
     def observe_election(self, election: str) -> Generator[ElectionEvent, None, None]:
         """The election's events (Server-Sent Events): its state first, then each change."""
@@ -139,7 +148,7 @@ class Lease:
         except Exception as error:  # no answer, or none that could be read: it may be granted
             self._abandon(f"{type(error).__name__}: {error}")
         except BaseException:  # e.g. KeyboardInterrupt: one quick release, then go on
-            self._send_release(tries=1, timeout=CLEANUP_TIMEOUT)
+            self._send_release(tries=1, timeout=p.CLEANUP_TIMEOUT)
             raise
         if p.outcome_unknown(response):
             self._abandon(f"HTTP {int(response.status_code)}")
@@ -167,7 +176,7 @@ class Lease:
         self._http.get_httpx_client().close()
 
     def _abandon(self, cause: str) -> None:
-        released = self._send_release(tries=CLEANUP_TRIES, timeout=CLEANUP_TIMEOUT) is not None
+        released = self._send_release(tries=p.CLEANUP_TRIES, timeout=p.CLEANUP_TIMEOUT) is not None
         self._http.get_httpx_client().close()
         raise AcquireUnknown(self.name, cause, released=released)
 
