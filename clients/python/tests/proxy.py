@@ -1,7 +1,8 @@
 """A tiny HTTP/1.1 proxy in front of lockd that makes an acquire's outcome unknown: the first
 request whose line starts with a given prefix is forwarded, lockd's answer is awaited (so the
 request did take effect), and then the client gets either nothing (the connection is closed) or
-a 503 instead. Every other request is passed through untouched."""
+a 503 instead. Every other request is passed through untouched. `cut` cuts lockd off: while it
+is set, every request's connection is closed unanswered (nothing reaches lockd)."""
 
 from __future__ import annotations
 
@@ -38,14 +39,15 @@ def _read_message(sock: socket.socket, buffered: bytes = b"") -> tuple[bytes, by
 class UnknownOutcomeProxy:
     """`with UnknownOutcomeProxy(lockd.base, b"POST /locks/", "drop") as proxy: proxy.base`."""
 
-    def __init__(self, upstream: str, prefix: bytes, mode: str):
+    def __init__(self, upstream: str, prefix: bytes | None, mode: str = "drop"):
         assert mode in ("drop", "stall", "503")
         parts = urlsplit(upstream)
         self.upstream = (parts.hostname, parts.port)
         self.prefix = prefix
         self.mode = mode
         self.spoiled: list[bytes] = []  # the request lines whose answers were withheld
-        self._armed = True
+        self.cut = threading.Event()  # set: lockd is unreachable through the proxy
+        self._armed = prefix is not None
         self._lock = threading.Lock()
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.base = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
@@ -66,15 +68,20 @@ class UnknownOutcomeProxy:
             threading.Thread(target=self._serve, args=(client,), daemon=True).start()
 
     def _serve(self, client: socket.socket) -> None:
+        if self.cut.is_set():
+            client.close()
+            return
         upstream = socket.create_connection(self.upstream)
         pending = b""
         try:
             while True:
                 request, pending = _read_message(client, pending)
+                if self.cut.is_set():
+                    return
                 upstream.sendall(request)
                 response, _ = _read_message(upstream)
                 with self._lock:
-                    spoil = self._armed and request.startswith(self.prefix)
+                    spoil = self._armed and self.prefix is not None and request.startswith(self.prefix)
                     if spoil:
                         self._armed = False
                         self.spoiled.append(request.split(b"\r\n", 1)[0])
