@@ -4,53 +4,18 @@
 mod held;
 mod permits;
 
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lock_domain::{FencingToken, Owner, ReleaseResult, RepositoryError, ResourceName, Ttl};
-use lock_service::{AcquireError, AcquireRequest, Acquired, LockService};
+use lock_domain::{FencingToken, Owner, ReleaseResult, ResourceName, Ttl};
+use lock_service::{AcquireRequest, Acquired, LockService};
 use tokio::runtime::Runtime;
 use tokio::sync::watch;
 
-use crate::GuardSettings;
+use crate::runtime::{guard_runtime, run_on};
+use crate::{GuardError, GuardSettings};
 use held::Held;
-
-/// Why a guard could not be had or released.
-#[derive(Debug, thiserror::Error)]
-pub enum GuardError {
-    /// Another owner holds a live lock on the resource.
-    #[error("the lock on {0} is held by another owner")]
-    Held(ResourceName),
-    /// Too few of the semaphore's permits are free.
-    #[error("too few permits of semaphore {name} are free ({available} of the limit)")]
-    Unavailable { name: ResourceName, available: u64 },
-    /// The semaphore's holders use another limit, or this owner holds other permits of it;
-    /// nothing changed.
-    #[error("semaphore {name}: {why}")]
-    Conflict { name: ResourceName, why: String },
-    /// The repository failed (nothing was granted, or the release is unknown).
-    #[error(transparent)]
-    Repository(#[from] RepositoryError),
-    /// The repository did not answer within the call timeout.
-    #[error("the lock repository did not answer within {0:?}")]
-    Timeout(Duration),
-    /// The service refused to queue the acquire: too many acquires wait already. The guard's
-    /// acquire does not wait, so only a service with a limit of zero waiters answers this.
-    #[error("too many acquires are waiting for locks")]
-    TooManyWaiters,
-    /// The acquire would go over a limit of its tenant, set on the service
-    /// (`Tenants::set_limits`): nothing was granted.
-    #[error(transparent)]
-    QuotaExceeded(#[from] lock_service::QuotaExceeded),
-    /// The acquire named a session that is not live: nothing was granted.
-    #[error("the session is not live (never opened here, closed, forced or run out)")]
-    SessionNotFound,
-    /// The guard's runtime could not be started.
-    #[error("cannot start the lock guard's runtime: {0}")]
-    Runtime(#[source] std::io::Error),
-}
 
 /// What the renewal task and the guard's owner share.
 #[derive(Debug)]
@@ -150,10 +115,7 @@ impl LockGuard {
                 | Acquired::Delayed { .. }
                 | Acquired::HungUp,
             ) => return Err(GuardError::Held(resource)),
-            Err(AcquireError::Store(error)) => return Err(GuardError::Repository(error)),
-            Err(AcquireError::WaitersFull(_)) => return Err(GuardError::TooManyWaiters),
-            Err(AcquireError::QuotaExceeded(exceeded)) => return Err(exceeded.into()),
-            Err(AcquireError::SessionNotFound) => return Err(GuardError::SessionNotFound),
+            Err(error) => return Err(error.into()),
         };
         Ok(Self::start(
             service,
@@ -273,37 +235,6 @@ impl LockGuard {
 impl Drop for LockGuard {
     fn drop(&mut self) {
         let _ = self.finish();
-    }
-}
-
-/// The guard's own small runtime: its renewals and calls run there.
-fn guard_runtime() -> Result<Runtime, GuardError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .thread_name("lock-guard")
-        .enable_time()
-        .build()
-        .map_err(GuardError::Runtime)
-}
-
-/// Runs `future` on the guard's runtime and waits for it on this thread, at most `timeout`.
-/// Waiting on a std channel (not `block_on`) works from any thread, even one inside another
-/// runtime, so dropping a guard never panics.
-fn run_on<T: Send + 'static>(
-    runtime: &Runtime,
-    timeout: Duration,
-    future: impl Future<Output = T> + Send + 'static,
-) -> Result<T, GuardError> {
-    let (answer, answered) = mpsc::sync_channel(1);
-    let task = runtime.spawn(async move {
-        let _ = answer.send(future.await);
-    });
-    match answered.recv_timeout(timeout) {
-        Ok(value) => Ok(value),
-        Err(_) => {
-            task.abort();
-            Err(GuardError::Timeout(timeout))
-        }
     }
 }
 

@@ -1,10 +1,12 @@
-//! When a [`crate::LockGuard`] renews and how much of the lease it trusts.
+//! When a [`crate::LockGuard`] renews (a [`crate::SessionGuard`] keeps its session alive) and
+//! how much of the lease (the session) it trusts.
 
 use std::time::Duration;
 
 use lock_domain::{Tenant, Ttl};
 
-/// Renewal timing of a guard. [`GuardSettings::for_ttl`] gives the defaults.
+/// Renewal timing of a guard. [`GuardSettings::for_ttl`] gives the defaults. For a
+/// [`crate::SessionGuard`], "renewal" is the session's keepalive and "lease" the session.
 #[derive(Debug, Clone)]
 pub struct GuardSettings {
     /// The tenant whose lock this is ([`Tenant::default_tenant`] for a server without API keys).

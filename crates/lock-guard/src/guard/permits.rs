@@ -3,11 +3,12 @@
 use std::time::{Duration, Instant};
 
 use lock_domain::{Capacity, Owner, PermitRequest, ResourceName, Ttl, Weight};
-use lock_service::{AcquireError, LockService, PermitsAcquired, PermitsRequest};
+use lock_service::{LockService, PermitsAcquired, PermitsRequest};
 
 use super::held::Held;
-use super::{guard_runtime, run_on, GuardError, LockGuard};
-use crate::GuardSettings;
+use super::LockGuard;
+use crate::runtime::{guard_runtime, run_on};
+use crate::{GuardError, GuardSettings};
 
 impl LockGuard {
     /// Acquires `permits` of semaphore `name` (of `limit`) for `owner` with the default timing
@@ -84,10 +85,7 @@ impl LockGuard {
                     why: format!("this owner holds {} permits of it", held.get()),
                 })
             }
-            Err(AcquireError::Store(error)) => return Err(GuardError::Repository(error)),
-            Err(AcquireError::WaitersFull(_)) => return Err(GuardError::TooManyWaiters),
-            Err(AcquireError::QuotaExceeded(exceeded)) => return Err(exceeded.into()),
-            Err(AcquireError::SessionNotFound) => return Err(GuardError::SessionNotFound),
+            Err(error) => return Err(error.into()),
         };
         let held = Held::Permits(name);
         Ok(Self::start(
