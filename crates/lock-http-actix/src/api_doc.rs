@@ -75,6 +75,7 @@ use crate::{
         sessions::look,
         sessions::keep_alive,
         sessions::end,
+        observe::session::observe_session,
         operations::healthz,
         operations::readyz,
         operations::metrics,

@@ -1,9 +1,11 @@
 //! `GET /locks/{resource}/observe`, `GET /semaphores/{name}/observe` and
 //! `GET /elections/{name}/observe`: Server-Sent Events, the current state first, then one event
-//! per change (`lock_service::LockService::observe`). An observer holds no worker and no database
-//! connection: its stream waits on the service's watch of the name.
+//! per change (`lock_service::LockService::observe`); `GET /sessions/{id}/observe` likewise
+//! (`observe/session.rs`), over the same stream ([`observation_events`]). An observer holds no
+//! worker and no database connection: its stream waits on the service's watch of the name.
 
-use std::sync::Arc;
+pub(crate) mod session;
+
 use std::time::Duration;
 
 use actix_web::http::header;
@@ -11,7 +13,7 @@ use actix_web::web::{self, Bytes};
 use actix_web::{HttpRequest, HttpResponse};
 use futures::Stream;
 use lock_domain::{Capacity, Lease, LockMode, ResourceName, Weight};
-use lock_service::{Change, Happened, Holding, Numbered, Observation, Observed, Shape};
+use lock_service::{Change, Happened, Holding, Observation, Observed, Shape};
 use serde::Serialize;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -43,6 +45,11 @@ pub(crate) fn routes(cfg: &mut web::ServiceConfig) {
                 .default_service(web::to(method_not_allowed("GET"))),
         );
     }
+    cfg.service(
+        web::resource("/sessions/{id}/observe")
+            .route(web::get().to(session::observe_session))
+            .default_service(web::to(method_not_allowed("GET"))),
+    );
 }
 
 /// Observe a lock.
@@ -143,14 +150,25 @@ async fn observe(
         Observed::Election => election_of(&req),
     }
     .map_err(|e| ProblemKind::Validation(vec![e]))?;
-    let last_event_id = req
-        .headers()
+    let observation = state.service.observe(tenant, what, name.clone()).await?;
+    let first = first_event(what, &name, &observation.live);
+    let render = move |change: &Change| change_event(what, &name, change);
+    Ok(event_stream(observation_events(
+        observation,
+        last_event_id(&req),
+        first,
+        render,
+    )))
+}
+
+/// The `Last-Event-ID` of a reconnecting observer (0 when absent or not a number): the stream's
+/// ids continue above it.
+pub(crate) fn last_event_id(req: &HttpRequest) -> u64 {
+    req.headers()
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or(0);
-    let observation = state.service.observe(tenant, what, name.clone()).await?;
-    Ok(event_stream(events(what, name, observation, last_event_id)))
+        .unwrap_or(0)
 }
 
 /// A `200 text/event-stream` answer of `events`, never cached nor buffered by a proxy: an
@@ -165,37 +183,67 @@ pub(crate) fn event_stream(
         .streaming(events)
 }
 
-/// What a stream keeps between events.
-struct Stream_ {
-    what: Observed,
-    name: ResourceName,
-    observation: Observation,
-    /// The id of the last event sent.
-    last_id: u64,
-    first: bool,
+/// One event of an observe stream: its name and its JSON data.
+pub(crate) struct Event {
+    pub name: &'static str,
+    pub data: String,
+    /// Whether the stream ends after it (a session's `ended`).
+    pub last: bool,
 }
 
-/// The stream of one observer: its first event, then its changes, with a comment when nothing
-/// happened for [`KEEP_ALIVE`]. It ends when the service closes, or when the observer fell too
-/// far behind (the client reconnects and gets the state again).
-fn events(
-    what: Observed,
-    name: ResourceName,
-    observation: Observation,
+impl Event {
+    pub(crate) fn new(name: &'static str, data: String) -> Self {
+        Self {
+            name,
+            data,
+            last: false,
+        }
+    }
+}
+
+/// What a stream keeps between events.
+struct Observer<L, C, R> {
+    observation: Observation<L, C>,
+    /// The event of a change, if it is one.
+    render: R,
+    /// The id of the last event sent.
+    last_id: u64,
+    /// The first event, until it is sent.
+    first: Option<Event>,
+    /// Whether the last event was sent.
+    done: bool,
+}
+
+/// The stream of one observer: `first` (the state when it started), then an event for each
+/// change that `render` makes one of, with a comment when nothing happened for [`KEEP_ALIVE`].
+/// Every event has an id above the one before it and above the client's `Last-Event-ID`. It
+/// ends after an event marked `last`, when the service closes, or when the observer fell too far
+/// behind (the client reconnects and gets the state again). The one SSE framing of every observe
+/// stream.
+pub(crate) fn observation_events<L, C, R>(
+    observation: Observation<L, C>,
     last_event_id: u64,
-) -> impl Stream<Item = Result<Bytes, std::convert::Infallible>> {
-    let stream = Stream_ {
-        what,
-        name,
+    first: Event,
+    render: R,
+) -> impl Stream<Item = Result<Bytes, std::convert::Infallible>>
+where
+    L: 'static,
+    C: Send + Sync + 'static,
+    R: FnMut(&C) -> Option<Event> + 'static,
+{
+    let observer = Observer {
         observation,
+        render,
         last_id: last_event_id,
-        first: true,
+        first: Some(first),
+        done: false,
     };
-    futures::stream::unfold(stream, |mut s| async move {
-        if s.first {
-            s.first = false;
-            let id = s.next_id(s.observation.last_id);
-            let text = first_event(s.what, &s.name, &s.observation.live, id);
+    futures::stream::unfold(observer, |mut s| async move {
+        if s.done {
+            return None;
+        }
+        if let Some(first) = s.first.take() {
+            let text = s.frame(s.observation.last_id, &first);
             return Some((Ok(Bytes::from(text)), s));
         }
         loop {
@@ -206,7 +254,8 @@ fn events(
                     if numbered.id <= s.observation.last_id {
                         continue; // Folded into the first event already.
                     }
-                    if let Some(text) = s.change_event(&numbered) {
+                    if let Some(event) = (s.render)(&numbered.change) {
+                        let text = s.frame(numbered.id, &event);
                         return Some((Ok(Bytes::from(text)), s));
                     }
                 }
@@ -216,58 +265,52 @@ fn events(
     })
 }
 
-impl Stream_ {
-    /// The id of the next event: the change's, or above the last one sent (and above the
-    /// client's `Last-Event-ID`), whichever is larger.
-    fn next_id(&mut self, change_id: u64) -> u64 {
+impl<L, C, R> Observer<L, C, R> {
+    /// `event`, framed with the id of the change (`change_id`) or above the last one sent (and
+    /// above the client's `Last-Event-ID`), whichever is larger.
+    fn frame(&mut self, change_id: u64, event: &Event) -> String {
         self.last_id = change_id.max(self.last_id + 1);
-        self.last_id
-    }
-
-    fn change_event(&mut self, numbered: &Arc<Numbered>) -> Option<String> {
-        let Change {
-            happened,
-            holding,
-            value_changed,
-        } = &numbered.change;
-        let (event, data) = match self.what {
-            Observed::Election => match happened {
-                Happened::Acquired | Happened::ValueSet => {
-                    ("leader", leader_json(&self.name, holding))
-                }
-                Happened::Regranted if *value_changed => {
-                    ("leader", leader_json(&self.name, holding))
-                }
-                Happened::Regranted | Happened::Renewed => return None,
-                Happened::Released => {
-                    ("vacant", vacant_json(&self.name, Some(holding), "resigned"))
-                }
-                Happened::Expired => ("vacant", vacant_json(&self.name, Some(holding), "expired")),
-            },
-            Observed::Lock | Observed::Semaphore => {
-                let event = match happened {
-                    Happened::Acquired | Happened::Regranted => "acquired",
-                    Happened::Renewed | Happened::ValueSet => "renewed",
-                    Happened::Released => "released",
-                    Happened::Expired => "expired",
-                };
-                (event, holder_json(self.what, &self.name, holding))
-            }
-        };
-        let id = self.next_id(numbered.id);
-        Some(frame(id, event, &data))
+        self.done = event.last;
+        format!(
+            "id: {}\nevent: {}\ndata: {}\n\n",
+            self.last_id, event.name, event.data
+        )
     }
 }
 
-fn frame(id: u64, event: &str, data: &str) -> String {
-    format!("id: {id}\nevent: {event}\ndata: {data}\n\n")
+/// The event of a change of a lock's, semaphore's or election's leases, if it is one.
+fn change_event(what: Observed, name: &ResourceName, change: &Change) -> Option<Event> {
+    let Change {
+        happened,
+        holding,
+        value_changed,
+    } = change;
+    let (event, data) = match what {
+        Observed::Election => match happened {
+            Happened::Acquired | Happened::ValueSet => ("leader", leader_json(name, holding)),
+            Happened::Regranted if *value_changed => ("leader", leader_json(name, holding)),
+            Happened::Regranted | Happened::Renewed => return None,
+            Happened::Released => ("vacant", vacant_json(name, Some(holding), "resigned")),
+            Happened::Expired => ("vacant", vacant_json(name, Some(holding), "expired")),
+        },
+        Observed::Lock | Observed::Semaphore => {
+            let event = match happened {
+                Happened::Acquired | Happened::Regranted => "acquired",
+                Happened::Renewed | Happened::ValueSet => "renewed",
+                Happened::Released => "released",
+                Happened::Expired => "expired",
+            };
+            (event, holder_json(what, name, holding))
+        }
+    };
+    Some(Event::new(event, data))
 }
 
-fn first_event(what: Observed, name: &ResourceName, live: &[Holding], id: u64) -> String {
+fn first_event(what: Observed, name: &ResourceName, live: &[Holding]) -> Event {
     match what {
         Observed::Election => match live.first() {
-            Some(leader) => frame(id, "leader", &leader_json(name, leader)),
-            None => frame(id, "vacant", &vacant_json(name, None, "")),
+            Some(leader) => Event::new("leader", leader_json(name, leader)),
+            None => Event::new("vacant", vacant_json(name, None, "")),
         },
         Observed::Lock => {
             let holders: Vec<LockView> = live.iter().map(|h| lock_view(name, h)).collect();
@@ -275,7 +318,7 @@ fn first_event(what: Observed, name: &ResourceName, live: &[Holding], id: u64) -
                 resource: name.as_str(),
                 holders,
             });
-            frame(id, "state", &data)
+            Event::new("state", data)
         }
         Observed::Semaphore => {
             let holders: Vec<PermitView> = live.iter().map(|h| permit_view(name, h)).collect();
@@ -283,7 +326,7 @@ fn first_event(what: Observed, name: &ResourceName, live: &[Holding], id: u64) -
                 name: name.as_str(),
                 holders,
             });
-            frame(id, "state", &data)
+            Event::new("state", data)
         }
     }
 }
@@ -310,7 +353,7 @@ struct Vacant<'a> {
     reason: &'a str,
 }
 
-fn json(value: &impl Serialize) -> String {
+pub(crate) fn json(value: &impl Serialize) -> String {
     // Our own views always serialize.
     serde_json::to_string(value).unwrap_or_default()
 }

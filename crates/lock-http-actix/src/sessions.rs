@@ -77,7 +77,7 @@ fn stray_parameters(query: &str) -> Vec<FieldError> {
 }
 
 /// The session `{id}` of the path; a malformed id is no session this server made (404).
-fn session_of(req: &HttpRequest) -> Result<SessionId, ProblemKind> {
+pub(crate) fn session_of(req: &HttpRequest) -> Result<SessionId, ProblemKind> {
     let raw = req.match_info().get("id").unwrap_or_default();
     session_text(raw).map_err(|_| ProblemKind::SessionNotFound)
 }

@@ -22,7 +22,7 @@ const RENEWS: &[Limit] = &[Limit::MaxTtlSeconds];
 const STREAMS: &[Limit] = &[Limit::MaxObservers];
 
 /// Each bounded operation, and the limits that bound it.
-const BOUNDED: [(&str, &[Limit]); 11] = [
+const BOUNDED: [(&str, &[Limit]); 12] = [
     ("acquireLock", ACQUIRES),
     ("acquireLocks", ACQUIRES),
     ("acquirePermits", ACQUIRES),
@@ -33,6 +33,7 @@ const BOUNDED: [(&str, &[Limit]); 11] = [
     ("observeLock", STREAMS),
     ("observeSemaphore", STREAMS),
     ("observeElection", STREAMS),
+    ("observeSession", STREAMS),
     ("followEvents", STREAMS),
 ];
 
@@ -43,7 +44,8 @@ impl Modify for QuotaResponses {
         for (path, item) in openapi.paths.paths.iter_mut() {
             let instance = path
                 .replace("{resource}", "payment:42")
-                .replace("{name}", "export");
+                .replace("{name}", "export")
+                .replace("{id}", "q7Hc0mB1TzK4n9XwVd2aLg");
             let operations = [&mut item.get, &mut item.post];
             for operation in operations.into_iter().flatten() {
                 let id = operation.operation_id.clone().unwrap_or_default();

@@ -98,11 +98,12 @@ async fn every_documented_operation_is_routed() {
         }
     }
     assert_eq!(
-        operations, 39,
+        operations, 40,
         "for locks, semaphores and elections: list, acquire (campaign), status (leader), \
          release (resign), renew, fence check, observe, history; acquire and release many locks; \
          an election's proclaim and its resign at its own path; the tenant's history and event \
-         stream; a session's open, list, look, keepalive and end; and four operations routes"
+         stream; a session's open, list, look, keepalive, end and observe; and four operations \
+         routes"
     );
 }
 
