@@ -11,6 +11,7 @@ mod lost_acknowledgement;
 mod observations;
 mod phantom;
 mod revival;
+mod sessions;
 mod token_order;
 
 use crate::history::{History, Op, OpKind};
@@ -37,6 +38,11 @@ pub enum Kind {
     /// A lease whose grant no acquire of its owner can explain: its `acquired_at` lies outside
     /// every granted or unknown acquire of that owner (a grant after a definite refusal, say).
     PhantomGrant,
+    /// A session kept alive, closed or granted a hold after it was proved over.
+    SessionRevived,
+    /// A hold of a session seen live after the session was proved over (by an answer, by the
+    /// end of its last keepalive, or by another of its holds taken over).
+    SessionHoldAfterEnd,
 }
 
 impl Kind {
@@ -47,6 +53,10 @@ impl Kind {
             Kind::Revived => "an ended lease was seen live again",
             Kind::LostAcknowledgement => "an acknowledged lease was not seen by a later read",
             Kind::PhantomGrant => "a lease was granted that no request of its owner explains",
+            Kind::SessionRevived => "an ended session lived again",
+            Kind::SessionHoldAfterEnd => {
+                "a hold of an ended session was seen live (its holds did not end together)"
+            }
         }
     }
 }
@@ -68,7 +78,9 @@ pub fn run(history: &History) -> Vec<Finding> {
         let owner_ops: Vec<&Op> = history
             .ops
             .iter()
-            .filter(|op| &op.resource == resource && may_end_a_lease(op))
+            .filter(|op| {
+                (&op.resource == resource || op.kind.is_session_wide()) && may_end_a_lease(op)
+            })
             .collect();
         let forces: Vec<&Op> = history
             .ops
@@ -83,5 +95,6 @@ pub fn run(history: &History) -> Vec<Finding> {
         phantom_grants(history, resource, &seen, &mut findings);
         phantom_releases(history, resource, &ended, &mut findings);
     }
+    sessions::sessions(history, &mut findings);
     findings
 }

@@ -59,6 +59,38 @@ pub enum OpKind {
     /// an admin ends whatever lease is there. Each one's reason is unique in the run, so that
     /// its records in lockd's history can be told apart.
     ForceRelease { reason: String },
+    /// `POST /sessions` that answered with the session (`owner` is its [`session_owner`]; the
+    /// op's resource too). An open whose answer was lost names no session and is not recorded.
+    OpenSession { owner: String, ttl_seconds: u32 },
+    /// `POST /sessions/{id}/keepalive` (the op's resource is the session's owner): every hold of
+    /// the session, on any resource, now ends with the session's new end.
+    KeepAlive { owner: String, ttl_seconds: u32 },
+    /// `DELETE /sessions/{id}` (the op's resource is the session's owner): every hold of the
+    /// session, on any resource, is released at once.
+    EndSession { owner: String },
+}
+
+/// The owner string by which the checker knows the holds of session `id`: lockd shows a
+/// session's hold with the session's owner label and its id (`"session": id`), and the holder
+/// is the session, whatever its label. No client's owner string has this form.
+pub fn session_owner(id: &str) -> String {
+    format!("session {id}")
+}
+
+/// Whether `owner` is a session's (see [`session_owner`]).
+pub fn is_session_owner(owner: &str) -> bool {
+    owner.starts_with("session ")
+}
+
+impl OpKind {
+    /// Whether the operation acts on the session of its owner, and so on every hold of it on
+    /// any resource (its op's resource is the session's owner, not a resource).
+    pub fn is_session_wide(&self) -> bool {
+        matches!(
+            self,
+            OpKind::OpenSession { .. } | OpKind::KeepAlive { .. } | OpKind::EndSession { .. }
+        )
+    }
 }
 
 /// What the client saw.
@@ -82,6 +114,9 @@ pub enum Outcome {
     NotFound,
     /// Force-release: 200, the leases it ended.
     ForceReleased(Vec<EndedLease>),
+    /// Open or keepalive of a session: 200/201, the session (and every hold of it) lives until
+    /// `expires_at`.
+    Kept { expires_at: Micros },
     /// A definite failure that changed nothing (a 4xx other than the above).
     Failed { status: u16 },
     /// No usable answer: 503, 500, a timeout, a lost connection, a client that hung up on
@@ -189,6 +224,13 @@ impl fmt::Display for OpLine<'_> {
             OpKind::Status => write!(f, "status")?,
             OpKind::List => write!(f, "list")?,
             OpKind::ForceRelease { reason } => write!(f, "force-release(reason={reason})")?,
+            OpKind::OpenSession { owner, ttl_seconds } => {
+                write!(f, "open-session(owner={owner}, ttl={ttl_seconds}s)")?
+            }
+            OpKind::KeepAlive { owner, ttl_seconds } => {
+                write!(f, "keepalive(owner={owner}, ttl={ttl_seconds}s)")?
+            }
+            OpKind::EndSession { owner } => write!(f, "end-session(owner={owner})")?,
         }
         let lease = |l: &Lease| {
             format!(
@@ -224,6 +266,9 @@ impl fmt::Display for OpLine<'_> {
                     .map(|e| format!("{} token={}", e.owner, e.token))
                     .collect();
                 write!(f, " -> force-released [{}]", ended.join("; "))
+            }
+            Outcome::Kept { expires_at } => {
+                write!(f, " -> live until {}", seconds(*expires_at, s))
             }
             Outcome::Failed { status } => write!(f, " -> failed ({status}), no effect"),
             Outcome::Unknown { why } => write!(f, " -> UNKNOWN ({why}): may have happened"),

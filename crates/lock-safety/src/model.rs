@@ -21,12 +21,19 @@ pub type Micros = i64;
 /// What an operation asked, in the model's terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
+    /// An acquire; under a session (`session`), the lease's end is the session's, not the
+    /// acquire's instant plus `ttl`: somewhere from that instant (the session may run out right
+    /// after) to that instant plus the session's TTL (`ttl`).
     Acquire {
         owner: OwnerId,
         ttl: Micros,
+        session: bool,
     },
+    /// A release; of a session's hold (`session`), a 404 says the session holds nothing live
+    /// here, whoever else may: an ended session's release finds every hold ended with it.
     Release {
         owner: OwnerId,
+        session: bool,
     },
     Renew {
         owner: OwnerId,
@@ -42,6 +49,16 @@ pub enum Call {
     /// An admin's force-release: it ends the live lease, whoever holds it, and any lock-delay
     /// of an ended one, so that the lock is free at once.
     ForceRelease,
+    /// A keepalive of the session `owner`: its hold here, if any, now ends at the session's new
+    /// end. A session that ended is never kept alive again.
+    KeepAlive {
+        owner: OwnerId,
+        ttl: Micros,
+    },
+    /// The close of the session `owner`: its hold here, if any, is released with every other.
+    EndSession {
+        owner: OwnerId,
+    },
 }
 
 /// What the client saw, in the model's terms (`expires` already in microseconds).
@@ -63,6 +80,10 @@ pub enum Ret {
     /// A force-release's 200: the one lease it ended (owner, token). `None` when the answer
     /// listed no lease or several, which no state of an exclusive lock explains.
     ForceReleased(Option<(OwnerId, i64)>),
+    /// A keepalive's 200: the session lives until `expires`.
+    Kept {
+        expires: Micros,
+    },
     Unknown,
 }
 
@@ -117,6 +138,18 @@ impl When {
                 .0
                 .saturating_add(ttl)
                 .saturating_sub(self.margin),
+            self.window
+                .1
+                .saturating_add(ttl)
+                .saturating_add(self.margin),
+        )
+    }
+
+    /// The end of a lease held under a session, granted at some instant of the window: the
+    /// session lived then, and ends at most `ttl` after it.
+    fn session_ends(&self, ttl: Micros) -> (Micros, Micros) {
+        (
+            self.window.0.saturating_sub(self.margin),
             self.window
                 .1
                 .saturating_add(ttl)
@@ -215,8 +248,19 @@ pub fn step(state: &State, call: Call, ret: Ret, when: &When, op: u32) -> Vec<St
                 next.push(*state);
             }
         }
-        (Call::Acquire { owner, ttl }, Ret::Unknown) => {
-            let (end_lo, end_hi) = when.ends(ttl);
+        (
+            Call::Acquire {
+                owner,
+                ttl,
+                session,
+            },
+            Ret::Unknown,
+        ) => {
+            let (end_lo, end_hi) = if session {
+                when.session_ends(ttl)
+            } else {
+                when.ends(ttl)
+            };
             if may_take(owner) {
                 next.push(State {
                     floor: state.floor + 1,
@@ -246,12 +290,12 @@ pub fn step(state: &State, call: Call, ret: Ret, when: &When, op: u32) -> Vec<St
                 next.push(*state);
             }
         }
-        (Call::Release { owner }, Ret::Released) => {
+        (Call::Release { owner, .. }, Ret::Released) => {
             if live.is_some_and(|h| h.owner == owner) {
                 next.push(freed);
             }
         }
-        (Call::Release { owner }, Ret::Unknown) => {
+        (Call::Release { owner, .. }, Ret::Unknown) => {
             if live.is_some_and(|h| h.owner == owner) {
                 next.push(freed);
             }
@@ -285,29 +329,17 @@ pub fn step(state: &State, call: Call, ret: Ret, when: &When, op: u32) -> Vec<St
             }
             next.push(*state);
         }
-        (Call::Release { owner } | Call::Renew { owner, .. }, Ret::Forbidden) => {
+        (Call::Release { owner, .. } | Call::Renew { owner, .. }, Ret::Forbidden) => {
             if live.is_some_and(|h| h.owner != owner) {
                 next.push(*state);
             }
         }
         (
-            Call::Release { .. } | Call::Renew { .. } | Call::Read,
+            Call::Release { session: false, .. } | Call::Renew { .. } | Call::Read,
             Ret::NotFound | Ret::Seen(None),
         ) => {
             if may_be_free {
-                // The lease is over by `hi`. Under a lock-delay it still keeps its place from
-                // other owners for a while (a 404 shows no lease, not a free place): keep it,
-                // ended by `hi` at the latest.
-                match state.holder {
-                    Some(h) if when.lock_delay > 0 => next.push(State {
-                        floor: state.floor,
-                        holder: Some(Hold {
-                            end_hi: h.end_hi.min(when.hi.max(h.end_lo)),
-                            ..h
-                        }),
-                    }),
-                    _ => next.push(freed),
-                }
+                next.push(over_by_hi(state, when));
             }
         }
         (Call::Read, Ret::Seen(Some((owner, token, expires)))) => {
@@ -348,6 +380,70 @@ pub fn step(state: &State, call: Call, ret: Ret, when: &When, op: u32) -> Vec<St
             }
             next.push(*state);
         }
+        (Call::KeepAlive { owner, .. }, Ret::Kept { expires }) => match state.holder {
+            // The session lived at this instant, and so did its hold here.
+            Some(h) if h.owner == owner => {
+                if h.may_be_live(when) {
+                    let (end_lo, end_hi) = when.answered(expires);
+                    next.push(State {
+                        floor: state.floor,
+                        holder: Some(Hold {
+                            end_lo,
+                            end_hi,
+                            ..h
+                        }),
+                    });
+                }
+            }
+            _ => next.push(*state),
+        },
+        (Call::KeepAlive { owner, ttl }, Ret::Unknown) => {
+            if let Some(h) = live.filter(|h| h.owner == owner) {
+                let (end_lo, end_hi) = when.ends(ttl);
+                next.push(State {
+                    floor: state.floor,
+                    holder: Some(Hold {
+                        end_lo,
+                        end_hi,
+                        ..h
+                    }),
+                });
+            }
+            next.push(*state);
+        }
+        (Call::EndSession { owner }, Ret::Released) => match state.holder {
+            // The session lived at this instant, and its hold here ends with it.
+            Some(h) if h.owner == owner => {
+                if h.may_be_live(when) {
+                    next.push(freed);
+                }
+            }
+            _ => next.push(*state),
+        },
+        (Call::EndSession { owner }, Ret::Unknown) => {
+            if state.holder.is_some_and(|h| h.owner == owner) {
+                next.push(freed);
+            }
+            next.push(*state);
+        }
+        // The session had ended by this instant, and every hold of it with it (a release under
+        // a session: or it held nothing here).
+        (
+            Call::KeepAlive { owner, .. }
+            | Call::EndSession { owner }
+            | Call::Release {
+                owner,
+                session: true,
+            },
+            Ret::NotFound,
+        ) => match state.holder {
+            Some(h) if h.owner == owner => {
+                if h.may_be_over(when) {
+                    next.push(over_by_hi(state, when));
+                }
+            }
+            _ => next.push(*state),
+        },
         (Call::Undo { grant }, _) => {
             if state.holder.is_some_and(|h| h.grant == grant) {
                 next.push(freed);
@@ -358,6 +454,25 @@ pub fn step(state: &State, call: Call, ret: Ret, when: &When, op: u32) -> Vec<St
         _ => {}
     }
     next
+}
+
+/// The state once the lease is known over by `hi`: free, or, under a lock-delay, still keeping
+/// its place from other owners for a while (a 404 shows no lease, not a free place), ended by
+/// `hi` at the latest.
+fn over_by_hi(state: &State, when: &When) -> State {
+    match state.holder {
+        Some(h) if when.lock_delay > 0 => State {
+            floor: state.floor,
+            holder: Some(Hold {
+                end_hi: h.end_hi.min(when.hi.max(h.end_lo)),
+                ..h
+            }),
+        },
+        _ => State {
+            floor: state.floor,
+            holder: None,
+        },
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! What each definite answer shows about one resource: the leases it saw live, and what it proves
 //! was not live at its instant.
 
-use crate::history::{History, Lease, Op, OpKind, Outcome};
+use crate::history::{is_session_owner, History, Lease, Op, OpKind, Outcome};
 
 /// A lease as one definite answer showed it, on one resource.
 #[derive(Debug, Clone)]
@@ -36,19 +36,32 @@ pub(super) fn may_force_end(op: &Op, owner: &str, token: i64) -> bool {
     }
 }
 
-/// Whether an operation may have ended or shortened a lease of its owner.
+/// Whether an operation may have ended or shortened a lease of its owner (a session's close ends
+/// every hold of the session, on any resource).
 pub(super) fn may_end_a_lease(op: &Op) -> bool {
     matches!(
         op.kind,
-        OpKind::Acquire { .. } | OpKind::Release { .. } | OpKind::Renew { .. }
+        OpKind::Acquire { .. }
+            | OpKind::Release { .. }
+            | OpKind::Renew { .. }
+            | OpKind::EndSession { .. }
     ) && !matches!(op.outcome, Outcome::Failed { .. })
 }
 
 pub(super) fn op_owner(op: &Op) -> Option<&str> {
     match &op.kind {
-        OpKind::Acquire { owner, .. } | OpKind::Release { owner } | OpKind::Renew { owner, .. } => {
-            Some(owner)
-        }
+        OpKind::Acquire { owner, .. }
+        | OpKind::Release { owner }
+        | OpKind::Renew { owner, .. }
+        | OpKind::EndSession { owner } => Some(owner),
+        _ => None,
+    }
+}
+
+/// The session of a release under a session.
+pub(crate) fn session_release(op: &Op) -> Option<&str> {
+    match &op.kind {
+        OpKind::Release { owner } if is_session_owner(owner) => Some(owner),
         _ => None,
     }
 }
@@ -94,7 +107,12 @@ pub(super) fn observations<'a>(
                 });
                 ended.push((op, Ended::AllBut(lease.token)));
             }
-            Outcome::Seen(None) | Outcome::NotFound => ended.push((op, Ended::Everything)),
+            Outcome::NotFound => match session_release(op) {
+                // An ended session's release finds no hold of it, whoever holds the place.
+                Some(session) => ended.push((op, Ended::OwnerOf(session))),
+                None => ended.push((op, Ended::Everything)),
+            },
+            Outcome::Seen(None) => ended.push((op, Ended::Everything)),
             // Several leases at once are the search's to judge; none is what a 404 says.
             Outcome::ForceReleased(leases) => match leases.as_slice() {
                 [one] => ended.push((op, Ended::Forced(one.token))),

@@ -47,6 +47,9 @@ fn op_line(op: &Op) -> Value {
         OpKind::Status => json!(["status"]),
         OpKind::List => json!(["list"]),
         OpKind::ForceRelease { reason } => json!(["force_release", reason]),
+        OpKind::OpenSession { owner, ttl_seconds } => json!(["open_session", owner, ttl_seconds]),
+        OpKind::KeepAlive { owner, ttl_seconds } => json!(["keepalive", owner, ttl_seconds]),
+        OpKind::EndSession { owner } => json!(["end_session", owner]),
     };
     let outcome = match &op.outcome {
         Outcome::Granted(l) => json!(["granted", lease(l)]),
@@ -64,6 +67,7 @@ fn op_line(op: &Op) -> Value {
                 .map(|e| json!([e.owner, e.token]))
                 .collect::<Vec<_>>()
         ]),
+        Outcome::Kept { expires_at } => json!(["kept", expires_at]),
         Outcome::Failed { status } => json!(["failed", status]),
         Outcome::Unknown { why } => json!(["unknown", why]),
     };
@@ -118,6 +122,15 @@ fn parse_op(v: &Value) -> Option<Op> {
         "force_release" => OpKind::ForceRelease {
             reason: k[1].as_str()?.to_owned(),
         },
+        "open_session" => OpKind::OpenSession {
+            owner: owner()?,
+            ttl_seconds: u32::try_from(k[2].as_u64()?).ok()?,
+        },
+        "keepalive" => OpKind::KeepAlive {
+            owner: owner()?,
+            ttl_seconds: u32::try_from(k[2].as_u64()?).ok()?,
+        },
+        "end_session" => OpKind::EndSession { owner: owner()? },
         _ => return None,
     };
     let o = &v[5];
@@ -137,6 +150,9 @@ fn parse_op(v: &Value) -> Option<Op> {
                 token: e[1].as_i64()?,
             })
         })?),
+        "kept" => Outcome::Kept {
+            expires_at: o[1].as_i64()?,
+        },
         "failed" => Outcome::Failed {
             status: o[1].as_u64()? as u16,
         },

@@ -271,7 +271,11 @@ mod tests {
 
     #[test]
     fn concurrent_grants_to_two_owners_have_no_order() {
-        let acquire = |owner| Call::Acquire { owner, ttl: 10 * S };
+        let acquire = |owner| Call::Acquire {
+            owner,
+            ttl: 10 * S,
+            session: false,
+        };
         let granted = |token| Ret::Granted {
             token,
             expires: 10 * S,

@@ -29,7 +29,11 @@ fn a_lease_that_ran_out_keeps_its_place_from_others_for_the_lock_delay() {
     let grant = |owner, at_s: Micros| {
         step(
             &state,
-            Call::Acquire { owner, ttl: 5 * S },
+            Call::Acquire {
+                owner,
+                ttl: 5 * S,
+                session: false,
+            },
             Ret::Granted {
                 token: 6,
                 expires: at_s * S + 5 * S,
@@ -47,6 +51,7 @@ fn a_lease_that_ran_out_keeps_its_place_from_others_for_the_lock_delay() {
             Call::Acquire {
                 owner: 1,
                 ttl: 5 * S,
+                session: false,
             },
             Ret::Held,
             &delayed(at_s * S, at_s * S + 1_000, 2 * S),
@@ -69,7 +74,8 @@ fn a_lease_that_ran_out_keeps_its_place_from_others_for_the_lock_delay() {
         after_read,
         Call::Acquire {
             owner: 1,
-            ttl: 5 * S
+            ttl: 5 * S,
+            session: false,
         },
         Ret::Granted {
             token: 6,
@@ -85,7 +91,8 @@ fn a_lease_that_ran_out_keeps_its_place_from_others_for_the_lock_delay() {
         &state,
         Call::Acquire {
             owner: 1,
-            ttl: 5 * S
+            ttl: 5 * S,
+            session: false,
         },
         Ret::Granted {
             token: 6,
@@ -121,6 +128,7 @@ fn a_free_lock_is_granted_with_a_larger_token_only() {
     let call = Call::Acquire {
         owner: 1,
         ttl: 5 * S,
+        session: false,
     };
     assert_eq!(step(&free, call, grant(1), &when, 1).len(), 1);
     let after = held(2, 7, 100 * S);
@@ -135,6 +143,7 @@ fn a_live_lease_of_another_owner_is_not_granted() {
     let call = Call::Acquire {
         owner: 1,
         ttl: 5 * S,
+        session: false,
     };
     let ret = Ret::Granted {
         token: 8,
@@ -166,7 +175,10 @@ fn a_renew_never_revives_an_ended_lease() {
     assert!(step(&state, call, ret, &at(11 * S, 11 * S), 1).is_empty());
     let released = step(
         &state,
-        Call::Release { owner: 1 },
+        Call::Release {
+            owner: 1,
+            session: false,
+        },
         Ret::Released,
         &at(S, S),
         1,
@@ -215,6 +227,7 @@ fn a_force_release_ends_the_live_lease_whoever_holds_it() {
             Call::Acquire {
                 owner: 1,
                 ttl: 5 * S,
+                session: false,
             },
             Ret::Granted {
                 token,
@@ -267,6 +280,7 @@ fn a_force_release_ends_a_lock_delay_too() {
         Call::Acquire {
             owner: 1,
             ttl: 5 * S,
+            session: false,
         },
         Ret::Granted {
             token: 6,
@@ -276,4 +290,125 @@ fn a_force_release_ends_a_lock_delay_too() {
         2,
     );
     assert_eq!(granted.len(), 1, "free at once, inside the delay");
+}
+
+#[test]
+fn a_keepalive_moves_a_session_hold_and_never_revives_it() {
+    // Session 3's hold ends at 10 s.
+    let state = held(3, 5, 10 * S);
+    let keep = |when: &When| {
+        step(
+            &state,
+            Call::KeepAlive {
+                owner: 3,
+                ttl: 5 * S,
+            },
+            Ret::Kept { expires: 14 * S },
+            when,
+            1,
+        )
+    };
+    let kept = keep(&at(9 * S, 9 * S + 1_000));
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].holder.map(|h| h.end_lo), Some(14 * S - 50_000));
+    // Its hold surely over, the session surely ended: a keepalive that succeeded has no
+    // explanation.
+    assert!(keep(&at(11 * S, 11 * S + 1_000)).is_empty());
+    // Another holder's lease is no business of the session's.
+    let other = held(2, 5, 10 * S);
+    let after = step(
+        &other,
+        Call::KeepAlive {
+            owner: 3,
+            ttl: 5 * S,
+        },
+        Ret::Kept { expires: 14 * S },
+        &at(11 * S, 11 * S + 1_000),
+        1,
+    );
+    assert_eq!(after, vec![other]);
+}
+
+#[test]
+fn a_session_that_ended_ended_its_hold() {
+    let state = held(3, 5, 10 * S);
+    // A 404 while the hold is surely live: the session cannot have ended then.
+    for call in [
+        Call::KeepAlive {
+            owner: 3,
+            ttl: 5 * S,
+        },
+        Call::EndSession { owner: 3 },
+    ] {
+        assert!(step(&state, call, Ret::NotFound, &at(S, 2 * S), 1).is_empty());
+        let over = step(&state, call, Ret::NotFound, &at(11 * S, 12 * S), 1);
+        assert_eq!(
+            over,
+            vec![State {
+                floor: 5,
+                holder: None
+            }]
+        );
+    }
+    // A close answered 204 releases the hold, and only while it may be live.
+    let closed = step(
+        &state,
+        Call::EndSession { owner: 3 },
+        Ret::Released,
+        &at(S, 2 * S),
+        1,
+    );
+    assert_eq!(
+        closed,
+        vec![State {
+            floor: 5,
+            holder: None
+        }]
+    );
+    assert!(step(
+        &state,
+        Call::EndSession { owner: 3 },
+        Ret::Released,
+        &at(11 * S, 12 * S),
+        1
+    )
+    .is_empty());
+}
+
+#[test]
+fn an_unanswered_grant_under_a_session_may_end_at_once() {
+    // The session may run out right after the grant: another owner may be granted soon after,
+    // not only a TTL later.
+    let acquired = step(
+        &State::default(),
+        Call::Acquire {
+            owner: 3,
+            ttl: 5 * S,
+            session: true,
+        },
+        Ret::Unknown,
+        &at(S, S + 1_000),
+        1,
+    );
+    assert_eq!(acquired.len(), 1);
+    let granted = step(
+        &acquired[0],
+        Call::Acquire {
+            owner: 1,
+            ttl: 5 * S,
+            session: false,
+        },
+        Ret::Granted {
+            token: 9,
+            expires: 7 * S,
+        },
+        &at(2 * S, 2 * S + 1_000),
+        2,
+    );
+    assert_eq!(granted.len(), 1);
+    // But not after the session's TTL from its last instant.
+    assert_eq!(
+        acquired[0].holder.map(|h| h.end_hi),
+        Some(6 * S + 1_000 + 50_000)
+    );
 }

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::history::{History, Micros, Op, OpKind, Outcome};
+use crate::history::{is_session_owner, History, Micros, Op, OpKind, Outcome};
 use crate::shared::{Mode, SharedHistory, SharedOp, SharedOpKind, SharedOutcome};
 
 /// Which history an operation is in, and its id there.
@@ -102,6 +102,10 @@ pub(super) fn steps<'a>(
 ) -> HashMap<&'a str, Vec<Step<'a>>> {
     let mut by_resource: HashMap<&str, Vec<Step<'_>>> = HashMap::new();
     for op in &locks.ops {
+        // A session's keepalive or close names no resource; the sets are no session's.
+        if op.kind.is_session_wide() {
+            continue;
+        }
         if op.kind == OpKind::List {
             for resource in &locks.resources {
                 by_resource
@@ -130,7 +134,12 @@ fn lock_step<'a>(history: &History, op: &'a Op, resource: &str) -> Step<'a> {
         OpKind::Acquire { owner, .. } | OpKind::Release { owner } | OpKind::Renew { owner, .. } => {
             Some(owner.as_str())
         }
-        OpKind::Status | OpKind::List | OpKind::ForceRelease { .. } => None,
+        OpKind::Status
+        | OpKind::List
+        | OpKind::ForceRelease { .. }
+        | OpKind::OpenSession { .. }
+        | OpKind::KeepAlive { .. }
+        | OpKind::EndSession { .. } => None,
     };
     let exclusive = |l: &'a crate::Lease| Shown {
         owner: &l.owner,
@@ -150,6 +159,10 @@ fn lock_step<'a>(history: &History, op: &'a Op, resource: &str) -> Step<'a> {
             ),
             None => (Vec::new(), Some(Proof::AllLive(Vec::new()))),
         },
+        // An ended session's release finds no hold of it, whoever holds the place.
+        Outcome::NotFound if owner.is_some_and(is_session_owner) => {
+            (Vec::new(), owner.map(Proof::OwnerHoldsNothing))
+        }
         Outcome::Seen(None) | Outcome::NotFound => (Vec::new(), Some(Proof::AllLive(Vec::new()))),
         // At its instant these were the live leases; it ended them.
         Outcome::ForceReleased(ended) => (
@@ -161,7 +174,9 @@ fn lock_step<'a>(history: &History, op: &'a Op, resource: &str) -> Step<'a> {
         Outcome::Forbidden | Outcome::Held | Outcome::Released => {
             (Vec::new(), owner.map(Proof::OwnerHoldsNothing))
         }
-        Outcome::Failed { .. } | Outcome::Unknown { .. } => (Vec::new(), None),
+        Outcome::Failed { .. } | Outcome::Unknown { .. } | Outcome::Kept { .. } => {
+            (Vec::new(), None)
+        }
     };
     let acquire = matches!(op.kind, OpKind::Acquire { .. });
     let forced = match (&op.kind, &op.outcome) {

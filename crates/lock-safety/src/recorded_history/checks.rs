@@ -82,7 +82,7 @@ struct Subject<'a> {
     answered: &'a [Record],
     /// Oldest first, each once.
     records: Vec<&'a Record>,
-    /// Its operations (listings apart), in history order.
+    /// Its operations (listings apart), and every session's close, in history order.
     ops: Vec<&'a Op>,
     /// Every lease a definite answer showed live on it (grants, renewals, statuses, listings).
     shown: Vec<(&'a Op, &'a Lease)>,
@@ -99,7 +99,11 @@ impl<'a> Subject<'a> {
         let ops = history
             .ops
             .iter()
-            .filter(|op| op.resource == resource && op.kind != OpKind::List)
+            // A session's close releases its hold here too, with no operation on the name.
+            .filter(|op| {
+                (op.resource == resource && op.kind != OpKind::List)
+                    || matches!(op.kind, OpKind::EndSession { .. })
+            })
             .collect();
         let shown = history
             .ops
@@ -177,9 +181,12 @@ pub fn check(history: &History, recorded: &RecordedHistory) -> Vec<Finding> {
 /// The owner of an operation that names one.
 fn op_owner(op: &Op) -> Option<&str> {
     match &op.kind {
-        OpKind::Acquire { owner, .. } | OpKind::Release { owner } | OpKind::Renew { owner, .. } => {
-            Some(owner)
-        }
+        OpKind::Acquire { owner, .. }
+        | OpKind::Release { owner }
+        | OpKind::Renew { owner, .. }
+        | OpKind::OpenSession { owner, .. }
+        | OpKind::KeepAlive { owner, .. }
+        | OpKind::EndSession { owner } => Some(owner),
         OpKind::Status | OpKind::List | OpKind::ForceRelease { .. } => None,
     }
 }

@@ -43,6 +43,9 @@ pub fn perform(base: &str, election: &str, kind: &OpKind, timeout: Duration) -> 
         OpKind::ForceRelease { reason } => {
             return force_release::perform(&agent, &format!("{path}/leader"), reason)
         }
+        OpKind::OpenSession { .. } | OpKind::KeepAlive { .. } | OpKind::EndSession { .. } => {
+            unreachable!("no election is campaigned for under a session here")
+        }
     };
     match answer(result) {
         Answer::Status(status, body) => classify(kind, status, &body),

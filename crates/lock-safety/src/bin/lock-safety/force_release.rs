@@ -55,7 +55,7 @@ fn classify(status: u16, body: &str) -> Outcome {
 
 fn parse_ended(v: &Value) -> Option<EndedLease> {
     Some(EndedLease {
-        owner: v["owner"].as_str()?.to_owned(),
+        owner: crate::workload::holder(v)?,
         token: v["fencing_token"].as_i64()?,
     })
 }

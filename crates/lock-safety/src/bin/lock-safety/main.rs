@@ -17,6 +17,7 @@ mod output;
 mod recorded;
 mod rng;
 mod semaphores;
+mod sessions;
 mod shared_locks;
 mod verdict;
 mod workload;
@@ -104,6 +105,10 @@ struct Args {
     /// run (for a server without them).
     #[arg(long)]
     no_force_release: bool,
+    /// Run without session clients (for a server without `/sessions`; every fifth client works
+    /// under sessions otherwise).
+    #[arg(long)]
+    no_sessions: bool,
     /// No observers (by default every lock and election is observed on every instance, so that
     /// the instances' observe watches record the expiries they see while the faults happen).
     #[arg(long)]
@@ -146,7 +151,7 @@ fn main() -> ExitCode {
         Backend::PostgresHa => "postgres-ha",
     };
     println!(
-        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, {} locked in both modes, {} elections, multi-locks {}, force-releases {}, observers {}, {} semaphores (limit {}), faults {}",
+        "lock-safety: backend {backend}, seed {seed}, {} s, {} instances, {} clients, {} resources, {} locked in both modes, {} elections, multi-locks {}, force-releases {}, sessions {}, observers {}, {} semaphores (limit {}), faults {}",
         args.seconds,
         args.instances,
         args.clients,
@@ -155,6 +160,7 @@ fn main() -> ExitCode {
         if args.no_elections { 0 } else { elections::ELECTIONS },
         if args.no_multi { "off" } else { "on" },
         if args.no_force_release { "off" } else { "on" },
+        if args.no_sessions { "off" } else { "on" },
         if args.no_observers { "off" } else { "on" },
         SEMAPHORES,
         semaphores::LIMIT,
@@ -243,6 +249,7 @@ fn run(args: &Args, seed: u64, backend: &str) -> Result<ExitCode, String> {
         semaphores: (0..SEMAPHORES).map(|j| format!("{run_id}/s{j}")).collect(),
         multi: false,
         force_release: !args.no_force_release,
+        sessions: !args.no_sessions,
         prefix: format!("{run_id}/"),
         run_id,
         clients: args.clients.max(1),

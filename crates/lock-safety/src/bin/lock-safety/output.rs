@@ -77,6 +77,9 @@ pub(crate) fn print_summary(history: &History, events: &[faults::Event]) {
             OpKind::Status => "status",
             OpKind::List => "list",
             OpKind::ForceRelease { .. } => "force-release",
+            OpKind::OpenSession { .. } => "open session",
+            OpKind::KeepAlive { .. } => "keepalive",
+            OpKind::EndSession { .. } => "close session",
         };
         let slot = match &op.outcome {
             Outcome::Unknown { .. } => 2,

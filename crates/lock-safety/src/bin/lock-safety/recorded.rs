@@ -127,7 +127,7 @@ fn parse(v: &Value) -> Option<Record> {
         id: v["id"].as_i64()?,
         kind: v["kind"].as_str()?.to_owned(),
         name: v["name"].as_str()?.to_owned(),
-        owner: v["owner"].as_str()?.to_owned(),
+        owner: crate::workload::holder(v)?,
         token: v["fencing_token"].as_i64()?,
         event: Event::parse(v["event"].as_str()?)?,
         at,

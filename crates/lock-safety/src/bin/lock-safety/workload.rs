@@ -2,7 +2,8 @@
 //! resources locked in both modes (see `shared_locks.rs`), some on several resources at once (see
 //! `multi_locks.rs`), the same operations on two elections (see `elections.rs`), and semaphore
 //! operations on two semaphores (see `semaphores.rs`), and now and then an admin's force-release
-//! of a lock or an election (see `force_release.rs`), through
+//! of a lock or an election (see `force_release.rs`); every fifth client works under sessions
+//! instead (see `sessions.rs`); through
 //! random instances, each operation recorded with its invoke and complete instants and its outcome
 //! as seen.
 
@@ -10,13 +11,13 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use lock_safety::history::Micros;
+use lock_safety::history::{session_owner, Micros};
 use lock_safety::{multi, Lease, MultiOp, Op, OpKind, Outcome, PermitOp, SharedOp};
 use serde_json::{json, Value};
 
 use crate::cluster::Fleet;
 use crate::rng::Rng;
-use crate::{elections, force_release, multi_locks, semaphores, shared_locks};
+use crate::{elections, force_release, multi_locks, semaphores, sessions, shared_locks};
 
 /// Instants in microseconds since the Unix epoch, from a monotonic clock anchored once to the
 /// wall clock (the server's timestamps come from the same machine's wall clock).
@@ -61,6 +62,8 @@ pub struct Plan {
     /// Whether the clients force-release locks and elections now and then (an admin's
     /// `?force=true&reason=…`).
     pub force_release: bool,
+    /// Whether some clients work under sessions (see `sessions.rs`).
+    pub sessions: bool,
     pub prefix: String,
     pub run_id: String,
     pub clients: usize,
@@ -97,6 +100,14 @@ pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Rec
     let mut shared_ops = Vec::new();
     let mut multi_ops = Vec::new();
     let mut forced = 0;
+    if sessions::is_session_client(&plan, c) {
+        return Recorded {
+            locks: sessions::client(&plan, &fleet, &clock, c, &mut rng),
+            permits: permit_ops,
+            shared: shared_ops,
+            multi: multi_ops,
+        };
+    }
     while Instant::now() < plan.until {
         thread::sleep(Duration::from_millis(rng.below(40)));
         let Some(base) = pick_instance(&fleet, &mut rng) else {
@@ -217,7 +228,7 @@ pub fn client(plan: Arc<Plan>, fleet: Arc<Fleet>, clock: Clock, c: usize) -> Rec
     }
 }
 
-fn pick_instance(fleet: &Fleet, rng: &mut Rng) -> Option<String> {
+pub fn pick_instance(fleet: &Fleet, rng: &mut Rng) -> Option<String> {
     let n = fleet.len();
     let first = rng.below(n as u64) as usize;
     (0..n).find_map(|k| fleet.base((first + k) % n))
@@ -301,6 +312,9 @@ fn perform(
             .query("limit", "1000")
             .call(),
         OpKind::ForceRelease { reason } => return force_release::perform(&agent, &path, reason),
+        OpKind::OpenSession { .. } | OpKind::KeepAlive { .. } | OpKind::EndSession { .. } => {
+            unreachable!("sessions.rs sends the session operations")
+        }
     };
     match answer(result) {
         Answer::Status(status, body) => classify(kind, resource, status, &body),
@@ -313,7 +327,7 @@ fn unknown(why: String) -> Outcome {
     Outcome::Unknown { why }
 }
 
-fn classify(kind: &OpKind, resource: &str, status: u16, body: &str) -> Outcome {
+pub fn classify(kind: &OpKind, resource: &str, status: u16, body: &str) -> Outcome {
     let json: Option<Value> = serde_json::from_str(body).ok();
     let lease = |v: Option<&Value>| v.and_then(parse_lease);
     match (kind, status) {
@@ -356,7 +370,16 @@ fn classify(kind: &OpKind, resource: &str, status: u16, body: &str) -> Outcome {
     }
 }
 
-fn parse_lease(v: &Value) -> Option<Lease> {
+/// The holder of a lease (or record) as lockd shows it: its owner, or for a hold under a session,
+/// the session (whose owner label is no identity).
+pub fn holder(v: &Value) -> Option<String> {
+    match &v["session"] {
+        Value::Null => Some(v["owner"].as_str()?.to_owned()),
+        session => Some(session_owner(session.as_str()?)),
+    }
+}
+
+pub fn parse_lease(v: &Value) -> Option<Lease> {
     let time = |key: &str| {
         chrono::DateTime::parse_from_rfc3339(v[key].as_str()?)
             .ok()
@@ -364,7 +387,7 @@ fn parse_lease(v: &Value) -> Option<Lease> {
     };
     Some(Lease {
         resource: v["resource"].as_str()?.to_owned(),
-        owner: v["owner"].as_str()?.to_owned(),
+        owner: holder(v)?,
         token: v["fencing_token"].as_i64()?,
         acquired_at: time("acquired_at")?,
         expires_at: time("expires_at")?,

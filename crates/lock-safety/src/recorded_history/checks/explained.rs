@@ -2,7 +2,8 @@
 //! one change to one name, so the records of an owner that its answered requests do not account
 //! for can be no more than its requests left unknown (which may have made one each, or none).
 //! A `granted` or `re-granted` record is accounted for by an acquire answered granted with its
-//! token; a `released` one by a release answered 204; a `renewed` one by a renewal answered, or by
+//! token; a `released` one by a release answered 204 (of a session's hold: also by a close of the
+//! session answered 204); a `renewed` one by a renewal answered, or by
 //! an acquire (a re-grant in the same millisecond moves only the end); an `undone` one only by an
 //! acquire left unknown (lockd undoes only grants nobody heard of). Expiries are nobody's request,
 //! and force-releases are matched by their reasons (`acknowledged.rs`).
@@ -78,7 +79,9 @@ pub(super) fn grants(subject: &Subject<'_>, found: &mut Found<'_>) {
 fn may_make(event: Event, op: &Op) -> bool {
     let unknown = op.outcome.is_unknown();
     match (event, &op.kind) {
-        (Event::Released, OpKind::Release { .. }) => unknown || op.outcome == Outcome::Released,
+        (Event::Released, OpKind::Release { .. } | OpKind::EndSession { .. }) => {
+            unknown || op.outcome == Outcome::Released
+        }
         (Event::Renewed, OpKind::Renew { .. }) => {
             unknown || matches!(op.outcome, Outcome::Renewed(_))
         }
