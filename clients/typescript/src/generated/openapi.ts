@@ -766,6 +766,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sessions/{id}/observe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Observe a session.
+         * @description A `text/event-stream` (Server-Sent Events). The first event is the session and its live holds
+         *     (`event: state`, as `GET /sessions/{id}` answers them); then `granted` for each hold taken
+         *     under the session and `released` for each hold that ends while the session lives on
+         *     (released, resigned, force-released or undone), each with the hold (`kind`, `name`,
+         *     `fencing_token` and `mode`, `permits` or `term`); last `ended`, with the `reason` (`closed`,
+         *     `expired` when it ran out, `force-released` when an admin ended it) and the `holds` that ended
+         *     with it, after which the stream closes. A keepalive and a re-grant are no event. Ids, a
+         *     reconnect with `Last-Event-ID` and the keep-alive comments are as for a lock. Changes made
+         *     through this server arrive at once, the session running out within a few milliseconds of its
+         *     `expires_at`, changes through other servers within about half a second. An unknown or ended
+         *     session is 404.
+         */
+        get: operations["observeSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -8136,6 +8166,122 @@ export interface operations {
                      * @example {
                      *       "detail": "the lock database is unavailable; retry later",
                      *       "instance": "/sessions/{id}/keepalive",
+                     *       "status": 503,
+                     *       "title": "Service Unavailable",
+                     *       "type": "/problems/service-unavailable"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    observeSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id, as `POST /sessions` answered it. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream: `state` first, then `granted` and `released`, last `ended`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 1764711147123000
+                     *     event: state
+                     *     data: {"session":{"id":"q7Hc0mB1TzK4n9XwVd2aLg","owner":"worker-7","ttl_seconds":10,"lock_delay_seconds":0,"created_at":"2026-11-29T21:32:27.123Z","expires_at":"2026-11-29T21:32:37.123Z"},"holds":[]}
+                     *
+                     *     id: 1764711147250000
+                     *     event: granted
+                     *     data: {"kind":"lock","name":"payment:42","fencing_token":17,"mode":"exclusive"}
+                     *
+                     *     id: 1764711149000000
+                     *     event: ended
+                     *     data: {"session":"q7Hc0mB1TzK4n9XwVd2aLg","reason":"closed","holds":[{"kind":"lock","name":"payment:42","fencing_token":17,"mode":"exclusive"}]}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description API keys are configured and the request has no valid `Authorization: Bearer` key (the `WWW-Authenticate` header says so). */
+            401: {
+                headers: {
+                    /** @description `Bearer`: send an API key of your tenant. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "send a valid API key as `Authorization: Bearer <key>`",
+                     *       "instance": "/sessions/{id}/observe",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/session-not-found`: no live session of this tenant has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "instance": "/sessions/{id}/observe",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "/problems/not-found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `/problems/quota-exceeded`: the request would go over a limit of its tenant (max_observers; the problem's `quota` names it and `allowed` says what it allows). Nothing was attempted or changed. `Retry-After` comes with every limit but max_ttl_seconds, which no retry passes. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (`1`); none for max_ttl_seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "allowed": 50,
+                     *       "detail": "the tenant's max_observers allows 50 open observe and event streams at once: nothing was changed",
+                     *       "instance": "/sessions/q7Hc0mB1TzK4n9XwVd2aLg/observe",
+                     *       "quota": "max_observers",
+                     *       "status": 429,
+                     *       "title": "Too Many Requests",
+                     *       "type": "/problems/quota-exceeded"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The lock database is unavailable, or the server is stopping. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (`1`). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the lock database is unavailable; retry later",
+                     *       "instance": "/sessions/{id}/observe",
                      *       "status": 503,
                      *       "title": "Service Unavailable",
                      *       "type": "/problems/service-unavailable"
