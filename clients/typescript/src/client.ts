@@ -1,6 +1,7 @@
 /**
- * A thin, typed HTTP client for lockd's lock, semaphore and election endpoints. The request and
- * answer types come from `src/generated/openapi.ts`, generated from lockd's OpenAPI document.
+ * A thin, typed HTTP client for lockd's lock, semaphore, election and session endpoints. The
+ * request and answer types come from `src/generated/openapi.ts`, generated from lockd's OpenAPI
+ * document.
  */
 import type { components } from "./generated/openapi.js";
 import { LockdHttpError, OutcomeUnknownError } from "./errors.js";
@@ -16,6 +17,10 @@ export type PermitGranted = Schemas["PermitGranted"];
 export type LeaderView = Schemas["LeaderView"];
 export type CampaignResponse = Schemas["CampaignResponse"];
 export type Problem = Schemas["Problem"];
+export type MultiAcquireResponse = Schemas["MultiAcquireResponse"];
+export type SessionView = Schemas["SessionView"];
+export type SessionHoldsResponse = Schemas["SessionHoldsResponse"];
+export type HoldView = Schemas["HoldView"];
 
 /** How a release ended: released (204), nothing live to release (404), held by another (403). */
 export type ReleaseOutcome = Schemas["ReleaseOutcome"];
@@ -35,28 +40,50 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-export interface AcquireLockBody {
-  owner: string;
-  ttlSeconds: number;
+/**
+ * Who holds a lease: an owner, with a lease of its own of `ttlSeconds`; or a session (its id,
+ * from `openSession`), whose lease the hold shares: it lives while the session does.
+ */
+export type Holder =
+  | { owner: string; ttlSeconds: number; session?: undefined }
+  | { session: string; owner?: undefined; ttlSeconds?: undefined };
+
+/** As `Holder`, for an election, whose holders are candidates. */
+export type CandidateHolder =
+  | { candidate: string; ttlSeconds: number; session?: undefined }
+  | { session: string; candidate?: undefined; ttlSeconds?: undefined };
+
+export type AcquireLockBody = Holder & {
   waitSeconds?: number;
   mode?: "exclusive" | "shared";
   value?: unknown;
-}
+};
 
-export interface AcquirePermitsBody {
-  owner: string;
-  ttlSeconds: number;
+export type AcquireLocksBody = Holder & {
+  /** 1 to 64 distinct resources, each `exclusive` (the default) or `shared`. */
+  locks: { resource: string; mode?: "exclusive" | "shared" }[];
+  waitSeconds?: number;
+  value?: unknown;
+};
+
+export type AcquirePermitsBody = Holder & {
   limit: number;
   permits?: number;
   waitSeconds?: number;
   value?: unknown;
-}
+};
 
-export interface CampaignBody {
-  candidate: string;
-  ttlSeconds: number;
+export type CampaignBody = CandidateHolder & {
   waitSeconds?: number;
   value?: unknown;
+};
+
+export interface OpenSessionBody {
+  ttlSeconds: number;
+  /** The label every hold shows as its owner (the session's id when absent). */
+  owner?: string;
+  /** Seconds each hold's place stays kept from others once the session runs out. */
+  lockDelaySeconds?: number;
 }
 
 interface Answer {
@@ -84,8 +111,7 @@ export class LockdClient {
   /** `POST /locks/{resource}`: `{acquired: true, lock}` or `{acquired: false, resource}`. */
   async acquireLock(resource: string, body: AcquireLockBody, call?: CallOptions): Promise<AcquireResponse> {
     const request: Schemas["AcquireRequest"] = {
-      owner: body.owner,
-      ttl_seconds: body.ttlSeconds,
+      ...holderFields(body),
       mode: body.mode ?? "exclusive",
       ...(body.waitSeconds ? { wait_seconds: body.waitSeconds } : {}),
       ...(body.value !== undefined ? { value: body.value } : {}),
@@ -99,9 +125,20 @@ export class LockdClient {
     return this.#expect(200, await this.#send("POST", `${lockPath(resource)}/renew`, request, call)) as LockView;
   }
 
-  /** `DELETE /locks/{resource}`. */
-  async releaseLock(resource: string, owner: string, call?: CallOptions): Promise<ReleaseOutcome> {
-    return releaseOutcome(await this.#send("DELETE", lockPath(resource), { owner }, call));
+  /** `DELETE /locks/{resource}`: the owner's lease, or a session's hold (`{ session: id }`). */
+  async releaseLock(resource: string, holder: string | { session: string }, call?: CallOptions): Promise<ReleaseOutcome> {
+    return this.#release(lockPath(resource), "owner", holder, call);
+  }
+
+  /** `POST /locks`: several locks together or none: `{acquired: true, locks}` or `{acquired: false, unavailable}`. */
+  async acquireLocks(body: AcquireLocksBody, call?: CallOptions): Promise<MultiAcquireResponse> {
+    const request: Schemas["MultiAcquireRequest"] = {
+      ...holderFields(body),
+      locks: body.locks.map((lock) => ({ resource: lock.resource, mode: lock.mode ?? "exclusive" })),
+      ...(body.waitSeconds ? { wait_seconds: body.waitSeconds } : {}),
+      ...(body.value !== undefined ? { value: body.value } : {}),
+    };
+    return this.#expect(200, await this.#send("POST", "/locks", request, call)) as MultiAcquireResponse;
   }
 
   /** `GET /locks/{resource}`: the live lock (or shared hold), or `null` when it is free. */
@@ -114,8 +151,7 @@ export class LockdClient {
   /** `POST /semaphores/{name}`: `{acquired: true, permit}` or `{acquired: false, available}`. */
   async acquirePermits(name: string, body: AcquirePermitsBody, call?: CallOptions): Promise<PermitAcquireResponse> {
     const request: Schemas["PermitAcquireRequest"] = {
-      owner: body.owner,
-      ttl_seconds: body.ttlSeconds,
+      ...holderFields(body),
       limit: body.limit,
       permits: body.permits ?? 1,
       ...(body.waitSeconds ? { wait_seconds: body.waitSeconds } : {}),
@@ -131,16 +167,15 @@ export class LockdClient {
     return this.#expect(200, await this.#send("POST", path, { owner, ttl_seconds: ttlSeconds }, call)) as PermitView;
   }
 
-  /** `DELETE /semaphores/{name}`. */
-  async releasePermits(name: string, owner: string, call?: CallOptions): Promise<ReleaseOutcome> {
-    return releaseOutcome(await this.#send("DELETE", `/semaphores/${encodeURIComponent(name)}`, { owner }, call));
+  /** `DELETE /semaphores/{name}`: the owner's permits, or a session's (`{ session: id }`). */
+  async releasePermits(name: string, holder: string | { session: string }, call?: CallOptions): Promise<ReleaseOutcome> {
+    return this.#release(`/semaphores/${encodeURIComponent(name)}`, "owner", holder, call);
   }
 
   /** `POST /elections/{name}/campaign`: `{elected, leader}`. */
   async campaign(name: string, body: CampaignBody, call?: CallOptions): Promise<CampaignResponse> {
     const request: Schemas["CampaignRequest"] = {
-      candidate: body.candidate,
-      ttl_seconds: body.ttlSeconds,
+      ...(body.session !== undefined ? { session: body.session } : { candidate: body.candidate, ttl_seconds: body.ttlSeconds }),
       ...(body.waitSeconds ? { wait_seconds: body.waitSeconds } : {}),
       ...(body.value !== undefined ? { value: body.value } : {}),
     };
@@ -154,10 +189,49 @@ export class LockdClient {
     return this.#expect(200, await this.#send("POST", path, { candidate, ttl_seconds: ttlSeconds }, call)) as LeaderView;
   }
 
-  /** `DELETE /elections/{name}/leader`. */
-  async resign(name: string, candidate: string, call?: CallOptions): Promise<ReleaseOutcome> {
-    const path = `/elections/${encodeURIComponent(name)}/leader`;
-    return releaseOutcome(await this.#send("DELETE", path, { candidate }, call));
+  /** `DELETE /elections/{name}/leader`: the candidate's office, or a session's (`{ session: id }`). */
+  async resign(name: string, holder: string | { session: string }, call?: CallOptions): Promise<ReleaseOutcome> {
+    return this.#release(`/elections/${encodeURIComponent(name)}/leader`, "candidate", holder, call);
+  }
+
+  /** `POST /sessions`: the opened session. */
+  async openSession(body: OpenSessionBody, call?: CallOptions): Promise<SessionView> {
+    const request: Schemas["SessionOpenRequest"] = {
+      ttl_seconds: body.ttlSeconds,
+      ...(body.owner !== undefined ? { owner: body.owner } : {}),
+      ...(body.lockDelaySeconds !== undefined ? { lock_delay_seconds: body.lockDelaySeconds } : {}),
+    };
+    return (this.#expect(201, await this.#send("POST", "/sessions", request, call)) as Schemas["SessionResponse"]).session;
+  }
+
+  /**
+   * `POST /sessions/{id}/keepalive` (with `ttlSeconds`: the session's TTL from now on): the
+   * session with its new `expires_at`. A 404 throws: the session has ended, every hold with it.
+   */
+  async keepSessionAlive(id: string, ttlSeconds?: number, call?: CallOptions): Promise<SessionView> {
+    const body = ttlSeconds === undefined ? undefined : { ttl_seconds: ttlSeconds };
+    const answer = await this.#send("POST", `${sessionPath(id)}/keepalive`, body, call);
+    return (this.#expect(200, answer) as Schemas["SessionResponse"]).session;
+  }
+
+  /** `GET /sessions/{id}`: the session and its live holds, or `null` once it has ended. */
+  async getSession(id: string, call?: CallOptions): Promise<SessionHoldsResponse | null> {
+    const answer = await this.#send("GET", sessionPath(id), undefined, call);
+    if (answer.status === 404) return null;
+    return this.#expect(200, answer) as SessionHoldsResponse;
+  }
+
+  /** `DELETE /sessions/{id}`: ends it and every hold at once; `true` if it ended now, `false` if it had already. */
+  async endSession(id: string, call?: CallOptions): Promise<boolean> {
+    const answer = await this.#send("DELETE", sessionPath(id), undefined, call);
+    if (answer.status === 404) return false;
+    this.#expect(204, answer);
+    return true;
+  }
+
+  async #release(path: string, holderKey: "owner" | "candidate", holder: string | { session: string }, call?: CallOptions): Promise<ReleaseOutcome> {
+    if (typeof holder === "string") return releaseOutcome(await this.#send("DELETE", path, { [holderKey]: holder }, call));
+    return releaseOutcome(await this.#send("DELETE", `${path}?session=${encodeURIComponent(holder.session)}`, undefined, call));
   }
 
   #expect(status: number, answer: Answer): unknown {
@@ -201,6 +275,15 @@ export class LockdClient {
     }
     return { status, body: parsed };
   }
+}
+
+/** The request fields that name the holder: an owner and its TTL, or a session. */
+function holderFields(holder: Holder): { owner: string; ttl_seconds: number } | { session: string } {
+  return holder.session !== undefined ? { session: holder.session } : { owner: holder.owner, ttl_seconds: holder.ttlSeconds };
+}
+
+function sessionPath(id: string): string {
+  return `/sessions/${encodeURIComponent(id)}`;
 }
 
 function lockPath(resource: string): string {

@@ -40,13 +40,27 @@ export class LockHeldError extends Error {
  * signal is aborted with this error before the lease can run out.
  */
 export class LeaseLostError extends Error {
-  override readonly name = "LeaseLostError";
+  override readonly name: string = "LeaseLostError";
   constructor(
     readonly resource: string,
     message: string,
     options?: { cause?: unknown },
   ) {
     super(`lease on ${resource} lost: ${message}`, options);
+  }
+}
+
+/**
+ * The session can no longer be counted on, nor any hold under it: a keepalive was refused (404:
+ * it was closed, forced or ran out), or keepalives kept failing until its deadline came near.
+ * `resource` is the session's owner label. A `LeaseLostError`, so code that handles a lost lease
+ * handles a lost session too.
+ */
+export class SessionLostError extends LeaseLostError {
+  override readonly name: string = "SessionLostError";
+  constructor(session: string, message: string, options?: { cause?: unknown }) {
+    super(session, message, options);
+    this.message = `session ${session} lost: ${message}`;
   }
 }
 

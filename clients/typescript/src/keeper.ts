@@ -1,17 +1,14 @@
 /**
- * Keeps one lease alive: renews it every ttl/3 on the monotonic clock and aborts a signal before
- * the lease can run out when renewals fail.
+ * Keeps one lease alive (a lease of its own, or a session's): renews it every ttl/3 on the
+ * monotonic clock and aborts a signal before the lease can run out when renewals fail.
  */
 import { LeaseLostError, LockdHttpError } from "./errors.js";
 import type { CallOptions } from "./client.js";
 
-/** A held lease. `deadline` and `expiresAt` move forward with every successful renewal. */
-export interface Lease {
-  /** The lock's resource, the semaphore's or the election's name. */
+/** What a keeper keeps: `deadline` and `expiresAt` move forward with every successful renewal. */
+export interface KeptLease {
+  /** The lock's resource, the semaphore's or the election's name; a session's owner label. */
   readonly resource: string;
-  readonly owner: string;
-  /** The fencing token (an election's term): send it with every write made under the lease. */
-  readonly fencingToken: number;
   /**
    * A `performance.now()` time before which the lease is surely still held: the time the
    * acquire or the last successful renewal was sent, plus the TTL. It does not depend on the
@@ -21,6 +18,13 @@ export interface Lease {
   /** The server's `expires_at` (its wall clock, RFC 3339) as last seen. */
   expiresAt: string;
   readonly ttlSeconds: number;
+}
+
+/** A held lease. */
+export interface Lease extends KeptLease {
+  readonly owner: string;
+  /** The fencing token (an election's term): send it with every write made under the lease. */
+  readonly fencingToken: number;
 }
 
 export interface Renewal {
@@ -36,6 +40,16 @@ export interface KeeperOptions {
   onError?: (phase: "renew" | "release", error: unknown) => void;
 }
 
+/** What a keeper tells its user beyond the signal (a session's jeopardy). */
+export interface KeeperHooks {
+  /** A renewal failed in a way that leaves the lease possibly alive (no answer, a 5xx): retried. */
+  failed?(error: unknown): void;
+  /** A renewal got through. */
+  renewed?(): void;
+  /** The error the signal is aborted with. Default: a `LeaseLostError`. */
+  lostError?(message: string, cause: unknown): LeaseLostError;
+}
+
 export class LeaseKeeper {
   readonly #controller = new AbortController();
   readonly #ttlMs: number;
@@ -49,9 +63,10 @@ export class LeaseKeeper {
   #lost: LeaseLostError | undefined;
 
   constructor(
-    readonly lease: Lease,
+    readonly lease: KeptLease,
     private readonly renew: (call: CallOptions) => Promise<Renewal>,
     private readonly options: KeeperOptions = {},
+    private readonly hooks: KeeperHooks = {},
   ) {
     this.#ttlMs = lease.ttlSeconds * 1000;
     this.#marginMs = options.marginMs ?? Math.min(this.#ttlMs / 5, 2000);
@@ -99,7 +114,7 @@ export class LeaseKeeper {
     clearTimeout(this.#lostTimer);
     const left = this.lease.deadline - this.#marginMs - performance.now();
     this.#lostTimer = setTimeout(() => {
-      this.#lose("renewals failed until the lease's deadline came near", this.#lastError);
+      this.lose("renewals failed until the lease's deadline came near", this.#lastError);
     }, Math.max(0, left));
   }
 
@@ -107,7 +122,7 @@ export class LeaseKeeper {
     const sentAt = performance.now();
     const budget = this.lease.deadline - this.#marginMs - sentAt;
     if (budget <= 0) {
-      this.#lose("no time left to renew", this.#lastError);
+      this.lose("no time left to renew", this.#lastError);
       return;
     }
     try {
@@ -118,21 +133,25 @@ export class LeaseKeeper {
       this.#lastError = undefined;
       this.#armLostTimer();
       this.#schedule(sentAt + this.#ttlMs / 3 - performance.now());
+      this.hooks.renewed?.();
     } catch (error) {
       this.options.onError?.("renew", error);
       if (error instanceof LockdHttpError) {
         // 404: the lease ended; 403: another owner holds it; anything else will not get better.
-        this.#lose(`renewal answered ${error.status}`, error);
+        this.lose(`renewal answered ${error.status}`, error);
         return;
       }
       this.#lastError = error;
       this.#schedule(this.#retryMs);
+      if (!this.#stopped && !this.#lost) this.hooks.failed?.(error);
     }
   }
 
-  #lose(message: string, cause: unknown): void {
+  /** Aborts the signal now (once): the lease is known to be gone, or cannot be counted on. */
+  lose(message: string, cause: unknown): void {
     if (this.#lost || this.#stopped) return;
-    this.#lost = new LeaseLostError(this.lease.resource, message, cause === undefined ? undefined : { cause });
+    const options = cause === undefined ? undefined : { cause };
+    this.#lost = this.hooks.lostError?.(message, options?.cause) ?? new LeaseLostError(this.lease.resource, message, options);
     clearTimeout(this.#renewTimer);
     clearTimeout(this.#lostTimer);
     this.#controller.abort(this.#lost);
