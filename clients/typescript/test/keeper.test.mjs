@@ -57,3 +57,25 @@ test('a 404 on renewal aborts at once, with the answer as the cause', async () =
   assert.equal(keeper.signal.reason.cause.status, 404);
   await keeper.stop();
 });
+
+test('hooks: failed at each failed renewal, renewed at each success, the lost error made by lostError', async () => {
+  const seen = [];
+  let answers = ['fail', 'ok', 'fail', 'gone'];
+  class CustomLost extends LeaseLostError {}
+  const keeper = new LeaseKeeper(newLease(30), async () => {
+    const answer = answers.shift();
+    if (answer === 'fail') throw new OutcomeUnknownError('503');
+    if (answer === 'gone') throw new LockdHttpError(404, { status: 404 });
+    return { expiresAt: 'later' };
+  }, { retryMs: 100 }, {
+    failed: (error) => seen.push(['failed', error.message]),
+    renewed: () => seen.push(['renewed']),
+    lostError: (message, cause) => new CustomLost('r', message, { cause }),
+  });
+  keeper.start(performance.now() - 10_000); // the first renewal is due now
+  await new Promise((r) => keeper.signal.addEventListener('abort', r, { once: true }));
+  await keeper.stop();
+  assert.deepEqual(seen, [['failed', '503'], ['renewed'], ['failed', '503']]);
+  assert.ok(keeper.lost instanceof CustomLost && keeper.signal.reason === keeper.lost);
+  assert.equal(keeper.lost.cause.status, 404);
+});
