@@ -16,12 +16,13 @@ README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
 def test_the_readme_examples_run(lockd: Server, capsys: pytest.CaptureFixture[str]) -> None:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     code = "\n".join(blocks).replace("http://127.0.0.1:8080", lockd.base)
     exec(compile(code, str(README), "exec"), {"__name__": "readme"})
     out = capsys.readouterr().out
     assert "holding export:nightly as" in out
     assert "leading in term" in out and "vacant None None" in out
+    assert "session nightly-export holds export:eu token" in out and "stopped" not in out
     assert out.rstrip().endswith("404")  # the generated layer's get_lock after the release
 
 
