@@ -303,10 +303,17 @@ fn one_holder(current: Option<&Lock>) -> &[Lock] {
     current.map_or(&[], std::slice::from_ref)
 }
 
+/// Whether a lease of `owner` that ends at `current_end` still ends as the grant that ended at
+/// `granted_end` did: the same end, or, for a hold under a session, any end (a keepalive moves
+/// the session's end, and with it every hold's, without changing any hold).
+pub fn same_end(owner: &Owner, current_end: DateTime<Utc>, granted_end: DateTime<Utc>) -> bool {
+    current_end == granted_end || owner.session().is_some()
+}
+
 /// Whether undoing `grant` ends the resource's current lock: only when that lock is live, is
-/// still exactly the grant (same owner, token, start and end: never a later re-grant or renewal)
-/// and was granted anew (`current_regranted` is false): a re-grant continues a lease its owner
-/// was already told it holds, so it is never undone.
+/// still exactly the grant (same owner, token, start and end ([`same_end`]): never a later
+/// re-grant or renewal) and was granted anew (`current_regranted` is false): a re-grant continues
+/// a lease its owner was already told it holds, so it is never undone.
 pub fn decide_undo(
     current: Option<&Lock>,
     current_regranted: bool,
@@ -319,7 +326,7 @@ pub fn decide_undo(
                 && lock.owner == grant.owner
                 && lock.fencing_token == grant.fencing_token
                 && lock.acquired_at == grant.acquired_at
-                && lock.expires_at == grant.expires_at
+                && same_end(&lock.owner, lock.expires_at, grant.expires_at)
         })
 }
 

@@ -40,7 +40,7 @@ pub use clock::{Clock, SystemClock};
 pub use decisions::{
     available, decide_acquire, decide_acquire_among, decide_claim, decide_release,
     decide_release_among, decide_renew, decide_renew_among, decide_undo, is_expired, live_grants,
-    live_holders, AcquireDecision, ClaimDecision, Holder, HolderDecision, RenewDecision,
+    live_holders, same_end, AcquireDecision, ClaimDecision, Holder, HolderDecision, RenewDecision,
 };
 pub use election::Leader;
 pub use fence::{check_fence, check_lock_fence, check_permit_fence, FenceVerdict};

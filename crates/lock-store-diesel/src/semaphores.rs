@@ -382,6 +382,11 @@ fn renew(
     Ok(LeaseOutcome::Renewed(Grant::of_permit(permit(row)?)))
 }
 
+/// An instant of the table, to the millisecond it stores.
+fn at_ms(ms: i64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default()
+}
+
 /// Ends `grant` only if it is still exactly that new grant, live.
 fn undo(table: &mut dyn HolderTable, tenant: &Tenant, grant: Permit) -> Result<bool, PermitError> {
     let (now_ms, rows) = read(table, tenant, &grant.name)?;
@@ -390,7 +395,11 @@ fn undo(table: &mut dyn HolderTable, tenant: &Tenant, grant: Permit) -> Result<b
         row.owner == lease.owner.as_str()
             && row.fencing_token == lease.fencing_token.value()
             && row.acquired_at_ms == lease.acquired_at.timestamp_millis()
-            && row.expires_at_ms == lease.expires_at.timestamp_millis()
+            && lock_domain::same_end(
+                &lease.owner,
+                at_ms(row.expires_at_ms),
+                at_ms(lease.expires_at.timestamp_millis()),
+            )
             && row.expires_at_ms > now_ms
             && row.regranted == 0
     });

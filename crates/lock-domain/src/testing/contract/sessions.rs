@@ -504,10 +504,16 @@ pub async fn a_grant_under_a_session_nobody_heard_of_is_undone(h: &dyn Harness) 
     let session = open(store, tenant(), 15, None, 30, 0).await;
     let id = &session.id;
     // A lock, a reader and permits granted under the session whose requester went away: each
-    // undo ends exactly that grant, and leaves the session and its other holds alone.
+    // undo ends exactly that grant (a keepalive in between or not), and leaves the session and
+    // its other holds alone.
     let lock = granted(store, acquire("h-lock", Claim::Exclusive, id)).await;
     let reader = granted(store, acquire("h-read", Claim::Shared, id)).await;
     let permit = granted(store, acquire("h-sem", permits(1, 2), id)).await;
+    // A keepalive between the grant and its undo moves every hold's end, and changes no hold:
+    // the undo still ends exactly that grant.
+    h.advance(Duration::from_millis(20)).await;
+    let kept = keep_alive(store, id).await.expect("live");
+    assert!(kept.expires_at > session.expires_at);
     for grant in [lock, reader, permit] {
         let undone = store.apply(tenant(), LeaseOp::Undo(grant.clone())).await;
         assert_eq!(

@@ -82,7 +82,7 @@ impl State {
                 && lease.owner == grant.lease.owner
                 && lease.fencing_token == grant.lease.fencing_token
                 && lease.acquired_at == grant.lease.acquired_at
-                && lease.expires_at == grant.lease.expires_at)
+                && crate::same_end(&lease.owner, lease.expires_at, grant.lease.expires_at))
         });
         Ok(leases.len() < before)
     }
