@@ -126,7 +126,16 @@ impl LockClient {
     /// # Errors
     /// [`ClientError`] when there is no answer or an error answer other than 404.
     pub fn end_session(&self, id: &str) -> Result<bool, ClientError> {
-        match self.exchange("DELETE", &session_path(id), None, self.request_timeout()) {
+        self.end_session_within(id, self.request_timeout())
+    }
+
+    /// Like [`LockClient::end_session`], giving up after `timeout`.
+    ///
+    /// # Errors
+    /// [`ClientError`] when there is no answer within `timeout` or an error answer other than
+    /// 404.
+    pub fn end_session_within(&self, id: &str, timeout: Duration) -> Result<bool, ClientError> {
+        match self.exchange("DELETE", &session_path(id), None, timeout) {
             Ok((204, _)) => Ok(true),
             Err(ClientError::Problem(problem)) if problem.status == 404 => Ok(false),
             Ok((status, text)) => Err(unexpected(status, text)),

@@ -37,6 +37,9 @@ pub enum Command {
     /// ttl/3, release once CMD and every process it left behind have ended, and exit with CMD's
     /// status. If the lease is at risk (no renewal for ttl minus a margin) or lost, CMD and its
     /// processes get SIGTERM then SIGKILL, before the lease can run out, and lockd run exits 70.
+    /// Several --resource (and a --semaphore beside them) are held together, all or none, under
+    /// one session kept alive every ttl/3 and ended at the end (LOCKD_SESSION,
+    /// LOCKD_RESOURCE_1.., LOCKD_FENCING_TOKEN_1.., LOCKD_SEMAPHORE_FENCING_TOKEN).
     ///
     /// Exit status: CMD's status (128+N when a signal N ended it); 75 the lock was not acquired
     /// within --wait; 70 the lease was at risk or lost and CMD was stopped; 69 the server is
@@ -211,18 +214,20 @@ pub struct ServeArgs {
 
 /// Options of `lockd run`.
 #[derive(Debug, Clone, Args)]
-#[command(group(clap::ArgGroup::new("held").required(true).args(["resource", "semaphore"])))]
+#[command(group(clap::ArgGroup::new("held").required(true).multiple(true).args(["resource", "semaphore"])))]
 pub struct RunArgs {
     /// The lockd server.
     #[arg(long, env = "LOCKD_SERVER", default_value = "http://127.0.0.1:8080")]
     pub server: String,
 
-    /// The resource to lock (or hold permits of a semaphore instead, with --semaphore).
-    #[arg(long)]
-    pub resource: Option<String>,
+    /// The resource to lock. Give it several times to hold several locks together, all or
+    /// none, under one session.
+    #[arg(long, value_name = "NAME")]
+    pub resource: Vec<String>,
 
-    /// Hold permits of this semaphore instead of a lock (with --limit and --permits).
-    #[arg(long, requires = "limit")]
+    /// Hold permits of this semaphore (with --limit and --permits): instead of a lock, or with
+    /// --resource under one session.
+    #[arg(long, requires = "limit", value_name = "NAME")]
     pub semaphore: Option<String>,
 
     /// The semaphore's limit, 1 to 10000 (every holder of one semaphore uses the same).
@@ -258,6 +263,11 @@ pub struct RunArgs {
     /// Seconds a request to the server may take (acquire, release; a renewal gets less).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
     pub request_timeout: u64,
+
+    /// Hold under one session (kept alive every ttl/3, ended at the end) even a single lock or
+    /// grant of permits; more than one thing is always held so.
+    #[arg(long)]
+    pub session: bool,
 
     /// The command and its arguments, after `--`.
     #[arg(required = true, last = true, value_name = "CMD")]
@@ -298,22 +308,31 @@ impl clap::builder::TypedValueParser for DatabaseUrlParser {
 }
 
 impl RunArgs {
-    /// What to hold: the semaphore's permits when `--semaphore` is given (clap then requires
-    /// `--limit`), else the lock on `--resource` (clap requires one of the two).
-    pub fn target(&self) -> crate::run::target::Target {
+    /// What to hold, in the order it is acquired: the election (`lockd elect`), or the lock on
+    /// each `--resource` in the order given, then the semaphore's permits when `--semaphore` is
+    /// given (clap then requires `--limit`; it requires a resource or a semaphore).
+    pub fn targets(&self) -> Vec<crate::run::target::Target> {
+        use crate::run::target::Target;
         if let Some(election) = &self.election {
-            return election.clone();
+            return vec![election.clone()];
         }
-        match (&self.semaphore, self.limit) {
-            (Some(name), Some(limit)) => crate::run::target::Target::Semaphore {
+        let locks = self.resource.iter().map(|resource| Target::Lock {
+            resource: resource.clone(),
+        });
+        let semaphore = match (&self.semaphore, self.limit) {
+            (Some(name), Some(limit)) => Some(Target::Semaphore {
                 name: name.clone(),
                 limit,
                 permits: self.permits,
-            },
-            _ => crate::run::target::Target::Lock {
-                resource: self.resource.clone().unwrap_or_default(),
-            },
-        }
+            }),
+            _ => None,
+        };
+        locks.chain(semaphore).collect()
+    }
+
+    /// Whether everything is held under one session: asked for, or more than one thing held.
+    pub fn uses_session(&self) -> bool {
+        self.session || self.targets().len() > 1
     }
 }
 
@@ -432,6 +451,58 @@ mod tests {
         assert_eq!(args.command, ["sh", "-c", "exit 3"]);
         assert!(parse(&["run", "--resource", "r"]).is_err(), "no command");
         assert!(parse(&["run", "--resource", "r", "--ttl", "0", "--", "true"]).is_err());
+        assert!(parse(&["run", "--", "true"]).is_err(), "nothing to hold");
+    }
+
+    fn run_args(args: &[&str]) -> RunArgs {
+        let mut argv = vec!["run"];
+        argv.extend_from_slice(args);
+        argv.extend_from_slice(&["--", "true"]);
+        match parse(&argv).expect("parses").command {
+            Some(Command::Run(args)) => args,
+            other => panic!("not run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn one_thing_is_held_on_its_own_lease_and_several_under_one_session() {
+        use crate::run::target::Target;
+        let lock = |name: &str| Target::Lock {
+            resource: name.into(),
+        };
+        let one = run_args(&["--resource", "a"]);
+        assert_eq!(one.targets(), [lock("a")]);
+        assert!(!one.uses_session());
+        let permits = run_args(&["--semaphore", "s", "--limit", "3"]);
+        assert!(!permits.uses_session());
+        assert!(run_args(&["--resource", "a", "--session"]).uses_session());
+
+        let several = run_args(&[
+            "--semaphore",
+            "s",
+            "--limit",
+            "3",
+            "--permits",
+            "2",
+            "--resource",
+            "b",
+            "--resource",
+            "a",
+        ]);
+        // The locks in the order given, then the permits.
+        let semaphore = Target::Semaphore {
+            name: "s".into(),
+            limit: 3,
+            permits: 2,
+        };
+        assert_eq!(several.targets(), [lock("b"), lock("a"), semaphore]);
+        assert!(several.uses_session());
+        assert!(run_args(&["--resource", "a", "--resource", "b"]).uses_session());
+        assert!(
+            parse(&["run", "--semaphore", "s", "--", "true"]).is_err(),
+            "no --limit"
+        );
+        assert!(parse(&["run", "--limit", "3", "--resource", "a", "--", "true"]).is_err());
     }
 
     #[test]

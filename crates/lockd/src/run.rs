@@ -8,37 +8,48 @@
 //! with the command's status (see [`exit`] for the others). No process of the tree runs while
 //! another holder could have the lock: its SIGKILL is due at "last successful renewal SENT +
 //! ttl - margin", and the keeper kills the tree at once if `lockd run` dies.
+//!
+//! Several things (locks, and permits beside them), or one with `--session`, are held under one
+//! session instead ([`session`]): the same machinery, with the session's keepalive for the
+//! renewal and its end for the release ([`kept`]).
 
 mod exit;
 mod keeper;
+mod kept;
 mod owner;
 mod renewer;
+mod session;
 mod supervisor;
 pub(crate) mod target;
 mod timing;
 mod tree;
+mod waiting;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use lock_client::{ClientConfig, ClientError, LockClient};
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::cli::RunArgs;
+use kept::Kept;
 use renewer::Renewer;
-use supervisor::{Forwarded, LeaseTrouble};
-use target::{Acquisition, Renewal};
+use supervisor::LeaseTrouble;
 use timing::LeaseTiming;
 
 pub use keeper::keep;
 pub use target::Target;
 
-/// The longest `wait_seconds` sent in one acquire (the server's default maximum); a longer
-/// `--wait` takes several requests. A server that refuses the field's value (a lower maximum)
-/// is polled instead.
-const MAX_WAIT_PER_REQUEST: u64 = 60;
-/// Pause between attempts when the server answered "held" before the wait was over (a server
-/// without waiting answers at once) and gave no `Retry-After`.
-const POLL_EVERY: Duration = Duration::from_millis(250);
+/// What is held once it is acquired: what to keep alive and give up at the end, the command's
+/// environment, when the last successful renewal (or the acquire) was sent, and the renewal
+/// thread already at work, with its reports.
+struct Holding {
+    kept: Kept,
+    env: Vec<(String, String)>,
+    renewed_at: Instant,
+    renewer: Renewer,
+    reports: UnboundedReceiver<renewer::Renewal>,
+}
 
 /// Runs `lockd run` and returns its exit status.
 pub fn run(args: RunArgs) -> ExitCode {
@@ -62,33 +73,47 @@ fn run_inner(args: &RunArgs) -> Result<u8, u8> {
     config.request_timeout = Duration::from_secs(args.request_timeout);
     let client = LockClient::new(&config);
     let timing = LeaseTiming::new(args.ttl, Duration::from_secs(args.kill_grace));
-    let target = args.target();
-    let held = target.describe();
+    let mut targets = args.targets();
 
-    let (token, mut renewed_at) = acquire(&client, args, &target, &owner)?;
+    let mut holding = if args.uses_session() {
+        session::hold(&client, args, &targets, &owner, timing)?
+    } else {
+        // clap requires something to hold: one thing here.
+        hold_lease(&client, args, targets.swap_remove(0), &owner, timing)?
+    };
+    let held = holding.kept.describe();
     // A slow (waiting) acquire may have used up much of the lease counted from its sending:
     // renew once so the command starts with a fresh lease.
-    if renewed_at.elapsed() > timing.renew_every / 2 {
+    if holding.renewed_at.elapsed() > timing.renew_every / 2 {
         let sent_at = Instant::now();
-        match target.renew(&client, &owner, args.ttl, timing.renew_timeout) {
-            Ok(Renewal::Renewed) => renewed_at = sent_at,
-            Ok(Renewal::Lost { .. }) => {
+        match holding.kept.renew(&client, args.ttl, timing.renew_timeout) {
+            Ok(target::Renewal::Renewed) => holding.renewed_at = sent_at,
+            Ok(target::Renewal::Lost { .. }) => {
                 eprintln!("lockd run: {held} was lost right after it was acquired");
                 return Err(exit::UNAVAILABLE);
             }
             Err(error) => {
                 eprintln!("lockd run: cannot renew {held} just acquired: {error}");
-                release(&client, &target, &owner);
+                release(&client, &holding.kept);
                 return Err(exit::UNAVAILABLE);
             }
         }
     }
 
-    let supervised = supervise(&client, args, &target, &owner, token, timing, renewed_at);
+    let Holding {
+        kept,
+        env,
+        renewed_at,
+        renewer,
+        reports,
+    } = holding;
+    let supervised = supervise(args, &env, timing, renewed_at, reports);
+    // No renewal after the release.
+    drop(renewer);
     let supervised = match supervised {
         Ok(supervised) => supervised,
         Err(error) => {
-            release(&client, &target, &owner);
+            release(&client, &kept);
             let program = args.command[0].to_string_lossy();
             eprintln!("lockd run: cannot run {program:?}: {error}");
             return Err(match error.kind() {
@@ -98,14 +123,14 @@ fn run_inner(args: &RunArgs) -> Result<u8, u8> {
         }
     };
     match supervised.lease_trouble {
-        None => release(&client, &target, &owner),
+        None => release(&client, &kept),
         // Renewals failed: the server is probably unreachable, so do not wait long for it.
         Some(LeaseTrouble::AtRisk) => {
-            release_within(&client, &target, &owner, Some(timing.renew_timeout));
+            release_within(&client, &kept, Some(timing.renew_timeout));
         }
         // Not ours any more: a release could only be refused.
         Some(LeaseTrouble::Lost) => {}
-        Some(LeaseTrouble::KeeperDied) => release(&client, &target, &owner),
+        Some(LeaseTrouble::KeeperDied) => release(&client, &kept),
     }
     match supervised.lease_trouble {
         Some(trouble) => {
@@ -124,57 +149,72 @@ fn run_inner(args: &RunArgs) -> Result<u8, u8> {
     }
 }
 
-/// Acquires the lock (or the permits), retrying "held" answers until the wait is over. Returns
-/// the fencing token and when the granting request was sent.
-fn acquire(
+/// Acquires `target` on a lease of its own (waiting up to `--wait`), and starts renewing it.
+fn hold_lease(
     client: &LockClient,
     args: &RunArgs,
-    target: &Target,
+    target: Target,
     owner: &str,
-) -> Result<(i64, Instant), u8> {
+    timing: LeaseTiming,
+) -> Result<Holding, u8> {
     let deadline = Instant::now() + Duration::from_secs(args.wait);
-    let mut max_wait_per_request = MAX_WAIT_PER_REQUEST;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        // Rounded up, so that the first request asks for the whole `--wait`.
-        let wait_seconds = left
-            .as_millis()
-            .div_ceil(1_000)
-            .try_into()
-            .unwrap_or(u64::MAX)
-            .min(max_wait_per_request);
-        let sent_at = Instant::now();
-        match target.acquire(client, owner, args.ttl, wait_seconds) {
-            Ok(Acquisition::Granted { token }) => return Ok((token, sent_at)),
-            Ok(Acquisition::NotGranted {
-                retry_after_seconds,
-            }) => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    eprintln!(
-                        "{}: {} {}{}",
-                        target.program(),
-                        target.describe(),
-                        target.not_granted(),
-                        if args.wait > 0 {
-                            format!(" (waited {} s)", args.wait)
-                        } else {
-                            String::new()
-                        }
-                    );
-                    return Err(exit::NOT_ACQUIRED);
-                }
-                let hint = retry_after_seconds.map_or(POLL_EVERY, Duration::from_secs);
-                std::thread::sleep(hint.min(POLL_EVERY).min(left));
-            }
-            // A server configured with a lower --max-wait-seconds: poll instead.
-            Err(ClientError::Problem(problem))
-                if wait_seconds > 0 && problem.errors.iter().any(|e| e.field == "wait_seconds") =>
-            {
-                max_wait_per_request = 0;
-            }
-            Err(error) => return Err(refused(&error)),
+    let acquired = waiting::acquire_until(deadline, |wait_seconds| {
+        target.acquire(client, owner, args.ttl, wait_seconds)
+    });
+    let (token, renewed_at) = match acquired {
+        Ok(Ok(granted)) => granted,
+        Ok(Err(_)) => {
+            not_acquired(&target, args.wait);
+            return Err(exit::NOT_ACQUIRED);
         }
+        Err(error) => return Err(refused(&error)),
+    };
+    let env = target.env(owner, token);
+    let kept = Kept::Lease {
+        target,
+        owner: owner.to_owned(),
+    };
+    let (renewer, reports) = start_renewer(client, &kept, args.ttl, timing)?;
+    Ok(Holding {
+        kept,
+        env,
+        renewed_at,
+        renewer,
+        reports,
+    })
+}
+
+/// Starts renewing `kept`; when no thread can be started, gives it up at once.
+fn start_renewer(
+    client: &LockClient,
+    kept: &Kept,
+    ttl: u32,
+    timing: LeaseTiming,
+) -> Result<(Renewer, UnboundedReceiver<renewer::Renewal>), u8> {
+    Renewer::start(client.clone(), kept.clone(), ttl, timing).map_err(|error| {
+        eprintln!("lockd run: cannot start renewing: {error}");
+        release(client, kept);
+        exit::CANNOT_EXECUTE
+    })
+}
+
+/// Says that `target` was not had within `--wait` (`wait` seconds).
+fn not_acquired(target: &Target, wait: u64) {
+    eprintln!(
+        "{}: {} {}{}",
+        target.program(),
+        target.describe(),
+        target.not_granted(),
+        waited(wait)
+    );
+}
+
+/// `" (waited N s)"` after a wait, nothing without one.
+fn waited(wait: u64) -> String {
+    if wait > 0 {
+        format!(" (waited {wait} s)")
+    } else {
+        String::new()
     }
 }
 
@@ -193,44 +233,33 @@ fn refused(error: &ClientError) -> u8 {
 }
 
 fn supervise(
-    client: &LockClient,
     args: &RunArgs,
-    target: &Target,
-    owner: &str,
-    token: i64,
+    env: &[(String, String)],
     timing: LeaseTiming,
     renewed_at: Instant,
+    reports: UnboundedReceiver<renewer::Renewal>,
 ) -> std::io::Result<supervisor::Supervised> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let signals = Forwarded::register()?;
-        let env = target.env(owner, token);
-        let (reports_tx, reports) = tokio::sync::mpsc::unbounded_channel();
-        let _renewer = Renewer::start(
-            client.clone(),
-            target.clone(),
-            owner.to_owned(),
-            args.ttl,
-            timing,
-            reports_tx,
-        )?;
-        supervisor::supervise(&args.command, &env, timing, renewed_at, reports, signals).await
+        let signals = supervisor::Forwarded::register()?;
+        supervisor::supervise(&args.command, env, timing, renewed_at, reports, signals).await
     })
 }
 
-/// Releases the lock (or the permits), reporting a failure (the lease then ends at its expiry).
-fn release(client: &LockClient, target: &Target, owner: &str) {
-    release_within(client, target, owner, None);
+/// Releases the lock (or the permits), or ends the session, reporting a failure (the lease then
+/// ends at its expiry).
+fn release(client: &LockClient, kept: &Kept) {
+    release_within(client, kept, None);
 }
 
 /// [`release`] with a shorter timeout than the client's, if given.
-fn release_within(client: &LockClient, target: &Target, owner: &str, timeout: Option<Duration>) {
-    if let Err(error) = target.release(client, owner, timeout) {
+fn release_within(client: &LockClient, kept: &Kept, timeout: Option<Duration>) {
+    if let Err(error) = kept.release(client, timeout) {
         eprintln!(
             "lockd run: could not release {} (it expires by itself): {error}",
-            target.describe()
+            kept.describe()
         );
     }
 }

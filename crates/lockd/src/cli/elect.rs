@@ -50,6 +50,12 @@ pub struct ElectArgs {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
     pub request_timeout: u64,
 
+    /// Campaign and lead under a session of --ttl (kept alive every ttl/3 while campaigning and
+    /// leading, ended at the end) instead of on a lease of its own; the command gets
+    /// LOCKD_SESSION too.
+    #[arg(long)]
+    pub session: bool,
+
     /// The command and its arguments, after `--`.
     #[arg(required = true, last = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,
@@ -71,7 +77,7 @@ impl ElectArgs {
         };
         RunArgs {
             server: self.server,
-            resource: None,
+            resource: Vec::new(),
             semaphore: None,
             limit: None,
             permits: 1,
@@ -81,6 +87,7 @@ impl ElectArgs {
             api_key: self.api_key,
             kill_grace: self.kill_grace,
             request_timeout: self.request_timeout,
+            session: self.session,
             command: self.command,
             election: Some(election),
         }
@@ -107,12 +114,14 @@ mod tests {
     fn elect_is_run_with_an_election() {
         let run = elect(&["--election", "scheduler", "--", "sleep", "5"]);
         assert_eq!(
-            run.target(),
-            Target::Election {
+            run.targets(),
+            [Target::Election {
                 name: "scheduler".into(),
                 value: None
-            }
+            }]
         );
+        assert!(!run.uses_session());
+        assert!(elect(&["--election", "s", "--session", "--", "true"]).uses_session());
         assert_eq!((run.ttl, run.kill_grace), (15, 2));
         assert!(run.wait > 86_400 * 365, "campaigns until elected");
         let run = elect(&[
@@ -131,15 +140,15 @@ mod tests {
         ]);
         assert_eq!(run.owner.as_deref(), Some("node-a"));
         assert_eq!((run.ttl, run.wait), (6, 3));
-        let Target::Election { value, .. } = run.target() else {
+        let [Target::Election { value, .. }] = &run.targets()[..] else {
             panic!("an election");
         };
-        assert_eq!(value, Some(serde_json::json!("10.0.0.7:8080")));
+        assert_eq!(value, &Some(serde_json::json!("10.0.0.7:8080")));
         let run = elect(&["--election", "s", "--value", r#"{"a": 1}"#, "--", "true"]);
-        let Target::Election { value, .. } = run.target() else {
+        let [Target::Election { value, .. }] = &run.targets()[..] else {
             panic!("an election");
         };
-        assert_eq!(value, Some(serde_json::json!({"a": 1})));
+        assert_eq!(value, &Some(serde_json::json!({"a": 1})));
         assert!(Cli::try_parse_from(["lockd", "elect", "--", "true"]).is_err());
         assert!(Cli::try_parse_from(["lockd", "elect", "--election", "s"]).is_err());
     }

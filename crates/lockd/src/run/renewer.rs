@@ -1,14 +1,16 @@
-//! The renewal thread of `lockd run`: renews every ttl/3 (sooner after a failure) and reports
-//! each attempt, stamped with the instant its request was sent, to the supervisor.
+//! The renewal thread of `lockd run`: renews the lease (or keeps the session alive) every ttl/3,
+//! sooner after a failure, and reports each attempt, stamped with the instant its request was
+//! sent, to the supervisor.
 
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
 use lock_client::{ClientError, LockClient};
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::target::{self, Target};
+use super::kept::Kept;
+use super::target;
 use super::timing::LeaseTiming;
 
 /// What one renewal attempt found.
@@ -16,9 +18,10 @@ use super::timing::LeaseTiming;
 pub enum Renewal {
     /// The lease runs at least ttl from `sent_at`.
     Renewed { sent_at: Instant },
-    /// The server says the lock is no longer ours (404: expired or released; 403: another
-    /// owner has it). The thread stops after reporting it.
-    Lost { forbidden: bool },
+    /// The server says the lock (the session) is no longer ours (404: expired or released, the
+    /// session ended; 403: another owner has it), for this reason. The thread stops after
+    /// reporting it.
+    Lost { why: &'static str },
     /// No usable answer; the lease still runs out at its time. Another attempt follows.
     Failed(ClientError),
 }
@@ -31,15 +34,15 @@ pub struct Renewer {
 }
 
 impl Renewer {
-    /// Starts renewing `target` for `owner`; the first renewal is due `renew_every` from now.
+    /// Starts renewing `kept`; the first renewal is due `renew_every` from now. Every attempt
+    /// is reported on the receiver returned.
     pub fn start(
         client: LockClient,
-        target: Target,
-        owner: String,
+        kept: Kept,
         ttl_seconds: u32,
         timing: LeaseTiming,
-        reports: UnboundedSender<Renewal>,
-    ) -> std::io::Result<Self> {
+    ) -> std::io::Result<(Self, UnboundedReceiver<Renewal>)> {
+        let (reports, received) = tokio::sync::mpsc::unbounded_channel();
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("lockd-run-renew".to_owned())
@@ -48,14 +51,17 @@ impl Renewer {
                 // Err(Timeout) is the pause ending; a message or a dropped sender means stop.
                 while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(pause) {
                     let sent_at = Instant::now();
-                    let result = target.renew(&client, &owner, ttl_seconds, timing.renew_timeout);
+                    let result = kept.renew(&client, ttl_seconds, timing.renew_timeout);
                     let (report, next) = match result {
                         Ok(target::Renewal::Renewed) => {
                             (Renewal::Renewed { sent_at }, Some(timing.renew_every))
                         }
-                        Ok(target::Renewal::Lost { forbidden }) => {
-                            (Renewal::Lost { forbidden }, None)
-                        }
+                        Ok(target::Renewal::Lost { forbidden }) => (
+                            Renewal::Lost {
+                                why: kept.lost_because(forbidden),
+                            },
+                            None,
+                        ),
                         Err(error) => (Renewal::Failed(error), Some(timing.retry_every)),
                     };
                     if reports.send(report).is_err() {
@@ -67,9 +73,10 @@ impl Renewer {
                     }
                 }
             })?;
-        Ok(Self {
+        let renewer = Self {
             _stop: stop,
             _thread: thread,
-        })
+        };
+        Ok((renewer, received))
     }
 }

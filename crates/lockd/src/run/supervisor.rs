@@ -32,7 +32,7 @@ pub struct Supervised {
 pub enum LeaseTrouble {
     /// No renewal succeeded for ttl minus the margin and the grace: SIGTERM, then SIGKILL.
     AtRisk,
-    /// The server said the lock is not ours any more: SIGKILL at once.
+    /// The server said the lock (the session) is not ours any more: SIGKILL at once.
     Lost,
     /// The keeper process was killed, so the command's tree could not be followed: its
     /// process group got SIGKILL.
@@ -68,7 +68,7 @@ impl Forwarded {
 /// could not be started.
 pub async fn supervise(
     command: &[OsString],
-    env: &[(&str, String)],
+    env: &[(String, String)],
     timing: LeaseTiming,
     mut renewed_at: Instant,
     mut reports: UnboundedReceiver<Renewal>,
@@ -126,9 +126,8 @@ pub async fn supervise(
                     let left = timing.term_at(renewed_at).saturating_duration_since(Instant::now());
                     eprintln!("lockd run: renewal failed ({error}); the command is stopped in {:.1} s unless a renewal succeeds", left.as_secs_f64());
                 }
-                Some(Renewal::Lost { forbidden }) => {
-                    let whose = if forbidden { "another owner holds the lock" } else { "the lock (or the permits) is gone (expired or released)" };
-                    eprintln!("lockd run: the lease was lost: {whose}; killing the command (SIGKILL)");
+                Some(Renewal::Lost { why }) => {
+                    eprintln!("lockd run: the lease was lost: {why}; killing the command (SIGKILL)");
                     lease_trouble = Some(LeaseTrouble::Lost);
                     kill_sent = true;
                     reports_open = false;

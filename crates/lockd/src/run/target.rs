@@ -1,13 +1,13 @@
 //! What `lockd run` holds: a lock (`--resource`), or permits of a semaphore (`--semaphore`,
-//! `--limit`, `--permits`); `lockd elect` holds the leadership of an election. The rest of
-//! `lockd run` (the renewal thread, the supervisor, the kill-before-expiry timing) is the same
-//! for all three.
+//! `--limit`, `--permits`); `lockd elect` holds the leadership of an election. Each is held on a
+//! lease of its own, or under a session (`run/session.rs`). The rest of `lockd run` (the renewal
+//! thread, the supervisor, the kill-before-expiry timing) is the same for all three.
 
 use std::time::Duration;
 
 use lock_client::{
-    Acquired, Campaigned, ClientError, Leading, LockClient, PermitsAcquired, PermitsRenewed,
-    Released, Renewed,
+    AcquireOptions, Acquired, Campaigned, ClientError, Leading, LockClient, PermitsAcquired,
+    PermitsRenewed, Released, Renewed,
 };
 
 /// The lock or the permits held.
@@ -28,10 +28,23 @@ pub enum Target {
     },
 }
 
-/// An acquire's answer, whatever is held.
-pub enum Acquisition {
-    Granted { token: i64 },
-    NotGranted { retry_after_seconds: Option<u64> },
+/// An acquire's answer, whatever is held: what was granted (a fencing token, or a set's), or
+/// not, with the server's `Retry-After` hint and, for a set, the locks that could not be had.
+pub enum Acquisition<T = i64> {
+    Granted(T),
+    NotGranted {
+        retry_after_seconds: Option<u64>,
+        unavailable: Vec<String>,
+    },
+}
+
+impl<T> Acquisition<T> {
+    fn not_granted(retry_after_seconds: Option<u64>) -> Self {
+        Self::NotGranted {
+            retry_after_seconds,
+            unavailable: Vec::new(),
+        }
+    }
 }
 
 /// A renewal's answer, whatever is held.
@@ -72,8 +85,18 @@ impl Target {
     }
 
     /// The environment of the command: what it holds, and the fencing token.
-    pub fn env(&self, owner: &str, token: i64) -> Vec<(&'static str, String)> {
-        let mut env = match self {
+    pub fn env(&self, owner: &str, token: i64) -> Vec<(String, String)> {
+        let mut env = self.described(owner, token);
+        env.push(("LOCKD_OWNER", owner.to_owned()));
+        env.push(("LOCKD_FENCING_TOKEN", token.to_string()));
+        env.into_iter()
+            .map(|(name, value)| (name.to_owned(), value))
+            .collect()
+    }
+
+    /// The variables that say what is held (not the owner, nor the fencing token).
+    pub fn described(&self, owner: &str, token: i64) -> Vec<(&'static str, String)> {
+        match self {
             Target::Lock { resource } => vec![("LOCKD_RESOURCE", resource.clone())],
             Target::Election { name, .. } => vec![
                 ("LOCKD_ELECTION", name.clone()),
@@ -89,10 +112,7 @@ impl Target {
                 ("LOCKD_LIMIT", limit.to_string()),
                 ("LOCKD_PERMITS", permits.to_string()),
             ],
-        };
-        env.push(("LOCKD_OWNER", owner.to_owned()));
-        env.push(("LOCKD_FENCING_TOKEN", token.to_string()));
-        env
+        }
     }
 
     /// Acquires, asking the server to wait up to `wait_seconds`.
@@ -108,42 +128,55 @@ impl Target {
     ) -> Result<Acquisition, ClientError> {
         Ok(match self {
             Target::Lock { resource } => {
-                match client.acquire_waiting(resource, owner, ttl, wait_seconds)? {
-                    Acquired::Granted(lease) => Acquisition::Granted {
-                        token: lease.fencing_token,
-                    },
-                    Acquired::Held {
-                        retry_after_seconds,
-                    } => Acquisition::NotGranted {
-                        retry_after_seconds,
-                    },
-                }
+                lock_acquired(client.acquire_waiting(resource, owner, ttl, wait_seconds)?)
             }
             Target::Semaphore {
                 name,
                 limit,
                 permits,
-            } => match client.acquire_permits(name, owner, ttl, *limit, *permits, wait_seconds)? {
-                PermitsAcquired::Granted(permit) => Acquisition::Granted {
-                    token: permit.fencing_token,
-                },
-                PermitsAcquired::Unavailable {
-                    retry_after_seconds,
-                    ..
-                } => Acquisition::NotGranted {
-                    retry_after_seconds,
-                },
-            },
+            } => permits_acquired(client.acquire_permits(
+                name,
+                owner,
+                ttl,
+                *limit,
+                *permits,
+                wait_seconds,
+            )?),
             Target::Election { name, value } => {
-                match client.campaign(name, owner, ttl, wait_seconds, value.as_ref())? {
-                    Campaigned::Elected(leader) => Acquisition::Granted { token: leader.term },
-                    Campaigned::NotElected {
-                        retry_after_seconds,
-                        ..
-                    } => Acquisition::NotGranted {
-                        retry_after_seconds,
-                    },
-                }
+                campaigned(client.campaign(name, owner, ttl, wait_seconds, value.as_ref())?)
+            }
+        })
+    }
+
+    /// Acquires under session `id` (the session is the holder, its TTL the hold's), asking the
+    /// server to wait up to `wait_seconds`.
+    ///
+    /// # Errors
+    /// The client's error: no answer, or an error answer (404 when the session has ended).
+    pub fn acquire_in_session(
+        &self,
+        client: &LockClient,
+        id: &str,
+        wait_seconds: u64,
+    ) -> Result<Acquisition, ClientError> {
+        Ok(match self {
+            Target::Lock { resource } => {
+                let options = AcquireOptions::default().waiting(wait_seconds);
+                lock_acquired(client.acquire_in_session(resource, id, &options)?)
+            }
+            Target::Semaphore {
+                name,
+                limit,
+                permits,
+            } => permits_acquired(client.acquire_permits_in_session(
+                name,
+                id,
+                *limit,
+                *permits,
+                wait_seconds,
+            )?),
+            Target::Election { name, value } => {
+                campaigned(client.campaign_in_session(name, id, wait_seconds, value.as_ref())?)
             }
         })
     }
@@ -199,5 +232,34 @@ impl Target {
             Target::Semaphore { name, .. } => client.release_permits_within(name, owner, timeout),
             Target::Election { name, .. } => client.resign_within(name, owner, timeout),
         }
+    }
+}
+
+fn lock_acquired(acquired: Acquired) -> Acquisition {
+    match acquired {
+        Acquired::Granted(lease) => Acquisition::Granted(lease.fencing_token),
+        Acquired::Held {
+            retry_after_seconds,
+        } => Acquisition::not_granted(retry_after_seconds),
+    }
+}
+
+fn permits_acquired(acquired: PermitsAcquired) -> Acquisition {
+    match acquired {
+        PermitsAcquired::Granted(permit) => Acquisition::Granted(permit.fencing_token),
+        PermitsAcquired::Unavailable {
+            retry_after_seconds,
+            ..
+        } => Acquisition::not_granted(retry_after_seconds),
+    }
+}
+
+fn campaigned(campaigned: Campaigned) -> Acquisition {
+    match campaigned {
+        Campaigned::Elected(leader) => Acquisition::Granted(leader.term),
+        Campaigned::NotElected {
+            retry_after_seconds,
+            ..
+        } => Acquisition::not_granted(retry_after_seconds),
     }
 }

@@ -55,7 +55,7 @@ impl CommandTree {
     ///
     /// # Errors
     /// When the pipes or the keeper process cannot be made.
-    pub fn spawn(command: &[OsString], env: &[(&str, String)]) -> std::io::Result<Self> {
+    pub fn spawn(command: &[OsString], env: &[(String, String)]) -> std::io::Result<Self> {
         let (control_read, control_write) = pipe()?;
         let (report_read, report_write) = pipe()?;
         let mut keeper = tokio::process::Command::new(own_binary()?);
