@@ -369,14 +369,14 @@ fn the_session_is_kept_alive_through_a_wait_longer_than_its_ttl(db: TestDatabase
             "--resource",
             "b",
             "--ttl",
-            "2",
+            "3",
             "--wait",
             "60",
         ],
         &["sh", "-c", &script],
     );
     // Longer than the session's TTL: only keepalives made while waiting keep it.
-    std::thread::sleep(Duration::from_millis(3_500));
+    std::thread::sleep(Duration::from_millis(4_500));
     assert!(!out.exists(), "the command must wait for both locks");
     server.status("a").assert_problem(404, "not-found");
     assert_eq!(sessions(&server).as_array().map(Vec::len), Some(1));
@@ -393,8 +393,8 @@ fn the_session_is_kept_alive_through_a_wait_longer_than_its_ttl(db: TestDatabase
         server.status("b").body["fencing_token"],
         token(&recorded, "LOCKD_FENCING_TOKEN_2")
     );
-    // Held past another TTL or two while the command runs.
-    std::thread::sleep(Duration::from_millis(3_000));
+    // Held past another TTL while the command runs.
+    std::thread::sleep(Duration::from_millis(3_500));
     assert_eq!(server.status("a").body["session"], id.as_str());
     std::fs::write(&stop, b"").expect("stop");
     let (code, stderr) = finish(run, Duration::from_secs(30));
@@ -499,7 +499,7 @@ fn lockd_elect_campaigns_and_leads_under_a_session(db: TestDatabase) {
                 "--value",
                 candidate,
                 "--ttl",
-                "2",
+                "3",
                 "--session",
             ],
             &["sh", "-c", &recording(&variables, out, stop)],
@@ -520,7 +520,7 @@ fn lockd_elect_campaigns_and_leads_under_a_session(db: TestDatabase) {
 
     // b campaigns under a session of its own for longer than that session's TTL.
     let b = elect("node-b", &out_b, &stop_b);
-    std::thread::sleep(Duration::from_millis(3_500));
+    std::thread::sleep(Duration::from_millis(4_500));
     assert!(!out_b.exists(), "b waits while a leads");
     assert_eq!(sessions(&server).as_array().map(Vec::len), Some(2));
 
