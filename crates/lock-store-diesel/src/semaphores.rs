@@ -226,11 +226,27 @@ pub(crate) fn run(
             let (now_ms, rows) = read(table, tenant, &name)?;
             let now = at(now_ms)?;
             let mut ended = Vec::with_capacity(rows.len());
+            let mut run_out = Vec::new();
             for row in rows {
                 let grant = permit(row)?;
                 if grant.lease.is_live_at(now) {
                     ended.push(Grant::of_permit(grant));
+                } else if grant.lease.owner.session().is_some() {
+                    run_out.push(grant.lease.owner);
                 }
+            }
+            // A grant of a session that ran out is over, though its row still says "while the
+            // session lives": it ends as expired, not force-released.
+            if !run_out.is_empty() {
+                table.say_ending(Some(HistoryEvent::Expired), None)?;
+                let holders: Vec<&str> = run_out.iter().map(|owner| owner.as_str()).collect();
+                crate::sessions::end_run_out_holds(
+                    table.session_rows(),
+                    tenant,
+                    "semaphore",
+                    name.as_str(),
+                    &holders,
+                )?;
             }
             table.say_ending(Some(HistoryEvent::ForceReleased), Some(reason.as_str()))?;
             table.delete_all(tenant, &name)?;

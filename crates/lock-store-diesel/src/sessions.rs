@@ -426,6 +426,27 @@ impl SessionEnds {
     }
 }
 
+/// Deletes the rows of the holders among `run_out` (holds of sessions that ran out, whose rows
+/// still say "while the session lives") at `place` of `tenant`, so that an ending written next
+/// (an admin's force-release) records only the live leases as it says; the caller has said
+/// `expired` for these. `kind` is `lock` (the exclusive row and readers) or `semaphore`.
+pub(crate) fn end_run_out_holds(
+    rows: &mut dyn SessionRows,
+    tenant: &Tenant,
+    kind: &str,
+    name: &str,
+    run_out: &[&str],
+) -> QueryResult<()> {
+    let place = PlaceRow {
+        kind: kind.to_owned(),
+        name: name.to_owned(),
+    };
+    for holder in run_out {
+        rows.end_holds_at(tenant.as_str(), &place, holder)?;
+    }
+    Ok(())
+}
+
 /// What a session operation runs beside the session's rows: each hold's release, by the
 /// holders' path of its place, in the same transaction.
 pub(crate) trait SessionWrites {

@@ -98,6 +98,7 @@ pub use semaphores::{
     undo_permit_grant_ends_only_that_exact_grant,
 };
 pub use sessions::{
+    a_force_release_after_a_session_ran_out_ends_nothing_live,
     a_forced_end_is_recorded_with_its_reason, a_grant_under_a_session_nobody_heard_of_is_undone,
     a_session_opens_is_kept_alive_and_ends_once,
     a_session_that_runs_out_ends_every_hold_and_keeps_their_places,
@@ -243,7 +244,8 @@ macro_rules! repository_contract_suite {
             a_session_that_runs_out_ends_every_hold_and_keeps_their_places,
             an_unknown_session_grants_nothing,
             live_sessions_are_listed_by_id_with_their_holds,
-            a_grant_under_a_session_nobody_heard_of_is_undone
+            a_grant_under_a_session_nobody_heard_of_is_undone,
+            a_force_release_after_a_session_ran_out_ends_nothing_live
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

@@ -353,6 +353,51 @@ pub async fn a_forced_end_is_recorded_with_its_reason(h: &dyn Harness) {
     assert_eq!(last.reason.as_deref(), Some("stuck worker"));
 }
 
+pub async fn a_force_release_after_a_session_ran_out_ends_nothing_live(h: &dyn Harness) {
+    let store = h.open().await;
+    let store = &*store;
+    let session = open(store, tenant(), 10, None, 1, 0).await;
+    let id = &session.id;
+    granted(store, acquire("r-lock", Claim::Exclusive, id)).await;
+    granted(store, acquire("r-read", Claim::Shared, id)).await;
+    granted(store, acquire("r-sem", permits(1, 2), id)).await;
+    h.advance(PAST_SHORT).await;
+    // Not swept yet: the holds ran out with the session, and an admin's force-release finds
+    // nothing live to end; the history says they expired, not that the admin ended them.
+    let reason = ForceReason::parse("late").unwrap();
+    for (place, kind) in [
+        (Place::Lock(name("r-lock")), LeaseKind::Lock),
+        (Place::Lock(name("r-read")), LeaseKind::Lock),
+        (Place::Semaphore(name("r-sem")), LeaseKind::Semaphore),
+    ] {
+        let op = LeaseOp::ForceRelease {
+            place: place.clone(),
+            reason: reason.clone(),
+        };
+        let outcome = store.apply(tenant(), op).await.unwrap();
+        assert_eq!(
+            outcome,
+            crate::LeaseOutcome::ForceReleased(Vec::new()),
+            "{place:?}"
+        );
+        let name = match &place {
+            Place::Lock(name) | Place::Semaphore(name) => name.as_str().to_owned(),
+        };
+        let records = store
+            .history(tenant(), query(one(kind, &name), 100))
+            .await
+            .expect("history answers");
+        assert!(
+            records
+                .records
+                .iter()
+                .all(|r| r.event != HistoryEvent::ForceReleased && r.reason.is_none()),
+            "{place:?}: {:?}",
+            records.records
+        );
+    }
+}
+
 pub async fn a_session_that_runs_out_ends_every_hold_and_keeps_their_places(h: &dyn Harness) {
     let store = h.open().await;
     let store = &*store;
