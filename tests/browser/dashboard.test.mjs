@@ -157,14 +157,18 @@ async function useKey(key) {
   await page.waitForFunction((expected) => sessionStorage.getItem('lockd.apiKey') === expected, key);
 }
 
-/** Force-releases through the UI: the row's button, a reason, the dialog's confirmation. */
-async function forceReleaseThroughPage(row, reason, step) {
-  await row.getByRole('button', { name: /^Force release/ }).click();
+/**
+ * Force-releases through the UI: the row's button, a reason, the dialog's confirmation. `act` is
+ * what the button and the confirmation say (a session's: 'Force end').
+ */
+async function forceReleaseThroughPage(row, reason, step, act = 'Force release') {
+  await row.getByRole('button', { name: new RegExp(`^${act}`) }).click();
   const dialog = page.locator('#force-dialog');
   await dialog.waitFor({ state: 'visible' });
+  assert.equal(await dialog.locator('h2').innerText(), act);
   await dialog.getByLabel(/Reason/).fill(reason);
   await screenshot(`${step}-dialog`);
-  await dialog.getByRole('button', { name: 'Force release', exact: true }).click();
+  await dialog.getByRole('button', { name: act, exact: true }).click();
   await dialog.waitFor({ state: 'hidden' });
 }
 
@@ -506,6 +510,58 @@ for (const backend of backends) describe(`the dashboard on ${backend}`, () => {
       await page.keyboard.press('Escape');
       await page.locator('#history-dialog').waitFor({ state: 'hidden' });
       assert.equal((await focused()).label, name.label, 'focus did not return to the history opener');
+    });
+
+    await t.test('12. the sessions panel lists live sessions with their holds; only an admin key force-ends one', async () => {
+      await useKey(PLAIN_KEY);
+      await page.locator('#sessions-empty').waitFor({ state: 'visible', timeout: 5000 });
+      const opened = await api('POST', '/sessions', { ttl_seconds: 60, owner: 'worker-9' });
+      assert.equal(opened.status, 201, JSON.stringify(opened.body));
+      const session = opened.body.session;
+      const taken = await api('POST', lockPath('session:lock'), { session: session.id });
+      assert.equal(taken.body?.acquired, true, JSON.stringify(taken.body));
+      const lock = taken.body.lock;
+      const permits = await api('POST', '/semaphores/session-sem', { session: session.id, limit: 3, permits: 2 });
+      assert.equal(permits.body?.acquired, true, JSON.stringify(permits.body));
+      const permit = permits.body.permit;
+
+      // The grants are events: the panel reads the sessions again within about a second.
+      const row = page.locator('#sessions-table tbody tr')
+        .filter({ has: page.locator('th', { hasText: session.id }) });
+      const holds = cell(row, 'Holds').locator('li');
+      await holds.nth(1).waitFor({ timeout: 5000 });
+      assert.equal(await cell(row, 'Owner').innerText(), 'worker-9');
+      assert.deepEqual(await holds.allInnerTexts(), [
+        `lock session:lock · exclusive · token ${lock.fencing_token}`,
+        `semaphore session-sem · 2 permits · token ${permit.fencing_token}`,
+      ]);
+      const left = secondsOf(await cell(row, 'Expires in').innerText());
+      assert.ok(left > 50 && left <= 60, `the session's remaining time: ${left}`);
+      assert.equal(await page.locator('#sessions-count').innerText(), '(1 session)');
+      await screenshot('sessions-panel');
+
+      await forceReleaseThroughPage(row, REASON, 'session-plain-key', 'Force end');
+      await page.locator('#status', { hasText: 'only an admin key may force-end' }).waitFor({ timeout: 5000 });
+      assert.equal((await api('GET', `/sessions/${session.id}`)).status, 200);
+      assert.equal(await row.count(), 1);
+
+      await useKey(ADMIN_KEY);
+      await row.waitFor({ timeout: 5000 });
+      await forceReleaseThroughPage(row, REASON, 'session-admin-key', 'Force end');
+      await page.locator('#status', { hasText: `Force-ended session ${session.id}` }).waitFor({ timeout: 5000 });
+      await row.waitFor({ state: 'detached', timeout: 1000 });
+      await page.locator('#sessions-empty').waitFor({ state: 'visible' });
+      assert.equal((await api('GET', `/sessions/${session.id}`)).status, 404);
+      assert.equal((await api('GET', lockPath('session:lock'))).status, 404);
+      // Each hold is recorded force-released with the reason.
+      for (const name of ['session:lock', 'session-sem']) {
+        const feedRow = page.locator('#feed-table tbody tr')
+          .filter({ has: page.locator('th', { hasText: new RegExp(`^${name}$`) }) })
+          .filter({ has: page.locator('td.event', { hasText: 'force-released' }) });
+        await feedRow.waitFor({ timeout: 2000 });
+        assert.equal(await feedRow.locator('td.reason').innerText(), REASON);
+      }
+      await screenshot('session-force-ended');
     });
 
     await t.test('every request went to lockd itself, none carried a key in its URL', () => {

@@ -52,6 +52,7 @@ const FILES: &[UiFile] = &[
     ui_file!("event_feed.js", JAVASCRIPT),
     ui_file!("history_dialog.js", JAVASCRIPT),
     ui_file!("force_release.js", JAVASCRIPT),
+    ui_file!("sessions.js", JAVASCRIPT),
 ];
 
 /// The page may load and contact only lockd itself: a script injected through a server string

@@ -1,5 +1,5 @@
-// The dashboard: wires the key, the prefix filter, the lease tables, the event feed and the
-// dialogs together. Lists are re-read shortly after each event and every 5 s in case the
+// The dashboard: wires the key, the prefix filter, the lease tables, the sessions panel, the
+// event feed and the dialogs together. Lists are re-read shortly after each event and every 5 s in case the
 // stream is down, so a change made anywhere shows within about a second.
 
 import { apiKey, getJson, withQuery, ApiProblem } from './api.js';
@@ -9,6 +9,7 @@ import { lockTable, semaphoreTable, electionTable } from './lease_tables.js';
 import { EventFeed } from './event_feed.js';
 import { HistoryDialog } from './history_dialog.js';
 import { ForceReleaseDialog } from './force_release.js';
+import { sessionTable, readSessions } from './sessions.js';
 
 const LIST_LIMIT = 500;
 const FEED_RECORDS = 100;
@@ -40,7 +41,7 @@ const history = new HistoryDialog({
   older: byId('history-older'), close: byId('history-close'),
 }, main);
 const forceRelease = new ForceReleaseDialog({
-  dialog: byId('force-dialog'), form: byId('force-form'), what: byId('force-what'),
+  dialog: byId('force-dialog'), form: byId('force-form'), title: byId('force-title'), what: byId('force-what'),
   reason: byId('force-reason'), error: byId('force-error'), cancel: byId('force-cancel'),
   submit: byId('force-submit'),
 }, { announce, released: () => scheduleRefresh(0), unauthorized }, main);
@@ -57,6 +58,14 @@ const lists = [
   // GET /elections is younger than the other lists: a server without it answers 404, which
   // means no elections to show rather than an error.
   { path: '/elections', field: 'elections', table: electionTable(section('elections')), error: byId('elections-error'), absentIs404: true },
+  // Sessions are listed by id, whatever the prefix, each with its holds.
+  {
+    field: 'sessions',
+    table: sessionTable({ ...section('sessions'), forceEnd: askForceRelease }),
+    error: byId('sessions-error'),
+    read: () => readSessions(LIST_LIMIT),
+    more: `Only the first ${LIST_LIMIT} are shown.`,
+  },
 ];
 const feed = new EventFeed({
   container: byId('feed-table'), empty: byId('feed-empty'), count: byId('feed-count'), openHistory,
@@ -78,8 +87,8 @@ async function refresh() {
   reading = true;
   const mine = generation;
   try {
-    const answers = await Promise.allSettled(lists.map((list) =>
-      getJson(withQuery(list.path, { prefix: prefix(), limit: LIST_LIMIT }))));
+    const answers = await Promise.allSettled(lists.map((list) => (list.read
+      ? list.read() : getJson(withQuery(list.path, { prefix: prefix(), limit: LIST_LIMIT })))));
     if (mine !== generation) return;
     let refused = false;
     answers.forEach((answer, i) => {
@@ -88,7 +97,7 @@ async function refresh() {
         const { body, readAt, serverNow } = answer.value;
         list.table.show(body[list.field] ?? [], { readAt, serverNow });
         showMessage(list.error, body.next_cursor
-          ? `Only the first ${LIST_LIMIT} are shown: type a longer prefix to narrow the list.` : '');
+          ? list.more ?? `Only the first ${LIST_LIMIT} are shown: type a longer prefix to narrow the list.` : '');
         return;
       }
       const problem = answer.reason;

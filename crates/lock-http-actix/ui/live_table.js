@@ -115,11 +115,11 @@ export function nameCell(kind, name, openHistory) {
   return element('th', { attrs: { scope: 'row' } }, opener);
 }
 
-/** The actions cell: Force release. */
-export function actionsCell(kind, name, forceRelease) {
-  const opener = button('Force release', {
+/** The actions cell: Force release (a session's: Force end). */
+export function actionsCell(kind, name, forceRelease, text = 'Force release') {
+  const opener = button(text, {
     className: 'danger',
-    label: `Force release ${kind} ${name}`,
+    label: `${text} ${kind} ${name}`,
     onClick: () => forceRelease({ kind, name, opener }),
   });
   return element('td', { className: 'actions' }, opener);
