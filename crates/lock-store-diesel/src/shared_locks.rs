@@ -295,13 +295,23 @@ impl Read {
     ) -> Result<(), PermitError> {
         // The leases that ran out end with any change of the lock, as the reference store drops
         // them: their expiry is recorded now, before a later grant of the lock, not at a sweep.
+        // (A reader under a session that ran out is said to expire: its row still says "while
+        // the session lives", which the history would otherwise take for a live lease ended.
+        // Every caller has made its own ending's change before this.)
         for row in &self.rows {
             let ended = row.lease()?;
             let renewed = leases
                 .iter()
                 .any(|lease| lease.owner == ended.owner && lease.is_live_at(self.now));
             if !ended.is_live_at(self.now) && !renewed {
+                let session = ended.owner.session().is_some();
+                if session {
+                    table.say_ending(Some(HistoryEvent::Expired), None)?;
+                }
                 table.delete_leases(tenant, resource, Some(&ended.owner))?;
+                if session {
+                    table.say_ending(None, None)?;
+                }
             }
         }
         match shared_row(resource, leases, self.now) {

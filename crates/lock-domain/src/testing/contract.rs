@@ -100,6 +100,7 @@ pub use semaphores::{
 pub use sessions::{
     a_force_release_after_a_session_ran_out_ends_nothing_live,
     a_forced_end_is_recorded_with_its_reason, a_grant_under_a_session_nobody_heard_of_is_undone,
+    a_reader_whose_session_ran_out_is_recorded_expired,
     a_session_opens_is_kept_alive_and_ends_once,
     a_session_that_runs_out_ends_every_hold_and_keeps_their_places,
     an_unknown_session_grants_nothing, closing_a_session_ends_every_hold_at_once_and_frees_them,
@@ -245,7 +246,8 @@ macro_rules! repository_contract_suite {
             an_unknown_session_grants_nothing,
             live_sessions_are_listed_by_id_with_their_holds,
             a_grant_under_a_session_nobody_heard_of_is_undone,
-            a_force_release_after_a_session_ran_out_ends_nothing_live
+            a_force_release_after_a_session_ran_out_ends_nothing_live,
+            a_reader_whose_session_ran_out_is_recorded_expired
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

@@ -398,6 +398,36 @@ pub async fn a_force_release_after_a_session_ran_out_ends_nothing_live(h: &dyn H
     }
 }
 
+pub async fn a_reader_whose_session_ran_out_is_recorded_expired(h: &dyn Harness) {
+    let store = h.open().await;
+    let store = &*store;
+    let session = open(store, tenant(), 11, None, 1, 0).await;
+    granted(store, acquire("e-read", Claim::Shared, &session.id)).await;
+    h.advance(PAST_SHORT).await;
+    // The next change of the lock (another reader) ends the run-out reader: as expired.
+    let next = LeaseOp::Acquire {
+        place: Place::Lock(name("e-read")),
+        claim: Claim::Shared,
+        terms: LeaseTerms::new(owner("next"), ttl(30), None),
+    };
+    store.apply(tenant(), next).await.unwrap();
+    let records = store
+        .history(tenant(), query(one(LeaseKind::Lock, "e-read"), 100))
+        .await
+        .expect("history answers");
+    let ends: Vec<HistoryEvent> = records
+        .records
+        .iter()
+        .filter(|r| r.owner.session().is_some() && r.event != HistoryEvent::Granted)
+        .map(|r| r.event)
+        .collect();
+    assert!(
+        ends.iter().all(|event| *event == HistoryEvent::Expired),
+        "{:?}",
+        records.records
+    );
+}
+
 pub async fn a_session_that_runs_out_ends_every_hold_and_keeps_their_places(h: &dyn Harness) {
     let store = h.open().await;
     let store = &*store;
