@@ -19,6 +19,7 @@ on_both_backends!(
     session_requests_are_validated_and_change_nothing,
     a_waiter_under_a_session_that_ends_is_told_and_granted_nothing,
     the_rust_client_holds_under_a_session,
+    sessions_are_counted_in_the_metrics_and_the_audit_log,
 );
 
 fn open(server: &TestServer, body: Value) -> Value {
@@ -501,4 +502,108 @@ fn the_rust_client_holds_under_a_session(db: TestDatabase) {
         }
         other => panic!("session-not-found, got {other:?}"),
     }
+}
+
+/// Waits until a scrape of `server` has every one of `series` (whole lines), within 30 s
+/// (`lockd_sessions` is counted every 5 s, later on a loaded machine).
+fn until_scraped(server: &TestServer, series: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let scrape = server.send("GET", "/metrics", None);
+        let text = scrape.body.as_str().unwrap_or_default().to_owned();
+        if series.iter().all(|s| text.lines().any(|line| line == *s)) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "never {series:?} in:\n{text}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn sessions_are_counted_in_the_metrics_and_the_audit_log(db: TestDatabase) {
+    let server = TestServer::start(&db, &["--log", "lockd::audit=info"]);
+    let session = open(
+        &server,
+        json!({"ttl_seconds": 30, "owner": "worker-7", "lock_delay_seconds": 0}),
+    );
+    let sid = id(&session);
+    let reply = server.send("POST", "/locks/audited", Some(&json!({"session": sid})));
+    granted(&reply, "lock");
+    for _ in 0..2 {
+        let kept = server.send("POST", &format!("/sessions/{sid}/keepalive"), None);
+        assert_eq!(kept.status, 200, "{kept:?}");
+    }
+    until_scraped(
+        &server,
+        &[
+            "lockd_sessions 1",
+            r#"lockd_session_keepalives_total{outcome="kept"} 2"#,
+        ],
+    );
+    assert_eq!(
+        server
+            .send("DELETE", &format!("/sessions/{sid}"), None)
+            .status,
+        204
+    );
+    let gone = server.send("POST", &format!("/sessions/{sid}/keepalive"), None);
+    problem(&gone, 404, "session-not-found");
+    until_scraped(
+        &server,
+        &[
+            "lockd_sessions 0",
+            r#"lockd_session_keepalives_total{outcome="not_found"} 1"#,
+            r#"lockd_sessions_ended_total{reason="closed"} 1"#,
+        ],
+    );
+
+    // The audit log: the session opened and ended, and its hold under its label and id (never
+    // the mark a store keeps it by).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut lines = Vec::new();
+    loop {
+        lines.extend(server.drain_stderr());
+        let ended = lines
+            .iter()
+            .any(|line| line.contains("session_ended") && line.contains(&sid));
+        if ended {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no session_ended line: {lines:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let audit: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("lockd::audit"))
+        .collect();
+    let find = |event: &str| {
+        audit
+            .iter()
+            .find(|line| {
+                line.contains(&format!("event=\"{event}\""))
+                    || line.contains(&format!("event={event}"))
+            })
+            .unwrap_or_else(|| panic!("no {event} line: {audit:#?}"))
+            .to_string()
+    };
+    let opened = find("session_opened");
+    assert!(
+        opened.contains(&sid) && opened.contains("worker-7"),
+        "{opened}"
+    );
+    let grant = find("granted");
+    assert!(
+        grant.contains(&format!("worker-7 (session {sid})")),
+        "{grant}"
+    );
+    assert!(
+        !audit
+            .iter()
+            .any(|line| line.contains('\u{2}') || line.contains("\\u{2}")),
+        "{audit:#?}"
+    );
+    let ended = find("session_ended");
+    assert!(ended.contains("closed"), "{ended}");
 }

@@ -127,9 +127,16 @@ impl AsRef<str> for Owner {
     }
 }
 
+/// A client's owner as it is; a session's holder as its label and its session
+/// (`worker-7 (session ID)`, or `session ID` when it has no label of its own), never the control
+/// character that marks it in a store.
 impl fmt::Display for Owner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self.session() {
+            Some(id) if self.label() == id.as_str() => write!(f, "session {id}"),
+            Some(id) => write!(f, "{} (session {id})", self.label()),
+            None => f.write_str(&self.0),
+        }
     }
 }
 
@@ -167,6 +174,22 @@ mod tests {
                 Err(code) => assert_eq!(got.map_err(|e| e.code()), Err(code), "input {raw:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_session_holder_shows_its_label_and_session_not_its_mark() {
+        let id = crate::SessionId::parse("AAAAAAAAAAAAAAAAAAAAAA").unwrap();
+        let label = Owner::parse("worker-7").unwrap();
+        let holder = Owner::session_holder(&id, &label);
+        assert_eq!(
+            holder.to_string(),
+            "worker-7 (session AAAAAAAAAAAAAAAAAAAAAA)"
+        );
+        assert_eq!(
+            Owner::of_session(&id).to_string(),
+            "session AAAAAAAAAAAAAAAAAAAAAA"
+        );
+        assert_eq!(label.to_string(), "worker-7");
     }
 
     #[test]
