@@ -3,7 +3,7 @@
 //! keepalive and a re-grant no event, and `ended` with each reason (closed, run out, an admin's
 //! force), after which the stream closes; ids that grow, also across a reconnect; 404 for an
 //! unknown, malformed or ended session; and a session changed and ended through another instance
-//! on the same database.
+//! on the same database. The session's reports pass through the observing events to the metrics.
 
 use std::io::Read;
 use std::sync::mpsc;
@@ -181,6 +181,18 @@ fn a_session_stream_shows_its_holds_then_its_close(db: TestDatabase) {
         .strip_prefix(&format!("id: {}\nevent: ended\ndata: ", ended.id.unwrap()))
         .unwrap_or_else(|| panic!("the last event is `ended`: {body}"));
     assert_eq!(serde_json::from_str::<Value>(data).unwrap(), ended.data);
+    // The session's keepalive and close reach the metrics through the observing events.
+    let metrics = ureq::get(&server.url("/metrics"))
+        .call()
+        .expect("metrics")
+        .into_string()
+        .expect("text");
+    for line in [
+        "lockd_session_keepalives_total{outcome=\"kept\"} 1",
+        "lockd_sessions_ended_total{reason=\"closed\"} 1",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in:\n{metrics}");
+    }
 }
 
 fn a_session_that_runs_out_ends_its_stream_expired(db: TestDatabase) {
