@@ -53,5 +53,5 @@ mod settings;
 
 pub use error::GuardError;
 pub use guard::LockGuard;
-pub use session::SessionGuard;
+pub use session::{SessionGuard, SessionSignal};
 pub use settings::GuardSettings;

@@ -22,6 +22,7 @@ use tokio::sync::watch;
 use crate::runtime::{guard_runtime, run_on};
 use crate::{GuardError, GuardSettings};
 use health::Health;
+pub use health::SessionSignal;
 
 /// An open session, kept alive in the background, under which locks, permits and leaderships
 /// are taken; ended (with every hold) when dropped or [closed](SessionGuard::close).
@@ -146,6 +147,16 @@ impl SessionGuard {
     /// before it (the last successful keepalive's send time, plus ttl, less the margin).
     pub fn safe_until(&self) -> Instant {
         self.health.safe_until()
+    }
+
+    /// Calls `listener` on the keepalive task each time the session's signal changes:
+    /// [`SessionSignal::Jeopardy`] at the first failed keepalive, [`SessionSignal::Safe`] at the
+    /// next success, [`SessionSignal::Lost`] once, when a keepalive finds the session ended or
+    /// at [`SessionGuard::safe_until`] (before the session can run out). Called at once with
+    /// the current signal when it is not `Safe`. Keep it short: it runs on the task that keeps
+    /// the session alive.
+    pub fn on_signal(&self, listener: impl Fn(SessionSignal) + Send + Sync + 'static) {
+        self.health.listen(Box::new(listener), Instant::now());
     }
 
     /// Takes the lock on `resource` in `mode` under the session, waiting up to `wait` for it
@@ -405,9 +416,18 @@ async fn keep_alive_until_stopped(
 ) {
     let mut pause = settings.renew_every;
     loop {
+        // Awake at the deadline too, to tell the listeners of a loss when it comes, not at the
+        // next retry.
+        let deadline = health
+            .safe_until()
+            .saturating_duration_since(Instant::now());
         tokio::select! {
             _ = stopped.changed() => return,
-            () = tokio::time::sleep(pause) => {}
+            () = tokio::time::sleep(pause.min(deadline)) => {}
+        }
+        if health.is_lost(Instant::now()) {
+            health.publish(Instant::now());
+            return;
         }
         let sent_at = Instant::now();
         let sessions = service.sessions();
@@ -424,6 +444,7 @@ async fn keep_alive_until_stopped(
             // Unavailable, failed or too slow: the session still runs; try again soon.
             Ok(Err(_)) | Err(_) => health.failed(now),
         };
+        health.publish(now);
         if !lives {
             return;
         }

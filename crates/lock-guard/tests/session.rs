@@ -14,7 +14,7 @@ use lock_domain::{
     SessionOp, SessionOutcome, SessionPage, SessionQuery, SessionStore, SystemClock, Tenant, Ttl,
     Weight,
 };
-use lock_guard::{GuardError, GuardSettings, SessionGuard};
+use lock_guard::{GuardError, GuardSettings, SessionGuard, SessionSignal};
 use lock_service::{LockService, NoEvents, OpenSession, ServicePorts, StorePorts, WaiterLimits};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
@@ -293,8 +293,12 @@ fn the_first_failed_keepalive_raises_jeopardy_and_the_next_success_clears_it() {
     guard
         .lock(name("held"), LockMode::Exclusive, Duration::ZERO)
         .unwrap();
+    let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&heard);
+    guard.on_signal(move |signal| sink.lock().unwrap().push(signal));
     std::thread::sleep(Duration::from_millis(200));
     assert!(!guard.is_in_jeopardy(), "keepalives succeed");
+    assert!(heard.lock().unwrap().is_empty(), "nothing to tell");
     failing.store(true, Ordering::SeqCst);
     assert!(
         eventually(Duration::from_secs(10), || guard.is_in_jeopardy()).is_some(),
@@ -311,6 +315,11 @@ fn the_first_failed_keepalive_raises_jeopardy_and_the_next_success_clears_it() {
     );
     assert!(!guard.is_lost());
     assert_eq!(look(&look_with, guard.id()), Some(1));
+    // The listener heard each change once, in order.
+    assert_eq!(
+        *heard.lock().unwrap(),
+        [SessionSignal::Jeopardy, SessionSignal::Safe]
+    );
 }
 
 #[test]
@@ -326,6 +335,9 @@ fn keepalives_that_keep_failing_lose_the_session_before_it_can_run_out() {
         .lock(name("fragile"), LockMode::Exclusive, Duration::ZERO)
         .unwrap();
     let id = guard.id().clone();
+    let lost_heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&lost_heard);
+    guard.on_signal(move |signal| sink.lock().unwrap().push((signal, Instant::now())));
     std::thread::sleep(Duration::from_millis(700));
     // Counted on until then at least: no keepalive sent before the cut can move it back.
     let safe_before_cut = guard.safe_until();
@@ -344,6 +356,22 @@ fn keepalives_that_keep_failing_lose_the_session_before_it_can_run_out() {
     assert!(guard.safe_until() >= safe_before_cut);
     assert!(lost_at >= guard.safe_until());
     assert!(guard.is_in_jeopardy());
+    // The listener hears of the loss too, at the deadline (the keepalive task wakes for it),
+    // never before it: jeopardy first, then the loss, once.
+    let told_lost = || {
+        let heard = lost_heard.lock().unwrap();
+        heard
+            .iter()
+            .find(|(s, _)| *s == SessionSignal::Lost)
+            .map(|(_, at)| *at)
+    };
+    assert!(
+        eventually(Duration::from_secs(10), || told_lost().is_some()).is_some(),
+        "the listener is told of the loss"
+    );
+    assert!(told_lost().expect("told") >= guard.safe_until());
+    let signals: Vec<SessionSignal> = lost_heard.lock().unwrap().iter().map(|(s, _)| *s).collect();
+    assert_eq!(signals, [SessionSignal::Jeopardy, SessionSignal::Lost]);
     // Lost for good: keepalives succeed again, but the guard takes nothing more.
     failing.store(false, Ordering::SeqCst);
     std::thread::sleep(Duration::from_millis(400));

@@ -5,13 +5,39 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// What a [`crate::SessionGuard`] tells its listeners ([`crate::SessionGuard::on_signal`]), each
+/// time it changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionSignal {
+    /// Keepalives succeed: the session lives.
+    Safe,
+    /// A keepalive failed and none has succeeded since: the session may still live (until
+    /// [`crate::SessionGuard::safe_until`]); stop starting new work if that is cheap.
+    Jeopardy,
+    /// Lost for good, before the session can run out: stop writing.
+    Lost,
+}
+
+/// A listener of the session's signals.
+pub(super) type Listener = Box<dyn Fn(SessionSignal) + Send + Sync>;
+
 /// The session's health, shared by the keepalive task and the guard's owner.
-#[derive(Debug)]
 pub(super) struct Health {
     /// How long after a successful keepalive was sent the session can be counted on: its TTL
     /// less the safety margin.
     lasts: Duration,
     state: Mutex<State>,
+    /// The listeners, and the signal they were last told (`Safe` before the first change).
+    listeners: Mutex<(Vec<Listener>, SessionSignal)>,
+}
+
+impl std::fmt::Debug for Health {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Health")
+            .field("lasts", &self.lasts)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -47,6 +73,49 @@ impl Health {
                 jeopardy: false,
                 lost: false,
             }),
+            listeners: Mutex::new((Vec::new(), SessionSignal::Safe)),
+        }
+    }
+
+    /// The signal at `now`.
+    pub(super) fn signal(&self, now: Instant) -> SessionSignal {
+        let state = *self.state();
+        if state.is_lost(self.lasts, now) {
+            SessionSignal::Lost
+        } else if state.jeopardy {
+            SessionSignal::Jeopardy
+        } else {
+            SessionSignal::Safe
+        }
+    }
+
+    /// Adds a listener; it is told the signal at `now` at once when that is not `Safe`.
+    pub(super) fn listen(&self, listener: Listener, now: Instant) {
+        let signal = self.signal(now);
+        if signal != SessionSignal::Safe {
+            listener(signal);
+        }
+        let mut listeners = self
+            .listeners
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        listeners.0.push(listener);
+    }
+
+    /// Tells every listener the signal at `now` if it changed since they were last told (a
+    /// loss once only: nothing comes after it).
+    pub(super) fn publish(&self, now: Instant) {
+        let signal = self.signal(now);
+        let mut listeners = self
+            .listeners
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if listeners.1 == signal || listeners.1 == SessionSignal::Lost {
+            return;
+        }
+        listeners.1 = signal;
+        for listener in &listeners.0 {
+            listener(signal);
         }
     }
 
@@ -160,6 +229,42 @@ mod tests {
             assert_eq!(health.in_jeopardy(), jeopardy, "{what} at {at} ms");
             assert_eq!(health.is_lost(now), lost, "{what} at {at} ms");
         }
+    }
+
+    #[test]
+    fn listeners_are_told_each_change_once_and_nothing_after_a_loss() {
+        use std::sync::Arc;
+        let t0 = Instant::now();
+        let health = Health::new(t0, LASTS);
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&heard);
+        health.listen(Box::new(move |s| sink.lock().unwrap().push(s)), t0);
+        health.publish(t0 + ms(100));
+        health.failed(t0 + ms(900));
+        health.publish(t0 + ms(900));
+        health.failed(t0 + ms(1_200));
+        health.publish(t0 + ms(1_200));
+        health.kept(t0 + ms(1_500), t0 + ms(1_500));
+        health.publish(t0 + ms(1_500));
+        health.failed(t0 + ms(2_400));
+        health.publish(t0 + ms(2_400));
+        // Lost by the time alone (sent at 1.5 s: counted on until 4.2 s).
+        health.publish(t0 + ms(4_200));
+        health.publish(t0 + ms(5_000));
+        use SessionSignal::{Jeopardy, Lost, Safe};
+        assert_eq!(
+            *heard.lock().unwrap(),
+            [Jeopardy, Safe, Jeopardy, Lost],
+            "each change once"
+        );
+        // A listener added after the loss hears of it at once.
+        let late = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&late);
+        health.listen(
+            Box::new(move |s| sink.lock().unwrap().push(s)),
+            t0 + ms(5_000),
+        );
+        assert_eq!(*late.lock().unwrap(), [Lost]);
     }
 
     #[test]
