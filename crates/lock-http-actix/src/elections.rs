@@ -279,7 +279,7 @@ pub(crate) async fn renew(
         (status = 200, description = "With `force=true` (an admin key): every live lease of the name was ended; each is listed.", body = crate::force_release::ForceReleasedResponse, example = json!({"force_released": [{"owner": "worker-9", "fencing_token": 17}]})),
         (status = 204, description = "Resigned."),
         (status = 403, description = "Another candidate leads, or (`/problems/admin-required`) `force=true` with a key that is not an admin key; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 404, description = "The office is vacant (with `force=true`: nothing was ended).", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "The office is vacant (with `force=true`: nothing was ended); under a session (`session`), an ended session always gets 404.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name or candidate, no candidate, body and query disagree, or a `reason` without `force=true` or an unknown query parameter; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]
@@ -327,7 +327,7 @@ pub(crate) async fn resign(
         (status = 204, description = "Resigned."),
         (status = 401, description = "API keys are configured and the request has no valid `Authorization: Bearer` key.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 403, description = "Another candidate leads, or (`/problems/admin-required`) `force=true` with a key that is not an admin key; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 404, description = "The office is vacant (with `force=true`: nothing was ended).", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "The office is vacant (with `force=true`: nothing was ended); under a session (`session`), an ended session always gets 404.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 408, description = "The body did not arrive within the body timeout.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "As `DELETE /elections/{name}/leader`; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )

@@ -177,7 +177,7 @@ pub(crate) async fn status(
         (status = 200, description = "With `force=true` (an admin key): every live lease of the name was ended; each is listed.", body = crate::force_release::ForceReleasedResponse, example = json!({"force_released": [{"owner": "worker-9", "fencing_token": 17}]})),
         (status = 204, description = "Released."),
         (status = 403, description = "Another owner holds the lock, or (`/problems/admin-required`) `force=true` with a key that is not an admin key; nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No live lock on this resource (with `force=true`: nothing was ended).", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No live lock on this resource (with `force=true`: nothing was ended). Under a session (`session`): the session holds none here, and an ended session always gets 404, whoever holds the lock now.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid resource or owner, no owner, body and query disagree, or a `reason` without `force=true` or an unknown query parameter; nothing was released.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]

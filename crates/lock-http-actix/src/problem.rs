@@ -263,11 +263,7 @@ impl ProblemKind {
             ProblemKind::Unauthorized => {
                 "send a valid API key as `Authorization: Bearer <key>`".to_owned()
             }
-            ProblemKind::SessionNotFound => {
-                "no live session of this tenant has this id: it was never opened, or it was \
-                 closed, forced or ran out (a session is never revived); nothing was changed"
-                    .to_owned()
-            }
+            ProblemKind::SessionNotFound => session_not_found_detail().to_owned(),
             ProblemKind::SessionHeld => {
                 "this lease is held under a session and ends with it: keep the session alive \
                  (POST /sessions/{id}/keepalive) instead of renewing the lease"
@@ -464,4 +460,10 @@ fn cause_chain(error: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     text
+}
+
+/// The detail of every `/problems/session-not-found`.
+pub(crate) fn session_not_found_detail() -> &'static str {
+    "no live session of this tenant has this id: it was never opened, or it was closed, forced \
+     or ran out (a session is never revived); nothing was changed"
 }

@@ -207,7 +207,7 @@ pub(crate) async fn status(
         (status = 200, description = "With `force=true` (an admin key): every live lease of the name was ended; each is listed.", body = crate::force_release::ForceReleasedResponse, example = json!({"force_released": [{"owner": "worker-9", "fencing_token": 17}]})),
         (status = 204, description = "Released."),
         (status = 403, description = "`force=true` with a key that is not an admin key (`/problems/admin-required`); nothing changed.", body = crate::problem::Problem, content_type = "application/problem+json"),
-        (status = 404, description = "This owner holds no live permit of the semaphore (with `force=true`: nobody does; nothing was ended).", body = crate::problem::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "This owner holds no live permit of the semaphore (with `force=true`: nobody does; nothing was ended). Under a session (`session`): the session holds none, and an ended session always gets 404.", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name or owner, no owner, body and query disagree, or a `reason` without `force=true` or an unknown query parameter; nothing was released.", body = crate::problem::Problem, content_type = "application/problem+json"),
     )
 )]

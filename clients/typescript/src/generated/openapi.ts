@@ -2306,7 +2306,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The office is vacant (with `force=true`: nothing was ended). */
+            /** @description The office is vacant (with `force=true`: nothing was ended); under a session (`session`), an ended session always gets 404. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2512,11 +2512,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "detail": "no live session of this tenant has this id: it was never opened, or it was closed, forced or ran out (a session is never revived); nothing was changed",
                      *       "instance": "/elections/export/campaign",
                      *       "status": 404,
                      *       "title": "Not Found",
-                     *       "type": "/problems/not-found"
+                     *       "type": "/problems/session-not-found"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -2993,7 +2993,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The office is vacant (with `force=true`: nothing was ended). */
+            /** @description The office is vacant (with `force=true`: nothing was ended); under a session (`session`), an ended session always gets 404. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4221,11 +4221,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "detail": "no live session of this tenant has this id: it was never opened, or it was closed, forced or ran out (a session is never revived); nothing was changed",
                      *       "instance": "/locks",
                      *       "status": 404,
                      *       "title": "Not Found",
-                     *       "type": "/problems/not-found"
+                     *       "type": "/problems/session-not-found"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -4796,11 +4796,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "detail": "no live session of this tenant has this id: it was never opened, or it was closed, forced or ran out (a session is never revived); nothing was changed",
                      *       "instance": "/locks/payment:42",
                      *       "status": 404,
                      *       "title": "Not Found",
-                     *       "type": "/problems/not-found"
+                     *       "type": "/problems/session-not-found"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5083,7 +5083,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No live lock on this resource (with `force=true`: nothing was ended). */
+            /** @description No live lock on this resource (with `force=true`: nothing was ended). Under a session (`session`): the session holds none here, and an ended session always gets 404, whoever holds the lock now. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6367,11 +6367,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "detail": "no live permit of this owner on semaphore \"export\"",
+                     *       "detail": "no live session of this tenant has this id: it was never opened, or it was closed, forced or ran out (a session is never revived); nothing was changed",
                      *       "instance": "/semaphores/export",
                      *       "status": 404,
                      *       "title": "Not Found",
-                     *       "type": "/problems/not-found"
+                     *       "type": "/problems/session-not-found"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -6655,7 +6655,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description This owner holds no live permit of the semaphore (with `force=true`: nobody does; nothing was ended). */
+            /** @description This owner holds no live permit of the semaphore (with `force=true`: nobody does; nothing was ended). Under a session (`session`): the session holds none, and an ended session always gets 404. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7816,11 +7816,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "detail": "no live session of this tenant has this id: it was never opened, or it was closed, forced or ran out (a session is never revived); nothing was changed",
                      *       "instance": "/sessions/{id}",
                      *       "status": 404,
                      *       "title": "Not Found",
-                     *       "type": "/problems/not-found"
+                     *       "type": "/problems/session-not-found"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -7918,11 +7918,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "detail": "no live session of this tenant has this id: it was never opened, or it was closed, forced or ran out (a session is never revived); nothing was changed",
                      *       "instance": "/sessions/{id}",
                      *       "status": 404,
                      *       "title": "Not Found",
-                     *       "type": "/problems/not-found"
+                     *       "type": "/problems/session-not-found"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -8063,11 +8063,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "detail": "no live session of this tenant has this id: it was never opened, or it was closed, forced or ran out (a session is never revived); nothing was changed",
                      *       "instance": "/sessions/{id}/keepalive",
                      *       "status": 404,
                      *       "title": "Not Found",
-                     *       "type": "/problems/not-found"
+                     *       "type": "/problems/session-not-found"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -8238,11 +8238,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "detail": "no live lock on resource \"payment:42\"",
+                     *       "detail": "no live session of this tenant has this id: it was never opened, or it was closed, forced or ran out (a session is never revived); nothing was changed",
                      *       "instance": "/sessions/{id}/observe",
                      *       "status": 404,
                      *       "title": "Not Found",
-                     *       "type": "/problems/not-found"
+                     *       "type": "/problems/session-not-found"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];

@@ -96,6 +96,27 @@ fn complete_problems(operation: &mut Operation, instance: &str) {
 
 /// The problem lockd answers with this status, as it renders it (see `ApiError`).
 fn example(status: u16, instance: &str, operation_id: &str) -> Option<Value> {
+    // Where a 404 can only be about the session: the session routes, and the acquires (a
+    // request under a session that is not live).
+    const SESSION_404: [&str; 8] = [
+        "getSession",
+        "endSession",
+        "keepSessionAlive",
+        "observeSession",
+        "acquireLock",
+        "acquireLocks",
+        "acquirePermits",
+        "campaign",
+    ];
+    if status == 404 && SESSION_404.contains(&operation_id) {
+        return Some(json!({
+            "type": "/problems/session-not-found",
+            "title": "Not Found",
+            "status": 404,
+            "detail": crate::problem::session_not_found_detail(),
+            "instance": instance,
+        }));
+    }
     if instance.starts_with("/semaphores") {
         if let Some(example) = semaphore_example(status, instance, operation_id) {
             return Some(example);
@@ -278,9 +299,18 @@ mod tests {
             let rendered: Value = serde_json::from_slice(&body).unwrap_or_default();
             assert_eq!(
                 Some(rendered),
-                example(status, "/locks/payment:42", "acquireLock"),
+                example(status, "/locks/payment:42", "renewLock"),
                 "status {status}"
             );
         }
+        let response = ProblemKind::SessionNotFound.at(&req).error_response();
+        let body = actix_web::body::to_bytes(response.into_body())
+            .await
+            .unwrap_or_default();
+        let rendered: Value = serde_json::from_slice(&body).unwrap_or_default();
+        assert_eq!(
+            Some(rendered),
+            example(404, "/locks/payment:42", "acquireLock")
+        );
     }
 }
