@@ -13,7 +13,7 @@ use crate::cpu::CpuSample;
 use crate::lockd::{Lockd, LockdSystem};
 use crate::postgres_database::PostgresDatabase;
 use crate::runner::Bench;
-use crate::stats::RunStats;
+use crate::stats::{median, median_of_paired_ratios, RunStats};
 use crate::workload;
 
 /// The lockd the current build is compared with: a binary, and flags of its own.
@@ -80,12 +80,6 @@ pub fn run(
     println!("|---|---|---|---|---|---|---|---|---|");
     for series in &all {
         let (b, c) = (median(&series.baseline), median(&series.current));
-        let paired: Vec<f64> = series
-            .baseline
-            .iter()
-            .zip(&series.current)
-            .map(|(b, c)| c / b)
-            .collect();
         let cpu = |runs: &[(f64, f64)], which: fn(&(f64, f64)) -> f64| {
             median(&runs.iter().map(which).collect::<Vec<f64>>())
         };
@@ -105,7 +99,7 @@ pub fn run(
             b,
             c,
             c / b,
-            median(&paired),
+            median_of_paired_ratios(&series.baseline, &series.current),
             cpu(&series.baseline_cpu, |r| r.0),
             cpu(&series.current_cpu, |r| r.0),
             database,
@@ -233,16 +227,6 @@ fn measure(
         }
     }
     series
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    match sorted.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-    }
 }
 
 fn join(values: &[f64]) -> String {

@@ -69,6 +69,24 @@ pub fn percentile(values: &[u32], p: f64) -> u32 {
     sorted[rank.min(sorted.len() - 1)]
 }
 
+/// The median of `values` (the mean of the middle two of an even count); NaN when empty.
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// The median of `after[i] / before[i]` over the runs measured one after the other: a slow
+/// drift of the machine during the run moves each pair's ratio little, and their median less.
+pub fn median_of_paired_ratios(before: &[f64], after: &[f64]) -> f64 {
+    let ratios: Vec<f64> = before.iter().zip(after).map(|(b, a)| a / b).collect();
+    median(&ratios)
+}
+
 /// Median and (max - min) of a few repeated measurements.
 pub fn median_and_spread(values: &[f64]) -> (f64, f64) {
     let mut sorted = values.to_vec();
@@ -106,5 +124,17 @@ mod tests {
         };
         assert!((one.fairness() - 0.25).abs() < 1e-9);
         assert_eq!(median_and_spread(&[3.0, 1.0, 2.0]), (2.0, 2.0));
+    }
+
+    /// An even count's median is the mean of its middle two; paired ratios are after / before,
+    /// run by run, and their median is not moved by one slow pair.
+    #[test]
+    fn medians_and_paired_ratios() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&[]).is_nan());
+        let before = [100.0, 200.0, 50.0];
+        let after = [90.0, 190.0, 10.0];
+        assert_eq!(median_of_paired_ratios(&before, &after), 0.9);
     }
 }
