@@ -44,6 +44,35 @@ fn named_seconds(name: &str) -> f64 {
         .sum()
 }
 
+/// CPU seconds of the PostgreSQL backends serving `database`: processes named `postgres` whose
+/// title (`postgres: 15/main: USER DATABASE HOST(PORT) STATE`) names it.
+fn backends_seconds(database: &str) -> f64 {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return 0.0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            fs::read_to_string(e.path().join("comm")).is_ok_and(|comm| comm.trim() == "postgres")
+        })
+        .filter(|e| {
+            fs::read(e.path().join("cmdline")).is_ok_and(|title| {
+                String::from_utf8_lossy(&title)
+                    .split(|c: char| c.is_whitespace() || c == '\0')
+                    .any(|word| word == database)
+            })
+        })
+        .map(|e| process_seconds(&e.file_name().to_string_lossy()))
+        .sum()
+}
+
+/// The database name at the end of a `postgres://` URL.
+pub fn database_name(url: &str) -> Option<&str> {
+    let path = url.strip_prefix("postgres://")?.split_once('/')?.1;
+    let name = path.split('?').next()?;
+    (!name.is_empty()).then_some(name)
+}
+
 /// A reading of the three CPU counters.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CpuSample {
@@ -61,6 +90,17 @@ impl CpuSample {
         }
     }
 
+    /// Like [`CpuSample::take`], but the database's CPU is that of the PostgreSQL backends
+    /// serving `database` alone (SQLite: none): other programs on this machine use the same
+    /// PostgreSQL server, whose backends come and go during a run.
+    pub fn take_serving(server_pid: u32, database: Option<&str>) -> Self {
+        Self {
+            server: process_seconds(&server_pid.to_string()),
+            database: database.map_or(0.0, backends_seconds),
+            client: process_seconds("self"),
+        }
+    }
+
     /// Microseconds of CPU per operation spent by server, database and client since `before`.
     pub fn per_operation_us(&self, before: &CpuSample, operations: u64) -> (f64, f64, f64) {
         let per = |after: f64, before: f64| (after - before) * 1e6 / operations.max(1) as f64;
@@ -69,5 +109,22 @@ impl CpuSample {
             per(self.database, before.database),
             per(self.client, before.client),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The name after the host, without the query; none for SQLite or a URL without one.
+    #[test]
+    fn the_database_of_a_url() {
+        let url = "postgres://postgres@127.0.0.1:5432/lock_bench_42";
+        assert_eq!(database_name(url), Some("lock_bench_42"));
+        let with_query = "postgres://u:p@h:5432/locks?sslmode=disable";
+        assert_eq!(database_name(with_query), Some("locks"));
+        assert_eq!(database_name("postgres://h:5432/"), None);
+        assert_eq!(database_name("postgres://h:5432"), None);
+        assert_eq!(database_name("sqlite:///tmp/row-1.db"), None);
     }
 }

@@ -1,6 +1,8 @@
 //! lockd as a benchmarked system: started from the release build, driven over HTTP/1.1
 //! keep-alive with the same requests a client library would send.
 
+pub mod session;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

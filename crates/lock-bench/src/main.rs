@@ -4,7 +4,9 @@
 //! `lock-bench --quick` (make bench-quick): W1 and W2, one run each, for lockd on SQLite and on
 //! PostgreSQL, Redis and etcd. `lock-bench` (make bench): every system and workload, three runs
 //! each, medians and spreads, written to docs/benchmarks.md with a chart. What runs is the table
-//! in `table.rs`, which `runner.rs` runs row by row.
+//! in `table.rs`, which `runner.rs` runs row by row. `lock-bench --workloads W8,W1S`: the
+//! sessions' comparisons alone (holds kept alive by a session or one by one; W1 under a session
+//! against plain W1).
 
 mod ceiling;
 mod chart;
@@ -13,6 +15,7 @@ mod cpu;
 mod etcd;
 mod handoff;
 mod http;
+mod kept_alive;
 mod lockd;
 #[cfg(test)]
 mod lockd_schema;
@@ -30,6 +33,7 @@ mod scale;
 mod stats;
 mod table;
 mod workload;
+mod write_rate;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -68,7 +72,8 @@ struct Args {
     /// Only measure systems whose name contains this text (e.g. `PostgreSQL`).
     #[arg(long)]
     only: Option<String>,
-    /// Only run these workloads, comma-separated (e.g. `W1,W2`; `W3` covers both scale points).
+    /// Only run these workloads, comma-separated (e.g. `W1,W2`; `W3` covers both scale points;
+    /// `W8` and `W1S` are the sessions' comparisons, on lockd alone).
     #[arg(long, value_delimiter = ',')]
     workloads: Vec<String>,
     /// Render the report of an earlier run again from its `.json` (written beside the

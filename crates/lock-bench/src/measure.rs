@@ -1,5 +1,8 @@
 //! Measuring one started system on its workloads: a warm-up, the timed runs, the CPU and memory
 //! probes, one line of progress on stderr and one [`Measurement`] per workload in the report.
+//! The sessions' comparisons on one lockd (W8, W1S) are in `measure/sessions.rs`.
+
+mod sessions;
 
 use std::time::{Duration, Instant};
 
@@ -37,13 +40,17 @@ pub struct Measure<'a> {
 }
 
 impl Measure<'_> {
-    /// W1 to W4, W6 and W7 on `system`, one after another.
+    /// W1 to W4, W6 and W7 on `system`, one after another (W8 and W1S are
+    /// [`Measure::sessions`]'s).
     ///
     /// # Panics
     /// On W5, which needs two lockd instances ([`Measure::handoffs`]).
     pub fn throughput<S: LockSystem>(&self, system: &S, probe: Probe, report: &mut Report) {
         let (plan, clients) = (self.plan, self.plan.clients);
         for &workload in self.workloads {
+            if workload.compares_sessions() {
+                continue;
+            }
             let label = workload.label();
             // Resource names come from the tag: keep them plain in a URL path.
             let slug: String = label
@@ -63,6 +70,7 @@ impl Measure<'_> {
                             read_write::read_write(system, clients, duration, &tag).await
                         }
                         Workload::W5 { .. } => panic!("W5 needs two lockd instances"),
+                        Workload::W8 | Workload::W1S => unreachable!("skipped above"),
                     }
                 })
             };

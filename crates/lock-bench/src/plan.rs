@@ -31,8 +31,8 @@ pub struct Selection {
     pub quick: bool,
     /// `--only`: systems whose name contains this text.
     pub only: Option<String>,
-    /// `--workloads`: workloads whose label starts with one of these (`W3` covers both scale
-    /// points); every workload when empty.
+    /// `--workloads`: workloads whose label is one of these or starts with one and a space
+    /// (`W3` covers both scale points, `W1` is not `W1S`); every workload when empty.
     pub workloads: Vec<String>,
 }
 
@@ -53,14 +53,18 @@ impl Selection {
             .filter(|w| !self.quick || w.in_quick())
             .filter(|w| {
                 let label = w.label();
-                self.workloads.is_empty()
-                    || self
-                        .workloads
-                        .iter()
-                        .any(|want| label.starts_with(want.as_str()))
+                self.workloads.is_empty() || self.workloads.iter().any(|want| names(want, &label))
             })
             .collect()
     }
+}
+
+/// Whether `--workloads`' `want` names the workload labelled `label`: the label itself, or its
+/// first word (`W3` names `W3 (1k live)`; `W1` does not name `W1S`).
+fn names(want: &str, label: &str) -> bool {
+    label
+        .strip_prefix(want)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
 }
 
 #[cfg(test)]
@@ -108,5 +112,26 @@ mod tests {
         );
         let handoffs = selected(false, None, &["W5"]);
         assert_eq!(handoffs.len(), 4, "{handoffs:?}");
+    }
+
+    /// `W1` is W1 alone, `W1S` and `W8` the sessions' comparisons, on lockd's two backends.
+    #[test]
+    fn a_label_is_named_whole_or_by_its_first_word() {
+        assert!(names("W3", "W3 (1k live)"));
+        assert!(names("W3 (1k live)", "W3 (1k live)"));
+        assert!(names("W1", "W1"));
+        assert!(!names("W1", "W1S"));
+        assert!(!names("W3 (1", "W3 (1k live)"));
+        let w1 = selected(false, Some("lockd (SQLite)"), &["W1"]);
+        assert!(w1.iter().all(|(_, w)| w == "W1"), "{w1:?}");
+        assert_eq!(
+            selected(false, None, &["W8", "W1S"]),
+            [
+                ("lockd (SQLite)".to_owned(), "W8".to_owned()),
+                ("lockd (SQLite)".to_owned(), "W1S".to_owned()),
+                ("lockd (PostgreSQL)".to_owned(), "W8".to_owned()),
+                ("lockd (PostgreSQL)".to_owned(), "W1S".to_owned()),
+            ]
+        );
     }
 }

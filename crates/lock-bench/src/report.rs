@@ -6,6 +6,7 @@ mod hand_kept;
 mod json;
 mod measurement;
 mod notes;
+mod sessions;
 mod tables;
 
 use std::fmt::Write as _;
@@ -13,12 +14,16 @@ use std::io;
 use std::path::Path;
 
 pub use self::measurement::{Measurement, ReadWrite};
+pub use self::sessions::{KeptAlive, KeptFigures, SessionCycles};
 
 /// The measurements of one run, with the plan they were measured with.
 pub struct Report {
     plan: String,
     quick: bool,
     measurements: Vec<Measurement>,
+    /// W8 and W1S, each a comparison within one lockd's runs.
+    kept_alive: Vec<KeptAlive>,
+    session_cycles: Vec<SessionCycles>,
 }
 
 impl Report {
@@ -28,12 +33,24 @@ impl Report {
             plan: plan.to_owned(),
             quick,
             measurements: Vec::new(),
+            kept_alive: Vec::new(),
+            session_cycles: Vec::new(),
         }
     }
 
     /// Adds a row; the tables show rows in the order they were added.
     pub fn add(&mut self, measurement: Measurement) {
         self.measurements.push(measurement);
+    }
+
+    /// Adds W8 of one lockd.
+    pub fn add_kept_alive(&mut self, kept: KeptAlive) {
+        self.kept_alive.push(kept);
+    }
+
+    /// Adds W1S of one lockd.
+    pub fn add_session_cycles(&mut self, cycles: SessionCycles) {
+        self.session_cycles.push(cycles);
     }
 
     /// Writes the Markdown report to `path`, the chart beside it (`.png`) and the measurements

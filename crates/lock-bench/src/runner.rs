@@ -113,6 +113,7 @@ impl Bench<'_> {
                     database: backend.database_process(),
                 };
                 measure.throughput(&lockd_system(&server), probe, report);
+                measure.sessions(&server, backend, &database.url(), report);
             }
             System::LockdPair { backend } => {
                 let database = self.database(backend, index)?;

@@ -111,6 +111,11 @@ pub enum Workload {
     W6,
     /// A read/write lock: the clients share one resource, 90 % of acquires shared.
     W7,
+    /// 100 holds per client kept alive by one session per client, against the same holds as
+    /// plain leases renewed one by one, W1's cycles beside them (`kept_alive.rs`).
+    W8,
+    /// W1 with each client under a session of its own, against plain W1 (alternating runs).
+    W1S,
 }
 
 impl Workload {
@@ -129,12 +134,20 @@ impl Workload {
             } => "W5 (other instance)".to_owned(),
             Workload::W6 => "W6".to_owned(),
             Workload::W7 => "W7".to_owned(),
+            Workload::W8 => "W8".to_owned(),
+            Workload::W1S => "W1S".to_owned(),
         }
     }
 
     /// Whether `--quick` runs it.
     pub fn in_quick(self) -> bool {
         matches!(self, Workload::W1 | Workload::W2)
+    }
+
+    /// W8 and W1S: each compares sessions with plain leases within one lockd's runs, which
+    /// `Measure::sessions` makes (not a throughput of its own).
+    pub fn compares_sessions(self) -> bool {
+        matches!(self, Workload::W8 | Workload::W1S)
     }
 }
 
@@ -180,6 +193,8 @@ const EVERY_PRIMITIVE: &[Workload] = &[
     Workload::W6,
     Workload::W7,
 ];
+/// The sessions' comparisons, on a lockd of their own (a fresh database, whose writes W8 counts).
+const SESSIONS: &[Workload] = &[Workload::W8, Workload::W1S];
 const HANDOFFS: &[Workload] = &[
     Workload::W5 {
         waiter: Instance::Same,
@@ -288,6 +303,8 @@ pub const TABLE: &[Row] = &[
         1_000_000,
         &[Workload::W3 { live: 1_000_000 }],
     ),
+    row("lockd (SQLite)", LOCKD_SQLITE, SESSIONS),
+    row("lockd (PostgreSQL)", LOCKD_POSTGRES, SESSIONS),
     quick(
         "Redis (no persistence)",
         System::Redis {

@@ -138,6 +138,27 @@ pub async fn uncontended<S: LockSystem>(
     duration: Duration,
     tag: &str,
 ) -> RunStats {
+    cycles(system, clients, duration, tag, Timed::Acquire).await
+}
+
+/// Which part of a W1 cycle a run times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timed {
+    /// The acquire alone (W1's tables).
+    Acquire,
+    /// The acquire and the release (W8's cycles beside the holds kept alive).
+    Cycle,
+}
+
+/// W1's cycles: each client acquires and releases its own resource as fast as it can; one
+/// operation is one full cycle, and `timed` says what each latency recorded covers.
+pub async fn cycles<S: LockSystem>(
+    system: &S,
+    clients: usize,
+    duration: Duration,
+    tag: &str,
+    timed: Timed,
+) -> RunStats {
     let tag = tag.to_owned();
     run_clients(
         system,
@@ -150,13 +171,18 @@ pub async fn uncontended<S: LockSystem>(
                 while Instant::now() < deadline {
                     let sent = Instant::now();
                     let granted = connection.acquire(&resource).await;
-                    stats.latencies_us.push(micros(sent));
+                    if timed == Timed::Acquire {
+                        stats.latencies_us.push(micros(sent));
+                    }
                     match granted {
                         Ok(true) => match connection.release(&resource).await {
                             Ok(true) => stats.operations += 1,
                             _ => stats.errors += 1,
                         },
                         _ => stats.errors += 1,
+                    }
+                    if timed == Timed::Cycle {
+                        stats.latencies_us.push(micros(sent));
                     }
                 }
                 stats

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use super::{Measurement, ReadWrite, Report};
+use super::{KeptAlive, Measurement, ReadWrite, Report, SessionCycles};
 
 impl Report {
     /// The measurements as JSON, kept beside the report so that it can be rendered again
@@ -25,6 +25,9 @@ impl Report {
                     "exclusive_p99_ms": rw.exclusive_p99_ms,
                 })),
             })).collect::<Vec<_>>(),
+            "kept_alive": self.kept_alive.iter().map(KeptAlive::to_json).collect::<Vec<_>>(),
+            "session_cycles":
+                self.session_cycles.iter().map(SessionCycles::to_json).collect::<Vec<_>>(),
         })
     }
 
@@ -63,10 +66,20 @@ impl Report {
                 }),
             })
             .collect();
+        // Reports written before W8 and W1S have neither.
+        let each = |field: &str| value[field].as_array().cloned().unwrap_or_default();
         Ok(Self {
             plan: value["plan"].as_str().unwrap_or_default().to_owned(),
             quick: value["quick"].as_bool().unwrap_or_default(),
             measurements,
+            kept_alive: each("kept_alive")
+                .iter()
+                .map(KeptAlive::from_json)
+                .collect(),
+            session_cycles: each("session_cycles")
+                .iter()
+                .map(SessionCycles::from_json)
+                .collect(),
         })
     }
 }

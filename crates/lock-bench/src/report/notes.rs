@@ -45,6 +45,15 @@ pub(super) const NOTES: &str = "
   attempt at a time.
 - W3 preloads the live locks straight into the database before lockd starts, then runs W1; the
   RSS column is lockd's resident memory after the run.
+- W8 and W1S compare sessions with plain leases on one lockd of their own (a fresh database),
+  the two sides alternating run by run (`kept_alive.rs`, `measure/sessions.rs`). W8's holders
+  and its cycles share one client process with lockd on the same cores, so the one-by-one
+  renewals also cost the load generator. Writes are PostgreSQL's row counters
+  (`pg_stat_user_tables`, read every 250 ms, the rate their least-squares slope, 11 s after the
+  holds were taken so that every backend's statistics have been flushed) and, on SQLite, the
+  bytes lockd dirtied in the page cache (`/proc/PID/io` `write_bytes`: WAL appends and
+  checkpoints). CPU per round is all of lockd's CPU in the window (and that of the PostgreSQL
+  backends serving its database) over the rounds made in it: background work included.
 - lockd runs with its default settings (durable SQLite commits, `synchronous = FULL`) but logs
   warnings only, except in the row `lockd (SQLite, audit log on)`, which runs at the default log
   level, where the audit log writes one line per grant and per release to stderr.

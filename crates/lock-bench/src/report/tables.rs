@@ -1,9 +1,9 @@
 //! The report's Markdown tables: one per workload, the W5 handoffs, the W1 ratios of lockd to
-//! each other system, and where the CPU goes.
+//! each other system, where the CPU goes, and the sessions' comparisons (W8, W1S).
 
 use std::fmt::Write as _;
 
-use super::{Measurement, Report};
+use super::{sessions, Measurement, Report};
 
 /// What W7 does, above its table.
 const W7_TEXT: &str = "The clients share one resource; each cycle draws the mode from a seeded \
@@ -54,6 +54,8 @@ impl Report {
         out.push_str(&self.handoff_table());
         out.push_str(&self.ratios());
         out.push_str(&self.cpu_table());
+        out.push_str(&sessions::kept_alive_table(&self.kept_alive));
+        out.push_str(&sessions::session_cycles_table(&self.session_cycles));
         out
     }
 

@@ -90,6 +90,10 @@ fn a_full_run_measures_every_pair_once_in_report_order() {
             (sqlite, "W3 (1M live)"),
             (postgres, "W3 (1k live)"),
             (postgres, "W3 (1M live)"),
+            (sqlite, "W8"),
+            (sqlite, "W1S"),
+            (postgres, "W8"),
+            (postgres, "W1S"),
             (redis, "W1"),
             (redis, "W2"),
             (redis, "W4"),
@@ -116,6 +120,15 @@ fn workloads_fit_their_systems() {
                 (_, System::LockdPair { .. }) => false,
                 (Workload::W3 { live }, System::Lockd { live_locks, .. }) => live == live_locks,
                 (Workload::W3 { .. }, _) => false,
+                (
+                    Workload::W8 | Workload::W1S,
+                    System::Lockd {
+                        audit_log,
+                        live_locks,
+                        ..
+                    },
+                ) => !audit_log && live_locks == 0,
+                (Workload::W8 | Workload::W1S, _) => false,
                 (_, System::Lockd { live_locks, .. }) => live_locks == 0,
                 (Workload::W6 | Workload::W7, system) => !matches!(
                     system,
