@@ -9,11 +9,11 @@
 //!   lease, one after another.
 //!
 //! The clients' rounds are spread evenly over the period (client `c` starts `c / clients` of a
-//! period after its first hold), as independent programs' would be. The holds are taken with a
-//! 30 s TTL, so that taking 6,400 of them on a slow machine loses none; every client's first
-//! round brings them to the 3 s TTL, and the measured windows start once every client has made
-//! it and the write counter has settled ([`WriteCounter::settling`]: 11 s on PostgreSQL). Then
-//! two windows of the run's duration:
+//! period after it has taken its holds), as independent programs' would be. Taking 6,400 holds
+//! may take longer than 3 s on a slow machine: a session is kept alive while its locks are taken,
+//! and plain leases are taken with a 30 s TTL that their first renew brings to 3 s. The measured
+//! windows start once every client has made its first round and the write counter has settled
+//! ([`WriteCounter::settling`]: 11 s on PostgreSQL). Then two windows of the run's duration:
 //! 1. **the holds alone**: lockd's database writes per second ([`crate::write_rate`]) and the CPU
 //!    of lockd and of the database per round;
 //! 2. **with cycles beside**: [`W8_CYCLERS`] more clients run W1's acquire/release cycles on
@@ -45,7 +45,8 @@ pub const W8_TTL_SECONDS: u64 = 3;
 /// The clients running W1's cycles beside the holds, in the second window.
 pub const W8_CYCLERS: usize = 8;
 
-/// The TTL the holds are taken with, before the first round brings them to [`W8_TTL_SECONDS`].
+/// The TTL plain leases are taken with, before their first renew brings it to
+/// [`W8_TTL_SECONDS`].
 const TAKEN_TTL_SECONDS: u64 = 30;
 
 /// How often the write counter is read.
@@ -124,7 +125,12 @@ enum Window {
 }
 
 /// One run of W8 against `target`: `holders` clients keeping their holds alive as `keeping`
-/// says, each window lasting `window`.
+/// says, each window lasting `window`; `tag` names the run's owners and sessions.
+///
+/// The locks are the same in every run (`w8-{client}-{i}`, and `w8-cycles-{client}` for the
+/// cycles): each run takes again the rows the run before released. New names would leave
+/// 6,400 ended rows a run, which lockd's sweeper deletes a minute or more later, in the window
+/// of whichever run is then measured.
 ///
 /// # Errors
 /// When the write counter cannot be opened (PostgreSQL's statistics, through a connection to
@@ -182,14 +188,7 @@ pub async fn run(
     let cycling = LockdSystem {
         addr: target.addr.to_owned(),
     };
-    let cycles = workload::cycles(
-        &cycling,
-        W8_CYCLERS,
-        window,
-        &format!("{tag}-{}-w1", keeping.slug()),
-        Timed::Cycle,
-    )
-    .await;
+    let cycles = workload::cycles(&cycling, W8_CYCLERS, window, "w8-cycles", Timed::Cycle).await;
 
     let _ = phase.send(Window::Stopped);
     let mut kept = Kept::default();
@@ -236,7 +235,7 @@ struct Holder {
     addr: String,
     client: usize,
     keeping: Keeping,
-    /// Its owner (one by one) or its session's label; its resources' names start with it.
+    /// Its owner (one by one) or its session's label.
     owner: String,
     /// When its rounds fall in the period, after its first hold was taken.
     offset: Duration,
@@ -248,7 +247,7 @@ struct Holds {
     conn: HttpConnection,
     resources: Vec<String>,
     session: Option<String>,
-    /// When the first hold was taken (or the session opened).
+    /// When the holds were last kept alive (a session) or the first one taken (plain leases).
     since: Instant,
 }
 
@@ -287,7 +286,7 @@ impl Holder {
             if window == Window::Stopped {
                 break;
             }
-            let (latencies, failures) = self.round(&mut holds, first).await;
+            let (latencies, failures) = self.round(&mut holds).await;
             kept.failures += failures;
             match window {
                 Window::Alone => {
@@ -306,14 +305,14 @@ impl Holder {
         kept
     }
 
-    /// Opens the session (by a session) and takes every lock, with [`TAKEN_TTL_SECONDS`].
+    /// Opens the session with [`W8_TTL_SECONDS`] and takes every lock under it, keeping it
+    /// alive every period meanwhile; or takes every lock as a plain lease of
+    /// [`TAKEN_TTL_SECONDS`].
     async fn take(&self) -> io::Result<Holds> {
         let mut conn = HttpConnection::connect(&self.addr).await?;
-        let since = Instant::now();
+        let mut since = Instant::now();
         let session = match self.keeping {
-            Keeping::Session => {
-                Some(session::open(&mut conn, &self.owner, TAKEN_TTL_SECONDS).await?)
-            }
+            Keeping::Session => Some(session::open(&mut conn, &self.owner, W8_TTL_SECONDS).await?),
             Keeping::OneByOne => None,
         };
         let body = match &session {
@@ -324,9 +323,20 @@ impl Holder {
             ),
         };
         let resources: Vec<String> = (0..W8_HOLDS_PER_CLIENT)
-            .map(|i| format!("{}-{i}", self.owner))
+            .map(|i| format!("w8-{}-{i}", self.client))
             .collect();
         for resource in &resources {
+            if let Some(id) = session
+                .as_deref()
+                .filter(|_| since.elapsed() >= self.period)
+            {
+                if !session::keep_alive(&mut conn, id).await? {
+                    return Err(io::Error::other(
+                        "the session ended while its locks were taken",
+                    ));
+                }
+                since = Instant::now();
+            }
             let answer = conn
                 .request("POST", &format!("/locks/{resource}"), Some(body.as_bytes()))
                 .await?;
@@ -345,19 +355,14 @@ impl Holder {
         })
     }
 
-    /// Keeps every hold alive once; the latencies, and how many requests failed. The first
-    /// round of a session sets its TTL to [`W8_TTL_SECONDS`] (the renews always name it).
-    async fn round(&self, holds: &mut Holds, first: bool) -> (Latencies, u64) {
+    /// Keeps every hold alive once; the latencies, and how many requests failed.
+    async fn round(&self, holds: &mut Holds) -> (Latencies, u64) {
         let mut latencies = Latencies::default();
         let mut failures = 0;
         let started = Instant::now();
         match &holds.session {
             Some(id) => {
-                let ttl = first.then_some(W8_TTL_SECONDS);
-                if !matches!(
-                    session::keep_alive(&mut holds.conn, id, ttl).await,
-                    Ok(true)
-                ) {
+                if !matches!(session::keep_alive(&mut holds.conn, id).await, Ok(true)) {
                     failures += 1;
                 }
                 latencies.requests_us.push(micros(started));

@@ -25,20 +25,11 @@ pub async fn open(conn: &mut HttpConnection, owner: &str, ttl_seconds: u64) -> i
     }
 }
 
-/// Moves the session's end to now plus its TTL (changed to `ttl_seconds` from now on, when
-/// given); `Ok(false)` when lockd answers anything but `200` (`404`: the session ended, and every
-/// hold with it).
-pub async fn keep_alive(
-    conn: &mut HttpConnection,
-    id: &str,
-    ttl_seconds: Option<u64>,
-) -> io::Result<bool> {
+/// Moves the session's end to now plus its TTL; `Ok(false)` when lockd answers anything but
+/// `200` (`404`: the session ended, and every hold with it).
+pub async fn keep_alive(conn: &mut HttpConnection, id: &str) -> io::Result<bool> {
     let path = format!("/sessions/{id}/keepalive");
-    let body = ttl_seconds.map(|ttl| format!(r#"{{"ttl_seconds":{ttl}}}"#));
-    let answer = conn
-        .request("POST", &path, body.as_deref().map(str::as_bytes))
-        .await?;
-    Ok(answer.status == 200)
+    Ok(conn.request("POST", &path, None).await?.status == 200)
 }
 
 /// Ends the session and every hold under it; `Ok(false)` when lockd answers anything but `204`.
