@@ -163,8 +163,13 @@ impl Writer for PostgresBatcher {
     /// runs as without batching.
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
         if op.session().is_some() {
-            // Decided on its session, in a transaction of its own (see `sessions.rs`).
-            return self.direct.apply(tenant, op).await;
+            // Decided on its session in the transaction that applies it (see `sessions.rs`),
+            // never by the batch statement, which knows no session: group-committed with the
+            // other operations through holders; a set, in a transaction of its own.
+            return match op {
+                LeaseOp::AcquireAll(_) => self.direct.apply(tenant, op).await,
+                op => self.permits.submit(tenant, op).await,
+            };
         }
         match op {
             LeaseOp::Acquire {

@@ -1,4 +1,5 @@
-//! Group commit of semaphore and shared-lock operations on PostgreSQL: a few threads, each with a
+//! Group commit of semaphore and shared-lock operations, and of every operation under a session,
+//! on PostgreSQL: a few threads, each with a
 //! queue, take every operation queued to them (up to `max_batch`), run them one after another in
 //! one transaction on a pooled connection (given back after each batch) and commit once, so that
 //! operations on one semaphore share its advisory lock, operations on one lock its row lock, and
@@ -181,12 +182,25 @@ fn execute(
     }
 }
 
+/// Applies one job's operation in the batch's transaction: through the holders of its place,
+/// decided on its session first when it is made under one (the session's row kept from
+/// keepalives and ends until the batch commits; see `sessions::under_session`).
+fn decide(c: &mut PgConnection, tenant: &Tenant, op: LeaseOp) -> Result<LeaseOutcome, PermitError> {
+    Ok(crate::sessions::under_session(
+        c,
+        tenant,
+        op,
+        crate::lease_statements::now_postgres,
+        |c, op| Ok(holders_in_transaction(c, tenant, op)?),
+    )?)
+}
+
 /// Runs one batch on `c` and answers its callers; whether the connection still looks usable.
 fn serve(c: &mut PgConnection, events: &dyn StoreEvents, batch: Vec<Job>) -> bool {
     let together = c.transaction(|c| {
         batch
             .iter()
-            .map(|job| holders_in_transaction(c, &job.tenant, job.op.clone()))
+            .map(|job| decide(c, &job.tenant, job.op.clone()))
             .collect::<Result<Vec<LeaseOutcome>, PermitError>>()
     });
     let mut healthy = true;
@@ -196,8 +210,7 @@ fn serve(c: &mut PgConnection, events: &dyn StoreEvents, batch: Vec<Job>) -> boo
         Err(_) => batch
             .iter()
             .map(|job| {
-                let alone =
-                    c.transaction(|c| holders_in_transaction(c, &job.tenant, job.op.clone()));
+                let alone = c.transaction(|c| decide(c, &job.tenant, job.op.clone()));
                 if let Err(PermitError::Query(error)) = &alone {
                     healthy &= !is_unavailable(error);
                 }
