@@ -315,7 +315,9 @@ pub fn step(state: &State, call: Call, ret: Ret, when: &When, op: u32) -> Vec<St
                 });
             }
         }
-        (Call::Renew { owner, ttl }, Ret::Unknown) => {
+        // Unanswered, a renew or a session's keepalive may have moved the owner's live lease's
+        // end to `ttl` after its instant, or not.
+        (Call::Renew { owner, ttl } | Call::KeepAlive { owner, ttl }, Ret::Unknown) => {
             if let Some(h) = live.filter(|h| h.owner == owner) {
                 let (end_lo, end_hi) = when.ends(ttl);
                 next.push(State {
@@ -397,20 +399,6 @@ pub fn step(state: &State, call: Call, ret: Ret, when: &When, op: u32) -> Vec<St
             }
             _ => next.push(*state),
         },
-        (Call::KeepAlive { owner, ttl }, Ret::Unknown) => {
-            if let Some(h) = live.filter(|h| h.owner == owner) {
-                let (end_lo, end_hi) = when.ends(ttl);
-                next.push(State {
-                    floor: state.floor,
-                    holder: Some(Hold {
-                        end_lo,
-                        end_hi,
-                        ..h
-                    }),
-                });
-            }
-            next.push(*state);
-        }
         (Call::EndSession { owner }, Ret::Released) => match state.holder {
             // The session lived at this instant, and its hold here ends with it.
             Some(h) if h.owner == owner => {
