@@ -195,9 +195,34 @@ fn decide(c: &mut PgConnection, tenant: &Tenant, op: LeaseOp) -> Result<LeaseOut
     )?)
 }
 
+/// Keeps every session the batch's operations are made under from keepalives and ends (`FOR
+/// SHARE`) before any place is locked, in one order: a session's end, which locks its session
+/// and then the places of its holds, then never waits for this batch while the batch waits for
+/// that session (no deadlock), and two batches only ever share these locks.
+fn share_sessions(c: &mut PgConnection, batch: &[Job]) -> Result<(), PermitError> {
+    use crate::sessions::SessionRows;
+    let mut sessions: Vec<(Tenant, String)> = batch
+        .iter()
+        .filter_map(|job| {
+            let id = job.op.session()?;
+            Some((
+                lock_domain::sessions_tenant(&job.tenant),
+                id.as_str().to_owned(),
+            ))
+        })
+        .collect();
+    sessions.sort_by(|a, b| (a.0.as_str(), &a.1).cmp(&(b.0.as_str(), &b.1)));
+    sessions.dedup();
+    for (tenant, id) in &sessions {
+        c.session(tenant, id)?;
+    }
+    Ok(())
+}
+
 /// Runs one batch on `c` and answers its callers; whether the connection still looks usable.
 fn serve(c: &mut PgConnection, events: &dyn StoreEvents, batch: Vec<Job>) -> bool {
     let together = c.transaction(|c| {
+        share_sessions(c, &batch)?;
         batch
             .iter()
             .map(|job| decide(c, &job.tenant, job.op.clone()))
