@@ -6,10 +6,13 @@ time of the last successful keepalive."""
 
 from __future__ import annotations
 
+import datetime
+import logging
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from .generated.api.elections import campaign, resign
 from .generated.api.locks import acquire_lock, acquire_locks, release_lock
@@ -23,9 +26,100 @@ from .generated.models import (
 )
 from .generated.types import UNSET, Response
 from ._primitive import Call, Claim, Grant, View, grant_of, problem_of, retry_after, wait_seconds
-from .errors import LockdError, LockHeld
+from .errors import LockdError, LockHeld, SessionLost
+from ._primitive import Timing
 
 SESSION_NOT_FOUND = "/problems/session-not-found"
+
+log = logging.getLogger("lockd_client")
+
+
+class Flag(Protocol):
+    """What both guards' `lost` and `jeopardy` are: a `threading.Event` or an `asyncio.Event`."""
+
+    def is_set(self) -> bool: ...
+    def set(self) -> None: ...
+    def clear(self) -> None: ...
+
+
+class SessionSignals:
+    """The state and the signals both session guards share: the session as last answered, its
+    deadline, jeopardy and loss, and the callbacks they call (each once per change). The guards
+    set these attributes in their `__init__` and do the I/O."""
+
+    ttl: int
+    id: str | None
+    view: SessionView | None
+    expires_at: datetime.datetime | None
+    deadline: float
+    lost: Flag
+    lost_reason: str | None
+    jeopardy: Flag
+    _label: str | None
+    _timing: Timing
+    _on_lost: Callable[[Any], None] | None
+    _on_jeopardy: Callable[[Any], None] | None
+    _on_safe: Callable[[Any], None] | None
+
+    @property
+    def owner(self) -> str | None:
+        """The label every hold shows as its owner (the session's id when none was given)."""
+        return self.view.owner if self.view is not None else self._label
+
+    def check(self) -> None:
+        """Raises SessionLost if the session was lost: call it before each protected step."""
+        if self.lost.is_set():
+            raise SessionLost(self._name, self.lost_reason or "lost")
+
+    @property
+    def _name(self) -> str:
+        return self.owner or "(not open)"
+
+    def _live_id(self) -> str:
+        self.check()
+        if self.id is None:
+            raise LockdError("the session is not open")
+        return self.id
+
+    def _apply(self, view: SessionView, sent: float) -> None:
+        self.view = view
+        self.expires_at = view.expires_at
+        self.deadline = sent + self.ttl
+
+    def _enter_jeopardy(self) -> None:
+        if self.jeopardy.is_set():
+            return
+        self.jeopardy.set()
+        log.warning("lockd: session %r in jeopardy: a keepalive failed; lost at the latest %.1f s "
+                    "from now", self._name, self.deadline - self._timing.margin - time.monotonic())
+        self._notify(self._on_jeopardy, "on_jeopardy")
+
+    def _leave_jeopardy(self) -> None:
+        if not self.jeopardy.is_set():
+            return
+        self.jeopardy.clear()
+        log.info("lockd: session %r safe again: a keepalive got through", self._name)
+        self._notify(self._on_safe, "on_safe")
+
+    def _set_lost(self, reason: str) -> bool:
+        """Marks the session lost for `reason`; False if it was already (the caller then tells
+        nobody again)."""
+        if self.lost.is_set():
+            return False
+        self.lost_reason = reason
+        self.lost.set()
+        return True
+
+    def _tell_lost(self, reason: str) -> None:
+        log.warning("lockd: session %r lost: %s", self._name, reason)
+        self._notify(self._on_lost, "on_lost")
+
+    def _notify(self, callback: Callable[[Any], None] | None, name: str) -> None:
+        if callback is not None:
+            try:
+                callback(self)
+            except Exception:
+                log.exception("lockd: %s callback failed", name)
 
 
 @dataclass(frozen=True)

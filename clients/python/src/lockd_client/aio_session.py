@@ -30,7 +30,7 @@ log = logging.getLogger("lockd_client")
 AsyncSessionCallback = Callable[["AsyncSession"], None]
 
 
-class AsyncSession:
+class AsyncSession(s.SessionSignals):
     """As `session.Session`, with `lost` and `jeopardy` `asyncio.Event`s, keepalives in a task,
     holds taken and released with `await`, and one more rule: when the session is lost while the
     block runs, the task that entered `async with` is cancelled, and `SessionLost` (with the
@@ -58,19 +58,11 @@ class AsyncSession:
         self._held: set[tuple[str, str]] = set()
         self.id: str | None = None
         self.view: SessionView | None = None
-        self.lost = asyncio.Event()
+        self.lost: asyncio.Event = asyncio.Event()
         self.lost_reason: str | None = None
-        self.jeopardy = asyncio.Event()
+        self.jeopardy: asyncio.Event = asyncio.Event()
         self.deadline: float = 0.0
         self.expires_at: datetime.datetime | None = None
-
-    @property
-    def owner(self) -> str | None:
-        return self.view.owner if self.view is not None else self._label
-
-    def check(self) -> None:
-        if self.lost.is_set():
-            raise SessionLost(self._name, self.lost_reason or "lost")
 
     async def __aenter__(self) -> AsyncSession:
         self._holder = asyncio.current_task()
@@ -179,16 +171,6 @@ class AsyncSession:
             log.warning("lockd: releasing %s %r of session %r failed", hold.kind, hold.name, self._name)
         return status == 204
 
-    @property
-    def _name(self) -> str:
-        return self.owner or "(not open)"
-
-    def _live_id(self) -> str:
-        self.check()
-        if self.id is None:
-            raise LockdError("the session is not open")
-        return self.id
-
     async def _take(self, call: p.Call, wait: int | None, claims: Sequence[p.Claim],
                     read: Callable[[Response[Any]], list[p.Grant]]) -> list[Hold]:
         http = self._lockd.api_client()
@@ -242,11 +224,6 @@ class AsyncSession:
 
     # Keeping it alive: as `Session`'s, with the whole request bounded too.
 
-    def _apply(self, view: SessionView, sent: float) -> None:
-        self.view = view
-        self.expires_at = view.expires_at
-        self.deadline = sent + self.ttl
-
     async def _keep_alive_once(self, budget: float) -> bool:
         assert self.id is not None
         call = s.keepalive_call(self.id)
@@ -298,28 +275,10 @@ class AsyncSession:
                 lost_at = self.deadline - self._timing.margin
                 next_at = min(time.monotonic() + self._timing.retry_pause, lost_at)
 
-    def _enter_jeopardy(self) -> None:
-        if self.jeopardy.is_set():
-            return
-        self.jeopardy.set()
-        log.warning("lockd: session %r in jeopardy: a keepalive failed; lost at the latest %.1f s "
-                    "from now", self._name, self.deadline - self._timing.margin - time.monotonic())
-        _call(self._on_jeopardy, self, "on_jeopardy")
-
-    def _leave_jeopardy(self) -> None:
-        if not self.jeopardy.is_set():
-            return
-        self.jeopardy.clear()
-        log.info("lockd: session %r safe again: a keepalive got through", self._name)
-        _call(self._on_safe, self, "on_safe")
-
     def _declare_lost(self, reason: str) -> None:
-        if self.lost.is_set():
+        if not self._set_lost(reason):
             return
-        self.lost_reason = reason
-        self.lost.set()
-        log.warning("lockd: session %r lost: %s", self._name, reason)
-        _call(self._on_lost, self, "on_lost")
+        self._tell_lost(reason)
         # An acquire in the block's own task that finds the session ended raises SessionLost
         # itself; any other finding cancels the block's task.
         if (not self._closing and self._holder is not None and not self._holder.done()
@@ -330,11 +289,3 @@ class AsyncSession:
 
 def _set_timeout(http: Client | AuthenticatedClient, timeout: httpx.Timeout) -> None:
     http.get_async_httpx_client().timeout = timeout
-
-
-def _call(callback: AsyncSessionCallback | None, session: AsyncSession, name: str) -> None:
-    if callback is not None:
-        try:
-            callback(session)
-        except Exception:
-            log.exception("lockd: %s callback failed", name)

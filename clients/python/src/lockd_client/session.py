@@ -30,7 +30,7 @@ log = logging.getLogger("lockd_client")
 SessionCallback = Callable[["Session"], None]
 
 
-class Session:
+class Session(s.SessionSignals):
     """One session, open inside `with` (or between `open()` and `close()`).
 
     Entering opens it (`POST /sessions`; `LockdError` when refused or not answered: a session
@@ -70,23 +70,13 @@ class Session:
         #: The session's id, once open: anyone with it may act for the session (keep it secret).
         self.id: str | None = None
         self.view: SessionView | None = None
-        self.lost = threading.Event()
+        self.lost: threading.Event = threading.Event()
         self.lost_reason: str | None = None
-        self.jeopardy = threading.Event()
+        self.jeopardy: threading.Event = threading.Event()
         #: time.monotonic() before which the session is surely live: last open/keepalive sent + ttl.
         self.deadline: float = 0.0
         #: The server's end of the session as of the last open or keepalive answer (its clock).
         self.expires_at: datetime.datetime | None = None
-
-    @property
-    def owner(self) -> str | None:
-        """The label every hold shows as its owner (the session's id when none was given)."""
-        return self.view.owner if self.view is not None else self._label
-
-    def check(self) -> None:
-        """Raises SessionLost if the session was lost: call it before each protected step."""
-        if self.lost.is_set():
-            raise SessionLost(self._name, self.lost_reason or "lost")
 
     def __enter__(self) -> Session:
         self.open()
@@ -190,16 +180,6 @@ class Session:
             log.warning("lockd: releasing %s %r of session %r failed", hold.kind, hold.name, self._name)
         return status == 204
 
-    @property
-    def _name(self) -> str:
-        return self.owner or "(not open)"
-
-    def _live_id(self) -> str:
-        self.check()
-        if self.id is None:
-            raise LockdError("the session is not open")
-        return self.id
-
     def _take(self, call: p.Call, wait: int | None, claims: Sequence[p.Claim],
               read: Callable[[Response[Any]], list[p.Grant]]) -> list[Hold]:
         http = self._lockd.api_client()
@@ -259,11 +239,6 @@ class Session:
 
     # Keeping it alive.
 
-    def _apply(self, view: SessionView, sent: float) -> None:
-        self.view = view
-        self.expires_at = view.expires_at
-        self.deadline = sent + self.ttl
-
     def _keep_alive_once(self, budget: float) -> bool:
         """Sends one keepalive; True if it got through. Declares the session lost on a 404, in
         jeopardy on any other failure, safe again on a success."""
@@ -311,38 +286,12 @@ class Session:
                 lost_at = self.deadline - self._timing.margin
                 next_at = min(time.monotonic() + self._timing.retry_pause, lost_at)
 
-    def _enter_jeopardy(self) -> None:
-        if self.jeopardy.is_set():
-            return
-        self.jeopardy.set()
-        log.warning("lockd: session %r in jeopardy: a keepalive failed; lost at the latest %.1f s "
-                    "from now", self._name, self.deadline - self._timing.margin - time.monotonic())
-        _call(self._on_jeopardy, self, "on_jeopardy")
-
-    def _leave_jeopardy(self) -> None:
-        if not self.jeopardy.is_set():
-            return
-        self.jeopardy.clear()
-        log.info("lockd: session %r safe again: a keepalive got through", self._name)
-        _call(self._on_safe, self, "on_safe")
-
     def _declare_lost(self, reason: str) -> None:
         with self._mutex:
-            if self.lost.is_set():
+            if not self._set_lost(reason):
                 return
-            self.lost_reason = reason
-            self.lost.set()
-        log.warning("lockd: session %r lost: %s", self._name, reason)
-        _call(self._on_lost, self, "on_lost")
+        self._tell_lost(reason)
 
 
 def _set_timeout(http: Client | AuthenticatedClient, timeout: httpx.Timeout) -> None:
     http.get_httpx_client().timeout = timeout
-
-
-def _call(callback: SessionCallback | None, session: Session, name: str) -> None:
-    if callback is not None:
-        try:
-            callback(session)
-        except Exception:
-            log.exception("lockd: %s callback failed", name)
