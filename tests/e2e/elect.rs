@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use lock_store_diesel::testing::TestDatabase;
 use serde_json::json;
 
+use crate::processes::{finish, is_running};
 use crate::server::{lockd_binary, TestServer};
 
 on_both_backends!(
@@ -56,37 +57,6 @@ fn signal(pid: u32, name: &str) {
         .status()
         .expect("run kill");
     assert!(status.success(), "kill -{name} {pid}");
-}
-
-fn is_alive(pid: &str) -> bool {
-    // A zombie is dead too: it has run its last instruction.
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    })
-}
-
-fn finish(mut child: Child, within: Duration) -> (i32, String) {
-    let deadline = Instant::now() + within;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("lockd did not exit within {within:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let output = child.wait_with_output().expect("stderr");
-    (
-        status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 /// A command that records its pid and environment in `dir/name` and then runs until killed.
@@ -189,7 +159,10 @@ fn a_frozen_leaders_command_is_dead_before_the_other_candidate_takes_over(db: Te
     let frozen = Instant::now();
     let b_line = wait_for(&dir.path().join("b"), Duration::from_secs(10));
     let took_over = frozen.elapsed();
-    assert!(!is_alive(&a_pid), "a's command still ran when b took over");
+    assert!(
+        !is_running(&a_pid),
+        "a's command still ran when b took over"
+    );
     let b_term: i64 = b_line.split_whitespace().nth(1).unwrap().parse().unwrap();
     assert!(
         b_term > a_term.parse().unwrap(),
@@ -231,7 +204,7 @@ fn a_frozen_lockd_runs_command_is_killed_before_its_lease_ends(db: TestDatabase)
     let expires_ms = crate::server::timestamp_ms(&lock.body["expires_at"]);
     signal(run.id(), "STOP");
     let deadline = Instant::now() + Duration::from_secs(10);
-    while is_alive(&pid) {
+    while is_running(&pid) {
         assert!(Instant::now() < deadline, "the command outlived its lease");
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -39,6 +39,7 @@ mod observers_at_scale;
 mod pg_cluster;
 mod pg_replication;
 mod pipelining;
+mod processes;
 mod proxy;
 mod quota_campaign;
 mod quota_grants;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use lock_store_diesel::testing::TestDatabase;
 use serde_json::{json, Value};
 
+use crate::processes::{finish, is_running};
 use crate::server::{lockd_binary, TestServer};
 
 on_both_backends!(
@@ -34,26 +35,6 @@ fn spawn(subcommand: &str, server: &str, args: &[&str], command: &[&str]) -> Chi
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn lockd")
-}
-
-/// Waits (generously) for the exit; returns the status code (-1 for a signal) and stderr.
-fn finish(mut child: Child, within: Duration) -> (i32, String) {
-    let deadline = Instant::now() + within;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("lockd did not exit within {within:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let output = child.wait_with_output().expect("stderr");
-    (
-        status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 /// Waits for `path` to hold a whole line (written through a rename), at most 30 s.
@@ -400,17 +381,6 @@ fn the_session_is_kept_alive_through_a_wait_longer_than_its_ttl(db: TestDatabase
     let (code, stderr) = finish(run, Duration::from_secs(30));
     assert_eq!(code, 0, "{stderr}");
     nothing_held(&server, &["a", "b"], "s");
-}
-
-/// Whether `pid` is a process that has not ended (a zombie has ended).
-fn is_running(pid: &str) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let state = stat[stat.rfind(')')? + 1..].split_whitespace().next()?;
-            Some(state != "Z" && state != "X")
-        })
-        .unwrap_or(false)
 }
 
 /// The server dies while the command (and a process it started) runs under the session: the
