@@ -14,6 +14,7 @@ from typing import Any, Callable
 import httpx
 
 from . import _primitive as p
+from ._aio_block import leave
 from .generated.types import UNSET
 from .errors import AcquireUnknown, LeaseLost, LockdError
 from .observe import ElectionEvent, aobserve_election
@@ -101,22 +102,10 @@ class AsyncLease:
         return self
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        self._closing = True  # from here on the renewer cancels nothing
-        cleanup = asyncio.ensure_future(self.release())
-        try:
-            await asyncio.shield(cleanup)
-        except asyncio.CancelledError:
-            if not self._cancelled_holder:
-                raise  # cancelled from outside: the release goes on in the background
-            await cleanup  # our own cancellation arrived late; the release is still running
-        if self._cancelled_holder:
-            holder = self._holder
-            if holder is not None:
-                holder.uncancel()
-            if exc_type is None or issubclass(exc_type, asyncio.CancelledError):
-                raise LeaseLost(self.name, self.lost_reason or "lost") from exc
-        elif exc_type is None and self.lost.is_set():
-            raise LeaseLost(self.name, self.lost_reason or "lost")
+        await leave(self, self.release(), exc_type, exc)
+
+    def _lost_error(self) -> BaseException:
+        return LeaseLost(self.name, self.lost_reason or "lost")
 
     async def acquire(self) -> None:
         self._http = self._lockd.api_client()

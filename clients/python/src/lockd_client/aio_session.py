@@ -16,6 +16,7 @@ import httpx
 
 from . import _primitive as p
 from . import _session as s
+from ._aio_block import leave
 from ._session import Hold
 from .generated.client import AuthenticatedClient, Client
 from .generated.models import SessionView
@@ -70,22 +71,10 @@ class AsyncSession(s.SessionSignals):
         return self
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        self._closing = True  # from here on the keepalive task cancels nothing
-        cleanup = asyncio.ensure_future(self.close())
-        try:
-            await asyncio.shield(cleanup)
-        except asyncio.CancelledError:
-            if not self._cancelled_holder:
-                raise  # cancelled from outside: the end goes on in the background
-            await cleanup  # our own cancellation arrived late; the end is still running
-        if self._cancelled_holder:
-            holder = self._holder
-            if holder is not None:
-                holder.uncancel()
-            if exc_type is None or issubclass(exc_type, asyncio.CancelledError):
-                raise SessionLost(self._name, self.lost_reason or "lost") from exc
-        elif exc_type is None and self.lost.is_set():
-            raise SessionLost(self._name, self.lost_reason or "lost")
+        await leave(self, self.close(), exc_type, exc)
+
+    def _lost_error(self) -> BaseException:
+        return SessionLost(self._name, self.lost_reason or "lost")
 
     async def open(self) -> None:
         self._http = self._lockd.api_client()
