@@ -329,7 +329,7 @@ fn keepalives_that_keep_failing_lose_the_session_before_it_can_run_out() {
     let session_ttl = ttl(3);
     let mut settings = keeping_alive_every(session_ttl, Duration::from_millis(300));
     // A wide margin, so that the check below has time to look while the session still lives.
-    settings.safety_margin = Duration::from_millis(1_000);
+    settings.safety_margin = Duration::from_millis(1_500);
     let guard = open_session(service, "cut-off", settings, session_ttl);
     guard
         .lock(name("fragile"), LockMode::Exclusive, Duration::ZERO)
