@@ -1,0 +1,3 @@
+module lockd.dev/go/lockd
+
+go 1.19
