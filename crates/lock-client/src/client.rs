@@ -23,6 +23,7 @@ pub struct LockClient {
     agent: ureq::Agent,
     base_url: String,
     authorization: Option<String>,
+    connect_timeout: Duration,
     request_timeout: Duration,
 }
 
@@ -36,6 +37,7 @@ impl LockClient {
             agent,
             base_url: config.base_url.trim_end_matches('/').to_owned(),
             authorization: config.api_key.as_ref().map(|key| format!("Bearer {key}")),
+            connect_timeout: config.connect_timeout,
             request_timeout: config.request_timeout,
         }
     }
@@ -43,6 +45,11 @@ impl LockClient {
     /// The server this client talks to.
     pub fn base_url(&self) -> &str {
         &self.base_url
+    }
+
+    /// How long opening a connection may take.
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
     }
 
     /// How long a request may take (a waiting acquire: plus its wait).
@@ -179,11 +186,26 @@ impl LockClient {
         body: Option<&Value>,
         timeout: Duration,
     ) -> Result<ureq::Response, ClientError> {
-        let mut request = self
-            .agent
+        let accept = "application/json, application/problem+json";
+        self.send_with(&self.agent, accept, (method, path), body, Some(timeout))
+    }
+
+    /// [`LockClient::send`] through `agent`, asking for `accept`, bounded by `timeout` when
+    /// given (else by the agent's own timeouts).
+    pub(crate) fn send_with(
+        &self,
+        agent: &ureq::Agent,
+        accept: &str,
+        (method, path): (&str, &str),
+        body: Option<&Value>,
+        timeout: Option<Duration>,
+    ) -> Result<ureq::Response, ClientError> {
+        let mut request = agent
             .request(method, &format!("{}{path}", self.base_url))
-            .timeout(timeout)
-            .set("accept", "application/json, application/problem+json");
+            .set("accept", accept);
+        if let Some(timeout) = timeout {
+            request = request.timeout(timeout);
+        }
         if let Some(authorization) = &self.authorization {
             request = request.set("authorization", authorization);
         }

@@ -8,6 +8,7 @@
 mod answer;
 mod client;
 mod config;
+mod documents;
 mod elections;
 mod error;
 mod fence;
@@ -20,6 +21,7 @@ mod sessions;
 pub use answer::{Acquired, Lease, Released, Renewed};
 pub use client::LockClient;
 pub use config::ClientConfig;
+pub use documents::{with_query, Event, EventStream, Primitive};
 pub use elections::{Campaigned, Leader, Leading};
 pub use error::{ClientError, FieldProblem, Problem};
 pub use fence::Fence;
