@@ -212,13 +212,36 @@ pub struct ServeArgs {
     pub log_format: LogFormat,
 }
 
+/// Which lockd server a client command talks to, and with which API key: written once for
+/// `lockd run`, `lockd elect` and the operator commands, environment fallbacks included.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// The lockd server.
+    #[arg(long, env = "LOCKD_SERVER", default_value = "http://127.0.0.1:8080")]
+    pub server: String,
+
+    /// API key of the server (`Authorization: Bearer`), when it has API keys.
+    #[arg(long, env = "LOCKD_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+}
+
+impl ServerArgs {
+    /// A client of the server with the key (an empty key is none), whose requests may take
+    /// `request_timeout`.
+    pub fn client(&self, request_timeout: Duration) -> lock_client::LockClient {
+        let mut config = lock_client::ClientConfig::new(self.server.clone());
+        config.api_key = self.api_key.clone().filter(|key| !key.is_empty());
+        config.request_timeout = request_timeout;
+        lock_client::LockClient::new(&config)
+    }
+}
+
 /// Options of `lockd run`.
 #[derive(Debug, Clone, Args)]
 #[command(group(clap::ArgGroup::new("held").required(true).multiple(true).args(["resource", "semaphore"])))]
 pub struct RunArgs {
-    /// The lockd server.
-    #[arg(long, env = "LOCKD_SERVER", default_value = "http://127.0.0.1:8080")]
-    pub server: String,
+    #[command(flatten)]
+    pub connection: ServerArgs,
 
     /// The resource to lock. Give it several times to hold several locks together, all or
     /// none, under one session.
@@ -250,10 +273,6 @@ pub struct RunArgs {
     /// Seconds to wait for a lock held by another owner before exiting 75 (0: do not wait).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub wait: u64,
-
-    /// API key of the server (`Authorization: Bearer`), when it has API keys.
-    #[arg(long, env = "LOCKD_API_KEY", hide_env_values = true)]
-    pub api_key: Option<String>,
 
     /// Seconds between SIGTERM and SIGKILL when the lease is at risk; at most ttl/4, so that
     /// both fit inside the lease.
@@ -444,7 +463,7 @@ mod tests {
         let Some(Command::Run(args)) = cli.command else {
             panic!("not run")
         };
-        assert_eq!(args.server, "http://h:1");
+        assert_eq!(args.connection.server, "http://h:1");
         assert_eq!(args.ttl, 9);
         assert_eq!(args.wait, 0);
         assert_eq!(args.owner, None);

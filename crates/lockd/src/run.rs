@@ -13,7 +13,7 @@
 //! session instead ([`session`]): the same machinery, with the session's keepalive for the
 //! renewal and its end for the release ([`kept`]).
 
-mod exit;
+pub(crate) mod exit;
 mod keeper;
 mod kept;
 mod owner;
@@ -28,7 +28,7 @@ mod waiting;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use lock_client::{ClientConfig, ClientError, LockClient};
+use lock_client::{ClientError, LockClient};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::cli::RunArgs;
@@ -68,10 +68,9 @@ fn run_inner(args: &RunArgs) -> Result<u8, u8> {
             exit::OS_ERROR
         })?,
     };
-    let mut config = ClientConfig::new(args.server.clone());
-    config.api_key = args.api_key.clone().filter(|key| !key.is_empty());
-    config.request_timeout = Duration::from_secs(args.request_timeout);
-    let client = LockClient::new(&config);
+    let client = args
+        .connection
+        .client(Duration::from_secs(args.request_timeout));
     let timing = LeaseTiming::new(args.ttl, Duration::from_secs(args.kill_grace));
     let mut targets = args.targets();
 

@@ -3,16 +3,15 @@
 
 use clap::Args;
 
-use super::RunArgs;
+use super::{RunArgs, ServerArgs};
 
 /// How long `lockd elect` campaigns without `--wait`: for as good as ever (a hundred years).
 const FOREVER_SECONDS: u64 = 100 * 365 * 86_400;
 
 #[derive(Debug, Clone, Args)]
 pub struct ElectArgs {
-    /// The lockd server.
-    #[arg(long, env = "LOCKD_SERVER", default_value = "http://127.0.0.1:8080")]
-    pub server: String,
+    #[command(flatten)]
+    pub connection: ServerArgs,
 
     /// The election to campaign in.
     #[arg(long)]
@@ -36,10 +35,6 @@ pub struct ElectArgs {
     /// until elected].
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub wait: Option<u64>,
-
-    /// API key of the server (`Authorization: Bearer`), when it has API keys.
-    #[arg(long, env = "LOCKD_API_KEY", hide_env_values = true)]
-    pub api_key: Option<String>,
 
     /// Seconds between SIGTERM and SIGKILL when leadership is at risk; at most ttl/4, so that
     /// both fit inside the lease.
@@ -76,7 +71,7 @@ impl ElectArgs {
             value: self.value_json(),
         };
         RunArgs {
-            server: self.server,
+            connection: self.connection,
             resource: Vec::new(),
             semaphore: None,
             limit: None,
@@ -84,7 +79,6 @@ impl ElectArgs {
             owner: self.candidate,
             ttl: self.ttl,
             wait: self.wait.unwrap_or(FOREVER_SECONDS),
-            api_key: self.api_key,
             kill_grace: self.kill_grace,
             request_timeout: self.request_timeout,
             session: self.session,
