@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use lockd::cli::{Cli, Command, ServeArgs};
+use lockd::cli::{self, Cli, Command, ServeArgs};
 use lockd::{telemetry, Application};
 
 /// jemalloc instead of glibc's malloc. A write is made on a request's worker thread and
@@ -17,7 +17,10 @@ use lockd::{telemetry, Application};
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return refused(&error),
+    };
     match cli.command {
         Some(Command::Openapi) => {
             print!("{}", lock_http_actix::openapi_json());
@@ -27,9 +30,34 @@ fn main() -> ExitCode {
         Some(Command::Run(args)) => lockd::run::run(args),
         Some(Command::Elect(args)) => lockd::run::run(args.into_run()),
         Some(Command::RunKeeper(args)) => lockd::run::keep(args),
+        Some(Command::Locks(args)) => cli::locks::run(&args),
+        Some(Command::Status(args)) => cli::status::run(&args),
+        Some(Command::Release(args)) => cli::release::run(&args),
+        Some(Command::Sessions(args)) => cli::sessions::run(&args),
+        Some(Command::History(args)) => cli::history::run(&args),
+        Some(Command::Watch(args)) => cli::watch::run(&args),
+        Some(Command::Fence(args)) => cli::fence::run(&args),
         Some(Command::Serve(args)) => serve(args),
         None => serve(cli.serve),
     }
+}
+
+/// A command line clap refused (or `--help`, `--version`): told as clap tells it, with clap's
+/// status, but 64 (bad input) for an operator command, whose statuses are documented.
+fn refused(error: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let informational = matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if informational || !cli::operator::is_operator_command(&args) {
+        error.exit();
+    }
+    let _ = error.print();
+    ExitCode::from(cli::operator::INVALID_INPUT)
 }
 
 /// Reads a key from standard input and prints its digest; the key itself is never echoed.
