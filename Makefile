@@ -13,7 +13,7 @@ HTTP_FORBIDDEN := diesel r2d2 libsqlite3-sys pq-sys lock-store-diesel tokio-post
 TELEMETRY_FORBIDDEN := actix-web actix-http actix-server diesel r2d2 libsqlite3-sys pq-sys lock-store-diesel lock-http-actix tokio-postgres
 
 .PHONY: safety-build help run test postgres-check fuzz bench-deps bench-quick bench bench-compare bench-history lint fmt openapi \
-	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci safety-ha safety-ha-ci ha-demo typescript-guard python-guard
+	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci safety-ha safety-ha-ci ha-demo typescript-guard python-guard go-client
 
 # The PostgreSQL server the PostgreSQL tests use (they create and drop their own databases on it).
 LOCKD_TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
@@ -22,7 +22,7 @@ export LOCKD_TEST_DATABASE_URL
 help:
 	@echo "make run         serve on 127.0.0.1:8080 with ./lockd.db (release build)"
 	@echo "make test        every test: unit, contract, handler and end-to-end"
-	@echo "make e2e         the live tests: generated Python client, Swagger UI and the dashboard in Chromium, docs-check, the TypeScript and Python clients' guards (< 7 min)"
+	@echo "make e2e         the live tests: generated Python client, Swagger UI and the dashboard in Chromium, docs-check, the TypeScript and Python clients' guards, the Go client (< 8 min)"
 	@echo "make docs-check  run the curl examples of docs/getting-started.md and docs/api.md against a live lockd"
 	@echo "make safety      the safety checker on both backends under faults (SECONDS=60 SEED=random BACKEND=both)"
 	@echo "make safety-ha   the safety checker on a PostgreSQL primary and synchronous standby, failed over under load (SECONDS=60 SEED=random)"
@@ -128,7 +128,13 @@ docs-check: lockd-debug
 typescript-guard: lockd-debug
 	tests/live/typescript-guard
 
-e2e: python-client browser-test docs-check typescript-guard python-guard
+# The Go client (clients/go): gofmt and go vet clean, then go test against live lockd on SQLite and
+# PostgreSQL (typed errors, the recipes, sessions run out and closed, SIGKILL/SIGSTOP mid-hold, an
+# election observed across two instances, the README's example); installs golang-go when missing.
+go-client: lockd-debug
+	tests/live/go-client
+
+e2e: python-client browser-test docs-check typescript-guard python-guard go-client
 
 # The safety checker (docs/safety.md): lockd instances on one database, random clients, faults, then
 # a linearizability check of the history. SEED empty = a random seed, printed. BACKEND=sqlite or
