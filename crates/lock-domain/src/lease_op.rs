@@ -96,6 +96,28 @@ impl LeaseTerms {
     }
 }
 
+/// The lease a release ended, as the store knew it when it ended it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndedLease {
+    pub fencing_token: FencingToken,
+    /// When it was granted (or last re-granted), by the store's clock: what a hold's time is
+    /// measured from. `None` from a store that did not say (a test double's `ReleaseResult`).
+    pub acquired_at: Option<DateTime<Utc>>,
+    /// Whether it was a reader's lease of a lock.
+    pub shared: bool,
+}
+
+impl EndedLease {
+    /// The ended `lease`, a reader's when `shared`.
+    pub fn of(lease: &Lease, shared: bool) -> Self {
+        Self {
+            fencing_token: lease.fencing_token,
+            acquired_at: Some(lease.acquired_at),
+            shared,
+        }
+    }
+}
+
 /// A lease held on a place: a lock's exclusive holder or reader, a semaphore's grant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
@@ -416,8 +438,8 @@ pub enum LeaseOutcome {
     GrantedAll(Vec<Grant>),
     /// Nothing changed, and why.
     Refused(Refusal),
-    /// The caller's live lease ended; it had this token.
-    Released(FencingToken),
+    /// The caller's live lease ended: which it was.
+    Released(EndedLease),
     /// The caller's live lease as it is now.
     Renewed(Grant),
     /// Others hold the place; the caller holds no live lease there. Nothing changed.
@@ -457,7 +479,11 @@ impl LeaseOutcome {
 impl From<crate::ReleaseResult> for LeaseOutcome {
     fn from(result: crate::ReleaseResult) -> Self {
         match result {
-            crate::ReleaseResult::Released(token) => LeaseOutcome::Released(token),
+            crate::ReleaseResult::Released(token) => LeaseOutcome::Released(EndedLease {
+                fencing_token: token,
+                acquired_at: None,
+                shared: false,
+            }),
             crate::ReleaseResult::Forbidden => LeaseOutcome::Forbidden,
             crate::ReleaseResult::NotFound => LeaseOutcome::NotFound,
         }

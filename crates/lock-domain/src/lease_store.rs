@@ -152,10 +152,22 @@ impl LeaseOutcome {
     /// # Errors
     /// [`RepositoryError::Internal`] for an outcome a release cannot have.
     pub fn released(self) -> Result<ReleaseResult, RepositoryError> {
+        Ok(self.released_lease()?.0)
+    }
+
+    /// A `Release`'s outcome, and the lease it ended (when it ended one).
+    ///
+    /// # Errors
+    /// [`RepositoryError::Internal`] for an outcome a release cannot have.
+    pub fn released_lease(
+        self,
+    ) -> Result<(ReleaseResult, Option<crate::EndedLease>), RepositoryError> {
         match self {
-            LeaseOutcome::Released(token) => Ok(ReleaseResult::Released(token)),
-            LeaseOutcome::Forbidden => Ok(ReleaseResult::Forbidden),
-            LeaseOutcome::NotFound => Ok(ReleaseResult::NotFound),
+            LeaseOutcome::Released(ended) => {
+                Ok((ReleaseResult::Released(ended.fencing_token), Some(ended)))
+            }
+            LeaseOutcome::Forbidden => Ok((ReleaseResult::Forbidden, None)),
+            LeaseOutcome::NotFound => Ok((ReleaseResult::NotFound, None)),
             other => Err(other.out_of_turn("a release")),
         }
     }

@@ -53,7 +53,9 @@ pub use history::{
 };
 pub use history_repository::HistoryRepository;
 pub use lease::{Capacity, Lease, LeaseValue, Weight, MAX_LEASE_VALUE_BYTES, MAX_SEMAPHORE_LIMIT};
-pub use lease_op::{Claim, Grant, Holding, LeaseOp, LeaseOutcome, LeaseTerms, Place, Refusal};
+pub use lease_op::{
+    Claim, EndedLease, Grant, Holding, LeaseOp, LeaseOutcome, LeaseTerms, Place, Refusal,
+};
 pub use lease_store::{LeaseStore, NotHeld};
 pub use listing::{ListLimit, ListPage, ListQuery, ListedLock, ResourcePrefix};
 pub use lock::{AcquireOutcome, Lock, LockMode, ReleaseResult, RenewResult};

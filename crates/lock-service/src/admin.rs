@@ -11,6 +11,7 @@ use lock_domain::{
 
 use crate::core::Core;
 use crate::events::ForceReleased;
+use crate::outcomes::{HoldEnd, Primitive};
 
 impl Core {
     pub(crate) async fn force_release_in(
@@ -30,14 +31,23 @@ impl Core {
             place: Place::Lock(name.clone()),
             reason: reason.clone(),
         };
-        let ended: Vec<Lock> = self
+        let grants = self
             .leases
             .apply(stored.clone(), op)
             .await?
-            .force_released()?
-            .into_iter()
-            .map(Grant::into_lock)
-            .collect();
+            .force_released()?;
+        for grant in &grants {
+            let primitive = match kind {
+                LeaseKind::Election => Primitive::Election,
+                _ => Primitive::of_lock(grant.mode() == Some(lock_domain::LockMode::Shared)),
+            };
+            self.hold_ended(
+                primitive,
+                HoldEnd::ForceReleased,
+                Some(grant.lease.acquired_at),
+            );
+        }
+        let ended: Vec<Lock> = grants.into_iter().map(Grant::into_lock).collect();
         let owners: Vec<(Owner, FencingToken)> = ended
             .iter()
             .map(|lock| (lock.owner.clone(), lock.fencing_token))

@@ -5,6 +5,10 @@
 //! `tenants.rs`) are a view over one `Core`; [`crate::LockService`] hands them out.
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio::time::Instant;
 
 use lock_domain::{
     Clock, FreedHints, HistoryRepository, LeaseStore, LeaseUsage, LockStore, SessionStore, Tenant,
@@ -15,6 +19,7 @@ use crate::history::feed::HistoryHub;
 use crate::observe::{Hub, ObservedReads, ObservingEvents};
 use crate::outcomes::AcquireError;
 use crate::outcomes::WaitersFull;
+use crate::outcomes::{HoldEnd, Primitive, Waited};
 use crate::quota::{QuotaExceeded, Quotas};
 use crate::semaphores::queue::PermitQueues;
 use crate::waiting::{WaiterLimits, Waiting};
@@ -126,6 +131,40 @@ impl Core {
             waiting,
             permit_queues,
             hub,
+        }
+    }
+
+    /// Reports the end of a hold of `primitive`, granted at `acquired_at` (by the store's clock;
+    /// `None`: the store did not say, and nothing is reported), ended `how` now.
+    pub(crate) fn hold_ended(
+        &self,
+        primitive: Primitive,
+        how: HoldEnd,
+        acquired_at: Option<DateTime<Utc>>,
+    ) {
+        if let Some(acquired_at) = acquired_at {
+            let held = (self.clock.now() - acquired_at)
+                .to_std()
+                .unwrap_or_default();
+            self.events.hold_ended(primitive, how, held);
+        }
+    }
+
+    /// Reports an acquire of `primitive` that asked to wait (`wait`), answered `how` after
+    /// `arrived`, and whether it found its place held (`contended`); nothing for a store failure.
+    pub(crate) fn acquire_measured(
+        &self,
+        primitive: Primitive,
+        wait: Duration,
+        arrived: Instant,
+        how: Option<Waited>,
+        contended: bool,
+    ) {
+        if contended {
+            self.events.contended(primitive);
+        }
+        if let (false, Some(how)) = (wait.is_zero(), how) {
+            self.events.waited(primitive, how, arrived.elapsed());
         }
     }
 

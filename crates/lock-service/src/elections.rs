@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use lock_domain::{
     check_fence, FenceVerdict, FencingToken, ForceReason, Leader, LeaseKind, LeaseOp, LeaseTerms,
     LeaseValue, Lock, LockMode, Owner, Place, ReleaseResult, RenewResult, RepositoryError,
@@ -16,7 +18,7 @@ use crate::events::ElectionReport;
 use crate::locks::{AcquireRequest, Locks};
 use crate::outcomes::AcquireError;
 use crate::outcomes::{Acquired, Fenced, Looked};
-use crate::outcomes::{Campaigned, Leading};
+use crate::outcomes::{Campaigned, HoldEnd, Leading, Primitive, Waited};
 
 /// How many times a refused campaign that finds its candidate leading is re-granted before it
 /// gives up (each time the office changed hands between the read and the grant).
@@ -67,6 +69,36 @@ impl Elections<'_> {
         request: CampaignRequest,
         hung_up: impl Fn() -> bool,
     ) -> Result<Campaigned, AcquireError> {
+        let arrived = Instant::now();
+        let wait = request.wait;
+        let answered = self.campaign_unreported(request, hung_up).await;
+        let (how, contended) = match &answered {
+            Ok((campaigned, contended)) => (
+                Some(match campaigned {
+                    Campaigned::Elected { .. } => Waited::Granted,
+                    Campaigned::NotElected {
+                        retry_after_seconds: Some(_),
+                        ..
+                    } if *contended => Waited::TimedOut,
+                    Campaigned::NotElected { .. } => Waited::Refused,
+                    Campaigned::HungUp => Waited::HungUp,
+                }),
+                *contended,
+            ),
+            Err(error) => (error.waited(), false),
+        };
+        self.core
+            .acquire_measured(Primitive::Election, wait, arrived, how, contended);
+        answered.map(|(campaigned, _)| campaigned)
+    }
+
+    /// [`Self::campaign`], reported as an election but not yet measured; with whether the
+    /// campaign found the office held by another candidate.
+    async fn campaign_unreported(
+        &self,
+        request: CampaignRequest,
+        hung_up: impl Fn() -> bool,
+    ) -> Result<(Campaigned, bool), AcquireError> {
         let lock_request = AcquireRequest {
             tenant: request.tenant.elections(),
             resource: request.election.clone(),
@@ -78,14 +110,18 @@ impl Elections<'_> {
         // Who led before, to tell a new term from the sitting leader's re-grant (for metrics and
         // the audit log; a concurrent campaign of the same candidate may blur it, nothing else).
         let before = self.leader(&request.tenant, &request.election).await?;
-        let mut acquired = if request.wait.is_zero() {
+        let (mut acquired, waited_contended) = if request.wait.is_zero() {
             let _gate = gate;
-            self.lock_use_cases().acquire_now(&lock_request).await?
+            (
+                self.lock_use_cases().acquire_now(&lock_request).await?,
+                false,
+            )
         } else {
             self.lock_use_cases()
                 .acquire_waiting(&lock_request, gate, hung_up)
                 .await?
         };
+        let contended = waited_contended || matches!(acquired, Acquired::Held { .. });
         let mut regrants = 0;
         let campaigned = loop {
             let retry_after_seconds = match acquired {
@@ -145,7 +181,7 @@ impl Elections<'_> {
             &request.terms.owner,
             ElectionReport::Campaigned(&campaigned),
         );
-        Ok(campaigned)
+        Ok((campaigned, contended))
     }
 
     /// The leader of `election` now, or `None` when the office is vacant.
@@ -299,12 +335,16 @@ impl Elections<'_> {
             place: Place::Lock(election.clone()),
             owner: candidate.clone(),
         };
-        let result = self
+        let (result, ended) = self
             .core
             .leases
             .apply(namespace.clone(), op)
             .await?
-            .released()?;
+            .released_lease()?;
+        if let Some(ended) = ended {
+            self.core
+                .hold_ended(Primitive::Election, HoldEnd::Released, ended.acquired_at);
+        }
         if let ReleaseResult::Released(_) = result {
             self.core.waiting.freed(&namespace, &election);
         }

@@ -2,7 +2,11 @@
 //! log. The service reports; an adapter (the HTTP crate's metrics and audit log) decides what to
 //! count and write. Reports are synchronous and must be cheap: they run on the request's path.
 
-use crate::outcomes::{Acquired, Campaigned, Fenced, Leading, PermitsAcquired, WaitersFull};
+use std::time::Duration;
+
+use crate::outcomes::{
+    Acquired, Campaigned, Fenced, HoldEnd, Leading, PermitsAcquired, Primitive, Waited, WaitersFull,
+};
 use lock_domain::{
     FencingToken, Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult, ReleaseResult,
     RenewResult, RepositoryError, ResourceName, Tenant,
@@ -170,6 +174,17 @@ pub trait LockEvents: Send + Sync {
 
     /// A request was refused (429) because it would go over a limit of its tenant.
     fn quota_exceeded(&self, _tenant: &Tenant, _exceeded: crate::QuotaExceeded) {}
+
+    /// An acquire of `primitive` that asked to wait (`wait_seconds` > 0) was answered `how`,
+    /// `waited` after it arrived (a grant at once included). Not reported when the store failed.
+    fn waited(&self, _primitive: Primitive, _how: Waited, _waited: Duration) {}
+
+    /// An acquire of `primitive` found its place held by another holder: refused for it, or
+    /// waiting for it (whether then granted, timed out or gone). Reported once an acquire.
+    fn contended(&self, _primitive: Primitive) {}
+
+    /// A hold of `primitive` ended `how`, `held` after its grant (or its owner's last re-grant).
+    fn hold_ended(&self, _primitive: Primitive, _how: HoldEnd, _held: Duration) {}
 }
 
 /// Reports nowhere: for tests and tools that want no metrics and no audit log.

@@ -55,8 +55,8 @@ pub use observe::{
     Shape, POLL as OBSERVE_POLL,
 };
 pub use outcomes::{
-    AcquireError, Acquired, Campaigned, Fenced, HeldSemaphore, Leading, Looked, MultiAcquired,
-    PermitsAcquired, WaitersFull,
+    AcquireError, Acquired, Campaigned, Fenced, HeldSemaphore, HoldEnd, Leading, Looked,
+    MultiAcquired, PermitsAcquired, Primitive, Waited, WaitersFull,
 };
 pub use quota::{
     Limit, LimitsFileError, LimitsTable, OpenError, QuotaExceeded, QuotaUsage, TenantLimits,
@@ -69,3 +69,5 @@ pub use waiting::{WaiterLimits, DEFAULT_MAX_WAITERS};
 
 #[cfg(test)]
 mod look_tests;
+#[cfg(test)]
+mod timing_tests;

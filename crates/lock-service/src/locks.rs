@@ -8,6 +8,8 @@ pub(crate) mod multi;
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use chrono::{DateTime, Utc};
 use lock_domain::{
     check_lock_fence, Claim, FenceVerdict, FencingToken, ForceReason, Hold, LeaseKind, LeaseOp,
@@ -18,6 +20,7 @@ use lock_domain::{
 use crate::core::Core;
 use crate::outcomes::AcquireError;
 use crate::outcomes::{Acquired, Fenced, Looked};
+use crate::outcomes::{HoldEnd, Primitive};
 use crate::quota::LeaseGate;
 use crate::waiting::WaitOutcome;
 
@@ -87,21 +90,48 @@ impl Locks<'_> {
         request: AcquireRequest,
         hung_up: impl Fn() -> bool,
     ) -> Result<Acquired, AcquireError> {
+        let arrived = Instant::now();
+        let primitive = Primitive::of_lock(request.mode == LockMode::Shared);
+        let answered = self.acquire_unreported(&request, hung_up).await;
+        let (how, contended) = match &answered {
+            Ok((outcome, contended)) => {
+                self.core.events.acquired(
+                    &request.tenant,
+                    &request.resource,
+                    &request.terms.owner,
+                    outcome,
+                );
+                (Some(outcome.waited()), *contended)
+            }
+            Err(error) => (error.waited(), false),
+        };
+        self.core
+            .acquire_measured(primitive, request.wait, arrived, how, contended);
+        answered.map(|(outcome, _)| outcome)
+    }
+
+    /// [`Self::acquire`]'s answer, and whether it found the lock held by another holder.
+    async fn acquire_unreported(
+        &self,
+        request: &AcquireRequest,
+        hung_up: impl Fn() -> bool,
+    ) -> Result<(Acquired, bool), AcquireError> {
         // Counted and granted under the tenant's gate; a waiting acquire hands the gate back
         // before it joins a queue, whose grant is admitted again when it is made.
-        let gate = self.admit_acquire(&request).await?;
-        let outcome = match (request.mode, request.wait.is_zero()) {
-            (LockMode::Exclusive, true) => self.acquire_now(&request).await?,
-            (LockMode::Shared, true) => self.acquire_shared_now(&request).await?,
-            (_, false) => self.acquire_waiting(&request, gate, hung_up).await?,
-        };
-        self.core.events.acquired(
-            &request.tenant,
-            &request.resource,
-            &request.terms.owner,
-            &outcome,
-        );
-        Ok(outcome)
+        let gate = self.admit_acquire(request).await?;
+        Ok(match (request.mode, request.wait.is_zero()) {
+            (LockMode::Exclusive, true) => {
+                let outcome = self.acquire_now(request).await?;
+                let contended = matches!(outcome, Acquired::Held { .. });
+                (outcome, contended)
+            }
+            (LockMode::Shared, true) => {
+                let outcome = self.acquire_shared_now(request).await?;
+                let contended = matches!(outcome, Acquired::Held { .. });
+                (outcome, contended)
+            }
+            (_, false) => self.acquire_waiting(request, gate, hung_up).await?,
+        })
     }
 
     /// Admits `request`'s grant under its tenant's `max_live_leases` (a re-grant adds nothing).
@@ -134,12 +164,14 @@ impl Locks<'_> {
     /// without a wait (it must not queue behind waiters for its own lock), and so is a reader
     /// that can share the lock now. `gate` (from [`Self::admit_acquire`]) is held for those
     /// attempts made at once and given back before the wait: the queue admits its own grant.
+    /// With the answer, whether the acquire found the lock held by another holder (an attempt
+    /// refused as held, others in line before it, or a wait that timed out).
     pub(crate) async fn acquire_waiting(
         &self,
         request: &AcquireRequest,
         gate: LeaseGate,
         hung_up: impl Fn() -> bool,
-    ) -> Result<Acquired, AcquireError> {
+    ) -> Result<(Acquired, bool), AcquireError> {
         let AcquireRequest {
             tenant,
             resource,
@@ -147,30 +179,32 @@ impl Locks<'_> {
             terms,
             wait,
         } = request;
+        let mut found_held = false;
         if *mode == LockMode::Shared && !self.core.waiting.has_exclusive_waiter(tenant, resource) {
             // Readers do not wait for each other: with no writer waiting here, a reader that can
             // share the lock now gets it now, as without a wait.
             match self.acquire_shared_now(request).await? {
                 // Held, or in a lock-delay: wait for it in the queue.
-                Acquired::Held { .. } | Acquired::Delayed { .. } => {}
+                Acquired::Held { .. } => found_held = true,
+                Acquired::Delayed { .. } => {}
                 // Counted as a waiting acquire granted (it asked to wait), as the queue's are.
                 Acquired::Granted { lock, .. } => {
-                    return Ok(Acquired::Granted { lock, waited: true })
+                    return Ok((Acquired::Granted { lock, waited: true }, false))
                 }
-                answered => return Ok(answered),
+                answered => return Ok((answered, false)),
             }
         }
         if self.core.waiting.has_queue(tenant, resource) {
             // The holder is answered at once: re-granted in its mode, or told it holds the other.
             match self.mode_held_by(request).await? {
-                Some(held) if held != *mode => return Ok(Acquired::ModeMismatch),
+                Some(held) if held != *mode => return Ok((Acquired::ModeMismatch, false)),
                 Some(_) => {
                     let now = match mode {
                         LockMode::Exclusive => self.acquire_now(request).await?,
                         LockMode::Shared => self.acquire_shared_now(request).await?,
                     };
                     if let answered @ (Acquired::Granted { .. } | Acquired::ModeMismatch) = now {
-                        return Ok(answered);
+                        return Ok((answered, false));
                     }
                 }
                 None => {}
@@ -182,7 +216,8 @@ impl Locks<'_> {
             .enqueue(tenant.clone(), resource.clone(), *mode, terms.clone())
             .map_err(|full| self.core.waiter_refused(tenant, full))?;
         drop(gate);
-        Ok(match ticket.wait(*wait, hung_up).await {
+        let contention = ticket.contention();
+        let answer = match ticket.wait(*wait, hung_up).await {
             WaitOutcome::Granted(lock) => Acquired::Granted { lock, waited: true },
             WaitOutcome::TimedOut {
                 retry_after_seconds,
@@ -198,7 +233,9 @@ impl Locks<'_> {
                 ))
             }
             WaitOutcome::SessionNotFound => return Err(AcquireError::SessionNotFound),
-        })
+        };
+        let timed_out = matches!(answer, Acquired::TimedOut { .. });
+        Ok((answer, found_held || timed_out || contention.found_held()))
     }
 
     /// How `resource` is held now: by one exclusive holder, by shared holders, or (`None`) by
@@ -251,15 +288,22 @@ impl Locks<'_> {
             place: Place::Lock(resource.clone()),
             owner: owner.clone(),
         };
-        let result = self
+        let (result, ended) = self
             .core
             .leases
             .apply(tenant.clone(), op)
             .await?
-            .released()?;
+            .released_lease()?;
         self.core
             .events
             .released(&tenant, &resource, &owner, result);
+        if let Some(ended) = ended {
+            self.core.hold_ended(
+                Primitive::of_lock(ended.shared),
+                HoldEnd::Released,
+                ended.acquired_at,
+            );
+        }
         if let ReleaseResult::Released(_) = result {
             self.core.waiting.freed(&tenant, &resource);
         }

@@ -418,4 +418,21 @@ impl LockEvents for ObservingEvents {
     fn trouble(&self, trouble: Trouble<'_>) {
         self.inner.trouble(trouble);
     }
+
+    fn waited(&self, primitive: crate::Primitive, how: crate::Waited, waited: std::time::Duration) {
+        self.inner.waited(primitive, how, waited);
+    }
+
+    fn contended(&self, primitive: crate::Primitive) {
+        self.inner.contended(primitive);
+    }
+
+    fn hold_ended(
+        &self,
+        primitive: crate::Primitive,
+        how: crate::HoldEnd,
+        held: std::time::Duration,
+    ) {
+        self.inner.hold_ended(primitive, how, held);
+    }
 }

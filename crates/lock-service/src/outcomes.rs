@@ -69,6 +69,20 @@ pub enum Acquired {
     HungUp,
 }
 
+impl Acquired {
+    /// How an acquire that asked to wait was answered, for the wait histogram.
+    pub(crate) fn waited(&self) -> Waited {
+        match self {
+            Acquired::Granted { .. } => Waited::Granted,
+            Acquired::TimedOut { .. } => Waited::TimedOut,
+            Acquired::HungUp => Waited::HungUp,
+            Acquired::Held { .. } | Acquired::Delayed { .. } | Acquired::ModeMismatch => {
+                Waited::Refused
+            }
+        }
+    }
+}
+
 /// How an acquire of semaphore permits ended, as the caller hears it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermitsAcquired {
@@ -96,6 +110,123 @@ pub enum PermitsAcquired {
     PermitsMismatch(Weight),
     /// Granted after a wait, but the client had hung up by then: the grant was undone.
     HungUp,
+}
+
+/// Which primitive a wait, a contended acquire or a hold was of: the `primitive` label of the
+/// wait and hold histograms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Primitive {
+    /// An exclusive lock.
+    Lock,
+    /// A lock in shared (read) mode.
+    SharedLock,
+    Semaphore,
+    Election,
+    /// A set of locks acquired all or none.
+    Set,
+}
+
+impl Primitive {
+    /// Every primitive, in the order of [`Self::index`].
+    pub const ALL: [Primitive; 5] = [
+        Primitive::Lock,
+        Primitive::SharedLock,
+        Primitive::Semaphore,
+        Primitive::Election,
+        Primitive::Set,
+    ];
+
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Primitive::Lock => "lock",
+            Primitive::SharedLock => "shared_lock",
+            Primitive::Semaphore => "semaphore",
+            Primitive::Election => "election",
+            Primitive::Set => "set",
+        }
+    }
+
+    /// Its place in [`Self::ALL`], for tables of handles resolved once.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// A lock's lease in `shared` mode or not.
+    pub fn of_lock(shared: bool) -> Self {
+        if shared {
+            Primitive::SharedLock
+        } else {
+            Primitive::Lock
+        }
+    }
+}
+
+/// How an acquire that asked to wait (`wait_seconds` > 0) was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Waited {
+    /// Granted (elected), at once or after standing in line.
+    Granted,
+    /// The wait ended without a grant.
+    TimedOut,
+    /// Refused without waiting to the end: held in the other mode, another limit or number of
+    /// permits, not available in a lock-delay, the tenant's quota, the session gone, too many
+    /// waiters.
+    Refused,
+    /// Granted after its client had gone, and undone.
+    HungUp,
+}
+
+impl Waited {
+    /// Every answer, in the order of [`Self::index`].
+    pub const ALL: [Waited; 4] = [
+        Waited::Granted,
+        Waited::TimedOut,
+        Waited::Refused,
+        Waited::HungUp,
+    ];
+
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Waited::Granted => "granted",
+            Waited::TimedOut => "timed_out",
+            Waited::Refused => "refused",
+            Waited::HungUp => "hung_up",
+        }
+    }
+
+    /// Its place in [`Self::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// How a hold (a granted lease) ended, as this process saw it end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HoldEnd {
+    /// Released (resigned) by its holder, or ended with its session closed by its client.
+    Released,
+    /// Ended by an admin's force-release (of its name, or of its session).
+    ForceReleased,
+}
+
+impl HoldEnd {
+    /// Every end, in the order of [`Self::index`].
+    pub const ALL: [HoldEnd; 2] = [HoldEnd::Released, HoldEnd::ForceReleased];
+
+    /// The label value (`force-released` as the sessions' reasons spell it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HoldEnd::Released => "released",
+            HoldEnd::ForceReleased => "force-released",
+        }
+    }
+
+    /// Its place in [`Self::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
 }
 
 /// Which limit refused a waiting acquire.
@@ -218,6 +349,19 @@ pub(crate) fn acquired_all(
     match outcome.acquired_all()? {
         Err(lock_domain::Refusal::SessionNotFound) => Err(AcquireError::SessionNotFound),
         answer => Ok(answer),
+    }
+}
+
+impl AcquireError {
+    /// How an acquire that asked to wait was answered, when it was refused with this error;
+    /// `None` for a store failure (not an answer about the place).
+    pub(crate) fn waited(&self) -> Option<Waited> {
+        match self {
+            AcquireError::Store(_) => None,
+            AcquireError::WaitersFull(_)
+            | AcquireError::QuotaExceeded(_)
+            | AcquireError::SessionNotFound => Some(Waited::Refused),
+        }
     }
 }
 

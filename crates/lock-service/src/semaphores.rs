@@ -18,6 +18,7 @@ use lock_domain::{
     SemaphoreAcquireOutcome, SemaphorePage, SemaphoreState, Tenant, Ttl,
 };
 use tokio::sync::oneshot;
+use tokio::time::Instant;
 
 use queue::PermitQueues;
 use queue::{holds_grant, PermitWaiter, Refusal, Reply, Standing};
@@ -26,7 +27,7 @@ use crate::core::Core;
 use crate::events::ForceReleased;
 use crate::lock_delay::seconds_until;
 use crate::outcomes::AcquireError;
-use crate::outcomes::{Fenced, HeldSemaphore, Looked, PermitsAcquired};
+use crate::outcomes::{Fenced, HeldSemaphore, HoldEnd, Looked, PermitsAcquired, Primitive, Waited};
 use crate::quota::LeaseGate;
 use crate::waiting::WaitEnd;
 
@@ -64,6 +65,34 @@ impl Semaphores<'_> {
         request: PermitsRequest,
         hung_up: impl Fn() -> bool,
     ) -> Result<PermitsAcquired, AcquireError> {
+        let arrived = Instant::now();
+        let answered = self.acquire_measuring(&request, hung_up).await;
+        let (how, contended) = match &answered {
+            Ok((outcome, contended)) => (
+                Some(match outcome {
+                    PermitsAcquired::Granted { .. } => Waited::Granted,
+                    PermitsAcquired::TimedOut { .. } => Waited::TimedOut,
+                    PermitsAcquired::HungUp => Waited::HungUp,
+                    PermitsAcquired::Unavailable { .. }
+                    | PermitsAcquired::LimitMismatch(_)
+                    | PermitsAcquired::PermitsMismatch(_) => Waited::Refused,
+                }),
+                *contended,
+            ),
+            Err(error) => (error.waited(), false),
+        };
+        self.core
+            .acquire_measured(Primitive::Semaphore, request.wait, arrived, how, contended);
+        answered.map(|(outcome, _)| outcome)
+    }
+
+    /// [`Self::acquire`], reported but not measured; with whether it found too few permits free
+    /// (refused for it, or waited in line: behind others, or for permits to come back).
+    async fn acquire_measuring(
+        &self,
+        request: &PermitsRequest,
+        hung_up: impl Fn() -> bool,
+    ) -> Result<(PermitsAcquired, bool), AcquireError> {
         // Counted and granted under the tenant's gate; a waiting acquire hands the gate back
         // before it joins the queue, whose grant is admitted again when it is made.
         let gate = self
@@ -79,8 +108,8 @@ impl Semaphores<'_> {
                 .map(u64::from)
             })
             .await?;
-        let outcome = self
-            .acquire_permits_unreported(&request, gate, hung_up)
+        let (outcome, contended) = self
+            .acquire_permits_unreported(request, gate, hung_up)
             .await?;
         self.core.events.permits_acquired(
             &request.tenant,
@@ -88,7 +117,7 @@ impl Semaphores<'_> {
             &request.permit.terms.owner,
             &outcome,
         );
-        Ok(outcome)
+        Ok((outcome, contended))
     }
 
     async fn acquire_permits_unreported(
@@ -96,13 +125,18 @@ impl Semaphores<'_> {
         request: &PermitsRequest,
         gate: LeaseGate,
         hung_up: impl Fn() -> bool,
-    ) -> Result<PermitsAcquired, AcquireError> {
+    ) -> Result<(PermitsAcquired, bool), AcquireError> {
         let PermitsRequest {
             tenant,
             name,
             permit,
             wait,
         } = request;
+        // Answered before any wait: contended when too few permits were free.
+        let at_once = |outcome: PermitsAcquired| {
+            let contended = matches!(outcome, PermitsAcquired::Unavailable { .. });
+            Ok((outcome, contended))
+        };
         if self.core.permit_queues.waiters(tenant, name) > 0 {
             // Behind the waiters of this process, unless the owner already holds a grant.
             let holding = self.holding(tenant, name).await?;
@@ -117,12 +151,12 @@ impl Semaphores<'_> {
                 .map(|grant| u64::from(grant.lease.weight.get()))
                 .sum();
             match holding.holders.first() {
-                _ if holds => return self.acquire_permits_now(request).await,
+                _ if holds => return at_once(self.acquire_permits_now(request).await?),
                 Some(first) if first.lease.capacity != permit.limit => {
-                    return Ok(PermitsAcquired::LimitMismatch(first.lease.capacity))
+                    return at_once(PermitsAcquired::LimitMismatch(first.lease.capacity))
                 }
                 _ if wait.is_zero() => {
-                    return Ok(PermitsAcquired::Unavailable {
+                    return at_once(PermitsAcquired::Unavailable {
                         limit: permit.limit,
                         available: u64::from(permit.limit.get()).saturating_sub(in_use),
                         retry_after_seconds: holding
@@ -135,11 +169,12 @@ impl Semaphores<'_> {
         } else {
             let now = self.acquire_permits_now(request).await?;
             if wait.is_zero() || !matches!(now, PermitsAcquired::Unavailable { .. }) {
-                return Ok(now);
+                return at_once(now);
             }
         }
         drop(gate);
-        self.wait_for_permits(request, hung_up).await
+        // Behind waiters of this process, or refused for too few permits just now.
+        Ok((self.wait_for_permits(request, hung_up).await?, true))
     }
 
     async fn acquire_permits_now(
@@ -368,12 +403,20 @@ impl Semaphores<'_> {
             place: Place::Semaphore(name.clone()),
             owner: owner.clone(),
         };
-        let result = self
+        let (_, ended) = self
             .core
             .leases
             .apply(tenant.clone(), op)
             .await?
-            .released_permit()?;
+            .released_lease()?;
+        let result = match ended {
+            Some(ended) => {
+                self.core
+                    .hold_ended(Primitive::Semaphore, HoldEnd::Released, ended.acquired_at);
+                PermitReleaseResult::Released(ended.fencing_token)
+            }
+            None => PermitReleaseResult::NotFound,
+        };
         self.core
             .events
             .permits_released(&tenant, &name, &owner, result);
@@ -494,6 +537,13 @@ impl Semaphores<'_> {
             .into_iter()
             .map(Grant::into_permit)
             .collect();
+        for permit in &ended {
+            self.core.hold_ended(
+                Primitive::Semaphore,
+                HoldEnd::ForceReleased,
+                Some(permit.lease.acquired_at),
+            );
+        }
         let owners: Vec<(Owner, FencingToken)> = ended
             .iter()
             .map(|grant| (grant.lease.owner.clone(), grant.lease.fencing_token))

@@ -7,12 +7,13 @@
 //! `observe/hub/sessions.rs`).
 
 use lock_domain::{
-    ForceReason, LockDelay, Owner, Place, RepositoryError, Session, SessionEnd, SessionHold,
-    SessionId, SessionOp, SessionPage, SessionQuery, Tenant, Ttl,
+    ForceReason, LeaseKind, LockDelay, Owner, Place, RepositoryError, Session, SessionEnd,
+    SessionHold, SessionId, SessionOp, SessionPage, SessionQuery, Tenant, Ttl,
 };
 
 use crate::core::Core;
 use crate::observe::{SessionObservation, SessionReads};
+use crate::outcomes::{HoldEnd, Primitive};
 use crate::quota::{Limit, OpenError, QuotaExceeded};
 
 /// A session asked for: its owner label (the id when `None`), TTL and lock-delay.
@@ -166,7 +167,20 @@ impl Sessions<'_> {
         else {
             return Ok(None);
         };
+        let ended_as = match how {
+            SessionEnd::ForceReleased => HoldEnd::ForceReleased,
+            _ => HoldEnd::Released,
+        };
         for hold in &holds {
+            let primitive = match hold.kind {
+                LeaseKind::Semaphore => Primitive::Semaphore,
+                LeaseKind::Election => Primitive::Election,
+                LeaseKind::Lock => {
+                    Primitive::of_lock(hold.grant.mode() == Some(lock_domain::LockMode::Shared))
+                }
+            };
+            self.core
+                .hold_ended(primitive, ended_as, Some(hold.grant.lease.acquired_at));
             self.core.quotas.lease_ended();
             let stored = hold.stored_tenant(&tenant);
             match &hold.grant.place {

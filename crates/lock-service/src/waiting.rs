@@ -246,7 +246,7 @@ impl Waiting {
         let (grant, granted) = oneshot::channel();
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let key = (tenant, resource);
-        let queue = {
+        let (queue, joined) = {
             let mut queues = locked(&self.shared.queues);
             let queue = match queues.get(&key) {
                 Some(queue) => Arc::clone(queue),
@@ -261,13 +261,20 @@ impl Waiting {
                     queue
                 }
             };
-            locked(&queue.waiters).push_back(Waiter {
+            let held = queue.knows_it_held(self.shared.clock.now());
+            let mut waiters = locked(&queue.waiters);
+            let joined = ticket::Joined {
+                behind: held || !waiters.is_empty(),
+                found_held: queue.found_held.load(Ordering::Relaxed),
+            };
+            waiters.push_back(Waiter {
                 id,
                 mode,
                 terms,
                 grant,
             });
-            queue
+            drop(waiters);
+            (queue, joined)
         };
         self.start_hints();
         Ok(Ticket {
@@ -278,6 +285,7 @@ impl Waiting {
             shared: Arc::clone(&self.shared),
             key,
             settled: false,
+            joined,
         })
     }
 

@@ -33,6 +33,21 @@ pub(crate) enum ReleaseRow {
     Forbidden,
 }
 
+/// The lease an exclusive release ended, from the lock statement's row as it was released.
+///
+/// # Errors
+/// [`lock_domain::RepositoryError`] for a row that does not read as a lock.
+pub(crate) fn ended_lock(
+    row: LockRow,
+) -> Result<lock_domain::EndedLease, lock_domain::RepositoryError> {
+    let lock = lock_domain::Lock::try_from(row)?;
+    Ok(lock_domain::EndedLease {
+        fencing_token: lock.fencing_token,
+        acquired_at: Some(lock.acquired_at),
+        shared: false,
+    })
+}
+
 /// The outcome of a renew.
 pub(crate) enum RenewRow {
     /// The caller's live lease, with its new end.

@@ -14,9 +14,10 @@ mod table;
 
 use chrono::TimeDelta;
 use lock_domain::{
-    decide_claim, decide_release_among, live_grants, Claim, ClaimDecision, Grant, HistoryEvent,
-    Holding, Lease, LeaseOp, LeaseOutcome, LeaseTerms, LeaseValue, ListQuery, Owner, Permit, Place,
-    Refusal, ReleaseResult, RepositoryError, ResourceName, SemaphorePage, Tenant, Ttl,
+    decide_claim, decide_release_among, live_grants, Claim, ClaimDecision, EndedLease, Grant,
+    HistoryEvent, Holding, Lease, LeaseOp, LeaseOutcome, LeaseTerms, LeaseValue, ListQuery, Owner,
+    Permit, Place, Refusal, ReleaseResult, RepositoryError, ResourceName, SemaphorePage, Tenant,
+    Ttl,
 };
 
 use crate::error::from_query;
@@ -211,7 +212,10 @@ pub(crate) fn run(
             match decide_release_among(&leases, &owner, at(now_ms)?) {
                 ReleaseResult::Released(token) => {
                     table.delete_owner(tenant, &name, &owner)?;
-                    LeaseOutcome::Released(token)
+                    match leases.iter().find(|lease| lease.fencing_token == token) {
+                        Some(lease) => LeaseOutcome::Released(EndedLease::of(lease, false)),
+                        None => ReleaseResult::Released(token).into(),
+                    }
                 }
                 ReleaseResult::NotFound | ReleaseResult::Forbidden => LeaseOutcome::NotFound,
             }

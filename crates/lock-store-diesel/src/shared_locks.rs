@@ -18,9 +18,10 @@ mod table;
 use chrono::{DateTime, Utc};
 use lock_domain::{
     decide_claim, decide_shared_undo, hold_of, holder_role, shared_lease, shared_lock, shared_row,
-    Claim, ClaimDecision, FencingToken, Grant, HistoryEvent, Hold, HolderRole, Holding, Lease,
-    LeaseOp, LeaseOutcome, LeaseTerms, LeaseValue, Lock, LockMode, LockStep, MultiAcquireOutcome,
-    Owner, Place, Refusal, ReleaseResult, RenewResult, RepositoryError, ResourceName, Tenant, Ttl,
+    Claim, ClaimDecision, EndedLease, FencingToken, Grant, HistoryEvent, Hold, HolderRole, Holding,
+    Lease, LeaseOp, LeaseOutcome, LeaseTerms, LeaseValue, Lock, LockMode, LockStep,
+    MultiAcquireOutcome, Owner, Place, Refusal, RenewResult, RepositoryError, ResourceName, Tenant,
+    Ttl,
 };
 
 use crate::semaphores::PermitError;
@@ -141,7 +142,7 @@ pub(crate) fn run(
             let read = Read::locked(table, tenant, &resource, false)?;
             LeaseOutcome::Looked(read.holding(&place)?)
         }
-        LeaseOp::Release { owner, .. } => release(table, tenant, &resource, &owner)?.into(),
+        LeaseOp::Release { owner, .. } => release(table, tenant, &resource, &owner)?,
         LeaseOp::Renew {
             owner, ttl, value, ..
         } => renew(table, tenant, &resource, &owner, ttl, value)?.into(),
@@ -462,10 +463,22 @@ fn release(
     tenant: &Tenant,
     resource: &ResourceName,
     owner: &Owner,
-) -> Result<ReleaseResult, PermitError> {
+) -> Result<LeaseOutcome, PermitError> {
     let read = Read::locked(table, tenant, resource, false)?;
     let mut leases = read.leases()?;
     let role = holder_role(read.row.as_ref(), &leases, owner, read.now);
+    let ended = match role {
+        HolderRole::Exclusive(fencing_token) => read.row.as_ref().map(|row| EndedLease {
+            fencing_token,
+            acquired_at: Some(row.acquired_at),
+            shared: false,
+        }),
+        HolderRole::Shared(token) => leases
+            .iter()
+            .find(|lease| lease.fencing_token == token)
+            .map(|lease| EndedLease::of(lease, true)),
+        HolderRole::Forbidden | HolderRole::NotFound => None,
+    };
     match role {
         HolderRole::Exclusive(_) => {
             table.end_row(tenant, resource, read.now_ms)?;
@@ -477,7 +490,10 @@ fn release(
         }
         HolderRole::Forbidden | HolderRole::NotFound => {}
     }
-    Ok(role.release_result())
+    Ok(match ended {
+        Some(ended) => LeaseOutcome::Released(ended),
+        None => role.release_result().into(),
+    })
 }
 
 fn renew(

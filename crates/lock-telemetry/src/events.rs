@@ -2,14 +2,15 @@
 //! implementation of `lock_service::LockEvents`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use lock_domain::{
     FencingToken, Lock, Owner, Permit, PermitReleaseResult, PermitRenewResult, ReleaseResult,
     RenewResult, ResourceName, StoreEvents, Tenant, UnheardGrant,
 };
 use lock_service::{
-    Acquired, Campaigned, ElectionReport, Fenced, Leading, LockEvents, PermitsAcquired, Trouble,
-    WaitersFull,
+    Acquired, Campaigned, ElectionReport, Fenced, HoldEnd, Leading, LockEvents, PermitsAcquired,
+    Primitive, Trouble, Waited, WaitersFull,
 };
 
 use crate::audit;
@@ -324,6 +325,18 @@ impl LockEvents for MetricsAndAudit {
             limit = exceeded.limit.key(),
             allowed = exceeded.allowed,
         );
+    }
+
+    fn waited(&self, primitive: Primitive, how: Waited, waited: Duration) {
+        self.metrics.waited(primitive, how, waited);
+    }
+
+    fn contended(&self, primitive: Primitive) {
+        self.metrics.contended(primitive);
+    }
+
+    fn hold_ended(&self, primitive: Primitive, how: HoldEnd, held: Duration) {
+        self.metrics.hold_ended(primitive, how, held);
     }
 
     fn trouble(&self, trouble: Trouble<'_>) {

@@ -8,12 +8,14 @@
 //! are `other`), so no client can create series.
 //!
 //! - [`families`]: the families, their help texts and label sets, registered once;
-//! - [`live_locks`]: the last count of the live locks, and how it is reported.
+//! - [`live_locks`]: the last count of the live locks, and how it is reported;
+//! - [`timings`]: how long acquires wait and holds last, and the contended acquires.
 //!
 //! Requests are counted by the HTTP crate's middleware, through [`Metrics::request`].
 
 mod families;
 mod live_locks;
+mod timings;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
@@ -27,6 +29,7 @@ use families::{
     ResultLabel, RouteLabel, SemaphoreLabels,
 };
 use live_locks::LiveLockReadings;
+use timings::Timings;
 
 /// How an acquire ended, for `lockd_acquire_total{outcome}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -75,6 +78,7 @@ pub struct Metrics {
     registry: Registry,
     families: Families,
     live_locks: Arc<LiveLockReadings>,
+    timings: Timings,
     /// Route patterns are interned so that label sets can hold `&'static str` without
     /// allocating per request.
     routes: RouteNames,
@@ -100,10 +104,12 @@ impl Metrics {
         let families = Families::register(&mut registry, dropped);
         let live_locks = Arc::new(LiveLockReadings::default());
         registry.register_collector(Box::new(Arc::clone(&live_locks)));
+        let timings = Timings::register(&mut registry);
         Self {
             registry,
             families,
             live_locks,
+            timings,
             routes: RouteNames::default(),
         }
     }
@@ -164,6 +170,33 @@ impl Metrics {
             .force_releases
             .get_or_create(&PrimitiveLabel { primitive })
             .inc_by(leases as u64);
+    }
+
+    /// Observes an acquire of `primitive` that asked to wait, answered `how` after `waited`
+    /// (`lockd_wait_seconds`).
+    pub fn waited(
+        &self,
+        primitive: lock_service::Primitive,
+        how: lock_service::Waited,
+        waited: Duration,
+    ) {
+        self.timings.waited(primitive, how, waited);
+    }
+
+    /// Observes a hold of `primitive` that ended `how` after `held` (`lockd_hold_seconds`).
+    pub fn hold_ended(
+        &self,
+        primitive: lock_service::Primitive,
+        how: lock_service::HoldEnd,
+        held: Duration,
+    ) {
+        self.timings.hold_ended(primitive, how, held);
+    }
+
+    /// Counts an acquire of `primitive` that found its place held
+    /// (`lockd_contended_acquires_total`).
+    pub fn contended(&self, primitive: lock_service::Primitive) {
+        self.timings.contended(primitive);
     }
 
     /// Sets the count of live sessions (`lockd_sessions`).

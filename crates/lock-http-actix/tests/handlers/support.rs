@@ -411,7 +411,7 @@ pub(crate) fn permissive_repo() -> Mocks {
                 holders: vec![Grant::of_permit(permit_of(name.as_str(), "worker-7"))],
                 delayed_until: None,
             }),
-            LeaseOp::Release { .. } => LeaseOutcome::Released(token),
+            LeaseOp::Release { .. } => ReleaseResult::Released(token).into(),
             LeaseOp::Renew {
                 place: Place::Lock(r),
                 owner,

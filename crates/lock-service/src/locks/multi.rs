@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use lock_domain::{
     Grant, LeaseOp, LeaseOutcome, Lock, LockSet, Owner, Place, Refusal, ReleaseResult,
     RepositoryError, ResourceName, Tenant,
@@ -12,7 +14,7 @@ use crate::held::mode_held;
 use crate::locks::Locks;
 use crate::outcomes::AcquireError;
 use crate::outcomes::Acquired;
-use crate::outcomes::MultiAcquired;
+use crate::outcomes::{MultiAcquired, Primitive, Waited};
 use crate::quota::{self, Count};
 use crate::waiting::WaitEnd;
 
@@ -43,7 +45,35 @@ impl Locks<'_> {
         request: MultiAcquireRequest,
         hung_up: impl Fn() -> bool,
     ) -> Result<MultiAcquired, AcquireError> {
+        let arrived = Instant::now();
+        let wait = request.wait;
+        let answered = self.acquire_all_unmeasured(request, hung_up).await;
+        let (how, contended) = match &answered {
+            Ok((outcome, contended)) => (
+                Some(match outcome {
+                    MultiAcquired::Granted { .. } => Waited::Granted,
+                    MultiAcquired::TimedOut { .. } => Waited::TimedOut,
+                    MultiAcquired::Unavailable { .. } => Waited::Refused,
+                    MultiAcquired::HungUp => Waited::HungUp,
+                }),
+                *contended,
+            ),
+            Err(error) => (error.waited(), false),
+        };
+        self.core
+            .acquire_measured(Primitive::Set, wait, arrived, how, contended);
+        answered.map(|(outcome, _)| outcome)
+    }
+
+    /// [`Self::acquire_all`], reported but not measured; with whether an attempt found a lock of
+    /// the set unavailable.
+    async fn acquire_all_unmeasured(
+        &self,
+        request: MultiAcquireRequest,
+        hung_up: impl Fn() -> bool,
+    ) -> Result<(MultiAcquired, bool), AcquireError> {
         let MultiAcquireRequest { tenant, set, wait } = request;
+        let mut found_held = false;
         let wanted = set.locks().len() as u64;
         // The first attempt is counted and granted under the tenant's gate taken on arrival
         // (refused at once over the limit); each later attempt of a waiting set is admitted
@@ -128,6 +158,7 @@ impl Locks<'_> {
                     };
                 }
                 Err(refusal) => {
+                    found_held = true;
                     let Refusal::SetUnavailable(resources) = refusal else {
                         return Err(AcquireError::Store(RepositoryError::internal(format!(
                             "a set's acquire refused with {refusal:?}"
@@ -164,7 +195,7 @@ impl Locks<'_> {
             }
         };
         self.report_set(&tenant, &set, &outcome);
-        Ok(outcome)
+        Ok((outcome, found_held))
     }
 
     /// How many of the locks of `set` its owner holds now (in either mode): re-grants, which add

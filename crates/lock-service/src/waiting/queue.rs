@@ -1,7 +1,7 @@
 //! One lock's queue of waiters, and what a waiter receives.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
@@ -57,6 +57,10 @@ pub(super) struct Queue {
     /// attempt is admitted: a wait that ends meanwhile, the head's or one behind it, is answered
     /// with it (the quota, not the lock, keeps every waiter here from its turn).
     held_back: Mutex<Option<QuotaExceeded>>,
+    /// How often the queue's task found the lock held by another holder (an attempt refused
+    /// as held, or a look): a waiter that saw this grow while it waited found the lock held
+    /// (`lockd_contended_acquires_total`).
+    pub(super) found_held: AtomicU64,
 }
 
 pub(super) struct Waiter {
@@ -89,6 +93,7 @@ impl Queue {
             attempting: Mutex::new(None),
             attempt_done: Notify::new(),
             held_back: Mutex::new(None),
+            found_held: AtomicU64::new(0),
         }
     }
 

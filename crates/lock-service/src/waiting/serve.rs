@@ -131,6 +131,7 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                 // The refusal says who holds the lock, or until when a lock-delay keeps it: as a
                 // look would, at the instant the store refused.
                 Ok(Err(LeaseRefusal::Held { holders, .. })) if !holders.is_empty() => {
+                    queue.found_held.fetch_add(1, Ordering::Relaxed);
                     seen = Some(Holding {
                         holders,
                         delayed_until: None,
@@ -142,7 +143,12 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                         delayed_until: Some(until),
                     });
                 }
-                Ok(Err(_)) => look = true,
+                Ok(Err(refusal)) => {
+                    if matches!(refusal, LeaseRefusal::Held { .. }) {
+                        queue.found_held.fetch_add(1, Ordering::Relaxed);
+                    }
+                    look = true;
+                }
                 Err(error) => {
                     shared.events.trouble(Trouble::WaitFailed {
                         resource: &resource,
@@ -190,7 +196,10 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                         Some(_) => attempt = true,
                         // A reader beside readers: granted at once.
                         None if may_grant_at_once(Some(&lock), &head, now) => attempt = true,
-                        None => {}
+                        // Another holder's: the waiters in line found it held.
+                        None => {
+                            queue.found_held.fetch_add(1, Ordering::Relaxed);
+                        }
                     }
                     queue.set_holder(Some(&lock));
                     holder = Some(lock);

@@ -134,9 +134,43 @@ pub(crate) struct Ticket {
     pub(super) key: QueueKey,
     /// The outcome has been taken out of the channel (nothing left to undo).
     pub(super) settled: bool,
+    /// How the lock was when this waiter joined its queue, to tell whether it found it held.
+    pub(super) joined: Joined,
+}
+
+/// What a waiter saw of its queue when it joined: see [`Ticket::contention`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Joined {
+    /// Others were in line before it, or the queue knew the lock held (or kept).
+    pub(super) behind: bool,
+    /// The queue's count of finding the lock held, then.
+    pub(super) found_held: u64,
+}
+
+/// Whether a waiter found its lock held by another holder, asked once its wait is over.
+pub(crate) struct Contention {
+    queue: Arc<Queue>,
+    joined: Joined,
+}
+
+impl Contention {
+    /// Others were in line before it, the queue knew the lock held when it joined, or found it
+    /// held by another holder while it waited.
+    pub(crate) fn found_held(&self) -> bool {
+        self.joined.behind
+            || self.queue.found_held.load(Ordering::Relaxed) > self.joined.found_held
+    }
 }
 
 impl Ticket {
+    /// What tells, once the wait is over, whether this waiter found its lock held.
+    pub(crate) fn contention(&self) -> Contention {
+        Contention {
+            queue: Arc::clone(&self.queue),
+            joined: self.joined,
+        }
+    }
+
     /// After the wait ended: the outcome of an attempt in flight for this waiter (waiting for it
     /// to end), or of one whose grant was just sent; `None` when there is none. The channel is
     /// closed after, so the queue hands no later grant to this waiter.

@@ -187,7 +187,7 @@ where
 /// A release's outcome from the lock statement's row.
 pub(crate) fn released(row: ReleaseRow) -> Result<LeaseOutcome, RepositoryError> {
     Ok(match row {
-        ReleaseRow::Released(row) => LeaseOutcome::Released(Lock::try_from(row)?.fencing_token),
+        ReleaseRow::Released(row) => LeaseOutcome::Released(crate::outcome::ended_lock(row)?),
         ReleaseRow::NotFound => LeaseOutcome::NotFound,
         ReleaseRow::Forbidden => LeaseOutcome::Forbidden,
     })

@@ -110,7 +110,7 @@ fn release_or_renew(
             owner,
         } => match sqlite::release(conn, tenant, resource, owner, now_ms).map_err(from_query)? {
             ReleaseRow::Released(row) => {
-                return Ok(LeaseOutcome::Released(Lock::try_from(row)?.fencing_token))
+                return Ok(LeaseOutcome::Released(crate::outcome::ended_lock(row)?))
             }
             ReleaseRow::NotFound => return Ok(LeaseOutcome::NotFound),
             ReleaseRow::Forbidden => true,

@@ -9,8 +9,8 @@ use super::{InMemoryLockRepository, State};
 use crate::{
     decide_claim, hold_of, live_grants, Claim, ClaimDecision, Grant, Hold, Holding, Lease, LeaseOp,
     LeaseOutcome, LeaseStore, LeaseTerms, ListPage, ListQuery, LockMode, LockSet, Owner,
-    PermitReleaseResult, PermitRenewResult, PermitRequest, Place, Refusal, RepositoryError,
-    ResourceName, SemaphorePage, Tenant,
+    PermitRenewResult, PermitRequest, Place, Refusal, RepositoryError, ResourceName, SemaphorePage,
+    Tenant,
 };
 
 type Key = (Tenant, ResourceName);
@@ -188,13 +188,13 @@ impl LeaseStore for InMemoryLockRepository {
             LeaseOp::Release {
                 place: Place::Lock(resource),
                 owner,
-            } => state.release_held(tenant, resource, owner, now)?.into(),
+            } => state.release_held(tenant, resource, owner, now)?,
             LeaseOp::Release {
                 place: Place::Semaphore(name),
                 owner,
             } => match state.release_permits(tenant, name, owner, now)? {
-                PermitReleaseResult::Released(token) => LeaseOutcome::Released(token),
-                PermitReleaseResult::NotFound => LeaseOutcome::NotFound,
+                Some(ended) => LeaseOutcome::Released(ended),
+                None => LeaseOutcome::NotFound,
             },
             LeaseOp::Renew {
                 place: Place::Lock(resource),

@@ -2,9 +2,9 @@
 
 use super::State;
 use crate::{
-    decide_release_among, FencingToken, LeaseValue, ListQuery, Owner, Permit, PermitReleaseResult,
-    PermitRenewResult, PermitRequest, ReleaseResult, RepositoryError, ResourceName, SemaphorePage,
-    SemaphoreState, Tenant, Ttl,
+    decide_release_among, FencingToken, LeaseValue, ListQuery, Owner, Permit, PermitRenewResult,
+    PermitRequest, ReleaseResult, RepositoryError, ResourceName, SemaphorePage, SemaphoreState,
+    Tenant, Ttl,
 };
 
 impl State {
@@ -14,17 +14,21 @@ impl State {
         name: ResourceName,
         owner: Owner,
         now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<PermitReleaseResult, RepositoryError> {
+    ) -> Result<Option<crate::EndedLease>, RepositoryError> {
         let state = self;
         let Some(leases) = state.semaphores.get_mut(&(tenant, name)) else {
-            return Ok(PermitReleaseResult::NotFound);
+            return Ok(None);
         };
         Ok(match decide_release_among(leases, &owner, now) {
             ReleaseResult::Released(token) => {
+                let ended = leases
+                    .iter()
+                    .find(|lease| lease.fencing_token == token)
+                    .map(|lease| crate::EndedLease::of(lease, false));
                 leases.retain(|lease| lease.fencing_token != token);
-                PermitReleaseResult::Released(token)
+                ended
             }
-            ReleaseResult::NotFound | ReleaseResult::Forbidden => PermitReleaseResult::NotFound,
+            ReleaseResult::NotFound | ReleaseResult::Forbidden => None,
         })
     }
 

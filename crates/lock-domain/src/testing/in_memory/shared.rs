@@ -45,10 +45,20 @@ impl State {
         resource: ResourceName,
         owner: Owner,
         now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<ReleaseResult, RepositoryError> {
+    ) -> Result<crate::LeaseOutcome, RepositoryError> {
         let state = self;
         let key = (tenant, resource);
         let role = holder_role(state.locks.get(&key), state.shared_of(&key), &owner, now);
+        let acquired_at = match role {
+            HolderRole::Exclusive(_) => state.locks.get(&key).map(|lock| lock.acquired_at),
+            HolderRole::Shared(token) => state
+                .shared_of(&key)
+                .iter()
+                .find(|lease| lease.fencing_token == token)
+                .map(|lease| lease.acquired_at),
+            HolderRole::Forbidden | HolderRole::NotFound => None,
+        };
+        let shared = matches!(role, HolderRole::Shared(_));
         match role {
             HolderRole::Exclusive(_) => {
                 state.locks.remove(&key);
@@ -63,7 +73,16 @@ impl State {
             }
             HolderRole::Forbidden | HolderRole::NotFound => {}
         }
-        Ok(role.release_result())
+        Ok(match role.release_result() {
+            ReleaseResult::Released(fencing_token) => {
+                crate::LeaseOutcome::Released(crate::EndedLease {
+                    fencing_token,
+                    acquired_at,
+                    shared,
+                })
+            }
+            other => other.into(),
+        })
     }
 
     pub(super) fn set_value_held(
