@@ -149,39 +149,36 @@ func parseProblem(status int, body []byte, retryAfter time.Duration) *Problem {
 		return p
 	}
 	p.Extensions = map[string]json.RawMessage{}
+	// A member of an unexpected shape is left at its zero value (its raw text stays in
+	// Extensions): the answer is an error either way.
 	for name, raw := range members {
-		var err error
 		switch name {
 		case "type":
-			err = json.Unmarshal(raw, &p.Type)
+			_ = json.Unmarshal(raw, &p.Type)
 		case "title":
-			err = json.Unmarshal(raw, &p.Title)
+			_ = json.Unmarshal(raw, &p.Title)
 		case "status":
-			err = json.Unmarshal(raw, &p.Status)
+			_ = json.Unmarshal(raw, &p.Status)
 		case "detail":
-			err = json.Unmarshal(raw, &p.Detail)
+			_ = json.Unmarshal(raw, &p.Detail)
 		case "instance":
-			err = json.Unmarshal(raw, &p.Instance)
+			_ = json.Unmarshal(raw, &p.Instance)
 		default:
 			p.Extensions[name] = raw
 			switch name {
 			case "errors":
-				err = json.Unmarshal(raw, &p.Errors)
+				_ = json.Unmarshal(raw, &p.Errors)
 			case "quota":
-				err = json.Unmarshal(raw, &p.Quota)
+				_ = json.Unmarshal(raw, &p.Quota)
 			case "allowed":
-				err = json.Unmarshal(raw, &p.Allowed)
+				_ = json.Unmarshal(raw, &p.Allowed)
 			case "limit":
-				err = json.Unmarshal(raw, &p.Limit)
+				_ = json.Unmarshal(raw, &p.Limit)
 			case "permits":
-				err = json.Unmarshal(raw, &p.Permits)
+				_ = json.Unmarshal(raw, &p.Permits)
 			case "available_at":
-				err = json.Unmarshal(raw, &p.AvailableAt)
+				_ = json.Unmarshal(raw, &p.AvailableAt)
 			}
-		}
-		if err != nil && p.Detail == "" {
-			// A member of an unexpected shape: keep what could be read, and say so.
-			p.Detail = fmt.Sprintf("(member %q unreadable: %v)", name, err)
 		}
 	}
 	if p.Status == 0 {
@@ -259,7 +256,10 @@ type kindError struct {
 	err  error
 }
 
-func (e *kindError) Error() string        { return fmt.Sprintf("%v: %v", e.kind, e.err) }
+func (e *kindError) Error() string {
+	return e.kind.Error() + ": " + strings.TrimPrefix(e.err.Error(), "lockd: ")
+}
+
 func (e *kindError) Unwrap() error        { return e.err }
 func (e *kindError) Is(target error) bool { return target == e.kind }
 

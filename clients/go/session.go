@@ -6,7 +6,6 @@ package lockd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"sync"
@@ -329,10 +328,7 @@ func (s *Session) releaseHold(ctx context.Context, key holdKey) error {
 		// Released, or not the session's any more (it ended, or another holder has it).
 		s.forget(key)
 	}
-	if err != nil {
-		return fmt.Errorf("lockd: releasing %s %q: %w", key.kind, key.name, err)
-	}
-	return nil
+	return err
 }
 
 // releaseRequest is the release of one hold of the session.
