@@ -65,39 +65,53 @@ pub enum Command {
     /// processes get SIGTERM then SIGKILL before the lease can run out, and lockd elect exits
     /// 70. Exit statuses as for lockd run (75: not elected within --wait).
     Elect(ElectArgs),
-    /// List the live locks of the server (of the API key's tenant), every page, or the first
-    /// --limit. Exit status: 0 some listed; 1 none; 69 the server is unreachable or
-    /// unavailable; 77 the API key was refused; 64 bad input (a flag, or a prefix the server
-    /// refuses).
+    /// List the live locks (of the API key's tenant): all of them, page after page, or the
+    /// first --limit.
+    ///
+    /// Exit status: 0 some listed; 1 none; 69 the server is unreachable or unavailable; 77 the
+    /// API key was refused; 64 bad input (a flag, or a prefix the server refuses).
     Locks(locks::LocksArgs),
     /// Show how a lock is held (its holder, or every shared holder), a semaphore's holders
-    /// (--semaphore) or an election's leader (--election). Exit status: 0 held; 1 no live
-    /// lock, grant or leader; 69 unreachable or unavailable; 77 the API key was refused; 64
-    /// bad input.
+    /// (--semaphore) or an election's leader (--election).
+    ///
+    /// Exit status: 0 held; 1 no live lock, grant or leader; 69 the server is unreachable or
+    /// unavailable; 77 the API key was refused; 64 bad input (a flag, or a name the server
+    /// refuses).
     Status(status::StatusArgs),
     /// Force-release a lock (semaphore, election): end every live lease of NAME whoever holds
-    /// it, keeping --reason in the history (an admin key's right). Without --force, refuses:
-    /// a plain release needs the owner. Exit status: 0 released (the leases ended are
-    /// listed); 1 nothing was held; 69 unreachable or unavailable; 77 the API key was refused
-    /// or is no admin key; 64 bad input (no --force, a bad reason or name).
+    /// it, keeping --reason in the history (an admin key's right).
+    ///
+    /// Without --force it refuses (64): a plain release needs the owner, and its holder makes
+    /// it. Exit status: 0 released (the leases ended are listed); 1 nothing was held; 69 the
+    /// server is unreachable or unavailable; 77 the API key was refused or is no admin key; 64
+    /// bad input (no --force, or a reason or name the server refuses).
     Release(release::ReleaseArgs),
-    /// List the live sessions, every page, or the first --limit. Exit status: 0 some listed;
-    /// 1 none; 69 unreachable or unavailable; 77 the API key was refused; 64 bad input.
+    /// List the live sessions: all of them, page after page, or the first --limit.
+    ///
+    /// Exit status: 0 some listed; 1 none; 69 the server is unreachable or unavailable; 77 the
+    /// API key was refused; 64 bad input.
     Sessions(sessions::SessionsArgs),
-    /// Show the history of a lock (semaphore, election), newest first. Exit status: 0 some
-    /// records; 1 none (since --since); 69 unreachable or unavailable; 77 the API key was
-    /// refused; 64 bad input (a bad --since or name).
+    /// Show the history of a lock (semaphore, election), newest first.
+    ///
+    /// Exit status: 0 some records; 1 none (from --since on); 69 the server is unreachable or
+    /// unavailable; 77 the API key was refused; 64 bad input (a bad --since, a name the server
+    /// refuses).
     History(history::HistoryArgs),
-    /// Follow the server's events (every grant, renewal, release, expiry, force-release), one
-    /// line each as it happens (--json: one JSON object a line). Exit status: 0 ended by
-    /// SIGINT or SIGTERM; 69 the server is unreachable, or went away or ended the stream; 77
-    /// the API key was refused; 64 bad input.
+    /// Follow the server's events (grants, renewals, releases, expiries, force-releases), one
+    /// line each as it happens.
+    ///
+    /// Exit status: 0 ended by SIGINT or SIGTERM; 69 the server is unreachable, or went away
+    /// or ended the stream; 77 the API key was refused; 64 bad input.
     Watch(watch::WatchArgs),
-    /// Ask the server whether TOKEN is the fencing token of a live lease of NAME right now (an
-    /// election's term with --election), as a resource that cannot store tokens asks before a
-    /// write. Exit status: 0 valid (a live holder's token); 1 stale (no live lease has it, or
-    /// no one holds NAME); 69 unreachable or unavailable; 77 the API key was refused; 64 bad
-    /// input (a token that is not a positive integer, a bad name).
+    /// Ask the server whether TOKEN is the fencing token of a live lease of NAME right now
+    /// (an election's term with --election), as a resource that cannot store tokens asks
+    /// before a write.
+    ///
+    /// Exit status: 0 valid (a live holder's token); 1 stale (no live lease has it, or no one
+    /// holds NAME); 69 the server is unreachable or unavailable; 77 the API key was refused;
+    /// 64 bad input (a token that is not a positive integer, a name the server refuses). The
+    /// verdict is true when the server reads it; the lease can end right after
+    /// (docs/fencing.md).
     Fence(fence::FenceArgs),
     /// Internal to `lockd run`: the keeper process between it and the command.
     #[command(hide = true)]
