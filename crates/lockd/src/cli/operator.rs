@@ -72,11 +72,10 @@ impl PrimitiveArgs {
 }
 
 /// Whether the command line `args` (the program first) names an operator command, so that a
-/// usage error is answered with 64: the first argument that is not an option is the command.
+/// usage error is answered with 64. A command comes first: `serve`'s options, the only ones
+/// given without a command, conflict with every command.
 pub fn is_operator_command(args: &[std::ffi::OsString]) -> bool {
-    args.iter()
-        .skip(1)
-        .find(|arg| !arg.to_string_lossy().starts_with('-'))
+    args.get(1)
         .is_some_and(|command| COMMANDS.iter().any(|name| command == name))
 }
 
@@ -198,11 +197,11 @@ mod tests {
     }
 
     #[test]
-    fn the_command_is_the_first_argument_that_is_no_option() {
+    fn the_command_is_the_first_argument() {
         assert!(is_operator_command(&argv(&["locks", "--bogus"])));
-        assert!(is_operator_command(&argv(&["--json", "fence", "x"])));
+        assert!(is_operator_command(&argv(&["fence", "x"])));
         assert!(!is_operator_command(&argv(&["run", "--bogus"])));
-        assert!(!is_operator_command(&argv(&["--bind", "x"])));
+        assert!(!is_operator_command(&argv(&["--bind", "locks"])));
         assert!(!is_operator_command(&argv(&[])));
     }
 
