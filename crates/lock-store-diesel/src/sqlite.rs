@@ -131,7 +131,9 @@ pub(crate) fn acquire(
     lock_delay: LockDelay,
     now_ms: i64,
 ) -> QueryResult<Option<LockRow>> {
-    let expires_ms = now_ms + i64::from(ttl.seconds()) * 1_000;
+    // A session's hold ends with its session: its row says so (see `sessions.rs`).
+    let expires_ms =
+        crate::sessions::stored_end(owner.as_str(), now_ms + i64::from(ttl.seconds()) * 1_000);
     Prepared::new(
         ACQUIRE,
         vec![

@@ -45,6 +45,10 @@ WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.fencing_token = $
 ///   its newest version, so of two callers racing for one expired lock the second sees the
 ///   first's grant and gets no row back; a same-owner acquire keeps the token (and, unless given
 ///   a new one, the value) only of a lease that is live when the row is locked;
+///   A session's holder (its owner starts with the session mark, `chr(2)`) is granted a lease
+///   that ends with its session: its row's end is `$15` (`sessions::HELD`), as
+///   `sessions::stored_end` writes it; the caller has read the session live in the same
+///   transaction (`writer::postgres_batch`);
 /// - a release ends the caller's live lease. The row stays (expired) so that the next grant
 ///   draws its token under the row lock; the sweeper deletes it later. `acquired_at_ms =
 ///   expires_at_ms` marks the lease as ended by release (a lease that runs out is at least a
@@ -72,7 +76,8 @@ pub const WRITE_BATCH: &str = concat!(
     ",
 acquired AS (
     INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value, lock_delay_ms)
-    SELECT a.tenant, a.resource, a.owner, n.ms, n.ms + a.ttl_ms, nextval('fencing_tokens'), a.value, a.delay_ms
+    SELECT a.tenant, a.resource, a.owner, n.ms, CASE WHEN starts_with(a.owner, chr(2)) THEN $15::bigint ELSE n.ms + a.ttl_ms END,
+           nextval('fencing_tokens'), a.value, a.delay_ms
     FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $12::text[], $14::bigint[]) AS a(tenant, resource, owner, ttl_ms, value, delay_ms), n
     ORDER BY a.tenant COLLATE \"C\", a.resource COLLATE \"C\"
     ",
@@ -196,6 +201,7 @@ pub(crate) fn write_batch<'a>(
             Param::NullableTextArray(&acquires.values),
             Param::NullableTextArray(&renews.values),
             Param::BigIntArray(&acquires.delays_ms),
+            Param::BigInt(crate::sessions::HELD),
         ],
     )
     .load::<BatchRow>(conn)

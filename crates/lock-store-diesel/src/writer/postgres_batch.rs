@@ -44,6 +44,7 @@ mod caller;
 mod executor;
 mod followers;
 mod queue;
+mod sessions;
 mod statement;
 #[cfg(test)]
 mod tests;
@@ -162,10 +163,22 @@ impl Writer for PostgresBatcher {
     /// every other operation through holders is group-committed (`postgres_permits`); the rest
     /// runs as without batching.
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
-        if op.session().is_some() {
-            // Decided on its session in the transaction that applies it (see `sessions.rs`),
-            // never by the batch statement, which knows no session: group-committed with the
-            // other operations through holders; a set, in a transaction of its own.
+        let batched_under_session = matches!(
+            &op,
+            LeaseOp::Acquire {
+                place: Place::Lock(_),
+                claim: Claim::Exclusive,
+                ..
+            } | LeaseOp::Release {
+                place: Place::Lock(_),
+                ..
+            }
+        );
+        if op.session().is_some() && !batched_under_session {
+            // Decided on its session in the transaction that applies it (see `sessions.rs`):
+            // group-committed with the other operations through holders; a set, in a
+            // transaction of its own. An exclusive acquire or a lock's release is batched: its
+            // batch decides it on its session (`postgres_batch/sessions.rs`).
             return match op {
                 LeaseOp::AcquireAll(_) => self.direct.apply(tenant, op).await,
                 op => self.permits.submit(tenant, op).await,

@@ -201,15 +201,11 @@ impl Writer for SqliteWriter {
                                 op,
                                 |_| Ok(now_ms),
                                 |c, op| match op {
-                                    // A session's hold is written by the holders' path (its row
-                                    // ends with the session: see `sessions.rs`).
                                     LeaseOp::Acquire {
                                         place: Place::Lock(resource),
                                         claim: Claim::Exclusive,
                                         terms,
-                                    } if terms.owner.session().is_none() => {
-                                        acquire_exclusive(c, now_ms, &tenant, &resource, terms)
-                                    }
+                                    } => acquire_exclusive(c, now_ms, &tenant, &resource, terms),
                                     op => Ok(through_holders(c, now_ms, &tenant, op)?),
                                 },
                             )

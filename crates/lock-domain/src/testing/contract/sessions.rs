@@ -610,3 +610,59 @@ pub async fn a_grant_under_a_session_nobody_heard_of_is_undone(h: &dyn Harness) 
     assert_eq!(undone, crate::LeaseOutcome::Undone(false));
     assert!(status(store, "h-lock").await.is_some());
 }
+
+/// A session's end racing acquires under it (which a store may batch with each other and with
+/// other owners' acquires): each acquire is either granted before the end, and then among the
+/// holds the end ended, or refused as under no session; nothing of the session is live after
+/// the end answered, and the other owners' acquires are untouched.
+pub async fn an_end_racing_acquires_under_its_session_leaves_no_hold(h: &dyn Harness) {
+    use futures::future::{join3, join_all};
+    let store = h.open().await;
+    let store = &*store;
+    for round in 0..4u8 {
+        let session = open(store, tenant(), 60 + round, None, 30, 0).await;
+        let id = &session.id;
+        let names: Vec<String> = (0..12).map(|i| format!("race-{round}-{i}")).collect();
+        let others: Vec<String> = (0..4).map(|i| format!("other-{round}-{i}")).collect();
+        let under = join_all(
+            names
+                .iter()
+                .map(|n| store.apply(tenant(), acquire(n, Claim::Exclusive, id))),
+        );
+        let plain = join_all(others.iter().map(|n| {
+            let op = LeaseOp::Acquire {
+                place: Place::Lock(name(n)),
+                claim: Claim::Exclusive,
+                terms: LeaseTerms::new(owner("plain"), ttl(30), None),
+            };
+            store.apply(tenant(), op)
+        }));
+        let (outcomes, ended, plain) = join3(under, end(store, id, None), plain).await;
+        let (_, ended_holds) = ended.expect("the end finds the session");
+        for (n, outcome) in names.iter().zip(outcomes) {
+            match outcome.expect("an acquire answers").acquired() {
+                Ok(Ok(grant)) => assert!(
+                    ended_holds
+                        .iter()
+                        .any(|hold| hold.grant.place.name().as_str() == n
+                            && hold.grant.lease.fencing_token == grant.lease.fencing_token),
+                    "{n} was granted but the end did not end it"
+                ),
+                Ok(Err(Refusal::SessionNotFound)) => {}
+                other => panic!("{n}: expected a grant or session-not-found, got {other:?}"),
+            }
+            assert_eq!(
+                status(store, n).await,
+                None,
+                "{n} is live after its session ended"
+            );
+        }
+        for (n, outcome) in others.iter().zip(plain) {
+            assert!(
+                matches!(outcome.expect("an acquire answers").acquired(), Ok(Ok(_))),
+                "{n}: another owner's acquire beside the session's is granted"
+            );
+        }
+        assert_eq!(look(store, id).await, None, "the session stays ended");
+    }
+}

@@ -92,6 +92,14 @@ pub(super) fn answer_followers(
 /// What `operation` comes to against `lease`, live at `at`, when the domain decides it without
 /// a write (an acquire refused, a release or renew forbidden); `None` when it needs its write.
 fn decided_by_lease(operation: &Operation, lease: &Lock, at: DateTime<Utc>) -> Option<Outcome> {
+    // An operation under a session is decided on its session first, in its own batch (an
+    // ended session answers 404 whoever holds the lock).
+    let (Operation::Acquire { owner, .. }
+    | Operation::Release { owner }
+    | Operation::Renew { owner, .. }) = operation;
+    if owner.session().is_some() {
+        return None;
+    }
     let lease = Some(lease);
     match operation {
         Operation::Acquire { owner, .. } => {
