@@ -204,3 +204,16 @@ func endSession(t *testing.T, base, id string) {
 		t.Fatalf("DELETE /sessions/%s: %d", id, resp.StatusCode)
 	}
 }
+
+// forceRelease ends a lock's lease as an admin would (no API keys: every caller may).
+func forceRelease(t *testing.T, base, name string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodDelete, base+"/locks/"+name+"?force=true&reason=test", nil)
+	must(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("force-release of %s: %d", name, resp.StatusCode)
+	}
+}

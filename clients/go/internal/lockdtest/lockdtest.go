@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -238,6 +239,33 @@ func (s *Server) Log() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return strings.Join(s.lines, "\n")
+}
+
+// AuditEvent is one line of lockd's audit log: its event and owner.
+type AuditEvent struct {
+	Event string
+	Owner string
+}
+
+// Audit is lockd's audit log so far (the lockd::audit lines of its stderr), in order.
+func (s *Server) Audit() []AuditEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var events []AuditEvent
+	for _, line := range s.lines {
+		var parsed struct {
+			Target string `json:"target"`
+			Fields struct {
+				Event string `json:"event"`
+				Owner string `json:"owner"`
+			} `json:"fields"`
+		}
+		if json.Unmarshal([]byte(line), &parsed) != nil || parsed.Target != "lockd::audit" {
+			continue
+		}
+		events = append(events, AuditEvent{Event: parsed.Fields.Event, Owner: parsed.Fields.Owner})
+	}
+	return events
 }
 
 // Signal sends sig to lockd (SIGSTOP freezes it, SIGCONT wakes it).
