@@ -105,6 +105,14 @@ func TestRWMutex(t *testing.T) {
 		if r1.Lease().Mode != lockd.Shared || r1.Lease().FencingToken != holders[0].FencingToken {
 			t.Fatalf("reader's lease: %+v, holders %+v", r1.Lease(), holders)
 		}
+		// A reader without a session beside them.
+		must(t, lockd.WithLock(ctx, client, name, 5*time.Second, func(ctx context.Context, lease *lockd.Lease) error {
+			holders, err := client.GetLock(ctx, name)
+			if err != nil || len(holders) != 3 || holders[2].FencingToken != lease.FencingToken || holders[2].Mode != lockd.Shared {
+				t.Errorf("a third reader: %+v, %v (lease %+v)", holders, err, lease)
+			}
+			return nil
+		}, lockd.WithMode(lockd.Shared)))
 		wantIs(t, w.TryLock(ctx), lockd.ErrLocked)
 		if err := r1.Unlock(ctx); err == nil || errors.Is(err, lockd.ErrNotFound) {
 			t.Fatalf("Unlock of a shared hold: %v", err)
