@@ -16,7 +16,7 @@ use lock_domain::{
 use crate::{
     AcquireRequest, Acquired, CampaignRequest, ElectionReport, Fenced, HoldEnd, LockEvents,
     LockService, PermitsAcquired, PermitsRequest, Primitive, ServicePorts, StorePorts, Trouble,
-    WaiterLimits, WaitersFull, Waited,
+    Waited, WaiterLimits, WaitersFull,
 };
 
 /// One report of the three this module is about.
@@ -213,9 +213,10 @@ async fn a_waiter_granted_after_a_release_is_contended_and_measured_from_its_arr
         tokio::spawn(async move {
             service
                 .locks()
-                .acquire(lock("b", LockMode::Exclusive, Duration::from_secs(60)), || {
-                    false
-                })
+                .acquire(
+                    lock("b", LockMode::Exclusive, Duration::from_secs(60)),
+                    || false,
+                )
                 .await
                 .unwrap()
         })
@@ -239,7 +240,10 @@ async fn a_waiter_granted_after_a_release_is_contended_and_measured_from_its_arr
     )));
     let (primitive, how, waited) = one_wait(&heard);
     assert_eq!((primitive, how), (Primitive::Lock, Waited::Granted));
-    assert!(waited >= pause, "waited {waited:?}, from before the release");
+    assert!(
+        waited >= pause,
+        "waited {waited:?}, from before the release"
+    );
     assert_eq!(contentions(&heard), vec![Primitive::Lock]);
 }
 

@@ -157,8 +157,7 @@ impl Contention {
     /// Others were in line before it, the queue knew the lock held when it joined, or found it
     /// held by another holder while it waited.
     pub(crate) fn found_held(&self) -> bool {
-        self.joined.behind
-            || self.queue.found_held.load(Ordering::Relaxed) > self.joined.found_held
+        self.joined.behind || self.queue.found_held.load(Ordering::Relaxed) > self.joined.found_held
     }
 }
 

@@ -53,7 +53,8 @@ WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.fencing_token = $
 ///   draws its token under the row lock; the sweeper deletes it later. `acquired_at_ms =
 ///   expires_at_ms` marks the lease as ended by release (a lease that runs out is at least a
 ///   second long), so that the expired-takeover trigger (migration 4) does not count the next
-///   owner's grant;
+///   owner's grant; the row returned carries the lease's own `acquired_at_ms` (from `k`), from
+///   which its hold is measured;
 /// - a renew moves the end of the caller's live lease to its TTL from now, and replaces its value
 ///   when given one.
 ///
@@ -89,11 +90,12 @@ released AS (
     UPDATE distributed_locks AS l ",
     end_lease!(),
     "
-    FROM unnest($5::text[], $6::text[], $7::text[]) AS r(tenant, resource, owner), n
-    WHERE l.tenant = r.tenant AND l.resource = r.resource AND ",
+    FROM unnest($5::text[], $6::text[], $7::text[]) AS r(tenant, resource, owner), n, k
+    WHERE l.tenant = r.tenant AND l.resource = r.resource
+      AND k.tenant = l.tenant AND k.resource = l.resource AND ",
     live_and_held_by!("r.owner"),
     "
-    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value),
+    RETURNING l.tenant, l.resource, l.owner, k.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value),
 renewed AS (
     UPDATE distributed_locks AS l SET expires_at_ms = n.ms + r.ttl_ms, value = COALESCE(r.value, l.value)
     FROM unnest($8::text[], $9::text[], $10::text[], $11::bigint[], $13::text[]) AS r(tenant, resource, owner, ttl_ms, value), n
