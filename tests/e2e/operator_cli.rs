@@ -545,6 +545,39 @@ fn release_forces_with_an_admin_key_and_history_keeps_the_reason(db: TestDatabas
     );
     assert_eq!(lockd(&server, &["history", "pay"]).code, 77);
 
+    // A semaphore's grants and an election's leader, the same way.
+    let grant = json!({"owner": "s1", "ttl_seconds": 60, "limit": 2});
+    let reply = as_key(&server, PLAIN, "POST", "/semaphores/pool", Some(&grant));
+    assert_eq!(reply.body["acquired"], true, "{reply:?}");
+    let campaign = json!({"candidate": "c1", "ttl_seconds": 60});
+    let reply = as_key(
+        &server,
+        PLAIN,
+        "POST",
+        "/elections/lead/campaign",
+        Some(&campaign),
+    );
+    assert_eq!(reply.body["elected"], true, "{reply:?}");
+    for (kind, name, holder) in [("--semaphore", "pool", "s1"), ("--election", "lead", "c1")] {
+        let reason = format!("{holder} is stuck");
+        let done = lockd_as(
+            &server,
+            ADMIN,
+            &["release", kind, name, "--force", "--reason", &reason],
+        );
+        assert_eq!(done.code, 0, "{done:?}");
+        assert_eq!(column(&done.table()[0], "FORCE-RELEASED"), holder);
+        let gone = lockd_as(&server, ADMIN, &["status", kind, name]);
+        assert_eq!(gone.code, 1, "{gone:?}");
+        let history = lockd_as(&server, ADMIN, &["history", kind, name, "--json"]).json();
+        assert_eq!(
+            history["records"][0]["event"], "force-released",
+            "{history}"
+        );
+        assert_eq!(history["records"][0]["reason"], json!(reason), "{history}");
+        assert_eq!(history["records"][0]["owner"], holder, "{history}");
+    }
+
     // Every other command with no key: 77.
     for args in [
         vec!["locks"],
