@@ -532,7 +532,7 @@ async fn the_live_lock_counter_reads_the_repository() {
 }
 
 /// Every family the docs list (docs/api.md), with its type: names and types are an interface.
-const FAMILIES: [(&str, &str); 22] = [
+const FAMILIES: [(&str, &str); 25] = [
     ("lockd_http_requests_total", "counter"),
     ("lockd_http_request_duration_seconds", "histogram"),
     ("lockd_acquire_total", "counter"),
@@ -555,6 +555,9 @@ const FAMILIES: [(&str, &str); 22] = [
     ("lockd_expired_takeovers_total", "counter"),
     ("lockd_live_locks_count_failures_total", "counter"),
     ("lockd_log_lines_dropped_total", "counter"),
+    ("lockd_wait_seconds", "histogram"),
+    ("lockd_hold_seconds", "histogram"),
+    ("lockd_contended_acquires_total", "counter"),
 ];
 
 /// A scrape in which every family has samples: requests, outcomes, waiters refused, the pool,
