@@ -18,6 +18,7 @@ mod faults;
 mod fence;
 mod fenced_storage;
 mod force_release;
+mod grafana_dashboard;
 mod history;
 mod history_events;
 mod history_leases;
