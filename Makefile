@@ -12,7 +12,7 @@ HTTP_FORBIDDEN := diesel r2d2 libsqlite3-sys pq-sys lock-store-diesel tokio-post
 # The telemetry adapter (metrics, audit log) knows the service only: no web framework, no store.
 TELEMETRY_FORBIDDEN := actix-web actix-http actix-server diesel r2d2 libsqlite3-sys pq-sys lock-store-diesel lock-http-actix tokio-postgres
 
-.PHONY: safety-build help run test postgres-check fuzz bench-deps bench-quick bench bench-compare bench-history lint fmt openapi \
+.PHONY: safety-build help run test postgres-check fuzz bench-deps bench-quick bench grafana-picture bench-compare bench-history lint fmt openapi \
 	deps-check ci lockd-debug e2e docs-check python-client browser-test safety safety-ci safety-ha safety-ha-ci ha-demo typescript-guard python-guard go-client
 
 # The PostgreSQL server the PostgreSQL tests use (they create and drop their own databases on it).
@@ -31,6 +31,7 @@ help:
 	@echo "make bench-deps  install redis-server, etcd and fonts from Debian's packages (root)"
 	@echo "make bench-quick W1 and W2 for lockd (SQLite, PostgreSQL), Redis and etcd (< 3 min)"
 	@echo "make bench       every system and workload, 3 x 10 s, writes docs/benchmarks.md and .png"
+	@echo "make grafana-picture  the Grafana dashboard's panels from a 1-minute load: docs/images/grafana-dashboard.png"
 	@echo "make bench-compare BASELINE=old/lockd  W1 of an earlier build against this one, one run"
 	@echo "make bench-history W1 with history recorded against W1 without, one run"
 	@echo "make lint        cargo fmt --check and clippy -D warnings"
@@ -73,6 +74,12 @@ bench-quick:
 bench:
 	$(CARGO) build --release --locked -p lockd -p lock-bench
 	target/release/lock-bench --write docs/benchmarks.md
+
+# docs/images/grafana-dashboard.png: the Grafana dashboard's panels (docs/grafana/lockd.json),
+# drawn from a one-minute mixed load on one lockd (PICTURE_SECONDS=N for another length).
+grafana-picture:
+	$(CARGO) build --release --locked -p lockd -p lock-bench
+	target/release/lock-bench --grafana-picture docs/images/grafana-dashboard.png $(if $(PICTURE_SECONDS),--seconds $(PICTURE_SECONDS))
 
 # W1 of an earlier lockd build against this one, in one run, on SQLite and PostgreSQL:
 # make bench-compare BASELINE=/path/to/old/lockd (build it from the old commit first).

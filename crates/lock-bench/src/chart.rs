@@ -14,19 +14,31 @@ const FONT_FILES: [&str; 2] = [
     "/usr/share/fonts/dejavu/DejaVuSans.ttf",
 ];
 
+/// Registers DejaVu Sans as the charts' `sans-serif`, once a process.
+///
+/// # Errors
+/// When the font is not on the machine, or cannot be loaded.
+pub fn register_sans_serif() -> io::Result<()> {
+    static REGISTERED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            let font = FONT_FILES
+                .iter()
+                .find_map(|file| std::fs::read(file).ok())
+                .ok_or("DejaVuSans.ttf not found: apt-get install fonts-dejavu-core")?;
+            register_font(
+                "sans-serif",
+                FontStyle::Normal,
+                Box::leak(font.into_boxed_slice()),
+            )
+            .map_err(|_| "the font could not be loaded".to_owned())
+        })
+        .clone()
+        .map_err(io::Error::other)
+}
+
 pub fn draw(rows: &[&Measurement], path: &Path) -> io::Result<()> {
-    let font = FONT_FILES
-        .iter()
-        .find_map(|file| std::fs::read(file).ok())
-        .ok_or_else(|| {
-            io::Error::other("DejaVuSans.ttf not found: apt-get install fonts-dejavu-core")
-        })?;
-    register_font(
-        "sans-serif",
-        FontStyle::Normal,
-        Box::leak(font.into_boxed_slice()),
-    )
-    .map_err(|_| io::Error::other("the font could not be loaded"))?;
+    register_sans_serif()?;
 
     // Each system: its name on one line, its bar below it, the figures after the bar.
     let (width, bar_height, top, left) = (1000u32, 58u32, 70u32, 20u32);

@@ -13,6 +13,7 @@ mod chart;
 mod compare;
 mod cpu;
 mod etcd;
+mod grafana_picture;
 mod handoff;
 mod http;
 mod kept_alive;
@@ -93,6 +94,11 @@ struct Args {
     /// `--history-retention-hours 0` with the default).
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     baseline_args: String,
+    /// Instead of benchmarking: run a short mixed load on one lockd (SQLite), sample /metrics
+    /// every second and draw the Grafana dashboard's panels (docs/grafana/lockd.json) to this PNG
+    /// (`make grafana-picture`); `--seconds` is the load's length [default: 60].
+    #[arg(long)]
+    grafana_picture: Option<PathBuf>,
 }
 
 fn main() {
@@ -113,6 +119,23 @@ fn main() {
             .unwrap_or_else(|| source.with_extension("md"));
         report.write(&target).expect("write the report");
         println!("rendered {} from {}", target.display(), source.display());
+        return;
+    }
+    if let Some(picture) = &args.grafana_picture {
+        let work = process::work_dir();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
+        let seconds = args.seconds.unwrap_or(60);
+        let drawn =
+            grafana_picture::run(&runtime, &lockd::release_binary(), &work, picture, seconds);
+        let _ = std::fs::remove_dir_all(&work);
+        if let Err(error) = drawn {
+            eprintln!("the dashboard's picture could not be drawn: {error}");
+            std::process::exit(1);
+        }
         return;
     }
     let seconds = args.seconds.unwrap_or(if args.quick { 5 } else { 10 });
