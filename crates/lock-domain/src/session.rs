@@ -123,12 +123,19 @@ impl SessionHold {
     /// The hold of `grant`, a lease of `tenant` (a lock there in an election namespace is a
     /// leadership).
     pub fn of(tenant: &Tenant, grant: Grant) -> Self {
-        let kind = match (&grant.place, tenant.election_namespace_of()) {
+        Self {
+            kind: Self::kind_at(tenant, &grant.place),
+            grant,
+        }
+    }
+
+    /// The kind of hold a grant at `place` among `tenant`'s leases is.
+    pub fn kind_at(tenant: &Tenant, place: &crate::Place) -> LeaseKind {
+        match (place, tenant.election_namespace_of()) {
             (crate::Place::Semaphore(_), _) => LeaseKind::Semaphore,
             (crate::Place::Lock(_), Some(_)) => LeaseKind::Election,
             (crate::Place::Lock(_), None) => LeaseKind::Lock,
-        };
-        Self { kind, grant }
+        }
     }
 
     /// The tenant whose leases this hold is among, for session `tenant`'s hold.

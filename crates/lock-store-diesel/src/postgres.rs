@@ -94,8 +94,15 @@ macro_rules! end_lease {
 /// records ([`batch_records`]).
 macro_rules! lock_then_clock {
     ($keys:literal) => {
+        lock_then_clock!("", $keys)
+    };
+    // `$before`: common table expressions (each followed by a comma) that run before `k`, for
+    // `k` names them in `$keys` (the sessions of `writes::WRITE_BATCH`).
+    ($before:literal, $keys:literal) => {
         concat!(
-            "WITH k AS MATERIALIZED (
+            "WITH ",
+            $before,
+            "k AS MATERIALIZED (
     SELECT d.tenant, d.resource, d.owner, d.fencing_token, d.acquired_at_ms, d.expires_at_ms
     FROM distributed_locks AS d ",
             $keys,

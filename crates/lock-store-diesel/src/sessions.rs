@@ -26,8 +26,6 @@ use lock_domain::{
 use crate::prepared::{Param, Prepared};
 use crate::row::CountRow;
 
-pub(crate) mod batch;
-
 /// The end a hold's row has while its session lives.
 pub(crate) const HELD: i64 = Session::HELD_WHILE_LIVE_MS;
 

@@ -27,11 +27,13 @@ fn generic_plan(url: &str, settings: &str) -> String {
     conn.batch_execute(&format!(
         "{settings}; SET plan_cache_mode = force_generic_plan; \
          PREPARE batch (text[], text[], text[], bigint[], text[], text[], text[], text[], \
-         text[], text[], bigint[], text[], text[], bigint[], bigint) AS {POSTGRES_WRITE_BATCH}"
+         text[], text[], bigint[], text[], text[], bigint[], bigint, text[], text[], text[], \
+         text[], text[]) AS {POSTGRES_WRITE_BATCH}"
     ))
     .expect("prepare the batch statement");
     let arrays = "'{t}', '{r}', '{o}', '{1000}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', \
-                  '{NULL}', '{}', '{0}', 4000000000000000";
+                  '{NULL}', '{}', '{0}', 4000000000000000, '{NULL}', '{NULL}', '{NULL}', \
+                  '{}', '{}'";
     diesel::sql_query(format!("EXPLAIN EXECUTE batch ({arrays})"))
         .load::<PlanRow>(&mut conn)
         .expect("explain")

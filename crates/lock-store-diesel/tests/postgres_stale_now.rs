@@ -100,6 +100,13 @@ async fn batch_blocked_across_a_release(
             .bind::<Array<Nullable<Text>>, _>(vec![None::<String>; acquires.len()])
             .bind::<Array<Nullable<Text>>, _>(vec![None::<String>; renews.len()])
             .bind::<Array<BigInt>, _>(vec![0_i64; acquires.len()])
+            // No session: the end a session's hold is written with, and no session per write.
+            .bind::<BigInt, _>(i64::MAX)
+            .bind::<Array<Nullable<Text>>, _>(vec![None::<String>; acquires.len()])
+            .bind::<Array<Nullable<Text>>, _>(vec![None::<String>; acquires.len()])
+            .bind::<Array<Nullable<Text>>, _>(vec![None::<String>; acquires.len()])
+            .bind::<Array<Nullable<Text>>, _>(Vec::<Option<String>>::new())
+            .bind::<Array<Nullable<Text>>, _>(Vec::<Option<String>>::new())
             .load::<Row>(&mut conn)
             .expect("the batch statement")
     });

@@ -9,8 +9,9 @@ use diesel::pg::PgConnection;
 use diesel::sql_types::BigInt;
 use diesel::{Connection, QueryResult, QueryableByName, RunQueryDsl};
 use lock_domain::{
-    decide_release, decide_renew, HistoryEvent, LeaseValue, Lock, LockDelay, Owner, ReleaseResult,
-    RenewDecision, RepositoryError, ResourceName, Tenant, Ttl,
+    decide_release, decide_renew, HistoryEvent, LeaseKind, LeaseValue, Lock, LockDelay, Owner,
+    Place, ReleaseResult, RenewDecision, RepositoryError, ResourceName, SessionHold, SessionId,
+    Tenant, Ttl,
 };
 
 use super::reads;
@@ -45,10 +46,14 @@ WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.fencing_token = $
 ///   its newest version, so of two callers racing for one expired lock the second sees the
 ///   first's grant and gets no row back; a same-owner acquire keeps the token (and, unless given
 ///   a new one, the value) only of a lease that is live when the row is locked;
-///   A session's holder (its owner starts with the session mark, `chr(2)`) is granted a lease
-///   that ends with its session: its row's end is `$15` (`sessions::HELD`), as
-///   `sessions::stored_end` writes it; the caller has read the session live in the same
-///   transaction (`writer::postgres_batch`);
+/// - an acquire or release under a session (`$16`, `$17`: the tenant of its sessions and its id,
+///   `$19`, `$20` for releases; NULL under none) is made by the session's holder, and writes
+///   only while that session is live at `n.ms`: `s` keeps every session of the batch from
+///   keepalives and ends (`FOR SHARE`, which they take `FOR UPDATE`) before `k` locks any lock
+///   row, in the order every writer takes sessions. Its grant's row ends with the session:
+///   `$15` (`sessions::HELD`), as `sessions::stored_end` writes it, and the row returned says
+///   the session's end. Each hold granted is noted in `session_holds` (`noted`, `$18`: its
+///   kind), as `sessions::under_session` notes one;
 /// - a release ends the caller's live lease. The row stays (expired) so that the next grant
 ///   draws its token under the row lock; the sweeper deletes it later. `acquired_at_ms =
 ///   expires_at_ms` marks the lease as ended by release (a lease that runs out is at least a
@@ -69,32 +74,56 @@ WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.fencing_token = $
 /// the granted, released and renewed rows, each with its tenant.
 pub const WRITE_BATCH: &str = concat!(
     lock_then_clock!(
+        "s AS MATERIALIZED (
+    SELECT s.tenant, s.id, s.expires_at_ms
+    FROM sessions AS s
+    JOIN (SELECT * FROM unnest($16::text[], $17::text[])
+          UNION SELECT * FROM unnest($19::text[], $20::text[])) AS q(tenant, id)
+      ON s.tenant = q.tenant AND s.id = q.id
+    ORDER BY s.tenant COLLATE \"C\", s.id COLLATE \"C\" FOR SHARE OF s),
+",
         "JOIN (SELECT * FROM unnest($1::text[], $2::text[])
           UNION ALL SELECT * FROM unnest($5::text[], $6::text[])
           UNION ALL SELECT * FROM unnest($8::text[], $9::text[])) AS key(tenant, resource)
-      ON d.tenant = key.tenant AND d.resource = key.resource"
+      ON d.tenant = key.tenant AND d.resource = key.resource
+    WHERE (SELECT count(*) FROM s) >= 0"
     ),
     ",
 acquired AS (
     INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value, lock_delay_ms)
-    SELECT a.tenant, a.resource, a.owner, n.ms, CASE WHEN starts_with(a.owner, chr(2)) THEN $15::bigint ELSE n.ms + a.ttl_ms END,
+    SELECT a.tenant, a.resource, a.owner, n.ms, CASE WHEN a.session IS NULL THEN n.ms + a.ttl_ms ELSE $15::bigint END,
            nextval('fencing_tokens'), a.value, a.delay_ms
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $12::text[], $14::bigint[]) AS a(tenant, resource, owner, ttl_ms, value, delay_ms), n
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $12::text[], $14::bigint[], $16::text[], $17::text[])
+           AS a(tenant, resource, owner, ttl_ms, value, delay_ms, sessions_tenant, session), n
+    WHERE a.session IS NULL
+       OR EXISTS (SELECT 1 FROM s WHERE s.tenant = a.sessions_tenant AND s.id = a.session AND s.expires_at_ms > n.ms)
     ORDER BY a.tenant COLLATE \"C\", a.resource COLLATE \"C\"
     ",
     acquire_on_conflict!(),
     "
     RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value,
               l.xmax <> '0'::xid AS updated),
+noted AS (
+    INSERT INTO session_holds (tenant, session_id, kind, name)
+    SELECT h.sessions_tenant, h.session, h.kind, h.resource
+    FROM unnest($1::text[], $2::text[], $16::text[], $17::text[], $18::text[])
+           AS h(tenant, resource, sessions_tenant, session, kind)
+    JOIN acquired AS g ON g.tenant = h.tenant AND g.resource = h.resource
+    WHERE h.session IS NOT NULL
+    ORDER BY h.sessions_tenant COLLATE \"C\", h.session COLLATE \"C\", h.kind, h.resource COLLATE \"C\"
+    ON CONFLICT (tenant, session_id, kind, name) DO NOTHING),
 released AS (
     UPDATE distributed_locks AS l ",
     end_lease!(),
     "
-    FROM unnest($5::text[], $6::text[], $7::text[]) AS r(tenant, resource, owner), n, k
+    FROM unnest($5::text[], $6::text[], $7::text[], $19::text[], $20::text[])
+           AS r(tenant, resource, owner, sessions_tenant, session), n, k
     WHERE l.tenant = r.tenant AND l.resource = r.resource
       AND k.tenant = l.tenant AND k.resource = l.resource AND ",
     live_and_held_by!("r.owner"),
     "
+      AND (r.session IS NULL
+           OR EXISTS (SELECT 1 FROM s WHERE s.tenant = r.sessions_tenant AND s.id = r.session AND s.expires_at_ms > n.ms))
     RETURNING l.tenant, l.resource, l.owner, k.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value),
 renewed AS (
     UPDATE distributed_locks AS l SET expires_at_ms = n.ms + r.ttl_ms, value = COALESCE(r.value, l.value)
@@ -106,7 +135,13 @@ renewed AS (
 ",
     batch_records!(),
     "
-SELECT tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value FROM acquired
+SELECT g.tenant, g.resource, g.owner, g.acquired_at_ms, COALESCE(e.expires_at_ms, g.expires_at_ms) AS expires_at_ms,
+       g.fencing_token, g.value
+FROM acquired AS g
+LEFT JOIN (SELECT h.tenant, h.resource, s.expires_at_ms
+           FROM unnest($1::text[], $2::text[], $16::text[], $17::text[]) AS h(tenant, resource, sessions_tenant, session)
+           JOIN s ON s.tenant = h.sessions_tenant AND s.id = h.session) AS e
+  ON e.tenant = g.tenant AND e.resource = g.resource
 UNION ALL SELECT * FROM released UNION ALL SELECT * FROM renewed"
 );
 
@@ -179,8 +214,12 @@ pub(crate) fn write_batch<'a>(
             } => {
                 acquires.push(tenant, resource, owner, Some((*ttl, value.as_ref())));
                 acquires.delays_ms.push(lock_delay.millis());
+                acquires.push_session(tenant, resource, owner);
             }
-            Operation::Release { owner } => releases.push(tenant, resource, owner, None),
+            Operation::Release { owner } => {
+                releases.push(tenant, resource, owner, None);
+                releases.push_session(tenant, resource, owner);
+            }
             Operation::Renew { owner, ttl, value } => {
                 renews.push(tenant, resource, owner, Some((*ttl, value.as_ref())))
             }
@@ -204,6 +243,11 @@ pub(crate) fn write_batch<'a>(
             Param::NullableTextArray(&renews.values),
             Param::BigIntArray(&acquires.delays_ms),
             Param::BigInt(crate::sessions::HELD),
+            Param::NullableTextArray(&acquires.sessions.tenants()),
+            Param::NullableTextArray(&acquires.sessions.ids()),
+            Param::NullableTextArray(&acquires.sessions.kinds()),
+            Param::NullableTextArray(&releases.sessions.tenants()),
+            Param::NullableTextArray(&releases.sessions.ids()),
         ],
     )
     .load::<BatchRow>(conn)
@@ -220,9 +264,48 @@ struct Columns<'a> {
     values: Vec<Option<&'a str>>,
     /// Acquires only: their lock-delays.
     delays_ms: Vec<i64>,
+    /// Acquires and releases: the session each is made under, if any.
+    sessions: Sessions,
+}
+
+/// The session each operation of one kind is made under (its holder is the session's), for
+/// [`WRITE_BATCH`]'s `$16`–`$20`: the tenant of its sessions, its id, and the kind of hold it
+/// takes; `None` for an operation under no session.
+#[derive(Default)]
+struct Sessions(Vec<Option<(Tenant, SessionId, LeaseKind)>>);
+
+impl Sessions {
+    fn tenants(&self) -> Vec<Option<&str>> {
+        self.0
+            .iter()
+            .map(|s| s.as_ref().map(|(tenant, _, _)| tenant.as_str()))
+            .collect()
+    }
+
+    fn ids(&self) -> Vec<Option<&str>> {
+        self.0
+            .iter()
+            .map(|s| s.as_ref().map(|(_, id, _)| id.as_str()))
+            .collect()
+    }
+
+    fn kinds(&self) -> Vec<Option<&str>> {
+        self.0
+            .iter()
+            .map(|s| s.as_ref().map(|(_, _, kind)| kind.as_str()))
+            .collect()
+    }
 }
 
 impl<'a> Columns<'a> {
+    /// Notes the session that `owner`, writing on `tenant`'s lock, is the holder of, if any.
+    fn push_session(&mut self, tenant: &Tenant, resource: &ResourceName, owner: &Owner) {
+        self.sessions.0.push(owner.session().map(|id| {
+            let kind = SessionHold::kind_at(tenant, &Place::Lock(resource.clone()));
+            (lock_domain::sessions_tenant(tenant), id, kind)
+        }));
+    }
+
     fn push(
         &mut self,
         tenant: &'a Tenant,

@@ -55,8 +55,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    Claim, LeaseOp, LeaseOutcome, LeaseTerms, ListQuery, Place, RepositoryError, ResourceName,
-    SemaphorePage, Tenant,
+    Claim, LeaseOp, LeaseOutcome, LeaseTerms, ListQuery, Owner, Place, RepositoryError,
+    ResourceName, SemaphorePage, SessionId, Tenant,
 };
 
 use self::queue::{lock, Outcome, Queue, Shared};
@@ -76,6 +76,8 @@ pub(crate) struct PostgresBatcher {
     permits: PermitBatcher,
     /// Runs what the batcher does not: undos, sweeps, reads.
     direct: PostgresDirect,
+    /// The sessions batched operations were made under (their holders, their lock-delays).
+    sessions: sessions::KnownSessions,
 }
 
 impl Drop for PostgresBatcher {
@@ -124,11 +126,101 @@ impl PostgresBatcher {
             shared,
             permits,
             direct,
+            sessions: sessions::KnownSessions::default(),
         })
     }
 }
 
 impl PostgresBatcher {
+    /// An exclusive acquire of `resource` by `terms` in a batch; when the statement refuses, the
+    /// lock's holders decide `op` (the same acquire as the caller made it) and say why.
+    async fn acquire_lock(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        terms: LeaseTerms,
+        op: LeaseOp,
+    ) -> Result<LeaseOutcome, RepositoryError> {
+        let statement = self.acquire_row(tenant.clone(), resource, terms);
+        postgres_direct::acquire_exclusive(statement, || self.permits.submit(tenant, op)).await
+    }
+
+    /// A release of `resource` by `owner` in a batch; when the statement finds another holder
+    /// (or `owner`'s session ended), the lock's holders decide `op` (the same release as the
+    /// caller made it).
+    async fn release_lock(
+        &self,
+        tenant: Tenant,
+        resource: ResourceName,
+        owner: Owner,
+        op: LeaseOp,
+    ) -> Result<LeaseOutcome, RepositoryError> {
+        let key = (tenant.clone(), resource);
+        let statement = async {
+            match self.batched(key, Operation::Release { owner }).await? {
+                Outcome::Release(row) => postgres_direct::released(row),
+                _ => Err(mismatch()),
+            }
+        };
+        postgres_direct::release_or_renew(statement, || self.permits.submit(tenant, op)).await
+    }
+
+    /// `op`, made under session `id`. An exclusive acquire or a lock's release runs in a batch
+    /// as the session's holder, the statement deciding on the session (`postgres_batch/
+    /// sessions.rs`); every other operation is decided on its session in the transaction that
+    /// applies it (see `sessions.rs`): group-committed with the operations through holders, a
+    /// set in a transaction of its own.
+    async fn apply_under_session(
+        &self,
+        tenant: Tenant,
+        id: SessionId,
+        op: LeaseOp,
+    ) -> Result<LeaseOutcome, RepositoryError> {
+        let batched = matches!(
+            &op,
+            LeaseOp::Acquire {
+                place: Place::Lock(_),
+                claim: Claim::Exclusive,
+                ..
+            } | LeaseOp::Release {
+                place: Place::Lock(_),
+                ..
+            }
+        );
+        if !batched {
+            return match op {
+                LeaseOp::AcquireAll(_) => self.direct.apply(tenant, op).await,
+                op => self.permits.submit(tenant, op).await,
+            };
+        }
+        let sessions_tenant = lock_domain::sessions_tenant(&tenant);
+        let known = self
+            .sessions
+            .get(self.direct.pooled(), sessions_tenant, id)
+            .await?;
+        let Some(session) = known else {
+            // No such session (any more): the domain's answer, whatever the time.
+            return op
+                .with_session(None, chrono::Utc::now())
+                .err()
+                .ok_or_else(|| {
+                    RepositoryError::internal("an operation under no session was applied")
+                });
+        };
+        match op.clone().under_session(&session) {
+            LeaseOp::Acquire {
+                place: Place::Lock(resource),
+                terms,
+                ..
+            } => self.acquire_lock(tenant, resource, terms, op).await,
+            LeaseOp::Release {
+                place: Place::Lock(resource),
+                owner,
+            } => self.release_lock(tenant, resource, owner, op).await,
+            _ => self.permits.submit(tenant, op).await,
+        }
+    }
+
     /// Runs `operation` on `key` in a batch.
     async fn batched(
         &self,
@@ -163,26 +255,8 @@ impl Writer for PostgresBatcher {
     /// every other operation through holders is group-committed (`postgres_permits`); the rest
     /// runs as without batching.
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
-        let batched_under_session = matches!(
-            &op,
-            LeaseOp::Acquire {
-                place: Place::Lock(_),
-                claim: Claim::Exclusive,
-                ..
-            } | LeaseOp::Release {
-                place: Place::Lock(_),
-                ..
-            }
-        );
-        if op.session().is_some() && !batched_under_session {
-            // Decided on its session in the transaction that applies it (see `sessions.rs`):
-            // group-committed with the other operations through holders; a set, in a
-            // transaction of its own. An exclusive acquire or a lock's release is batched: its
-            // batch decides it on its session (`postgres_batch/sessions.rs`).
-            return match op {
-                LeaseOp::AcquireAll(_) => self.direct.apply(tenant, op).await,
-                op => self.permits.submit(tenant, op).await,
-            };
+        if let Some(id) = op.session() {
+            return self.apply_under_session(tenant, id, op).await;
         }
         match op {
             LeaseOp::Acquire {
@@ -190,35 +264,22 @@ impl Writer for PostgresBatcher {
                 claim: Claim::Exclusive,
                 terms,
             } => {
-                let statement = self.acquire_row(tenant.clone(), resource.clone(), terms.clone());
                 let op = LeaseOp::Acquire {
-                    place: Place::Lock(resource),
+                    place: Place::Lock(resource.clone()),
                     claim: Claim::Exclusive,
-                    terms,
+                    terms: terms.clone(),
                 };
-                postgres_direct::acquire_exclusive(statement, || self.permits.submit(tenant, op))
-                    .await
+                self.acquire_lock(tenant, resource, terms, op).await
             }
             LeaseOp::Release {
                 place: Place::Lock(resource),
                 owner,
             } => {
-                let key = (tenant.clone(), resource.clone());
-                let operation = Operation::Release {
+                let op = LeaseOp::Release {
+                    place: Place::Lock(resource.clone()),
                     owner: owner.clone(),
                 };
-                let statement = async {
-                    match self.batched(key, operation).await? {
-                        Outcome::Release(row) => postgres_direct::released(row),
-                        _ => Err(mismatch()),
-                    }
-                };
-                let op = LeaseOp::Release {
-                    place: Place::Lock(resource),
-                    owner,
-                };
-                postgres_direct::release_or_renew(statement, || self.permits.submit(tenant, op))
-                    .await
+                self.release_lock(tenant, resource, owner, op).await
             }
             LeaseOp::Renew {
                 place: Place::Lock(resource),

@@ -10,7 +10,6 @@ use lock_domain::{RepositoryError, StoreEvents, Tenant};
 
 use super::followers::Holder;
 use super::queue::{Key, Outcome, Queued};
-use super::sessions;
 use crate::connection::PoolHealth;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
 use crate::postgres::writes::{self, BatchRow, Miss, Operation};
@@ -31,7 +30,7 @@ pub(super) fn run_batch(
     // Key order: rows are locked in the same order by every batch.
     batch.sort_by(|a, b| a.key.cmp(&b.key));
     match write(conn, &batch) {
-        Ok((rows, answered)) => settle(conn, batch, rows, answered, holders, events),
+        Ok(rows) => settle(conn, batch, rows, holders, events),
         Err(error) if batch.len() > 1 && !conn.is_broken() => {
             // Nothing of the batch happened. Run each operation alone, so that whatever failed
             // fails only its own.
@@ -96,28 +95,15 @@ fn is_conflict(error: &diesel::result::Error) -> bool {
     }
 }
 
-/// The one statement of a batch (in a transaction with its sessions when one of its operations
-/// is made under one: see `sessions.rs`), and the answers of the operations decided without
-/// it, by their place in `batch`.
-fn write(conn: &mut PgConnection, batch: &[Queued]) -> diesel::QueryResult<Written> {
-    if sessions::any(batch) {
-        return sessions::write_under_sessions(conn, batch);
-    }
-    let rows = writes::write_batch(
+/// The one statement of a batch.
+fn write(conn: &mut PgConnection, batch: &[Queued]) -> diesel::QueryResult<Vec<BatchRow>> {
+    writes::write_batch(
         conn,
         batch
             .iter()
             .map(|queued| (&queued.key.0, &queued.key.1, &queued.operation)),
-    )?;
-    Ok((rows, Vec::new()))
+    )
 }
-
-/// What a batch wrote, and the answers of its operations decided without a write (by their
-/// place in the batch).
-type Written = (
-    Vec<BatchRow>,
-    Vec<(usize, Result<Outcome, RepositoryError>)>,
-);
 
 /// Answers the operations of a committed batch from its rows. A release or renew that wrote
 /// nothing is told apart (not found, forbidden) by a read, as without batching; when that read
@@ -126,12 +112,9 @@ fn settle(
     conn: &mut PgConnection,
     batch: Vec<Queued>,
     rows: Vec<BatchRow>,
-    answered: Vec<(usize, Result<Outcome, RepositoryError>)>,
     holders: &mut Vec<(Key, Holder)>,
     events: &dyn StoreEvents,
 ) -> (Vec<Key>, Vec<Queued>) {
-    let mut answered: HashMap<usize, Result<Outcome, RepositoryError>> =
-        answered.into_iter().collect();
     let mut written: HashMap<(String, String), LockRow> = rows
         .into_iter()
         .map(|row| ((row.tenant, row.lock.resource.clone()), row.lock))
@@ -141,12 +124,7 @@ fn settle(
     // Everything the statement decided is answered first: a slow read for a miss must not hold
     // back (and time out) the answer of a write that has committed.
     let mut misses = Vec::new();
-    for (i, mut queued) in batch.into_iter().enumerate() {
-        if let Some(answer) = answered.remove(&i) {
-            done.push(queued.key.clone());
-            let _ = queued.answer(answer);
-            continue;
-        }
+    for mut queued in batch {
         let (tenant, resource) = &queued.key;
         let row = written.remove(&(tenant.as_str().to_owned(), resource.as_str().to_owned()));
         queued.attempts += 1;
@@ -187,6 +165,15 @@ fn settle(
     for queued in misses {
         let (tenant, resource) = &queued.key;
         let release = matches!(queued.operation, Operation::Release { .. });
+        if let Operation::Release { owner } = &queued.operation {
+            if owner.session().is_some() {
+                // Its session may have ended (the statement checks it; the lock's row cannot
+                // tell): the lock's holders decide it, on its session (see `sessions.rs`).
+                done.push(queued.key.clone());
+                let _ = queued.answer(Ok(Outcome::Release(ReleaseRow::Forbidden)));
+                continue;
+            }
+        }
         let outcome = match writes::classify_miss(conn, tenant, resource, &queued.operation) {
             Err(error) => Err(error),
             Ok(Miss::NotFound) if release => Ok(Outcome::Release(ReleaseRow::NotFound)),
