@@ -3,10 +3,10 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::operator::{self, OperatorArgs, DONE, NOT_FOUND};
-use super::table::{cell, remaining_cell, under, Table};
+use super::operator::{self, OperatorArgs};
+use super::table::{cell, remaining_cell, Table};
 
 #[derive(Debug, Clone, Args)]
 pub struct LocksArgs {
@@ -23,22 +23,14 @@ pub struct LocksArgs {
 }
 
 pub fn run(args: &LocksArgs) -> ExitCode {
-    operator::exit(list(args))
-}
-
-fn list(args: &LocksArgs) -> Result<u8, u8> {
-    let client = args.common.client();
-    let query = [("prefix", args.prefix.as_str())];
-    let locks = operator::follow_pages(&client, "/locks", "locks", &query, args.limit)
-        .map_err(|error| operator::failed("locks", client.base_url(), &error))?;
-    if args.common.json {
-        operator::print_json(&json!({ "locks": locks }));
-    } else if locks.is_empty() {
-        operator::print(&format!("no live locks{}\n", under(&args.prefix)));
-    } else {
-        operator::print(&table(&locks).render());
-    }
-    Ok(if locks.is_empty() { NOT_FOUND } else { DONE })
+    operator::exit(operator::list(
+        &args.common,
+        "/locks",
+        "locks",
+        &args.prefix,
+        args.limit,
+        table,
+    ))
 }
 
 fn table(locks: &[Value]) -> Table {

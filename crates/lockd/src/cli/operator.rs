@@ -1,6 +1,6 @@
 //! What the operator commands (`lockd locks`, `status`, `release`, `sessions`, `history`,
 //! `watch`, `fence`) share: their common options, their exit statuses, how a failure is told on
-//! one line, and a listing followed across its pages. Each is a pure client of the REST API,
+//! one line, a listing followed across its pages, and the flow of a listing command. Each is a pure client of the REST API,
 //! through `lock-client`.
 
 use std::io::Write;
@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use clap::Args;
 use lock_client::{ClientError, LockClient, Primitive};
-use serde_json::Value;
+use serde_json::{json, Value};
 
+use super::table::{under, Table};
 use super::ServerArgs;
 pub use crate::run::exit::{INVALID_INPUT, UNAUTHORIZED, UNAVAILABLE};
 
@@ -144,6 +145,36 @@ pub fn print(text: &str) -> bool {
 /// Prints `document` as one line of JSON.
 pub fn print_json(document: &Value) -> bool {
     print(&format!("{document}\n"))
+}
+
+/// A listing command (`lockd locks`, `lockd sessions`): every item under `key` of the listing at
+/// `path` whose names start with `prefix` (all, or the first `limit`), printed as JSON
+/// (`{key: [...]}`), as `no live {key}` when there is none, or as `table`'s rows. A failure is
+/// told as `lockd {key}: ...`.
+///
+/// # Errors
+/// The exit status of the first request that got no usable answer (see [`failed`]); otherwise
+/// 0 when some were listed, 1 when none.
+pub fn list(
+    common: &OperatorArgs,
+    path: &str,
+    key: &str,
+    prefix: &str,
+    limit: Option<u64>,
+    table: fn(&[Value]) -> Table,
+) -> Result<u8, u8> {
+    let client = common.client();
+    let query = [("prefix", prefix)];
+    let items = follow_pages(&client, path, key, &query, limit)
+        .map_err(|error| failed(key, client.base_url(), &error))?;
+    if common.json {
+        print_json(&json!({ key: items }));
+    } else if items.is_empty() {
+        print(&format!("no live {key}{}\n", under(prefix)));
+    } else {
+        print(&table(&items).render());
+    }
+    Ok(if items.is_empty() { NOT_FOUND } else { DONE })
 }
 
 /// Every item under `key` of the listing at `path` (`/locks`, `/sessions`, a history), with

@@ -3,10 +3,10 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::operator::{self, OperatorArgs, DONE, NOT_FOUND};
-use super::table::{cell, remaining_cell, time_cell, under, Table};
+use super::operator::{self, OperatorArgs};
+use super::table::{cell, remaining_cell, time_cell, Table};
 
 #[derive(Debug, Clone, Args)]
 pub struct SessionsArgs {
@@ -23,22 +23,14 @@ pub struct SessionsArgs {
 }
 
 pub fn run(args: &SessionsArgs) -> ExitCode {
-    operator::exit(list(args))
-}
-
-fn list(args: &SessionsArgs) -> Result<u8, u8> {
-    let client = args.common.client();
-    let query = [("prefix", args.prefix.as_str())];
-    let sessions = operator::follow_pages(&client, "/sessions", "sessions", &query, args.limit)
-        .map_err(|error| operator::failed("sessions", client.base_url(), &error))?;
-    if args.common.json {
-        operator::print_json(&json!({ "sessions": sessions }));
-    } else if sessions.is_empty() {
-        operator::print(&format!("no live sessions{}\n", under(&args.prefix)));
-    } else {
-        operator::print(&table(&sessions).render());
-    }
-    Ok(if sessions.is_empty() { NOT_FOUND } else { DONE })
+    operator::exit(operator::list(
+        &args.common,
+        "/sessions",
+        "sessions",
+        &args.prefix,
+        args.limit,
+        table,
+    ))
 }
 
 fn table(sessions: &[Value]) -> Table {
