@@ -9,7 +9,7 @@ use lock_store_diesel::testing::TestDatabase;
 use serde_json::{json, Value};
 
 use crate::server::TestServer;
-use crate::tenants::as_key;
+use crate::tenants::{as_key, ADMIN, PLAIN};
 
 on_both_backends!(
     an_admin_key_force_releases_every_lease_and_a_plain_key_cannot,
@@ -18,8 +18,6 @@ on_both_backends!(
     elections_are_listed_with_their_waiters,
 );
 
-const ADMIN: &str = "acme-admin-key-0123456789";
-const PLAIN: &str = "acme-plain-key-0123456789";
 const OTHER_ADMIN: &str = "globex-admin-key-0123456789";
 
 fn start(db: &TestDatabase) -> (TestServer, tempfile::TempDir) {

@@ -8,14 +8,14 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use lock_store_diesel::testing::TestDatabase;
 use serde_json::{json, Value};
 
-use crate::processes::finish;
+use crate::processes::{exit_within, finish};
 use crate::server::{lockd_binary, TestServer};
-use crate::tenants::as_key;
+use crate::tenants::{as_key, ADMIN, PLAIN};
 
 on_both_backends!(
     locks_lists_every_page_as_the_server_holds_them,
@@ -26,9 +26,6 @@ on_both_backends!(
     watch_prints_events_as_they_happen_until_sigterm,
     watch_ends_69_when_the_server_goes_away,
 );
-
-const ADMIN: &str = "acme-admin-key-0123456789";
-const PLAIN: &str = "acme-plain-key-0123456789";
 
 /// What a finished command left: its status, stdout and stderr.
 #[derive(Debug)]
@@ -86,22 +83,12 @@ fn lockd_as(server: &TestServer, key: &str, args: &[&str]) -> Ran {
 }
 
 fn wait_output(mut child: Child, within: Duration) -> std::process::Output {
-    let deadline = Instant::now() + within;
     // Read both pipes while waiting, so a long output cannot block the child.
     let stdout = child.stdout.take().expect("stdout");
     let stderr = child.stderr.take().expect("stderr");
     let out = std::thread::spawn(move || read_all(stdout));
     let err = std::thread::spawn(move || read_all(stderr));
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("lockd did not exit within {within:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = exit_within(&mut child, within);
     std::process::Output {
         status,
         stdout: out.join().expect("stdout reader"),
@@ -172,6 +159,16 @@ fn without_ttl(mut document: Value) -> Value {
     document
 }
 
+/// A listing's documents, each [`without_ttl`].
+fn without_ttls(list: &Value) -> Vec<Value> {
+    list.as_array()
+        .expect("a list")
+        .iter()
+        .cloned()
+        .map(without_ttl)
+        .collect()
+}
+
 /// A port on which nothing listens: bound, then freed.
 fn closed_port() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -222,15 +219,7 @@ fn locks_lists_every_page_as_the_server_holds_them(db: TestDatabase) {
     // The same documents as the server's own listing.
     let page = get(&server, "/locks?prefix=payment&limit=10");
     let mine = lockd(&server, &["locks", "--prefix", "payment", "--json"]).json();
-    let strip = |list: &Value| -> Vec<Value> {
-        list.as_array()
-            .unwrap()
-            .iter()
-            .cloned()
-            .map(without_ttl)
-            .collect()
-    };
-    assert_eq!(strip(&mine["locks"]), strip(&page["locks"]));
+    assert_eq!(without_ttls(&mine["locks"]), without_ttls(&page["locks"]));
     let limited = lockd(&server, &["locks", "--limit", "3", "--json"]).json();
     assert_eq!(limited["locks"].as_array().unwrap().len(), 3);
 
@@ -369,15 +358,10 @@ fn sessions_lists_the_live_sessions(db: TestDatabase) {
 
     let listed = lockd(&server, &["sessions", "--json"]).json();
     let served = get(&server, "/sessions");
-    let strip = |list: &Value| -> Vec<Value> {
-        list.as_array()
-            .unwrap()
-            .iter()
-            .cloned()
-            .map(without_ttl)
-            .collect()
-    };
-    assert_eq!(strip(&listed["sessions"]), strip(&served["sessions"]));
+    assert_eq!(
+        without_ttls(&listed["sessions"]),
+        without_ttls(&served["sessions"])
+    );
     assert_eq!(listed["sessions"].as_array().unwrap().len(), 2);
 
     let table = lockd(&server, &["sessions"]);

@@ -12,6 +12,10 @@ const ACME: &str = "acme-0123456789abcdef";
 const ACME_SECOND: &str = "acme-second-key-42";
 const GLOBEX: &str = "globex-fedcba9876543210";
 
+/// An admin key and a plain key of tenant `acme`, for the tests that force-release.
+pub(crate) const ADMIN: &str = "acme-admin-key-0123456789";
+pub(crate) const PLAIN: &str = "acme-plain-key-0123456789";
+
 pub(crate) fn digest(key: &str) -> String {
     let mut child = std::process::Command::new(crate::server::lockd_binary())
         .arg("hash-key")
