@@ -127,6 +127,15 @@ fn permits(raw: &str, wait: Duration) -> PermitsRequest {
     }
 }
 
+/// A lock acquired by `raw` in `mode`, waiting at most `wait`.
+async fn acquire(service: &LockService, raw: &str, mode: LockMode, wait: Duration) -> Acquired {
+    service
+        .locks()
+        .acquire(lock(raw, mode, wait), || false)
+        .await
+        .unwrap()
+}
+
 /// The one wait heard, with its duration.
 fn one_wait(heard: &[Heard]) -> (Primitive, Waited, Duration) {
     let waits: Vec<_> = heard
@@ -154,11 +163,7 @@ fn contentions(heard: &[Heard]) -> Vec<Primitive> {
 async fn a_grant_at_once_without_a_wait_is_neither_measured_nor_contended() {
     let clock = ManualClock::new();
     let (service, heard) = service(&clock);
-    let granted = service
-        .locks()
-        .acquire(lock("a", LockMode::Exclusive, Duration::ZERO), || false)
-        .await
-        .unwrap();
+    let granted = acquire(&service, "a", LockMode::Exclusive, Duration::ZERO).await;
     assert!(matches!(granted, Acquired::Granted { .. }));
     assert_eq!(heard.take(), vec![]);
 }
@@ -168,11 +173,7 @@ async fn a_free_lock_asked_with_a_wait_is_measured_granted_and_not_contended() {
     let clock = ManualClock::new();
     let (service, heard) = service(&clock);
     let wait = Duration::from_secs(30);
-    let granted = service
-        .locks()
-        .acquire(lock("a", LockMode::Exclusive, wait), || false)
-        .await
-        .unwrap();
+    let granted = acquire(&service, "a", LockMode::Exclusive, wait).await;
     assert!(matches!(granted, Acquired::Granted { .. }));
     let heard = heard.take();
     let (primitive, how, waited) = one_wait(&heard);
@@ -185,15 +186,8 @@ async fn a_free_lock_asked_with_a_wait_is_measured_granted_and_not_contended() {
 async fn a_refusal_without_a_wait_is_contended_and_not_measured() {
     let clock = ManualClock::new();
     let (service, heard) = service(&clock);
-    let locks = service.locks();
-    locks
-        .acquire(lock("a", LockMode::Exclusive, Duration::ZERO), || false)
-        .await
-        .unwrap();
-    let refused = locks
-        .acquire(lock("b", LockMode::Shared, Duration::ZERO), || false)
-        .await
-        .unwrap();
+    acquire(&service, "a", LockMode::Exclusive, Duration::ZERO).await;
+    let refused = acquire(&service, "b", LockMode::Shared, Duration::ZERO).await;
     assert!(matches!(refused, Acquired::Held { .. }));
     assert_eq!(heard.take(), vec![Heard::Contended(Primitive::SharedLock)]);
 }
@@ -203,11 +197,7 @@ async fn a_waiter_granted_after_a_release_is_contended_and_measured_from_its_arr
     let clock = ManualClock::new();
     let (service, heard) = service(&clock);
     let service = Arc::new(service);
-    service
-        .locks()
-        .acquire(lock("a", LockMode::Exclusive, Duration::ZERO), || false)
-        .await
-        .unwrap();
+    acquire(&service, "a", LockMode::Exclusive, Duration::ZERO).await;
     let waiter = {
         let service = Arc::clone(&service);
         tokio::spawn(async move {
@@ -251,17 +241,9 @@ async fn a_waiter_granted_after_a_release_is_contended_and_measured_from_its_arr
 async fn a_wait_that_times_out_is_contended_and_measured_timed_out() {
     let clock = ManualClock::new();
     let (service, heard) = service(&clock);
-    service
-        .locks()
-        .acquire(lock("a", LockMode::Exclusive, Duration::ZERO), || false)
-        .await
-        .unwrap();
+    acquire(&service, "a", LockMode::Exclusive, Duration::ZERO).await;
     let wait = Duration::from_millis(200);
-    let answered = service
-        .locks()
-        .acquire(lock("b", LockMode::Exclusive, wait), || false)
-        .await
-        .unwrap();
+    let answered = acquire(&service, "b", LockMode::Exclusive, wait).await;
     assert!(matches!(answered, Acquired::TimedOut { .. }));
     let heard = heard.take();
     let (primitive, how, waited) = one_wait(&heard);
@@ -312,10 +294,7 @@ async fn a_release_of_nothing_measures_no_hold_and_a_force_release_measures_each
         .unwrap();
     assert_eq!(heard.take(), vec![]);
     for reader in ["r1", "r2"] {
-        locks
-            .acquire(lock(reader, LockMode::Shared, Duration::ZERO), || false)
-            .await
-            .unwrap();
+        acquire(&service, reader, LockMode::Shared, Duration::ZERO).await;
     }
     clock.advance(Duration::from_secs(42));
     let ended = locks
