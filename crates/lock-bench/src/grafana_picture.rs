@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use plotters::prelude::*;
 
-use crate::http::HttpConnection;
+use crate::http::{Answer, HttpConnection};
 use crate::lockd::{session, Lockd};
 
 /// How many one-second samples a `rate` or a quantile spans (Grafana's `$__rate_interval` at a
@@ -156,15 +156,15 @@ async fn locks(addr: String, worker: u64, start: Instant, stop: Arc<AtomicBool>)
         let name = format!("report-{}", dice.below(4));
         let wait = if dice.below(5) == 0 { 0 } else { 2 };
         let body = format!(r#"{{"owner":"{owner}","ttl_seconds":30,"wait_seconds":{wait}}}"#);
-        let answer = conn
-            .request("POST", &format!("/locks/{name}"), Some(body.as_bytes()))
-            .await?;
-        if answer.status == 200 && granted(&answer.body) {
-            pause(20 + dice.below(280)).await;
-            let path = format!("/locks/{name}?owner={owner}");
-            conn.request("DELETE", &path, None).await?;
-        }
-        pause(50 + dice.below(200)).await;
+        let round = Round {
+            acquire: &format!("/locks/{name}"),
+            body: &body,
+            won: granted,
+            hold: (20, 280),
+            release: &format!("/locks/{name}?owner={owner}"),
+            rest: (50, 200),
+        };
+        round.play(&mut conn, &mut dice).await?;
     }
     Ok(())
 }
@@ -182,15 +182,15 @@ async fn shared(addr: String, worker: u64, stop: Arc<AtomicBool>) -> io::Result<
         };
         let body =
             format!(r#"{{"owner":"{owner}","ttl_seconds":30,"wait_seconds":2,"mode":"{mode}"}}"#);
-        let answer = conn
-            .request("POST", "/locks/catalogue", Some(body.as_bytes()))
-            .await?;
-        if answer.status == 200 && granted(&answer.body) {
-            pause(100 + dice.below(400)).await;
-            let path = format!("/locks/catalogue?owner={owner}");
-            conn.request("DELETE", &path, None).await?;
-        }
-        pause(100 + dice.below(300)).await;
+        let round = Round {
+            acquire: "/locks/catalogue",
+            body: &body,
+            won: granted,
+            hold: (100, 400),
+            release: &format!("/locks/catalogue?owner={owner}"),
+            rest: (100, 300),
+        };
+        round.play(&mut conn, &mut dice).await?;
     }
     Ok(())
 }
@@ -204,15 +204,15 @@ async fn permits(addr: String, worker: u64, stop: Arc<AtomicBool>) -> io::Result
         let body = format!(
             r#"{{"owner":"{owner}","ttl_seconds":30,"wait_seconds":2,"limit":2,"permits":1}}"#
         );
-        let answer = conn
-            .request("POST", "/semaphores/encoders", Some(body.as_bytes()))
-            .await?;
-        if answer.status == 200 && granted(&answer.body) {
-            pause(200 + dice.below(600)).await;
-            let path = format!("/semaphores/encoders?owner={owner}");
-            conn.request("DELETE", &path, None).await?;
-        }
-        pause(100 + dice.below(300)).await;
+        let round = Round {
+            acquire: "/semaphores/encoders",
+            body: &body,
+            won: granted,
+            hold: (200, 600),
+            release: &format!("/semaphores/encoders?owner={owner}"),
+            rest: (100, 300),
+        };
+        round.play(&mut conn, &mut dice).await?;
     }
     Ok(())
 }
@@ -224,21 +224,15 @@ async fn campaigns(addr: String, worker: u64, stop: Arc<AtomicBool>) -> io::Resu
     let candidate = format!("node-{worker}");
     while !stop.load(Ordering::Relaxed) {
         let body = format!(r#"{{"candidate":"{candidate}","ttl_seconds":30,"wait_seconds":3}}"#);
-        let answer = conn
-            .request(
-                "POST",
-                "/elections/scheduler/campaign",
-                Some(body.as_bytes()),
-            )
-            .await?;
-        let elected = serde_json::from_slice::<serde_json::Value>(&answer.body)
-            .is_ok_and(|body| body["elected"] == true);
-        if elected {
-            pause(1_000 + dice.below(2_000)).await;
-            let path = format!("/elections/scheduler/leader?candidate={candidate}");
-            conn.request("DELETE", &path, None).await?;
-        }
-        pause(200 + dice.below(500)).await;
+        let round = Round {
+            acquire: "/elections/scheduler/campaign",
+            body: &body,
+            won: elected,
+            hold: (1_000, 2_000),
+            release: &format!("/elections/scheduler/leader?candidate={candidate}"),
+            rest: (200, 500),
+        };
+        round.play(&mut conn, &mut dice).await?;
     }
     Ok(())
 }
@@ -262,9 +256,45 @@ async fn sessions(addr: String, worker: u64, stop: Arc<AtomicBool>) -> io::Resul
     Ok(())
 }
 
+/// One round of a load worker: ask at `acquire` with `body`; when `won` says the answer gave
+/// it, hold it for `hold` and let it go at `release`; then rest for `rest`. Each time is in
+/// milliseconds, a base and a spread the worker's dice picks within.
+struct Round<'a> {
+    acquire: &'a str,
+    body: &'a str,
+    won: fn(&Answer) -> bool,
+    hold: (u64, u64),
+    release: &'a str,
+    rest: (u64, u64),
+}
+
+impl Round<'_> {
+    async fn play(&self, conn: &mut HttpConnection, dice: &mut Dice) -> io::Result<()> {
+        let answer = conn
+            .request("POST", self.acquire, Some(self.body.as_bytes()))
+            .await?;
+        if (self.won)(&answer) {
+            pause(self.hold.0 + dice.below(self.hold.1)).await;
+            conn.request("DELETE", self.release, None).await?;
+        }
+        pause(self.rest.0 + dice.below(self.rest.1)).await;
+        Ok(())
+    }
+}
+
 /// Whether an acquire's answer says it was granted.
-fn granted(body: &[u8]) -> bool {
-    serde_json::from_slice::<serde_json::Value>(body).is_ok_and(|body| body["acquired"] == true)
+fn granted(answer: &Answer) -> bool {
+    answer.status == 200 && says(&answer.body, "acquired")
+}
+
+/// Whether a campaign's answer says it was elected.
+fn elected(answer: &Answer) -> bool {
+    says(&answer.body, "elected")
+}
+
+/// Whether `body` is a JSON object whose `key` is true.
+fn says(body: &[u8], key: &str) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body).is_ok_and(|body| body[key] == true)
 }
 
 /// A series of one panel: its legend, its points, and its colour and width when they say
