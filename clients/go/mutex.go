@@ -7,85 +7,60 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 )
 
 // lockHold is one lock held under a session in either mode: the core of Mutex and RWMutex.
 type lockHold struct {
-	session *Session
-	name    string
-
-	mu   sync.Mutex
-	lock *Lock
+	grant grant[Lock]
 }
 
-func (h *lockHold) key() holdKey { return holdKey{kind: "lock", name: h.name} }
+func newLockHold(s *Session, resource string) *lockHold {
+	return &lockHold{grant: grant[Lock]{session: s, key: holdKey{kind: "lock", name: resource}}}
+}
+
+func (h *lockHold) name() string { return h.grant.key.name }
 
 func (h *lockHold) acquire(ctx context.Context, mode Mode, wait bool) error {
-	escaped, err := segment("lock", h.name)
+	escaped, err := segment("lock", h.name())
 	if err != nil {
 		return err
 	}
-	var granted *Lock
-	try := func(ctx context.Context, waitSeconds int64, timeout time.Duration) (bool, error) {
+	session := h.grant.session
+	return h.grant.acquire(ctx, wait, func(ctx context.Context, waitSeconds int64, timeout time.Duration) (*Lock, error) {
 		body := struct {
 			Session     string `json:"session"`
 			Mode        Mode   `json:"mode"`
 			WaitSeconds int64  `json:"wait_seconds,omitempty"`
-		}{h.session.ID(), mode, waitSeconds}
+		}{session.ID(), mode, waitSeconds}
 		var answer struct {
 			Acquired bool  `json:"acquired"`
 			Lock     *Lock `json:"lock"`
 		}
 		r := request{method: http.MethodPost, path: "/locks/" + escaped, body: body, timeout: timeout}
-		if _, err := h.session.client.doJSON(ctx, r, &answer); err != nil {
-			return false, err
+		if _, err := session.client.doJSON(ctx, r, &answer); err != nil {
+			return nil, err
 		}
-		granted = answer.Lock
-		return answer.Acquired && answer.Lock != nil, nil
-	}
-	if err := h.session.hold(ctx, []holdKey{h.key()}, wait, try); err != nil {
-		return err
-	}
-	h.mu.Lock()
-	h.lock = granted
-	h.mu.Unlock()
-	return nil
+		if !answer.Acquired {
+			return nil, nil
+		}
+		return answer.Lock, nil
+	})
 }
 
 func (h *lockHold) release(ctx context.Context, mode Mode) error {
-	h.mu.Lock()
-	held := h.lock
-	h.mu.Unlock()
-	if held != nil && held.Mode != mode {
-		return fmt.Errorf("lockd: lock %q is held in %s mode, not %s", h.name, held.Mode, mode)
+	if held := h.grant.get(); held != nil && held.Mode != mode {
+		return fmt.Errorf("lockd: lock %q is held in %s mode, not %s", h.name(), held.Mode, mode)
 	}
-	err := h.session.releaseHold(ctx, h.key())
-	if err == nil || !isOutcomeUnknown(err) {
-		h.mu.Lock()
-		h.lock = nil
-		h.mu.Unlock()
-	}
-	return err
-}
-
-func (h *lockHold) lease() *Lock {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.lock == nil {
-		return nil
-	}
-	lock := *h.lock
-	return &lock
+	return h.grant.release(ctx)
 }
 
 // Mutex is an exclusive lock held under a session, as etcd's concurrency.Mutex.
-type Mutex struct{ h lockHold }
+type Mutex struct{ h *lockHold }
 
 // NewMutex is the lock on resource, held under s.
 func NewMutex(s *Session, resource string) *Mutex {
-	return &Mutex{h: lockHold{session: s, name: resource}}
+	return &Mutex{h: newLockHold(s, resource)}
 }
 
 // Lock waits until the lock is the session's, or ctx ends (ctx.Err()), or the session is lost
@@ -104,19 +79,19 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.h.release(ctx, Excl
 // Lease is the lock as granted (FencingToken: send it with every write made under the lock),
 // nil when the session does not hold it through this Mutex. Its ExpiresAt is the grant's: a
 // hold lasts as long as its session, see Session.ExpiresAt.
-func (m *Mutex) Lease() *Lock { return m.h.lease() }
+func (m *Mutex) Lease() *Lock { return m.h.grant.get() }
 
 // Resource is the lock's name.
-func (m *Mutex) Resource() string { return m.h.name }
+func (m *Mutex) Resource() string { return m.h.name() }
 
 // RWMutex is a lock held under a session either shared (RLock: readers coexist, each with its
 // own fencing token) or exclusive (Lock: one writer). A session holds it in one mode at a time:
 // asking for the other mode while holding it is an error matching ErrConflict (release first).
-type RWMutex struct{ h lockHold }
+type RWMutex struct{ h *lockHold }
 
 // NewRWMutex is the lock on resource, held under s in either mode.
 func NewRWMutex(s *Session, resource string) *RWMutex {
-	return &RWMutex{h: lockHold{session: s, name: resource}}
+	return &RWMutex{h: newLockHold(s, resource)}
 }
 
 // Lock waits for the lock in exclusive mode, as Mutex.Lock. While it waits, later readers on
@@ -141,7 +116,7 @@ func (m *RWMutex) RUnlock(ctx context.Context) error { return m.h.release(ctx, S
 
 // Lease is this session's lease on the lock (either mode), nil when not held through this
 // RWMutex.
-func (m *RWMutex) Lease() *Lock { return m.h.lease() }
+func (m *RWMutex) Lease() *Lock { return m.h.grant.get() }
 
 // Resource is the lock's name.
-func (m *RWMutex) Resource() string { return m.h.name }
+func (m *RWMutex) Resource() string { return m.h.name() }
