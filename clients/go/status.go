@@ -13,15 +13,11 @@ import (
 // GetLock is the live holders of the lock on resource: one for an exclusive lock, every reader
 // of a shared one (in fencing-token order). A free lock is an error matching ErrNotFound.
 func (c *Client) GetLock(ctx context.Context, resource string) ([]Lock, error) {
-	name, err := segment("lock", resource)
-	if err != nil {
-		return nil, err
-	}
 	var status struct {
 		Lock
 		Holders []Lock `json:"holders"`
 	}
-	if _, err := c.doJSON(ctx, request{method: http.MethodGet, path: "/locks/" + name}, &status); err != nil {
+	if err := c.getNamed(ctx, "lock", "/locks/", resource, &status); err != nil {
 		return nil, err
 	}
 	if status.Mode == Shared {
@@ -33,12 +29,8 @@ func (c *Client) GetLock(ctx context.Context, resource string) ([]Lock, error) {
 // GetSemaphore is the semaphore's live holders and its free permits. A semaphore without a
 // live holder is an error matching ErrNotFound.
 func (c *Client) GetSemaphore(ctx context.Context, semaphore string) (*SemaphoreStatus, error) {
-	name, err := segment("semaphore", semaphore)
-	if err != nil {
-		return nil, err
-	}
 	var status SemaphoreStatus
-	if _, err := c.doJSON(ctx, request{method: http.MethodGet, path: "/semaphores/" + name}, &status); err != nil {
+	if err := c.getNamed(ctx, "semaphore", "/semaphores/", semaphore, &status); err != nil {
 		return nil, err
 	}
 	return &status, nil
@@ -47,12 +39,8 @@ func (c *Client) GetSemaphore(ctx context.Context, semaphore string) (*Semaphore
 // GetLeader is the election's leader. A vacant office is an error matching ErrNoLeader (and
 // ErrNotFound, its *Problem).
 func (c *Client) GetLeader(ctx context.Context, election string) (*Leader, error) {
-	name, err := segment("election", election)
-	if err != nil {
-		return nil, err
-	}
 	var leader Leader
-	if _, err := c.doJSON(ctx, request{method: http.MethodGet, path: "/elections/" + name}, &leader); err != nil {
+	if err := c.getNamed(ctx, "election", "/elections/", election, &leader); err != nil {
 		if p := problemOf(err); p != nil && p.Status == http.StatusNotFound {
 			return nil, &kindError{kind: ErrNoLeader, err: err}
 		}
@@ -64,18 +52,25 @@ func (c *Client) GetLeader(ctx context.Context, election string) (*Leader, error
 // GetSession is a live session and its live holds. An ended one is an error matching
 // ErrSessionNotFound.
 func (c *Client) GetSession(ctx context.Context, id string) (*SessionInfo, []Hold, error) {
-	name, err := segment("session", id)
-	if err != nil {
-		return nil, nil, err
-	}
 	var answer struct {
 		Session SessionInfo `json:"session"`
 		Holds   []Hold      `json:"holds"`
 	}
-	if _, err := c.doJSON(ctx, request{method: http.MethodGet, path: "/sessions/" + name}, &answer); err != nil {
+	if err := c.getNamed(ctx, "session", "/sessions/", id, &answer); err != nil {
 		return nil, nil, err
 	}
 	return &answer.Session, answer.Holds, nil
+}
+
+// getNamed decodes lockd's answer to GET collection + name into out. An empty name is refused
+// before anything is sent (the error names it as what's).
+func (c *Client) getNamed(ctx context.Context, what, collection, name string, out interface{}) error {
+	escaped, err := segment(what, name)
+	if err != nil {
+		return err
+	}
+	_, err = c.doJSON(ctx, request{method: http.MethodGet, path: collection + escaped}, out)
+	return err
 }
 
 // CheckFence asks lockd whether token is the fencing token of a live lease on the lock
