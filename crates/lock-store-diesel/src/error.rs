@@ -99,6 +99,7 @@ fn is_wal_full(error: &DieselError) -> bool {
 pub(crate) fn is_unavailable(error: &DieselError) -> bool {
     match error {
         DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, _)
+        | DieselError::DatabaseError(DatabaseErrorKind::UnableToSendCommand, _)
         | DieselError::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, _)
         | DieselError::BrokenTransactionManager => true,
         DieselError::DatabaseError(_, info) => {
@@ -110,6 +111,10 @@ pub(crate) fn is_unavailable(error: &DieselError) -> bool {
                 "readonly database",
                 "unable to open database",
                 "server closed the connection",
+                // libpq on a connection reset under it: the command may or may not have run.
+                "could not send data to server",
+                "could not receive data from server",
+                "lost synchronization with server",
                 "terminating connection",
                 "could not connect",
                 "connection",
@@ -160,6 +165,18 @@ mod tests {
                 ErrorClass::Unavailable,
             ),
             (
+                "could not send data to server: Broken pipe",
+                ErrorClass::Unavailable,
+            ),
+            (
+                "could not receive data from server: Connection reset by peer",
+                ErrorClass::Unavailable,
+            ),
+            (
+                "lost synchronization with server: got message type \"Z\", length 5",
+                ErrorClass::Unavailable,
+            ),
+            (
                 "duplicate key value violates unique constraint",
                 ErrorClass::Internal,
             ),
@@ -167,5 +184,11 @@ mod tests {
         for (message, class) in cases {
             assert_eq!(ErrorClass::of(&database_error(message)), class, "{message}");
         }
+        // A command that could not be sent (whatever libpq said) never reached the database.
+        let unsent = DieselError::DatabaseError(
+            DatabaseErrorKind::UnableToSendCommand,
+            Box::new("Broken pipe".to_owned()),
+        );
+        assert_eq!(ErrorClass::of(&unsent), ErrorClass::Unavailable);
     }
 }
