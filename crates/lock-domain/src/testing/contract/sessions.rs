@@ -483,6 +483,37 @@ pub async fn a_session_that_runs_out_ends_every_hold_and_keeps_their_places(h: &
     let fresh = open(store, tenant(), 8, None, 30, 0).await;
     let op = acquire("x-lock", Claim::Exclusive, &fresh.id);
     assert!(matches!(refusal(store, op).await, Refusal::Delayed { .. }));
+
+    // Acquires under the run-out session of a lock another owner holds, arriving together with
+    // that owner's refused acquires (which a store may batch, and answer from the holder it
+    // saw): each is decided on its session first, so none is told who holds the lock.
+    crate::testing::contract::fixtures::granted(store, "x-held", "holder", 30).await;
+    let under = futures::future::join_all(
+        (0..6).map(|_| store.apply(tenant(), acquire("x-held", Claim::Exclusive, id))),
+    );
+    let others = futures::future::join_all((0..3).map(|i| {
+        let op = LeaseOp::Acquire {
+            place: Place::Lock(name("x-held")),
+            claim: Claim::Exclusive,
+            terms: LeaseTerms::new(owner(&format!("other-{i}")), ttl(30), None),
+        };
+        store.apply(tenant(), op)
+    }));
+    let (under, others) = futures::future::join(under, others).await;
+    for outcome in under {
+        let refused = outcome.expect("an acquire answers").acquired();
+        assert!(
+            matches!(refused, Ok(Err(Refusal::SessionNotFound))),
+            "under a run-out session: {refused:?}"
+        );
+    }
+    for outcome in others {
+        let refused = outcome.expect("an acquire answers").acquired();
+        assert!(
+            matches!(refused, Ok(Err(Refusal::Held { .. }))),
+            "{refused:?}"
+        );
+    }
 }
 
 pub async fn an_unknown_session_grants_nothing(h: &dyn Harness) {
