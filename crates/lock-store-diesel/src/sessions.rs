@@ -277,24 +277,6 @@ macro_rules! session_statements {
             .execute(self)
         }
 
-        fn note_hold(
-            &mut self,
-            tenant: &Tenant,
-            id: &str,
-            hold: &SessionHold,
-        ) -> QueryResult<usize> {
-            Prepared::portable(
-                NOTE_HOLD,
-                vec![
-                    Param::Text(tenant.as_str()),
-                    Param::Text(id),
-                    Param::Text(hold.kind.as_str()),
-                    Param::Text(hold.grant.place.name().as_str()),
-                ],
-            )
-            .execute(self)
-        }
-
         fn hold_places(&mut self, tenant: &Tenant, id: &str) -> QueryResult<Vec<PlaceRow>> {
             Prepared::portable(
                 HOLD_PLACES,
@@ -387,10 +369,49 @@ macro_rules! session_statements {
 /// SQLite: the writer's transaction holds the write lock; nothing else writes meanwhile.
 impl SessionRows for SqliteConnection {
     session_statements!(SESSION, SESSION);
+
+    /// Written only when the writer does not know it committed already
+    /// (`writer::noted_holds`).
+    fn note_hold(&mut self, tenant: &Tenant, id: &str, hold: &SessionHold) -> QueryResult<usize> {
+        let (kind, name) = (hold.kind.as_str(), hold.grant.place.name().as_str());
+        if !crate::writer::noted_holds::needs_note(tenant.as_str(), id, kind, name) {
+            return Ok(0);
+        }
+        note_hold(self, tenant, id, kind, name)
+    }
 }
 
 impl SessionRows for PgConnection {
     session_statements!(POSTGRES_SESSION_SHARED, POSTGRES_SESSION_LOCKED);
+
+    fn note_hold(&mut self, tenant: &Tenant, id: &str, hold: &SessionHold) -> QueryResult<usize> {
+        let (kind, name) = (hold.kind.as_str(), hold.grant.place.name().as_str());
+        note_hold(self, tenant, id, kind, name)
+    }
+}
+
+/// Notes that session `id` of `tenant` holds `kind` at `name` (kept when noted already).
+fn note_hold<C>(
+    conn: &mut C,
+    tenant: &Tenant,
+    id: &str,
+    kind: &str,
+    name: &str,
+) -> QueryResult<usize>
+where
+    C: diesel::Connection,
+    for<'a> Prepared<'a>: diesel::query_dsl::methods::ExecuteDsl<C>,
+{
+    Prepared::portable(
+        NOTE_HOLD,
+        vec![
+            Param::Text(tenant.as_str()),
+            Param::Text(id),
+            Param::Text(kind),
+            Param::Text(name),
+        ],
+    )
+    .execute(conn)
 }
 
 /// The real ends of the sessions whose holds a read met, read once each.

@@ -16,6 +16,7 @@
 //! still committing"), and how to wait for those writes is the writer's business.
 
 mod group_commit;
+pub(crate) mod noted_holds;
 pub(crate) mod postgres_batch;
 pub(crate) mod postgres_direct;
 mod postgres_permits;

@@ -100,6 +100,7 @@ pub use semaphores::{
 pub use sessions::{
     a_force_release_after_a_session_ran_out_ends_nothing_live,
     a_forced_end_is_recorded_with_its_reason, a_grant_under_a_session_nobody_heard_of_is_undone,
+    a_place_taken_again_under_its_session_still_ends_with_it,
     a_reader_whose_session_ran_out_is_recorded_expired,
     a_session_opens_is_kept_alive_and_ends_once,
     a_session_that_runs_out_ends_every_hold_and_keeps_their_places,
@@ -249,7 +250,8 @@ macro_rules! repository_contract_suite {
             a_grant_under_a_session_nobody_heard_of_is_undone,
             a_force_release_after_a_session_ran_out_ends_nothing_live,
             a_reader_whose_session_ran_out_is_recorded_expired,
-            an_end_racing_acquires_under_its_session_leaves_no_hold
+            an_end_racing_acquires_under_its_session_leaves_no_hold,
+            a_place_taken_again_under_its_session_still_ends_with_it
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

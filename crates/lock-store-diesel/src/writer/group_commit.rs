@@ -25,6 +25,7 @@ use diesel::Connection;
 use lock_domain::{Clock, RepositoryError};
 use tokio::sync::oneshot;
 
+use super::noted_holds;
 use super::wal_limit::WalLimit;
 use crate::error::{from_query, ErrorClass};
 use crate::history::{self, Capture};
@@ -201,14 +202,20 @@ struct Transactions {
 }
 
 impl Transactions {
-    fn mark(&self) -> usize {
-        self.capture.as_ref().map_or(0, Capture::mark)
+    /// Where the next job's history records and session notes start.
+    fn mark(&self) -> (usize, usize) {
+        (
+            self.capture.as_ref().map_or(0, Capture::mark),
+            noted_holds::mark(),
+        )
     }
 
-    fn rewind(&self, mark: usize) {
+    /// The job that started at `mark` was rolled back: so are its records and notes.
+    fn rewind(&self, (records, notes): (usize, usize)) {
         if let Some(capture) = &self.capture {
-            capture.rewind(mark);
+            capture.rewind(records);
         }
+        noted_holds::rewind(notes);
     }
 
     /// Writes the history of the transaction and commits it; rolls it back when either fails.
@@ -218,7 +225,9 @@ impl Transactions {
             None => Ok(()),
         };
         let committed = written.and_then(|()| AnsiTransactionManager::commit_transaction(conn));
-        if committed.is_err() {
+        if committed.is_ok() {
+            noted_holds::committed();
+        } else {
             // A failed COMMIT may leave the transaction open: roll it back so the next one
             // starts clean.
             let _ = AnsiTransactionManager::rollback_transaction(conn);
@@ -237,6 +246,7 @@ fn run(
     max_batch: usize,
     mut wal: Option<WalLimit>,
 ) {
+    noted_holds::install();
     let mut batch: Vec<Job> = Vec::with_capacity(max_batch);
     loop {
         // Wakes for the WAL's checks even when no job comes.
@@ -346,6 +356,7 @@ fn begin_at(conn: &mut SqliteConnection, writer: &mut Transactions) -> diesel::Q
     if let Some(capture) = &mut writer.capture {
         capture.begin();
     }
+    noted_holds::begin();
     begin_immediate(conn)?;
     let now_ms = writer.clock.now().timestamp_millis();
     if let Err(error) = history::sqlite_begin(conn, now_ms) {

@@ -335,6 +335,68 @@ pub async fn closing_a_session_ends_every_hold_at_once_and_frees_them(h: &dyn Ha
     );
 }
 
+/// A session that takes the same place again and again (a worker's lock, taken and released
+/// once a job) has it noted once; every later hold there still ends with the session, whether
+/// it is closed or runs out, and is recorded so.
+pub async fn a_place_taken_again_under_its_session_still_ends_with_it(h: &dyn Harness) {
+    let store = h.open().await;
+    let store = &*store;
+    let closed = open(store, tenant(), 11, None, 30, 0).await;
+    let run_out = open(store, tenant(), 12, None, 1, 0).await;
+    let mut last = None;
+    for session in [&closed, &run_out] {
+        let resource = format!("again-{}", session.ttl.seconds());
+        let mut tokens = vec![];
+        for round in 0..3 {
+            let grant = granted(store, acquire(&resource, Claim::Exclusive, &session.id)).await;
+            tokens.push(grant.lease.fencing_token);
+            if round < 2 {
+                let op = LeaseOp::Release {
+                    place: Place::Lock(name(&resource)),
+                    owner: Owner::of_session(&session.id),
+                };
+                let released = store.apply(tenant(), op).await.unwrap().released();
+                assert_eq!(
+                    released.unwrap(),
+                    crate::ReleaseResult::Released(grant.lease.fencing_token)
+                );
+            }
+            last = Some(grant);
+        }
+        assert!(tokens.windows(2).all(|t| t[0] < t[1]), "{tokens:?}");
+        let (_, holds) = look(store, &session.id).await.expect("live");
+        let places: Vec<&Place> = holds.iter().map(|hold| &hold.grant.place).collect();
+        assert_eq!(places, vec![&Place::Lock(name(&resource))]);
+    }
+    let last = last.expect("granted");
+
+    let (_, holds) = end(store, &closed.id, None).await.expect("ended");
+    assert_eq!(holds.len(), 1, "the hold taken again: {holds:?}");
+    assert_eq!(status(store, "again-30").await, None);
+    crate::testing::contract::fixtures::granted(store, "again-30", "next", 30).await;
+    let records = store
+        .history(tenant(), query(one(LeaseKind::Lock, "again-30"), 100))
+        .await
+        .expect("history answers");
+    let events: Vec<HistoryEvent> = records.records.iter().map(|r| r.event).collect();
+    assert_eq!(
+        events[..3],
+        [
+            HistoryEvent::Granted,
+            HistoryEvent::Released,
+            HistoryEvent::Granted
+        ],
+        "newest first: next's grant, the close's release, the third grant"
+    );
+
+    h.advance(PAST_SHORT).await;
+    assert_eq!(status(store, "again-1").await, None, "ran out with it");
+    assert_eq!(look(store, &run_out.id).await, None);
+    let granted_next =
+        crate::testing::contract::fixtures::granted(store, "again-1", "next", 30).await;
+    assert!(granted_next.fencing_token > last.lease.fencing_token);
+}
+
 pub async fn a_forced_end_is_recorded_with_its_reason(h: &dyn Harness) {
     let store = h.open().await;
     let store = &*store;

@@ -1,0 +1,187 @@
+//! The session holds that this process's SQLite writer knows are noted (`session_holds`) by
+//! transactions that committed, so that a session taking the same place again (a worker's lock,
+//! released and taken once a job) does not write the same note again in every transaction.
+//!
+//! Why a kept entry is never wrong: a session's notes are deleted only with the session (closed,
+//! forced or swept, by any process), and an ended session takes nothing again (its id is never
+//! reused, a keepalive never revives it, and every acquire under a session reads the session's
+//! row first). So while anything can still be granted under a session, every note it committed
+//! is still there. Only a commit makes an entry: a note written by a job that was rolled back
+//! (its savepoint), or by a transaction that did not commit, is forgotten with it.
+//!
+//! The writer thread owns the set ([`install`]); on any other thread, or before it is installed,
+//! every note is written ([`needs_note`] says yes and keeps nothing).
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+
+/// The most entries kept; past it the set starts again empty (notes are then written again,
+/// once each).
+const MAX_KEPT: usize = 65_536;
+
+thread_local! {
+    static NOTED: RefCell<Option<NotedHolds>> = const { RefCell::new(None) };
+}
+
+#[derive(Default)]
+struct NotedHolds {
+    /// Notes committed, each [`key`].
+    committed: HashSet<String>,
+    /// Notes written by the transaction under way, in order (jobs rewind to a mark).
+    pending: Vec<String>,
+}
+
+/// Makes the calling thread (the writer's) keep the notes its transactions commit.
+pub(crate) fn install() {
+    NOTED.with(|noted| *noted.borrow_mut() = Some(NotedHolds::default()));
+}
+
+/// Whether the note of session `id` (of `tenant`, as stored) holding `kind` at `name` must be
+/// written by the transaction under way: `false` only when a committed transaction wrote it.
+/// When it must, it is taken as written by this transaction (until [`rewind`] or [`begin`]).
+pub(crate) fn needs_note(tenant: &str, id: &str, kind: &str, name: &str) -> bool {
+    NOTED.with(|noted| {
+        let mut noted = noted.borrow_mut();
+        let Some(noted) = noted.as_mut() else {
+            return true;
+        };
+        let key = key(tenant, id, kind, name);
+        if noted.committed.contains(&key) {
+            return false;
+        }
+        noted.pending.push(key);
+        true
+    })
+}
+
+/// A transaction begins: nothing of an earlier one that did not commit is kept.
+pub(crate) fn begin() {
+    with_installed(|noted| noted.pending.clear());
+}
+
+/// Where the notes of the next job start.
+pub(crate) fn mark() -> usize {
+    NOTED.with(|noted| {
+        noted
+            .borrow()
+            .as_ref()
+            .map_or(0, |noted| noted.pending.len())
+    })
+}
+
+/// The job that started at `mark` was rolled back: so were its notes.
+pub(crate) fn rewind(mark: usize) {
+    with_installed(|noted| noted.pending.truncate(mark));
+}
+
+/// The transaction committed: its notes are kept.
+pub(crate) fn committed() {
+    with_installed(|noted| {
+        if noted.committed.len() + noted.pending.len() > MAX_KEPT {
+            noted.committed.clear();
+        }
+        noted.committed.extend(noted.pending.drain(..));
+    });
+}
+
+/// One note's entry: each part after its length, so that no two notes share one.
+fn key(tenant: &str, id: &str, kind: &str, name: &str) -> String {
+    let mut key = String::with_capacity(tenant.len() + id.len() + kind.len() + name.len() + 12);
+    for part in [tenant, id, kind] {
+        key.push_str(&part.len().to_string());
+        key.push(':');
+        key.push_str(part);
+    }
+    key.push_str(name);
+    key
+}
+
+fn with_installed(change: impl FnOnce(&mut NotedHolds)) {
+    NOTED.with(|noted| {
+        if let Some(noted) = noted.borrow_mut().as_mut() {
+            change(noted);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn on_a_writer_thread(test: impl FnOnce() + Send + 'static) {
+        std::thread::spawn(move || {
+            install();
+            test();
+        })
+        .join()
+        .expect("the test thread");
+    }
+
+    #[test]
+    fn only_a_committed_note_is_not_written_again() {
+        on_a_writer_thread(|| {
+            begin();
+            assert!(needs_note("t", "s", "lock", "a"));
+            // The same transaction again: written by it, not yet committed.
+            assert!(needs_note("t", "s", "lock", "a"));
+            committed();
+            begin();
+            assert!(!needs_note("t", "s", "lock", "a"));
+            assert!(needs_note("t", "s", "lock", "b"), "another place");
+            assert!(needs_note("t", "s2", "lock", "a"), "another session");
+            assert!(needs_note("t", "s", "semaphore", "a"), "another kind");
+            assert!(needs_note("u", "s", "lock", "a"), "another tenant");
+        });
+    }
+
+    #[test]
+    fn notes_of_a_transaction_that_did_not_commit_are_forgotten() {
+        on_a_writer_thread(|| {
+            begin();
+            assert!(needs_note("t", "s", "lock", "a"));
+            // The commit failed; the next transaction begins.
+            begin();
+            committed();
+            begin();
+            assert!(needs_note("t", "s", "lock", "a"));
+        });
+    }
+
+    #[test]
+    fn notes_of_a_job_rolled_back_to_its_mark_are_forgotten() {
+        on_a_writer_thread(|| {
+            begin();
+            assert!(needs_note("t", "s", "lock", "kept"));
+            let mark = mark();
+            assert!(needs_note("t", "s", "lock", "undone"));
+            rewind(mark);
+            committed();
+            begin();
+            assert!(!needs_note("t", "s", "lock", "kept"));
+            assert!(needs_note("t", "s", "lock", "undone"));
+        });
+    }
+
+    #[test]
+    fn keys_do_not_run_into_each_other() {
+        on_a_writer_thread(|| {
+            begin();
+            assert!(needs_note("t", "s", "lock", "a\0b"));
+            committed();
+            begin();
+            assert!(needs_note("t", "s\0lock", "a", "b"));
+        });
+    }
+
+    #[test]
+    fn a_thread_without_the_set_writes_every_note() {
+        std::thread::spawn(|| {
+            begin();
+            assert!(needs_note("t", "s", "lock", "a"));
+            committed();
+            assert!(needs_note("t", "s", "lock", "a"));
+        })
+        .join()
+        .expect("the test thread");
+    }
+}
