@@ -53,7 +53,8 @@ WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.fencing_token = $
 ///   row, in the order every writer takes sessions. Its grant's row ends with the session:
 ///   `$15` (`sessions::HELD`), as `sessions::stored_end` writes it, and the row returned says
 ///   the session's end. Each hold granted is noted in `session_holds` (`noted`, `$18`: its
-///   kind), as `sessions::under_session` notes one;
+///   kind, NULL for a note the batcher knows committed), as `sessions::under_session` notes
+///   one;
 /// - a release ends the caller's live lease. The row stays (expired) so that the next grant
 ///   draws its token under the row lock; the sweeper deletes it later. `acquired_at_ms =
 ///   expires_at_ms` marks the lease as ended by release (a lease that runs out is at least a
@@ -109,7 +110,7 @@ noted AS (
     FROM unnest($1::text[], $2::text[], $16::text[], $17::text[], $18::text[])
            AS h(tenant, resource, sessions_tenant, session, kind)
     JOIN acquired AS g ON g.tenant = h.tenant AND g.resource = h.resource
-    WHERE h.session IS NOT NULL
+    WHERE h.session IS NOT NULL AND h.kind IS NOT NULL
     ORDER BY h.sessions_tenant COLLATE \"C\", h.session COLLATE \"C\", h.kind, h.resource COLLATE \"C\"
     ON CONFLICT (tenant, session_id, kind, name) DO NOTHING),
 released AS (
@@ -196,15 +197,16 @@ pub(crate) struct BatchRow {
 }
 
 /// Runs `operations` as one statement ([`WRITE_BATCH`]): the rows it granted, released and
-/// renewed. Every key must appear at most once.
+/// renewed. Every key must appear at most once. An acquire under a session marked noted (a
+/// committed statement noted its hold already) is not noted again.
 pub(crate) fn write_batch<'a>(
     conn: &mut PgConnection,
-    operations: impl IntoIterator<Item = (&'a Tenant, &'a ResourceName, &'a Operation)>,
+    operations: impl IntoIterator<Item = (&'a Tenant, &'a ResourceName, &'a Operation, Noted)>,
 ) -> QueryResult<Vec<BatchRow>> {
     let mut acquires = Columns::default();
     let mut releases = Columns::default();
     let mut renews = Columns::default();
-    for (tenant, resource, operation) in operations {
+    for (tenant, resource, operation, noted) in operations {
         match operation {
             Operation::Acquire {
                 owner,
@@ -214,11 +216,16 @@ pub(crate) fn write_batch<'a>(
             } => {
                 acquires.push(tenant, resource, owner, Some((*ttl, value.as_ref())));
                 acquires.delays_ms.push(lock_delay.millis());
-                acquires.push_session(tenant, resource, owner);
+                let hold = SessionHoldAt::of(tenant, resource, owner);
+                acquires
+                    .sessions
+                    .0
+                    .push(hold.map(|hold| (hold, noted == Noted::No)));
             }
             Operation::Release { owner } => {
                 releases.push(tenant, resource, owner, None);
-                releases.push_session(tenant, resource, owner);
+                let hold = SessionHoldAt::of(tenant, resource, owner);
+                releases.sessions.0.push(hold.map(|hold| (hold, false)));
             }
             Operation::Renew { owner, ttl, value } => {
                 renews.push(tenant, resource, owner, Some((*ttl, value.as_ref())))
@@ -268,44 +275,67 @@ struct Columns<'a> {
     sessions: Sessions,
 }
 
+/// Whether a committed statement noted the hold an acquire under a session would make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Noted {
+    Yes,
+    No,
+}
+
+/// The hold an operation by `owner` on a lock makes or ends, when `owner` is a session's
+/// holder: the tenant of its sessions, the session, the kind of hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SessionHoldAt {
+    pub sessions_tenant: Tenant,
+    pub id: SessionId,
+    pub kind: LeaseKind,
+}
+
+impl SessionHoldAt {
+    /// The hold of `owner` on `tenant`'s lock `resource`; `None` when `owner` is no session's.
+    pub(crate) fn of(tenant: &Tenant, resource: &ResourceName, owner: &Owner) -> Option<Self> {
+        owner.session().map(|id| Self {
+            sessions_tenant: lock_domain::sessions_tenant(tenant),
+            id,
+            kind: SessionHold::kind_at(tenant, &Place::Lock(resource.clone())),
+        })
+    }
+}
+
 /// The session each operation of one kind is made under (its holder is the session's), for
 /// [`WRITE_BATCH`]'s `$16`–`$20`: the tenant of its sessions, its id, and the kind of hold it
-/// takes; `None` for an operation under no session.
+/// takes when it is still to be noted; `None` for an operation under no session.
 #[derive(Default)]
-struct Sessions(Vec<Option<(Tenant, SessionId, LeaseKind)>>);
+struct Sessions(Vec<Option<(SessionHoldAt, bool)>>);
 
 impl Sessions {
     fn tenants(&self) -> Vec<Option<&str>> {
         self.0
             .iter()
-            .map(|s| s.as_ref().map(|(tenant, _, _)| tenant.as_str()))
+            .map(|s| s.as_ref().map(|(hold, _)| hold.sessions_tenant.as_str()))
             .collect()
     }
 
     fn ids(&self) -> Vec<Option<&str>> {
         self.0
             .iter()
-            .map(|s| s.as_ref().map(|(_, id, _)| id.as_str()))
+            .map(|s| s.as_ref().map(|(hold, _)| hold.id.as_str()))
             .collect()
     }
 
+    /// The kind of each hold still to be noted.
     fn kinds(&self) -> Vec<Option<&str>> {
         self.0
             .iter()
-            .map(|s| s.as_ref().map(|(_, _, kind)| kind.as_str()))
+            .map(|s| match s {
+                Some((hold, true)) => Some(hold.kind.as_str()),
+                _ => None,
+            })
             .collect()
     }
 }
 
 impl<'a> Columns<'a> {
-    /// Notes the session that `owner`, writing on `tenant`'s lock, is the holder of, if any.
-    fn push_session(&mut self, tenant: &Tenant, resource: &ResourceName, owner: &Owner) {
-        self.sessions.0.push(owner.session().map(|id| {
-            let kind = SessionHold::kind_at(tenant, &Place::Lock(resource.clone()));
-            (lock_domain::sessions_tenant(tenant), id, kind)
-        }));
-    }
-
     fn push(
         &mut self,
         tenant: &'a Tenant,
@@ -330,9 +360,11 @@ fn write_one(
     resource: &ResourceName,
     operation: &Operation,
 ) -> QueryResult<Option<LockRow>> {
-    Ok(write_batch(conn, [(tenant, resource, operation)])?
-        .pop()
-        .map(|row| row.lock))
+    Ok(
+        write_batch(conn, [(tenant, resource, operation, Noted::No)])?
+            .pop()
+            .map(|row| row.lock),
+    )
 }
 
 /// One acquire, alone: the granted row, or `None` when another owner's lease is live.

@@ -1,16 +1,19 @@
-//! The session holds that this process's SQLite writer knows are noted (`session_holds`) by
-//! transactions that committed, so that a session taking the same place again (a worker's lock,
-//! released and taken once a job) does not write the same note again in every transaction.
+//! The session holds that this process knows are noted (`session_holds`) by transactions that
+//! committed, so that a session taking the same place again (a worker's lock, released and
+//! taken once a job) does not write the same note again each time.
 //!
 //! Why a kept entry is never wrong: a session's notes are deleted only with the session (closed,
 //! forced or swept, by any process), and an ended session takes nothing again (its id is never
-//! reused, a keepalive never revives it, and every acquire under a session reads the session's
-//! row first). So while anything can still be granted under a session, every note it committed
-//! is still there. Only a commit makes an entry: a note written by a job that was rolled back
-//! (its savepoint), or by a transaction that did not commit, is forgotten with it.
+//! reused, a keepalive never revives it, and every acquire under a session is decided on the
+//! session's row). So while anything can still be granted under a session, every note it
+//! committed is still there. Only a commit makes an entry: a note written by a job that was
+//! rolled back (its savepoint), or by a transaction that did not commit, is forgotten with it.
 //!
-//! The writer thread owns the set ([`install`]); on any other thread, or before it is installed,
-//! every note is written ([`needs_note`] says yes and keeps nothing).
+//! - SQLite: the writer thread owns the set ([`install`]), marked and rewound with each job's
+//!   savepoint; on any other thread every note is written ([`needs_note`] says yes and keeps
+//!   nothing).
+//! - PostgreSQL: the batcher keeps a [`NotedHolds`] for its batch statement, which commits by
+//!   itself: a grant it returned under a session was noted ([`NotedHolds::note_committed`]).
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -23,12 +26,34 @@ thread_local! {
     static NOTED: RefCell<Option<NotedHolds>> = const { RefCell::new(None) };
 }
 
+/// Notes known committed; on SQLite's writer also those of the transaction under way.
 #[derive(Default)]
-struct NotedHolds {
+pub(crate) struct NotedHolds {
     /// Notes committed, each [`key`].
     committed: HashSet<String>,
     /// Notes written by the transaction under way, in order (jobs rewind to a mark).
     pending: Vec<String>,
+}
+
+impl NotedHolds {
+    /// Whether a committed transaction noted that session `id` (of `tenant`, as stored) holds
+    /// `kind` at `name`.
+    pub(crate) fn is_committed(&self, tenant: &str, id: &str, kind: &str, name: &str) -> bool {
+        self.committed.contains(&key(tenant, id, kind, name))
+    }
+
+    /// A transaction that committed noted that session `id` holds `kind` at `name`.
+    pub(crate) fn note_committed(&mut self, tenant: &str, id: &str, kind: &str, name: &str) {
+        self.pending.push(key(tenant, id, kind, name));
+        self.keep_pending();
+    }
+
+    fn keep_pending(&mut self) {
+        if self.committed.len() + self.pending.len() > MAX_KEPT {
+            self.committed.clear();
+        }
+        self.committed.extend(self.pending.drain(..));
+    }
 }
 
 /// Makes the calling thread (the writer's) keep the notes its transactions commit.
@@ -76,12 +101,7 @@ pub(crate) fn rewind(mark: usize) {
 
 /// The transaction committed: its notes are kept.
 pub(crate) fn committed() {
-    with_installed(|noted| {
-        if noted.committed.len() + noted.pending.len() > MAX_KEPT {
-            noted.committed.clear();
-        }
-        noted.committed.extend(noted.pending.drain(..));
-    });
+    with_installed(NotedHolds::keep_pending);
 }
 
 /// One note's entry: each part after its length, so that no two notes share one.
@@ -171,6 +191,15 @@ mod tests {
             begin();
             assert!(needs_note("t", "s\0lock", "a", "b"));
         });
+    }
+
+    #[test]
+    fn a_set_of_its_own_keeps_what_committed() {
+        let mut noted = NotedHolds::default();
+        assert!(!noted.is_committed("t", "s", "lock", "a"));
+        noted.note_committed("t", "s", "lock", "a");
+        assert!(noted.is_committed("t", "s", "lock", "a"));
+        assert!(!noted.is_committed("t", "s", "election", "a"));
     }
 
     #[test]

@@ -115,6 +115,7 @@ impl PostgresBatcher {
             events: Arc::clone(direct.pooled().events()),
             deadlines,
             max_batch: max_batch.max(1),
+            notes: Mutex::default(),
         });
         for i in 0..executors.max(1) {
             let shared = Arc::clone(&shared);

@@ -65,6 +65,7 @@ pub(super) fn execute(shared: &Shared) {
             &mut holders,
             &shared.health,
             &*shared.events,
+            &shared.notes,
         );
         answer_followers(shared, pg, seen, holders);
         finish(shared, ended);

@@ -109,6 +109,8 @@ pub(super) struct Shared {
     pub(super) events: std::sync::Arc<dyn lock_domain::StoreEvents>,
     pub(super) deadlines: Deadlines,
     pub(super) max_batch: usize,
+    /// The holds the batch statement noted under sessions, in statements that committed.
+    pub(super) notes: Mutex<crate::writer::noted_holds::NotedHolds>,
 }
 
 /// A poisoned lock only means another thread panicked while holding it; the data (a queue, a

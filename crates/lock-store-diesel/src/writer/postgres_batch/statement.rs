@@ -2,6 +2,7 @@
 //! operations run again.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use diesel::pg::PgConnection;
@@ -9,12 +10,13 @@ use diesel::r2d2::R2D2Connection;
 use lock_domain::{RepositoryError, StoreEvents, Tenant};
 
 use super::followers::Holder;
-use super::queue::{Key, Outcome, Queued};
+use super::queue::{lock, Key, Outcome, Queued};
 use crate::connection::PoolHealth;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow};
-use crate::postgres::writes::{self, BatchRow, Miss, Operation};
+use crate::postgres::writes::{self, BatchRow, Miss, Noted, Operation, SessionHoldAt};
 use crate::postgres::{KeptChanging, MAX_ATTEMPTS};
 use crate::row::{LockRow, SeenLive};
+use crate::writer::noted_holds::NotedHolds;
 
 /// Runs a batch and answers its operations; returns the keys it is done with and the operations
 /// to queue again.
@@ -26,11 +28,12 @@ pub(super) fn run_batch(
     holders: &mut Vec<(Key, Holder)>,
     health: &PoolHealth,
     events: &dyn StoreEvents,
+    notes: &Mutex<NotedHolds>,
 ) -> (Vec<Key>, Vec<Queued>) {
     // Key order: rows are locked in the same order by every batch.
     batch.sort_by(|a, b| a.key.cmp(&b.key));
-    match write(conn, &batch) {
-        Ok(rows) => settle(conn, batch, rows, holders, events),
+    match write(conn, &batch, notes) {
+        Ok(rows) => settle(conn, batch, rows, holders, events, notes),
         Err(error) if batch.len() > 1 && !conn.is_broken() => {
             // Nothing of the batch happened. Run each operation alone, so that whatever failed
             // fails only its own.
@@ -42,7 +45,15 @@ pub(super) fn run_batch(
                     done.push(queued.key.clone());
                     continue;
                 }
-                let (d, r) = run_batch(conn, statement, vec![queued], holders, health, events);
+                let (d, r) = run_batch(
+                    conn,
+                    statement,
+                    vec![queued],
+                    holders,
+                    health,
+                    events,
+                    notes,
+                );
                 done.extend(d);
                 retries.extend(r);
             }
@@ -95,13 +106,43 @@ fn is_conflict(error: &diesel::result::Error) -> bool {
     }
 }
 
-/// The one statement of a batch.
-fn write(conn: &mut PgConnection, batch: &[Queued]) -> diesel::QueryResult<Vec<BatchRow>> {
+/// The one statement of a batch. It notes no hold that a committed statement noted.
+fn write(
+    conn: &mut PgConnection,
+    batch: &[Queued],
+    notes: &Mutex<NotedHolds>,
+) -> diesel::QueryResult<Vec<BatchRow>> {
+    let noted: Vec<Noted> = {
+        let notes = lock(notes);
+        batch
+            .iter()
+            .map(|queued| match &queued.operation {
+                Operation::Acquire { owner, .. } => {
+                    let (tenant, resource) = &queued.key;
+                    match SessionHoldAt::of(tenant, resource, owner) {
+                        Some(hold)
+                            if notes.is_committed(
+                                hold.sessions_tenant.as_str(),
+                                hold.id.as_str(),
+                                hold.kind.as_str(),
+                                resource.as_str(),
+                            ) =>
+                        {
+                            Noted::Yes
+                        }
+                        _ => Noted::No,
+                    }
+                }
+                _ => Noted::No,
+            })
+            .collect()
+    };
     writes::write_batch(
         conn,
         batch
             .iter()
-            .map(|queued| (&queued.key.0, &queued.key.1, &queued.operation)),
+            .zip(noted)
+            .map(|(queued, noted)| (&queued.key.0, &queued.key.1, &queued.operation, noted)),
     )
 }
 
@@ -114,6 +155,7 @@ fn settle(
     rows: Vec<BatchRow>,
     holders: &mut Vec<(Key, Holder)>,
     events: &dyn StoreEvents,
+    notes: &Mutex<NotedHolds>,
 ) -> (Vec<Key>, Vec<Queued>) {
     let mut written: HashMap<(String, String), LockRow> = rows
         .into_iter()
@@ -142,6 +184,17 @@ fn settle(
             (Operation::Acquire { .. }, None) => Some(Holder::Ask),
             _ => None,
         };
+        if let (Operation::Acquire { owner, .. }, Some(_)) = (&queued.operation, &row) {
+            // The statement, which committed, noted the grant under its session.
+            if let Some(hold) = SessionHoldAt::of(tenant, resource, owner) {
+                lock(notes).note_committed(
+                    hold.sessions_tenant.as_str(),
+                    hold.id.as_str(),
+                    hold.kind.as_str(),
+                    resource.as_str(),
+                );
+            }
+        }
         if let Some(holder) = holder {
             holders.push((queued.key.clone(), holder));
         }
