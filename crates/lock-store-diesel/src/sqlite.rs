@@ -13,7 +13,8 @@
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, OptionalExtension, QueryResult, RunQueryDsl};
 use lock_domain::{
-    HistoryEvent, LeaseValue, ListQuery, Lock, LockDelay, Owner, ResourceName, Tenant, Ttl,
+    HistoryEvent, LeaseValue, ListQuery, Lock, LockDelay, Owner, ResourceName, SessionId, Tenant,
+    Ttl,
 };
 
 use crate::history::SayEnding;
@@ -76,6 +77,15 @@ SELECT COUNT(*) AS count FROM (
 pub(crate) const RELEASE: &str = "\
 DELETE FROM distributed_locks
 WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND expires_at_ms > ?4
+RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value";
+
+/// [`RELEASE`] by a session's holder `?3`, only while its session (`?5`, `?6`: the tenant of its
+/// sessions, its id) is live at `?4`: the hold's row ends with its session, which the row cannot
+/// tell.
+const RELEASE_WHILE_SESSION_LIVES: &str = "\
+DELETE FROM distributed_locks
+WHERE tenant = ?1 AND resource = ?2 AND owner = ?3 AND expires_at_ms > ?4
+  AND EXISTS (SELECT 1 FROM sessions WHERE tenant = ?5 AND id = ?6 AND expires_at_ms > ?4)
 RETURNING resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value";
 
 /// Ends the grant `(?3, ?4, ?5, ?6)` (owner, token, acquired, expires) on `(?1, ?2)` if it is
@@ -217,6 +227,33 @@ pub(crate) fn release(
         None if status(conn, tenant, resource, now_ms)?.is_some() => ReleaseRow::Forbidden,
         None => ReleaseRow::NotFound,
     })
+}
+
+/// Releases the hold of session `id` (of `sessions_tenant`) on `resource`, held by `holder` (the
+/// session's), if the session is live at `now_ms`: the row it ended, or `None` when it ended
+/// none (the caller decides why, on the session and the lock's holders).
+pub(crate) fn release_under_session(
+    conn: &mut SqliteConnection,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    holder: &Owner,
+    sessions_tenant: &Tenant,
+    id: &SessionId,
+    now_ms: i64,
+) -> QueryResult<Option<LockRow>> {
+    Prepared::new(
+        RELEASE_WHILE_SESSION_LIVES,
+        vec![
+            Param::Text(tenant.as_str()),
+            Param::Text(resource.as_str()),
+            Param::Text(holder.as_str()),
+            Param::BigInt(now_ms),
+            Param::Text(sessions_tenant.as_str()),
+            Param::Text(id.as_str()),
+        ],
+    )
+    .get_result::<LockRow>(conn)
+    .optional()
 }
 
 /// Whether the grant was still exactly as made, and is now ended.

@@ -104,8 +104,9 @@ pub use sessions::{
     a_reader_whose_session_ran_out_is_recorded_expired,
     a_session_opens_is_kept_alive_and_ends_once,
     a_session_that_runs_out_ends_every_hold_and_keeps_their_places,
-    an_end_racing_acquires_under_its_session_leaves_no_hold, an_unknown_session_grants_nothing,
-    closing_a_session_ends_every_hold_at_once_and_frees_them,
+    an_end_racing_acquires_under_its_session_leaves_no_hold,
+    an_end_racing_releases_under_its_session_ends_each_hold_once,
+    an_unknown_session_grants_nothing, closing_a_session_ends_every_hold_at_once_and_frees_them,
     holds_under_a_session_are_its_own_and_move_with_each_keepalive,
     live_sessions_are_listed_by_id_with_their_holds,
 };
@@ -251,7 +252,8 @@ macro_rules! repository_contract_suite {
             a_force_release_after_a_session_ran_out_ends_nothing_live,
             a_reader_whose_session_ran_out_is_recorded_expired,
             an_end_racing_acquires_under_its_session_leaves_no_hold,
-            a_place_taken_again_under_its_session_still_ends_with_it
+            a_place_taken_again_under_its_session_still_ends_with_it,
+            an_end_racing_releases_under_its_session_ends_each_hold_once
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

@@ -150,6 +150,9 @@ impl Writer for SqliteWriter {
             } => {
                 self.commits
                     .submit(move |c, now_ms| {
+                        if let Some(released) = release_by_known_holder(c, now_ms, &tenant, &op)? {
+                            return Ok(released);
+                        }
                         under_session(
                             c,
                             &tenant,
@@ -209,6 +212,11 @@ impl Writer for SqliteWriter {
                                     op => Ok(through_holders(c, now_ms, &tenant, op)?),
                                 },
                             )
+                            .inspect(|outcome| {
+                                if let LeaseOutcome::Granted(grant) = outcome {
+                                    known_holders::keep(&tenant, &grant.lease.owner);
+                                }
+                            })
                         },
                         // Grants whose caller went away before they were answered.
                         move |c, now_ms, answer| {
@@ -397,6 +405,91 @@ impl Writer for SqliteWriter {
         self.commits
             .submit(move |c, _| crate::history::prune_sqlite(c, before, batch).map_err(from_query))
             .await
+    }
+}
+
+/// A lock's release under a session whose holder this writer knows (`known_holders`): the
+/// release statement by that holder while the session is live, in one statement. `None` when
+/// the holder is not known or the statement ended nothing: the caller then decides the release
+/// as any other under a session (on the session's row, then the lock's holders), in the same
+/// transaction, which this changed nothing of.
+fn release_by_known_holder(
+    conn: &mut SqliteConnection,
+    now_ms: i64,
+    tenant: &Tenant,
+    op: &LeaseOp,
+) -> Result<Option<LeaseOutcome>, RepositoryError> {
+    let LeaseOp::Release {
+        place: Place::Lock(resource),
+        owner,
+    } = op
+    else {
+        return Ok(None);
+    };
+    let Some(id) = owner.session() else {
+        return Ok(None);
+    };
+    let sessions_tenant = lock_domain::sessions_tenant(tenant);
+    let Some(holder) = known_holders::get(&sessions_tenant, &id) else {
+        return Ok(None);
+    };
+    let released = sqlite::release_under_session(
+        conn,
+        tenant,
+        resource,
+        &holder,
+        &sessions_tenant,
+        &id,
+        now_ms,
+    )
+    .map_err(from_query)?;
+    released
+        .map(|row| Ok(LeaseOutcome::Released(crate::outcome::ended_lock(row)?)))
+        .transpose()
+}
+
+/// The holders of the sessions this writer granted under: a session's holder (its id and
+/// label) never changes while it lives, and whether it still lives is the statement's to
+/// decide, so an entry is never out of date.
+mod known_holders {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    use lock_domain::{Owner, SessionId, Tenant};
+
+    /// The most holders kept; past it the map starts again.
+    const MAX_KEPT: usize = 65_536;
+
+    thread_local! {
+        static KNOWN: RefCell<HashMap<(Tenant, SessionId), Owner>> = RefCell::default();
+    }
+
+    /// Keeps `holder` (granted a lease of `tenant`), if it is a session's.
+    pub(super) fn keep(tenant: &Tenant, holder: &Owner) {
+        let Some(id) = holder.session() else {
+            return;
+        };
+        let key = (lock_domain::sessions_tenant(tenant), id);
+        KNOWN.with(|known| {
+            let mut known = known.borrow_mut();
+            if known.contains_key(&key) {
+                return;
+            }
+            if known.len() >= MAX_KEPT {
+                known.clear();
+            }
+            known.insert(key, holder.clone());
+        });
+    }
+
+    /// The holder of session `id` of `sessions_tenant`, if kept.
+    pub(super) fn get(sessions_tenant: &Tenant, id: &SessionId) -> Option<Owner> {
+        KNOWN.with(|known| {
+            known
+                .borrow()
+                .get(&(sessions_tenant.clone(), id.clone()))
+                .cloned()
+        })
     }
 }
 

@@ -759,3 +759,53 @@ pub async fn an_end_racing_acquires_under_its_session_leaves_no_hold(h: &dyn Har
         assert_eq!(look(store, id).await, None, "the session stays ended");
     }
 }
+
+/// A session's end racing releases of its holds under it (a store may decide a release under a
+/// session in one statement with the session's liveness): each hold ends once, either by its
+/// release (answered released, and then not among the holds the end ended) or by the end (the
+/// release answered not found); nothing of the session is live afterwards.
+pub async fn an_end_racing_releases_under_its_session_ends_each_hold_once(h: &dyn Harness) {
+    use futures::future::{join, join_all};
+    let store = h.open().await;
+    let store = &*store;
+    for round in 0..4u8 {
+        let session = open(store, tenant(), 80 + round, None, 30, 0).await;
+        let id = &session.id;
+        let names: Vec<String> = (0..12).map(|i| format!("gone-{round}-{i}")).collect();
+        let mut tokens = vec![];
+        for n in &names {
+            tokens.push(
+                granted(store, acquire(n, Claim::Exclusive, id))
+                    .await
+                    .lease
+                    .fencing_token,
+            );
+        }
+        let releases = join_all(names.iter().map(|n| {
+            let op = LeaseOp::Release {
+                place: Place::Lock(name(n)),
+                owner: Owner::of_session(id),
+            };
+            store.apply(tenant(), op)
+        }));
+        let (outcomes, ended) = join(releases, end(store, id, None)).await;
+        let (_, ended_holds) = ended.expect("the end finds the session");
+        for ((n, token), outcome) in names.iter().zip(&tokens).zip(outcomes) {
+            let by_end = ended_holds
+                .iter()
+                .any(|hold| hold.grant.place.name().as_str() == n);
+            match outcome.expect("a release answers").released() {
+                Ok(crate::ReleaseResult::Released(released)) => {
+                    assert_eq!(released, *token);
+                    assert!(!by_end, "{n} was released, and ended again by the end");
+                }
+                Ok(crate::ReleaseResult::NotFound) => {
+                    assert!(by_end, "{n}: not found, yet the end did not end it")
+                }
+                other => panic!("{n}: expected released or not found, got {other:?}"),
+            }
+            assert_eq!(status(store, n).await, None, "{n} is live after its end");
+        }
+        assert_eq!(look(store, id).await, None, "the session stays ended");
+    }
+}
