@@ -102,6 +102,13 @@ impl Owner {
         }
         if let Some(rest) = stored.strip_prefix(SESSION_MARK) {
             let (id, label) = rest.split_once(SESSION_LABEL).unwrap_or((rest, ""));
+            if !label.is_empty() && label.trim() == label {
+                // As written by `session_holder`: checked, and kept as it is (a hold's row is
+                // read on every grant and release under a session).
+                SessionId::check(id)?;
+                check_text(label, Self::MAX_CHARS)?;
+                return Ok(Self(stored.to_owned()));
+            }
             let id = SessionId::parse(id)?;
             return Ok(if label.is_empty() {
                 Self::of_session(&id)
@@ -230,6 +237,11 @@ mod tests {
             "two sessions with one label are two holders"
         );
         assert!(Owner::from_stored("\u{2}nope:x").is_err());
+        // A stored label is checked as a client's owner is.
+        let bad = format!("\u{2}{id}:bad\u{7}label");
+        assert!(Owner::from_stored(&bad).is_err());
+        let long = format!("\u{2}{id}:{}", "x".repeat(Owner::MAX_CHARS + 1));
+        assert!(Owner::from_stored(&long).is_err());
     }
 
     #[test]

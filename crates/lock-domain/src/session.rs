@@ -52,6 +52,15 @@ impl SessionId {
     /// [`ValidationError::InvalidCharacter`] for a character outside URL-safe base64 or an id
     /// shorter than 22 characters (no id this server made).
     pub fn parse(raw: &str) -> Result<Self, ValidationError> {
+        Self::check(raw)?;
+        Ok(Self(raw.to_owned()))
+    }
+
+    /// [`Self::parse`] without keeping the id.
+    ///
+    /// # Errors
+    /// As [`Self::parse`].
+    pub(crate) fn check(raw: &str) -> Result<(), ValidationError> {
         if raw.is_empty() {
             return Err(ValidationError::Empty);
         }
@@ -65,7 +74,7 @@ impl SessionId {
         if length < Self::LEN || !raw.bytes().all(in_alphabet) {
             return Err(ValidationError::InvalidCharacter);
         }
-        Ok(Self(raw.to_owned()))
+        Ok(())
     }
 
     pub fn as_str(&self) -> &str {
