@@ -1,5 +1,5 @@
-//! The history a job's statements recorded lives and dies with the job's savepoint and with the
-//! batch's transaction.
+//! The history a job's statements recorded, and the session notes it wrote, live and die with the
+//! job's savepoint and with the batch's transaction.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,4 +72,38 @@ async fn a_job_rolled_back_takes_its_records_with_it() {
             r#"[["t","lock","kept-too","o",2,"granted",null,0]]"#.to_owned(),
         ]
     );
+}
+
+/// The writer keeps a session's note only once a transaction that wrote it committed: the note
+/// of a job rolled back to its savepoint is written again by the next job
+/// (`writer::noted_holds`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_note_of_a_job_rolled_back_is_written_again() {
+    use crate::writer::noted_holds::needs_note;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("locks.db");
+    let mut db = DbConnection::Sqlite(SqliteConnection::establish(path.to_str().unwrap()).unwrap());
+    crate::migrations::run(&mut db, Duration::from_secs(5)).unwrap();
+    let DbConnection::Sqlite(conn) = db else {
+        unreachable!()
+    };
+    let writer = GroupCommitWriter::spawn(conn, Arc::new(SystemClock), 64, true, None).unwrap();
+
+    let failed = writer
+        .submit(|_, _| -> Result<(), RepositoryError> {
+            assert!(needs_note("t", "s", "lock", "a"), "never noted");
+            Err(RepositoryError::internal("fails after its note"))
+        })
+        .await;
+    assert!(failed.is_err());
+    let again = writer
+        .submit(|_, _| Ok(needs_note("t", "s", "lock", "a")))
+        .await
+        .unwrap();
+    assert!(again, "the rolled-back job's note is not taken as written");
+    let after_commit = writer
+        .submit(|_, _| Ok(needs_note("t", "s", "lock", "a")))
+        .await
+        .unwrap();
+    assert!(!after_commit, "a committed note is not written again");
 }
