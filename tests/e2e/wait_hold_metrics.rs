@@ -1,6 +1,7 @@
 //! `lockd_wait_seconds`, `lockd_hold_seconds` and `lockd_contended_acquires_total` move with real
 //! requests: a refusal and a wait behind a holder are contended, the wait is measured from its
-//! arrival to its grant, each released hold once from its grant, and promtool accepts the scrape.
+//! arrival to its grant, each released hold once from its grant, each lease that ran out once
+//! among every instance, for its TTL, and promtool accepts the scrape.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,7 +12,10 @@ use serde_json::json;
 use crate::scrape::{promtool_accepts, scrape, value};
 use crate::server::TestServer;
 
-on_both_backends!(a_contended_wait_and_its_holds_are_measured);
+on_both_backends!(
+    a_contended_wait_and_its_holds_are_measured,
+    a_lease_that_ran_out_is_measured_once_among_the_instances
+);
 
 const WAIT_GRANTED: &str = r#"lockd_wait_seconds_count{primitive="lock",outcome="granted"}"#;
 const WAIT_GRANTED_FAST: &str =
@@ -99,4 +103,49 @@ fn a_contended_wait_and_its_holds_are_measured(db: TestDatabase) {
         assert_eq!(value(&text, series), Some(0.0), "{series}");
     }
     promtool_accepts(&text);
+}
+
+const EXPIRED: &str = r#"lockd_hold_seconds_count{primitive="lock",outcome="expired"}"#;
+const EXPIRED_SUM: &str = r#"lockd_hold_seconds_sum{primitive="lock",outcome="expired"}"#;
+const PERMIT_EXPIRED: &str = r#"lockd_hold_seconds_count{primitive="semaphore",outcome="expired"}"#;
+
+/// A series' value summed over the scrapes of `servers`.
+fn total(servers: &[&TestServer], series: &str) -> f64 {
+    servers
+        .iter()
+        .map(|server| value(&scrape(server), series).unwrap_or_default())
+        .sum()
+}
+
+/// Two instances on one database: a lock whose lease ran out and was taken over through one of
+/// them is counted once, by whichever instance took the store's note, held for its TTL; a lock
+/// released before it ran out is `released`, through the instance that released it.
+fn a_lease_that_ran_out_is_measured_once_among_the_instances(db: TestDatabase) {
+    let first = TestServer::start(&db, &[]);
+    let second = TestServer::start(&db, &[]);
+    let servers = [&first, &second];
+    assert_eq!(total(&servers, EXPIRED), 0.0, "at 0 from the start");
+    first.acquire("runs-out", "alice", 1).granted();
+    second.acquire("released", "bob", 1).granted();
+    assert_eq!(second.release("released", "bob").status, 204);
+    std::thread::sleep(Duration::from_millis(1_200));
+    second.acquire("runs-out", "carol", 60).granted();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while total(&servers, EXPIRED) < 1.0 {
+        assert!(Instant::now() < deadline, "the expiry was never counted");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Both count every 5 s: after another round of each, still once in all.
+    std::thread::sleep(Duration::from_secs(6));
+    assert_eq!(total(&servers, EXPIRED), 1.0, "once among the instances");
+    assert_eq!(total(&servers, EXPIRED_SUM), 1.0, "held for its TTL, 1 s");
+    assert_eq!(total(&servers, PERMIT_EXPIRED), 0.0);
+    assert_eq!(
+        total(&servers, HELD),
+        1.0,
+        "the released lock, through the instance that released it"
+    );
+    for server in servers {
+        promtool_accepts(&scrape(server));
+    }
 }

@@ -557,7 +557,11 @@ fn panels(samples: &[(f64, Sample)]) -> Vec<Panel> {
             title: "Hold time (quantiles)",
             unit: "s",
             log: true,
-            lines: quantiles(samples, "lockd_hold_seconds", "released|force-released"),
+            lines: quantiles(
+                samples,
+                "lockd_hold_seconds",
+                "released|force-released|expired",
+            ),
         },
         Panel {
             title: "Live leases and sessions",

@@ -7,6 +7,7 @@
 mod clock;
 mod decisions;
 mod election;
+mod expired_hold;
 mod fence;
 mod fencing_token;
 mod force_reason;
@@ -43,6 +44,7 @@ pub use decisions::{
     live_holders, same_end, AcquireDecision, ClaimDecision, Holder, HolderDecision, RenewDecision,
 };
 pub use election::Leader;
+pub use expired_hold::ExpiredHold;
 pub use fence::{check_fence, check_lock_fence, check_permit_fence, FenceVerdict};
 pub use fencing_token::FencingToken;
 pub use force_reason::ForceReason;

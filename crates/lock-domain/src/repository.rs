@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use thiserror::Error;
 
-use crate::FreedLocks;
+use crate::{ExpiredHold, FreedLocks};
 
 /// Why a repository could not answer. Lock outcomes (held, forbidden, not found) are never
 /// errors: they are the `Ok` values of the operations.
@@ -84,6 +84,20 @@ pub trait StoreHealth: Send + Sync {
     /// # Errors
     /// [`RepositoryError`] when storage fails.
     async fn count_expired_takeovers(&self) -> Result<u64, RepositoryError>;
+
+    /// Takes at most `limit` of the leases that ran out and whose end the storage recorded
+    /// (`expired` in the history, whether or not it keeps one), and forgets them:
+    /// each is handed to one caller once, whichever process sharing the storage takes it first,
+    /// so that the holds counted by every process add up to each lease once. A lease whose end
+    /// was recorded by a write that did not commit is never handed out. A session's hold ran out
+    /// at its session's end; it is handed out once its end is recorded (its place taken over, or
+    /// the sweeper ending the session). Like
+    /// [`Self::count_live`], callers take them now and then, not per request. For metrics: an
+    /// implementation MAY lose the holds of a take whose answer did not reach its caller.
+    ///
+    /// # Errors
+    /// [`RepositoryError`] when storage fails; nothing is forgotten then.
+    async fn take_expired_holds(&self, limit: u32) -> Result<Vec<ExpiredHold>, RepositoryError>;
 }
 
 /// Hints from a store that locks may have been freed by any process sharing it. A store that

@@ -7,11 +7,14 @@ use std::time::Duration;
 use lock_domain::{RepositoryError, StoreHealth};
 
 use crate::events::{LockEvents, Trouble};
+use crate::{HoldEnd, Primitive};
 
 /// Counts the live locks (and reads the expired takeovers) and the live sessions every
 /// `interval`, forever, and reports each count to `events` ([`LockEvents::counted`],
-/// [`LockEvents::sessions_counted`]); a failed count is reported as
-/// [`Trouble::CountFailed`]. Run it as a task; abort it to stop.
+/// [`LockEvents::sessions_counted`]); takes the holds that ran out since
+/// ([`StoreHealth::take_expired_holds`]) and reports each ([`LockEvents::hold_ended`],
+/// [`HoldEnd::Expired`]). A failed count or take is reported as [`Trouble::CountFailed`]. Run it
+/// as a task; abort it to stop.
 pub async fn run_live_lock_counter(
     health: Arc<dyn StoreHealth>,
     events: Arc<dyn LockEvents>,
@@ -34,5 +37,36 @@ pub async fn run_live_lock_counter(
             Ok(live) => events.sessions_counted(live),
             Err(error) => events.trouble(Trouble::CountFailed { error: &error }),
         }
+        if let Err(error) = report_expired_holds(&*health, &*events).await {
+            events.trouble(Trouble::CountFailed { error: &error });
+        }
     }
+}
+
+/// How many holds that ran out one take hands over at most.
+const EXPIRED_HOLDS_PER_TAKE: u32 = 10_000;
+/// How many takes one round makes at most: a sweep that ended more leases than these is
+/// reported over the next rounds, and a round stays short.
+const EXPIRED_HOLD_TAKES_PER_ROUND: usize = 10;
+
+/// Takes the holds that ran out and reports each, until the store has no more or the round has
+/// taken its share.
+async fn report_expired_holds(
+    health: &dyn StoreHealth,
+    events: &dyn LockEvents,
+) -> Result<(), RepositoryError> {
+    for _ in 0..EXPIRED_HOLD_TAKES_PER_ROUND {
+        let holds = health.take_expired_holds(EXPIRED_HOLDS_PER_TAKE).await?;
+        for hold in &holds {
+            events.hold_ended(
+                Primitive::of_lease(hold.kind, hold.shared),
+                HoldEnd::Expired,
+                hold.held,
+            );
+        }
+        if holds.len() < EXPIRED_HOLDS_PER_TAKE as usize {
+            break;
+        }
+    }
+    Ok(())
 }

@@ -160,6 +160,15 @@ impl Primitive {
             Primitive::Lock
         }
     }
+
+    /// The primitive of a lease of `kind` (a reader's when `shared`).
+    pub fn of_lease(kind: lock_domain::LeaseKind, shared: bool) -> Self {
+        match kind {
+            lock_domain::LeaseKind::Lock => Self::of_lock(shared),
+            lock_domain::LeaseKind::Semaphore => Primitive::Semaphore,
+            lock_domain::LeaseKind::Election => Primitive::Election,
+        }
+    }
 }
 
 /// How an acquire that asked to wait (`wait_seconds` > 0) was answered.
@@ -202,24 +211,30 @@ impl Waited {
     }
 }
 
-/// How a hold (a granted lease) ended, as this process saw it end.
+/// How a hold (a granted lease) ended: through this process (a release, a force-release), or
+/// by running out, as the store recorded it and this process took it
+/// (`StoreHealth::take_expired_holds`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HoldEnd {
     /// Released (resigned) by its holder, or ended with its session closed by its client.
     Released,
     /// Ended by an admin's force-release (of its name, or of its session).
     ForceReleased,
+    /// Ran out (its lease, or its session) before anyone ended it.
+    Expired,
 }
 
 impl HoldEnd {
     /// Every end, in the order of [`Self::index`].
-    pub const ALL: [HoldEnd; 2] = [HoldEnd::Released, HoldEnd::ForceReleased];
+    pub const ALL: [HoldEnd; 3] = [HoldEnd::Released, HoldEnd::ForceReleased, HoldEnd::Expired];
 
-    /// The label value (`force-released` as the sessions' reasons spell it).
+    /// The label value (`force-released` as the sessions' reasons spell it, `expired` as the
+    /// history does).
     pub fn as_str(self) -> &'static str {
         match self {
             HoldEnd::Released => "released",
             HoldEnd::ForceReleased => "force-released",
+            HoldEnd::Expired => "expired",
         }
     }
 

@@ -342,3 +342,53 @@ async fn a_campaign_refused_at_once_is_contended_and_a_resign_measures_the_term(
         )]
     );
 }
+
+/// A lease that ran out is heard of as an `expired` hold, held for its TTL, once, from the
+/// background count that takes the store's notes; a released one only as `released`.
+#[tokio::test(start_paused = true)]
+async fn a_lease_that_ran_out_is_heard_of_once_from_the_background_count() {
+    use lock_domain::testing::calls::LeaseCalls;
+    use lock_domain::{AcquireOutcome, StoreHealth};
+
+    let clock = ManualClock::new();
+    let store = Arc::new(InMemoryLockRepository::new(Arc::new(clock.clone())));
+    let recorder = Arc::new(Recorder::default());
+    let acquire = |who: &str, seconds: i64| {
+        let store = Arc::clone(&store);
+        let who = owner(who);
+        async move {
+            let outcome = store
+                .acquire(
+                    Tenant::default_tenant(),
+                    name(),
+                    who,
+                    Ttl::parse(seconds, 3_600).unwrap(),
+                    None,
+                )
+                .await
+                .unwrap();
+            assert!(matches!(outcome, AcquireOutcome::Granted(_)), "{outcome:?}");
+        }
+    };
+    acquire("alice", 2).await;
+    clock.advance(Duration::from_millis(2_500));
+    acquire("bob", 30).await;
+    let counter = tokio::spawn(crate::run_live_lock_counter(
+        Arc::clone(&store) as Arc<dyn StoreHealth>,
+        Arc::clone(&recorder) as Arc<dyn LockEvents>,
+        Duration::from_secs(5),
+    ));
+    // The first round runs at once; the next after the interval, with nothing left to take.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        recorder.take(),
+        vec![Heard::Held(
+            Primitive::Lock,
+            HoldEnd::Expired,
+            Duration::from_secs(2)
+        )]
+    );
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(recorder.take(), vec![], "once");
+    counter.abort();
+}

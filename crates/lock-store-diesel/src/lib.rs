@@ -13,6 +13,7 @@ mod connection;
 mod database_url;
 mod db_connection;
 mod error;
+mod expired_holds;
 mod freed_listener;
 mod freed_notifier;
 mod history;

@@ -189,6 +189,13 @@ impl StoreHealth for DieselLockRepository {
         Ok(u64::try_from(count).unwrap_or_default())
     }
 
+    async fn take_expired_holds(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<lock_domain::ExpiredHold>, RepositoryError> {
+        self.inner.writer.take_expired_holds(limit).await
+    }
+
     /// The reading pool (on SQLite the group-commit writer's own connection is not in it: it is
     /// always open and busy whenever writes are queued).
     fn pool_state(&self) -> Option<PoolState> {

@@ -97,6 +97,12 @@ pub(crate) trait Writer: Send + Sync {
 
     async fn live_sessions(&self, tenant: Tenant) -> Result<u64, RepositoryError>;
 
+    /// Takes at most `limit` of the leases that ran out (`StoreHealth::take_expired_holds`).
+    async fn take_expired_holds(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<lock_domain::ExpiredHold>, RepositoryError>;
+
     /// The live sessions of every tenant.
     async fn count_live_sessions(&self) -> Result<u64, RepositoryError>;
 

@@ -8,7 +8,9 @@ use std::time::Duration;
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection, RunQueryDsl};
 use lock_domain::testing::ManualClock;
-use lock_domain::{AcquireOutcome, Clock, Owner, ReleaseResult, ResourceName, Tenant, Ttl};
+use lock_domain::{
+    AcquireOutcome, Clock, Owner, ReleaseResult, ResourceName, StoreHealth, Tenant, Ttl,
+};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DieselLockRepository, StoreConfig, SweepPosition};
 
@@ -103,6 +105,14 @@ async fn sweeping_keeps_live_locks_and_token_order(
     // 25 expired, plus the released row where release only ends the lease (PostgreSQL).
     assert!((25..=26).contains(&total), "swept {total}");
     assert_eq!(sweep_pass(&repo, 10).await.0, 0);
+    // The 25 the sweep found run out, each noted once with its TTL; not the released one.
+    let noted = repo.take_expired_holds(100).await.unwrap();
+    assert_eq!(noted.len(), 25, "{noted:?}");
+    assert!(noted
+        .iter()
+        .all(|hold| hold.kind == lock_domain::LeaseKind::Lock
+            && !hold.shared
+            && hold.held == Duration::from_secs(1)));
     assert!(
         repo.status(Tenant::default_tenant(), name("live"))
             .await
@@ -390,4 +400,103 @@ async fn postgres_permit_sweep_leaves_a_row_regranted_meanwhile() {
     .get_result(&mut conn)
     .expect("count");
     assert_eq!(left.count, 1, "the live lease is still there");
+}
+
+/// The sweeper ends a session that ran out, and notes each of its holds (a lock, a reader, a
+/// permit) as run out at the session's end, once: the rows of a session's holds say "while the
+/// session lives", so no trigger can.
+async fn sweeping_a_run_out_session_notes_each_of_its_holds(
+    db: TestDatabase,
+    clock: ManualClock,
+    real_time: bool,
+) {
+    use lock_domain::{
+        Capacity, Claim, LeaseKind, LeaseOp, LeaseStore, LeaseTerms, LockDelay, Place, SessionId,
+        SessionOp, SessionStore, Weight,
+    };
+    let repo = open(&db, Arc::new(clock.clone()), Duration::ZERO).await;
+    let tenant = Tenant::default_tenant();
+    let mut random = [7u8; 16];
+    random[..8].copy_from_slice(&(clock.now().timestamp_micros() as u64).to_be_bytes());
+    let open_op = SessionOp::Open {
+        id: SessionId::from_random(random),
+        owner: None,
+        ttl: ttl(1),
+        lock_delay: LockDelay::parse(0).unwrap(),
+    };
+    let session = repo
+        .apply_session(tenant.clone(), open_op)
+        .await
+        .unwrap()
+        .opened()
+        .unwrap();
+    let limit = Capacity::semaphore_limit(2).unwrap();
+    let claims = [
+        (Place::Lock(name("s-lock")), Claim::Exclusive),
+        (Place::Lock(name("s-read")), Claim::Shared),
+        (
+            Place::Semaphore(name("s-pool")),
+            Claim::Permits {
+                permits: Weight::permits(1, limit).unwrap(),
+                limit,
+            },
+        ),
+    ];
+    let mut held = Vec::new();
+    for (place, claim) in claims {
+        let op = LeaseOp::Acquire {
+            place,
+            claim,
+            terms: LeaseTerms::new(Owner::of_session(&session.id), ttl(3_600), None),
+        };
+        let grant = match repo.apply(tenant.clone(), op).await.unwrap().acquired() {
+            Ok(Ok(grant)) => grant,
+            other => panic!("expected a grant, got {other:?}"),
+        };
+        held.push(
+            (session.expires_at - grant.lease.acquired_at)
+                .to_std()
+                .unwrap(),
+        );
+    }
+    assert_eq!(repo.take_expired_holds(100).await.unwrap(), vec![]);
+    if real_time {
+        tokio::time::sleep(Duration::from_millis(1_100)).await;
+    } else {
+        clock.advance(Duration::from_millis(1_100));
+    }
+    assert_eq!(repo.sweep_run_out_sessions(10).await.unwrap(), 1);
+    let mut noted = repo.take_expired_holds(100).await.unwrap();
+    noted.sort_by_key(|hold| (hold.kind.as_str(), hold.shared));
+    let expected = [
+        (LeaseKind::Lock, false, held[0]),
+        (LeaseKind::Lock, true, held[1]),
+        (LeaseKind::Semaphore, false, held[2]),
+    ]
+    .map(|(kind, shared, held)| lock_domain::ExpiredHold { kind, shared, held });
+    assert_eq!(
+        noted,
+        expected.to_vec(),
+        "each hold, held to the session's end"
+    );
+    assert_eq!(repo.sweep_run_out_sessions(10).await.unwrap(), 0);
+    assert_eq!(repo.take_expired_holds(100).await.unwrap(), vec![], "once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_sweeping_a_run_out_session_notes_each_of_its_holds() {
+    sweeping_a_run_out_session_notes_each_of_its_holds(
+        TestDatabase::sqlite(),
+        ManualClock::new(),
+        false,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_sweeping_a_run_out_session_notes_each_of_its_holds() {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    sweeping_a_run_out_session_notes_each_of_its_holds(db, ManualClock::new(), true).await;
 }

@@ -107,6 +107,7 @@ pub use sessions::{
     an_end_racing_acquires_under_its_session_leaves_no_hold,
     an_end_racing_releases_under_its_session_ends_each_hold_once,
     an_unknown_session_grants_nothing, closing_a_session_ends_every_hold_at_once_and_frees_them,
+    holds_taken_over_after_their_session_ran_out_were_held_to_its_end,
     holds_under_a_session_are_its_own_and_move_with_each_keepalive,
     live_sessions_are_listed_by_id_with_their_holds,
 };
@@ -125,6 +126,7 @@ pub use status::{
 pub use takeover::{
     expired_lock_is_taken_over_with_a_larger_token,
     expired_takeovers_count_only_leases_that_ran_out,
+    leases_that_ran_out_are_taken_once_with_how_long_they_were_held,
 };
 pub use tenants::tenants_are_independent_namespaces;
 pub use undo::undo_grant_ends_only_that_exact_grant;
@@ -182,6 +184,7 @@ macro_rules! repository_contract_suite {
             statuses_of_many_locks_keep_their_order,
             expired_lock_is_taken_over_with_a_larger_token,
             expired_takeovers_count_only_leases_that_ran_out,
+            leases_that_ran_out_are_taken_once_with_how_long_they_were_held,
             release_by_the_owner_deletes_the_lock,
             release_by_another_owner_is_forbidden_and_changes_nothing,
             release_of_unknown_or_expired_lock_is_not_found,
@@ -242,6 +245,7 @@ macro_rules! repository_contract_suite {
             a_place_kept_by_a_lock_delay_is_refused_until_the_delay_ends,
             a_refused_permit_says_the_room_the_limit_or_the_permits,
             a_session_opens_is_kept_alive_and_ends_once,
+            holds_taken_over_after_their_session_ran_out_were_held_to_its_end,
             holds_under_a_session_are_its_own_and_move_with_each_keepalive,
             closing_a_session_ends_every_hold_at_once_and_frees_them,
             a_forced_end_is_recorded_with_its_reason,

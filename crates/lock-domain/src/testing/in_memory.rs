@@ -42,6 +42,9 @@ struct State {
     sessions: HashMap<(Tenant, crate::SessionId), crate::Session>,
     /// The durable history, recorded when the mutex is let go (see `history.rs`).
     history: history::Recorded,
+    /// The leases whose end was recorded `expired`, until taken (`take_expired_holds`); noted
+    /// with the history, by the same rule.
+    expired_holds: std::collections::VecDeque<crate::ExpiredHold>,
 }
 
 impl State {
@@ -258,6 +261,15 @@ impl StoreHealth for InMemoryLockRepository {
 
     async fn count_expired_takeovers(&self) -> Result<u64, RepositoryError> {
         Ok(self.state().expired_takeovers)
+    }
+
+    async fn take_expired_holds(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<crate::ExpiredHold>, RepositoryError> {
+        let mut state = self.state();
+        let count = state.expired_holds.len().min(limit as usize);
+        Ok(state.expired_holds.drain(..count).collect())
     }
 }
 

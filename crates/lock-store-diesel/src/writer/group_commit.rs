@@ -108,6 +108,11 @@ impl GroupCommitWriter {
         history::sqlite_install_write(&mut conn).map_err(|error| {
             std::io::Error::other(format!("cannot set up the writer's TEMP table: {error}"))
         })?;
+        crate::expired_holds::install_sqlite(&mut conn).map_err(|error| {
+            std::io::Error::other(format!(
+                "cannot set up the expired holds' triggers: {error}"
+            ))
+        })?;
         // A process that records history collects the records of its transactions through TEMP
         // triggers of this connection; one that records none has no triggers at all.
         let capture = if record_history {

@@ -384,6 +384,13 @@ impl Writer for PostgresBatcher {
         self.direct.live_sessions(tenant).await
     }
 
+    async fn take_expired_holds(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<lock_domain::ExpiredHold>, RepositoryError> {
+        self.direct.take_expired_holds(limit).await
+    }
+
     async fn count_live_sessions(&self) -> Result<u64, RepositoryError> {
         self.direct.count_live_sessions().await
     }

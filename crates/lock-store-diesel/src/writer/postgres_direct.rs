@@ -407,6 +407,15 @@ impl Writer for PostgresDirect {
         .await
     }
 
+    async fn take_expired_holds(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<lock_domain::ExpiredHold>, RepositoryError> {
+        self.pooled
+            .run(move |conn, _| crate::expired_holds::take_postgres(conn.postgres()?, limit))
+            .await
+    }
+
     async fn count_live_sessions(&self) -> Result<u64, RepositoryError> {
         self.in_session_transaction(move |writes| {
             let now_ms = writes.now_ms().map_err(from_query)?;

@@ -368,6 +368,16 @@ impl Writer for SqliteWriter {
             .await
     }
 
+    /// A write: on the writer's connection, in its next batch.
+    async fn take_expired_holds(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<lock_domain::ExpiredHold>, RepositoryError> {
+        self.commits
+            .submit(move |conn, _| crate::expired_holds::take_sqlite(conn, limit))
+            .await
+    }
+
     async fn count_live_sessions(&self) -> Result<u64, RepositoryError> {
         self.pooled
             .run(move |conn, now_ms| {

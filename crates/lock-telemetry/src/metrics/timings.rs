@@ -90,10 +90,11 @@ impl Timings {
         );
         registry.register(
             "lockd_hold_seconds",
-            "Time from a grant (or its owner's last re-grant) to its end through this server, by \
-             primitive and outcome (released: released, resigned or its session closed; \
-             force-released: by an admin, of its name or its session); leases that ran out are not \
-             counted (their end is recorded by the store, not seen by a request)",
+            "Time from a grant (or its owner's last re-grant) to its end, by primitive and outcome \
+             (released: released, resigned or its session closed, through this server; \
+             force-released: by an admin, of its name or its session, through this server; \
+             expired: ran out, its lease or its session, counted by the one server that took the \
+             store's note of it, within a few seconds of the store recording the end)",
             holds,
         );
         registry.register(
@@ -141,11 +142,11 @@ mod tests {
     #[test]
     fn every_series_is_reported_at_zero_from_the_start() {
         let scrape = Metrics::new().render(None);
-        // 5 primitives x 4 answers, 5 x 2 ends: a count line each, at 0.
+        // 5 primitives x 4 answers, 5 x 3 ends: a count line each, at 0.
         let waits = lines(&scrape, "lockd_wait_seconds_count{");
         assert_eq!(waits.len(), 20, "{waits:?}");
         assert!(waits.iter().all(|line| line.ends_with(" 0")));
-        assert_eq!(lines(&scrape, "lockd_hold_seconds_count{").len(), 10);
+        assert_eq!(lines(&scrape, "lockd_hold_seconds_count{").len(), 15);
         let contended = lines(&scrape, "lockd_contended_acquires_total{");
         assert_eq!(contended.len(), 5);
         assert!(scrape.contains("# TYPE lockd_wait_seconds histogram"));

@@ -809,3 +809,50 @@ pub async fn an_end_racing_releases_under_its_session_ends_each_hold_once(h: &dy
         assert_eq!(look(store, id).await, None, "the session stays ended");
     }
 }
+
+/// A session's holds ran out with it, at its end: a lock whose place another holder takes over
+/// is noted then as held until the session's end (for metrics, `take_expired_holds`), once; a
+/// hold released under the live session is not. (A permit's row may stay until the sweeper ends
+/// the session, which notes it then: the stores' own tests.)
+pub async fn holds_taken_over_after_their_session_ran_out_were_held_to_its_end(h: &dyn Harness) {
+    let store = h.open().await;
+    let store = &*store;
+    let session = open(store, tenant(), 11, None, 1, 0).await;
+    let id = &session.id;
+    let lock = granted(store, acquire("t-lock", Claim::Exclusive, id)).await;
+    granted(store, acquire("t-released", Claim::Exclusive, id)).await;
+    let release = LeaseOp::Release {
+        place: Place::Lock(name("t-released")),
+        owner: Owner::of_session(id),
+    };
+    let outcome = store.apply(tenant(), release).await.unwrap().released();
+    assert!(matches!(outcome, Ok(crate::ReleaseResult::Released(_))));
+    h.advance(PAST_SHORT).await;
+    let plain = |place| LeaseOp::Acquire {
+        place,
+        claim: Claim::Exclusive,
+        terms: LeaseTerms::new(owner("next"), ttl(30), None),
+    };
+    granted(store, plain(Place::Lock(name("t-lock")))).await;
+    let held = |grant: &Grant| {
+        (session.expires_at - grant.lease.acquired_at)
+            .to_std()
+            .expect("granted before the session's end")
+    };
+    assert_eq!(
+        store
+            .take_expired_holds(100)
+            .await
+            .expect("take_expired_holds answers"),
+        vec![crate::ExpiredHold {
+            kind: LeaseKind::Lock,
+            shared: false,
+            held: held(&lock),
+        }]
+    );
+    assert_eq!(
+        store.take_expired_holds(100).await.expect("answers"),
+        vec![],
+        "once"
+    );
+}

@@ -11,9 +11,9 @@ use chrono::{DateTime, Utc};
 
 use super::{InMemoryLockRepository, State};
 use crate::{
-    name_change, FencingToken, HistoryEvent, HistoryId, HistoryPage, HistoryQuery, HistoryRecord,
-    HistoryRepository, HistorySubject, LeaseKind, Lock, RepositoryError, ResourceName, RowLease,
-    Side, Tenant,
+    name_change, ExpiredHold, FencingToken, HistoryEvent, HistoryId, HistoryPage, HistoryQuery,
+    HistoryRecord, HistoryRepository, HistorySubject, LeaseKind, Lock, RepositoryError,
+    ResourceName, RowLease, Side, Tenant,
 };
 
 /// The tables of the reference store, as a database has them.
@@ -134,6 +134,7 @@ impl Drop for Recording<'_> {
         });
         keys.dedup();
         let mut changes = Vec::new();
+        let mut expired = Vec::new();
         for key in keys {
             let (before, now_after) = (self.before.get(key), after.get(key));
             for (event, side) in name_change(before, now_after, self.now.timestamp_millis(), ending)
@@ -142,10 +143,31 @@ impl Drop for Recording<'_> {
                     Side::Before => before,
                     Side::After => now_after,
                 };
+                if let (HistoryEvent::Expired, Some(ran_out)) = (event, before) {
+                    let election = key.1.election_namespace_of().is_some();
+                    expired.push((key.0, election, ran_out.clone()));
+                }
                 if let Some(lease) = lease {
                     changes.push((side, key.clone(), lease.clone(), event));
                 }
             }
+        }
+        // The held time of each lease that ran out: the expired lease is the row before the
+        // change, whether it was replaced, deleted or ended in place (a session's hold, once its
+        // session ran out, with the session's end: a keepalive moved it).
+        for (table, election, ran_out) in expired {
+            let (kind, shared) = match table {
+                Table::Locks if election => (LeaseKind::Election, false),
+                Table::Locks => (LeaseKind::Lock, false),
+                Table::Semaphores => (LeaseKind::Semaphore, false),
+                Table::Shared => (LeaseKind::Lock, true),
+            };
+            self.guard.expired_holds.extend(ExpiredHold::of_row(
+                kind,
+                shared,
+                ran_out.acquired_ms,
+                ran_out.expires_ms,
+            ));
         }
         // Endings first: a lease ends before the one that takes its place begins.
         changes.sort_by_key(|(side, ..)| *side != Side::Before);

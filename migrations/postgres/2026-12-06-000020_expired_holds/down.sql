@@ -1,0 +1,15 @@
+DROP TRIGGER expired_hold_updated ON distributed_locks;
+DROP TRIGGER expired_hold_deleted ON distributed_locks;
+DROP TRIGGER expired_session_hold_updated ON distributed_locks;
+DROP TRIGGER expired_session_hold_deleted ON distributed_locks;
+DROP TRIGGER expired_hold_updated ON semaphore_holders;
+DROP TRIGGER expired_hold_deleted ON semaphore_holders;
+DROP TRIGGER expired_session_hold_updated ON semaphore_holders;
+DROP TRIGGER expired_session_hold_deleted ON semaphore_holders;
+DROP TRIGGER expired_hold_updated ON shared_holders;
+DROP TRIGGER expired_hold_deleted ON shared_holders;
+DROP TRIGGER expired_session_hold_updated ON shared_holders;
+DROP TRIGGER expired_session_hold_deleted ON shared_holders;
+DROP FUNCTION lockd_note_expired_session_hold();
+DROP FUNCTION lockd_note_expired_hold();
+DROP TABLE expired_holds;

@@ -1,0 +1,110 @@
+-- The leases that ran out, each noted by the write that records its end `expired` in the history
+-- (by the same rule as `lockd_history_of_lease_row` and the lock triggers of migration 15, the SQL
+-- copy of the domain's `name_change`), with how long it was held, until an instance takes it for
+-- its `lockd_hold_seconds` metric (and deletes it): every instance takes, so each lease is counted
+-- once among them. Noted whether or not the instance records history.
+--
+-- Row triggers whose `WHEN` decides before any call: a grant of a free or released place, a
+-- renew and a release of a live lease call nothing. Not the row of a lock's shared holders
+-- (owner U+0001). A session's hold (owner U+0002) has a row that says "while the session lives":
+-- it ran out with its session, at the session's end, and is noted when it is replaced (only a
+-- session that ran out lets its place go), or ended or deleted by a write that says the ending
+-- is `expired` (the sweeper ending the session; an admin's force-release after it ran out), while
+-- the session's row says it ran out. A release under a live session reads no session.
+CREATE TABLE expired_holds (
+    kind    TEXT NOT NULL,
+    shared  BOOLEAN NOT NULL,
+    held_ms BIGINT NOT NULL
+);
+
+CREATE FUNCTION lockd_note_expired_hold() RETURNS TRIGGER LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO expired_holds (kind, shared, held_ms)
+    VALUES (CASE WHEN TG_TABLE_NAME = 'semaphore_holders' THEN 'semaphore'
+                 WHEN TG_TABLE_NAME = 'distributed_locks' AND right(OLD.tenant, 10) = '/elections'
+                     THEN 'election'
+                 ELSE 'lock' END,
+            TG_TABLE_NAME = 'shared_holders', OLD.expires_at_ms - OLD.acquired_at_ms);
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER expired_hold_updated AFTER UPDATE ON distributed_locks FOR EACH ROW
+WHEN (ascii(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
+      AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
+           OR (NEW.acquired_at_ms = NEW.expires_at_ms
+               AND OLD.expires_at_ms <= lockd_write_now())))
+EXECUTE FUNCTION lockd_note_expired_hold();
+CREATE TRIGGER expired_hold_deleted AFTER DELETE ON distributed_locks FOR EACH ROW
+WHEN (ascii(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
+      AND OLD.expires_at_ms <= lockd_write_now())
+EXECUTE FUNCTION lockd_note_expired_hold();
+
+CREATE TRIGGER expired_hold_updated AFTER UPDATE ON semaphore_holders FOR EACH ROW
+WHEN (ascii(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
+      AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
+           OR (NEW.acquired_at_ms = NEW.expires_at_ms
+               AND OLD.expires_at_ms <= lockd_write_now())))
+EXECUTE FUNCTION lockd_note_expired_hold();
+CREATE TRIGGER expired_hold_deleted AFTER DELETE ON semaphore_holders FOR EACH ROW
+WHEN (ascii(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
+      AND OLD.expires_at_ms <= lockd_write_now())
+EXECUTE FUNCTION lockd_note_expired_hold();
+
+CREATE TRIGGER expired_hold_updated AFTER UPDATE ON shared_holders FOR EACH ROW
+WHEN (ascii(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
+      AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
+           OR (NEW.acquired_at_ms = NEW.expires_at_ms
+               AND OLD.expires_at_ms <= lockd_write_now())))
+EXECUTE FUNCTION lockd_note_expired_hold();
+CREATE TRIGGER expired_hold_deleted AFTER DELETE ON shared_holders FOR EACH ROW
+WHEN (ascii(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
+      AND OLD.expires_at_ms <= lockd_write_now())
+EXECUTE FUNCTION lockd_note_expired_hold();
+
+CREATE FUNCTION lockd_note_expired_session_hold() RETURNS TRIGGER LANGUAGE plpgsql AS $$
+DECLARE
+    election BOOLEAN := TG_TABLE_NAME = 'distributed_locks' AND right(OLD.tenant, 10) = '/elections';
+BEGIN
+    INSERT INTO expired_holds (kind, shared, held_ms)
+    SELECT CASE WHEN TG_TABLE_NAME = 'semaphore_holders' THEN 'semaphore'
+                WHEN election THEN 'election' ELSE 'lock' END,
+           TG_TABLE_NAME = 'shared_holders', s.expires_at_ms - OLD.acquired_at_ms
+    FROM sessions AS s
+    WHERE s.tenant = CASE WHEN election THEN left(OLD.tenant, -10) ELSE OLD.tenant END
+      AND s.id = substr(OLD.owner, 2, 22)
+      AND s.expires_at_ms <= lockd_write_now() AND OLD.acquired_at_ms < s.expires_at_ms;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER expired_session_hold_updated AFTER UPDATE ON distributed_locks FOR EACH ROW
+WHEN (ascii(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
+      AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
+           OR (NEW.acquired_at_ms = NEW.expires_at_ms
+               AND current_setting('lockd.ending', true) = 'expired')))
+EXECUTE FUNCTION lockd_note_expired_session_hold();
+CREATE TRIGGER expired_session_hold_deleted AFTER DELETE ON distributed_locks FOR EACH ROW
+WHEN (ascii(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
+      AND current_setting('lockd.ending', true) = 'expired')
+EXECUTE FUNCTION lockd_note_expired_session_hold();
+
+CREATE TRIGGER expired_session_hold_updated AFTER UPDATE ON semaphore_holders FOR EACH ROW
+WHEN (ascii(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
+      AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
+           OR (NEW.acquired_at_ms = NEW.expires_at_ms
+               AND current_setting('lockd.ending', true) = 'expired')))
+EXECUTE FUNCTION lockd_note_expired_session_hold();
+CREATE TRIGGER expired_session_hold_deleted AFTER DELETE ON semaphore_holders FOR EACH ROW
+WHEN (ascii(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
+      AND current_setting('lockd.ending', true) = 'expired')
+EXECUTE FUNCTION lockd_note_expired_session_hold();
+
+CREATE TRIGGER expired_session_hold_updated AFTER UPDATE ON shared_holders FOR EACH ROW
+WHEN (ascii(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
+      AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
+           OR (NEW.acquired_at_ms = NEW.expires_at_ms
+               AND current_setting('lockd.ending', true) = 'expired')))
+EXECUTE FUNCTION lockd_note_expired_session_hold();
+CREATE TRIGGER expired_session_hold_deleted AFTER DELETE ON shared_holders FOR EACH ROW
+WHEN (ascii(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
+      AND current_setting('lockd.ending', true) = 'expired')
+EXECUTE FUNCTION lockd_note_expired_session_hold();
