@@ -22,8 +22,21 @@ use lock_domain::{ExpiredHold, LeaseKind};
 use crate::prepared::{Param, Prepared};
 use crate::row::CorruptRow;
 
-/// The writer connection's TEMP triggers (SQLite).
+/// The writer connection's TEMP triggers (SQLite), for one table of leases.
 const SQLITE_TRIGGERS: &str = include_str!("expired_holds/sqlite_triggers.sql");
+
+/// Each table of leases (SQLite), as [`SQLITE_TRIGGERS`] names it: the table, its triggers'
+/// names, the kind they note (an expression of the old row) and whether it is a reader's.
+const SQLITE_TABLES: [[&str; 4]; 3] = [
+    [
+        "distributed_locks",
+        "lock",
+        "CASE WHEN substr(OLD.tenant, -10) = '/elections' THEN 'election' ELSE 'lock' END",
+        "0",
+    ],
+    ["semaphore_holders", "permit", "'semaphore'", "0"],
+    ["shared_holders", "reader", "'lock'", "1"],
+];
 
 const TAKE_SQLITE: &str = "\
 DELETE FROM expired_holds
@@ -66,7 +79,15 @@ impl NoteRow {
 /// # Errors
 /// When SQLite refuses a trigger.
 pub(crate) fn install_sqlite(conn: &mut SqliteConnection) -> QueryResult<()> {
-    conn.batch_execute(SQLITE_TRIGGERS)
+    for [table, short, kind, shared] in SQLITE_TABLES {
+        let triggers = SQLITE_TRIGGERS
+            .replace("{table}", table)
+            .replace("{short}", short)
+            .replace("{kind}", kind)
+            .replace("{shared}", shared);
+        conn.batch_execute(&triggers)?;
+    }
+    Ok(())
 }
 
 /// Takes (deletes and answers) at most `limit` notes, on the writer's connection (SQLite).

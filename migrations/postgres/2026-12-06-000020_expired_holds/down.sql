@@ -1,15 +1,14 @@
-DROP TRIGGER expired_hold_updated ON distributed_locks;
-DROP TRIGGER expired_hold_deleted ON distributed_locks;
-DROP TRIGGER expired_session_hold_updated ON distributed_locks;
-DROP TRIGGER expired_session_hold_deleted ON distributed_locks;
-DROP TRIGGER expired_hold_updated ON semaphore_holders;
-DROP TRIGGER expired_hold_deleted ON semaphore_holders;
-DROP TRIGGER expired_session_hold_updated ON semaphore_holders;
-DROP TRIGGER expired_session_hold_deleted ON semaphore_holders;
-DROP TRIGGER expired_hold_updated ON shared_holders;
-DROP TRIGGER expired_hold_deleted ON shared_holders;
-DROP TRIGGER expired_session_hold_updated ON shared_holders;
-DROP TRIGGER expired_session_hold_deleted ON shared_holders;
+DO $$
+DECLARE
+    leases TEXT;
+BEGIN
+    FOREACH leases IN ARRAY ARRAY['distributed_locks', 'semaphore_holders', 'shared_holders'] LOOP
+        EXECUTE format('DROP TRIGGER expired_hold_updated ON %I', leases);
+        EXECUTE format('DROP TRIGGER expired_hold_deleted ON %I', leases);
+        EXECUTE format('DROP TRIGGER expired_session_hold_updated ON %I', leases);
+        EXECUTE format('DROP TRIGGER expired_session_hold_deleted ON %I', leases);
+    END LOOP;
+END $$;
 DROP FUNCTION lockd_note_expired_session_hold();
 DROP FUNCTION lockd_note_expired_hold();
 DROP TABLE expired_holds;

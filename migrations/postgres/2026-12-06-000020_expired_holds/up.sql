@@ -28,39 +28,6 @@ BEGIN
     RETURN NULL;
 END $$;
 
-CREATE TRIGGER expired_hold_updated AFTER UPDATE ON distributed_locks FOR EACH ROW
-WHEN (ascii(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
-      AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
-           OR (NEW.acquired_at_ms = NEW.expires_at_ms
-               AND OLD.expires_at_ms <= lockd_write_now())))
-EXECUTE FUNCTION lockd_note_expired_hold();
-CREATE TRIGGER expired_hold_deleted AFTER DELETE ON distributed_locks FOR EACH ROW
-WHEN (ascii(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
-      AND OLD.expires_at_ms <= lockd_write_now())
-EXECUTE FUNCTION lockd_note_expired_hold();
-
-CREATE TRIGGER expired_hold_updated AFTER UPDATE ON semaphore_holders FOR EACH ROW
-WHEN (ascii(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
-      AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
-           OR (NEW.acquired_at_ms = NEW.expires_at_ms
-               AND OLD.expires_at_ms <= lockd_write_now())))
-EXECUTE FUNCTION lockd_note_expired_hold();
-CREATE TRIGGER expired_hold_deleted AFTER DELETE ON semaphore_holders FOR EACH ROW
-WHEN (ascii(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
-      AND OLD.expires_at_ms <= lockd_write_now())
-EXECUTE FUNCTION lockd_note_expired_hold();
-
-CREATE TRIGGER expired_hold_updated AFTER UPDATE ON shared_holders FOR EACH ROW
-WHEN (ascii(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
-      AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
-           OR (NEW.acquired_at_ms = NEW.expires_at_ms
-               AND OLD.expires_at_ms <= lockd_write_now())))
-EXECUTE FUNCTION lockd_note_expired_hold();
-CREATE TRIGGER expired_hold_deleted AFTER DELETE ON shared_holders FOR EACH ROW
-WHEN (ascii(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
-      AND OLD.expires_at_ms <= lockd_write_now())
-EXECUTE FUNCTION lockd_note_expired_hold();
-
 CREATE FUNCTION lockd_note_expired_session_hold() RETURNS TRIGGER LANGUAGE plpgsql AS $$
 DECLARE
     election BOOLEAN := TG_TABLE_NAME = 'distributed_locks' AND right(OLD.tenant, 10) = '/elections';
@@ -76,35 +43,35 @@ BEGIN
     RETURN NULL;
 END $$;
 
-CREATE TRIGGER expired_session_hold_updated AFTER UPDATE ON distributed_locks FOR EACH ROW
-WHEN (ascii(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
-      AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
-           OR (NEW.acquired_at_ms = NEW.expires_at_ms
-               AND current_setting('lockd.ending', true) = 'expired')))
-EXECUTE FUNCTION lockd_note_expired_session_hold();
-CREATE TRIGGER expired_session_hold_deleted AFTER DELETE ON distributed_locks FOR EACH ROW
-WHEN (ascii(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
-      AND current_setting('lockd.ending', true) = 'expired')
-EXECUTE FUNCTION lockd_note_expired_session_hold();
-
-CREATE TRIGGER expired_session_hold_updated AFTER UPDATE ON semaphore_holders FOR EACH ROW
-WHEN (ascii(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
-      AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
-           OR (NEW.acquired_at_ms = NEW.expires_at_ms
-               AND current_setting('lockd.ending', true) = 'expired')))
-EXECUTE FUNCTION lockd_note_expired_session_hold();
-CREATE TRIGGER expired_session_hold_deleted AFTER DELETE ON semaphore_holders FOR EACH ROW
-WHEN (ascii(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
-      AND current_setting('lockd.ending', true) = 'expired')
-EXECUTE FUNCTION lockd_note_expired_session_hold();
-
-CREATE TRIGGER expired_session_hold_updated AFTER UPDATE ON shared_holders FOR EACH ROW
-WHEN (ascii(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
-      AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
-           OR (NEW.acquired_at_ms = NEW.expires_at_ms
-               AND current_setting('lockd.ending', true) = 'expired')))
-EXECUTE FUNCTION lockd_note_expired_session_hold();
-CREATE TRIGGER expired_session_hold_deleted AFTER DELETE ON shared_holders FOR EACH ROW
-WHEN (ascii(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
-      AND current_setting('lockd.ending', true) = 'expired')
-EXECUTE FUNCTION lockd_note_expired_session_hold();
+-- The same four triggers on each table of leases.
+DO $$
+DECLARE
+    leases TEXT;
+BEGIN
+    FOREACH leases IN ARRAY ARRAY['distributed_locks', 'semaphore_holders', 'shared_holders'] LOOP
+        EXECUTE format($sql$
+            CREATE TRIGGER expired_hold_updated AFTER UPDATE ON %I FOR EACH ROW
+            WHEN (ascii(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
+                  AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
+                       OR (NEW.acquired_at_ms = NEW.expires_at_ms
+                           AND OLD.expires_at_ms <= lockd_write_now())))
+            EXECUTE FUNCTION lockd_note_expired_hold()$sql$, leases);
+        EXECUTE format($sql$
+            CREATE TRIGGER expired_hold_deleted AFTER DELETE ON %I FOR EACH ROW
+            WHEN (ascii(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
+                  AND OLD.expires_at_ms <= lockd_write_now())
+            EXECUTE FUNCTION lockd_note_expired_hold()$sql$, leases);
+        EXECUTE format($sql$
+            CREATE TRIGGER expired_session_hold_updated AFTER UPDATE ON %I FOR EACH ROW
+            WHEN (ascii(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
+                  AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
+                       OR (NEW.acquired_at_ms = NEW.expires_at_ms
+                           AND current_setting('lockd.ending', true) = 'expired')))
+            EXECUTE FUNCTION lockd_note_expired_session_hold()$sql$, leases);
+        EXECUTE format($sql$
+            CREATE TRIGGER expired_session_hold_deleted AFTER DELETE ON %I FOR EACH ROW
+            WHEN (ascii(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
+                  AND current_setting('lockd.ending', true) = 'expired')
+            EXECUTE FUNCTION lockd_note_expired_session_hold()$sql$, leases);
+    END LOOP;
+END $$;

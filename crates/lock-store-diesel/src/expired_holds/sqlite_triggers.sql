@@ -10,71 +10,37 @@
 -- out lets its place go), or ended or deleted by a write that says the ending is `expired` (the
 -- sweeper ending the session; an admin's force-release after it ran out), while the session's
 -- row says it ran out. A release under a live session reads no session.
+--
+-- One set of triggers per table of leases: `expired_holds.rs` writes it for each, putting in for
+-- the names in braces the table, the triggers' names, the kind noted (an expression) and whether
+-- it is a reader's.
 
-CREATE TEMP TRIGGER lockd_expired_lock_updated AFTER UPDATE ON main.distributed_locks
+CREATE TEMP TRIGGER lockd_expired_{short}_updated AFTER UPDATE ON main.{table}
 WHEN unicode(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
   AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
        OR (NEW.acquired_at_ms = NEW.expires_at_ms
            AND OLD.expires_at_ms <= (SELECT now_ms FROM temp.lockd_write WHERE id = 1)))
 BEGIN
     INSERT INTO expired_holds (kind, shared, held_ms)
-    VALUES (CASE WHEN substr(OLD.tenant, -10) = '/elections' THEN 'election' ELSE 'lock' END, 0,
-            OLD.expires_at_ms - OLD.acquired_at_ms);
+    VALUES ({kind}, {shared}, OLD.expires_at_ms - OLD.acquired_at_ms);
 END;
 
-CREATE TEMP TRIGGER lockd_expired_lock_deleted AFTER DELETE ON main.distributed_locks
+CREATE TEMP TRIGGER lockd_expired_{short}_deleted AFTER DELETE ON main.{table}
 WHEN unicode(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
   AND OLD.expires_at_ms <= (SELECT now_ms FROM temp.lockd_write WHERE id = 1)
 BEGIN
     INSERT INTO expired_holds (kind, shared, held_ms)
-    VALUES (CASE WHEN substr(OLD.tenant, -10) = '/elections' THEN 'election' ELSE 'lock' END, 0,
-            OLD.expires_at_ms - OLD.acquired_at_ms);
+    VALUES ({kind}, {shared}, OLD.expires_at_ms - OLD.acquired_at_ms);
 END;
 
-CREATE TEMP TRIGGER lockd_expired_permit_updated AFTER UPDATE ON main.semaphore_holders
-WHEN unicode(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
-  AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
-       OR (NEW.acquired_at_ms = NEW.expires_at_ms
-           AND OLD.expires_at_ms <= (SELECT now_ms FROM temp.lockd_write WHERE id = 1)))
-BEGIN
-    INSERT INTO expired_holds (kind, shared, held_ms)
-    VALUES ('semaphore', 0, OLD.expires_at_ms - OLD.acquired_at_ms);
-END;
-
-CREATE TEMP TRIGGER lockd_expired_permit_deleted AFTER DELETE ON main.semaphore_holders
-WHEN unicode(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
-  AND OLD.expires_at_ms <= (SELECT now_ms FROM temp.lockd_write WHERE id = 1)
-BEGIN
-    INSERT INTO expired_holds (kind, shared, held_ms)
-    VALUES ('semaphore', 0, OLD.expires_at_ms - OLD.acquired_at_ms);
-END;
-
-CREATE TEMP TRIGGER lockd_expired_reader_updated AFTER UPDATE ON main.shared_holders
-WHEN unicode(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
-  AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
-       OR (NEW.acquired_at_ms = NEW.expires_at_ms
-           AND OLD.expires_at_ms <= (SELECT now_ms FROM temp.lockd_write WHERE id = 1)))
-BEGIN
-    INSERT INTO expired_holds (kind, shared, held_ms)
-    VALUES ('lock', 1, OLD.expires_at_ms - OLD.acquired_at_ms);
-END;
-
-CREATE TEMP TRIGGER lockd_expired_reader_deleted AFTER DELETE ON main.shared_holders
-WHEN unicode(OLD.owner) NOT IN (1, 2) AND OLD.acquired_at_ms < OLD.expires_at_ms
-  AND OLD.expires_at_ms <= (SELECT now_ms FROM temp.lockd_write WHERE id = 1)
-BEGIN
-    INSERT INTO expired_holds (kind, shared, held_ms)
-    VALUES ('lock', 1, OLD.expires_at_ms - OLD.acquired_at_ms);
-END;
-
-CREATE TEMP TRIGGER lockd_expired_session_lock_updated AFTER UPDATE ON main.distributed_locks
+CREATE TEMP TRIGGER lockd_expired_session_{short}_updated AFTER UPDATE ON main.{table}
 WHEN unicode(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
   AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
        OR (NEW.acquired_at_ms = NEW.expires_at_ms
            AND (SELECT ending FROM temp.lockd_write WHERE id = 1) = 'expired'))
 BEGIN
     INSERT INTO expired_holds (kind, shared, held_ms)
-    SELECT CASE WHEN substr(OLD.tenant, -10) = '/elections' THEN 'election' ELSE 'lock' END, 0, s.expires_at_ms - OLD.acquired_at_ms
+    SELECT {kind}, {shared}, s.expires_at_ms - OLD.acquired_at_ms
     FROM main.sessions AS s, temp.lockd_write AS c
     WHERE c.id = 1 AND s.id = substr(OLD.owner, 2, 22)
       AND s.tenant = CASE WHEN substr(OLD.tenant, -10) = '/elections'
@@ -82,68 +48,12 @@ BEGIN
       AND s.expires_at_ms <= c.now_ms AND OLD.acquired_at_ms < s.expires_at_ms;
 END;
 
-CREATE TEMP TRIGGER lockd_expired_session_lock_deleted AFTER DELETE ON main.distributed_locks
+CREATE TEMP TRIGGER lockd_expired_session_{short}_deleted AFTER DELETE ON main.{table}
 WHEN unicode(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
   AND (SELECT ending FROM temp.lockd_write WHERE id = 1) = 'expired'
 BEGIN
     INSERT INTO expired_holds (kind, shared, held_ms)
-    SELECT CASE WHEN substr(OLD.tenant, -10) = '/elections' THEN 'election' ELSE 'lock' END, 0, s.expires_at_ms - OLD.acquired_at_ms
-    FROM main.sessions AS s, temp.lockd_write AS c
-    WHERE c.id = 1 AND s.id = substr(OLD.owner, 2, 22)
-      AND s.tenant = CASE WHEN substr(OLD.tenant, -10) = '/elections'
-                          THEN substr(OLD.tenant, 1, length(OLD.tenant) - 10) ELSE OLD.tenant END
-      AND s.expires_at_ms <= c.now_ms AND OLD.acquired_at_ms < s.expires_at_ms;
-END;
-
-CREATE TEMP TRIGGER lockd_expired_session_permit_updated AFTER UPDATE ON main.semaphore_holders
-WHEN unicode(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
-  AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
-       OR (NEW.acquired_at_ms = NEW.expires_at_ms
-           AND (SELECT ending FROM temp.lockd_write WHERE id = 1) = 'expired'))
-BEGIN
-    INSERT INTO expired_holds (kind, shared, held_ms)
-    SELECT 'semaphore', 0, s.expires_at_ms - OLD.acquired_at_ms
-    FROM main.sessions AS s, temp.lockd_write AS c
-    WHERE c.id = 1 AND s.id = substr(OLD.owner, 2, 22)
-      AND s.tenant = CASE WHEN substr(OLD.tenant, -10) = '/elections'
-                          THEN substr(OLD.tenant, 1, length(OLD.tenant) - 10) ELSE OLD.tenant END
-      AND s.expires_at_ms <= c.now_ms AND OLD.acquired_at_ms < s.expires_at_ms;
-END;
-
-CREATE TEMP TRIGGER lockd_expired_session_permit_deleted AFTER DELETE ON main.semaphore_holders
-WHEN unicode(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
-  AND (SELECT ending FROM temp.lockd_write WHERE id = 1) = 'expired'
-BEGIN
-    INSERT INTO expired_holds (kind, shared, held_ms)
-    SELECT 'semaphore', 0, s.expires_at_ms - OLD.acquired_at_ms
-    FROM main.sessions AS s, temp.lockd_write AS c
-    WHERE c.id = 1 AND s.id = substr(OLD.owner, 2, 22)
-      AND s.tenant = CASE WHEN substr(OLD.tenant, -10) = '/elections'
-                          THEN substr(OLD.tenant, 1, length(OLD.tenant) - 10) ELSE OLD.tenant END
-      AND s.expires_at_ms <= c.now_ms AND OLD.acquired_at_ms < s.expires_at_ms;
-END;
-
-CREATE TEMP TRIGGER lockd_expired_session_reader_updated AFTER UPDATE ON main.shared_holders
-WHEN unicode(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
-  AND (OLD.owner <> NEW.owner OR OLD.fencing_token <> NEW.fencing_token
-       OR (NEW.acquired_at_ms = NEW.expires_at_ms
-           AND (SELECT ending FROM temp.lockd_write WHERE id = 1) = 'expired'))
-BEGIN
-    INSERT INTO expired_holds (kind, shared, held_ms)
-    SELECT 'lock', 1, s.expires_at_ms - OLD.acquired_at_ms
-    FROM main.sessions AS s, temp.lockd_write AS c
-    WHERE c.id = 1 AND s.id = substr(OLD.owner, 2, 22)
-      AND s.tenant = CASE WHEN substr(OLD.tenant, -10) = '/elections'
-                          THEN substr(OLD.tenant, 1, length(OLD.tenant) - 10) ELSE OLD.tenant END
-      AND s.expires_at_ms <= c.now_ms AND OLD.acquired_at_ms < s.expires_at_ms;
-END;
-
-CREATE TEMP TRIGGER lockd_expired_session_reader_deleted AFTER DELETE ON main.shared_holders
-WHEN unicode(OLD.owner) = 2 AND OLD.acquired_at_ms <> OLD.expires_at_ms
-  AND (SELECT ending FROM temp.lockd_write WHERE id = 1) = 'expired'
-BEGIN
-    INSERT INTO expired_holds (kind, shared, held_ms)
-    SELECT 'lock', 1, s.expires_at_ms - OLD.acquired_at_ms
+    SELECT {kind}, {shared}, s.expires_at_ms - OLD.acquired_at_ms
     FROM main.sessions AS s, temp.lockd_write AS c
     WHERE c.id = 1 AND s.id = substr(OLD.owner, 2, 22)
       AND s.tenant = CASE WHEN substr(OLD.tenant, -10) = '/elections'

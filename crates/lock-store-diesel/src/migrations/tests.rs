@@ -41,7 +41,10 @@ fn migration_16_down_unpacks_the_batches_and_up_keeps_them_readable() {
     };
     assert_eq!(read(&mut conn).kind, "blob");
 
-    // Migrations 18 (sessions) and 17 (readers ended at a takeover) first, then 16.
+    // Migrations 19 (expired holds), 18 (sessions) and 17 (readers ended at a takeover) first,
+    // then 16.
+    let reverted = conn.revert_last_migration(SQLITE).unwrap();
+    assert_eq!(reverted.to_string(), "20261206000019");
     let reverted = conn.revert_last_migration(SQLITE).unwrap();
     assert_eq!(reverted.to_string(), "20261205000018");
     let reverted = conn.revert_last_migration(SQLITE).unwrap();
