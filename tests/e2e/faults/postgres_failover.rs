@@ -25,8 +25,11 @@ use crate::server::TestServer;
 
 /// Grants must succeed again this soon after the promotion.
 const RECOVERY_WITHIN: Duration = Duration::from_secs(2);
-/// How long the primary is gone before the standby is promoted, in the synchronous test.
-const DETECTION: Duration = Duration::from_secs(2);
+/// How long the primary is gone before the standby is promoted, in the synchronous test: twice
+/// the pool's wait for a connection (`--pool-timeout-seconds`, 2 s), so that a `/readyz` asked in
+/// the gap has waited its 2 s out and failed before the promotion, however late its thread runs.
+/// (At 2 s, one probe could span the whole gap and pass when the promotion landed.)
+const DETECTION: Duration = Duration::from_secs(4);
 /// Load threads per instance.
 const CLIENTS: usize = 3;
 /// What the first connection on a new timeline adds to the tokens.
