@@ -94,6 +94,13 @@ async fn load_and_sample(addr: &str, seconds: u64) -> io::Result<Vec<(f64, Sampl
             Arc::clone(&stop),
         )));
     }
+    for worker in 0..2 {
+        tasks.push(tokio::spawn(lapses(
+            addr.to_owned(),
+            worker,
+            Arc::clone(&stop),
+        )));
+    }
     let mut metrics = HttpConnection::connect(addr).await?;
     let mut samples = Vec::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -252,6 +259,23 @@ async fn sessions(addr: String, worker: u64, stop: Arc<AtomicBool>) -> io::Resul
         }
         session::close(&mut conn, &id).await?;
         pause(500 + dice.below(1_500)).await;
+    }
+    Ok(())
+}
+
+/// Batch jobs that die holding their lock: each takes `nightly-export` for 1 to 3 s, waiting for
+/// it, and never releases it, so each grant after the first takes over a lease that ran out (the
+/// hold panel's `expired`, counted within about 5 s).
+async fn lapses(addr: String, worker: u64, stop: Arc<AtomicBool>) -> io::Result<()> {
+    let mut conn = HttpConnection::connect(&addr).await?;
+    let mut dice = Dice(500 + worker);
+    let owner = format!("export-{worker}");
+    while !stop.load(Ordering::Relaxed) {
+        let ttl = 1 + dice.below(3);
+        let body = format!(r#"{{"owner":"{owner}","ttl_seconds":{ttl},"wait_seconds":4}}"#);
+        conn.request("POST", "/locks/nightly-export", Some(body.as_bytes()))
+            .await?;
+        pause(200 + dice.below(500)).await;
     }
     Ok(())
 }
