@@ -506,7 +506,11 @@ for (const backend of backends) describe(`the dashboard on ${backend}`, () => {
       const name = await tabUntil((now) => now.label.startsWith('History of'), { key: 'Shift+Tab', most: 5 });
       assert.match(name.label, /^History of lock /);
       await page.keyboard.press('Space');
-      await page.locator('#history-dialog').waitFor({ state: 'visible' });
+      await page.locator('#history-dialog').waitFor({ state: 'visible', timeout: 10000 }).catch(async (error) => {
+        const listErrors = await page.locator('.section-error, [id$="-error"]').allInnerTexts();
+        throw new Error(`Space on "${name.label}" opened no history; focus now on ${JSON.stringify(await focused())}; `
+          + `the lists say ${JSON.stringify(listErrors.filter((text) => text))}: ${error.message}`);
+      });
       await page.keyboard.press('Escape');
       await page.locator('#history-dialog').waitFor({ state: 'hidden' });
       assert.equal((await focused()).label, name.label, 'focus did not return to the history opener');
@@ -562,6 +566,34 @@ for (const backend of backends) describe(`the dashboard on ${backend}`, () => {
         assert.equal(await feedRow.locator('td.reason').innerText(), REASON);
       }
       await screenshot('session-force-ended');
+    });
+
+    await t.test('13. a list that cannot be read for a moment keeps its rows under the error', async () => {
+      await lockRow('payment:42', 'worker-7').waitFor({ timeout: 5000 });
+      const error = page.locator('#locks-error');
+      assert.equal(await error.isVisible(), false);
+      // The page's reads of the list answer 503 for a while, as a busy database makes them.
+      const unavailable = (route) => route.fulfill({
+        status: 503,
+        contentType: 'application/problem+json',
+        headers: { 'Retry-After': '1' },
+        body: JSON.stringify({
+          type: '/problems/unavailable', title: 'Service Unavailable', status: 503,
+          detail: 'the lock database is unavailable',
+        }),
+      });
+      await page.route(/\/locks\?/, unavailable);
+      try {
+        await error.waitFor({ state: 'visible', timeout: 10000 });
+        assert.match(await error.innerText(), /unavailable/i);
+        assert.ok(await lockRow('payment:42', 'worker-7').isVisible(), 'the rows read before stay');
+        assert.ok(await lockRow('catalog', 'reader-1').isVisible(), 'the rows read before stay');
+        await screenshot('list-unavailable');
+      } finally {
+        await page.unroute(/\/locks\?/, unavailable);
+      }
+      await error.waitFor({ state: 'hidden', timeout: 10000 });
+      assert.ok(await lockRow('payment:42', 'worker-7').isVisible());
     });
 
     await t.test('every request went to lockd itself, none carried a key in its URL', () => {

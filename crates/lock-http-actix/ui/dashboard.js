@@ -96,6 +96,7 @@ async function refresh() {
       if (answer.status === 'fulfilled') {
         const { body, readAt, serverNow } = answer.value;
         list.table.show(body[list.field] ?? [], { readAt, serverNow });
+        list.shownFor = mine;
         showMessage(list.error, body.next_cursor
           ? list.more ?? `Only the first ${LIST_LIMIT} are shown: type a longer prefix to narrow the list.` : '');
         return;
@@ -106,7 +107,14 @@ async function refresh() {
         showMessage(list.error, '');
         return;
       }
-      list.table.clear();
+      // A list that cannot be read now (a 503 while the database is busy) keeps the rows last
+      // read for this key and prefix, under the error: a re-read that fails for a moment neither
+      // blanks the table nor takes a keyboard user's focus off its buttons. A refused key, or
+      // rows of another key or prefix, show none.
+      if (problem.status === 401 || list.shownFor !== mine) {
+        list.table.clear();
+        list.shownFor = undefined;
+      }
       if (problem.status === 401) {
         // The alert above says why once for every list.
         refused = true;

@@ -420,9 +420,9 @@ pub async fn a_force_release_after_a_session_ran_out_ends_nothing_live(h: &dyn H
     let store = &*store;
     let session = open(store, tenant(), 10, None, 1, 0).await;
     let id = &session.id;
-    granted(store, acquire("r-lock", Claim::Exclusive, id)).await;
-    granted(store, acquire("r-read", Claim::Shared, id)).await;
-    granted(store, acquire("r-sem", permits(1, 2), id)).await;
+    let lock = granted(store, acquire("r-lock", Claim::Exclusive, id)).await;
+    let read = granted(store, acquire("r-read", Claim::Shared, id)).await;
+    let permit = granted(store, acquire("r-sem", permits(1, 2), id)).await;
     h.advance(PAST_SHORT).await;
     // Not swept yet: the holds ran out with the session, and an admin's force-release finds
     // nothing live to end; the history says they expired, not that the admin ended them.
@@ -458,6 +458,28 @@ pub async fn a_force_release_after_a_session_ran_out_ends_nothing_live(h: &dyn H
             records.records
         );
     }
+    // And each is taken as a hold that ran out at the session's end (for metrics), once.
+    let held = |kind, shared, grant: &Grant| crate::ExpiredHold {
+        kind,
+        shared,
+        held: (session.expires_at - grant.lease.acquired_at)
+            .to_std()
+            .expect("granted before the session's end"),
+    };
+    let mut taken = store
+        .take_expired_holds(100)
+        .await
+        .expect("take_expired_holds answers");
+    taken.sort_by_key(|hold| (hold.kind.as_str(), hold.shared));
+    assert_eq!(
+        taken,
+        vec![
+            held(LeaseKind::Lock, false, &lock),
+            held(LeaseKind::Lock, true, &read),
+            held(LeaseKind::Semaphore, false, &permit),
+        ]
+    );
+    assert_eq!(store.take_expired_holds(100).await.expect("answers"), vec![]);
 }
 
 pub async fn a_reader_whose_session_ran_out_is_recorded_expired(h: &dyn Harness) {
