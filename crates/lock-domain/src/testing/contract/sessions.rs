@@ -479,7 +479,10 @@ pub async fn a_force_release_after_a_session_ran_out_ends_nothing_live(h: &dyn H
             held(LeaseKind::Semaphore, false, &permit),
         ]
     );
-    assert_eq!(store.take_expired_holds(100).await.expect("answers"), vec![]);
+    assert_eq!(
+        store.take_expired_holds(100).await.expect("answers"),
+        vec![]
+    );
 }
 
 pub async fn a_reader_whose_session_ran_out_is_recorded_expired(h: &dyn Harness) {
