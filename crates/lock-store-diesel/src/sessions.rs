@@ -216,12 +216,19 @@ pub(crate) trait SessionRows {
 macro_rules! session_statements {
     ($session_sql:expr, $locked_sql:expr) => {
         fn session(&mut self, tenant: &Tenant, id: &str) -> QueryResult<Option<SessionRow>> {
-            Prepared::portable(
+            if let Some(row) = <Self as KeptRows>::kept(tenant, id) {
+                return Ok(Some(row));
+            }
+            let row = Prepared::portable(
                 $session_sql,
                 vec![Param::Text(tenant.as_str()), Param::Text(id)],
             )
             .get_result::<SessionRow>(self)
-            .optional()
+            .optional()?;
+            if let Some(row) = &row {
+                <Self as KeptRows>::read(tenant, id, row);
+            }
+            Ok(row)
         }
 
         fn lock_session(&mut self, tenant: &Tenant, id: &str) -> QueryResult<Option<SessionRow>> {
@@ -234,6 +241,7 @@ macro_rules! session_statements {
         }
 
         fn insert_session(&mut self, tenant: &Tenant, row: &SessionRow) -> QueryResult<usize> {
+            <Self as KeptRows>::written(tenant, &row.id);
             Prepared::portable(
                 INSERT_SESSION,
                 vec![
@@ -256,6 +264,7 @@ macro_rules! session_statements {
             ttl_ms: i64,
             now_ms: i64,
         ) -> QueryResult<Option<SessionRow>> {
+            <Self as KeptRows>::written(tenant, id);
             Prepared::portable(
                 KEEP_ALIVE,
                 vec![
@@ -270,6 +279,7 @@ macro_rules! session_statements {
         }
 
         fn delete_session(&mut self, tenant: &Tenant, id: &str) -> QueryResult<usize> {
+            <Self as KeptRows>::written(tenant, id);
             Prepared::portable(
                 DELETE_SESSION,
                 vec![Param::Text(tenant.as_str()), Param::Text(id)],
@@ -365,6 +375,38 @@ macro_rules! session_statements {
         }
     };
 }
+
+/// Session rows a connection's thread keeps from its earlier reads. Every write of a
+/// `sessions` row goes through [`SessionRows`] and tells [`KeptRows::written`] first.
+trait KeptRows {
+    /// Session `id`'s row as kept, if it is.
+    fn kept(_tenant: &Tenant, _id: &str) -> Option<SessionRow> {
+        None
+    }
+    /// The transaction under way read `row`.
+    fn read(_tenant: &Tenant, _id: &str, _row: &SessionRow) {}
+    /// The transaction under way is about to write session `id`'s row.
+    fn written(_tenant: &Tenant, _id: &str) {}
+}
+
+/// SQLite: the writer's thread keeps the rows its committed transactions read
+/// (`writer::read_sessions`); other threads keep none.
+impl KeptRows for SqliteConnection {
+    fn kept(tenant: &Tenant, id: &str) -> Option<SessionRow> {
+        crate::writer::read_sessions::get(tenant.as_str(), id)
+    }
+
+    fn read(tenant: &Tenant, id: &str, row: &SessionRow) {
+        crate::writer::read_sessions::read(tenant.as_str(), id, row);
+    }
+
+    fn written(tenant: &Tenant, id: &str) {
+        crate::writer::read_sessions::forget(tenant.as_str(), id);
+    }
+}
+
+/// PostgreSQL: every read goes to the database (and takes the row `FOR SHARE`).
+impl KeptRows for PgConnection {}
 
 /// SQLite: the writer's transaction holds the write lock; nothing else writes meanwhile.
 impl SessionRows for SqliteConnection {

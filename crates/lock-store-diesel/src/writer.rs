@@ -20,6 +20,7 @@ pub(crate) mod noted_holds;
 pub(crate) mod postgres_batch;
 pub(crate) mod postgres_direct;
 mod postgres_permits;
+pub(crate) mod read_sessions;
 pub(crate) mod sqlite;
 pub(crate) mod wal_limit;
 

@@ -25,8 +25,8 @@ use diesel::Connection;
 use lock_domain::{Clock, RepositoryError};
 use tokio::sync::oneshot;
 
-use super::noted_holds;
 use super::wal_limit::WalLimit;
+use super::{noted_holds, read_sessions};
 use crate::error::{from_query, ErrorClass};
 use crate::history::{self, Capture};
 
@@ -221,6 +221,7 @@ impl Transactions {
             capture.rewind(records);
         }
         noted_holds::rewind(notes);
+        read_sessions::rewind();
     }
 
     /// Writes the history of the transaction and commits it; rolls it back when either fails.
@@ -232,6 +233,7 @@ impl Transactions {
         let committed = written.and_then(|()| AnsiTransactionManager::commit_transaction(conn));
         if committed.is_ok() {
             noted_holds::committed();
+            read_sessions::committed();
         } else {
             // A failed COMMIT may leave the transaction open: roll it back so the next one
             // starts clean.
@@ -252,6 +254,7 @@ fn run(
     mut wal: Option<WalLimit>,
 ) {
     noted_holds::install();
+    read_sessions::install();
     let mut batch: Vec<Job> = Vec::with_capacity(max_batch);
     loop {
         // Wakes for the WAL's checks even when no job comes.
@@ -363,6 +366,7 @@ fn begin_at(conn: &mut SqliteConnection, writer: &mut Transactions) -> diesel::Q
     }
     noted_holds::begin();
     begin_immediate(conn)?;
+    read_sessions::begin(conn);
     let now_ms = writer.clock.now().timestamp_millis();
     if let Err(error) = history::sqlite_begin(conn, now_ms) {
         let _ = AnsiTransactionManager::rollback_transaction(conn);

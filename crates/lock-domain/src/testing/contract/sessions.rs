@@ -881,3 +881,50 @@ pub async fn holds_taken_over_after_their_session_ran_out_were_held_to_its_end(h
         "once"
     );
 }
+
+/// A store that granted under a session decides its next acquires on the session as another
+/// store (another process on the same database) left it: the end a keepalive there gave it, and
+/// its end there.
+pub async fn acquires_under_a_session_see_what_another_store_did_to_it(h: &dyn Harness) {
+    let here = h.open().await;
+    let there = h.open().await;
+    let (here, there) = (&*here, &*there);
+    let session = open(here, tenant(), 11, None, 30, 0).await;
+    let first = granted(here, acquire("seen-a", Claim::Exclusive, &session.id)).await;
+    assert_eq!(first.lease.expires_at, session.expires_at);
+
+    let longer = there
+        .apply_session(
+            tenant(),
+            SessionOp::KeepAlive {
+                id: session.id.clone(),
+                ttl: Some(ttl(600)),
+            },
+        )
+        .await
+        .expect("keepalive answers")
+        .kept()
+        .expect("a keepalive's answer")
+        .expect("kept alive");
+    assert!(longer.expires_at >= session.expires_at + chrono::TimeDelta::seconds(500));
+    let second = granted(here, acquire("seen-b", Claim::Exclusive, &session.id)).await;
+    assert_eq!(
+        second.lease.expires_at, longer.expires_at,
+        "the end the other store's keepalive gave the session"
+    );
+    let again = granted(here, acquire("seen-a", Claim::Exclusive, &session.id)).await;
+    assert_eq!(
+        again.lease.fencing_token, first.lease.fencing_token,
+        "a re-grant"
+    );
+    assert_eq!(again.lease.expires_at, longer.expires_at);
+
+    assert!(end(there, &session.id, None).await.is_some(), "ended there");
+    let op = acquire("seen-c", Claim::Exclusive, &session.id);
+    assert_eq!(refusal(here, op).await, Refusal::SessionNotFound);
+    let op = acquire("seen-a", Claim::Exclusive, &session.id);
+    assert_eq!(refusal(here, op).await, Refusal::SessionNotFound);
+    for resource in ["seen-a", "seen-b", "seen-c"] {
+        assert_eq!(status(here, resource).await, None, "{resource} is free");
+    }
+}
