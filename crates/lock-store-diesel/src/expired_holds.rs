@@ -19,7 +19,7 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryResult, QueryableByName, RunQueryDsl};
 use lock_domain::{ExpiredHold, LeaseKind};
 
-use crate::prepared::{Param, Prepared};
+use crate::prepared::{portable_statement, Param};
 use crate::row::CorruptRow;
 
 /// The writer connection's TEMP triggers (SQLite), for one table of leases.
@@ -98,7 +98,7 @@ pub(crate) fn take_sqlite(
     conn: &mut SqliteConnection,
     limit: u32,
 ) -> Result<Vec<ExpiredHold>, lock_domain::RepositoryError> {
-    let rows = Prepared::portable(TAKE_SQLITE, vec![Param::BigInt(i64::from(limit))])
+    let rows = portable_statement!(TAKE_SQLITE, vec![Param::BigInt(i64::from(limit))])
         .load::<NoteRow>(conn)
         .map_err(crate::error::from_query)?;
     holds(rows)
@@ -112,7 +112,7 @@ pub(crate) fn take_postgres(
     conn: &mut PgConnection,
     limit: u32,
 ) -> Result<Vec<ExpiredHold>, lock_domain::RepositoryError> {
-    let rows = Prepared::portable(TAKE_POSTGRES, vec![Param::BigInt(i64::from(limit))])
+    let rows = portable_statement!(TAKE_POSTGRES, vec![Param::BigInt(i64::from(limit))])
         .load::<NoteRow>(conn)
         .map_err(crate::error::from_query)?;
     holds(rows)

@@ -42,7 +42,7 @@ pub(crate) use packed::{pack, unpack};
 pub(crate) use postgres_frontier::PostgresFrontier;
 
 use crate::db_connection::DbConnection;
-use crate::prepared::{Param, Prepared};
+use crate::prepared::{portable_statement, Param};
 use crate::row::{millis, CorruptRow, CountRow};
 
 /// SQLite: the writer connection's own row of what its triggers need from the transaction (the
@@ -78,7 +78,7 @@ pub(crate) fn sqlite_install_write(conn: &mut SqliteConnection) -> QueryResult<(
 
 /// SQLite: the clock of the transaction the writer has just begun, for the triggers.
 pub(crate) fn sqlite_begin(conn: &mut SqliteConnection, now_ms: i64) -> QueryResult<()> {
-    Prepared::portable(SQLITE_BEGIN, vec![Param::BigInt(now_ms)])
+    portable_statement!(SQLITE_BEGIN, vec![Param::BigInt(now_ms)])
         .execute(conn)
         .map(drop)
 }
@@ -109,7 +109,7 @@ impl SayEnding for SqliteConnection {
         ending: Option<HistoryEvent>,
         reason: Option<&str>,
     ) -> QueryResult<()> {
-        Prepared::portable(
+        portable_statement!(
             SQLITE_ENDING,
             vec![
                 Param::NullableText(ending.map(HistoryEvent::as_str)),
@@ -128,7 +128,7 @@ impl SayEnding for PgConnection {
         ending: Option<HistoryEvent>,
         reason: Option<&str>,
     ) -> QueryResult<()> {
-        Prepared::portable(
+        portable_statement!(
             POSTGRES_ENDING,
             vec![
                 Param::Text(ending.map_or("", HistoryEvent::as_str)),
@@ -209,6 +209,6 @@ pub(crate) fn after(
 /// PostgreSQL: every id up to this one was pruned (see [`prune_postgres`]).
 pub(crate) fn pruned_through_postgres(conn: &mut PgConnection) -> QueryResult<i64> {
     crate::lease_statements::one(
-        Prepared::portable(POSTGRES_PRUNED_THROUGH, vec![]).load::<CountRow>(conn)?,
+        portable_statement!(POSTGRES_PRUNED_THROUGH, vec![]).load::<CountRow>(conn)?,
     )
 }

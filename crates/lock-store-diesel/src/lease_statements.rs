@@ -6,7 +6,7 @@ use diesel::pg::PgConnection;
 use diesel::sqlite::SqliteConnection;
 use diesel::{QueryResult, RunQueryDsl};
 
-use crate::prepared::{Param, Prepared};
+use crate::prepared::{portable_statement, Param, Prepared};
 use crate::row::CountRow;
 
 /// SQLite: the one counter of every fencing token, moved inside the writer's transaction.
@@ -38,24 +38,24 @@ pub(crate) fn one(rows: Vec<CountRow>) -> QueryResult<i64> {
 
 /// SQLite: a fencing token larger than every one issued before.
 pub(crate) fn next_token_sqlite(conn: &mut SqliteConnection) -> QueryResult<i64> {
-    one(Prepared::portable(SQLITE_NEXT_TOKEN, vec![]).load(conn)?)
+    one(portable_statement!(SQLITE_NEXT_TOKEN, vec![]).load(conn)?)
 }
 
 /// PostgreSQL: a fencing token larger than every one issued before.
 pub(crate) fn next_token_postgres(conn: &mut PgConnection) -> QueryResult<i64> {
-    one(Prepared::portable(POSTGRES_NEXT_TOKEN, vec![]).load(conn)?)
+    one(portable_statement!(POSTGRES_NEXT_TOKEN, vec![]).load(conn)?)
 }
 
 /// PostgreSQL: the server's clock now, in Unix milliseconds.
 pub(crate) fn now_postgres(conn: &mut PgConnection) -> QueryResult<i64> {
-    one(Prepared::portable(POSTGRES_NOW, vec![]).load(conn)?)
+    one(portable_statement!(POSTGRES_NOW, vec![]).load(conn)?)
 }
 
 /// PostgreSQL: keeps `now_ms`, read by a statement of this transaction, as its clock for the
 /// history's triggers.
 pub(crate) fn keep_now_postgres(conn: &mut PgConnection, now_ms: i64) -> QueryResult<()> {
     let now = now_ms.to_string();
-    one(Prepared::portable(POSTGRES_KEEP_NOW, vec![Param::Text(&now)]).load(conn)?).map(drop)
+    one(portable_statement!(POSTGRES_KEEP_NOW, vec![Param::Text(&now)]).load(conn)?).map(drop)
 }
 
 /// Runs the sweep statement `sweep` (`$1`: the cutoff, `$2`: the batch) on SQLite: deletes up to

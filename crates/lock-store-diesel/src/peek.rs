@@ -18,7 +18,7 @@ use lock_domain::{Lock, RepositoryError, ResourceName, Tenant};
 use crate::db_connection::DbConnection;
 use crate::error::from_query;
 use crate::pooled::Pooled;
-use crate::prepared::{Param, Prepared};
+use crate::prepared::{statement, Param, Prepared};
 use crate::row::LockRow;
 use crate::writer::Writer;
 
@@ -132,7 +132,7 @@ fn sqlite(
 fn postgres(conn: &mut PgConnection, keys: &[(Tenant, ResourceName)]) -> QueryResult<Vec<Peek>> {
     let tenants: Vec<&str> = keys.iter().map(|(t, _)| t.as_str()).collect();
     let resources: Vec<&str> = keys.iter().map(|(_, r)| r.as_str()).collect();
-    let rows = Prepared::new(
+    let rows = statement!(
         POSTGRES,
         vec![Param::TextArray(&tenants), Param::TextArray(&resources)],
     )

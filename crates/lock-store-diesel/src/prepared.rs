@@ -7,6 +7,13 @@
 //! prepares each statement once per connection. PostgreSQL statements may also take arrays
 //! (`postgres::writes::WRITE_BATCH`). A statement written once for both backends
 //! ([`Prepared::portable`]) uses `$n` on both.
+//!
+//! diesel finds a statement in its cache by the statement's type when the type says which
+//! statement it is, and otherwise by its SQL text, which it then writes out (a walk of the text),
+//! hashes and compares on every execution. A statement whose text is a constant is made with
+//! [`statement!`] (or [`portable_statement!`]), whose type carries a key computed from that text
+//! at compile time ([`key`]): the same text always has the same type, and a text that is not a
+//! constant does not compile there. Other statements keep the text as their cache key.
 
 use diesel::backend::Backend;
 use diesel::pg::Pg;
@@ -32,9 +39,10 @@ pub(crate) enum Param<'a> {
     NullableTextArray(&'a [Option<&'a str>]),
 }
 
-/// `sql` with its `$1`, `$2`, … placeholders bound to `params[0]`, `params[1]`, ….
+/// `sql` with its `$1`, `$2`, … placeholders bound to `params[0]`, `params[1]`, …; `KEY` is
+/// the key of its constant text ([`statement!`]), or 0 when diesel keys it by the text.
 #[derive(Debug)]
-pub(crate) struct Prepared<'a> {
+pub(crate) struct Prepared<'a, const KEY: u64 = 0> {
     sql: &'static str,
     params: Vec<Param<'a>>,
     /// Written with `$n` placeholders for both backends, SQLite included.
@@ -44,36 +52,113 @@ pub(crate) struct Prepared<'a> {
 impl<'a> Prepared<'a> {
     /// `sql` with `$n` placeholders on PostgreSQL, `?n` on SQLite.
     pub(crate) fn new(sql: &'static str, params: Vec<Param<'a>>) -> Self {
-        Self {
-            sql,
-            params,
-            portable: false,
-        }
+        Self::keyed(sql, params, false)
     }
 
     /// `sql` written once for both backends, with `$n` placeholders on both.
     pub(crate) fn portable(sql: &'static str, params: Vec<Param<'a>>) -> Self {
+        Self::keyed(sql, params, true)
+    }
+}
+
+impl<'a, const KEY: u64> Prepared<'a, KEY> {
+    /// Only through [`statement!`] and [`portable_statement!`] with a `KEY` other than 0, which
+    /// compute `KEY` from the same `sql` and `portable`.
+    #[doc(hidden)]
+    pub(crate) fn keyed(sql: &'static str, params: Vec<Param<'a>>, portable: bool) -> Self {
+        #[cfg(debug_assertions)]
+        same_text_same_key::check(KEY, sql, portable);
         Self {
             sql,
             params,
-            portable: true,
+            portable,
         }
     }
 }
 
-impl QueryId for Prepared<'_> {
-    type QueryId = ();
-    // Keyed by its SQL text and bind types instead.
-    const HAS_STATIC_QUERY_ID: bool = false;
+/// The key of constant statement `sql` (`portable`: written with `$n` for both backends): its
+/// FNV-1a hash, never 0.
+pub(crate) const fn key(sql: &str, portable: bool) -> u64 {
+    let bytes = sql.as_bytes();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash ^= bytes[i] as u64;
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+        i += 1;
+    }
+    hash ^= portable as u64;
+    hash = hash.wrapping_mul(0x0100_0000_01b3);
+    if hash == 0 {
+        1
+    } else {
+        hash
+    }
 }
 
-impl Query for Prepared<'_> {
+/// Constant statement `$sql` (`$n` placeholders on PostgreSQL, `?n` on SQLite) with `$params`,
+/// kept in diesel's cache by its type.
+macro_rules! statement {
+    ($sql:expr, $params:expr $(,)?) => {
+        $crate::prepared::Prepared::<{ $crate::prepared::key($sql, false) }>::keyed(
+            $sql, $params, false,
+        )
+    };
+}
+pub(crate) use statement;
+
+/// [`statement!`] for a constant statement written with `$n` placeholders for both backends.
+macro_rules! portable_statement {
+    ($sql:expr, $params:expr $(,)?) => {
+        $crate::prepared::Prepared::<{ $crate::prepared::key($sql, true) }>::keyed(
+            $sql, $params, true,
+        )
+    };
+}
+pub(crate) use portable_statement;
+
+/// The type that keys statement `KEY` in diesel's cache of prepared statements.
+pub(crate) struct StatementKey<const KEY: u64>;
+
+impl<const KEY: u64> QueryId for Prepared<'_, KEY> {
+    type QueryId = StatementKey<KEY>;
+    // Without a key, keyed by its SQL text and bind types instead.
+    const HAS_STATIC_QUERY_ID: bool = KEY != 0;
+}
+
+impl<const KEY: u64> Query for Prepared<'_, KEY> {
     type SqlType = Untyped;
 }
 
-impl<Conn> RunQueryDsl<Conn> for Prepared<'_> {}
+impl<Conn, const KEY: u64> RunQueryDsl<Conn> for Prepared<'_, KEY> {}
 
-impl<'a> Prepared<'a> {
+/// Tests and debug builds check that no two texts met share a key (a 64-bit hash: never seen,
+/// but a shared key would run the wrong statement).
+#[cfg(debug_assertions)]
+mod same_text_same_key {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    static SEEN: Mutex<Option<HashMap<u64, (&'static str, bool)>>> = Mutex::new(None);
+
+    pub(super) fn check(key: u64, sql: &'static str, portable: bool) {
+        if key == 0 {
+            return;
+        }
+        assert_eq!(key, super::key(sql, portable), "a key not of its statement");
+        let mut seen = SEEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let first = *seen
+            .get_or_insert_with(HashMap::new)
+            .entry(key)
+            .or_insert((sql, portable));
+        assert!(
+            first == (sql, portable),
+            "statement key {key} is shared by two statements"
+        );
+    }
+}
+
+impl<'a, const KEY: u64> Prepared<'a, KEY> {
     /// Walks the text, turning every `{marker}n` into a bind of params[n - 1] (through `bind`),
     /// in the order the placeholders appear; diesel writes the placeholders itself, numbered in
     /// that order.
@@ -112,7 +197,7 @@ impl<'a> Prepared<'a> {
     }
 }
 
-impl QueryFragment<Pg> for Prepared<'_> {
+impl<const KEY: u64> QueryFragment<Pg> for Prepared<'_, KEY> {
     fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
         self.walk('$', out, |param, out| match param {
             Param::Text(value) => out.push_bind_param::<Text, str>(value),
@@ -132,7 +217,7 @@ impl QueryFragment<Pg> for Prepared<'_> {
     }
 }
 
-impl QueryFragment<Sqlite> for Prepared<'_> {
+impl<const KEY: u64> QueryFragment<Sqlite> for Prepared<'_, KEY> {
     fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
         let marker = if self.portable { '$' } else { '?' };
         self.walk(marker, out, |param, out| match param {
@@ -213,6 +298,42 @@ mod tests {
             on_postgres,
             r#"UPDATE t SET v = COALESCE($1, v) WHERE n = $2 -- binds: [None, "n"]"#
         );
+    }
+
+    const KEYED: &str = "UPDATE t SET e = $2 WHERE a = $1";
+
+    #[test]
+    fn a_constant_statement_is_keyed_by_its_type_and_written_the_same() {
+        let params = || vec![Param::Text("a"), Param::BigInt(7)];
+        let keyed = portable_statement!(KEYED, params());
+        assert_eq!(
+            <Prepared<'_, { key(KEYED, true) }> as QueryId>::query_id(),
+            Some(std::any::TypeId::of::<StatementKey<{ key(KEYED, true) }>>())
+        );
+        assert_eq!(<Prepared<'_> as QueryId>::query_id(), None, "keyed by text");
+        for (shown, unkeyed) in [
+            (
+                diesel::debug_query::<Sqlite, _>(&keyed).to_string(),
+                diesel::debug_query::<Sqlite, _>(&Prepared::portable(KEYED, params()))
+                    .to_string(),
+            ),
+            (
+                diesel::debug_query::<Pg, _>(&keyed).to_string(),
+                diesel::debug_query::<Pg, _>(&Prepared::portable(KEYED, params())).to_string(),
+            ),
+        ] {
+            assert_eq!(shown, unkeyed);
+        }
+        let _ = statement!(KEYED, params());
+        assert_ne!(key(KEYED, true), key(KEYED, false), "written for other placeholders");
+        assert_ne!(key(KEYED, true), key("UPDATE t SET e = $2 WHERE a = $3", true));
+        assert_ne!(key("", false), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "not of its statement")]
+    fn a_key_made_for_another_text_is_caught() {
+        let _ = Prepared::<{ key(KEYED, true) }>::keyed("SELECT 1", vec![], true);
     }
 
     #[test]

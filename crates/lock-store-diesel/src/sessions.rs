@@ -23,7 +23,7 @@ use lock_domain::{
     SessionQuery, Tenant, Ttl,
 };
 
-use crate::prepared::{Param, Prepared};
+use crate::prepared::{portable_statement, Param, Prepared};
 use crate::row::CountRow;
 
 /// The end a hold's row has while its session lives.
@@ -219,7 +219,7 @@ macro_rules! session_statements {
             if let Some(row) = <Self as KeptRows>::kept(tenant, id) {
                 return Ok(Some(row));
             }
-            let row = Prepared::portable(
+            let row = portable_statement!(
                 $session_sql,
                 vec![Param::Text(tenant.as_str()), Param::Text(id)],
             )
@@ -232,7 +232,7 @@ macro_rules! session_statements {
         }
 
         fn lock_session(&mut self, tenant: &Tenant, id: &str) -> QueryResult<Option<SessionRow>> {
-            Prepared::portable(
+            portable_statement!(
                 $locked_sql,
                 vec![Param::Text(tenant.as_str()), Param::Text(id)],
             )
@@ -242,7 +242,7 @@ macro_rules! session_statements {
 
         fn insert_session(&mut self, tenant: &Tenant, row: &SessionRow) -> QueryResult<usize> {
             <Self as KeptRows>::written(tenant, &row.id);
-            Prepared::portable(
+            portable_statement!(
                 INSERT_SESSION,
                 vec![
                     Param::Text(tenant.as_str()),
@@ -265,7 +265,7 @@ macro_rules! session_statements {
             now_ms: i64,
         ) -> QueryResult<Option<SessionRow>> {
             <Self as KeptRows>::written(tenant, id);
-            Prepared::portable(
+            portable_statement!(
                 KEEP_ALIVE,
                 vec![
                     Param::Text(tenant.as_str()),
@@ -280,7 +280,7 @@ macro_rules! session_statements {
 
         fn delete_session(&mut self, tenant: &Tenant, id: &str) -> QueryResult<usize> {
             <Self as KeptRows>::written(tenant, id);
-            Prepared::portable(
+            portable_statement!(
                 DELETE_SESSION,
                 vec![Param::Text(tenant.as_str()), Param::Text(id)],
             )
@@ -288,7 +288,7 @@ macro_rules! session_statements {
         }
 
         fn hold_places(&mut self, tenant: &Tenant, id: &str) -> QueryResult<Vec<PlaceRow>> {
-            Prepared::portable(
+            portable_statement!(
                 HOLD_PLACES,
                 vec![Param::Text(tenant.as_str()), Param::Text(id)],
             )
@@ -296,7 +296,7 @@ macro_rules! session_statements {
         }
 
         fn delete_hold_places(&mut self, tenant: &Tenant, id: &str) -> QueryResult<usize> {
-            Prepared::portable(
+            portable_statement!(
                 DELETE_HOLD_PLACES,
                 vec![Param::Text(tenant.as_str()), Param::Text(id)],
             )
@@ -329,7 +329,7 @@ macro_rules! session_statements {
         }
 
         fn count_live(&mut self, tenant: &Tenant, now_ms: i64) -> QueryResult<i64> {
-            Prepared::portable(
+            portable_statement!(
                 COUNT_LIVE,
                 vec![Param::Text(tenant.as_str()), Param::BigInt(now_ms)],
             )
@@ -338,13 +338,13 @@ macro_rules! session_statements {
         }
 
         fn count_all_live(&mut self, now_ms: i64) -> QueryResult<i64> {
-            Prepared::portable(COUNT_ALL_LIVE, vec![Param::BigInt(now_ms)])
+            portable_statement!(COUNT_ALL_LIVE, vec![Param::BigInt(now_ms)])
                 .get_result::<CountRow>(self)
                 .map(|row| row.count)
         }
 
         fn run_out(&mut self, cutoff_ms: i64, batch: i64) -> QueryResult<Vec<RunOutRow>> {
-            Prepared::portable(
+            portable_statement!(
                 RUN_OUT,
                 vec![Param::BigInt(cutoff_ms), Param::BigInt(batch)],
             )
@@ -366,11 +366,11 @@ macro_rules! session_statements {
             };
             if place.kind != "semaphore" {
                 Ok(
-                    Prepared::portable(END_READER_HOLD, params()).execute(&mut *self)?
-                        + Prepared::portable(END_LOCK_HOLD, params()).execute(&mut *self)?,
+                    portable_statement!(END_READER_HOLD, params()).execute(&mut *self)?
+                        + portable_statement!(END_LOCK_HOLD, params()).execute(&mut *self)?,
                 )
             } else {
-                Prepared::portable(END_PERMIT_HOLD, params()).execute(self)
+                portable_statement!(END_PERMIT_HOLD, params()).execute(self)
             }
         }
     };

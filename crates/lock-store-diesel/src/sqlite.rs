@@ -19,7 +19,7 @@ use lock_domain::{
 
 use crate::history::SayEnding;
 use crate::outcome::{ReleaseRow, RenewRow};
-use crate::prepared::{Param, Prepared};
+use crate::prepared::{statement, Param, Prepared};
 use crate::row::{CountRow, ListedRow, LockRow};
 
 /// The compare-and-set of an acquire, as one statement: insert the lock, or take over the existing
@@ -144,7 +144,7 @@ pub(crate) fn acquire(
     // A session's hold ends with its session: its row says so (see `sessions.rs`).
     let expires_ms =
         crate::sessions::stored_end(owner.as_str(), now_ms + i64::from(ttl.seconds()) * 1_000);
-    Prepared::new(
+    statement!(
         ACQUIRE,
         vec![
             Param::Text(tenant.as_str()),
@@ -166,7 +166,7 @@ pub(crate) fn status(
     resource: &ResourceName,
     now_ms: i64,
 ) -> QueryResult<Option<LockRow>> {
-    Prepared::new(
+    statement!(
         STATUS,
         vec![
             Param::Text(tenant.as_str()),
@@ -192,7 +192,7 @@ pub(crate) fn status_outside_writer(
     resource: &ResourceName,
     now_ms: i64,
 ) -> QueryResult<Outside<Option<LockRow>>> {
-    let row = Prepared::new(
+    let row = statement!(
         ROW,
         vec![Param::Text(tenant.as_str()), Param::Text(resource.as_str())],
     )
@@ -211,7 +211,7 @@ pub(crate) fn release(
     owner: &Owner,
     now_ms: i64,
 ) -> QueryResult<ReleaseRow> {
-    let deleted = Prepared::new(
+    let deleted = statement!(
         RELEASE,
         vec![
             Param::Text(tenant.as_str()),
@@ -241,7 +241,7 @@ pub(crate) fn release_under_session(
     id: &SessionId,
     now_ms: i64,
 ) -> QueryResult<Option<LockRow>> {
-    Prepared::new(
+    statement!(
         RELEASE_WHILE_SESSION_LIVES,
         vec![
             Param::Text(tenant.as_str()),
@@ -264,7 +264,7 @@ pub(crate) fn undo_grant(
     now_ms: i64,
 ) -> QueryResult<bool> {
     conn.with_ending(HistoryEvent::Undone, None, |conn| {
-        Prepared::new(
+        statement!(
             UNDO_GRANT,
             vec![
                 Param::Text(tenant.as_str()),
@@ -294,7 +294,7 @@ pub(crate) fn renew(
     now_ms: i64,
 ) -> QueryResult<RenewRow> {
     let expires_ms = now_ms + i64::from(ttl.seconds()) * 1_000;
-    let renewed = Prepared::new(
+    let renewed = statement!(
         RENEW,
         vec![
             Param::Text(tenant.as_str()),
@@ -380,13 +380,13 @@ pub(crate) fn list_outside_writer(
 }
 
 pub(crate) fn count_live(conn: &mut SqliteConnection, now_ms: i64) -> QueryResult<i64> {
-    Prepared::new(COUNT_LIVE, vec![Param::BigInt(now_ms)])
+    statement!(COUNT_LIVE, vec![Param::BigInt(now_ms)])
         .get_result::<CountRow>(conn)
         .map(|row| row.count)
 }
 
 pub(crate) fn count_expired_takeovers(conn: &mut SqliteConnection) -> QueryResult<i64> {
-    Prepared::new(COUNT_EXPIRED_TAKEOVERS, vec![])
+    statement!(COUNT_EXPIRED_TAKEOVERS, vec![])
         .get_result::<CountRow>(conn)
         .map(|row| row.count)
 }
@@ -396,7 +396,7 @@ pub(crate) fn sweep(
     expired_before_ms: i64,
     batch: i64,
 ) -> QueryResult<usize> {
-    Prepared::new(
+    statement!(
         SWEEP,
         vec![Param::BigInt(expired_before_ms), Param::BigInt(batch)],
     )

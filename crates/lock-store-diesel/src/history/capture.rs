@@ -24,7 +24,7 @@ use diesel::sql_types::Text;
 use diesel::sqlite::SqliteConnection;
 use diesel::{QueryResult, RunQueryDsl};
 
-use crate::prepared::{Param, Prepared};
+use crate::prepared::{portable_statement, Param};
 use crate::row::CountRow;
 
 /// How many ids a segment of `history_names` and `history_tenants` spans (migration 14; 4096 in
@@ -153,7 +153,7 @@ impl Capture {
         }
         json.push(']');
         let first = crate::lease_statements::one(
-            Prepared::portable(
+            portable_statement!(
                 WRITE_BATCH,
                 vec![
                     Param::BigInt(count),
@@ -176,7 +176,7 @@ impl Capture {
             if !same_tenant {
                 if self.is_new(key.tenant, segment) {
                     let tenant = element::unescape(key.tenant).ok_or_else(|| corrupt(element))?;
-                    Prepared::portable(
+                    portable_statement!(
                         TENANT_SEGMENT,
                         vec![Param::Text(&tenant), Param::BigInt(segment)],
                     )
@@ -191,7 +191,7 @@ impl Capture {
                 let [Some(tenant), Some(kind), Some(name)] = unescaped else {
                     return Err(corrupt(element));
                 };
-                Prepared::portable(
+                portable_statement!(
                     NAME_SEGMENT,
                     vec![
                         Param::Text(&tenant),

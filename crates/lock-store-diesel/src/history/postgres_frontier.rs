@@ -10,7 +10,7 @@ use lock_domain::HistoryRecord;
 
 use super::batches::POSTGRES_BATCH_IDS;
 use super::pruned_through_postgres;
-use crate::prepared::Prepared;
+use crate::prepared::portable_statement;
 
 /// PostgreSQL: the last id of the last batch number drawn, and the first transaction id not yet
 /// assigned and the oldest one still running, of one snapshot.
@@ -56,7 +56,8 @@ impl PostgresFrontier {
     /// at least every id pruned.
     pub(crate) fn advance(&self, conn: &mut PgConnection) -> QueryResult<i64> {
         let pruned = pruned_through_postgres(conn)?;
-        let mark: WatermarkRow = Prepared::portable(POSTGRES_WATERMARK, vec![]).get_result(conn)?;
+        let mark: WatermarkRow =
+            portable_statement!(POSTGRES_WATERMARK, vec![]).get_result(conn)?;
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((drawn, xmax)) = state.pending {
             if mark.xmin >= xmax {

@@ -7,7 +7,7 @@ use lock_domain::{ListQuery, RepositoryError, ResourceName, Tenant};
 
 use super::{KeptChanging, MAX_ATTEMPTS};
 use crate::error::from_query;
-use crate::prepared::{Param, Prepared};
+use crate::prepared::{statement, Param, Prepared};
 use crate::row::{CountRow, ListedRow, LockRow, SeenLive};
 
 /// Whether the row version `l` that a read sees has an ended lease that a transaction not yet
@@ -219,13 +219,13 @@ struct PgListedRow {
 }
 
 pub(crate) fn count_live(conn: &mut PgConnection) -> QueryResult<i64> {
-    Prepared::new(COUNT_LIVE, vec![])
+    statement!(COUNT_LIVE, vec![])
         .get_result::<CountRow>(conn)
         .map(|row| row.count)
 }
 
 pub(crate) fn count_expired_takeovers(conn: &mut PgConnection) -> QueryResult<i64> {
-    Prepared::new(COUNT_EXPIRED_TAKEOVERS, vec![])
+    statement!(COUNT_EXPIRED_TAKEOVERS, vec![])
         .get_result::<CountRow>(conn)
         .map(|row| row.count)
 }

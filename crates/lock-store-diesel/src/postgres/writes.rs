@@ -19,7 +19,7 @@ use super::{KeptChanging, MAX_ATTEMPTS};
 use crate::error::from_query;
 use crate::history::SayEnding;
 use crate::outcome::{AcquireRow, ReleaseRow, RenewRow, SweepPosition, Swept};
-use crate::prepared::{Param, Prepared};
+use crate::prepared::{statement, Param};
 use crate::row::LockRow;
 use crate::schema::distributed_locks;
 
@@ -232,7 +232,7 @@ pub(crate) fn write_batch<'a>(
             }
         }
     }
-    Prepared::new(
+    statement!(
         WRITE_BATCH,
         vec![
             Param::TextArray(&acquires.tenants),
@@ -395,7 +395,7 @@ pub(crate) fn undo_grant(
     // In a transaction (a savepoint inside one): what the history is told lasts until it ends.
     conn.transaction(|conn| {
         conn.with_ending(HistoryEvent::Undone, None, |conn| {
-            Prepared::new(
+            statement!(
                 UNDO_GRANT,
                 vec![
                     Param::Text(tenant.as_str()),
@@ -520,7 +520,7 @@ pub(crate) fn sweep(
 ) -> QueryResult<Swept> {
     let SweepPosition(first) = from;
     let end = first.saturating_add(SWEEP_PAGES);
-    let step = Prepared::new(
+    let step = statement!(
         SWEEP,
         vec![
             Param::BigInt(grace_ms),

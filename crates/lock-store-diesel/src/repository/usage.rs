@@ -9,7 +9,7 @@ use lock_domain::{LeaseUsage, Owner, RepositoryError, Tenant};
 use super::DieselLockRepository;
 use crate::db_connection::DbConnection;
 use crate::error::from_query;
-use crate::prepared::{Param, Prepared};
+use crate::prepared::{statement, Param};
 use crate::row::CountRow;
 
 /// SQLite: `?4` is the writer's clock, in milliseconds.
@@ -48,10 +48,10 @@ impl LeaseUsage for DieselLockRepository {
                 let row = match conn {
                     DbConnection::Sqlite(c) => {
                         params.push(Param::BigInt(now_ms));
-                        Prepared::new(SQLITE_COUNT, params).get_result::<CountRow>(c)
+                        statement!(SQLITE_COUNT, params).get_result::<CountRow>(c)
                     }
                     DbConnection::Postgres(c) => {
-                        Prepared::new(POSTGRES_COUNT, params).get_result::<CountRow>(c)
+                        statement!(POSTGRES_COUNT, params).get_result::<CountRow>(c)
                     }
                 };
                 row.map(|row| row.count).map_err(from_query)

@@ -9,7 +9,7 @@ use lock_domain::{HistoryEvent, ListQuery, Owner, ResourceName, Tenant};
 use super::{HolderRow, HolderTable};
 use crate::history::SayEnding;
 use crate::lease_statements;
-use crate::prepared::{Param, Prepared};
+use crate::prepared::{portable_statement, Param, Prepared};
 use crate::row::CountRow;
 use crate::sessions::{stored_end, SessionRows};
 
@@ -137,7 +137,7 @@ pub(crate) struct PostgresHolders<'c> {
 macro_rules! shared_statements {
     () => {
         fn delete_all(&mut self, tenant: &Tenant, name: &ResourceName) -> QueryResult<usize> {
-            Prepared::portable(
+            portable_statement!(
                 DELETE_ALL,
                 vec![Param::Text(tenant.as_str()), Param::Text(name.as_str())],
             )
@@ -145,7 +145,7 @@ macro_rules! shared_statements {
         }
 
         fn holders(&mut self, tenant: &Tenant, name: &ResourceName) -> QueryResult<Vec<HolderRow>> {
-            Prepared::portable(
+            portable_statement!(
                 HOLDERS,
                 vec![Param::Text(tenant.as_str()), Param::Text(name.as_str())],
             )
@@ -159,7 +159,7 @@ macro_rules! shared_statements {
             owner: &str,
             now_ms: i64,
         ) -> QueryResult<usize> {
-            Prepared::portable(
+            portable_statement!(
                 DELETE_ENDED,
                 vec![
                     Param::Text(tenant.as_str()),
@@ -172,7 +172,7 @@ macro_rules! shared_statements {
         }
 
         fn insert(&mut self, tenant: &Tenant, row: &HolderRow) -> QueryResult<usize> {
-            Prepared::portable(
+            portable_statement!(
                 INSERT,
                 vec![
                     Param::Text(tenant.as_str()),
@@ -196,7 +196,7 @@ macro_rules! shared_statements {
             row: &HolderRow,
             value: Option<&str>,
         ) -> QueryResult<usize> {
-            Prepared::portable(
+            portable_statement!(
                 REGRANT,
                 vec![
                     Param::Text(tenant.as_str()),
@@ -217,7 +217,7 @@ macro_rules! shared_statements {
             row: &HolderRow,
             value: Option<&str>,
         ) -> QueryResult<usize> {
-            Prepared::portable(
+            portable_statement!(
                 RENEW,
                 vec![
                     Param::Text(tenant.as_str()),
@@ -236,7 +236,7 @@ macro_rules! shared_statements {
             name: &ResourceName,
             owner: &Owner,
         ) -> QueryResult<usize> {
-            Prepared::portable(
+            portable_statement!(
                 DELETE_OWNER,
                 vec![
                     Param::Text(tenant.as_str()),
@@ -315,7 +315,7 @@ impl HolderTable for PostgresHolders<'_> {
     }
 
     fn lock_semaphore(&mut self, tenant: &Tenant, name: &ResourceName) -> QueryResult<()> {
-        Prepared::portable(
+        portable_statement!(
             POSTGRES_LOCK,
             vec![Param::Text(tenant.as_str()), Param::Text(name.as_str())],
         )
@@ -343,7 +343,7 @@ impl HolderTable for PostgresHolders<'_> {
         name: &ResourceName,
     ) -> QueryResult<(i64, Vec<HolderRow>)> {
         self.lock_semaphore(tenant, name)?;
-        let rows: Vec<HolderRowAt> = Prepared::portable(
+        let rows: Vec<HolderRowAt> = portable_statement!(
             POSTGRES_HOLDERS_AT,
             vec![Param::Text(tenant.as_str()), Param::Text(name.as_str())],
         )
@@ -361,7 +361,7 @@ impl HolderTable for PostgresHolders<'_> {
     /// One round trip (see [`POSTGRES_GRANT`]).
     fn grant(&mut self, tenant: &Tenant, row: &HolderRow, now_ms: i64) -> QueryResult<i64> {
         lease_statements::one(
-            Prepared::portable(
+            portable_statement!(
                 POSTGRES_GRANT,
                 vec![
                     Param::Text(tenant.as_str()),

@@ -9,7 +9,7 @@ use lock_domain::{HistoryEvent, LeaseValue, Lock, Owner, ResourceName, Tenant};
 use super::SharedTable;
 use crate::history::SayEnding;
 use crate::lease_statements;
-use crate::prepared::{Param, Prepared};
+use crate::prepared::{portable_statement, Param};
 use crate::row::LockRow;
 use crate::sessions::{stored_end, SessionRows};
 
@@ -134,7 +134,7 @@ fn key<'a>(tenant: &'a Tenant, resource: &'a ResourceName) -> Vec<Param<'a>> {
 }
 
 /// The statements both backends share, written once over a connection type that runs
-/// [`Prepared`] statements.
+/// [`Prepared`](crate::prepared::Prepared) statements.
 macro_rules! portable_statements {
     () => {
         fn write_row(
@@ -144,7 +144,7 @@ macro_rules! portable_statements {
             regranted: bool,
             lock_delay_ms: i64,
         ) -> QueryResult<usize> {
-            Prepared::portable(
+            portable_statement!(
                 WRITE_ROW,
                 vec![
                     Param::Text(tenant.as_str()),
@@ -174,7 +174,7 @@ macro_rules! portable_statements {
             let mut params = key(tenant, resource);
             params.push(Param::BigInt(expires_at_ms));
             params.push(Param::NullableText(value.map(LeaseValue::as_str)));
-            Prepared::portable(RENEW_ROW, params).execute(self.conn)
+            portable_statement!(RENEW_ROW, params).execute(self.conn)
         }
 
         fn put_lease(
@@ -192,7 +192,7 @@ macro_rules! portable_statements {
                 Param::BigInt(row.regranted),
                 Param::NullableText(row.value.as_deref()),
             ]);
-            Prepared::portable(PUT_LEASE, params).execute(self.conn)
+            portable_statement!(PUT_LEASE, params).execute(self.conn)
         }
 
         fn delete_leases(
@@ -205,9 +205,9 @@ macro_rules! portable_statements {
             match owner {
                 Some(owner) => {
                     params.push(Param::Text(owner.as_str()));
-                    Prepared::portable(DELETE_LEASE, params).execute(self.conn)
+                    portable_statement!(DELETE_LEASE, params).execute(self.conn)
                 }
-                None => Prepared::portable(DELETE_LEASES, params).execute(self.conn),
+                None => portable_statement!(DELETE_LEASES, params).execute(self.conn),
             }
         }
     };
@@ -234,10 +234,10 @@ impl SharedTable for SqliteShared<'_> {
         resource: &ResourceName,
         _create: bool,
     ) -> QueryResult<(i64, Option<DelayedRow>, Vec<SharedRow>)> {
-        let row = Prepared::portable(ROW, key(tenant, resource))
+        let row = portable_statement!(ROW, key(tenant, resource))
             .get_result::<DelayedRow>(self.conn)
             .optional()?;
-        let leases = Prepared::portable(LEASES, key(tenant, resource)).load(self.conn)?;
+        let leases = portable_statement!(LEASES, key(tenant, resource)).load(self.conn)?;
         Ok((self.now_ms, row, leases))
     }
 
@@ -259,7 +259,7 @@ impl SharedTable for SqliteShared<'_> {
         resource: &ResourceName,
         _now_ms: i64,
     ) -> QueryResult<usize> {
-        Prepared::portable(SQLITE_END_ROW, key(tenant, resource)).execute(self.conn)
+        portable_statement!(SQLITE_END_ROW, key(tenant, resource)).execute(self.conn)
     }
 }
 
@@ -290,9 +290,9 @@ impl SharedTable for PostgresShared<'_> {
                 let mut params = key(tenant, resource);
                 let marker = Owner::shared_holders();
                 params.push(Param::Text(marker.as_str()));
-                Prepared::portable(POSTGRES_ENSURE_ROW, params).execute(self.conn)?;
+                portable_statement!(POSTGRES_ENSURE_ROW, params).execute(self.conn)?;
             }
-            row = Prepared::portable(POSTGRES_LOCK_ROW, key(tenant, resource))
+            row = portable_statement!(POSTGRES_LOCK_ROW, key(tenant, resource))
                 .get_result::<DelayedRow>(self.conn)
                 .optional()?;
             if row.is_some() || !create {
@@ -303,7 +303,7 @@ impl SharedTable for PostgresShared<'_> {
             return Err(diesel::result::Error::NotFound);
         }
         let now_ms = lease_statements::now_postgres(self.conn)?;
-        let leases = Prepared::portable(LEASES, key(tenant, resource)).load(self.conn)?;
+        let leases = portable_statement!(LEASES, key(tenant, resource)).load(self.conn)?;
         Ok((now_ms, row, leases))
     }
 
@@ -327,7 +327,7 @@ impl SharedTable for PostgresShared<'_> {
     ) -> QueryResult<usize> {
         let mut params = key(tenant, resource);
         params.push(Param::BigInt(now_ms));
-        Prepared::portable(POSTGRES_END_ROW, params).execute(self.conn)
+        portable_statement!(POSTGRES_END_ROW, params).execute(self.conn)
     }
 }
 

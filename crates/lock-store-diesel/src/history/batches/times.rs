@@ -11,7 +11,7 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryResult, QueryableByName, RunQueryDsl};
 
 use super::{Backend, LAST_ID, OLDEST};
-use crate::prepared::{Param, Prepared};
+use crate::prepared::{portable_statement, Param};
 
 /// The batch holding id `$1` (ids are dense: the last batch starting at or below it).
 const BATCH_AT: &str = "\
@@ -38,7 +38,7 @@ pub(super) fn first_since(conn: &mut SqliteConnection, since_ms: i64) -> QueryRe
     let mut high = next;
     while low < high {
         let middle = low + (high - low) / 2;
-        let batch = Prepared::portable(BATCH_AT, vec![Param::BigInt(middle)])
+        let batch = portable_statement!(BATCH_AT, vec![Param::BigInt(middle)])
             .load::<BatchSpan>(conn)?
             .pop();
         match batch {

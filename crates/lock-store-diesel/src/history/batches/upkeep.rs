@@ -7,7 +7,7 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, QueryResult, RunQueryDsl};
 
 use super::{Backend, KEEP_LAST_ID, LAST_ID, OLDEST};
-use crate::prepared::{Param, Prepared};
+use crate::prepared::{portable_statement, Param, Prepared};
 
 /// SQLite: deletes the batches before `$1` among the oldest `$2` ids from `$3`, the oldest kept
 /// (and that one whatever its size, so that pruning goes on): how many records each held.
@@ -133,7 +133,7 @@ pub(crate) fn prune_sqlite(
     before: DateTime<Utc>,
     batch: u32,
 ) -> QueryResult<usize> {
-    Prepared::portable(KEEP_LAST_ID, vec![]).execute(&mut *conn)?;
+    portable_statement!(KEEP_LAST_ID, vec![]).execute(&mut *conn)?;
     let mut conn = Backend::Sqlite(conn);
     let cut = conn.first_since(before.timestamp_millis())?;
     let oldest = conn.scalar(OLDEST, vec![])?;
