@@ -314,8 +314,7 @@ mod tests {
         for (shown, unkeyed) in [
             (
                 diesel::debug_query::<Sqlite, _>(&keyed).to_string(),
-                diesel::debug_query::<Sqlite, _>(&Prepared::portable(KEYED, params()))
-                    .to_string(),
+                diesel::debug_query::<Sqlite, _>(&Prepared::portable(KEYED, params())).to_string(),
             ),
             (
                 diesel::debug_query::<Pg, _>(&keyed).to_string(),
@@ -325,8 +324,15 @@ mod tests {
             assert_eq!(shown, unkeyed);
         }
         let _ = statement!(KEYED, params());
-        assert_ne!(key(KEYED, true), key(KEYED, false), "written for other placeholders");
-        assert_ne!(key(KEYED, true), key("UPDATE t SET e = $2 WHERE a = $3", true));
+        assert_ne!(
+            key(KEYED, true),
+            key(KEYED, false),
+            "written for other placeholders"
+        );
+        assert_ne!(
+            key(KEYED, true),
+            key("UPDATE t SET e = $2 WHERE a = $3", true)
+        );
         assert_ne!(key("", false), 0);
     }
 

@@ -24,6 +24,34 @@ pub(crate) mod read_sessions;
 pub(crate) mod sqlite;
 pub(crate) mod wal_limit;
 
+/// The key of one entry of what the SQLite writer keeps between transactions
+/// ([`noted_holds`], [`read_sessions`]): each part but the last after its length, so that no
+/// two entries share one.
+fn kept_key(parts: &[&str]) -> String {
+    let mut key = String::with_capacity(parts.iter().map(|part| part.len() + 4).sum());
+    if let Some((last, firsts)) = parts.split_last() {
+        for part in firsts {
+            key.push_str(&part.len().to_string());
+            key.push(':');
+            key.push_str(part);
+        }
+        key.push_str(last);
+    }
+    key
+}
+
+/// Runs `test` on a thread of its own made a writer's thread by `install`, as the SQLite
+/// writer's thread is.
+#[cfg(test)]
+fn on_a_writer_thread(install: fn(), test: impl FnOnce() + Send + 'static) {
+    std::thread::spawn(move || {
+        install();
+        test();
+    })
+    .join()
+    .expect("the test thread");
+}
+
 use std::time::Duration;
 
 use async_trait::async_trait;

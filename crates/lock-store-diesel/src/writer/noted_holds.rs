@@ -104,16 +104,8 @@ pub(crate) fn committed() {
     with_installed(NotedHolds::keep_pending);
 }
 
-/// One note's entry: each part after its length, so that no two notes share one.
 fn key(tenant: &str, id: &str, kind: &str, name: &str) -> String {
-    let mut key = String::with_capacity(tenant.len() + id.len() + kind.len() + name.len() + 12);
-    for part in [tenant, id, kind] {
-        key.push_str(&part.len().to_string());
-        key.push(':');
-        key.push_str(part);
-    }
-    key.push_str(name);
-    key
+    super::kept_key(&[tenant, id, kind, name])
 }
 
 fn with_installed(change: impl FnOnce(&mut NotedHolds)) {
@@ -129,12 +121,7 @@ mod tests {
     use super::*;
 
     fn on_a_writer_thread(test: impl FnOnce() + Send + 'static) {
-        std::thread::spawn(move || {
-            install();
-            test();
-        })
-        .join()
-        .expect("the test thread");
+        crate::writer::on_a_writer_thread(install, test);
     }
 
     #[test]

@@ -115,14 +115,8 @@ pub(crate) fn committed() {
     });
 }
 
-/// One row's entry: the tenant after its length, so that no two share one.
 fn key(tenant: &str, id: &str) -> String {
-    let mut key = String::with_capacity(tenant.len() + id.len() + 6);
-    key.push_str(&tenant.len().to_string());
-    key.push(':');
-    key.push_str(tenant);
-    key.push_str(id);
-    key
+    super::kept_key(&[tenant, id])
 }
 
 fn with_installed(change: impl FnOnce(&mut ReadSessions)) {

@@ -46,12 +46,7 @@ fn run(conn: &mut SqliteConnection, sql: &str) {
 }
 
 fn on_a_writer_thread(test: impl FnOnce() + Send + 'static) {
-    std::thread::spawn(move || {
-        install();
-        test();
-    })
-    .join()
-    .expect("the test thread");
+    crate::writer::on_a_writer_thread(install, test);
 }
 
 fn expires(tenant: &str, id: &str) -> Option<i64> {
