@@ -211,7 +211,22 @@ pub(crate) fn release(
     owner: &Owner,
     now_ms: i64,
 ) -> QueryResult<ReleaseRow> {
-    let deleted = statement!(
+    Ok(match release_held(conn, tenant, resource, owner, now_ms)? {
+        Some(row) => ReleaseRow::Released(row),
+        None if status(conn, tenant, resource, now_ms)?.is_some() => ReleaseRow::Forbidden,
+        None => ReleaseRow::NotFound,
+    })
+}
+
+/// Ends `owner`'s live lease on `resource`: the row it ended, or `None` when `owner` held none.
+pub(crate) fn release_held(
+    conn: &mut SqliteConnection,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    owner: &Owner,
+    now_ms: i64,
+) -> QueryResult<Option<LockRow>> {
+    statement!(
         RELEASE,
         vec![
             Param::Text(tenant.as_str()),
@@ -221,12 +236,7 @@ pub(crate) fn release(
         ],
     )
     .get_result::<LockRow>(conn)
-    .optional()?;
-    Ok(match deleted {
-        Some(row) => ReleaseRow::Released(row),
-        None if status(conn, tenant, resource, now_ms)?.is_some() => ReleaseRow::Forbidden,
-        None => ReleaseRow::NotFound,
-    })
+    .optional()
 }
 
 /// Releases the hold of session `id` (of `sessions_tenant`) on `resource`, held by `holder` (the

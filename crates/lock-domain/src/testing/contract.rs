@@ -111,6 +111,7 @@ pub use sessions::{
     holds_taken_over_after_their_session_ran_out_were_held_to_its_end,
     holds_under_a_session_are_its_own_and_move_with_each_keepalive,
     live_sessions_are_listed_by_id_with_their_holds,
+    releases_under_a_session_see_what_another_store_did_to_it,
 };
 pub use shared::{
     a_reader_is_regranted_and_renewed_on_its_own_lease,
@@ -248,6 +249,7 @@ macro_rules! repository_contract_suite {
             a_session_opens_is_kept_alive_and_ends_once,
             holds_taken_over_after_their_session_ran_out_were_held_to_its_end,
             acquires_under_a_session_see_what_another_store_did_to_it,
+            releases_under_a_session_see_what_another_store_did_to_it,
             holds_under_a_session_are_its_own_and_move_with_each_keepalive,
             closing_a_session_ends_every_hold_at_once_and_frees_them,
             a_forced_end_is_recorded_with_its_reason,

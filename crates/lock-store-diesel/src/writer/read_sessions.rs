@@ -72,6 +72,17 @@ pub(crate) fn begin(conn: &mut SqliteConnection) {
 
 /// The row of session `id` (of `tenant`, as stored) as committed, if kept.
 pub(crate) fn get(tenant: &str, id: &str) -> Option<SessionRow> {
+    with_kept(tenant, id, SessionRow::clone)
+}
+
+/// Whether session `id` (of `tenant`, as stored) is live at `now_ms` by its row as committed,
+/// if that row is kept: what a statement reading the row in this transaction would find.
+pub(crate) fn lives(tenant: &str, id: &str, now_ms: i64) -> Option<bool> {
+    with_kept(tenant, id, |row| row.expires_at_ms > now_ms)
+}
+
+/// `f` of session `id`'s row as kept (the transaction's own reads first), if it is.
+fn with_kept<T>(tenant: &str, id: &str, f: impl FnOnce(&SessionRow) -> T) -> Option<T> {
     READ.with(|read| {
         let read = read.borrow();
         let read = read.as_ref()?;
@@ -79,7 +90,7 @@ pub(crate) fn get(tenant: &str, id: &str) -> Option<SessionRow> {
         read.pending
             .get(&key)
             .or_else(|| read.committed.get(&key))
-            .cloned()
+            .map(f)
     })
 }
 

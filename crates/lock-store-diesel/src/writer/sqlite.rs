@@ -419,7 +419,8 @@ impl Writer for SqliteWriter {
 }
 
 /// A lock's release under a session whose holder this writer knows (`known_holders`): the
-/// release statement by that holder while the session is live, in one statement. `None` when
+/// release statement by that holder while the session is live, in one statement (the plain
+/// release when the writer keeps the session's row and it is live). `None` when
 /// the holder is not known or the statement ended nothing: the caller then decides the release
 /// as any other under a session (on the session's row, then the lock's holders), in the same
 /// transaction, which this changed nothing of.
@@ -443,15 +444,22 @@ fn release_by_known_holder(
     let Some(holder) = known_holders::get(&sessions_tenant, &id) else {
         return Ok(None);
     };
-    let released = sqlite::release_under_session(
-        conn,
-        tenant,
-        resource,
-        &holder,
-        &sessions_tenant,
-        &id,
-        now_ms,
-    )
+    // The session's row as this transaction would read it, when kept: the release then needs
+    // no look at it.
+    let released = match super::read_sessions::lives(sessions_tenant.as_str(), id.as_str(), now_ms)
+    {
+        Some(true) => sqlite::release_held(conn, tenant, resource, &holder, now_ms),
+        Some(false) => return Ok(None),
+        None => sqlite::release_under_session(
+            conn,
+            tenant,
+            resource,
+            &holder,
+            &sessions_tenant,
+            &id,
+            now_ms,
+        ),
+    }
     .map_err(from_query)?;
     released
         .map(|row| Ok(LeaseOutcome::Released(crate::outcome::ended_lock(row)?)))

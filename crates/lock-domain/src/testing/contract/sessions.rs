@@ -928,3 +928,60 @@ pub async fn acquires_under_a_session_see_what_another_store_did_to_it(h: &dyn H
         assert_eq!(status(here, resource).await, None, "{resource} is free");
     }
 }
+
+/// A release under a session after the session ran out: at the end it was opened with, and after
+/// another store's keepalive shortened it. A store that keeps what it read of a session
+/// (SQLite's writer) must see both: each release finds nothing held and ends nothing.
+pub async fn releases_under_a_session_see_what_another_store_did_to_it(h: &dyn Harness) {
+    let here = h.open().await;
+    let there = h.open().await;
+    let (here, there) = (&*here, &*there);
+    let release = |resource: &str, id: &SessionId| LeaseOp::Release {
+        place: Place::Lock(name(resource)),
+        owner: Owner::of_session(id),
+    };
+    // The hold is taken, released and taken again, so that the releasing store has read the
+    // session before.
+    let take_twice = |resource: &'static str, id: SessionId| async move {
+        let first = granted(here, acquire(resource, Claim::Exclusive, &id)).await;
+        let released = here.apply(tenant(), release(resource, &id)).await;
+        assert_eq!(
+            released.unwrap().released().unwrap(),
+            crate::ReleaseResult::Released(first.lease.fencing_token)
+        );
+        granted(here, acquire(resource, Claim::Exclusive, &id)).await;
+    };
+    let released_after_the_end = |resource: &'static str, id: SessionId| async move {
+        let released = here.apply(tenant(), release(resource, &id)).await;
+        assert_eq!(
+            released.unwrap().released().unwrap(),
+            crate::ReleaseResult::NotFound,
+            "{resource}: its session ended"
+        );
+        assert_eq!(status(here, resource).await, None, "{resource} is free");
+    };
+
+    let run_out = open(here, tenant(), 13, None, 1, 0).await;
+    take_twice("cut-a", run_out.id.clone()).await;
+    h.advance(PAST_SHORT).await;
+    released_after_the_end("cut-a", run_out.id.clone()).await;
+
+    let shortened = open(here, tenant(), 14, None, 30, 0).await;
+    take_twice("cut-b", shortened.id.clone()).await;
+    let shorter = there
+        .apply_session(
+            tenant(),
+            SessionOp::KeepAlive {
+                id: shortened.id.clone(),
+                ttl: Some(ttl(1)),
+            },
+        )
+        .await
+        .expect("keepalive answers")
+        .kept()
+        .expect("a keepalive's answer")
+        .expect("kept alive");
+    assert!(shorter.expires_at < shortened.expires_at);
+    h.advance(PAST_SHORT).await;
+    released_after_the_end("cut-b", shortened.id.clone()).await;
+}
