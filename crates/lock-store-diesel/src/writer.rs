@@ -21,6 +21,7 @@ pub(crate) mod postgres_batch;
 pub(crate) mod postgres_direct;
 mod postgres_permits;
 pub(crate) mod read_sessions;
+mod savepoint;
 pub(crate) mod sqlite;
 pub(crate) mod wal_limit;
 

@@ -21,12 +21,11 @@ use std::time::Instant;
 
 use diesel::connection::{AnsiTransactionManager, TransactionManager};
 use diesel::sqlite::SqliteConnection;
-use diesel::Connection;
 use lock_domain::{Clock, RepositoryError};
 use tokio::sync::oneshot;
 
 use super::wal_limit::WalLimit;
-use super::{noted_holds, read_sessions};
+use super::{noted_holds, read_sessions, savepoint};
 use crate::error::{from_query, ErrorClass};
 use crate::history::{self, Capture};
 
@@ -161,7 +160,7 @@ impl GroupCommitWriter {
             }
             // A savepoint per job: a failing job is undone alone, the batch goes on.
             let outcome = batch.map(|(conn, now_ms)| {
-                conn.transaction::<T, JobError, _>(|conn| {
+                savepoint::in_savepoint::<T, JobError>(conn, |conn| {
                     work(conn, now_ms).map_err(JobError::Repository)
                 })
                 .map_err(|error| match error {
@@ -224,11 +223,13 @@ impl Transactions {
         read_sessions::rewind();
     }
 
-    /// Writes the history of the transaction and commits it; rolls it back when either fails.
+    /// Writes the history of the transaction and commits it; rolls it back when either fails,
+    /// or when a job's savepoint failed (`savepoint`).
     fn commit(&mut self, conn: &mut SqliteConnection, now_ms: i64) -> diesel::QueryResult<()> {
-        let written = match &mut self.capture {
-            Some(capture) => capture.write(conn, now_ms),
-            None => Ok(()),
+        let written = match (savepoint::take_spoiled(), &mut self.capture) {
+            (Some(error), _) => Err(error),
+            (None, Some(capture)) => capture.write(conn, now_ms),
+            (None, None) => Ok(()),
         };
         let committed = written.and_then(|()| AnsiTransactionManager::commit_transaction(conn));
         if committed.is_ok() {
@@ -337,7 +338,7 @@ fn run_undos(conn: &mut SqliteConnection, writer: &mut Transactions, undos: Vec<
         // Each in a savepoint of its own, so that the records of an undo that failed part way
         // go with it.
         let mark = writer.mark();
-        let undone = conn.transaction::<(), diesel::result::Error, _>(|conn| {
+        let undone = savepoint::in_savepoint::<(), diesel::result::Error>(conn, |conn| {
             if undo(conn, now_ms) {
                 Ok(())
             } else {
@@ -365,6 +366,7 @@ fn begin_at(conn: &mut SqliteConnection, writer: &mut Transactions) -> diesel::Q
         capture.begin();
     }
     noted_holds::begin();
+    savepoint::begin();
     begin_immediate(conn)?;
     read_sessions::begin(conn);
     let now_ms = writer.clock.now().timestamp_millis();

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use diesel::connection::SimpleConnection;
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, QueryableByName, RunQueryDsl};
 use lock_domain::{RepositoryError, SystemClock};
@@ -29,9 +30,8 @@ fn insert(conn: &mut SqliteConnection, resource: &str, now_ms: i64) -> Result<()
     .map_err(crate::error::from_query)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_job_rolled_back_takes_its_records_with_it() {
-    let dir = tempfile::tempdir().unwrap();
+/// A writer recording history over a new database in `dir`, and the database's path.
+fn writer_in(dir: &tempfile::TempDir) -> (GroupCommitWriter, String) {
     let path = dir.path().join("locks.db");
     let path = path.to_str().unwrap().to_owned();
     let mut db = DbConnection::Sqlite(SqliteConnection::establish(&path).unwrap());
@@ -40,6 +40,13 @@ async fn a_job_rolled_back_takes_its_records_with_it() {
         unreachable!()
     };
     let writer = GroupCommitWriter::spawn(conn, Arc::new(SystemClock), 64, true, None).unwrap();
+    (writer, path)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_rolled_back_takes_its_records_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (writer, path) = writer_in(&dir);
 
     writer
         .submit(|c, now_ms| insert(c, "kept", now_ms))
@@ -81,13 +88,7 @@ async fn a_job_rolled_back_takes_its_records_with_it() {
 async fn a_note_of_a_job_rolled_back_is_written_again() {
     use crate::writer::noted_holds::needs_note;
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("locks.db");
-    let mut db = DbConnection::Sqlite(SqliteConnection::establish(path.to_str().unwrap()).unwrap());
-    crate::migrations::run(&mut db, Duration::from_secs(5)).unwrap();
-    let DbConnection::Sqlite(conn) = db else {
-        unreachable!()
-    };
-    let writer = GroupCommitWriter::spawn(conn, Arc::new(SystemClock), 64, true, None).unwrap();
+    let (writer, _) = writer_in(&dir);
 
     let failed = writer
         .submit(|_, _| -> Result<(), RepositoryError> {
@@ -106,4 +107,68 @@ async fn a_note_of_a_job_rolled_back_is_written_again() {
         .await
         .unwrap();
     assert!(!after_commit, "a committed note is not written again");
+}
+
+#[derive(QueryableByName)]
+struct Resource {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    resource: String,
+}
+
+/// A job whose savepoint cannot be rolled back (`writer::savepoint`) fails its whole batch: the
+/// other jobs of the batch are answered with the batch's failure and none of them is committed;
+/// the next batch runs as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_savepoint_that_cannot_be_undone_fails_its_whole_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let (writer, path) = writer_in(&dir);
+    let writer = Arc::new(writer);
+    let (started, writer_busy) = std::sync::mpsc::channel();
+    let (go, wait_for_go) = std::sync::mpsc::channel::<()>();
+    let first = tokio::spawn({
+        let writer = Arc::clone(&writer);
+        async move {
+            writer
+                .submit(move |c, now_ms| {
+                    started.send(()).unwrap();
+                    wait_for_go.recv().unwrap();
+                    insert(c, "first", now_ms)
+                })
+                .await
+        }
+    });
+    tokio::task::spawn_blocking(move || writer_busy.recv().unwrap())
+        .await
+        .unwrap();
+
+    // Both are queued while the writer runs the first batch, so they share the next one.
+    let spoiling = writer.submit(|c, now_ms| -> Result<(), RepositoryError> {
+        insert(c, "spoiling", now_ms)?;
+        c.batch_execute("RELEASE lockd_job")
+            .map_err(crate::error::from_query)?;
+        Err(RepositoryError::internal("fails with its savepoint gone"))
+    });
+    let bystander = writer.submit(|c, now_ms| insert(c, "bystander", now_ms));
+    let (spoiling, bystander, ()) = tokio::join!(spoiling, bystander, async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        go.send(()).unwrap();
+    });
+    first.await.unwrap().unwrap();
+    assert!(spoiling.is_err());
+    let failure = format!("{:?}", bystander.expect_err("the whole batch failed"));
+    assert!(failure.contains("no such savepoint"), "{failure}");
+    writer
+        .submit(|c, now_ms| insert(c, "after", now_ms))
+        .await
+        .unwrap();
+
+    let mut reader = SqliteConnection::establish(&path).unwrap();
+    let committed: Vec<String> =
+        diesel::sql_query("SELECT resource FROM distributed_locks ORDER BY resource")
+            .load::<Resource>(&mut reader)
+            .unwrap()
+            .into_iter()
+            .map(|row| row.resource)
+            .collect();
+    assert_eq!(committed, vec!["after".to_owned(), "first".to_owned()]);
 }
