@@ -3,15 +3,17 @@
 //! `sqlite3_exec`, which parses them again for every job (3.5 % of lockd's CPU in a W1 profile
 //! at the defaults); these are parsed once per connection.
 //!
-//! A job whose savepoint cannot be taken, released or rolled back leaves the transaction in a
-//! state nobody can vouch for (SQLite may even have rolled the whole transaction back by itself,
-//! after a full disk or an I/O error). The batch is then spoiled: no later job of it runs, and
-//! the writer rolls the whole transaction back and fails every job of it with the savepoint's
-//! error ([`take_spoiled`]), as diesel's transaction manager refuses to go on after a
-//! savepoint's rollback failed.
+//! A job whose savepoint cannot be taken, released or rolled back, or that leaves diesel's own
+//! transaction depth other than it found it, leaves the transaction in a state nobody can vouch
+//! for (SQLite may even have rolled the whole transaction back by itself, after a full disk or
+//! an I/O error). The batch is then spoiled: no later job of it runs, and the writer rolls the
+//! whole transaction back and fails every job of it with the savepoint's error
+//! ([`take_spoiled`]), as diesel's transaction manager refuses to go on after a savepoint's
+//! rollback failed.
 
 use std::cell::RefCell;
 
+use diesel::connection::{AnsiTransactionManager, TransactionManager};
 use diesel::result::Error;
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
@@ -59,8 +61,15 @@ where
     if spoiled() {
         return Err(Error::BrokenTransactionManager.into());
     }
+    // diesel's own depth, which a job's nested `transaction()` moves and must leave as it found
+    // it: else diesel's COMMIT of the batch would only release a savepoint.
+    let depth = diesel_depth(conn);
     run(conn, SavepointStep::Take)?;
-    match job(conn) {
+    let outcome = job(conn);
+    if diesel_depth(conn) != depth {
+        spoil(Error::BrokenTransactionManager);
+    }
+    match outcome {
         Ok(value) => {
             run(conn, SavepointStep::Release)?;
             Ok(value)
@@ -72,6 +81,21 @@ where
             Err(error)
         }
     }
+}
+
+fn diesel_depth(conn: &mut SqliteConnection) -> Option<u32> {
+    AnsiTransactionManager::transaction_manager_status_mut(conn)
+        .transaction_depth()
+        .ok()
+        .flatten()
+        .map(u32::from)
+}
+
+/// Spoils the transaction under way, keeping the first error for the batch.
+fn spoil(error: Error) {
+    SPOILED.with_borrow_mut(|spoiled| {
+        spoiled.get_or_insert(error);
+    });
 }
 
 #[derive(Clone, Copy)]
@@ -92,9 +116,7 @@ fn run(conn: &mut SqliteConnection, step: SavepointStep) -> Result<(), Error> {
     match ran {
         Ok(_) => Ok(()),
         Err(error) => {
-            SPOILED.with_borrow_mut(|spoiled| {
-                spoiled.get_or_insert(error);
-            });
+            spoil(error);
             Err(Error::BrokenTransactionManager)
         }
     }

@@ -3,7 +3,7 @@
 
 use std::cell::Cell;
 
-use diesel::connection::SimpleConnection;
+use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
 use diesel::result::Error;
 use diesel::sqlite::SqliteConnection;
 use diesel::{Connection, QueryableByName, RunQueryDsl};
@@ -23,9 +23,10 @@ fn connection() -> SqliteConnection {
     conn
 }
 
+/// Begins a transaction as the writer does: diesel counts it.
 fn begin_transaction(conn: &mut SqliteConnection) {
     begin();
-    conn.batch_execute("BEGIN IMMEDIATE").unwrap();
+    AnsiTransactionManager::begin_transaction_sql(conn, "BEGIN IMMEDIATE").unwrap();
 }
 
 fn insert(conn: &mut SqliteConnection, x: i64) -> Result<(), Error> {
@@ -58,7 +59,7 @@ fn a_job_that_fails_is_undone_alone() {
     );
     in_savepoint(&mut conn, |c| insert(c, 3)).unwrap();
     assert!(take_spoiled().is_none());
-    conn.batch_execute("COMMIT").unwrap();
+    AnsiTransactionManager::commit_transaction(&mut conn).unwrap();
     assert_eq!(rows(&mut conn), vec![1, 3]);
 }
 
@@ -86,12 +87,28 @@ fn a_savepoint_that_cannot_be_undone_stops_the_transaction() {
         spoiled.to_string().contains("no such savepoint"),
         "{spoiled}"
     );
-    conn.batch_execute("ROLLBACK").unwrap();
+    AnsiTransactionManager::rollback_transaction(&mut conn).unwrap();
 
     // The next transaction starts clean.
     begin_transaction(&mut conn);
     in_savepoint(&mut conn, |c| insert(c, 4)).unwrap();
     assert!(take_spoiled().is_none());
-    conn.batch_execute("COMMIT").unwrap();
+    AnsiTransactionManager::commit_transaction(&mut conn).unwrap();
     assert_eq!(rows(&mut conn), vec![4]);
+}
+
+#[test]
+fn a_job_that_leaves_a_transaction_of_its_own_open_spoils_the_transaction() {
+    let mut conn = connection();
+    begin_transaction(&mut conn);
+    // A nested transaction begun and never ended: diesel would take the batch's COMMIT for its
+    // end.
+    in_savepoint(&mut conn, |c| {
+        AnsiTransactionManager::begin_transaction(c)?;
+        insert(c, 1)
+    })
+    .unwrap();
+    let later = in_savepoint(&mut conn, |c| insert(c, 2));
+    assert!(matches!(later, Err(Error::BrokenTransactionManager)));
+    assert!(take_spoiled().is_some());
 }
