@@ -102,9 +102,18 @@ async fn look(store: &dyn ContractStore, id: &SessionId) -> Option<(Session, Vec
 }
 
 async fn keep_alive(store: &dyn ContractStore, id: &SessionId) -> Option<Session> {
+    keep_alive_for(store, id, None).await
+}
+
+/// A keepalive that sets the session's TTL to `seconds` (kept when `None`).
+async fn keep_alive_for(
+    store: &dyn ContractStore,
+    id: &SessionId,
+    seconds: Option<i64>,
+) -> Option<Session> {
     let op = SessionOp::KeepAlive {
         id: id.clone(),
-        ttl: None,
+        ttl: seconds.map(ttl),
     };
     store
         .apply_session(tenant(), op)
@@ -893,18 +902,8 @@ pub async fn acquires_under_a_session_see_what_another_store_did_to_it(h: &dyn H
     let first = granted(here, acquire("seen-a", Claim::Exclusive, &session.id)).await;
     assert_eq!(first.lease.expires_at, session.expires_at);
 
-    let longer = there
-        .apply_session(
-            tenant(),
-            SessionOp::KeepAlive {
-                id: session.id.clone(),
-                ttl: Some(ttl(600)),
-            },
-        )
+    let longer = keep_alive_for(there, &session.id, Some(600))
         .await
-        .expect("keepalive answers")
-        .kept()
-        .expect("a keepalive's answer")
         .expect("kept alive");
     assert!(longer.expires_at >= session.expires_at + chrono::TimeDelta::seconds(500));
     let second = granted(here, acquire("seen-b", Claim::Exclusive, &session.id)).await;
@@ -968,18 +967,8 @@ pub async fn releases_under_a_session_see_what_another_store_did_to_it(h: &dyn H
 
     let shortened = open(here, tenant(), 14, None, 30, 0).await;
     take_twice("cut-b", shortened.id.clone()).await;
-    let shorter = there
-        .apply_session(
-            tenant(),
-            SessionOp::KeepAlive {
-                id: shortened.id.clone(),
-                ttl: Some(ttl(1)),
-            },
-        )
+    let shorter = keep_alive_for(there, &shortened.id, Some(1))
         .await
-        .expect("keepalive answers")
-        .kept()
-        .expect("a keepalive's answer")
         .expect("kept alive");
     assert!(shorter.expires_at < shortened.expires_at);
     h.advance(PAST_SHORT).await;
