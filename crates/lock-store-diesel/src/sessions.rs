@@ -164,6 +164,12 @@ fn at(ms: i64) -> Result<DateTime<Utc>, RepositoryError> {
 }
 
 impl SessionRow {
+    /// Whether the session is live at `now_ms`: [`Session::is_live_at`] on the row, as the SQL
+    /// statements write it (`expires_at_ms > now`).
+    pub(crate) fn lives_at(&self, now_ms: i64) -> bool {
+        self.expires_at_ms > now_ms
+    }
+
     pub(crate) fn session(&self) -> Result<Session, RepositoryError> {
         Ok(Session {
             id: SessionId::parse(&self.id).map_err(|e| corrupt(format!("id {e}")))?,
@@ -581,7 +587,7 @@ pub(crate) fn apply(
         _ => None,
     };
     let now_ms = writes.now_ms().map_err(q)?;
-    let live = |row: Option<SessionRow>| row.filter(|row| row.expires_at_ms > now_ms);
+    let live = |row: Option<SessionRow>| row.filter(|row| row.lives_at(now_ms));
     Ok(match op {
         SessionOp::Open {
             id,

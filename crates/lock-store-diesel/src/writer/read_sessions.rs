@@ -78,7 +78,7 @@ pub(crate) fn get(tenant: &str, id: &str) -> Option<SessionRow> {
 /// Whether session `id` (of `tenant`, as stored) is live at `now_ms` by its row as committed,
 /// if that row is kept: what a statement reading the row in this transaction would find.
 pub(crate) fn lives(tenant: &str, id: &str, now_ms: i64) -> Option<bool> {
-    with_kept(tenant, id, |row| row.expires_at_ms > now_ms)
+    with_kept(tenant, id, |row| row.lives_at(now_ms))
 }
 
 /// `f` of session `id`'s row as kept (the transaction's own reads first), if it is.

@@ -43,6 +43,15 @@ fn writer_in(dir: &tempfile::TempDir) -> (GroupCommitWriter, String) {
     (writer, path)
 }
 
+/// The rows `sql` reads from the database at `path`, through a connection of its own.
+fn read_back<R>(path: &str, sql: &str) -> Vec<R>
+where
+    R: QueryableByName<diesel::sqlite::Sqlite> + 'static,
+{
+    let mut reader = SqliteConnection::establish(path).unwrap();
+    diesel::sql_query(sql).load::<R>(&mut reader).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_rolled_back_takes_its_records_with_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -64,14 +73,13 @@ async fn a_job_rolled_back_takes_its_records_with_it() {
         .await
         .unwrap();
 
-    let mut reader = SqliteConnection::establish(&path).unwrap();
-    let written: Vec<String> =
-        diesel::sql_query("SELECT records FROM history_batches ORDER BY first_id")
-            .load::<Records>(&mut reader)
-            .unwrap()
-            .into_iter()
-            .map(|row| crate::history::unpack(&row.records).expect("a packed batch"))
-            .collect();
+    let written: Vec<String> = read_back::<Records>(
+        &path,
+        "SELECT records FROM history_batches ORDER BY first_id",
+    )
+    .into_iter()
+    .map(|row| crate::history::unpack(&row.records).expect("a packed batch"))
+    .collect();
     assert_eq!(
         written,
         vec![
@@ -162,13 +170,12 @@ async fn a_savepoint_that_cannot_be_undone_fails_its_whole_batch() {
         .await
         .unwrap();
 
-    let mut reader = SqliteConnection::establish(&path).unwrap();
-    let committed: Vec<String> =
-        diesel::sql_query("SELECT resource FROM distributed_locks ORDER BY resource")
-            .load::<Resource>(&mut reader)
-            .unwrap()
-            .into_iter()
-            .map(|row| row.resource)
-            .collect();
+    let committed: Vec<String> = read_back::<Resource>(
+        &path,
+        "SELECT resource FROM distributed_locks ORDER BY resource",
+    )
+    .into_iter()
+    .map(|row| row.resource)
+    .collect();
     assert_eq!(committed, vec!["after".to_owned(), "first".to_owned()]);
 }
