@@ -514,6 +514,18 @@ for (const backend of backends) describe(`the dashboard on ${backend}`, () => {
       await page.keyboard.press('Escape');
       await page.locator('#history-dialog').waitFor({ state: 'hidden' });
       assert.equal((await focused()).label, name.label, 'focus did not return to the history opener');
+
+      // A dialog's close event runs a task after it closed: focus that a key moved on in between
+      // (here, at once) stays where it went.
+      await page.keyboard.press('Space');
+      await page.locator('#history-dialog').waitFor({ state: 'visible', timeout: 10000 });
+      const stayed = await page.evaluate(async () => {
+        document.getElementById('history-dialog').close();
+        document.getElementById('api-key').focus();
+        await new Promise((resolve) => { setTimeout(resolve, 100); });
+        return document.activeElement?.id ?? '';
+      });
+      assert.equal(stayed, 'api-key', 'the closed dialog took focus back from where it had moved');
     });
 
     await t.test('12. the sessions panel lists live sessions with their holds; only an admin key force-ends one', async () => {

@@ -34,3 +34,17 @@ export function showMessage(node, text) {
   node.textContent = text ?? '';
   node.hidden = !text;
 }
+
+/**
+ * Gives focus back when the modal `dialog` closes, to `whereTo()` (its opener, or somewhere else
+ * when the opener is gone). The close event runs a task after the dialog closed, and a key
+ * pressed in between may have moved focus on already: focus moves only when it is still in the
+ * dialog or nowhere, never away from where the keyboard user took it.
+ */
+export function returnFocusOnClose(dialog, whereTo) {
+  dialog.addEventListener('close', () => {
+    const now = document.activeElement;
+    if (now && now !== document.body && !dialog.contains(now)) return;
+    whereTo().focus();
+  });
+}

@@ -2,7 +2,7 @@
 // with every hold under it, with a reason for the history. The button shows for every key; the
 // server decides who may.
 
-import { showMessage } from './element.js';
+import { returnFocusOnClose, showMessage } from './element.js';
 import { send, segment, withQuery } from './api.js';
 
 const REASON_CHARS = 256;
@@ -61,9 +61,8 @@ export class ForceReleaseDialog {
     });
     this.dialog.addEventListener('close', () => {
       this.subject = null;
-      const back = this.opener?.isConnected ? this.opener : this.fallbackFocus;
-      back.focus();
     });
+    returnFocusOnClose(this.dialog, () => (this.opener?.isConnected ? this.opener : this.fallbackFocus));
   }
 
   /** Asks for a reason and a confirmation before force-releasing (or force-ending) `kind` `name`. */

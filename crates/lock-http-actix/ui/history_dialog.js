@@ -1,7 +1,7 @@
 // The history of one lock, semaphore or election in a modal dialog: newest first, a page at a
 // time ("Older"), with records from the live stream added on top while it is open.
 
-import { element, showMessage } from './element.js';
+import { element, returnFocusOnClose, showMessage } from './element.js';
 import { LiveTable } from './live_table.js';
 import { getJson, segment, withQuery } from './api.js';
 import { dateAndTime } from './format.js';
@@ -55,9 +55,8 @@ export class HistoryDialog {
     // Escape closes a modal dialog by itself; either way focus goes back where it came from.
     this.dialog.addEventListener('close', () => {
       this.subject = null;
-      const back = this.opener?.isConnected ? this.opener : this.fallbackFocus;
-      back.focus();
     });
+    returnFocusOnClose(this.dialog, () => (this.opener?.isConnected ? this.opener : this.fallbackFocus));
   }
 
   /** Opens the history of `kind` `name`; `opener` gets focus back on close. */
