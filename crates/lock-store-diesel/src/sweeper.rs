@@ -40,8 +40,10 @@ pub async fn run_sweeper(
 /// How often the history's segment entries catch up with the records (PostgreSQL; SQLite's are
 /// written with them): a history read scans the batches written since directly.
 const INDEX_INTERVAL: Duration = Duration::from_millis(500);
-/// How many batches one step of the history's indexing reads.
-const INDEX_BATCHES: u32 = 2_000;
+/// How many records one step of the history's indexing reads at most (but at least one batch,
+/// up to 65,536 records): a step stays far inside the statement timeout, so a backlog (a bulk
+/// load, an indexer that fell behind) is worked off in steps instead of timing out whole.
+const INDEX_RECORDS: u32 = 16_384;
 
 /// Every [`INDEX_INTERVAL`], writes the segment entries of the history batches written since
 /// (`DieselLockRepository::index_history`); nothing on SQLite.
@@ -49,8 +51,8 @@ async fn index_history(repo: &DieselLockRepository) {
     loop {
         tokio::time::sleep(INDEX_INTERVAL).await;
         loop {
-            match repo.index_history(INDEX_BATCHES).await {
-                Ok(Some(indexed)) if indexed == INDEX_BATCHES as usize => {
+            match repo.index_history(INDEX_RECORDS).await {
+                Ok(Some(indexed)) if indexed >= INDEX_RECORDS as usize => {
                     tokio::task::yield_now().await
                 }
                 Ok(Some(_)) => break,

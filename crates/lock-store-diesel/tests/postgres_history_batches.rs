@@ -161,3 +161,82 @@ async fn pages_read_batches_not_indexed_yet_and_indexing_changes_no_page() {
         assert_eq!(ids(&now), ids(was), "{subject:?}");
     }
 }
+
+#[tokio::test]
+async fn a_backlog_is_indexed_in_steps_of_bounded_records_and_none_is_skipped() {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    let repo = open(&db).await;
+    let mut conn = PgConnection::establish(&db.url_string()).unwrap();
+    // A bulk load that the triggers record as one batch of 5,000 grants, then small batches of
+    // the batch statement's.
+    conn.batch_execute(
+        "INSERT INTO distributed_locks (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token)
+         SELECT 'default', 'bulk-' || n, 'loader', 1, 9999999999999, nextval('fencing_tokens')
+         FROM generate_series(1, 5000) AS n",
+    )
+    .unwrap();
+    for round in 0..30 {
+        let resource = name(&format!("small-{round}"));
+        repo.acquire(tenant(), resource.clone(), owner("s"), ttl(30), None)
+            .await
+            .unwrap();
+        repo.release(tenant(), resource, owner("s")).await.unwrap();
+    }
+    let last = count(
+        &mut conn,
+        "SELECT MAX(first_id) AS count FROM history_batches",
+    );
+    let through =
+        |conn: &mut PgConnection| count(conn, "SELECT through AS count FROM history_indexed");
+    // The large batch alone, whatever the bound; then the small ones, 20 records a step at most
+    // (each holds a record or two), until a step says it read them all.
+    let mut steps = vec![];
+    for _ in 0..100 {
+        let read = repo.index_history(20).await.unwrap().unwrap();
+        steps.push(read);
+        if read < 20 && through(&mut conn) >= last {
+            break;
+        }
+        // The batch statement's ids become final a moment after they are written.
+        if read < 20 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    // Steps that read nothing waited for the ids to become final, or found the end.
+    let read: Vec<usize> = steps.iter().copied().filter(|&read| read > 0).collect();
+    assert_eq!(
+        read[0], 5_000,
+        "the first step reads the large batch alone: {steps:?}"
+    );
+    assert!(
+        read[1..].iter().all(|&records| records <= 21),
+        "a step read past its bound: {steps:?}"
+    );
+    assert_eq!(read[1..].iter().sum::<usize>(), 60, "{steps:?}");
+    assert!(
+        read.len() >= 4,
+        "the 60 small records took one step: {steps:?}"
+    );
+    assert!(
+        through(&mut conn) >= last,
+        "indexed through {}, last batch {last}",
+        through(&mut conn)
+    );
+    // Nothing skipped: every name has its segment entry.
+    assert_eq!(
+        count(
+            &mut conn,
+            "SELECT count(DISTINCT name) AS count FROM history_names WHERE name LIKE 'bulk-%'"
+        ),
+        5_000
+    );
+    assert_eq!(
+        count(
+            &mut conn,
+            "SELECT count(DISTINCT name) AS count FROM history_names WHERE name LIKE 'small-%'"
+        ),
+        30
+    );
+}

@@ -40,14 +40,15 @@ impl DieselLockRepository {
             .await
     }
 
-    /// Writes the segment entries of up to `batches` history batches not indexed yet, on
-    /// PostgreSQL: how many it read (`Some(batches)`: there may be more). A read finds the
-    /// records of batches not indexed yet all the same, by reading them all; indexing keeps
-    /// that part small. `None` on SQLite, whose writer indexes as it writes.
+    /// Writes the segment entries of the history batches not indexed yet, on PostgreSQL, as
+    /// many as hold fewer than `records` records before them (at least one): how many records
+    /// it read (`Some(n)` with `n >= records`: there may be more). A read finds the records of
+    /// batches not indexed yet all the same, by reading them all; indexing keeps that part
+    /// small. `None` on SQLite, whose writer indexes as it writes.
     ///
     /// # Errors
     /// The database's, as [`RepositoryError`].
-    pub async fn index_history(&self, batches: u32) -> Result<Option<usize>, RepositoryError> {
+    pub async fn index_history(&self, records: u32) -> Result<Option<usize>, RepositoryError> {
         let inner = self.inner.clone();
         self.inner
             .pooled
@@ -55,7 +56,7 @@ impl DieselLockRepository {
                 DbConnection::Sqlite(_) => Ok(None),
                 DbConnection::Postgres(c) => {
                     let settled = inner.history_frontier.advance(c).map_err(from_query)?;
-                    history::index_postgres(c, settled, batches)
+                    history::index_postgres(c, settled, records)
                         .map(Some)
                         .map_err(from_query)
                 }

@@ -40,17 +40,33 @@ const POSTGRES_OLDEST: &str = "\
 SELECT COALESCE((SELECT MIN(first_id) FROM history_batches),
                 (SELECT through + 1 FROM history_pruned WHERE id = 1)) AS count";
 
-/// PostgreSQL: writes the segment entries of up to `$2` batches not yet indexed whose first ids
-/// are at most `$1` (final ones), and moves `history_indexed.through` past them (to `$1` when
-/// they were all there were): how many it read. One indexer at a time holds `history_indexed`'s
-/// row; another finds it taken and reads none (`SKIP LOCKED`).
+/// PostgreSQL: writes the segment entries of the batches not yet indexed whose first ids are at
+/// most `$1` (final ones), in order, up to `$3` batches and as many as hold fewer than `$2`
+/// records before them (so at least the first, however large), and moves
+/// `history_indexed.through` past them (to `$1` when they were all there were). Returns how many
+/// records it read, or `$2` when it stopped at `$3` batches: at least `$2` exactly when there may
+/// be more. The record bound keeps each step well inside the statement timeout whatever the
+/// batches hold (one statement can record tens of thousands of leases, and a step that timed out
+/// would be tried again, whole, for ever). One indexer at a time holds `history_indexed`'s row;
+/// another finds it taken and reads none (`SKIP LOCKED`).
 const POSTGRES_INDEX: &str = concat!(
     "\
 WITH mark AS MATERIALIZED (
     SELECT through FROM history_indexed WHERE id = 1 FOR UPDATE SKIP LOCKED),
+pending AS MATERIALIZED (
+    SELECT b.first_id, b.last_id - b.first_id + 1 AS size,
+           (SUM(b.last_id - b.first_id + 1) OVER (ORDER BY b.first_id))::BIGINT
+               - (b.last_id - b.first_id + 1) AS before
+    FROM (SELECT b.first_id, b.last_id FROM history_batches AS b, mark
+          WHERE b.first_id > mark.through AND b.first_id <= $1 ORDER BY b.first_id LIMIT $3) AS b),
 read AS MATERIALIZED (
-    SELECT b.first_id, b.tenants, b.kinds, b.names FROM history_batches AS b, mark
-    WHERE b.first_id > mark.through AND b.first_id <= $1 ORDER BY b.first_id LIMIT $2),
+    SELECT b.first_id, p.size, b.tenants, b.kinds, b.names
+    FROM pending AS p JOIN history_batches AS b USING (first_id)
+    WHERE p.before < $2),
+done AS MATERIALIZED (
+    SELECT COALESCE(SUM(size), 0)::BIGINT AS records,
+           COALESCE(SUM(size), 0) < $2 AND count(*) < $3 AS all_read
+    FROM read),
 named AS (
     INSERT INTO history_names (tenant, kind, name, segment)
     SELECT DISTINCT r.tenant, r.kind, r.name, (b.first_id + r.place - 1) / ",
@@ -68,25 +84,33 @@ tenanted AS (
     ON CONFLICT DO NOTHING),
 moved AS (
     UPDATE history_indexed
-    SET through = CASE WHEN (SELECT count(*) FROM read) < $2 THEN GREATEST(through, $1)
+    SET through = CASE WHEN (SELECT all_read FROM done) THEN GREATEST(through, $1)
                        ELSE (SELECT MAX(first_id) FROM read) END
     WHERE id = 1 AND EXISTS (SELECT FROM mark))
-SELECT count(*) AS count FROM read"
+SELECT CASE WHEN all_read THEN records ELSE GREATEST(records, $2) END AS count FROM done"
 );
 
-/// PostgreSQL: writes the segment entries of up to `batches` final batches not yet indexed
-/// (every id up to `settled` is final): how many it read.
+/// Batches one indexing step reads at most, however few records they hold.
+const INDEX_BATCHES: i64 = 2_000;
+
+/// PostgreSQL: writes the segment entries of the final batches not yet indexed (every id up to
+/// `settled` is final), as many as hold fewer than `records` records before them (at least
+/// one): how many records it read, at least `records` exactly when there may be more.
 pub(crate) fn index_postgres(
     conn: &mut PgConnection,
     settled: i64,
-    batches: u32,
+    records: u32,
 ) -> QueryResult<usize> {
     Backend::Postgres(conn)
         .scalar(
             POSTGRES_INDEX,
-            vec![Param::BigInt(settled), Param::BigInt(i64::from(batches))],
+            vec![
+                Param::BigInt(settled),
+                Param::BigInt(i64::from(records)),
+                Param::BigInt(INDEX_BATCHES),
+            ],
         )
-        .map(|read| read as usize)
+        .map(|read| usize::try_from(read).unwrap_or(0))
 }
 
 /// PostgreSQL: the last id of the batches numbered up to `$1`'s, or `$2` when there is none.
