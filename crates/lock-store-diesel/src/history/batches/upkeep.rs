@@ -106,7 +106,8 @@ pub(crate) fn index_postgres(
             POSTGRES_INDEX,
             vec![
                 Param::BigInt(settled),
-                Param::BigInt(i64::from(records)),
+                // At least one record, so that a step always reads a batch when there is one.
+                Param::BigInt(i64::from(records.max(1))),
                 Param::BigInt(INDEX_BATCHES),
             ],
         )
