@@ -1,6 +1,7 @@
 // Builds DOM nodes whose text comes from the server. Text only ever goes in through
 // textContent: a resource named "<img src=x onerror=...>" must show as those characters, never
-// become markup. Nothing in the page uses innerHTML.
+// become markup. Nothing in the page uses innerHTML. Also what every modal dialog shares: giving
+// focus back when it closes (returnFocusOnClose).
 
 /**
  * A new element.
