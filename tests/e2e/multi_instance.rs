@@ -1,7 +1,8 @@
 //! Two lockd processes on one database (the same SQLite file, or the same PostgreSQL database):
 //! together they must behave as one lock service. Holds never overlap across instances, a race
-//! for an expired lock has one winner, and an instance killed while holding locks leaves them,
-//! unchanged until they expire, to the other.
+//! for an expired lock has one winner, an instance killed while holding locks leaves them,
+//! unchanged until they expire, to the other, and a waiter on one is served when the other
+//! releases.
 
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -16,6 +17,7 @@ on_both_backends!(
     clients_of_two_instances_never_hold_a_resource_at_once,
     a_race_for_an_expired_lock_across_two_instances_has_one_winner,
     locks_of_an_instance_killed_with_9_stay_held_until_they_expire,
+    a_waiter_on_one_instance_is_served_when_the_other_releases,
 );
 
 const CLIENTS: usize = 32;
@@ -210,6 +212,56 @@ fn a_race_for_an_expired_lock_across_two_instances_has_one_winner(db: TestDataba
         .is_some_and(|o| o.starts_with("racer-")));
     assert_eq!(&a.status("contended").body, winner, "instance A");
     assert_eq!(&b.status("contended").body, winner, "instance B");
+}
+
+/// How long the waiters of [`a_waiter_on_one_instance_is_served_when_the_other_releases`] wait:
+/// less than the 5 s after which an instance looks at its waiting locks by itself even with
+/// hints, so a grant within it shows that the other instance's release was heard (PostgreSQL:
+/// its `NOTIFY`; SQLite: its commit, seen by the waiter's instance within about 5 ms, or 1 s
+/// for the first wait of an instance), and far more than hearing it takes on a loaded machine.
+const HANDOFF_WAIT_SECONDS: i64 = 4;
+
+/// The lock goes back and forth between the instances three times: each time its holder
+/// releases on one while a waiter stands in line on the other, and the waiter is granted the
+/// lock, with a larger token, within its wait.
+fn a_waiter_on_one_instance_is_served_when_the_other_releases(db: TestDatabase) {
+    let [a, b] = two_instances(&db);
+    let mut holder = (Arc::clone(&a), "holder-0".to_owned());
+    let mut token = a.acquire("handoff", "holder-0", 60).token();
+    for round in 1..=3 {
+        let waiter = if round % 2 == 1 { &b } else { &a };
+        let owner = format!("holder-{round}");
+        let waiting = {
+            let waiter = Arc::clone(waiter);
+            let owner = owner.clone();
+            std::thread::spawn(move || {
+                waiter.send(
+                    "POST",
+                    "/locks/handoff",
+                    Some(&json!({
+                        "owner": owner,
+                        "ttl_seconds": 60,
+                        "wait_seconds": HANDOFF_WAIT_SECONDS,
+                    })),
+                )
+            })
+        };
+        // The waiter stands in line (its instance has looked at the lock and found it held).
+        std::thread::sleep(Duration::from_millis(300));
+        let released = holder.0.release("handoff", &holder.1);
+        assert_eq!(released.status, 204, "round {round}: {released:?}");
+        let granted = waiting.join().expect("waiter");
+        assert_eq!(
+            granted.body["acquired"], true,
+            "round {round}: the waiter on the other instance was not served within \
+             {HANDOFF_WAIT_SECONDS} s of the release: {granted:?}"
+        );
+        assert_eq!(granted.granted()["owner"], owner.as_str());
+        let next = granted.token();
+        assert!(next > token, "round {round}: token {next} after {token}");
+        token = next;
+        holder = (Arc::clone(waiter), owner);
+    }
 }
 
 fn locks_of_an_instance_killed_with_9_stay_held_until_they_expire(db: TestDatabase) {

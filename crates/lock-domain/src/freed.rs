@@ -17,13 +17,14 @@ pub enum Freed {
     },
     /// Permits of semaphore `name` of `tenant` were released, or a grant was shortened.
     Permits { tenant: Tenant, name: ResourceName },
-    /// Hints may have been missed (the subscription was interrupted and has resumed): any lock
-    /// may be free.
+    /// Any lock, and any permit, may be free, and which is not known: hints may have been
+    /// missed (the subscription was interrupted and has resumed), or the store can only tell
+    /// that another process wrote (SQLite). The receiver looks at everything it waits for.
     Unknown,
 }
 
-/// A subscription to [`Freed`] hints from every process that shares the storage (this one
-/// included), opened by [`crate::FreedHints::subscribe_freed`].
+/// A subscription to [`Freed`] hints from every process that shares the storage (this one too,
+/// on PostgreSQL; see [`crate::FreedHints::subscribe_freed`], which opens it).
 #[async_trait]
 pub trait FreedLocks: Send {
     /// Waits for the next hint. Returns `None` once the subscription has ended for good; the

@@ -109,7 +109,10 @@ pub trait FreedHints: Send + Sync {
     /// Subscribes to hints that a lock may have been freed (released, or its lease shortened by a
     /// renew) by any process sharing the storage, so that waiting acquires need not poll. Once
     /// this returns `Some`, every later release and renew SHOULD produce a hint promptly, and a
-    /// [`crate::Freed::Unknown`] MUST follow any interruption during which hints were lost.
+    /// [`crate::Freed::Unknown`] MUST follow any interruption during which hints were lost. A
+    /// store that cannot name what was freed MAY give only `Unknown`s (one per batch of other
+    /// processes' writes, say), and need not hint this process's own releases, which the
+    /// caller hears of directly.
     /// Hints are best effort (a process that dies between its release and the hint sends none):
     /// subscribers still look for themselves now and then. Expiries produce no hint: a waiter
     /// knows when the lease it waits for ends.

@@ -7,10 +7,12 @@
 //! - a release (or a renew, which may shorten the lease) through this process's API: the
 //!   service's release and renew call [`Waiting::freed`] / [`Waiting::lease_changed`], which
 //!   wake the task at once;
-//! - a hint from the store that another process freed it ([`lock_domain::FreedHints`],
-//!   PostgreSQL's `LISTEN`); while the store gives no hints (SQLite), one poller per process
-//!   reads the status of every queued lock every [`POLL_PERIOD`] instead and wakes the queues
-//!   whose lock changed (with hints it still looks every [`SAFETY_PERIOD`]);
+//! - a hint from the store that another process freed it ([`lock_domain::FreedHints`]:
+//!   PostgreSQL's `LISTEN` names the lock; SQLite only tells that another process committed, a
+//!   [`lock_domain::Freed::Unknown`]). One poller per process reads the status of every queued
+//!   lock in one call and wakes the queues whose lock changed: at once after an `Unknown`,
+//!   every [`SAFETY_PERIOD`] in case a hint was lost, and every [`POLL_PERIOD`] while the store
+//!   gives no hints (its subscription failed);
 //! - the end of the holder's lease: the task knows `expires_at` from the grant or the status
 //!   and tries just after it (never before it counts, since only a grant at or after the expiry
 //!   succeeds, and the store's clock decides).
@@ -120,6 +122,10 @@ struct Shared {
     /// Notified whenever any lock may have been freed (here or, by a hint, elsewhere): what
     /// waiting multi-locks listen to, since they stand in no lock's queue.
     any_freed: Notify,
+    /// Notified when any lock may have been freed elsewhere: the poller looks at every queued
+    /// lock now instead of at its next period. Its own `Arc`, so that the poller can wait for it
+    /// without keeping the rest alive.
+    look_now: Arc<Notify>,
 }
 
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -159,6 +165,7 @@ impl Waiting {
                 permit_hints: std::sync::OnceLock::new(),
                 closing: Notify::new(),
                 any_freed: Notify::new(),
+                look_now: Arc::new(Notify::new()),
             }),
         }
     }
@@ -383,6 +390,16 @@ impl Shared {
         if let Some(queue) = queue {
             queue.wake(freed);
         }
+    }
+
+    /// Any lock or permit may have been freed elsewhere, and which is not known: one look at
+    /// every queued lock (the poller's, at once) wakes the queues whose lock changed; waiting
+    /// permits, multi-locks and those over a quota try again.
+    fn anything_may_be_free(&self) {
+        self.any_freed.notify_waiters();
+        self.quotas.lease_ended();
+        self.look_now.notify_one();
+        self.permits_freed(None);
     }
 
     fn wake_all(&self) {

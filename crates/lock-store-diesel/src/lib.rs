@@ -14,6 +14,7 @@ mod database_url;
 mod db_connection;
 mod error;
 mod expired_holds;
+mod foreign_commits;
 mod freed_listener;
 mod freed_notifier;
 mod history;

@@ -210,10 +210,11 @@ impl StoreHealth for DieselLockRepository {
 #[async_trait]
 impl FreedHints for DieselLockRepository {
     /// PostgreSQL: `LISTEN` on the channel every release and renew notifies (`freed_notifier`).
-    /// SQLite: no hints (it has no notifications; waiters in other processes poll).
+    /// SQLite: a [`lock_domain::Freed::Unknown`] after each commit of another process on the
+    /// file, as the writer thread sees them (`foreign_commits`).
     async fn subscribe_freed(&self) -> Result<Option<Box<dyn FreedLocks>>, RepositoryError> {
         let Some(url) = &self.inner.postgres_url else {
-            return Ok(None);
+            return Ok(self.inner.writer.subscribe_freed());
         };
         let subscription =
             freed_listener::subscribe(url.clone(), self.inner.connection_timeout).await?;

@@ -110,8 +110,6 @@ pub(crate) trait Writer: Send + Sync {
     /// Deletes at most `batch` shared leases that ended more than `grace` ago.
     async fn sweep_shared(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError>;
 
-    /// Deletes at most `batch` of the oldest history records committed before `before`, none
-    /// past `settled` (PostgreSQL: the last id known final; SQLite's all are).
     /// Applies `op` to `tenant`'s sessions in one transaction (see `sessions.rs`).
     async fn apply_session(
         &self,
@@ -139,12 +137,20 @@ pub(crate) trait Writer: Send + Sync {
     /// Ends up to `batch` sessions that ran out (with their lock-delay) `grace` ago or more.
     async fn sweep_sessions(&self, grace: Duration, batch: u32) -> Result<usize, RepositoryError>;
 
+    /// Deletes at most `batch` of the oldest history records committed before `before`, none
+    /// past `settled` (PostgreSQL: the last id known final; SQLite's all are).
     async fn prune_history(
         &self,
         before: chrono::DateTime<chrono::Utc>,
         batch: u32,
         settled: i64,
     ) -> Result<usize, RepositoryError>;
+
+    /// A subscription to the hints this writer itself can give of locks freed by other
+    /// processes (SQLite: their commits, `foreign_commits`), or `None` when it gives none.
+    fn subscribe_freed(&self) -> Option<Box<dyn lock_domain::FreedLocks>> {
+        None
+    }
 }
 
 /// Undoes, with `undo` (a lease operation run on the writer's connection), the grants of

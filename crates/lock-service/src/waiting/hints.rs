@@ -38,10 +38,7 @@ pub(super) async fn listen_for_hints(shared: Weak<Shared>, source: Arc<dyn Freed
                         Freed::Permits { tenant, name } => {
                             shared.permits_freed(Some((&tenant, &name)));
                         }
-                        Freed::Unknown => {
-                            shared.wake_all();
-                            shared.permits_freed(None);
-                        }
+                        Freed::Unknown => shared.anything_may_be_free(),
                     }
                 }
                 if let Some(shared) = shared.upgrade() {

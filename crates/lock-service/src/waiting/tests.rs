@@ -7,8 +7,9 @@ use std::time::Duration;
 use lock_domain::testing::calls::LeaseCalls;
 use lock_domain::testing::InMemoryLockRepository;
 use lock_domain::{
-    AcquireOutcome, Holding, LeaseOp, LeaseOutcome, LeaseStore, ListPage, ListQuery, LockMode,
-    Owner, Place, RepositoryError, ResourceName, SemaphorePage, SystemClock, Tenant, Ttl,
+    AcquireOutcome, Freed, FreedHints, FreedLocks, Holding, LeaseOp, LeaseOutcome, LeaseStore,
+    ListPage, ListQuery, LockMode, Owner, Place, RepositoryError, ResourceName, SemaphorePage,
+    SystemClock, Tenant, Ttl,
 };
 
 use super::{WaitOutcome, Waiting};
@@ -270,4 +271,76 @@ async fn the_poller_finds_a_release_made_elsewhere() {
         "granted only after {:?}",
         started.elapsed()
     );
+}
+
+/// Hints handed over by the test: the store's subscription (once) yields what is sent.
+struct SentHints(std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Freed>>>);
+
+struct SentHintsSubscription(tokio::sync::mpsc::UnboundedReceiver<Freed>);
+
+#[async_trait::async_trait]
+impl FreedLocks for SentHintsSubscription {
+    async fn next(&mut self) -> Option<Freed> {
+        self.0.recv().await
+    }
+}
+
+#[async_trait::async_trait]
+impl FreedHints for SentHints {
+    async fn subscribe_freed(&self) -> Result<Option<Box<dyn FreedLocks>>, RepositoryError> {
+        let taken = self.0.lock().unwrap().take();
+        Ok(taken.map(|hints| Box::new(SentHintsSubscription(hints)) as Box<dyn FreedLocks>))
+    }
+}
+
+/// Another process releases, and the store can only say that something changed (SQLite's
+/// hint, `Freed::Unknown`): the poller looks at once, and the waiter is granted long before the
+/// poller's next look of its own (every `SAFETY_PERIOD` while hints are live).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hint_that_anything_may_be_free_makes_the_poller_look_at_once() {
+    let repo: Arc<dyn LeaseStore> = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let (send, hints) = tokio::sync::mpsc::unbounded_channel();
+    let usage = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let waiting = Waiting::new(
+        Arc::clone(&repo),
+        Some(Arc::new(SentHints(std::sync::Mutex::new(Some(hints))))),
+        Arc::new(SystemClock),
+        Arc::new(crate::NoEvents),
+        super::WaiterLimits::default(),
+        crate::quota::Quotas::new(usage),
+    );
+    let (tenant, resource) = (Tenant::default_tenant(), ResourceName::parse("r").unwrap());
+    let held = repo
+        .acquire(
+            tenant.clone(),
+            resource.clone(),
+            owner("elsewhere"),
+            ttl(),
+            None,
+        )
+        .await
+        .unwrap();
+    assert!(matches!(held, AcquireOutcome::Granted(_)));
+    let ticket = waiting
+        .enqueue(
+            tenant.clone(),
+            resource.clone(),
+            LockMode::Exclusive,
+            lock_domain::LeaseTerms::new(owner("here"), ttl(), None)
+                .with_lock_delay(lock_domain::LockDelay::NONE),
+        )
+        .expect("room for a waiter");
+    // The subscription is live and its first looks are over: the queue knows the lock is held
+    // for another minute, and the poller would not look again for `SAFETY_PERIOD`.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(waiting.poll_period(), super::SAFETY_PERIOD);
+    repo.release(tenant.clone(), resource.clone(), owner("elsewhere"))
+        .await
+        .unwrap();
+    send.send(Freed::Unknown).unwrap();
+    let within = super::SAFETY_PERIOD * 4 / 5;
+    let WaitOutcome::Granted(lock) = ticket.wait(within, || false).await else {
+        panic!("the waiter was not granted within {within:?} of the hint");
+    };
+    assert_eq!(lock.owner, owner("here"));
 }

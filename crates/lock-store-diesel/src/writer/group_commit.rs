@@ -27,6 +27,7 @@ use tokio::sync::oneshot;
 use super::wal_limit::WalLimit;
 use super::{noted_holds, read_sessions, savepoint};
 use crate::error::{from_query, ErrorClass};
+use crate::foreign_commits::{CommitHints, ForeignCommits, SqliteFreedLocks};
 use crate::history::{self, Capture};
 
 /// What a job leaves behind: how to answer its caller once the batch's fate is known, giving
@@ -73,6 +74,8 @@ pub(crate) struct GroupCommitWriter {
     /// `None` only while the handle is dropped.
     jobs: Option<mpsc::Sender<Job>>,
     thread: Option<thread::JoinHandle<()>>,
+    /// Where to hear of other processes' commits, which the writer thread watches for.
+    foreign: CommitHints,
 }
 
 /// Dropping the handle waits for the writer thread to end: for the batch it is running, and for
@@ -122,13 +125,21 @@ impl GroupCommitWriter {
             None
         };
         let writer = Transactions { clock, capture };
+        let (watch, foreign) = ForeignCommits::new();
         let thread = thread::Builder::new()
             .name("lockd-sqlite-writer".into())
-            .spawn(move || run(conn, writer, queue, max_batch.max(1), wal))?;
+            .spawn(move || run(conn, writer, queue, max_batch.max(1), wal, watch))?;
         Ok(Self {
             jobs: Some(jobs),
             thread: Some(thread),
+            foreign,
         })
+    }
+
+    /// A subscription to hints of other processes' commits (`foreign_commits`), or `None` once
+    /// the writer thread has ended.
+    pub(crate) fn subscribe_foreign(&self) -> Option<SqliteFreedLocks> {
+        self.foreign.subscribe()
     }
 
     /// Runs `work` in the next batch and returns its result once that batch has committed.
@@ -253,16 +264,19 @@ fn run(
     queue: mpsc::Receiver<Job>,
     max_batch: usize,
     mut wal: Option<WalLimit>,
+    mut foreign: ForeignCommits,
 ) {
     noted_holds::install();
     read_sessions::install();
     let mut batch: Vec<Job> = Vec::with_capacity(max_batch);
     loop {
-        // Wakes for the WAL's checks even when no job comes.
-        let first = match &wal {
-            Some(wal) => {
-                queue.recv_timeout(wal.next_check().saturating_duration_since(Instant::now()))
-            }
+        // Wakes for the WAL's checks and for other processes' commits even when no job comes.
+        let wake_at = [wal.as_ref().map(WalLimit::next_check), foreign.next_probe()]
+            .into_iter()
+            .flatten()
+            .min();
+        let first = match wake_at {
+            Some(at) => queue.recv_timeout(at.saturating_duration_since(Instant::now())),
             None => queue
                 .recv()
                 .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
@@ -284,6 +298,7 @@ fn run(
         if let Some(wal) = &mut wal {
             wal.keep(&mut conn);
         }
+        foreign.probe(&mut conn);
     }
     if let Some(wal) = &mut wal {
         wal.finish(&mut conn);

@@ -137,6 +137,12 @@ fn release_or_renew(
 
 #[async_trait]
 impl Writer for SqliteWriter {
+    fn subscribe_freed(&self) -> Option<Box<dyn lock_domain::FreedLocks>> {
+        self.commits
+            .subscribe_foreign()
+            .map(|hints| Box::new(hints) as Box<dyn lock_domain::FreedLocks>)
+    }
+
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
         match op {
             LeaseOp::Look(Place::Lock(resource)) => self.look_lock(tenant, resource).await,
