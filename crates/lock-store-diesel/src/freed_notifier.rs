@@ -1,8 +1,9 @@
 //! PostgreSQL: telling every listening lockd (`LISTEN lockd_freed`, see `freed_listener`) that
 //! a lease ended or changed. After a release or renew has committed, the store hands
-//! `tenant` LF `resource` to one background task per process, which sends what has gathered as
-//! one `pg_notify` statement on a dedicated connection every few milliseconds: a transaction of
-//! its own that writes no WAL, off the request's path.
+//! `tenant` LF `resource` to one background task per process, which sends it at once when it has
+//! sent nothing for a few milliseconds, and otherwise what has gathered meanwhile, as one
+//! `pg_notify` statement on a dedicated connection at most every few milliseconds: a
+//! transaction of its own that writes no WAL, off the request's path.
 //!
 //! Why not NOTIFY inside the releasing transaction (a trigger, or a CTE in the release
 //! statement): PostgreSQL holds its notification lock from a notifying transaction's pre-commit
@@ -28,8 +29,10 @@ const BACKLOG: usize = 16_384;
 /// The most hints sent in one statement.
 const BATCH: usize = 512;
 
-/// How long hints gather before they are sent: at most one statement per this period under
-/// load, for a few milliseconds more on a hand-over between processes (bounded at 500 ms).
+/// The least time between the starts of two statements: under load, hints gather for this long
+/// and go as one statement, so the database sees at most one per period however many releases
+/// there are. A hint that comes after a quiet period goes at once, so a hand-over between
+/// processes waits for no gathering.
 const GATHER: Duration = Duration::from_millis(5);
 
 const NOTIFY: &str = "SELECT pg_notify('lockd_freed', hint) FROM unnest($1::text[]) AS hint";
@@ -82,11 +85,14 @@ async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::R
                 continue;
             }
         };
+        // When the last statement was sent (none yet: the first hint goes at once).
+        let mut last_sent: Option<tokio::time::Instant> = None;
         loop {
             let Some(first) = pending.recv().await else {
                 return;
             };
-            tokio::time::sleep(GATHER).await;
+            tokio::time::sleep_until(next_start(last_sent, tokio::time::Instant::now())).await;
+            last_sent = Some(tokio::time::Instant::now());
             let mut batch = HashSet::from([first]);
             while batch.len() < BATCH {
                 match pending.try_recv() {
@@ -114,6 +120,15 @@ async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::R
     }
 }
 
+/// When a statement for hints that came at `now` may start, the last one having started at
+/// `last_sent`: at once after a quiet [`GATHER`], else a `GATHER` after the last one.
+fn next_start(
+    last_sent: Option<tokio::time::Instant>,
+    now: tokio::time::Instant,
+) -> tokio::time::Instant {
+    last_sent.map_or(now, |sent_at| (sent_at + GATHER).max(now))
+}
+
 async fn connect(
     url: &str,
     connect_timeout: Duration,
@@ -131,4 +146,29 @@ async fn connect(
         }
     });
     Ok(client)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{next_start, GATHER};
+    use std::time::Duration;
+    use tokio::time::Instant;
+
+    #[test]
+    fn a_hint_after_a_quiet_period_goes_at_once_and_under_load_one_statement_per_period() {
+        let now = Instant::now();
+        assert_eq!(next_start(None, now), now, "the first hint");
+        assert_eq!(
+            next_start(Some(now - GATHER), now),
+            now,
+            "a hint a whole period after the last statement"
+        );
+        assert_eq!(next_start(Some(now - GATHER * 3), now), now);
+        let last = now - Duration::from_millis(1);
+        assert_eq!(
+            next_start(Some(last), now),
+            last + GATHER,
+            "a hint 1 ms after the last statement waits for the rest of the period"
+        );
+    }
 }
