@@ -30,4 +30,12 @@ pub trait FreedLocks: Send {
     /// Waits for the next hint. Returns `None` once the subscription has ended for good; the
     /// caller then has to look for freed locks itself (poll).
     async fn next(&mut self) -> Option<Freed>;
+
+    /// Tells whether the subscriber has anyone to wake now (a subscription starts with nobody).
+    /// The subscriber takes hints either way. A store MAY stop looking for hints while they are
+    /// not wanted, if the first hint after they are wanted again covers whatever was freed
+    /// meanwhile (SQLite's writer does). The default ignores it.
+    fn wanted(&mut self, wanted: bool) {
+        let _ = wanted;
+    }
 }

@@ -106,7 +106,7 @@ struct Shared {
     hints: AtomicU8,
     next_id: AtomicU64,
     /// Waiters now; raised only under `waiters_by_tenant`'s lock, so the limits hold exactly.
-    live: AtomicU64,
+    presence: Arc<Presence>,
     limits: WaiterLimits,
     /// Each tenant's own `max_waiters`, if it has one.
     quotas: Quotas,
@@ -126,6 +126,57 @@ struct Shared {
     /// lock now instead of at its next period. Its own `Arc`, so that the poller can wait for it
     /// without keeping the rest alive.
     look_now: Arc<Notify>,
+}
+
+/// How many requests wait in this process (for a lock, a set or permits), and a notice when
+/// that number leaves or comes back to 0: the task that listens to the store's hints waits for
+/// one only while someone waits here (a store may then stop looking for them: SQLite's writer
+/// does). Its own `Arc`, so that the task can wait for it without keeping the rest alive.
+#[derive(Default)]
+struct Presence {
+    live: AtomicU64,
+    /// Set when the `Waiting` is gone: nobody will wait again.
+    gone: AtomicBool,
+    changed: Notify,
+}
+
+impl Presence {
+    fn count(&self) -> u64 {
+        self.live.load(Ordering::Acquire)
+    }
+
+    fn arrive(&self) {
+        if self.live.fetch_add(1, Ordering::AcqRel) == 0 {
+            self.changed.notify_waiters();
+        }
+    }
+
+    fn leave(&self) {
+        if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.changed.notify_waiters();
+        }
+    }
+
+    /// Returns once someone waits (`anyone`) or nobody does (`!anyone`), or the `Waiting` is
+    /// gone.
+    async fn until(&self, anyone: bool) {
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if (self.count() > 0) == anyone || self.gone.load(Ordering::Acquire) {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.presence.gone.store(true, Ordering::Release);
+        self.presence.changed.notify_waiters();
+    }
 }
 
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -154,7 +205,7 @@ impl Waiting {
                 queues: Mutex::new(HashMap::new()),
                 hints: AtomicU8::new(HINTS_NOT_STARTED),
                 next_id: AtomicU64::new(0),
-                live: AtomicU64::new(0),
+                presence: Arc::new(Presence::default()),
                 limits,
                 quotas,
                 waiters_by_tenant: Mutex::new(HashMap::new()),
@@ -172,7 +223,7 @@ impl Waiting {
 
     /// Requests waiting for a lock right now.
     pub(crate) fn live_waiters(&self) -> u64 {
-        self.shared.live.load(Ordering::Relaxed)
+        self.shared.presence.count()
     }
 
     /// Waiting requests that were granted their lock, since start.

@@ -1,5 +1,7 @@
 //! SQLite: a process hears of the commits other processes make on the same file (a hint that
-//! any lock may have been freed), and never of its own; the subscription ends with the store.
+//! any lock may have been freed), and never of its own; while it wants no hints its writer
+//! looks for none, and the first hint once they are wanted again covers what was committed
+//! meanwhile; the subscription ends with the store.
 //!
 //! Two stores opened on one file stand for two processes: each has its own writer connection,
 //! which is what SQLite tells apart.
@@ -52,6 +54,7 @@ async fn commits_of_another_process_are_heard_and_this_process_s_own_are_not() {
         .await
         .expect("subscribe")
         .expect("SQLite gives hints");
+    hints.wanted(true);
     // The first look of the writer after a subscription is a hint in itself: whatever was
     // committed between the subscription and that look would otherwise go unheard.
     assert_eq!(
@@ -96,6 +99,26 @@ async fn commits_of_another_process_are_heard_and_this_process_s_own_are_not() {
         "another process's release"
     );
     // Nothing more was committed: no more hints.
+    assert!(next_within(&mut hints, QUIET_FOR).await.is_err());
+
+    // Hints not wanted (no request waits): the writer does not look, so another process's
+    // commit is not heard...
+    hints.wanted(false);
+    other
+        .acquire(tenant.clone(), resource.clone(), a.clone(), ttl, None)
+        .await
+        .unwrap();
+    assert!(
+        next_within(&mut hints, QUIET_FOR).await.is_err(),
+        "no hint while none is wanted"
+    );
+    // ...until they are wanted again: the first look then sees that commit.
+    hints.wanted(true);
+    assert_eq!(
+        next_within(&mut hints, HEARD_WITHIN).await,
+        Ok(Some(Freed::Unknown)),
+        "a commit made while no hint was wanted"
+    );
     assert!(next_within(&mut hints, QUIET_FOR).await.is_err());
 
     // The store (and its writer thread) gone, the subscription ends.

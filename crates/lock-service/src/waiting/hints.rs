@@ -9,8 +9,13 @@ use super::{Shared, HINTS_LIVE, HINTS_NONE, HINTS_PENDING, RESUBSCRIBE_DELAY};
 use crate::events::Trouble;
 
 /// Subscribes to the store's hints and wakes the queues they name, for as long as the
-/// `Waiting` lives; resubscribes after a failure.
+/// `Waiting` lives; resubscribes after a failure. Tells the subscription whether hints are
+/// wanted, that is whether a request waits in this process (`Presence`): a store may look for
+/// them only then (SQLite's writer does).
 pub(super) async fn listen_for_hints(shared: Weak<Shared>, source: Arc<dyn FreedHints>) {
+    let Some(presence) = shared.upgrade().map(|alive| Arc::clone(&alive.presence)) else {
+        return;
+    };
     loop {
         match source.subscribe_freed().await {
             Ok(None) => {
@@ -29,7 +34,28 @@ pub(super) async fn listen_for_hints(shared: Weak<Shared>, source: Arc<dyn Freed
                     shared.wake_all();
                     shared.permits_freed(None);
                 }
-                while let Some(hint) = hints.next().await {
+                let mut wanted = false;
+                loop {
+                    let anyone = presence.count() > 0;
+                    if anyone != wanted {
+                        wanted = anyone;
+                        hints.wanted(wanted);
+                    }
+                    // Hints are taken whether wanted or not (a PostgreSQL listener that is not
+                    // read stops reading its connection).
+                    let hint = tokio::select! {
+                        hint = hints.next() => Some(hint),
+                        () = presence.until(!wanted) => None,
+                    };
+                    let Some(hint) = hint else {
+                        if shared.strong_count() == 0 {
+                            return;
+                        }
+                        continue;
+                    };
+                    let Some(hint) = hint else {
+                        break;
+                    };
                     let Some(shared) = shared.upgrade() else {
                         return;
                     };

@@ -344,3 +344,77 @@ async fn a_hint_that_anything_may_be_free_makes_the_poller_look_at_once() {
     };
     assert_eq!(lock.owner, owner("here"));
 }
+
+/// A subscription that shows whether hints are wanted (1) or not (0), and never gives one.
+struct CountedHints(Arc<std::sync::atomic::AtomicUsize>);
+
+struct CountedSubscription(Arc<std::sync::atomic::AtomicUsize>);
+
+#[async_trait::async_trait]
+impl FreedLocks for CountedSubscription {
+    async fn next(&mut self) -> Option<Freed> {
+        std::future::pending().await
+    }
+
+    fn wanted(&mut self, wanted: bool) {
+        self.0
+            .store(usize::from(wanted), std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[async_trait::async_trait]
+impl FreedHints for CountedHints {
+    async fn subscribe_freed(&self) -> Result<Option<Box<dyn FreedLocks>>, RepositoryError> {
+        Ok(Some(Box::new(CountedSubscription(Arc::clone(&self.0)))))
+    }
+}
+
+/// Waits (up to 10 s) until `wanted` is `expected`.
+async fn until_wanted(wanted: &std::sync::atomic::AtomicUsize, expected: usize) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while wanted.load(std::sync::atomic::Ordering::SeqCst) != expected {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "hints wanted: {}, not {expected}",
+            wanted.load(std::sync::atomic::Ordering::SeqCst)
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Hints are wanted only while a request waits here: SQLite's writer looks for other
+/// processes' commits only while they are, so a server that once had a waiter must not keep
+/// it looking for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hints_are_wanted_only_while_a_request_waits() {
+    let repo: Arc<dyn LeaseStore> = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let wanted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let usage = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let waiting = Waiting::new(
+        Arc::clone(&repo),
+        Some(Arc::new(CountedHints(Arc::clone(&wanted)))),
+        Arc::new(SystemClock),
+        Arc::new(crate::NoEvents),
+        super::WaiterLimits::default(),
+        crate::quota::Quotas::new(usage),
+    );
+    let (tenant, resource) = (Tenant::default_tenant(), ResourceName::parse("r").unwrap());
+    repo.acquire(tenant.clone(), resource.clone(), owner("h"), ttl(), None)
+        .await
+        .unwrap();
+    for round in 0..2 {
+        let ticket = waiting
+            .enqueue(
+                tenant.clone(),
+                resource.clone(),
+                LockMode::Exclusive,
+                lock_domain::LeaseTerms::new(owner("w"), ttl(), None)
+                    .with_lock_delay(lock_domain::LockDelay::NONE),
+            )
+            .expect("room for a waiter");
+        until_wanted(&wanted, 1).await;
+        drop(ticket);
+        until_wanted(&wanted, 0).await;
+        assert_eq!(waiting.live_waiters(), 0, "round {round}");
+    }
+}

@@ -58,7 +58,7 @@ impl WaiterSeat {
             .election_namespace_of()
             .unwrap_or_else(|| tenant.clone());
         let mut by_tenant = locked(&shared.waiters_by_tenant);
-        if shared.live.load(Ordering::Acquire) >= shared.limits.total {
+        if shared.presence.count() >= shared.limits.total {
             return Err(WaitersFull::Total);
         }
         let of_tenant = by_tenant.entry(tenant.clone()).or_insert(0);
@@ -70,7 +70,7 @@ impl WaiterSeat {
             return Err(WaitersFull::Quota { allowed });
         }
         *of_tenant += 1;
-        shared.live.fetch_add(1, Ordering::AcqRel);
+        shared.presence.arrive();
         Ok(Self {
             shared: Arc::clone(shared),
             tenant: tenant.clone(),
@@ -117,7 +117,7 @@ pub(crate) struct Seat {
 
 impl Drop for Seat {
     fn drop(&mut self) {
-        self.seat.shared.live.fetch_sub(1, Ordering::Relaxed);
+        self.seat.shared.presence.leave();
     }
 }
 
@@ -282,7 +282,7 @@ impl Ticket {
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        self.shared.live.fetch_sub(1, Ordering::Relaxed);
+        self.shared.presence.leave();
         if self.settled {
             return;
         }

@@ -43,6 +43,13 @@ type Undo = Box<dyn FnOnce(&mut SqliteConnection, i64) -> bool + Send>;
 /// Also says whether the write was kept (its savepoint released, not rolled back).
 type Job = Box<dyn FnOnce(Option<(&mut SqliteConnection, i64)>) -> (Answer, bool) + Send>;
 
+/// What reaches the writer thread: a job, or only a wake-up (someone started listening for other
+/// processes' commits: `foreign_commits`).
+enum Message {
+    Job(Job),
+    Wake,
+}
+
 /// Why a whole batch failed (the transaction could not begin or commit), kept as text and class
 /// so that every caller of the batch gets its own error.
 struct BatchFailure {
@@ -71,8 +78,9 @@ impl From<diesel::result::Error> for JobError {
 
 /// The handle requests use to reach the writer thread. The thread ends when every handle is gone.
 pub(crate) struct GroupCommitWriter {
-    /// `None` only while the handle is dropped.
-    jobs: Option<mpsc::Sender<Job>>,
+    /// `None` only while the handle is dropped. The subscriptions to other processes' commits
+    /// hold it weakly (to wake the thread), so that the thread still ends with the handle.
+    jobs: Option<Arc<mpsc::Sender<Message>>>,
     thread: Option<thread::JoinHandle<()>>,
     /// Where to hear of other processes' commits, which the writer thread watches for.
     foreign: CommitHints,
@@ -105,7 +113,8 @@ impl GroupCommitWriter {
         record_history: bool,
         wal: Option<WalLimit>,
     ) -> std::io::Result<Self> {
-        let (jobs, queue) = mpsc::channel::<Job>();
+        let (jobs, queue) = mpsc::channel::<Message>();
+        let jobs = Arc::new(jobs);
         let mut conn = conn;
         history::sqlite_install_write(&mut conn).map_err(|error| {
             std::io::Error::other(format!("cannot set up the writer's TEMP table: {error}"))
@@ -125,7 +134,12 @@ impl GroupCommitWriter {
             None
         };
         let writer = Transactions { clock, capture };
-        let (watch, foreign) = ForeignCommits::new();
+        let weak_jobs = Arc::downgrade(&jobs);
+        let (watch, foreign) = ForeignCommits::new(Arc::new(move || {
+            if let Some(jobs) = weak_jobs.upgrade() {
+                let _ = jobs.send(Message::Wake);
+            }
+        }));
         let thread = thread::Builder::new()
             .name("lockd-sqlite-writer".into())
             .spawn(move || run(conn, writer, queue, max_batch.max(1), wal, watch))?;
@@ -201,7 +215,7 @@ impl GroupCommitWriter {
         self.jobs
             .as_ref()
             .ok_or_else(|| RepositoryError::unavailable("the SQLite writer has stopped"))?
-            .send(job)
+            .send(Message::Job(job))
             .map_err(|_| RepositoryError::unavailable("the SQLite writer has stopped"))?;
         answer
             .await
@@ -261,7 +275,7 @@ impl Transactions {
 fn run(
     mut conn: SqliteConnection,
     mut writer: Transactions,
-    queue: mpsc::Receiver<Job>,
+    queue: mpsc::Receiver<Message>,
     max_batch: usize,
     mut wal: Option<WalLimit>,
     mut foreign: ForeignCommits,
@@ -282,17 +296,18 @@ fn run(
                 .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
         };
         match first {
-            Ok(first) => {
+            Ok(Message::Job(first)) => {
                 batch.push(first);
                 while batch.len() < max_batch {
                     match queue.try_recv() {
-                        Ok(job) => batch.push(job),
+                        Ok(Message::Job(job)) => batch.push(job),
+                        Ok(Message::Wake) => {}
                         Err(_) => break,
                     }
                 }
                 run_batch(&mut conn, &mut writer, &mut batch);
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Ok(Message::Wake) | Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
         if let Some(wal) = &mut wal {
