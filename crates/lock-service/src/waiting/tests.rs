@@ -26,11 +26,16 @@ fn setup() -> (Waiting, Arc<dyn LeaseStore>, Tenant, ResourceName) {
 
 /// Waiting acquires over `repo`, with the default limits and no hints.
 fn waiting_over(repo: Arc<dyn LeaseStore>) -> Waiting {
+    waiting_with_hints(repo, None)
+}
+
+/// Waiting acquires over `repo`, with the default limits, woken by `hints`.
+fn waiting_with_hints(repo: Arc<dyn LeaseStore>, hints: Option<Arc<dyn FreedHints>>) -> Waiting {
     // No limits: nothing is counted (a store of its own to count in).
     let usage = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
     Waiting::new(
         repo,
-        None,
+        hints,
         Arc::new(SystemClock),
         Arc::new(crate::NoEvents),
         super::WaiterLimits::default(),
@@ -231,12 +236,13 @@ async fn a_dropped_waiter_s_undo_never_ends_the_next_same_owner_waiter_s_lease()
     assert_second_waiter_holds(&repo, second).await;
 }
 
-/// Another process releases (straight on the store, so this process hears nothing of it and the
-/// store gives no hints): the poller sees the lock free and the waiter is granted, within a few
-/// poll periods; and with nothing changing, the poller wakes no queue.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_poller_finds_a_release_made_elsewhere() {
-    let (waiting, repo, tenant, resource) = setup();
+/// `r` held by owner `elsewhere` (straight on the store, as another process would), and a
+/// waiter of owner `here` in line for it.
+async fn held_elsewhere_and_waited_for(
+    waiting: &Waiting,
+    repo: &Arc<dyn LeaseStore>,
+) -> super::Ticket {
+    let (tenant, resource) = (Tenant::default_tenant(), ResourceName::parse("r").unwrap());
     let held = repo
         .acquire(
             tenant.clone(),
@@ -248,15 +254,24 @@ async fn the_poller_finds_a_release_made_elsewhere() {
         .await
         .unwrap();
     assert!(matches!(held, AcquireOutcome::Granted(_)));
-    let ticket = waiting
+    waiting
         .enqueue(
-            tenant.clone(),
-            resource.clone(),
+            tenant,
+            resource,
             LockMode::Exclusive,
             lock_domain::LeaseTerms::new(owner("here"), ttl(), None)
                 .with_lock_delay(lock_domain::LockDelay::NONE),
         )
-        .expect("room for a waiter");
+        .expect("room for a waiter")
+}
+
+/// Another process releases (straight on the store, so this process hears nothing of it and the
+/// store gives no hints): the poller sees the lock free and the waiter is granted, within a few
+/// poll periods; and with nothing changing, the poller wakes no queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_poller_finds_a_release_made_elsewhere() {
+    let (waiting, repo, tenant, resource) = setup();
+    let ticket = held_elsewhere_and_waited_for(&waiting, &repo).await;
     tokio::time::sleep(super::POLL_PERIOD * 2).await;
     repo.release(tenant.clone(), resource.clone(), owner("elsewhere"))
         .await
@@ -298,38 +313,13 @@ impl FreedHints for SentHints {
 /// poller's next look of its own (every `SAFETY_PERIOD` while hints are live).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hint_that_anything_may_be_free_makes_the_poller_look_at_once() {
-    let repo: Arc<dyn LeaseStore> = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let (_, repo, tenant, resource) = setup();
     let (send, hints) = tokio::sync::mpsc::unbounded_channel();
-    let usage = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
-    let waiting = Waiting::new(
+    let waiting = waiting_with_hints(
         Arc::clone(&repo),
         Some(Arc::new(SentHints(std::sync::Mutex::new(Some(hints))))),
-        Arc::new(SystemClock),
-        Arc::new(crate::NoEvents),
-        super::WaiterLimits::default(),
-        crate::quota::Quotas::new(usage),
     );
-    let (tenant, resource) = (Tenant::default_tenant(), ResourceName::parse("r").unwrap());
-    let held = repo
-        .acquire(
-            tenant.clone(),
-            resource.clone(),
-            owner("elsewhere"),
-            ttl(),
-            None,
-        )
-        .await
-        .unwrap();
-    assert!(matches!(held, AcquireOutcome::Granted(_)));
-    let ticket = waiting
-        .enqueue(
-            tenant.clone(),
-            resource.clone(),
-            LockMode::Exclusive,
-            lock_domain::LeaseTerms::new(owner("here"), ttl(), None)
-                .with_lock_delay(lock_domain::LockDelay::NONE),
-        )
-        .expect("room for a waiter");
+    let ticket = held_elsewhere_and_waited_for(&waiting, &repo).await;
     // The subscription is live and its first looks are over: the queue knows the lock is held
     // for another minute, and the poller would not look again for `SAFETY_PERIOD`.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -387,31 +377,14 @@ async fn until_wanted(wanted: &std::sync::atomic::AtomicUsize, expected: usize) 
 /// it looking for ever.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hints_are_wanted_only_while_a_request_waits() {
-    let repo: Arc<dyn LeaseStore> = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let (_, repo, _, _) = setup();
     let wanted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let usage = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
-    let waiting = Waiting::new(
+    let waiting = waiting_with_hints(
         Arc::clone(&repo),
         Some(Arc::new(CountedHints(Arc::clone(&wanted)))),
-        Arc::new(SystemClock),
-        Arc::new(crate::NoEvents),
-        super::WaiterLimits::default(),
-        crate::quota::Quotas::new(usage),
     );
-    let (tenant, resource) = (Tenant::default_tenant(), ResourceName::parse("r").unwrap());
-    repo.acquire(tenant.clone(), resource.clone(), owner("h"), ttl(), None)
-        .await
-        .unwrap();
     for round in 0..2 {
-        let ticket = waiting
-            .enqueue(
-                tenant.clone(),
-                resource.clone(),
-                LockMode::Exclusive,
-                lock_domain::LeaseTerms::new(owner("w"), ttl(), None)
-                    .with_lock_delay(lock_domain::LockDelay::NONE),
-            )
-            .expect("room for a waiter");
+        let ticket = held_elsewhere_and_waited_for(&waiting, &repo).await;
         until_wanted(&wanted, 1).await;
         drop(ticket);
         until_wanted(&wanted, 0).await;
