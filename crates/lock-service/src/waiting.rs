@@ -129,9 +129,10 @@ struct Shared {
 }
 
 /// How many requests wait in this process (for a lock, a set or permits), and a notice when
-/// that number leaves or comes back to 0: the task that listens to the store's hints waits for
-/// one only while someone waits here (a store may then stop looking for them: SQLite's writer
-/// does). Its own `Arc`, so that the task can wait for it without keeping the rest alive.
+/// that number leaves or comes back to 0: the task that listens to the store's hints tells the
+/// subscription that hints are wanted only while someone waits here (a store may look for them
+/// only then: SQLite's writer does). Its own `Arc`, so that the task can wait for it without
+/// keeping the rest alive.
 #[derive(Default)]
 struct Presence {
     live: AtomicU64,

@@ -305,7 +305,9 @@ fn run(
                         Err(_) => break,
                     }
                 }
-                run_batch(&mut conn, &mut writer, &mut batch);
+                if run_batch(&mut conn, &mut writer, &mut batch) {
+                    foreign.undone_here();
+                }
             }
             Ok(Message::Wake) | Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -320,7 +322,9 @@ fn run(
     }
 }
 
-fn run_batch(conn: &mut SqliteConnection, writer: &mut Transactions, batch: &mut Vec<Job>) {
+/// Runs one batch, then the undos of what its gone callers were granted; says whether such
+/// undos committed (leases ended that no request of this process was told of).
+fn run_batch(conn: &mut SqliteConnection, writer: &mut Transactions, batch: &mut Vec<Job>) -> bool {
     let mut answers: Vec<Answer> = Vec::with_capacity(batch.len());
     let failure = match begin_at(conn, writer) {
         Err(error) => {
@@ -350,18 +354,17 @@ fn run_batch(conn: &mut SqliteConnection, writer: &mut Transactions, batch: &mut
         .into_iter()
         .filter_map(|answer| answer(failure.as_ref()))
         .collect();
-    if !undos.is_empty() {
-        run_undos(conn, writer, undos);
-    }
+    !undos.is_empty() && run_undos(conn, writer, undos)
 }
 
-/// Runs the undos of a batch in one transaction of their own, before the next batch.
-fn run_undos(conn: &mut SqliteConnection, writer: &mut Transactions, undos: Vec<Undo>) {
+/// Runs the undos of a batch in one transaction of their own, before the next batch; says
+/// whether it committed.
+fn run_undos(conn: &mut SqliteConnection, writer: &mut Transactions, undos: Vec<Undo>) -> bool {
     let now_ms = match begin_at(conn, writer) {
         Ok(now_ms) => now_ms,
         Err(error) => {
             tracing::warn!(%error, undos = undos.len(), "cannot undo grants nobody heard of; they expire with their leases");
-            return;
+            return false;
         }
     };
     for undo in undos {
@@ -379,8 +382,12 @@ fn run_undos(conn: &mut SqliteConnection, writer: &mut Transactions, undos: Vec<
             writer.rewind(mark);
         }
     }
-    if let Err(error) = writer.commit(conn, now_ms) {
-        tracing::warn!(%error, "cannot undo grants nobody heard of; they expire with their leases");
+    match writer.commit(conn, now_ms) {
+        Ok(()) => true,
+        Err(error) => {
+            tracing::warn!(%error, "cannot undo grants nobody heard of; they expire with their leases");
+            false
+        }
     }
 }
 
