@@ -1,5 +1,6 @@
 //! The history a job's statements recorded, and the session notes it wrote, live and die with the
-//! job's savepoint and with the batch's transaction.
+//! job's savepoint and with the batch's transaction; the undo of a grant nobody heard of is a
+//! hint to the process's own waiters.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -178,4 +179,48 @@ async fn a_savepoint_that_cannot_be_undone_fails_its_whole_batch() {
     .map(|row| row.resource)
     .collect();
     assert_eq!(committed, vec!["after".to_owned(), "first".to_owned()]);
+}
+
+/// A grant whose caller went away while its batch ran is undone right after the batch, and the
+/// undo is a hint to this process's own subscription (no request of it reports that lease's
+/// end): a waiter here looks at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undo_of_a_grant_nobody_heard_of_is_a_hint_here() {
+    use lock_domain::{Freed, FreedLocks};
+
+    let dir = tempfile::tempdir().unwrap();
+    let (writer, _path) = writer_in(&dir);
+    let mut hints = writer.subscribe_foreign().expect("the writer is there");
+    hints.wanted(true);
+    // The first answer after hints are wanted is a hint in itself.
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(10), hints.next()).await,
+        Ok(Some(Freed::Unknown))
+    );
+
+    let (undone_tx, undone_rx) = std::sync::mpsc::channel();
+    // The caller gives up while its job runs: the job commits, nobody hears of it, it is undone.
+    let gone = tokio::time::timeout(
+        Duration::from_millis(50),
+        writer.submit_undoable(
+            |conn, now_ms| {
+                std::thread::sleep(Duration::from_millis(300));
+                insert(conn, "r", now_ms)
+            },
+            move |_, _, ()| {
+                undone_tx.send(()).unwrap();
+                true
+            },
+        ),
+    )
+    .await;
+    assert!(gone.is_err(), "the caller gave up before its batch ended");
+    undone_rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the unheard grant was undone");
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(10), hints.next()).await,
+        Ok(Some(Freed::Unknown)),
+        "the undo is a hint to this process"
+    );
 }
