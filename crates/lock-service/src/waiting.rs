@@ -454,15 +454,6 @@ impl Shared {
         self.permits_freed(None);
     }
 
-    fn wake_all(&self) {
-        self.any_freed.notify_waiters();
-        self.quotas.lease_ended();
-        let queues: Vec<Arc<Queue>> = locked(&self.queues).values().cloned().collect();
-        for queue in queues {
-            queue.wake(false);
-        }
-    }
-
     fn poll_period(&self) -> Duration {
         if self.hints.load(Ordering::Acquire) == HINTS_LIVE {
             SAFETY_PERIOD

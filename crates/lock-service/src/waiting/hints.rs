@@ -31,8 +31,7 @@ pub(super) async fn listen_for_hints(shared: Weak<Shared>, source: Arc<dyn Freed
                     };
                     shared.hints.store(HINTS_LIVE, Ordering::Release);
                     // Releases made before the subscription took effect were not hinted.
-                    shared.wake_all();
-                    shared.permits_freed(None);
+                    shared.anything_may_be_free();
                 }
                 let mut wanted = false;
                 loop {
