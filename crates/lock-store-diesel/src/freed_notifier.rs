@@ -11,13 +11,20 @@
 //! with pgbench (16 clients of acquire + release cycles, lockd's statements): about 3,000 cycles/s
 //! without NOTIFY, about 400 with a trigger notifying each release.
 //!
+//! The store's own undo of a grant nobody heard of (its caller gave up while it committed) frees
+//! the lease as a release does, on a writer thread with no tokio runtime: [`HintingUndos`]
+//! queues its hint too, and the task sends it on the runtime the store was opened on.
+//!
 //! Hints are best effort: one made by a process that dies before sending it, or while the
 //! connection is down, is lost, and waiters elsewhere see the release at their next look.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use lock_domain::{ResourceName, Tenant};
+use lock_domain::{ResourceName, StoreEvents, Tenant, UnheardGrant, UnheardKind};
+use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 use tokio_postgres::NoTls;
 
@@ -37,18 +44,42 @@ const GATHER: Duration = Duration::from_millis(5);
 
 const NOTIFY: &str = "SELECT pg_notify('lockd_freed', hint) FROM unnest($1::text[]) AS hint";
 
-/// The sending end; cheap to clone.
-#[derive(Debug, Clone)]
+/// The sending end. The task that sends starts with the first hint, so that a store that frees
+/// nothing opens no connection for it.
+#[derive(Debug)]
 pub(crate) struct FreedNotifier {
     hints: mpsc::Sender<String>,
+    /// Set once the task runs.
+    started: AtomicBool,
+    /// What the task needs, until it starts.
+    unstarted: Mutex<Option<Unstarted>>,
+}
+
+#[derive(Debug)]
+struct Unstarted {
+    url: String,
+    connect_timeout: Duration,
+    pending: mpsc::Receiver<String>,
+    /// The runtime the store was opened on (`None`: opened outside one), where a hint queued on
+    /// a thread outside any runtime (a writer's) starts the task.
+    runtime: Option<Handle>,
 }
 
 impl FreedNotifier {
-    /// Starts the sending task on the current tokio runtime.
-    pub(crate) fn spawn(url: String, connect_timeout: Duration) -> Self {
+    /// A notifier for the database at `url`; its task starts with the first hint, on the
+    /// current tokio runtime if there is one now, else on the runtime of the first hint's thread.
+    pub(crate) fn new(url: String, connect_timeout: Duration) -> Self {
         let (hints, pending) = mpsc::channel(BACKLOG);
-        tokio::spawn(send_hints(url, connect_timeout, pending));
-        Self { hints }
+        Self {
+            hints,
+            started: AtomicBool::new(false),
+            unstarted: Mutex::new(Some(Unstarted {
+                url,
+                connect_timeout,
+                pending,
+                runtime: Handle::try_current().ok(),
+            })),
+        }
     }
 
     /// Queues the hint that the lease on `resource` of `tenant` ended or changed; never waits.
@@ -64,9 +95,57 @@ impl FreedNotifier {
     }
 
     fn send(&self, hint: String) {
+        if !self.started.load(Ordering::Acquire) {
+            self.start();
+        }
         if let Err(error) = self.hints.try_send(hint) {
             tracing::debug!(%error, "a hint of a released lock was dropped");
         }
+    }
+
+    /// Starts the sending task, unless it runs already or there is no runtime to run it on (the
+    /// hints then wait for the next hint made on one).
+    fn start(&self) {
+        let mut unstarted = self
+            .unstarted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(task) = unstarted.take() else {
+            return;
+        };
+        match task.runtime.clone().or_else(|| Handle::try_current().ok()) {
+            Some(runtime) => {
+                runtime.spawn(send_hints(task.url, task.connect_timeout, task.pending));
+                self.started.store(true, Ordering::Release);
+            }
+            None => *unstarted = Some(task),
+        }
+    }
+}
+
+/// The store's events with, for each grant nobody heard of that the store undid, the hint that
+/// its lease ended: the undo frees it as a release would, and waiters in every process (this
+/// one's too, through its `LISTEN`) must look again rather than wait for the lease's end.
+pub(crate) struct HintingUndos {
+    pub(crate) events: Arc<dyn StoreEvents>,
+    pub(crate) notifier: Arc<FreedNotifier>,
+}
+
+impl StoreEvents for HintingUndos {
+    fn unheard_grant(&self, grant: &UnheardGrant) {
+        if grant.undone {
+            match grant.kind {
+                UnheardKind::Permits => self.notifier.freed_permits(&grant.tenant, &grant.name),
+                UnheardKind::Lock | UnheardKind::LockInMode(_) => {
+                    self.notifier.freed(&grant.tenant, &grant.name)
+                }
+            }
+        }
+        self.events.unheard_grant(grant);
+    }
+
+    fn sessions_expired(&self, count: usize) {
+        self.events.sessions_expired(count);
     }
 }
 

@@ -40,8 +40,9 @@ struct Inner {
     postgres_url: Option<String>,
     /// How long opening that connection may take.
     connection_timeout: Duration,
-    /// PostgreSQL only: sends the hints of releases and renews, started by the first of them.
-    notifier: std::sync::OnceLock<FreedNotifier>,
+    /// PostgreSQL only: sends the hints of releases, renews and undone grants, started by the
+    /// first of them.
+    notifier: Option<Arc<FreedNotifier>>,
     /// PostgreSQL only: which history ids are final (SQLite's all are).
     history_frontier: crate::history::PostgresFrontier,
     /// Whether this process records history (one that does not must not mark an expiry as
@@ -59,13 +60,10 @@ impl std::fmt::Debug for DieselLockRepository {
 
 impl DieselLockRepository {
     /// PostgreSQL: tells the other processes (and this one) that the lease on `resource` ended or
-    /// changed, so that their waiting acquires look at it. Must be called inside a tokio runtime.
+    /// changed, so that their waiting acquires look at it.
     fn hint_freed(&self, tenant: &Tenant, resource: &ResourceName) {
-        if let Some(url) = &self.inner.postgres_url {
-            self.inner
-                .notifier
-                .get_or_init(|| FreedNotifier::spawn(url.clone(), self.inner.connection_timeout))
-                .freed(tenant, resource);
+        if let Some(notifier) = &self.inner.notifier {
+            notifier.freed(tenant, resource);
         }
     }
 
@@ -107,13 +105,9 @@ impl DieselLockRepository {
     }
 
     /// PostgreSQL: tells every process that a grant of semaphore `name` ended or changed.
-    /// Must be called inside a tokio runtime.
     fn hint_freed_permits(&self, tenant: &Tenant, name: &ResourceName) {
-        if let Some(url) = &self.inner.postgres_url {
-            self.inner
-                .notifier
-                .get_or_init(|| FreedNotifier::spawn(url.clone(), self.inner.connection_timeout))
-                .freed_permits(tenant, name);
+        if let Some(notifier) = &self.inner.notifier {
+            notifier.freed_permits(tenant, name);
         }
     }
 

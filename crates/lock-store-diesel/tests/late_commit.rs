@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection};
 use lock_domain::{
-    AcquireOutcome, RepositoryError, StoreEvents, SystemClock, UnheardGrant, UnheardKind,
+    AcquireOutcome, Freed, FreedHints, RepositoryError, StoreEvents, SystemClock, UnheardGrant,
+    UnheardKind,
 };
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::{open_store, TestDatabase};
@@ -70,6 +71,13 @@ async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {
         .expect("open the store"),
     );
     stall_commits_of_slow(&db, 4.0);
+    // Another process on the database, listening for leases that end.
+    let elsewhere = open(StoreConfig::new(db.url().clone())).await;
+    let mut hints = elsewhere
+        .subscribe_freed()
+        .await
+        .expect("subscribe")
+        .expect("PostgreSQL gives hints");
 
     let started = Instant::now();
     let outcome = repo
@@ -103,6 +111,17 @@ async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {
         (UnheardKind::Lock, "slow", "late")
     );
     assert!(undone.undone, "{undone:?}");
+    // The undo freed the lease as a release would: waiters everywhere hear of it (the grant,
+    // and the reads, are no hints), rather than wait for the lease's end.
+    let heard = tokio::time::timeout(Duration::from_secs(10), hints.next()).await;
+    assert_eq!(
+        heard,
+        Ok(Some(Freed::Lock {
+            tenant: tenant(),
+            resource: name("slow")
+        })),
+        "the undo is a hint to every process"
+    );
     // Anyone may take it now, with a larger token.
     let next = repo
         .acquire(tenant(), name("slow"), owner("next"), ttl(60), None)

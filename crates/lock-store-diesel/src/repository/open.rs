@@ -8,6 +8,7 @@ use super::{DieselLockRepository, Inner};
 use crate::config::StoreConfig;
 use crate::connection::{ConnectionManager, PoolHealth};
 use crate::db_connection::DbConnection;
+use crate::freed_notifier::{FreedNotifier, HintingUndos};
 use crate::pooled::Pooled;
 use crate::writer::postgres_batch::PostgresBatcher;
 use crate::writer::postgres_direct::PostgresDirect;
@@ -100,6 +101,21 @@ impl DieselLockRepository {
                 url: url.clone(),
                 reason: config.url.scrub(&error_chain(&e)),
             })?;
+        // PostgreSQL: the store's undo of a grant nobody heard of is a hint, as a release is.
+        let notifier = match &config.url {
+            DatabaseUrl::Postgres(url) => Some(Arc::new(FreedNotifier::new(
+                url.clone(),
+                config.connection_timeout,
+            ))),
+            DatabaseUrl::Sqlite(_) => None,
+        };
+        let events: Arc<dyn StoreEvents> = match &notifier {
+            Some(notifier) => Arc::new(HintingUndos {
+                events,
+                notifier: Arc::clone(notifier),
+            }),
+            None => events,
+        };
         let pooled = Pooled::new(
             pool,
             health,
@@ -123,7 +139,7 @@ impl DieselLockRepository {
                     DatabaseUrl::Sqlite(_) => None,
                 },
                 connection_timeout: config.connection_timeout,
-                notifier: std::sync::OnceLock::new(),
+                notifier,
                 history_frontier: Default::default(),
                 record_history: config.record_history,
             }),
