@@ -3,7 +3,10 @@
 //! `tenant` LF `resource` to one background task per process, which sends it at once when it has
 //! sent nothing for a few milliseconds, and otherwise what has gathered meanwhile, as one
 //! `pg_notify` statement on a dedicated connection at most every few milliseconds: a
-//! transaction of its own that writes no WAL, off the request's path.
+//! transaction of its own, off the request's path. Its commit writes a commit record (a
+//! notification takes a transaction id); that connection commits with `synchronous_commit =
+//! off`, so the hint is not held back by a WAL flush that nothing needs (the release it tells of
+//! committed durably before it was queued, and a hint is best effort anyway).
 //!
 //! Why not NOTIFY inside the releasing transaction (a trigger, or a CTE in the release
 //! statement): PostgreSQL holds its notification lock from a notifying transaction's pre-commit
@@ -224,6 +227,13 @@ async fn connect(
             tracing::warn!(%error, "the connection sending hints of released locks failed");
         }
     });
+    tokio::time::timeout(
+        connect_timeout,
+        client.batch_execute("SET synchronous_commit = off"),
+    )
+    .await
+    .map_err(|e| scrubbed(&e))?
+    .map_err(|e| scrubbed(&e))?;
     Ok(client)
 }
 
