@@ -59,6 +59,25 @@ pub trait LeaseStore: Send + Sync {
     /// commit was under way, it may have been: see `RepositoryError::Unavailable`).
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError>;
 
+    /// Applies `first`, then `then`, to `tenant`'s leases: each with exactly the meaning of
+    /// [`Self::apply`] and an outcome of its own (one may fail while the other succeeds), `then`
+    /// taking effect after `first`. An implementation MAY make both take effect at one instant,
+    /// in one transaction with one durable commit: a lock released and granted to the next in
+    /// line then changes hands in one commit's time, and nobody sees it free between. The
+    /// default applies them one after the other.
+    async fn apply_then(
+        &self,
+        tenant: Tenant,
+        first: LeaseOp,
+        then: LeaseOp,
+    ) -> (
+        Result<LeaseOutcome, RepositoryError>,
+        Result<LeaseOutcome, RepositoryError>,
+    ) {
+        let first = self.apply(tenant.clone(), first).await;
+        (first, self.apply(tenant, then).await)
+    }
+
     /// How each of `places` is held, in order: one answer per entry, with exactly the meaning of
     /// `apply(tenant, Look(place))` for it, each read at some instant during the call (not one
     /// snapshot of all). For pollers that look at many places at once; an implementation SHOULD

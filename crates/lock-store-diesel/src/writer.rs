@@ -72,6 +72,21 @@ pub(crate) trait Writer: Send + Sync {
     /// undone ([`undo_unheard`]).
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError>;
 
+    /// Applies `first`, then `then` (the port's `LeaseStore::apply_then`): by default one after
+    /// the other; a writer that can commits them together.
+    async fn apply_then(
+        &self,
+        tenant: Tenant,
+        first: LeaseOp,
+        then: LeaseOp,
+    ) -> (
+        Result<LeaseOutcome, RepositoryError>,
+        Result<LeaseOutcome, RepositoryError>,
+    ) {
+        let first = self.apply(tenant.clone(), first).await;
+        (first, self.apply(tenant, then).await)
+    }
+
     /// The live lock row of `resource` (for readers, the row that stands for them), never read
     /// from a row that a write in flight may make live again.
     async fn status(

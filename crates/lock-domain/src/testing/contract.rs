@@ -75,6 +75,7 @@ pub use refusals::{
     a_refused_permit_says_the_room_the_limit_or_the_permits,
 };
 pub use release::{
+    a_release_then_an_acquire_answer_as_one_after_the_other,
     release_by_another_owner_is_forbidden_and_changes_nothing,
     release_by_the_owner_deletes_the_lock, release_of_unknown_or_expired_lock_is_not_found,
 };
@@ -190,6 +191,7 @@ macro_rules! repository_contract_suite {
             release_by_the_owner_deletes_the_lock,
             release_by_another_owner_is_forbidden_and_changes_nothing,
             release_of_unknown_or_expired_lock_is_not_found,
+            a_release_then_an_acquire_answer_as_one_after_the_other,
             undo_grant_ends_only_that_exact_grant,
             renew_by_the_owner_moves_only_the_expiry,
             renew_keeps_a_short_lease_alive_past_its_first_expiry,

@@ -11,6 +11,26 @@ use super::DieselLockRepository;
 use crate::peek;
 use crate::row::ListedRow;
 
+impl DieselLockRepository {
+    /// PostgreSQL: tells every process when `outcome` ended or changed a lease at `place`.
+    fn hint_if_freed(&self, tenant: &Tenant, place: &Place, outcome: &LeaseOutcome) {
+        let freed = match outcome {
+            // A renewed lease may be shorter now: waiters elsewhere must look at its new end.
+            LeaseOutcome::Released(_) | LeaseOutcome::Renewed(_) | LeaseOutcome::Undone(true) => {
+                true
+            }
+            LeaseOutcome::ForceReleased(ended) => !ended.is_empty(),
+            _ => false,
+        };
+        if freed {
+            match place {
+                Place::Lock(resource) => self.hint_freed(tenant, resource),
+                Place::Semaphore(name) => self.hint_freed_permits(tenant, name),
+            }
+        }
+    }
+}
+
 #[async_trait]
 impl LeaseStore for DieselLockRepository {
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
@@ -20,21 +40,39 @@ impl LeaseStore for DieselLockRepository {
         }
         let place = op.place();
         let outcome = self.inner.writer.apply(tenant.clone(), op).await?;
-        let freed = match &outcome {
-            // A renewed lease may be shorter now: waiters elsewhere must look at its new end.
-            LeaseOutcome::Released(_) | LeaseOutcome::Renewed(_) | LeaseOutcome::Undone(true) => {
-                true
-            }
-            LeaseOutcome::ForceReleased(ended) => !ended.is_empty(),
-            _ => false,
-        };
-        if freed {
-            match &place {
-                Place::Lock(resource) => self.hint_freed(&tenant, resource),
-                Place::Semaphore(name) => self.hint_freed_permits(&tenant, name),
+        self.hint_if_freed(&tenant, &place, &outcome);
+        Ok(outcome)
+    }
+
+    /// On SQLite, in one transaction of the group commit when both are writes.
+    async fn apply_then(
+        &self,
+        tenant: Tenant,
+        first: LeaseOp,
+        then: LeaseOp,
+    ) -> (
+        Result<LeaseOutcome, RepositoryError>,
+        Result<LeaseOutcome, RepositoryError>,
+    ) {
+        if [&first, &then]
+            .iter()
+            .any(|op| matches!(op, LeaseOp::RecordExpiry { .. }))
+        {
+            let first = self.apply(tenant.clone(), first).await;
+            return (first, self.apply(tenant, then).await);
+        }
+        let places = (first.place(), then.place());
+        let outcomes = self
+            .inner
+            .writer
+            .apply_then(tenant.clone(), first, then)
+            .await;
+        for (place, outcome) in [(&places.0, &outcomes.0), (&places.1, &outcomes.1)] {
+            if let Ok(outcome) = outcome {
+                self.hint_if_freed(&tenant, place, outcome);
             }
         }
-        Ok(outcome)
+        outcomes
     }
 
     /// One read for all of the locks (see `peek`); a lock held by readers, and a semaphore, is

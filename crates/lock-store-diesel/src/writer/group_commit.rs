@@ -43,11 +43,27 @@ type Undo = Box<dyn FnOnce(&mut SqliteConnection, i64) -> bool + Send>;
 /// Also says whether the write was kept (its savepoint released, not rolled back).
 type Job = Box<dyn FnOnce(Option<(&mut SqliteConnection, i64)>) -> (Answer, bool) + Send>;
 
-/// What reaches the writer thread: a job, or only a wake-up (someone started listening for other
-/// processes' commits: `foreign_commits`).
+/// What reaches the writer thread: a job; jobs that must run in one batch, in their order; or
+/// only a wake-up (someone started listening for other processes' commits: `foreign_commits`).
 enum Message {
     Job(Job),
+    Together(Vec<Job>),
     Wake,
+}
+
+/// A job not yet sent to the writer, and where its caller hears its result.
+pub(crate) struct Prepared<T> {
+    job: Job,
+    answer: oneshot::Receiver<Result<T, RepositoryError>>,
+}
+
+/// A job's result, once its batch has committed (or failed).
+async fn answer_of<T>(
+    answer: oneshot::Receiver<Result<T, RepositoryError>>,
+) -> Result<T, RepositoryError> {
+    answer
+        .await
+        .map_err(|_| RepositoryError::internal("the SQLite writer dropped a job"))?
 }
 
 /// Why a whole batch failed (the transaction could not begin or commit), kept as text and class
@@ -177,50 +193,92 @@ impl GroupCommitWriter {
         F: FnOnce(&mut SqliteConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
         U: FnOnce(&mut SqliteConnection, i64, T) -> bool + Send + 'static,
     {
-        let (reply, answer) = oneshot::channel();
-        let job: Job = Box::new(move |batch: Option<(&mut SqliteConnection, i64)>| {
-            if reply.is_closed() {
-                // The caller went away before its write started: nothing runs for it.
-                return (Box::new(|_: Option<&BatchFailure>| None) as Answer, true);
-            }
-            // A savepoint per job: a failing job is undone alone, the batch goes on.
-            let outcome = batch.map(|(conn, now_ms)| {
-                savepoint::in_savepoint::<T, JobError>(conn, |conn| {
-                    work(conn, now_ms).map_err(JobError::Repository)
+        self.submit_prepared(prepare(work, undo)).await
+    }
+
+    /// Runs a prepared job in the next batch and returns its result once that batch has
+    /// committed.
+    pub(crate) async fn submit_prepared<T>(&self, job: Prepared<T>) -> Result<T, RepositoryError> {
+        self.send(Message::Job(job.job))?;
+        answer_of(job.answer).await
+    }
+
+    /// Runs the prepared jobs in one batch, in their order (one transaction, one commit, each
+    /// job in its savepoint as always), and returns their results once it has committed.
+    pub(crate) async fn submit_together<T>(
+        &self,
+        jobs: Vec<Prepared<T>>,
+    ) -> Vec<Result<T, RepositoryError>> {
+        let (jobs, answers): (Vec<Job>, Vec<_>) =
+            jobs.into_iter().map(|p| (p.job, p.answer)).unzip();
+        if self.send(Message::Together(jobs)).is_err() {
+            return answers
+                .iter()
+                .map(|_| {
+                    Err(RepositoryError::unavailable(
+                        "the SQLite writer has stopped",
+                    ))
                 })
-                .map_err(|error| match error {
-                    JobError::Repository(error) => error,
-                    JobError::Query(error) => from_query(error),
-                })
-            });
-            let kept = matches!(outcome, Some(Ok(_)));
-            let answer = Box::new(move |failure: Option<&BatchFailure>| {
-                let result = match (failure, outcome) {
-                    (Some(failure), _) => Err(failure.to_error()),
-                    (None, Some(outcome)) => outcome,
-                    (None, None) => Err(RepositoryError::internal("a job of a failed batch")),
-                };
-                match reply.send(result) {
-                    Ok(()) | Err(Err(_)) => None,
-                    // The caller went away while its batch ran: undo what nobody will hear of.
-                    Err(Ok(value)) => {
-                        Some(Box::new(move |conn: &mut SqliteConnection, now_ms: i64| {
-                            undo(conn, now_ms, value)
-                        }) as Undo)
-                    }
-                }
-            }) as Answer;
-            (answer, kept)
-        });
+                .collect();
+        }
+        let mut results = Vec::with_capacity(answers.len());
+        for answer in answers {
+            results.push(answer_of(answer).await);
+        }
+        results
+    }
+
+    fn send(&self, message: Message) -> Result<(), RepositoryError> {
         self.jobs
             .as_ref()
             .ok_or_else(|| RepositoryError::unavailable("the SQLite writer has stopped"))?
-            .send(Message::Job(job))
-            .map_err(|_| RepositoryError::unavailable("the SQLite writer has stopped"))?;
-        answer
-            .await
-            .map_err(|_| RepositoryError::internal("the SQLite writer dropped a job"))?
+            .send(message)
+            .map_err(|_| RepositoryError::unavailable("the SQLite writer has stopped"))
     }
+}
+
+/// The job that runs `work` in a batch, and if its caller has gone by the time `work` committed,
+/// `undo` with its result right after the batch (see the module documentation).
+pub(crate) fn prepare<T, F, U>(work: F, undo: U) -> Prepared<T>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut SqliteConnection, i64) -> Result<T, RepositoryError> + Send + 'static,
+    U: FnOnce(&mut SqliteConnection, i64, T) -> bool + Send + 'static,
+{
+    let (reply, answer) = oneshot::channel();
+    let job: Job = Box::new(move |batch: Option<(&mut SqliteConnection, i64)>| {
+        if reply.is_closed() {
+            // The caller went away before its write started: nothing runs for it.
+            return (Box::new(|_: Option<&BatchFailure>| None) as Answer, true);
+        }
+        // A savepoint per job: a failing job is undone alone, the batch goes on.
+        let outcome = batch.map(|(conn, now_ms)| {
+            savepoint::in_savepoint::<T, JobError>(conn, |conn| {
+                work(conn, now_ms).map_err(JobError::Repository)
+            })
+            .map_err(|error| match error {
+                JobError::Repository(error) => error,
+                JobError::Query(error) => from_query(error),
+            })
+        });
+        let kept = matches!(outcome, Some(Ok(_)));
+        let answer = Box::new(move |failure: Option<&BatchFailure>| {
+            let result = match (failure, outcome) {
+                (Some(failure), _) => Err(failure.to_error()),
+                (None, Some(outcome)) => outcome,
+                (None, None) => Err(RepositoryError::internal("a job of a failed batch")),
+            };
+            match reply.send(result) {
+                Ok(()) | Err(Err(_)) => None,
+                // The caller went away while its batch ran: undo what nobody will hear of.
+                Err(Ok(value)) => Some(Box::new(move |conn: &mut SqliteConnection, now_ms: i64| {
+                    undo(conn, now_ms, value)
+                }) as Undo),
+            }
+        }) as Answer;
+        (answer, kept)
+    });
+    Prepared { job, answer }
 }
 
 /// How the writer begins and commits its transactions: with the clock's `now`, told to the
@@ -296,20 +354,19 @@ fn run(
                 .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
         };
         match first {
-            Ok(Message::Job(first)) => {
-                batch.push(first);
-                while batch.len() < max_batch {
+            Ok(message) => {
+                add(&mut batch, message);
+                while !batch.is_empty() && batch.len() < max_batch {
                     match queue.try_recv() {
-                        Ok(Message::Job(job)) => batch.push(job),
-                        Ok(Message::Wake) => {}
+                        Ok(message) => add(&mut batch, message),
                         Err(_) => break,
                     }
                 }
-                if run_batch(&mut conn, &mut writer, &mut batch) {
+                if !batch.is_empty() && run_batch(&mut conn, &mut writer, &mut batch) {
                     foreign.undone_here();
                 }
             }
-            Ok(Message::Wake) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
         if let Some(wal) = &mut wal {
@@ -319,6 +376,16 @@ fn run(
     }
     if let Some(wal) = &mut wal {
         wal.finish(&mut conn);
+    }
+}
+
+/// Adds the jobs of `message` to `batch`. Jobs sent together are never split: a batch may go
+/// over its size by them.
+fn add(batch: &mut Vec<Job>, message: Message) {
+    match message {
+        Message::Job(job) => batch.push(job),
+        Message::Together(jobs) => batch.extend(jobs),
+        Message::Wake => {}
     }
 }
 

@@ -13,7 +13,7 @@ use lock_domain::{
     SessionQuery, Tenant,
 };
 
-use super::group_commit::GroupCommitWriter;
+use super::group_commit::{prepare, GroupCommitWriter, Prepared};
 use super::wal_limit::WalLimit;
 use super::{undo_unheard, Writer};
 use crate::error::from_query;
@@ -32,6 +32,103 @@ pub(crate) struct SqliteWriter {
 }
 
 impl SqliteWriter {
+    /// The writer's job for `op`, not yet sent; a look at a lock is no job (`Err`, with what
+    /// to look at).
+    fn prepare(
+        &self,
+        tenant: Tenant,
+        op: LeaseOp,
+    ) -> Result<Prepared<LeaseOutcome>, (Tenant, ResourceName)> {
+        Ok(match op {
+            LeaseOp::Look(Place::Lock(resource)) => return Err((tenant, resource)),
+            LeaseOp::Release {
+                place: Place::Lock(_),
+                ..
+            }
+            | LeaseOp::Renew {
+                place: Place::Lock(_),
+                ..
+            } => prepare(
+                move |c, now_ms| {
+                    if let Some(released) = release_by_known_holder(c, now_ms, &tenant, &op)? {
+                        return Ok(released);
+                    }
+                    under_session(
+                        c,
+                        &tenant,
+                        op,
+                        |_| Ok(now_ms),
+                        |c, op| release_or_renew(c, now_ms, &tenant, op),
+                    )
+                },
+                |_, _, _| true,
+            ),
+            LeaseOp::RecordExpiry {
+                place: Place::Lock(resource),
+                owner,
+                fencing_token,
+            } => {
+                prepare(
+                    move |c, now_ms| {
+                        // The exclusive lease's expiry (its row ends in place); else a reader's.
+                        let exclusive = crate::history::expiry::record_sqlite(
+                            c,
+                            tenant.as_str(),
+                            resource.as_str(),
+                            owner.as_str(),
+                            fencing_token.value(),
+                            now_ms,
+                        )
+                        .map_err(from_query)?;
+                        if exclusive {
+                            return Ok(LeaseOutcome::ExpiryRecorded(true));
+                        }
+                        let op = LeaseOp::RecordExpiry {
+                            place: Place::Lock(resource),
+                            owner,
+                            fencing_token,
+                        };
+                        Ok(through_holders(c, now_ms, &tenant, op)?)
+                    },
+                    |_, _, _| true,
+                )
+            }
+            op => {
+                let undo_tenant = tenant.clone();
+                let events = Arc::clone(self.pooled.events());
+                prepare(
+                    move |c, now_ms| {
+                        under_session(
+                            c,
+                            &tenant,
+                            op,
+                            |_| Ok(now_ms),
+                            |c, op| match op {
+                                LeaseOp::Acquire {
+                                    place: Place::Lock(resource),
+                                    claim: Claim::Exclusive,
+                                    terms,
+                                } => acquire_exclusive(c, now_ms, &tenant, &resource, terms),
+                                op => Ok(through_holders(c, now_ms, &tenant, op)?),
+                            },
+                        )
+                        .inspect(|outcome| {
+                            if let LeaseOutcome::Granted(grant) = outcome {
+                                known_holders::keep(&tenant, &grant.lease.owner);
+                            }
+                        })
+                    },
+                    // Grants whose caller went away before they were answered.
+                    move |c, now_ms, answer| {
+                        undo_unheard(&*events, &undo_tenant, &answer, |undo| {
+                            Ok(through_holders(c, now_ms, &undo_tenant, undo)?)
+                        })
+                    },
+                )
+            }
+        })
+    }
+
     /// Starts the writer thread on `conn`, the one connection of this process that writes.
     ///
     /// # Errors
@@ -144,94 +241,42 @@ impl Writer for SqliteWriter {
     }
 
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
-        match op {
-            LeaseOp::Look(Place::Lock(resource)) => self.look_lock(tenant, resource).await,
-            LeaseOp::Release {
-                place: Place::Lock(_),
-                ..
+        match self.prepare(tenant, op) {
+            Ok(job) => self.commits.submit_prepared(job).await,
+            Err((tenant, resource)) => self.look_lock(tenant, resource).await,
+        }
+    }
+
+    /// Both in one batch of the group commit (one transaction, one commit) when both are
+    /// writes; a look runs alone, in its turn.
+    async fn apply_then(
+        &self,
+        tenant: Tenant,
+        first: LeaseOp,
+        then: LeaseOp,
+    ) -> (
+        Result<LeaseOutcome, RepositoryError>,
+        Result<LeaseOutcome, RepositoryError>,
+    ) {
+        match (
+            self.prepare(tenant.clone(), first),
+            self.prepare(tenant.clone(), then),
+        ) {
+            (Ok(first), Ok(then)) => {
+                let mut answers = self.commits.submit_together(vec![first, then]).await;
+                let then = answers.pop().expect("two answers");
+                (answers.pop().expect("two answers"), then)
             }
-            | LeaseOp::Renew {
-                place: Place::Lock(_),
-                ..
-            } => {
-                self.commits
-                    .submit(move |c, now_ms| {
-                        if let Some(released) = release_by_known_holder(c, now_ms, &tenant, &op)? {
-                            return Ok(released);
-                        }
-                        under_session(
-                            c,
-                            &tenant,
-                            op,
-                            |_| Ok(now_ms),
-                            |c, op| release_or_renew(c, now_ms, &tenant, op),
-                        )
-                    })
-                    .await
-            }
-            LeaseOp::RecordExpiry {
-                place: Place::Lock(resource),
-                owner,
-                fencing_token,
-            } => {
-                self.commits
-                    .submit(move |c, now_ms| {
-                        // The exclusive lease's expiry (its row ends in place); else a reader's.
-                        let exclusive = crate::history::expiry::record_sqlite(
-                            c,
-                            tenant.as_str(),
-                            resource.as_str(),
-                            owner.as_str(),
-                            fencing_token.value(),
-                            now_ms,
-                        )
-                        .map_err(from_query)?;
-                        if exclusive {
-                            return Ok(LeaseOutcome::ExpiryRecorded(true));
-                        }
-                        let op = LeaseOp::RecordExpiry {
-                            place: Place::Lock(resource),
-                            owner,
-                            fencing_token,
-                        };
-                        Ok(through_holders(c, now_ms, &tenant, op)?)
-                    })
-                    .await
-            }
-            op => {
-                let undo_tenant = tenant.clone();
-                let events = Arc::clone(self.pooled.events());
-                self.commits
-                    .submit_undoable(
-                        move |c, now_ms| {
-                            under_session(
-                                c,
-                                &tenant,
-                                op,
-                                |_| Ok(now_ms),
-                                |c, op| match op {
-                                    LeaseOp::Acquire {
-                                        place: Place::Lock(resource),
-                                        claim: Claim::Exclusive,
-                                        terms,
-                                    } => acquire_exclusive(c, now_ms, &tenant, &resource, terms),
-                                    op => Ok(through_holders(c, now_ms, &tenant, op)?),
-                                },
-                            )
-                            .inspect(|outcome| {
-                                if let LeaseOutcome::Granted(grant) = outcome {
-                                    known_holders::keep(&tenant, &grant.lease.owner);
-                                }
-                            })
-                        },
-                        // Grants whose caller went away before they were answered.
-                        move |c, now_ms, answer| {
-                            undo_unheard(&*events, &undo_tenant, &answer, |undo| {
-                                Ok(through_holders(c, now_ms, &undo_tenant, undo)?)
-                            })
-                        },
-                    )
-                    .await
+            (first, then) => {
+                let first = match first {
+                    Ok(job) => self.commits.submit_prepared(job).await,
+                    Err((tenant, resource)) => self.look_lock(tenant, resource).await,
+                };
+                let then = match then {
+                    Ok(job) => self.commits.submit_prepared(job).await,
+                    Err((tenant, resource)) => self.look_lock(tenant, resource).await,
+                };
+                (first, then)
             }
         }
     }
