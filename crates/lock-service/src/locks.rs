@@ -22,7 +22,7 @@ use crate::outcomes::AcquireError;
 use crate::outcomes::{Acquired, Fenced, Looked};
 use crate::outcomes::{HoldEnd, Primitive};
 use crate::quota::LeaseGate;
-use crate::waiting::WaitOutcome;
+use crate::waiting::{Handed, WaitOutcome};
 
 /// An acquire, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -272,7 +272,10 @@ impl Locks<'_> {
     }
 
     /// Releases `owner`'s live lock on `resource` whichever its mode, reports it, and on
-    /// success wakes the lock's waiters in this process.
+    /// success wakes the lock's waiters in this process. When requests here wait for the lock,
+    /// the release is made by its queue together with the next in line's attempt
+    /// ([`crate::waiting::Waiting::hand_off`]): one commit on SQLite, and the lock passes on in
+    /// one step.
     ///
     /// # Errors
     /// [`RepositoryError`] when the store failed: nothing was released (or, after a 503-like
@@ -288,12 +291,24 @@ impl Locks<'_> {
             place: Place::Lock(resource.clone()),
             owner: owner.clone(),
         };
-        let (result, ended) = self
-            .core
-            .leases
-            .apply(tenant.clone(), op)
-            .await?
-            .released_lease()?;
+        let (outcome, by_queue) = match self.core.waiting.hand_off(&tenant, &resource, op) {
+            Ok(handed) => match handed.await {
+                Ok(Handed::Made(outcome)) => (outcome, true),
+                Ok(Handed::Declined(op)) => {
+                    (self.core.leases.apply(tenant.clone(), op).await, false)
+                }
+                // The queue's task ended while it held the release (the runtime is shutting
+                // down): it may have been made.
+                Err(_) => (
+                    Err(RepositoryError::unavailable(
+                        "the lock's queue ended while it was releasing it",
+                    )),
+                    false,
+                ),
+            },
+            Err(op) => (self.core.leases.apply(tenant.clone(), op).await, false),
+        };
+        let (result, ended) = outcome?.released_lease()?;
         self.core
             .events
             .released(&tenant, &resource, &owner, result);
@@ -304,8 +319,10 @@ impl Locks<'_> {
                 ended.acquired_at,
             );
         }
-        if let ReleaseResult::Released(_) = result {
-            self.core.waiting.freed(&tenant, &resource);
+        match result {
+            ReleaseResult::Released(_) if by_queue => self.core.waiting.freed_by_queue(),
+            ReleaseResult::Released(_) => self.core.waiting.freed(&tenant, &resource),
+            _ => {}
         }
         Ok(result)
     }

@@ -36,13 +36,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use lock_domain::{Clock, FreedHints, LeaseStore, LeaseTerms, LockMode, ResourceName, Tenant};
+use lock_domain::{
+    Clock, FreedHints, LeaseOp, LeaseStore, LeaseTerms, LockMode, ResourceName, Tenant,
+};
 use tokio::sync::{oneshot, Notify};
 
 use crate::events::LockEvents;
 use crate::outcomes::WaitersFull;
 use crate::quota::Quotas;
-use queue::{Head, Queue, Waiter};
+pub(crate) use queue::Handed;
+use queue::{HandedRelease, Head, Queue, ReleaseAnswer, Waiter};
 use ticket::WaiterSeat;
 pub(crate) use ticket::{Seat, Ticket, WaitEnd, WaitOutcome};
 
@@ -282,6 +285,37 @@ impl Waiting {
         self.shared.wake(&(tenant.clone(), resource.clone()), true);
     }
 
+    /// Hands the release `op` of the lock on `resource` to the task of its queue, when this
+    /// process has requests waiting for it: the task makes it together with its head waiter's
+    /// attempt (`LeaseStore::apply_then`, one commit on SQLite), so the lock passes to the next
+    /// in line in one step. `Err(op)` when nobody here waits for it: the caller makes it. A
+    /// release the task made needs no [`Self::freed`] (the task has attempted already), only
+    /// [`Self::freed_by_queue`].
+    pub(crate) fn hand_off(
+        &self,
+        tenant: &Tenant,
+        resource: &ResourceName,
+        op: LeaseOp,
+    ) -> Result<oneshot::Receiver<Handed>, LeaseOp> {
+        let queues = locked(&self.shared.queues);
+        let Some(queue) = queues.get(&(tenant.clone(), resource.clone())) else {
+            return Err(op);
+        };
+        let (answer, made) = oneshot::channel();
+        queue.hand(HandedRelease {
+            op,
+            answer: ReleaseAnswer(answer),
+        });
+        Ok(made)
+    }
+
+    /// A lease ended by a release that its lock's queue made: the waits for any lock, and those
+    /// held back by a quota, try again (the lock's own queue has attempted already).
+    pub(crate) fn freed_by_queue(&self) {
+        self.shared.any_freed.notify_waiters();
+        self.shared.quotas.lease_ended();
+    }
+
     /// The lease on `resource` was renewed through this process, maybe shortened: the queue
     /// looks at the new expiry.
     pub(crate) fn lease_changed(&self, tenant: &Tenant, resource: &ResourceName) {
@@ -476,6 +510,8 @@ impl Shared {
         if queues.get(key).is_some_and(|q| Arc::ptr_eq(q, queue)) {
             queues.remove(key);
         }
+        // Under the map's lock, so no release is handed to the queue after this.
+        queue.decline_releases();
         None
     }
 }

@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use lock_domain::{FencingToken, LeaseTerms, Lock, LockMode, RepositoryError};
+use lock_domain::{
+    FencingToken, LeaseOp, LeaseOutcome, LeaseTerms, Lock, LockMode, RepositoryError,
+};
 use tokio::sync::{oneshot, Notify};
 
 use super::locked;
@@ -32,9 +34,37 @@ pub(super) struct Granted {
     pub(super) settled: oneshot::Sender<bool>,
 }
 
+/// A release of the lock that the service handed to the queue's task
+/// ([`super::Waiting::hand_off`]), to be made together with the head waiter's attempt.
+pub(super) struct HandedRelease {
+    pub(super) op: LeaseOp,
+    pub(super) answer: ReleaseAnswer,
+}
+
+/// Where the releasing request hears what became of its release.
+pub(super) struct ReleaseAnswer(pub(super) oneshot::Sender<Handed>);
+
+/// What became of a release handed to a queue.
+pub(crate) enum Handed {
+    /// The task made it (with the head's attempt, or alone): its outcome.
+    Made(Result<LeaseOutcome, RepositoryError>),
+    /// The queue ended (nobody waits any more) before the task took it: not made, the caller
+    /// makes it.
+    Declined(LeaseOp),
+}
+
+impl ReleaseAnswer {
+    /// Answers the releasing request with the outcome of its release.
+    pub(super) fn made(self, outcome: Result<LeaseOutcome, RepositoryError>) {
+        let _ = self.0.send(Handed::Made(outcome));
+    }
+}
+
 /// The waiters of one lock, first come first served.
 pub(super) struct Queue {
     pub(super) waiters: Mutex<VecDeque<Waiter>>,
+    /// Releases of the lock handed over by the service, oldest first.
+    releases: Mutex<VecDeque<HandedRelease>>,
     pub(super) wake: Notify,
     /// A release may have freed the lock: attempt an acquire.
     pub(super) freed: AtomicBool,
@@ -83,6 +113,7 @@ impl Queue {
     pub(super) fn new() -> Self {
         Self {
             waiters: Mutex::new(VecDeque::new()),
+            releases: Mutex::new(VecDeque::new()),
             wake: Notify::new(),
             freed: AtomicBool::new(false),
             // A new queue looks before it leaps: knowing the holder tells a re-grant of the
@@ -104,6 +135,30 @@ impl Queue {
             self.recheck.store(true, Ordering::Release);
         }
         self.wake.notify_one();
+    }
+
+    /// Takes a release for the task to make, and wakes it.
+    pub(super) fn hand(&self, release: HandedRelease) {
+        locked(&self.releases).push_back(release);
+        self.wake.notify_one();
+    }
+
+    /// The oldest release handed over and not yet made.
+    pub(super) fn take_release(&self) -> Option<HandedRelease> {
+        locked(&self.releases).pop_front()
+    }
+
+    /// Gives back a release the task took but could not make with an attempt now.
+    pub(super) fn put_back(&self, release: HandedRelease) {
+        locked(&self.releases).push_front(release);
+    }
+
+    /// Hands every release not yet made back to its caller, unmade: the queue is ending.
+    pub(super) fn decline_releases(&self) {
+        let releases: Vec<HandedRelease> = locked(&self.releases).drain(..).collect();
+        for release in releases {
+            let _ = release.answer.0.send(Handed::Declined(release.op));
+        }
     }
 
     pub(super) fn head(&self) -> Option<Head> {

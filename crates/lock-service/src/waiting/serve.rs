@@ -11,7 +11,7 @@ use lock_domain::{
 };
 use tokio::sync::oneshot;
 
-use super::queue::{Granted, Head, Queue};
+use super::queue::{Granted, HandedRelease, Head, Queue};
 use super::ticket::undo;
 use super::{locked, QueueKey, Shared, EXPIRY_MARGIN, MAX_SKEW_BACKOFF};
 use crate::events::Trouble;
@@ -49,6 +49,11 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
         if queue.freed.swap(false, Ordering::AcqRel) {
             attempt = true;
         }
+        // A release handed over by the service: made with the head's attempt, in one step.
+        let mut release = queue.take_release();
+        if release.is_some() {
+            attempt = true;
+        }
         let mut look = queue.recheck.swap(false, Ordering::AcqRel);
         // How the lock is held, as a refused attempt or a look found it.
         let mut seen: Option<Holding> = None;
@@ -56,7 +61,10 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
             attempt = false;
             if !queue.start_attempt(id) {
                 // The waiter's time ran out (or its request is gone) just now: the next one
-                // tries instead.
+                // tries instead, with the release.
+                if let Some(release) = release.take() {
+                    queue.put_back(release);
+                }
                 attempt = true;
                 continue;
             }
@@ -72,6 +80,9 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                     // until a lease of the tenant ends, or its wait does.
                     queue.set_held_back(Some(exceeded));
                     queue.end_attempt();
+                    // The release goes alone (the lease it ends makes room: the quota's
+                    // notice wakes this queue).
+                    make_alone(&shared, &tenant, release.take()).await;
                     tokio::select! {
                         () = queue.wake.notified() => {}
                         () = shared.quotas.room_may_be_free() => {}
@@ -81,6 +92,7 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                 }
                 Err(Refusal::Store(error)) => {
                     queue.end_attempt();
+                    make_alone(&shared, &tenant, release.take()).await;
                     shared.events.trouble(Trouble::WaitFailed {
                         resource: &resource,
                         error: &error,
@@ -94,7 +106,19 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                 claim: Claim::of_mode(mode),
                 terms: head.terms.clone(),
             };
-            let attempted = match shared.leases.apply(tenant.clone(), op).await {
+            let attempted = match release.take() {
+                Some(HandedRelease {
+                    op: release,
+                    answer,
+                }) => {
+                    let (released, attempted) =
+                        shared.leases.apply_then(tenant.clone(), release, op).await;
+                    answer.made(released);
+                    attempted
+                }
+                None => shared.leases.apply(tenant.clone(), op).await,
+            };
+            let attempted = match attempted {
                 Ok(outcome) => outcome.acquired(),
                 Err(error) => Err(error),
             };
@@ -255,6 +279,13 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                 _ => queue.recheck.store(true, Ordering::Release),
             }
         }
+    }
+}
+
+/// Makes a handed-over release alone (no attempt can go with it now) and answers its caller.
+async fn make_alone(shared: &Shared, tenant: &Tenant, release: Option<HandedRelease>) {
+    if let Some(HandedRelease { op, answer }) = release {
+        answer.made(shared.leases.apply(tenant.clone(), op).await);
     }
 }
 

@@ -391,3 +391,192 @@ async fn hints_are_wanted_only_while_a_request_waits() {
         assert_eq!(waiting.live_waiters(), 0, "round {round}");
     }
 }
+
+/// The in-memory store, noting each call: `apply` as the op's kind, `apply_then` as both kinds
+/// joined by `+`.
+struct Noting(InMemoryLockRepository, std::sync::Mutex<Vec<String>>);
+
+impl Noting {
+    fn kind(op: &LeaseOp) -> &'static str {
+        match op {
+            LeaseOp::Acquire { .. } => "acquire",
+            LeaseOp::Release { .. } => "release",
+            LeaseOp::Look(_) => "look",
+            _ => "other",
+        }
+    }
+
+    fn calls(&self) -> Vec<String> {
+        self.1.lock().unwrap().clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl LeaseStore for Noting {
+    async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
+        self.1.lock().unwrap().push(Self::kind(&op).to_owned());
+        self.0.apply(tenant, op).await
+    }
+    async fn apply_then(
+        &self,
+        tenant: Tenant,
+        first: LeaseOp,
+        then: LeaseOp,
+    ) -> (
+        Result<LeaseOutcome, RepositoryError>,
+        Result<LeaseOutcome, RepositoryError>,
+    ) {
+        let call = format!("{}+{}", Self::kind(&first), Self::kind(&then));
+        self.1.lock().unwrap().push(call);
+        self.0.apply_then(tenant, first, then).await
+    }
+    async fn list_locks(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<ListPage, RepositoryError> {
+        self.0.list_locks(tenant, query).await
+    }
+    async fn list_semaphores(
+        &self,
+        tenant: Tenant,
+        query: ListQuery,
+    ) -> Result<SemaphorePage, RepositoryError> {
+        self.0.list_semaphores(tenant, query).await
+    }
+}
+
+/// Holder `h` holds `r` (for a minute); owner `o` waits for it, in line, its queue asleep until
+/// the lease ends.
+async fn held_and_waited_for() -> (Waiting, Arc<Noting>, super::Ticket, Tenant, ResourceName) {
+    let noting = Arc::new(Noting(
+        InMemoryLockRepository::new(Arc::new(SystemClock)),
+        std::sync::Mutex::default(),
+    ));
+    let waiting = waiting_over(Arc::clone(&noting) as Arc<dyn LeaseStore>);
+    let (tenant, resource) = (Tenant::default_tenant(), ResourceName::parse("r").unwrap());
+    let held = noting
+        .acquire(tenant.clone(), resource.clone(), owner("h"), ttl(), None)
+        .await
+        .unwrap();
+    assert!(matches!(held, AcquireOutcome::Granted(_)));
+    let ticket = waiting
+        .enqueue(
+            tenant.clone(),
+            resource.clone(),
+            LockMode::Exclusive,
+            lock_domain::LeaseTerms::new(owner("o"), ttl(), None)
+                .with_lock_delay(lock_domain::LockDelay::NONE),
+        )
+        .expect("room for a waiter");
+    // The queue's first look finds the lock held.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    (waiting, noting, ticket, tenant, resource)
+}
+
+fn release_by(who: &str) -> LeaseOp {
+    LeaseOp::Release {
+        place: Place::Lock(ResourceName::parse("r").unwrap()),
+        owner: owner(who),
+    }
+}
+
+async fn made(
+    waiting: &Waiting,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    who: &str,
+) -> LeaseOutcome {
+    let Ok(handed) = waiting.hand_off(tenant, resource, release_by(who)) else {
+        panic!("requests wait for the lock: its queue takes the release");
+    };
+    match tokio::time::timeout(Duration::from_secs(10), handed).await {
+        Ok(Ok(super::Handed::Made(outcome))) => outcome.expect("the store answers"),
+        Ok(Ok(super::Handed::Declined(_))) => panic!("the queue gave the release back"),
+        Ok(Err(_)) => panic!("the queue dropped the release"),
+        Err(_) => panic!("the release was not made within 10 s"),
+    }
+}
+
+/// A release handed to the lock's queue is made with the head waiter's attempt, in one call
+/// (`apply_then`): the waiter is granted with no attempt of its own after the release.
+#[tokio::test]
+async fn a_release_handed_to_the_queue_goes_with_the_head_waiters_attempt() {
+    let (waiting, noting, ticket, tenant, resource) = held_and_waited_for().await;
+    let before = noting.calls().len();
+
+    let released = made(&waiting, &tenant, &resource, "h").await;
+    assert!(
+        matches!(released, LeaseOutcome::Released(_)),
+        "{released:?}"
+    );
+    let WaitOutcome::Granted(lock) = ticket.wait(Duration::from_secs(5), || false).await else {
+        panic!("the head waiter was not granted");
+    };
+    assert_eq!(lock.owner, owner("o"));
+    assert_eq!(
+        noting.calls()[before..],
+        ["release+acquire".to_owned()],
+        "one call made the release and the waiter's grant"
+    );
+}
+
+/// A release that the store refuses (not the holder's) changes nothing, and the waiter's
+/// attempt made with it is refused: the waiter waits on, and is granted at the holder's release.
+#[tokio::test]
+async fn a_refused_release_handed_to_the_queue_leaves_the_waiter_waiting() {
+    let (waiting, noting, ticket, tenant, resource) = held_and_waited_for().await;
+
+    let refused = made(&waiting, &tenant, &resource, "x").await;
+    assert!(matches!(refused, LeaseOutcome::Forbidden), "{refused:?}");
+    let holder = noting
+        .status(tenant.clone(), resource.clone())
+        .await
+        .unwrap();
+    assert_eq!(holder.map(|lock| lock.owner), Some(owner("h")));
+
+    let released = made(&waiting, &tenant, &resource, "h").await;
+    assert!(
+        matches!(released, LeaseOutcome::Released(_)),
+        "{released:?}"
+    );
+    let WaitOutcome::Granted(lock) = ticket.wait(Duration::from_secs(5), || false).await else {
+        panic!("the waiter was not granted after the holder's release");
+    };
+    assert_eq!(lock.owner, owner("o"));
+}
+
+/// A release handed to a queue whose last waiter has gone is given back unmade (the queue
+/// ends), never dropped and never made twice: the caller makes it.
+#[tokio::test]
+async fn a_release_handed_to_a_queue_nobody_waits_in_any_more_is_given_back() {
+    let (waiting, noting, ticket, tenant, resource) = held_and_waited_for().await;
+    // The waiter's request goes; on this one-thread runtime the queue's task cannot run before
+    // the release is handed to it.
+    drop(ticket);
+    let Ok(handed) = waiting.hand_off(&tenant, &resource, release_by("h")) else {
+        panic!("the queue is still there until its task runs");
+    };
+    let answer = tokio::time::timeout(Duration::from_secs(10), handed)
+        .await
+        .expect("answered within 10 s");
+    let Ok(super::Handed::Declined(op)) = answer else {
+        panic!("the release should come back unmade");
+    };
+    assert_eq!(Noting::kind(&op), "release");
+    let holder = noting
+        .status(tenant.clone(), resource.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        holder.map(|lock| lock.owner),
+        Some(owner("h")),
+        "nothing was released"
+    );
+    assert!(
+        waiting
+            .hand_off(&tenant, &resource, release_by("h"))
+            .is_err(),
+        "the queue is gone: the next release is the caller's own"
+    );
+}
