@@ -297,6 +297,10 @@ impl Waiting {
         resource: &ResourceName,
         op: LeaseOp,
     ) -> Result<oneshot::Receiver<Handed>, LeaseOp> {
+        // Most releases: nobody waits for anything here.
+        if self.shared.presence.count() == 0 {
+            return Err(op);
+        }
         let queues = locked(&self.shared.queues);
         let Some(queue) = queues.get(&(tenant.clone(), resource.clone())) else {
             return Err(op);

@@ -551,6 +551,8 @@ async fn a_refused_release_handed_to_the_queue_leaves_the_waiter_waiting() {
 #[tokio::test]
 async fn a_release_handed_to_a_queue_nobody_waits_in_any_more_is_given_back() {
     let (waiting, noting, ticket, tenant, resource) = held_and_waited_for().await;
+    // Someone else waits in this process (for permits), so releases are handed over at all.
+    let _elsewhere = waiting.seat(&tenant).expect("room for a wait");
     // The waiter's request goes; on this one-thread runtime the queue's task cannot run before
     // the release is handed to it.
     drop(ticket);
