@@ -78,6 +78,14 @@ pub trait LeaseStore: Send + Sync {
         (first, self.apply(tenant, then).await)
     }
 
+    /// Whether [`Self::apply_then`] makes both operations take effect at one instant (one
+    /// transaction, one commit). Only then does a caller that needs the first outcome alone
+    /// (a release, to answer its request) gain by waiting for the second with it; else the
+    /// second only delays the first's answer. `false` by default.
+    fn applies_together(&self) -> bool {
+        false
+    }
+
     /// How each of `places` is held, in order: one answer per entry, with exactly the meaning of
     /// `apply(tenant, Look(place))` for it, each read at some instant during the call (not one
     /// snapshot of all). For pollers that look at many places at once; an implementation SHOULD

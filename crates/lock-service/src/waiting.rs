@@ -286,10 +286,13 @@ impl Waiting {
     }
 
     /// Hands the release `op` of the lock on `resource` to the task of its queue, when this
-    /// process has requests waiting for it: the task makes it together with its head waiter's
-    /// attempt (`LeaseStore::apply_then`, one commit on SQLite), so the lock passes to the next
-    /// in line in one step. `Err(op)` when nobody here waits for it: the caller makes it. A
-    /// release the task made needs no [`Self::freed`] (the task has attempted already), only
+    /// process has requests waiting for it and the store commits two operations together
+    /// (`LeaseStore::applies_together`): the task makes it together with its head waiter's
+    /// attempt (`LeaseStore::apply_then`), so the lock passes to the next in line in one step.
+    /// Only to a task that is idle (no attempt in flight, no release waiting): the releases of
+    /// a busy lock go to the store at once, where they commit together with others, rather
+    /// than one by one through its queue. `Err(op)` otherwise: the caller makes it. A release
+    /// the task made needs no [`Self::freed`] (the task has attempted already), only
     /// [`Self::freed_by_queue`].
     pub(crate) fn hand_off(
         &self,
@@ -298,11 +301,14 @@ impl Waiting {
         op: LeaseOp,
     ) -> Result<oneshot::Receiver<Handed>, LeaseOp> {
         // Most releases: nobody waits for anything here.
-        if self.shared.presence.count() == 0 {
+        if self.shared.presence.count() == 0 || !self.shared.leases.applies_together() {
             return Err(op);
         }
         let queues = locked(&self.shared.queues);
-        let Some(queue) = queues.get(&(tenant.clone(), resource.clone())) else {
+        let Some(queue) = queues
+            .get(&(tenant.clone(), resource.clone()))
+            .filter(|queue| queue.is_idle())
+        else {
             return Err(op);
         };
         let (answer, made) = oneshot::channel();

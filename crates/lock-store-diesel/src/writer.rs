@@ -87,6 +87,11 @@ pub(crate) trait Writer: Send + Sync {
         (first, self.apply(tenant, then).await)
     }
 
+    /// Whether [`Self::apply_then`] commits both operations together.
+    fn applies_together(&self) -> bool {
+        false
+    }
+
     /// The live lock row of `resource` (for readers, the row that stands for them), never read
     /// from a row that a write in flight may make live again.
     async fn status(

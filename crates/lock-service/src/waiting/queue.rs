@@ -137,6 +137,11 @@ impl Queue {
         self.wake.notify_one();
     }
 
+    /// Whether the task has no attempt in flight and no release waiting.
+    pub(super) fn is_idle(&self) -> bool {
+        locked(&self.attempting).is_none() && locked(&self.releases).is_empty()
+    }
+
     /// Takes a release for the task to make, and wakes it.
     pub(super) fn hand(&self, release: HandedRelease) {
         locked(&self.releases).push_back(release);

@@ -394,7 +394,11 @@ async fn hints_are_wanted_only_while_a_request_waits() {
 
 /// The in-memory store, noting each call: `apply` as the op's kind, `apply_then` as both kinds
 /// joined by `+`.
-struct Noting(InMemoryLockRepository, std::sync::Mutex<Vec<String>>);
+struct Noting(
+    InMemoryLockRepository,
+    std::sync::Mutex<Vec<String>>,
+    Duration,
+);
 
 impl Noting {
     fn kind(op: &LeaseOp) -> &'static str {
@@ -415,6 +419,9 @@ impl Noting {
 impl LeaseStore for Noting {
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
         self.1.lock().unwrap().push(Self::kind(&op).to_owned());
+        if matches!(op, LeaseOp::Acquire { .. }) {
+            tokio::time::sleep(self.2).await;
+        }
         self.0.apply(tenant, op).await
     }
     async fn apply_then(
@@ -429,6 +436,10 @@ impl LeaseStore for Noting {
         let call = format!("{}+{}", Self::kind(&first), Self::kind(&then));
         self.1.lock().unwrap().push(call);
         self.0.apply_then(tenant, first, then).await
+    }
+    /// As SQLite's store (the in-memory one applies them one after the other).
+    fn applies_together(&self) -> bool {
+        true
     }
     async fn list_locks(
         &self,
@@ -449,13 +460,22 @@ impl LeaseStore for Noting {
 /// Holder `h` holds `r` (for a minute); owner `o` waits for it, in line, its queue asleep until
 /// the lease ends.
 async fn held_and_waited_for() -> (Waiting, Arc<Noting>, super::Ticket, Tenant, ResourceName) {
+    held_and_waited_for_with(Duration::ZERO).await
+}
+
+/// [`held_and_waited_for`], with acquires made alone taking `slow`.
+async fn held_and_waited_for_with(
+    slow: Duration,
+) -> (Waiting, Arc<Noting>, super::Ticket, Tenant, ResourceName) {
     let noting = Arc::new(Noting(
         InMemoryLockRepository::new(Arc::new(SystemClock)),
         std::sync::Mutex::default(),
+        slow,
     ));
     let waiting = waiting_over(Arc::clone(&noting) as Arc<dyn LeaseStore>);
     let (tenant, resource) = (Tenant::default_tenant(), ResourceName::parse("r").unwrap());
     let held = noting
+        .0
         .acquire(tenant.clone(), resource.clone(), owner("h"), ttl(), None)
         .await
         .unwrap();
@@ -581,4 +601,47 @@ async fn a_release_handed_to_a_queue_nobody_waits_in_any_more_is_given_back() {
             .is_err(),
         "the queue is gone: the next release is the caller's own"
     );
+}
+
+/// A release of a lock whose queue is busy (an attempt in flight) is not handed to it: it goes
+/// to the store at once, beside the attempt, so that the releases of a busy lock are not made
+/// one by one behind its queue.
+#[tokio::test]
+async fn a_release_of_a_lock_whose_queue_is_busy_is_made_by_its_caller() {
+    let (waiting, noting, ticket, tenant, resource) =
+        held_and_waited_for_with(Duration::from_secs(2)).await;
+    // The queue's attempt (refused: h holds the lock) takes 2 s.
+    waiting.freed(&tenant, &resource);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        waiting
+            .hand_off(&tenant, &resource, release_by("h"))
+            .is_err(),
+        "the queue is attempting: the release is its caller's"
+    );
+    // Once the attempt is over, the queue is idle again and takes the next release.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let handed = loop {
+        match waiting.hand_off(&tenant, &resource, release_by("h")) {
+            Ok(handed) => break handed,
+            Err(_) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(_) => panic!("the queue never took a release again"),
+        }
+    };
+    let Ok(Ok(super::Handed::Made(Ok(released)))) =
+        tokio::time::timeout(Duration::from_secs(10), handed).await
+    else {
+        panic!("the handed release was not made");
+    };
+    assert!(
+        matches!(released, LeaseOutcome::Released(_)),
+        "{released:?}"
+    );
+    let WaitOutcome::Granted(lock) = ticket.wait(Duration::from_secs(5), || false).await else {
+        panic!("the waiter was not granted");
+    };
+    assert_eq!(lock.owner, owner("o"));
+    assert!(noting.calls().contains(&"release+acquire".to_owned()));
 }

@@ -44,6 +44,11 @@ impl LeaseStore for DieselLockRepository {
         Ok(outcome)
     }
 
+    /// SQLite: yes, when both are writes (the group commit's one batch).
+    fn applies_together(&self) -> bool {
+        self.inner.writer.applies_together()
+    }
+
     /// On SQLite, in one transaction of the group commit when both are writes.
     async fn apply_then(
         &self,

@@ -247,6 +247,10 @@ impl Writer for SqliteWriter {
         }
     }
 
+    fn applies_together(&self) -> bool {
+        true
+    }
+
     /// Both in one batch of the group commit (one transaction, one commit) when both are
     /// writes; a look runs alone, in its turn.
     async fn apply_then(
