@@ -80,9 +80,13 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                     // until a lease of the tenant ends, or its wait does.
                     queue.set_held_back(Some(exceeded));
                     queue.end_attempt();
-                    // The release goes alone (the lease it ends makes room: the quota's
-                    // notice wakes this queue).
-                    make_alone(&shared, &tenant, release.take()).await;
+                    // The release goes alone. The lease it ends may make room: admit again
+                    // at once (its caller's notice to the quota may come before this queue
+                    // listens for it).
+                    if make_alone(&shared, &tenant, release.take()).await {
+                        attempt = true;
+                        continue;
+                    }
                     tokio::select! {
                         () = queue.wake.notified() => {}
                         () = shared.quotas.room_may_be_free() => {}
@@ -282,11 +286,14 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
     }
 }
 
-/// Makes a handed-over release alone (no attempt can go with it now) and answers its caller.
-async fn make_alone(shared: &Shared, tenant: &Tenant, release: Option<HandedRelease>) {
-    if let Some(HandedRelease { op, answer }) = release {
-        answer.made(shared.leases.apply(tenant.clone(), op).await);
-    }
+/// Makes a handed-over release alone (no attempt can go with it now) and answers its caller;
+/// whether there was one to make.
+async fn make_alone(shared: &Shared, tenant: &Tenant, release: Option<HandedRelease>) -> bool {
+    let Some(HandedRelease { op, answer }) = release else {
+        return false;
+    };
+    answer.made(shared.leases.apply(tenant.clone(), op).await);
+    true
 }
 
 /// Admits the grant `head` would be made under its tenant's `max_live_leases`: a lease the
