@@ -273,9 +273,10 @@ impl Locks<'_> {
 
     /// Releases `owner`'s live lock on `resource` whichever its mode, reports it, and on
     /// success wakes the lock's waiters in this process. When requests here wait for the lock,
-    /// the release is made by its queue together with the next in line's attempt
-    /// ([`crate::waiting::Waiting::hand_off`]): one commit on SQLite, and the lock passes on in
-    /// one step.
+    /// its queue is idle and the store commits two operations together (SQLite), the release is
+    /// made by the queue together with the next in line's attempt
+    /// ([`crate::waiting::Waiting::hand_off`]): one commit, and the lock passes on in one step.
+    /// Otherwise it goes to the store at once, as any release.
     ///
     /// # Errors
     /// [`RepositoryError`] when the store failed: nothing was released (or, after a 503-like
