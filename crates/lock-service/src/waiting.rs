@@ -319,11 +319,11 @@ impl Waiting {
         Ok(made)
     }
 
-    /// A lease ended by a release that its lock's queue made: the waits for any lock, and those
-    /// held back by a quota, try again (the lock's own queue has attempted already).
+    /// A lease ended by a release that its lock's queue made: the waits for any lock try again
+    /// (the lock's own queue has attempted already, and has told the quotas of the lease's end
+    /// before answering, so that the grants they hold back count again).
     pub(crate) fn freed_by_queue(&self) {
         self.shared.any_freed.notify_waiters();
-        self.shared.quotas.lease_ended();
     }
 
     /// The lease on `resource` was renewed through this process, maybe shortened: the queue

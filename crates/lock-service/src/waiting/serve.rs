@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use lock_domain::{
-    decide_acquire, is_expired, AcquireDecision, Claim, Holding, LeaseOp, Lock, LockMode, Place,
-    Refusal as LeaseRefusal, ResourceName, Tenant,
+    decide_acquire, is_expired, AcquireDecision, Claim, Holding, LeaseOp, LeaseOutcome, Lock,
+    LockMode, Place, Refusal as LeaseRefusal, RepositoryError, ResourceName, Tenant,
 };
 use tokio::sync::oneshot;
 
-use super::queue::{Granted, HandedRelease, Head, Queue};
+use super::queue::{Granted, HandedRelease, Head, Queue, ReleaseAnswer};
 use super::ticket::undo;
 use super::{locked, QueueKey, Shared, EXPIRY_MARGIN, MAX_SKEW_BACKOFF};
 use crate::events::Trouble;
@@ -81,8 +81,7 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                     queue.set_held_back(Some(exceeded));
                     queue.end_attempt();
                     // The release goes alone. The lease it ends may make room: admit again
-                    // at once (its caller's notice to the quota may come before this queue
-                    // listens for it).
+                    // at once (`answer_release` has told the quota of the lease's end).
                     if make_alone(&shared, &tenant, release.take()).await {
                         attempt = true;
                         continue;
@@ -117,7 +116,7 @@ pub(super) async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>)
                 }) => {
                     let (released, attempted) =
                         shared.leases.apply_then(tenant.clone(), release, op).await;
-                    answer.made(released);
+                    answer_release(&shared, answer, released);
                     attempted
                 }
                 None => shared.leases.apply(tenant.clone(), op).await,
@@ -292,8 +291,24 @@ async fn make_alone(shared: &Shared, tenant: &Tenant, release: Option<HandedRele
     let Some(HandedRelease { op, answer }) = release else {
         return false;
     };
-    answer.made(shared.leases.apply(tenant.clone(), op).await);
+    let outcome = shared.leases.apply(tenant.clone(), op).await;
+    answer_release(shared, answer, outcome);
     true
+}
+
+/// Answers the caller of a handed release with its outcome. A lease it ended is counted out of
+/// the quotas first ([`crate::quota::Quotas::lease_ended`]), so that a grant they hold back
+/// (this queue's head among them) is admitted on its next look, not after the quotas' recheck:
+/// the queue does not depend on when its caller's task runs.
+fn answer_release(
+    shared: &Shared,
+    answer: ReleaseAnswer,
+    outcome: Result<LeaseOutcome, RepositoryError>,
+) {
+    if matches!(outcome, Ok(LeaseOutcome::Released(_))) {
+        shared.quotas.lease_ended();
+    }
+    answer.made(outcome);
 }
 
 /// Admits the grant `head` would be made under its tenant's `max_live_leases`: a lease the

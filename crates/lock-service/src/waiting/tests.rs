@@ -395,7 +395,7 @@ async fn hints_are_wanted_only_while_a_request_waits() {
 /// The in-memory store, noting each call: `apply` as the op's kind, `apply_then` as both kinds
 /// joined by `+`.
 struct Noting(
-    InMemoryLockRepository,
+    Arc<InMemoryLockRepository>,
     std::sync::Mutex<Vec<String>>,
     Duration,
 );
@@ -467,12 +467,31 @@ async fn held_and_waited_for() -> (Waiting, Arc<Noting>, super::Ticket, Tenant, 
 async fn held_and_waited_for_with(
     slow: Duration,
 ) -> (Waiting, Arc<Noting>, super::Ticket, Tenant, ResourceName) {
+    held_and_waited_for_under(slow, "").await
+}
+
+/// [`held_and_waited_for_with`], under the quotas of the limits file `limits` (counted in the
+/// same store).
+async fn held_and_waited_for_under(
+    slow: Duration,
+    limits: &str,
+) -> (Waiting, Arc<Noting>, super::Ticket, Tenant, ResourceName) {
+    let store = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
     let noting = Arc::new(Noting(
-        InMemoryLockRepository::new(Arc::new(SystemClock)),
+        Arc::clone(&store),
         std::sync::Mutex::default(),
         slow,
     ));
-    let waiting = waiting_over(Arc::clone(&noting) as Arc<dyn LeaseStore>);
+    let quotas = crate::quota::Quotas::new(store);
+    quotas.replace(crate::LimitsTable::parse(limits).expect("a limits file"));
+    let waiting = Waiting::new(
+        Arc::clone(&noting) as Arc<dyn LeaseStore>,
+        None,
+        Arc::new(SystemClock),
+        Arc::new(crate::NoEvents),
+        super::WaiterLimits::default(),
+        quotas,
+    );
     let (tenant, resource) = (Tenant::default_tenant(), ResourceName::parse("r").unwrap());
     let held = noting
         .0
@@ -644,4 +663,36 @@ async fn a_release_of_a_lock_whose_queue_is_busy_is_made_by_its_caller() {
     };
     assert_eq!(lock.owner, owner("o"));
     assert!(noting.calls().contains(&"release+acquire".to_owned()));
+}
+
+/// A release handed to a queue whose head the quota holds back (the lock's holder's lease is
+/// the tenant's only one allowed) goes alone, and the head is granted at its next look: the
+/// queue counts the ended lease out of the quota itself, rather than waiting for its caller's
+/// notice or the quota's recheck (`QUOTA_RECHECK`, 250 ms). Time is paused: only the queue's
+/// own sleeps move it, whatever the machine's load.
+#[tokio::test(start_paused = true)]
+async fn a_release_handed_to_a_queue_held_back_by_a_quota_lets_the_head_in_at_once() {
+    let (waiting, noting, ticket, tenant, resource) =
+        held_and_waited_for_under(Duration::ZERO, "default max_live_leases=1\n").await;
+    let started = tokio::time::Instant::now();
+
+    let released = made(&waiting, &tenant, &resource, "h").await;
+    assert!(
+        matches!(released, LeaseOutcome::Released(_)),
+        "{released:?}"
+    );
+    let WaitOutcome::Granted(lock) = ticket.wait(Duration::from_secs(5), || false).await else {
+        panic!("the head waiter was not granted");
+    };
+    assert_eq!(lock.owner, owner("o"));
+    assert!(
+        started.elapsed() < crate::quota::QUOTA_RECHECK,
+        "granted after {:?}: the head waited for the quota's recheck",
+        started.elapsed()
+    );
+    let calls = noting.calls();
+    assert!(
+        calls.ends_with(&["release".to_owned(), "acquire".to_owned()]),
+        "the release went alone, then the head's attempt: {calls:?}"
+    );
 }
