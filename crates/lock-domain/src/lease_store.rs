@@ -8,6 +8,9 @@ use crate::{
     RepositoryError, SemaphorePage, Tenant,
 };
 
+/// What [`LeaseStore::apply`] answers for one operation: its outcome, or why storage failed.
+pub type Applied = Result<LeaseOutcome, RepositoryError>;
+
 /// Where leases live. Every implementation MUST be linearizable per place across every process
 /// that shares the storage: each operation takes effect atomically at one instant between its
 /// call and its return, and at every instant
@@ -70,10 +73,7 @@ pub trait LeaseStore: Send + Sync {
         tenant: Tenant,
         first: LeaseOp,
         then: LeaseOp,
-    ) -> (
-        Result<LeaseOutcome, RepositoryError>,
-        Result<LeaseOutcome, RepositoryError>,
-    ) {
+    ) -> (Applied, Applied) {
         let first = self.apply(tenant.clone(), first).await;
         (first, self.apply(tenant, then).await)
     }

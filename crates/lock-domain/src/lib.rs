@@ -58,7 +58,7 @@ pub use lease::{Capacity, Lease, LeaseValue, Weight, MAX_LEASE_VALUE_BYTES, MAX_
 pub use lease_op::{
     Claim, EndedLease, Grant, Holding, LeaseOp, LeaseOutcome, LeaseTerms, Place, Refusal,
 };
-pub use lease_store::{LeaseStore, NotHeld};
+pub use lease_store::{Applied, LeaseStore, NotHeld};
 pub use listing::{ListLimit, ListPage, ListQuery, ListedLock, ResourcePrefix};
 pub use lock::{AcquireOutcome, Lock, LockMode, ReleaseResult, RenewResult};
 pub use lock_delay::{delayed_until, holding_places, place_is_free, LockDelay};

@@ -57,7 +57,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    Grant, LeaseOp, LeaseOutcome, ListQuery, LockMode, RepositoryError, ResourceName,
+    Applied, Grant, LeaseOp, LeaseOutcome, ListQuery, LockMode, RepositoryError, ResourceName,
     SemaphorePage, StoreEvents, Tenant, UnheardGrant, UnheardKind,
 };
 
@@ -79,10 +79,7 @@ pub(crate) trait Writer: Send + Sync {
         tenant: Tenant,
         first: LeaseOp,
         then: LeaseOp,
-    ) -> (
-        Result<LeaseOutcome, RepositoryError>,
-        Result<LeaseOutcome, RepositoryError>,
-    ) {
+    ) -> (Applied, Applied) {
         let first = self.apply(tenant.clone(), first).await;
         (first, self.apply(tenant, then).await)
     }

@@ -5,9 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use lock_domain::{
-    FencingToken, LeaseOp, LeaseOutcome, LeaseTerms, Lock, LockMode, RepositoryError,
-};
+use lock_domain::{Applied, FencingToken, LeaseOp, LeaseTerms, Lock, LockMode, RepositoryError};
 use tokio::sync::{oneshot, Notify};
 
 use super::locked;
@@ -47,7 +45,7 @@ pub(super) struct ReleaseAnswer(pub(super) oneshot::Sender<Handed>);
 /// What became of a release handed to a queue.
 pub(crate) enum Handed {
     /// The task made it (with the head's attempt, or alone): its outcome.
-    Made(Result<LeaseOutcome, RepositoryError>),
+    Made(Applied),
     /// The queue ended (nobody waits any more) before the task took it: not made, the caller
     /// makes it.
     Declined(LeaseOp),
@@ -55,7 +53,7 @@ pub(crate) enum Handed {
 
 impl ReleaseAnswer {
     /// Answers the releasing request with the outcome of its release.
-    pub(super) fn made(self, outcome: Result<LeaseOutcome, RepositoryError>) {
+    pub(super) fn made(self, outcome: Applied) {
         let _ = self.0.send(Handed::Made(outcome));
     }
 }

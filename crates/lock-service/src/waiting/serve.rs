@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use lock_domain::{
-    decide_acquire, is_expired, AcquireDecision, Claim, Holding, LeaseOp, LeaseOutcome, Lock,
-    LockMode, Place, Refusal as LeaseRefusal, RepositoryError, ResourceName, Tenant,
+    decide_acquire, is_expired, AcquireDecision, Applied, Claim, Holding, LeaseOp, LeaseOutcome,
+    Lock, LockMode, Place, Refusal as LeaseRefusal, ResourceName, Tenant,
 };
 use tokio::sync::oneshot;
 
@@ -300,11 +300,7 @@ async fn make_alone(shared: &Shared, tenant: &Tenant, release: Option<HandedRele
 /// the quotas first ([`crate::quota::Quotas::lease_ended`]), so that a grant they hold back
 /// (this queue's head among them) is admitted on its next look, not after the quotas' recheck:
 /// the queue does not depend on when its caller's task runs.
-fn answer_release(
-    shared: &Shared,
-    answer: ReleaseAnswer,
-    outcome: Result<LeaseOutcome, RepositoryError>,
-) {
+fn answer_release(shared: &Shared, answer: ReleaseAnswer, outcome: Applied) {
     if matches!(outcome, Ok(LeaseOutcome::Released(_))) {
         shared.quotas.lease_ended();
     }

@@ -7,9 +7,9 @@ use std::time::Duration;
 use lock_domain::testing::calls::LeaseCalls;
 use lock_domain::testing::InMemoryLockRepository;
 use lock_domain::{
-    AcquireOutcome, Freed, FreedHints, FreedLocks, Holding, LeaseOp, LeaseOutcome, LeaseStore,
-    ListPage, ListQuery, LockMode, Owner, Place, RepositoryError, ResourceName, SemaphorePage,
-    SystemClock, Tenant, Ttl,
+    AcquireOutcome, Applied, Freed, FreedHints, FreedLocks, Holding, LeaseOp, LeaseOutcome,
+    LeaseStore, ListPage, ListQuery, LockMode, Owner, Place, RepositoryError, ResourceName,
+    SemaphorePage, SystemClock, Tenant, Ttl,
 };
 
 use super::{WaitOutcome, Waiting};
@@ -429,10 +429,7 @@ impl LeaseStore for Noting {
         tenant: Tenant,
         first: LeaseOp,
         then: LeaseOp,
-    ) -> (
-        Result<LeaseOutcome, RepositoryError>,
-        Result<LeaseOutcome, RepositoryError>,
-    ) {
+    ) -> (Applied, Applied) {
         let call = format!("{}+{}", Self::kind(&first), Self::kind(&then));
         self.1.lock().unwrap().push(call);
         self.0.apply_then(tenant, first, then).await

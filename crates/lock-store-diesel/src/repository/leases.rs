@@ -3,8 +3,8 @@
 
 use async_trait::async_trait;
 use lock_domain::{
-    Holding, LeaseOp, LeaseOutcome, LeaseStore, ListPage, ListQuery, ListedLock, Lock, Place,
-    RepositoryError, SemaphorePage, Tenant,
+    Applied, Holding, LeaseOp, LeaseOutcome, LeaseStore, ListPage, ListQuery, ListedLock, Lock,
+    Place, RepositoryError, SemaphorePage, Tenant,
 };
 
 use super::DieselLockRepository;
@@ -55,10 +55,7 @@ impl LeaseStore for DieselLockRepository {
         tenant: Tenant,
         first: LeaseOp,
         then: LeaseOp,
-    ) -> (
-        Result<LeaseOutcome, RepositoryError>,
-        Result<LeaseOutcome, RepositoryError>,
-    ) {
+    ) -> (Applied, Applied) {
         if [&first, &then]
             .iter()
             .any(|op| matches!(op, LeaseOp::RecordExpiry { .. }))

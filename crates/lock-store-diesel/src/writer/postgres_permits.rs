@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use diesel::pg::PgConnection;
 use diesel::Connection;
-use lock_domain::{LeaseOp, LeaseOutcome, Place, RepositoryError, StoreEvents, Tenant};
+use lock_domain::{Applied, LeaseOp, LeaseOutcome, Place, RepositoryError, StoreEvents, Tenant};
 use tokio::sync::oneshot;
 
 use super::postgres_direct::holders_in_transaction;
@@ -35,12 +35,10 @@ use crate::connection::{ConnectionManager, PoolHealth};
 use crate::error::{from_pool, is_unavailable};
 use crate::semaphores::PermitError;
 
-type Reply = Result<LeaseOutcome, RepositoryError>;
-
 struct Job {
     tenant: Tenant,
     op: LeaseOp,
-    reply: oneshot::Sender<Reply>,
+    reply: oneshot::Sender<Applied>,
 }
 
 impl Job {
@@ -104,7 +102,7 @@ impl PermitBatcher {
     /// # Errors
     /// [`RepositoryError::Unavailable`] when the deadline passes first (a grant committed
     /// after that is undone), or the operation's own error.
-    pub(crate) async fn submit(&self, tenant: Tenant, op: LeaseOp) -> Reply {
+    pub(crate) async fn submit(&self, tenant: Tenant, op: LeaseOp) -> Applied {
         let (reply, answer) = oneshot::channel();
         let job = Job { tenant, op, reply };
         let queue = {
@@ -229,7 +227,7 @@ fn serve(c: &mut PgConnection, events: &dyn StoreEvents, batch: Vec<Job>) -> boo
             .collect::<Result<Vec<LeaseOutcome>, PermitError>>()
     });
     let mut healthy = true;
-    let answers: Vec<Reply> = match together {
+    let answers: Vec<Applied> = match together {
         Ok(answers) => answers.into_iter().map(Ok).collect(),
         // Nothing of the batch happened: each operation alone, with its own outcome.
         Err(_) => batch

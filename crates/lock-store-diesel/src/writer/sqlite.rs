@@ -8,8 +8,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use diesel::sqlite::SqliteConnection;
 use lock_domain::{
-    Claim, Clock, Grant, Holding, LeaseOp, LeaseOutcome, LeaseTerms, ListQuery, Lock, Place,
-    RepositoryError, ResourceName, SemaphorePage, SessionOp, SessionOutcome, SessionPage,
+    Applied, Claim, Clock, Grant, Holding, LeaseOp, LeaseOutcome, LeaseTerms, ListQuery, Lock,
+    Place, RepositoryError, ResourceName, SemaphorePage, SessionOp, SessionOutcome, SessionPage,
     SessionQuery, Tenant,
 };
 
@@ -258,10 +258,7 @@ impl Writer for SqliteWriter {
         tenant: Tenant,
         first: LeaseOp,
         then: LeaseOp,
-    ) -> (
-        Result<LeaseOutcome, RepositoryError>,
-        Result<LeaseOutcome, RepositoryError>,
-    ) {
+    ) -> (Applied, Applied) {
         match (
             self.prepare(tenant.clone(), first),
             self.prepare(tenant.clone(), then),
