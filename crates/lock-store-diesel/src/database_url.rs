@@ -111,6 +111,40 @@ pub(crate) fn scrub_secrets(url: &str, text: &str) -> String {
     scrubbed
 }
 
+/// `url` (a PostgreSQL URL) without the query parameters that `taken` names, and those
+/// parameters as `(key, value)`, the value percent-decoded (an undecodable value as written).
+/// The other parameters stay as written, in their order.
+pub(crate) fn take_parameters(
+    url: &str,
+    taken: impl Fn(&str) -> bool,
+) -> (String, Vec<(String, String)>) {
+    let parts = PostgresUrl::split(url);
+    let Some(query) = parts.query else {
+        return (url.to_owned(), Vec::new());
+    };
+    let base = &url[..url.len() - query.len() - 1];
+    let mut kept = Vec::new();
+    let mut took = Vec::new();
+    for (key, value) in parts.query_pairs() {
+        match value {
+            Some(value) if taken(key) => {
+                let decoded = percent_decode_str(value)
+                    .decode_utf8()
+                    .map_or_else(|_| value.to_owned(), |decoded| decoded.into_owned());
+                took.push((key.to_owned(), decoded));
+            }
+            Some(value) => kept.push(format!("{key}={value}")),
+            None => kept.push(key.to_owned()),
+        }
+    }
+    let rest = if kept.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    (rest, took)
+}
+
 /// The query parameters that hold secrets.
 const SECRET_PARAMETERS: [&str; 2] = ["password", "sslpassword"];
 
@@ -274,6 +308,34 @@ mod tests {
         ];
         for (raw, expected) in cases {
             assert_eq!(&raw.parse::<DatabaseUrl>(), expected, "{raw}");
+        }
+    }
+
+    #[test]
+    fn parameters_are_taken_out_of_the_query_and_decoded() {
+        let ssl = |key: &str| key.starts_with("ssl");
+        type Taken<'a> = &'a [(&'a str, &'a str)];
+        let cases: &[(&str, &str, Taken)] = &[
+            ("postgres://u@h/db", "postgres://u@h/db", &[]),
+            (
+                "postgres://u@h/db?sslmode=require",
+                "postgres://u@h/db",
+                &[("sslmode", "require")],
+            ),
+            (
+                "postgres://u:p%3Fq@h/db?application_name=x&sslrootcert=%2Fetc%2Fca.pem&connect_timeout=2",
+                "postgres://u:p%3Fq@h/db?application_name=x&connect_timeout=2",
+                &[("sslrootcert", "/etc/ca.pem")],
+            ),
+        ];
+        for (url, rest, taken) in cases {
+            let (left, took) = take_parameters(url, ssl);
+            assert_eq!(&left, rest, "{url}");
+            let took: Vec<(&str, &str)> = took
+                .iter()
+                .map(|(key, value)| (key.as_str(), value.as_str()))
+                .collect();
+            assert_eq!(&took, taken, "{url}");
         }
     }
 

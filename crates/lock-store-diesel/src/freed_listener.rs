@@ -16,10 +16,9 @@ use async_trait::async_trait;
 use futures::future::poll_fn;
 use lock_domain::{Freed, FreedLocks, RepositoryError, ResourceName, Tenant};
 use tokio::sync::{mpsc, oneshot};
-use tokio_postgres::tls::NoTlsStream;
-use tokio_postgres::{AsyncMessage, Client, Connection, NoTls, Socket};
+use tokio_postgres::{AsyncMessage, Client};
 
-use crate::database_url::scrub_secrets;
+use crate::hint_connection::{self, ConnectError, HintConnection};
 
 /// The channel `freed_notifier` notifies.
 const CHANNEL: &str = "lockd_freed";
@@ -63,16 +62,27 @@ impl FreedLocks for PgFreedLocks {
 
 /// Opens the listening connection and returns once `LISTEN` is in effect, so that every release
 /// committed after this returns is heard. Must run inside a tokio runtime: the connection is
-/// driven by a task spawned on it.
+/// driven by a task spawned on it. `None` (after a warning) when the URL asks for a connection
+/// this one cannot be (`hint_connection`): then there are no hints, and waiters poll.
 ///
 /// # Errors
 /// [`RepositoryError::Unavailable`] when the connection or the `LISTEN` fails.
 pub(crate) async fn subscribe(
     url: String,
     connect_timeout: Duration,
-) -> Result<PgFreedLocks, RepositoryError> {
+) -> Result<Option<PgFreedLocks>, RepositoryError> {
     let (hints_tx, hints) = mpsc::channel(BACKLOG);
-    let first = listen(&url, connect_timeout, hints_tx.clone()).await?;
+    let first = match listen(&url, connect_timeout, hints_tx.clone()).await {
+        Ok(first) => first,
+        Err(ConnectError::Settings(why)) => {
+            tracing::warn!(
+                error = %why,
+                "no hints of released locks from other processes: waiting acquires poll"
+            );
+            return Ok(None);
+        }
+        Err(ConnectError::Failed(why)) => return Err(RepositoryError::unavailable(why)),
+    };
     let listener = tokio::spawn(async move {
         let mut connection = first;
         loop {
@@ -97,7 +107,7 @@ pub(crate) async fn subscribe(
             }
         }
     });
-    Ok(PgFreedLocks { hints, listener })
+    Ok(Some(PgFreedLocks { hints, listener }))
 }
 
 /// Connects, starts forwarding notifications to `hints` and sends `LISTEN`. Returns the task
@@ -107,17 +117,8 @@ async fn listen(
     url: &str,
     connect_timeout: Duration,
     hints: mpsc::Sender<Freed>,
-) -> Result<tokio::task::JoinHandle<()>, RepositoryError> {
-    // Messages are scrubbed of the URL's passwords before they can reach a log.
-    let scrubbed = |error: &dyn std::fmt::Display| scrub_secrets(url, &error.to_string());
-    let mut config: tokio_postgres::Config = url
-        .parse()
-        .map_err(|e| RepositoryError::internal(scrubbed(&e)))?;
-    config.connect_timeout(connect_timeout);
-    let (client, connection) = tokio::time::timeout(connect_timeout, config.connect(NoTls))
-        .await
-        .map_err(|e| RepositoryError::unavailable(scrubbed(&e)))?
-        .map_err(|e| RepositoryError::unavailable(scrubbed(&e)))?;
+) -> Result<tokio::task::JoinHandle<()>, ConnectError> {
+    let (client, connection) = hint_connection::connect(url, connect_timeout).await?;
     let (listening_tx, listening) = oneshot::channel();
     let forwarder = tokio::spawn(serve(
         client,
@@ -128,9 +129,9 @@ async fn listen(
     ));
     match listening.await {
         Ok(Ok(())) => Ok(forwarder),
-        Ok(Err(error)) => Err(error),
-        Err(_) => Err(RepositoryError::unavailable(
-            "the connection closed before LISTEN took effect",
+        Ok(Err(error)) => Err(ConnectError::Failed(error.to_string())),
+        Err(_) => Err(ConnectError::Failed(
+            "the connection closed before LISTEN took effect".to_owned(),
         )),
     }
 }
@@ -142,7 +143,7 @@ async fn listen(
 /// notifications forever): the task ends, which makes `subscribe` open a new one.
 async fn serve(
     client: Client,
-    mut connection: Connection<Socket, NoTlsStream>,
+    mut connection: HintConnection,
     hints: mpsc::Sender<Freed>,
     connect_timeout: Duration,
     listening: oneshot::Sender<Result<(), RepositoryError>>,
@@ -191,7 +192,7 @@ async fn serve(
 /// of its client, which only progresses while the connection is read) completes. `None` when
 /// the connection ends or the subscriber goes first.
 async fn read_until<F: Future>(
-    connection: &mut Connection<Socket, NoTlsStream>,
+    connection: &mut HintConnection,
     hints: &mpsc::Sender<Freed>,
     request: F,
 ) -> Option<F::Output> {

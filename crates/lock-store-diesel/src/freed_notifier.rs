@@ -29,9 +29,9 @@ use std::time::Duration;
 use lock_domain::{ResourceName, StoreEvents, Tenant, UnheardGrant, UnheardKind};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
-use tokio_postgres::NoTls;
 
 use crate::database_url::scrub_secrets;
+use crate::hint_connection::{self, ConnectError};
 
 /// Hints waiting to be sent; beyond this they are dropped (see the module's note).
 const BACKLOG: usize = 16_384;
@@ -160,6 +160,11 @@ async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::R
                 delay = Duration::from_millis(50);
                 client
             }
+            Err(ConnectError::Settings(error)) => {
+                // The URL will not change: no hints are sent (waiters in other processes poll).
+                tracing::warn!(%error, "cannot send hints of released locks to other processes");
+                return;
+            }
             Err(error) => {
                 tracing::warn!(%error, "cannot connect to send hints of released locks; retrying");
                 tokio::time::sleep(delay).await;
@@ -214,26 +219,23 @@ fn next_start(
 async fn connect(
     url: &str,
     connect_timeout: Duration,
-) -> Result<tokio_postgres::Client, Box<dyn std::error::Error + Send + Sync>> {
-    let scrubbed = |error: &dyn std::fmt::Display| scrub_secrets(url, &error.to_string());
-    let mut config: tokio_postgres::Config = url.parse().map_err(|e| scrubbed(&e))?;
-    config.connect_timeout(connect_timeout);
-    let (client, connection) = tokio::time::timeout(connect_timeout, config.connect(NoTls))
-        .await
-        .map_err(|e| scrubbed(&e))?
-        .map_err(|e| scrubbed(&e))?;
+) -> Result<tokio_postgres::Client, ConnectError> {
+    let (client, connection) = hint_connection::connect(url, connect_timeout).await?;
     tokio::spawn(async move {
         if let Err(error) = connection.await {
             tracing::warn!(%error, "the connection sending hints of released locks failed");
         }
     });
+    let failed = |error: &dyn std::fmt::Display| {
+        ConnectError::Failed(scrub_secrets(url, &error.to_string()))
+    };
     tokio::time::timeout(
         connect_timeout,
         client.batch_execute("SET synchronous_commit = off"),
     )
     .await
-    .map_err(|e| scrubbed(&e))?
-    .map_err(|e| scrubbed(&e))?;
+    .map_err(|e| failed(&e))?
+    .map_err(|e| failed(&e))?;
     Ok(client)
 }
 

@@ -17,6 +17,7 @@ mod expired_holds;
 mod foreign_commits;
 mod freed_listener;
 mod freed_notifier;
+mod hint_connection;
 mod history;
 mod migrations;
 mod outcome;

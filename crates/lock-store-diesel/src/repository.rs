@@ -212,6 +212,6 @@ impl FreedHints for DieselLockRepository {
         };
         let subscription =
             freed_listener::subscribe(url.clone(), self.inner.connection_timeout).await?;
-        Ok(Some(Box::new(subscription)))
+        Ok(subscription.map(|subscription| Box::new(subscription) as Box<dyn FreedLocks>))
     }
 }

@@ -1,5 +1,6 @@
 //! PostgreSQL: every release and renew is heard, within 500 ms, by the `LISTEN` subscription of
-//! every process that shares the database; grants and refused releases are not.
+//! every process that shares the database; grants and refused releases are not. The hint
+//! connections use TLS as the pool's do (`sslmode=require`).
 
 use lock_domain::testing::calls::LeaseCalls;
 use std::sync::Arc;
@@ -9,10 +10,14 @@ use lock_domain::testing::ManualClock;
 use lock_domain::FreedHints;
 use lock_domain::{AcquireOutcome, Freed, FreedLocks, Owner, ResourceName, Tenant, Ttl};
 use lock_store_diesel::testing::TestDatabase;
-use lock_store_diesel::{DieselLockRepository, StoreConfig};
+use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
 
 async fn open(db: &TestDatabase) -> DieselLockRepository {
-    let config = StoreConfig::new(db.url().clone());
+    open_at(db.url().clone()).await
+}
+
+async fn open_at(url: DatabaseUrl) -> DieselLockRepository {
+    let config = StoreConfig::new(url);
     tokio::task::spawn_blocking(move || {
         DieselLockRepository::open(&config, Arc::new(ManualClock::new()))
     })
@@ -115,4 +120,69 @@ async fn a_release_in_another_process_is_heard_and_grants_are_not() {
         next_within(&mut hints, Duration::from_millis(300)).await,
         None
     );
+}
+
+/// With `sslmode=require` (a database across a network), the listening and notifying
+/// connections use TLS as the pool's do, and hints flow: before, they connected without TLS,
+/// which such a server refuses, and every waiter fell back to polling.
+#[tokio::test]
+async fn hints_flow_over_tls_when_the_url_requires_it() {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    let DatabaseUrl::Postgres(plain) = db.url().clone() else {
+        unreachable!()
+    };
+    let separator = if plain.contains('?') { '&' } else { '?' };
+    let url = DatabaseUrl::Postgres(format!("{plain}{separator}sslmode=require"));
+    let listener = open_at(url.clone()).await;
+    let other = open_at(url).await;
+    let mut hints = listener
+        .subscribe_freed()
+        .await
+        .expect("subscribe over TLS")
+        .expect("PostgreSQL gives hints");
+    let (tenant, resource, a, _) = names();
+    let ttl = Ttl::parse(30, 86_400).unwrap();
+    other
+        .acquire(tenant.clone(), resource.clone(), a.clone(), ttl, None)
+        .await
+        .unwrap();
+    other
+        .release(tenant.clone(), resource.clone(), a.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        next_within(&mut hints, Duration::from_secs(5)).await,
+        Some(Freed::Lock {
+            tenant: tenant.clone(),
+            resource: resource.clone(),
+        }),
+        "the release is heard"
+    );
+
+    // Every connection of the two stores is encrypted, the listener's and the notifier's too.
+    let plain_sessions = tokio::task::spawn_blocking(move || {
+        use diesel::{Connection, PgConnection, QueryableByName, RunQueryDsl};
+        #[derive(QueryableByName)]
+        struct Sessions {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            plain: i64,
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            listening: i64,
+        }
+        let mut admin = PgConnection::establish(&plain).expect("connect");
+        diesel::sql_query(
+            "SELECT count(*) FILTER (WHERE NOT s.ssl) AS plain,
+                    count(*) FILTER (WHERE a.query LIKE 'LISTEN%' OR a.query = 'SELECT 1') AS listening
+             FROM pg_stat_activity AS a JOIN pg_stat_ssl AS s USING (pid)
+             WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()",
+        )
+        .get_result::<Sessions>(&mut admin)
+        .expect("read the sessions")
+    })
+    .await
+    .unwrap();
+    assert_eq!(plain_sessions.plain, 0, "a connection without TLS");
+    assert!(plain_sessions.listening >= 1, "the listener was not found");
 }

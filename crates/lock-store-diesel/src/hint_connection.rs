@@ -1,0 +1,353 @@
+//! How the two hint connections of a PostgreSQL store (the `LISTEN`er, `freed_listener.rs`, and
+//! the notifier, `freed_notifier.rs`: tokio-postgres, beside the pool's libpq connections) reach
+//! the database: from the same URL, with the TLS that libpq gives the pool for it.
+//!
+//! libpq reads `sslmode` (default `prefer`) and the files the URL names, or that it finds under
+//! `~/.postgresql/`, and the `PGSSL…` environment variables. tokio-postgres knows only the modes
+//! `disable`, `prefer` and `require`, checks no certificate, reads no file, and refuses a URL
+//! with any other TLS parameter. So this module takes the TLS parameters out of the URL, reads
+//! them as libpq does, and hands tokio-postgres an OpenSSL connector set up as libpq sets up
+//! its own:
+//! - `disable`: no TLS; `allow` and `prefer`: TLS when the server offers it (`allow` tries TLS
+//!   first too, where libpq tries without); `require`, `verify-ca`, `verify-full`: TLS or no
+//!   connection;
+//! - the server's certificate is checked against the root certificates (`sslrootcert`, by
+//!   default `~/.postgresql/root.crt`; `system` for the system's) whenever that file exists,
+//!   and must exist for `verify-ca` and `verify-full`; `verify-full` also checks that the
+//!   certificate names the host;
+//! - a client certificate (`sslcert`, `sslkey`, by default `~/.postgresql/postgresql.crt` and
+//!   `.key` when they exist; `sslpassword` for an encrypted key), `sslsni`, and
+//!   `ssl_min_protocol_version` (by default TLS 1.2) / `ssl_max_protocol_version`.
+//!
+//! Any other TLS setting (`sslcrl`, `sslcrldir`, `sslcertmode`, `requiressl`, or `gssencmode =
+//! require`) is refused: a hint connection never connects with less protection than the pool's.
+//! A refused URL gives no hints (`ConnectError::Settings`): the process polls instead.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use openssl::pkey::PKey;
+use openssl::ssl::{SslConnector, SslFiletype, SslMethod, SslVerifyMode, SslVersion};
+use openssl::x509::store::X509StoreBuilder;
+use openssl::x509::X509;
+use postgres_openssl::{MakeTlsConnector, TlsStream};
+use tokio_postgres::config::SslMode;
+use tokio_postgres::{Client, Connection, Socket};
+
+use crate::database_url::{scrub_secrets, take_parameters};
+
+/// A hint connection, over TLS or not, as its URL asks.
+pub(crate) type HintConnection = Connection<Socket, TlsStream<Socket>>;
+
+/// Why a hint connection was not made. Neither message holds a password of the URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ConnectError {
+    /// The URL asks for a setting these connections cannot honour, or names a file that cannot
+    /// be used: trying again changes nothing.
+    Settings(String),
+    /// The server could not be reached in time, refused, or the TLS handshake failed.
+    Failed(String),
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Settings(why) => write!(f, "the database URL's settings: {why}"),
+            Self::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+/// Connects to `url` within `timeout`, as the pool's libpq connections would (see the module's
+/// documentation). The caller spawns the returned connection.
+///
+/// # Errors
+/// [`ConnectError::Settings`] when the URL asks for what these connections cannot do (or a
+/// file it names cannot be read); [`ConnectError::Failed`] when the connection failed.
+pub(crate) async fn connect(
+    url: &str,
+    timeout: Duration,
+) -> Result<(Client, HintConnection), ConnectError> {
+    let scrubbed = |error: &dyn fmt::Display| scrub_secrets(url, &error.to_string());
+    let (rest, taken) = take_parameters(url, is_tls_parameter);
+    let settings = TlsSettings::read(&taken, |name| std::env::var(name).ok(), home().as_deref())
+        .map_err(ConnectError::Settings)?;
+    let mut config: tokio_postgres::Config = rest
+        .parse()
+        .map_err(|e| ConnectError::Settings(scrubbed(&e)))?;
+    config.connect_timeout(timeout);
+    config.ssl_mode(settings.mode);
+    let tls = settings
+        .connector()
+        .map_err(|e| ConnectError::Settings(scrubbed(&e)))?;
+    tokio::time::timeout(timeout, config.connect(tls))
+        .await
+        .map_err(|e| ConnectError::Failed(scrubbed(&e)))?
+        .map_err(|e| ConnectError::Failed(scrubbed(&e)))
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from)
+}
+
+/// The URL parameters this module reads (or refuses): every TLS and GSS encryption setting
+/// but `sslnegotiation`, which tokio-postgres reads itself.
+fn is_tls_parameter(key: &str) -> bool {
+    (key.starts_with("ssl") && key != "sslnegotiation")
+        || matches!(key, "requiressl" | "gssencmode")
+}
+
+/// Each parameter this module honours, and the environment variable libpq reads for it when
+/// the URL does not set it.
+const HONOURED: [(&str, Option<&str>); 9] = [
+    ("sslmode", Some("PGSSLMODE")),
+    ("sslrootcert", Some("PGSSLROOTCERT")),
+    ("sslcert", Some("PGSSLCERT")),
+    ("sslkey", Some("PGSSLKEY")),
+    ("sslpassword", None),
+    ("sslsni", Some("PGSSLSNI")),
+    ("ssl_min_protocol_version", Some("PGSSLMINPROTOCOLVERSION")),
+    ("ssl_max_protocol_version", Some("PGSSLMAXPROTOCOLVERSION")),
+    ("sslcompression", Some("PGSSLCOMPRESSION")),
+];
+
+/// Settings libpq has that these connections do not, each with the environment variable that
+/// sets it.
+const REFUSED_ENVIRONMENT: [(&str, &str); 3] = [
+    ("sslcrl", "PGSSLCRL"),
+    ("sslcrldir", "PGSSLCRLDIR"),
+    ("sslcertmode", "PGSSLCERTMODE"),
+];
+
+/// Where the trusted root certificates come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Roots {
+    /// None: the server's certificate is not checked.
+    Unchecked,
+    /// The certificates of this file.
+    File(PathBuf),
+    /// The system's (`sslrootcert=system`).
+    System,
+}
+
+/// The TLS that libpq would use for one URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TlsSettings {
+    mode: SslMode,
+    roots: Roots,
+    /// `verify-full`: the certificate must name the host.
+    check_host: bool,
+    /// The client's certificate and key files.
+    client: Option<(PathBuf, PathBuf)>,
+    key_password: Option<String>,
+    sni: bool,
+    min_version: Option<SslVersion>,
+    max_version: Option<SslVersion>,
+}
+
+impl TlsSettings {
+    /// Reads the TLS parameters `taken` out of a URL, falling back to `env` (libpq's
+    /// `PGSSL…` variables) and to the files under `home`/.postgresql, as libpq does.
+    fn read(
+        taken: &[(String, String)],
+        env: impl Fn(&str) -> Option<String>,
+        home: Option<&Path>,
+    ) -> Result<Self, String> {
+        if let Some((key, _)) = taken
+            .iter()
+            .find(|(key, _)| !HONOURED.iter().any(|(honoured, _)| honoured == key))
+        {
+            if key != "gssencmode" {
+                return Err(format!(
+                    "`{key}` is not supported by the connections that carry hints of released \
+                     locks"
+                ));
+            }
+        }
+        for (key, variable) in REFUSED_ENVIRONMENT {
+            if env(variable).is_some_and(|value| !value.is_empty()) {
+                return Err(format!(
+                    "{variable} (`{key}`) is not supported by the connections that carry hints \
+                     of released locks"
+                ));
+            }
+        }
+        let given = |key: &str| -> Option<String> {
+            taken
+                .iter()
+                .rev()
+                .find(|(taken, _)| taken == key)
+                .map(|(_, value)| value.clone())
+                .or_else(|| {
+                    HONOURED
+                        .iter()
+                        .find(|(honoured, _)| *honoured == key)
+                        .and_then(|(_, variable)| variable.and_then(&env))
+                })
+        };
+        let gss = given("gssencmode").or_else(|| env("PGGSSENCMODE"));
+        if gss.as_deref() == Some("require") {
+            return Err(
+                "`gssencmode=require`: GSSAPI encryption is not supported by the connections \
+                 that carry hints of released locks"
+                    .to_owned(),
+            );
+        }
+        let sslmode = given("sslmode").unwrap_or_else(|| "prefer".to_owned());
+        let (mode, verify_required, check_host) = match sslmode.as_str() {
+            "disable" => (SslMode::Disable, false, false),
+            "allow" | "prefer" => (SslMode::Prefer, false, false),
+            "require" => (SslMode::Require, false, false),
+            "verify-ca" => (SslMode::Require, true, false),
+            "verify-full" => (SslMode::Require, true, true),
+            other => return Err(format!("unknown sslmode {other:?}")),
+        };
+        let postgresql = home.map(|home| home.join(".postgresql"));
+        let default_file = |name: &str| postgresql.as_ref().map(|dir| dir.join(name));
+        let roots = match given("sslrootcert") {
+            Some(system) if system == "system" => Roots::System,
+            Some(file) => Roots::File(PathBuf::from(file)),
+            None => default_file("root.crt").map_or(Roots::Unchecked, Roots::File),
+        };
+        // libpq checks the server whenever the root file exists, and insists on it for the
+        // verify modes.
+        if verify_required && roots == Roots::Unchecked {
+            return Err(format!(
+                "no root certificate file (sslmode={sslmode} needs one: set sslrootcert, or \
+                 sslrootcert=system)"
+            ));
+        }
+        let roots = match roots {
+            Roots::File(file) if !file.exists() => {
+                if verify_required {
+                    return Err(format!(
+                        "root certificate file {:?} does not exist (sslmode={sslmode} needs \
+                         it; or use sslrootcert=system)",
+                        file.display()
+                    ));
+                }
+                Roots::Unchecked
+            }
+            roots => roots,
+        };
+        let client = match (given("sslcert"), given("sslkey")) {
+            (Some(cert), key) => {
+                let cert = PathBuf::from(cert);
+                if !cert.exists() {
+                    return Err(format!(
+                        "client certificate file {:?} does not exist",
+                        cert.display()
+                    ));
+                }
+                let key = key
+                    .map(PathBuf::from)
+                    .or_else(|| default_file("postgresql.key"))
+                    .ok_or("sslcert without sslkey, and no home directory to find one in")?;
+                Some((cert, key))
+            }
+            (None, key) => default_file("postgresql.crt")
+                .filter(|cert| cert.exists())
+                .and_then(|cert| {
+                    key.map(PathBuf::from)
+                        .or_else(|| default_file("postgresql.key"))
+                        .map(|key| (cert, key))
+                }),
+        };
+        let sni = match given("sslsni").as_deref() {
+            None | Some("1") => true,
+            Some("0") => false,
+            Some(other) => return Err(format!("sslsni must be 0 or 1, not {other:?}")),
+        };
+        let min_version = match given("ssl_min_protocol_version") {
+            None => Some(SslVersion::TLS1_2),
+            Some(version) => protocol_version(&version)?,
+        };
+        let max_version = given("ssl_max_protocol_version")
+            .map(|version| protocol_version(&version))
+            .transpose()?
+            .flatten();
+        Ok(Self {
+            mode,
+            roots,
+            check_host,
+            client,
+            key_password: given("sslpassword"),
+            sni,
+            min_version,
+            max_version,
+        })
+    }
+
+    /// The connector for these settings: files are read now.
+    fn connector(&self) -> Result<MakeTlsConnector, Box<dyn std::error::Error>> {
+        let mut builder = SslConnector::builder(SslMethod::tls_client())?;
+        match &self.roots {
+            Roots::Unchecked => builder.set_verify(SslVerifyMode::NONE),
+            Roots::File(file) => {
+                // Only the file's certificates, as libpq trusts: not the system's too, which
+                // `SslConnector::builder` has loaded.
+                let unusable = |e: &dyn fmt::Display| {
+                    format!("root certificate file {:?}: {e}", file.display())
+                };
+                let pem = std::fs::read(file).map_err(|e| unusable(&e))?;
+                let mut roots = X509StoreBuilder::new()?;
+                for root in X509::stack_from_pem(&pem).map_err(|e| unusable(&e))? {
+                    roots.add_cert(root)?;
+                }
+                builder.set_cert_store(roots.build());
+                builder.set_verify(SslVerifyMode::PEER);
+            }
+            Roots::System => {
+                builder.set_default_verify_paths()?;
+                builder.set_verify(SslVerifyMode::PEER);
+            }
+        }
+        if let Some((cert, key)) = &self.client {
+            builder
+                .set_certificate_chain_file(cert)
+                .map_err(|e| format!("client certificate file {:?}: {e}", cert.display()))?;
+            let unreadable =
+                |e: &dyn fmt::Display| format!("client key file {:?}: {e}", key.display());
+            match &self.key_password {
+                Some(password) => {
+                    let pem = std::fs::read(key).map_err(|e| unreadable(&e))?;
+                    let pkey = PKey::private_key_from_pem_passphrase(&pem, password.as_bytes())
+                        .map_err(|e| unreadable(&e))?;
+                    builder.set_private_key(&pkey)?;
+                }
+                None => builder
+                    .set_private_key_file(key, SslFiletype::PEM)
+                    .map_err(|e| unreadable(&e))?,
+            }
+            builder.check_private_key()?;
+        }
+        builder.set_min_proto_version(self.min_version)?;
+        builder.set_max_proto_version(self.max_version)?;
+        let mut connector = MakeTlsConnector::new(builder.build());
+        let (check_host, sni) = (self.check_host, self.sni);
+        connector.set_callback(move |config, _host| {
+            config.set_verify_hostname(check_host);
+            config.set_use_server_name_indication(sni);
+            Ok(())
+        });
+        Ok(connector)
+    }
+}
+
+/// A libpq protocol version name (`TLSv1` to `TLSv1.3`; empty for no bound).
+fn protocol_version(name: &str) -> Result<Option<SslVersion>, String> {
+    match name {
+        "" => Ok(None),
+        "TLSv1" => Ok(Some(SslVersion::TLS1)),
+        "TLSv1.1" => Ok(Some(SslVersion::TLS1_1)),
+        "TLSv1.2" => Ok(Some(SslVersion::TLS1_2)),
+        "TLSv1.3" => Ok(Some(SslVersion::TLS1_3)),
+        other => Err(format!("unknown TLS protocol version {other:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,349 @@
+//! The TLS settings read as libpq reads them, and connections to the test server with each mode.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use openssl::ssl::SslVersion;
+use tokio_postgres::config::SslMode;
+
+use super::{connect, ConnectError, Roots, TlsSettings};
+use crate::testing::{postgres_required, TestDatabase};
+use crate::DatabaseUrl;
+
+/// URL parameters or environment variables, as written.
+type Pairs<'a> = &'a [(&'a str, &'a str)];
+
+fn read(
+    params: &[(&str, &str)],
+    env: &[(&str, &str)],
+    home: Option<&Path>,
+) -> Result<TlsSettings, String> {
+    let taken: Vec<(String, String)> = params
+        .iter()
+        .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+        .collect();
+    let env: HashMap<String, String> = env
+        .iter()
+        .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+        .collect();
+    TlsSettings::read(&taken, |name| env.get(name).cloned(), home)
+}
+
+fn plain(mode: SslMode) -> TlsSettings {
+    TlsSettings {
+        mode,
+        roots: Roots::Unchecked,
+        check_host: false,
+        client: None,
+        key_password: None,
+        sni: true,
+        min_version: Some(SslVersion::TLS1_2),
+        max_version: None,
+    }
+}
+
+/// A home directory with `~/.postgresql/` holding `files`.
+fn home_with(files: &[&str]) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join(".postgresql")).unwrap();
+    for file in files {
+        std::fs::write(home.path().join(".postgresql").join(file), "x").unwrap();
+    }
+    home
+}
+
+#[test]
+fn modes_are_read_as_libpq_reads_them() {
+    let empty = home_with(&[]);
+    let cases: &[(Pairs, Pairs, SslMode)] = &[
+        (&[], &[], SslMode::Prefer),
+        (&[("sslmode", "disable")], &[], SslMode::Disable),
+        (&[("sslmode", "allow")], &[], SslMode::Prefer),
+        (&[("sslmode", "prefer")], &[], SslMode::Prefer),
+        (&[("sslmode", "require")], &[], SslMode::Require),
+        // The environment stands in for what the URL does not say, never over it.
+        (&[], &[("PGSSLMODE", "require")], SslMode::Require),
+        (
+            &[("sslmode", "disable")],
+            &[("PGSSLMODE", "require")],
+            SslMode::Disable,
+        ),
+        // The last of a repeated parameter counts, as in libpq.
+        (
+            &[("sslmode", "disable"), ("sslmode", "require")],
+            &[],
+            SslMode::Require,
+        ),
+    ];
+    for (params, env, mode) in cases {
+        assert_eq!(
+            read(params, env, Some(empty.path())),
+            Ok(plain(*mode)),
+            "{params:?} {env:?}"
+        );
+    }
+}
+
+#[test]
+fn the_server_is_checked_whenever_a_root_file_is_there_and_must_be_for_the_verify_modes() {
+    let with_root = home_with(&["root.crt"]);
+    let root = with_root.path().join(".postgresql/root.crt");
+    let without = home_with(&[]);
+
+    // prefer and require check the server when the default root file exists.
+    for mode in ["prefer", "require"] {
+        let settings = read(&[("sslmode", mode)], &[], Some(with_root.path())).unwrap();
+        assert_eq!(settings.roots, Roots::File(root.clone()), "{mode}");
+        assert!(!settings.check_host, "{mode}");
+    }
+    let settings = read(&[("sslmode", "verify-ca")], &[], Some(with_root.path())).unwrap();
+    assert_eq!(
+        (settings.mode, settings.roots, settings.check_host),
+        (SslMode::Require, Roots::File(root.clone()), false)
+    );
+    let settings = read(&[("sslmode", "verify-full")], &[], Some(with_root.path())).unwrap();
+    assert_eq!(
+        (settings.mode, settings.roots, settings.check_host),
+        (SslMode::Require, Roots::File(root), true)
+    );
+    let settings = read(
+        &[("sslmode", "verify-full"), ("sslrootcert", "system")],
+        &[],
+        Some(without.path()),
+    )
+    .unwrap();
+    assert_eq!(settings.roots, Roots::System);
+
+    for (params, home) in [
+        (vec![("sslmode", "verify-ca")], Some(without.path())),
+        (vec![("sslmode", "verify-full")], Some(without.path())),
+        (vec![("sslmode", "verify-full")], None),
+        (
+            vec![
+                ("sslmode", "verify-ca"),
+                ("sslrootcert", "/nonexistent/ca.pem"),
+            ],
+            Some(without.path()),
+        ),
+    ] {
+        let refused = read(&params, &[], home).unwrap_err();
+        assert!(
+            refused.contains("root certificate"),
+            "{params:?}: {refused}"
+        );
+    }
+    // Without the file, require checks nothing (libpq's own behaviour).
+    let settings = read(&[("sslmode", "require")], &[], Some(without.path())).unwrap();
+    assert_eq!(settings.roots, Roots::Unchecked);
+}
+
+#[test]
+fn a_client_certificate_is_taken_from_the_url_or_the_home_directory() {
+    let with_client = home_with(&["postgresql.crt", "postgresql.key"]);
+    let dir = with_client.path().join(".postgresql");
+    let settings = read(&[], &[], Some(with_client.path())).unwrap();
+    assert_eq!(
+        settings.client,
+        Some((dir.join("postgresql.crt"), dir.join("postgresql.key")))
+    );
+    let cert = dir.join("postgresql.crt");
+    let cert = cert.to_str().unwrap();
+    let settings = read(
+        &[
+            ("sslcert", cert),
+            ("sslkey", "/keys/k.pem"),
+            ("sslpassword", "pw"),
+        ],
+        &[],
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        settings.client,
+        Some((PathBuf::from(cert), PathBuf::from("/keys/k.pem")))
+    );
+    assert_eq!(settings.key_password.as_deref(), Some("pw"));
+    let missing = read(&[("sslcert", "/nonexistent/c.pem")], &[], None).unwrap_err();
+    assert!(missing.contains("client certificate"), "{missing}");
+    assert_eq!(
+        read(&[], &[], Some(home_with(&[]).path())).unwrap().client,
+        None
+    );
+}
+
+#[test]
+fn what_these_connections_cannot_honour_is_refused_not_dropped() {
+    let home = home_with(&[]);
+    let refusals: &[(Pairs, Pairs, &str)] = &[
+        (&[("sslcrl", "/etc/crl.pem")], &[], "sslcrl"),
+        (&[("sslcrldir", "/etc/crl")], &[], "sslcrldir"),
+        (&[("sslcertmode", "require")], &[], "sslcertmode"),
+        (&[("requiressl", "1")], &[], "requiressl"),
+        (&[("gssencmode", "require")], &[], "gssencmode"),
+        (&[], &[("PGGSSENCMODE", "require")], "gssencmode"),
+        (&[], &[("PGSSLCRL", "/etc/crl.pem")], "PGSSLCRL"),
+        (&[("sslmode", "verify")], &[], "sslmode"),
+        (&[("sslsni", "yes")], &[], "sslsni"),
+        (&[("ssl_min_protocol_version", "SSLv3")], &[], "SSLv3"),
+    ];
+    for (params, env, named) in refusals {
+        let refused = read(params, env, Some(home.path())).unwrap_err();
+        assert!(refused.contains(named), "{params:?} {env:?}: {refused}");
+    }
+    // GSS encryption that is only preferred (or off) is not needed: libpq goes on without it.
+    for mode in ["disable", "prefer"] {
+        assert_eq!(
+            read(&[("gssencmode", mode)], &[], Some(home.path())),
+            Ok(plain(SslMode::Prefer))
+        );
+    }
+    let settings = read(
+        &[
+            ("sslsni", "0"),
+            ("ssl_min_protocol_version", "TLSv1.3"),
+            ("ssl_max_protocol_version", "TLSv1.3"),
+            ("sslcompression", "0"),
+        ],
+        &[],
+        Some(home.path()),
+    )
+    .unwrap();
+    assert!(!settings.sni);
+    assert_eq!(settings.min_version, Some(SslVersion::TLS1_3));
+    assert_eq!(settings.max_version, Some(SslVersion::TLS1_3));
+}
+
+/// The test server's URL with `params` added, and its host replaced by `host` when given.
+fn url_with(db: &TestDatabase, host: Option<&str>, params: &str) -> String {
+    let DatabaseUrl::Postgres(url) = db.url().clone() else {
+        unreachable!()
+    };
+    let url = match host {
+        Some(host) => url.replacen("127.0.0.1", host, 1),
+        None => url,
+    };
+    let separator = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{separator}{params}")
+}
+
+/// Whether the connection to `url` is encrypted, as the server sees it.
+async fn encrypted(url: &str) -> Result<bool, ConnectError> {
+    let (client, connection) = connect(url, Duration::from_secs(5)).await?;
+    let running = tokio::spawn(connection);
+    let row = client
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .await
+        .expect("read pg_stat_ssl");
+    drop(client);
+    let _ = running.await;
+    Ok(row.get(0))
+}
+
+/// The server's certificate file, when it serves TLS. CI's server does (Debian's default, with
+/// its "snakeoil" certificate for `localhost`): there, a server without TLS fails the test.
+async fn server_certificate(db: &TestDatabase) -> Option<String> {
+    let (client, connection) = connect(
+        &url_with(db, None, "sslmode=disable"),
+        Duration::from_secs(5),
+    )
+    .await
+    .expect("connect without TLS");
+    tokio::spawn(connection);
+    let ssl: String = client.query_one("SHOW ssl", &[]).await.unwrap().get(0);
+    if ssl != "on" {
+        assert!(
+            !postgres_required(),
+            "the test server must serve TLS (ssl = on) for the hint connections' TLS tests"
+        );
+        eprintln!("\n!!!!! the PostgreSQL test server serves no TLS: TLS hint tests skipped\n");
+        return None;
+    }
+    Some(
+        client
+            .query_one("SHOW ssl_cert_file", &[])
+            .await
+            .unwrap()
+            .get(0),
+    )
+}
+
+#[tokio::test]
+async fn each_mode_connects_as_libpq_would() {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    let Some(certificate) = server_certificate(&db).await else {
+        return;
+    };
+    assert_eq!(
+        encrypted(&url_with(&db, None, "sslmode=disable")).await,
+        Ok(false)
+    );
+    assert_eq!(
+        encrypted(&url_with(&db, None, "sslmode=prefer")).await,
+        Ok(true)
+    );
+    assert_eq!(
+        encrypted(&url_with(&db, None, "sslmode=require")).await,
+        Ok(true)
+    );
+    let root = format!("sslrootcert={certificate}");
+    assert_eq!(
+        encrypted(&url_with(&db, None, &format!("sslmode=verify-ca&{root}"))).await,
+        Ok(true)
+    );
+    assert_eq!(
+        encrypted(&url_with(
+            &db,
+            Some("localhost"),
+            &format!("sslmode=verify-full&{root}")
+        ))
+        .await,
+        Ok(true),
+        "the certificate names localhost"
+    );
+    // The certificate does not name 127.0.0.1: verify-full refuses, as libpq does.
+    let refused = encrypted(&url_with(&db, None, &format!("sslmode=verify-full&{root}"))).await;
+    assert!(
+        matches!(refused, Err(ConnectError::Failed(_))),
+        "{refused:?}"
+    );
+    // A root file that did not sign the server's certificate: refused even under require.
+    let other = tempfile::NamedTempFile::new().unwrap();
+    let key = openssl::pkey::PKey::from_rsa(openssl::rsa::Rsa::generate(2048).unwrap()).unwrap();
+    let mut name = openssl::x509::X509NameBuilder::new().unwrap();
+    name.append_entry_by_text("CN", "another CA").unwrap();
+    let name = name.build();
+    let mut ca = openssl::x509::X509Builder::new().unwrap();
+    ca.set_version(2).unwrap();
+    ca.set_subject_name(&name).unwrap();
+    ca.set_issuer_name(&name).unwrap();
+    ca.set_pubkey(&key).unwrap();
+    ca.set_not_before(&openssl::asn1::Asn1Time::days_from_now(0).unwrap())
+        .unwrap();
+    ca.set_not_after(&openssl::asn1::Asn1Time::days_from_now(1).unwrap())
+        .unwrap();
+    ca.sign(&key, openssl::hash::MessageDigest::sha256())
+        .unwrap();
+    std::fs::write(other.path(), ca.build().to_pem().unwrap()).unwrap();
+    let refused = encrypted(&url_with(
+        &db,
+        None,
+        &format!("sslmode=require&sslrootcert={}", other.path().display()),
+    ))
+    .await;
+    assert!(
+        matches!(refused, Err(ConnectError::Failed(_))),
+        "{refused:?}"
+    );
+    // What cannot be honoured is refused before any connection is tried.
+    let refused = encrypted(&url_with(&db, None, "sslmode=require&sslcrl=/etc/crl.pem")).await;
+    assert!(
+        matches!(refused, Err(ConnectError::Settings(_))),
+        "{refused:?}"
+    );
+}
