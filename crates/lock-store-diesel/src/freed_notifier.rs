@@ -178,7 +178,9 @@ async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::R
             let Some(first) = pending.recv().await else {
                 return;
             };
-            tokio::time::sleep_until(next_start(last_sent, tokio::time::Instant::now())).await;
+            if let Some(start) = gathering_until(last_sent, tokio::time::Instant::now()) {
+                tokio::time::sleep_until(start).await;
+            }
             last_sent = Some(tokio::time::Instant::now());
             let mut batch = HashSet::from([first]);
             while batch.len() < BATCH {
@@ -207,13 +209,18 @@ async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::R
     }
 }
 
-/// When a statement for hints that came at `now` may start, the last one having started at
-/// `last_sent`: at once after a quiet [`GATHER`], else a `GATHER` after the last one.
-fn next_start(
+/// Until when hints that came at `now` gather before their statement starts, the last one
+/// having started at `last_sent`: `None` (at once) after a quiet [`GATHER`], else a `GATHER`
+/// after the last one. At once means no timer at all: a tokio timer that is due already still
+/// waits for the timer's next tick (deadlines are rounded up to the next millisecond), which
+/// cost every hand-over between processes about 1 ms.
+fn gathering_until(
     last_sent: Option<tokio::time::Instant>,
     now: tokio::time::Instant,
-) -> tokio::time::Instant {
-    last_sent.map_or(now, |sent_at| (sent_at + GATHER).max(now))
+) -> Option<tokio::time::Instant> {
+    last_sent
+        .map(|sent_at| sent_at + GATHER)
+        .filter(|start| *start > now)
 }
 
 async fn connect(
@@ -241,24 +248,24 @@ async fn connect(
 
 #[cfg(test)]
 mod tests {
-    use super::{next_start, GATHER};
+    use super::{gathering_until, GATHER};
     use std::time::Duration;
     use tokio::time::Instant;
 
     #[test]
     fn a_hint_after_a_quiet_period_goes_at_once_and_under_load_one_statement_per_period() {
         let now = Instant::now();
-        assert_eq!(next_start(None, now), now, "the first hint");
+        assert_eq!(gathering_until(None, now), None, "the first hint");
         assert_eq!(
-            next_start(Some(now - GATHER), now),
-            now,
+            gathering_until(Some(now - GATHER), now),
+            None,
             "a hint a whole period after the last statement"
         );
-        assert_eq!(next_start(Some(now - GATHER * 3), now), now);
+        assert_eq!(gathering_until(Some(now - GATHER * 3), now), None);
         let last = now - Duration::from_millis(1);
         assert_eq!(
-            next_start(Some(last), now),
-            last + GATHER,
+            gathering_until(Some(last), now),
+            Some(last + GATHER),
             "a hint 1 ms after the last statement waits for the rest of the period"
         );
     }
