@@ -19,6 +19,9 @@
 //!   `.key` when they exist; `sslpassword` for an encrypted key), `sslsni`, and
 //!   `ssl_min_protocol_version` (by default TLS 1.2) / `ssl_max_protocol_version`.
 //!
+//! What libpq takes from the environment, the system or `~/.pgpass` when the URL leaves it out
+//! (the user, host, port, database and password) is filled in the same way ([`fill_defaults`]).
+//!
 //! Any other TLS setting (`sslcrl`, `sslcrldir`, `sslcertmode`, `requiressl`, or `gssencmode =
 //! require`) is refused: a hint connection never connects with less protection than the pool's.
 //! A refused URL gives no hints (`ConnectError::Settings`): the process polls instead.
@@ -32,7 +35,7 @@ use openssl::ssl::{SslConnector, SslFiletype, SslMethod, SslVerifyMode, SslVersi
 use openssl::x509::store::X509StoreBuilder;
 use openssl::x509::X509;
 use postgres_openssl::{MakeTlsConnector, TlsStream};
-use tokio_postgres::config::SslMode;
+use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres::{Client, Connection, Socket};
 
 use crate::database_url::{scrub_secrets, take_parameters};
@@ -78,8 +81,23 @@ pub(crate) async fn connect(
     let mut config: tokio_postgres::Config = rest
         .parse()
         .map_err(|e| ConnectError::Settings(scrubbed(&e)))?;
+    fill_defaults(
+        &mut config,
+        |name| std::env::var(name).ok(),
+        home().as_deref(),
+        Path::new(DEFAULT_SOCKET_DIR),
+    );
     config.connect_timeout(timeout);
-    config.ssl_mode(settings.mode);
+    // libpq ignores sslmode for Unix-domain sockets (PostgreSQL serves no TLS on them).
+    let unix_only = config
+        .get_hosts()
+        .iter()
+        .all(|host| !matches!(host, Host::Tcp(_)));
+    config.ssl_mode(if unix_only {
+        SslMode::Disable
+    } else {
+        settings.mode
+    });
     let tls = settings
         .connector()
         .map_err(|e| ConnectError::Settings(scrubbed(&e)))?;
@@ -87,6 +105,129 @@ pub(crate) async fn connect(
         .await
         .map_err(|e| ConnectError::Failed(scrubbed(&e)))?
         .map_err(|e| ConnectError::Failed(scrubbed(&e)))
+}
+
+/// Where libpq looks for the server's socket when the URL names no host (Debian's and most
+/// distributions' build; upstream's is `/tmp`, tried when this one is missing).
+const DEFAULT_SOCKET_DIR: &str = "/var/run/postgresql";
+
+/// Fills in what libpq would take from elsewhere for what the URL leaves out, and tokio-postgres
+/// does not: the user (`PGUSER`, else the operating system's user), the host (`PGHOST`, else
+/// the default socket directory), the port (`PGPORT`), the database (`PGDATABASE`), and the
+/// password (`PGPASSWORD`, else the matching line of `PGPASSFILE` or `~/.pgpass`).
+fn fill_defaults(
+    config: &mut tokio_postgres::Config,
+    env: impl Fn(&str) -> Option<String>,
+    home: Option<&Path>,
+    socket_dir: &Path,
+) {
+    if config.get_user().is_none() {
+        if let Some(user) = env("PGUSER")
+            .or_else(|| env("USER"))
+            .or_else(|| env("LOGNAME"))
+        {
+            config.user(user);
+        }
+    }
+    if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+        match env("PGHOST").filter(|hosts| !hosts.is_empty()) {
+            Some(hosts) => {
+                for host in hosts.split(',') {
+                    config.host(host);
+                }
+            }
+            None if socket_dir.exists() => {
+                config.host_path(socket_dir);
+            }
+            None => {
+                config.host_path("/tmp");
+            }
+        }
+    }
+    if config.get_ports().is_empty() {
+        let ports = env("PGPORT").unwrap_or_default();
+        for port in ports.split(',').filter_map(|port| port.trim().parse().ok()) {
+            config.port(port);
+        }
+    }
+    if config.get_dbname().is_none() {
+        if let Some(dbname) = env("PGDATABASE") {
+            config.dbname(dbname);
+        }
+    }
+    if config.get_password().is_none() {
+        let password = env("PGPASSWORD").or_else(|| {
+            let file = env("PGPASSFILE")
+                .map(PathBuf::from)
+                .or_else(|| home.map(|home| home.join(".pgpass")))?;
+            if !private(&file) {
+                // libpq ignores a password file that others may read, and so do these.
+                return None;
+            }
+            password_from_file(config, &std::fs::read_to_string(file).ok()?)
+        });
+        if let Some(password) = password {
+            config.password(password);
+        }
+    }
+}
+
+/// The password of the first line of a `.pgpass` file (`host:port:database:user:password`,
+/// `*` matching anything, `\` escaping `:` and `\`) that matches `config`'s first host, as
+/// libpq matches it (a socket directory as `localhost`, no port as 5432, no database as the
+/// user's).
+fn password_from_file(config: &tokio_postgres::Config, text: &str) -> Option<String> {
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(host)) => host.clone(),
+        Some(_) | None => "localhost".to_owned(),
+    };
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
+    let user = config.get_user()?;
+    let dbname = config.get_dbname().unwrap_or(user);
+    let wanted = [host.as_str(), port.as_str(), dbname, user];
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with('#'))
+        .find_map(|line| {
+            let fields = pgpass_fields(line);
+            if fields.len() != 5 {
+                return None;
+            }
+            let matches = fields[..4]
+                .iter()
+                .zip(wanted)
+                .all(|(field, wanted)| field == "*" || field == wanted);
+            matches.then(|| fields[4].clone())
+        })
+}
+
+/// Whether `file` is a regular file that neither its group nor others may read or write.
+fn private(file: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(file)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o077 == 0)
+}
+
+/// The fields of one `.pgpass` line, unescaped.
+fn pgpass_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(escaped) = chars.next() {
+                    fields.last_mut().expect("one field").push(escaped);
+                }
+            }
+            ':' if fields.len() < 5 => fields.push(String::new()),
+            c => fields.last_mut().expect("one field").push(c),
+        }
+    }
+    fields
 }
 
 fn home() -> Option<PathBuf> {

@@ -347,3 +347,137 @@ async fn each_mode_connects_as_libpq_would() {
         "{refused:?}"
     );
 }
+
+/// `url` parsed by tokio-postgres, then filled in from `env`, `home` and `socket_dir` as libpq
+/// would.
+fn filled(url: &str, env: Pairs, home: Option<&Path>, socket_dir: &Path) -> tokio_postgres::Config {
+    let mut config: tokio_postgres::Config = url.parse().unwrap();
+    let env: HashMap<String, String> = env
+        .iter()
+        .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+        .collect();
+    super::fill_defaults(&mut config, |name| env.get(name).cloned(), home, socket_dir);
+    config
+}
+
+#[test]
+fn what_the_url_leaves_out_comes_from_where_libpq_takes_it() {
+    use tokio_postgres::config::Host;
+    let sockets = tempfile::tempdir().unwrap();
+    let config = filled(
+        "postgres:///locks",
+        &[("USER", "svc"), ("PGPASSWORD", "pw")],
+        None,
+        sockets.path(),
+    );
+    assert_eq!(
+        config.get_user(),
+        Some("svc"),
+        "the operating system's user"
+    );
+    assert_eq!(config.get_hosts(), [Host::Unix(sockets.path().to_owned())]);
+    assert_eq!(config.get_dbname(), Some("locks"));
+    assert_eq!(config.get_password(), Some(&b"pw"[..]));
+
+    let config = filled(
+        "postgres:///",
+        &[
+            ("PGUSER", "u"),
+            ("USER", "svc"),
+            ("PGHOST", "db1,db2"),
+            ("PGPORT", "5433,5434"),
+            ("PGDATABASE", "d"),
+        ],
+        None,
+        sockets.path(),
+    );
+    assert_eq!(config.get_user(), Some("u"));
+    assert_eq!(
+        config.get_hosts(),
+        [Host::Tcp("db1".into()), Host::Tcp("db2".into())]
+    );
+    assert_eq!(config.get_ports(), [5433, 5434]);
+    assert_eq!(config.get_dbname(), Some("d"));
+    assert_eq!(config.get_password(), None);
+
+    // What the URL says wins.
+    let config = filled(
+        "postgres://a:b@h:6000/x",
+        &[
+            ("PGUSER", "u"),
+            ("PGHOST", "db1"),
+            ("PGPORT", "5433"),
+            ("PGDATABASE", "d"),
+            ("PGPASSWORD", "pw"),
+        ],
+        None,
+        sockets.path(),
+    );
+    assert_eq!(config.get_user(), Some("a"));
+    assert_eq!(config.get_hosts(), [Host::Tcp("h".into())]);
+    assert_eq!(config.get_ports(), [6000]);
+    assert_eq!(config.get_dbname(), Some("x"));
+    assert_eq!(config.get_password(), Some(&b"b"[..]));
+}
+
+#[test]
+fn a_password_file_is_read_as_libpq_reads_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let sockets = tempfile::tempdir().unwrap();
+    let pgpass = home.path().join(".pgpass");
+    std::fs::write(
+        &pgpass,
+        "# host:port:database:user:password\n\
+         other:5432:*:u:wrong\n\
+         db:*:locks:u:p\\:w\\\\1:x\n\
+         localhost:5432:*:*:sock\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let password = |url: &str| {
+        filled(url, &[("USER", "u")], Some(home.path()), sockets.path())
+            .get_password()
+            .map(|password| String::from_utf8(password.to_vec()).unwrap())
+    };
+    assert_eq!(password("postgres://db/locks").as_deref(), Some("p:w\\1:x"));
+    assert_eq!(
+        password("postgres://db:7000/locks").as_deref(),
+        Some("p:w\\1:x")
+    );
+    assert_eq!(password("postgres://db/other").as_deref(), None);
+    // A socket directory matches as localhost.
+    assert_eq!(password("postgres:///locks").as_deref(), Some("sock"));
+    // A file that others may read is ignored, as libpq ignores it.
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(password("postgres://db/locks"), None);
+}
+
+/// A URL without a host (libpq: the server's default socket) reaches the test server over its
+/// socket, without TLS (libpq ignores sslmode there). CI's server listens on Debian's default
+/// socket directory.
+#[tokio::test]
+async fn a_url_without_a_host_connects_over_the_default_socket() {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    let DatabaseUrl::Postgres(url) = db.url().clone() else {
+        unreachable!()
+    };
+    if !url.contains("@127.0.0.1:5432/") || !Path::new(super::DEFAULT_SOCKET_DIR).exists() {
+        assert!(
+            !postgres_required(),
+            "CI's test server is at 127.0.0.1:5432 with its socket in {}",
+            super::DEFAULT_SOCKET_DIR
+        );
+        eprintln!("\n!!!!! the test server is not the default one: socket test skipped\n");
+        return;
+    }
+    let socket_url = url.replacen("@127.0.0.1:5432/", "@/", 1);
+    assert_eq!(encrypted(&socket_url).await, Ok(false));
+    assert_eq!(
+        encrypted(&format!("{socket_url}?sslmode=require")).await,
+        Ok(false),
+        "sslmode does not apply to a socket"
+    );
+}
