@@ -534,14 +534,15 @@ async fn made(
     }
 }
 
-/// A release handed to the lock's queue is made with the head waiter's attempt, in one call
-/// (`apply_then`): the waiter is granted with no attempt of its own after the release.
-#[tokio::test]
-async fn a_release_handed_to_the_queue_goes_with_the_head_waiters_attempt() {
-    let (waiting, noting, ticket, tenant, resource) = held_and_waited_for().await;
-    let before = noting.calls().len();
-
-    let released = made(&waiting, &tenant, &resource, "h").await;
+/// Hands holder `h`'s release to the queue, and checks it is made and that waiter `o` (whose
+/// `ticket` it is) is granted the lock.
+async fn released_to_the_waiter(
+    waiting: &Waiting,
+    tenant: &Tenant,
+    resource: &ResourceName,
+    ticket: super::Ticket,
+) {
+    let released = made(waiting, tenant, resource, "h").await;
     assert!(
         matches!(released, LeaseOutcome::Released(_)),
         "{released:?}"
@@ -550,6 +551,16 @@ async fn a_release_handed_to_the_queue_goes_with_the_head_waiters_attempt() {
         panic!("the head waiter was not granted");
     };
     assert_eq!(lock.owner, owner("o"));
+}
+
+/// A release handed to the lock's queue is made with the head waiter's attempt, in one call
+/// (`apply_then`): the waiter is granted with no attempt of its own after the release.
+#[tokio::test]
+async fn a_release_handed_to_the_queue_goes_with_the_head_waiters_attempt() {
+    let (waiting, noting, ticket, tenant, resource) = held_and_waited_for().await;
+    let before = noting.calls().len();
+
+    released_to_the_waiter(&waiting, &tenant, &resource, ticket).await;
     assert_eq!(
         noting.calls()[before..],
         ["release+acquire".to_owned()],
@@ -673,15 +684,7 @@ async fn a_release_handed_to_a_queue_held_back_by_a_quota_lets_the_head_in_at_on
         held_and_waited_for_under(Duration::ZERO, "default max_live_leases=1\n").await;
     let started = tokio::time::Instant::now();
 
-    let released = made(&waiting, &tenant, &resource, "h").await;
-    assert!(
-        matches!(released, LeaseOutcome::Released(_)),
-        "{released:?}"
-    );
-    let WaitOutcome::Granted(lock) = ticket.wait(Duration::from_secs(5), || false).await else {
-        panic!("the head waiter was not granted");
-    };
-    assert_eq!(lock.owner, owner("o"));
+    released_to_the_waiter(&waiting, &tenant, &resource, ticket).await;
     assert!(
         started.elapsed() < crate::quota::QUOTA_RECHECK,
         "granted after {:?}: the head waited for the quota's recheck",
