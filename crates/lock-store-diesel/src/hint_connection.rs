@@ -88,16 +88,7 @@ pub(crate) async fn connect(
         Path::new(DEFAULT_SOCKET_DIR),
     );
     config.connect_timeout(timeout);
-    // libpq ignores sslmode for Unix-domain sockets (PostgreSQL serves no TLS on them).
-    let unix_only = config
-        .get_hosts()
-        .iter()
-        .all(|host| !matches!(host, Host::Tcp(_)));
-    config.ssl_mode(if unix_only {
-        SslMode::Disable
-    } else {
-        settings.mode
-    });
+    config.ssl_mode(mode_for(&config, settings.mode));
     let tls = settings
         .connector()
         .map_err(|e| ConnectError::Settings(scrubbed(&e)))?;
@@ -105,6 +96,21 @@ pub(crate) async fn connect(
         .await
         .map_err(|e| ConnectError::Failed(scrubbed(&e)))?
         .map_err(|e| ConnectError::Failed(scrubbed(&e)))
+}
+
+/// The TLS mode for `config`'s hosts: `mode`, except where every host is a Unix-domain socket,
+/// for which libpq ignores `sslmode` (PostgreSQL serves no TLS on a socket). A host given only
+/// by its address (`hostaddr`) is reached over TCP.
+fn mode_for(config: &tokio_postgres::Config, mode: SslMode) -> SslMode {
+    let hosts = config.get_hosts();
+    let sockets_only = config.get_hostaddrs().is_empty()
+        && !hosts.is_empty()
+        && hosts.iter().all(|host| !matches!(host, Host::Tcp(_)));
+    if sockets_only {
+        SslMode::Disable
+    } else {
+        mode
+    }
 }
 
 /// Where libpq looks for the server's socket when the URL names no host (Debian's and most

@@ -481,3 +481,23 @@ async fn a_url_without_a_host_connects_over_the_default_socket() {
         "sslmode does not apply to a socket"
     );
 }
+
+#[test]
+fn only_a_socket_goes_without_the_tls_mode_the_url_asks_for() {
+    let mode = |url: &str| {
+        let config: tokio_postgres::Config = url.parse().unwrap();
+        super::mode_for(&config, SslMode::Require)
+    };
+    assert_eq!(mode("postgres://db/x"), SslMode::Require);
+    assert_eq!(
+        mode("postgres://%2Fvar%2Frun%2Fpostgresql/x"),
+        SslMode::Disable
+    );
+    assert_eq!(
+        mode("postgres://%2Fvar%2Frun%2Fpostgresql,db/x"),
+        SslMode::Require,
+        "a socket and a TCP host"
+    );
+    // A host given by its address alone is reached over TCP.
+    assert_eq!(mode("postgres:///x?hostaddr=10.0.0.5"), SslMode::Require);
+}
