@@ -352,6 +352,19 @@ impl TlsSettings {
             "verify-full" => (SslMode::Require, true, true),
             other => return Err(format!("unknown sslmode {other:?}")),
         };
+        if mode == SslMode::Disable {
+            // No TLS: libpq reads none of its files.
+            return Ok(Self {
+                mode,
+                roots: Roots::Unchecked,
+                check_host: false,
+                client: None,
+                key_password: None,
+                sni: true,
+                min_version: None,
+                max_version: None,
+            });
+        }
         let postgresql = home.map(|home| home.join(".postgresql"));
         let default_file = |name: &str| postgresql.as_ref().map(|dir| dir.join(name));
         let roots = match given("sslrootcert") {

@@ -58,17 +58,11 @@ fn modes_are_read_as_libpq_reads_them() {
     let empty = home_with(&[]);
     let cases: &[(Pairs, Pairs, SslMode)] = &[
         (&[], &[], SslMode::Prefer),
-        (&[("sslmode", "disable")], &[], SslMode::Disable),
         (&[("sslmode", "allow")], &[], SslMode::Prefer),
         (&[("sslmode", "prefer")], &[], SslMode::Prefer),
         (&[("sslmode", "require")], &[], SslMode::Require),
         // The environment stands in for what the URL does not say, never over it.
         (&[], &[("PGSSLMODE", "require")], SslMode::Require),
-        (
-            &[("sslmode", "disable")],
-            &[("PGSSLMODE", "require")],
-            SslMode::Disable,
-        ),
         // The last of a repeated parameter counts, as in libpq.
         (
             &[("sslmode", "disable"), ("sslmode", "require")],
@@ -81,6 +75,22 @@ fn modes_are_read_as_libpq_reads_them() {
             read(params, env, Some(empty.path())),
             Ok(plain(*mode)),
             "{params:?} {env:?}"
+        );
+    }
+    // Without TLS no file is read, not even one the URL names that is not there.
+    let without = TlsSettings {
+        min_version: None,
+        ..plain(SslMode::Disable)
+    };
+    for env in [&[][..], &[("PGSSLMODE", "require")][..]] {
+        assert_eq!(
+            read(
+                &[("sslmode", "disable"), ("sslcert", "/nonexistent/c.pem")],
+                env,
+                Some(empty.path())
+            ),
+            Ok(without.clone()),
+            "{env:?}"
         );
     }
 }
