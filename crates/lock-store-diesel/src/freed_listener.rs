@@ -249,6 +249,16 @@ fn parse(payload: &str) -> Option<Freed> {
 mod tests {
     use super::*;
 
+    /// A URL whose settings the hint connections cannot honour gives no subscription (the
+    /// service then polls), at once and for good, rather than an error retried for ever; no
+    /// server is needed to find that out.
+    #[tokio::test]
+    async fn settings_that_cannot_be_honoured_give_no_subscription() {
+        let url = "postgres://postgres@127.0.0.1:1/x?sslmode=require&sslcrl=/etc/crl.pem";
+        let subscribed = subscribe(url.to_owned(), Duration::from_secs(1)).await;
+        assert!(matches!(subscribed, Ok(None)), "no subscription expected");
+    }
+
     #[test]
     fn payloads_are_tenant_line_feed_resource() {
         assert_eq!(

@@ -280,8 +280,8 @@ enum Roots {
     System,
 }
 
-/// The TLS that libpq would use for one URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The TLS that libpq would use for one URL. Its `Debug` shows no key password.
+#[derive(Clone, PartialEq, Eq)]
 struct TlsSettings {
     mode: SslMode,
     roots: Roots,
@@ -295,7 +295,36 @@ struct TlsSettings {
     max_version: Option<SslVersion>,
 }
 
+impl fmt::Debug for TlsSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TlsSettings")
+            .field("mode", &self.mode)
+            .field("roots", &self.roots)
+            .field("check_host", &self.check_host)
+            .field("client", &self.client)
+            .field("key_password", &self.key_password.as_ref().map(|_| "***"))
+            .field("sni", &self.sni)
+            .field("min_version", &self.min_version)
+            .field("max_version", &self.max_version)
+            .finish()
+    }
+}
+
 impl TlsSettings {
+    /// No TLS (`sslmode=disable`): libpq reads none of its files, and neither does this.
+    fn without_tls() -> Self {
+        Self {
+            mode: SslMode::Disable,
+            roots: Roots::Unchecked,
+            check_host: false,
+            client: None,
+            key_password: None,
+            sni: true,
+            min_version: None,
+            max_version: None,
+        }
+    }
+
     /// Reads the TLS parameters `taken` out of a URL, falling back to `env` (libpq's
     /// `PGSSL…` variables) and to the files under `home`/.postgresql, as libpq does.
     fn read(
@@ -353,17 +382,7 @@ impl TlsSettings {
             other => return Err(format!("unknown sslmode {other:?}")),
         };
         if mode == SslMode::Disable {
-            // No TLS: libpq reads none of its files.
-            return Ok(Self {
-                mode,
-                roots: Roots::Unchecked,
-                check_host: false,
-                client: None,
-                key_password: None,
-                sni: true,
-                min_version: None,
-                max_version: None,
-            });
+            return Ok(Self::without_tls());
         }
         let postgresql = home.map(|home| home.join(".postgresql"));
         let default_file = |name: &str| postgresql.as_ref().map(|dir| dir.join(name));

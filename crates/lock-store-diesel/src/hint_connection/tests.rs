@@ -14,6 +14,14 @@ use crate::DatabaseUrl;
 /// URL parameters or environment variables, as written.
 type Pairs<'a> = &'a [(&'a str, &'a str)];
 
+/// Environment variables as `(name, value)` pairs.
+fn environment(pairs: Pairs) -> HashMap<String, String> {
+    pairs
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+        .collect()
+}
+
 fn read(
     params: &[(&str, &str)],
     env: &[(&str, &str)],
@@ -23,23 +31,16 @@ fn read(
         .iter()
         .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
         .collect();
-    let env: HashMap<String, String> = env
-        .iter()
-        .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
-        .collect();
+    let env = environment(env);
     TlsSettings::read(&taken, |name| env.get(name).cloned(), home)
 }
 
+/// TLS in `mode` with libpq's defaults and no file to read.
 fn plain(mode: SslMode) -> TlsSettings {
     TlsSettings {
         mode,
-        roots: Roots::Unchecked,
-        check_host: false,
-        client: None,
-        key_password: None,
-        sni: true,
         min_version: Some(SslVersion::TLS1_2),
-        max_version: None,
+        ..TlsSettings::without_tls()
     }
 }
 
@@ -78,10 +79,7 @@ fn modes_are_read_as_libpq_reads_them() {
         );
     }
     // Without TLS no file is read, not even one the URL names that is not there.
-    let without = TlsSettings {
-        min_version: None,
-        ..plain(SslMode::Disable)
-    };
+    let without = TlsSettings::without_tls();
     for env in [&[][..], &[("PGSSLMODE", "require")][..]] {
         assert_eq!(
             read(
@@ -362,10 +360,7 @@ async fn each_mode_connects_as_libpq_would() {
 /// would.
 fn filled(url: &str, env: Pairs, home: Option<&Path>, socket_dir: &Path) -> tokio_postgres::Config {
     let mut config: tokio_postgres::Config = url.parse().unwrap();
-    let env: HashMap<String, String> = env
-        .iter()
-        .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
-        .collect();
+    let env = environment(env);
     super::fill_defaults(&mut config, |name| env.get(name).cloned(), home, socket_dir);
     config
 }
@@ -510,4 +505,12 @@ fn only_a_socket_goes_without_the_tls_mode_the_url_asks_for() {
     );
     // A host given by its address alone is reached over TCP.
     assert_eq!(mode("postgres:///x?hostaddr=10.0.0.5"), SslMode::Require);
+}
+
+#[test]
+fn the_key_password_never_shows_in_debug_output() {
+    let settings = read(&[("sslpassword", "s3cret-key-pw")], &[], None).unwrap();
+    let shown = format!("{settings:?}");
+    assert!(!shown.contains("s3cret-key-pw"), "{shown}");
+    assert!(shown.contains("***"), "{shown}");
 }
