@@ -20,10 +20,13 @@
 //!   `ssl_min_protocol_version` (by default TLS 1.2) / `ssl_max_protocol_version`.
 //!
 //! What libpq takes from the environment, the system or `~/.pgpass` when the URL leaves it out
-//! (the user, host, port, database and password) is filled in the same way ([`fill_defaults`]).
+//! (the user, host, port, database, options and password) is filled in the same way
+//! ([`fill_defaults`]), and libpq's parameters that tokio-postgres does not know (`passfile`,
+//! `fallback_application_name`, `keepalives_count`, …) are read here ([`LIBPQ_PARAMETERS`]).
 //!
 //! Any other TLS setting (`sslcrl`, `sslcrldir`, `sslcertmode`, `requiressl`, or `gssencmode =
-//! require`) is refused: a hint connection never connects with less protection than the pool's.
+//! require`) is refused, as are `service`, `require_auth` and `requirepeer`: a hint connection
+//! never connects with less protection than the pool's, nor to another server.
 //! A refused URL gives no hints (`ConnectError::Settings`): the process polls instead.
 
 use std::fmt;
@@ -75,18 +78,12 @@ pub(crate) async fn connect(
     timeout: Duration,
 ) -> Result<(Client, HintConnection), ConnectError> {
     let scrubbed = |error: &dyn fmt::Display| scrub_secrets(url, &error.to_string());
-    let (rest, taken) = take_parameters(url, is_tls_parameter);
-    let settings = TlsSettings::read(&taken, |name| std::env::var(name).ok(), home().as_deref())
-        .map_err(ConnectError::Settings)?;
-    let mut config: tokio_postgres::Config = rest
-        .parse()
-        .map_err(|e| ConnectError::Settings(scrubbed(&e)))?;
-    fill_defaults(
-        &mut config,
+    let (mut config, settings) = configure(
+        url,
         |name| std::env::var(name).ok(),
         home().as_deref(),
         Path::new(DEFAULT_SOCKET_DIR),
-    );
+    )?;
     config.connect_timeout(timeout);
     config.ssl_mode(mode_for(&config, settings.mode));
     let tls = settings
@@ -96,6 +93,36 @@ pub(crate) async fn connect(
         .await
         .map_err(|e| ConnectError::Failed(scrubbed(&e)))?
         .map_err(|e| ConnectError::Failed(scrubbed(&e)))
+}
+
+/// `url` read as libpq reads it, with `env` (the environment), `home` (the user's home
+/// directory) and `socket_dir` (the default socket directory) for what it leaves out: the
+/// connection's settings, and its TLS.
+///
+/// # Errors
+/// [`ConnectError::Settings`] when the URL or the environment asks for what these connections
+/// cannot do.
+fn configure(
+    url: &str,
+    env: impl Fn(&str) -> Option<String> + Copy,
+    home: Option<&Path>,
+    socket_dir: &Path,
+) -> Result<(tokio_postgres::Config, TlsSettings), ConnectError> {
+    let scrubbed = |error: &dyn fmt::Display| scrub_secrets(url, &error.to_string());
+    let (rest, taken) = take_parameters(url, |key| {
+        is_tls_parameter(key) || LIBPQ_PARAMETERS.iter().any(|(known, _)| *known == key)
+    });
+    let (libpq, tls): (Vec<_>, Vec<_>) = taken
+        .into_iter()
+        .partition(|(key, _)| LIBPQ_PARAMETERS.iter().any(|(known, _)| known == key));
+    let settings = TlsSettings::read(&tls, env, home).map_err(ConnectError::Settings)?;
+    let mut config: tokio_postgres::Config = rest
+        .parse()
+        .map_err(|e| ConnectError::Settings(scrubbed(&e)))?;
+    let passfile = read_libpq_parameters(&mut config, &libpq, env)
+        .map_err(|e| ConnectError::Settings(scrubbed(&e)))?;
+    fill_defaults(&mut config, env, passfile, home, socket_dir);
+    Ok((config, settings))
 }
 
 /// The TLS mode for `config`'s hosts: `mode`, except where every host is a Unix-domain socket,
@@ -117,13 +144,118 @@ fn mode_for(config: &tokio_postgres::Config, mode: SslMode) -> SslMode {
 /// distributions' build; upstream's is `/tmp`, tried when this one is missing).
 const DEFAULT_SOCKET_DIR: &str = "/var/run/postgresql";
 
+/// The URL parameters that libpq reads and tokio-postgres does not (or reads from the URL only,
+/// not from the environment), each with the environment variable libpq falls back to. They are
+/// taken out of the URL and read by [`read_libpq_parameters`]:
+/// - read: `passfile`, `fallback_application_name`, `keepalives_count` (tokio-postgres's
+///   `keepalives_retries`), `target_session_attrs` (`any`, `read-write`, `read-only`),
+///   `channel_binding`, `load_balance_hosts`;
+/// - without effect on these connections, so accepted and left out: `client_encoding` (both
+///   ends of a hint speak UTF-8 through tokio-postgres), and GSSAPI authentication's
+///   `krbsrvname`, `gsslib`, `gssdelegation` (tokio-postgres has no GSSAPI authentication: a
+///   server that asks for it refuses the connection, which is retried);
+/// - refused (a connection without them would differ from the pool's, or be less strict):
+///   `service`, `require_auth`, `requirepeer`.
+const LIBPQ_PARAMETERS: [(&str, Option<&str>); 13] = [
+    ("passfile", Some("PGPASSFILE")),
+    ("fallback_application_name", None),
+    ("keepalives_count", None),
+    ("target_session_attrs", Some("PGTARGETSESSIONATTRS")),
+    ("channel_binding", Some("PGCHANNELBINDING")),
+    ("load_balance_hosts", Some("PGLOADBALANCEHOSTS")),
+    ("client_encoding", Some("PGCLIENTENCODING")),
+    ("krbsrvname", Some("PGKRBSRVNAME")),
+    ("gsslib", Some("PGGSSLIB")),
+    ("gssdelegation", Some("PGGSSDELEGATION")),
+    ("service", Some("PGSERVICE")),
+    ("require_auth", Some("PGREQUIREAUTH")),
+    ("requirepeer", Some("PGREQUIREPEER")),
+];
+
+/// Applies the [`LIBPQ_PARAMETERS`] `taken` out of the URL, or set in `env`, to `config`;
+/// returns the password file named (`passfile`, else `PGPASSFILE`).
+///
+/// # Errors
+/// A refused parameter, or a value libpq would not accept or these connections cannot honour
+/// (`target_session_attrs` other than `any`, `read-write` or `read-only`).
+fn read_libpq_parameters(
+    config: &mut tokio_postgres::Config,
+    taken: &[(String, String)],
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Option<PathBuf>, String> {
+    use tokio_postgres::config::{ChannelBinding, LoadBalanceHosts, TargetSessionAttrs};
+    let given = |key: &str| -> Option<String> {
+        taken
+            .iter()
+            .rev()
+            .find(|(taken, _)| taken == key)
+            .map(|(_, value)| value.clone())
+            .or_else(|| {
+                LIBPQ_PARAMETERS
+                    .iter()
+                    .find(|(known, _)| *known == key)
+                    .and_then(|(_, variable)| variable.and_then(&env))
+                    .filter(|value| !value.is_empty())
+            })
+    };
+    let not_supported = "is not supported by the connections that carry hints of released locks";
+    if given("service").is_some() {
+        return Err(format!(
+            "`service` (a connection service file) {not_supported}"
+        ));
+    }
+    for refused in ["require_auth", "requirepeer"] {
+        if given(refused).is_some() {
+            return Err(format!("`{refused}` {not_supported}"));
+        }
+    }
+    if config.get_application_name().is_none() {
+        if let Some(name) = env("PGAPPNAME").or_else(|| given("fallback_application_name")) {
+            config.application_name(name);
+        }
+    }
+    if let Some(count) = given("keepalives_count") {
+        let count = count
+            .trim()
+            .parse()
+            .map_err(|_| format!("keepalives_count must be a whole number, not {count:?}"))?;
+        config.keepalives_retries(count);
+    }
+    if let Some(attrs) = given("target_session_attrs") {
+        config.target_session_attrs(match attrs.as_str() {
+            "any" => TargetSessionAttrs::Any,
+            "read-write" => TargetSessionAttrs::ReadWrite,
+            "read-only" => TargetSessionAttrs::ReadOnly,
+            other => return Err(format!("target_session_attrs={other} {not_supported}")),
+        });
+    }
+    if let Some(binding) = given("channel_binding") {
+        config.channel_binding(match binding.as_str() {
+            "disable" => ChannelBinding::Disable,
+            "prefer" => ChannelBinding::Prefer,
+            "require" => ChannelBinding::Require,
+            other => return Err(format!("unknown channel_binding {other:?}")),
+        });
+    }
+    if let Some(balance) = given("load_balance_hosts") {
+        config.load_balance_hosts(match balance.as_str() {
+            "disable" => LoadBalanceHosts::Disable,
+            "random" => LoadBalanceHosts::Random,
+            other => return Err(format!("unknown load_balance_hosts {other:?}")),
+        });
+    }
+    Ok(given("passfile").map(PathBuf::from))
+}
+
 /// Fills in what libpq would take from elsewhere for what the URL leaves out, and tokio-postgres
-/// does not: the user (`PGUSER`, else the operating system's user), the host (`PGHOST`, else
-/// the default socket directory), the port (`PGPORT`), the database (`PGDATABASE`), and the
-/// password (`PGPASSWORD`, else the matching line of `PGPASSFILE` or `~/.pgpass`).
+/// does not: the user (`PGUSER`, else the operating system's user), the host (`PGHOST`, or
+/// `PGHOSTADDR`, else the default socket directory), the port (`PGPORT`), the database
+/// (`PGDATABASE`), the server options (`PGOPTIONS`), and the password (`PGPASSWORD`, else the
+/// matching line of `passfile`, by default `~/.pgpass`).
 fn fill_defaults(
     config: &mut tokio_postgres::Config,
     env: impl Fn(&str) -> Option<String>,
+    passfile: Option<PathBuf>,
     home: Option<&Path>,
     socket_dir: &Path,
 ) {
@@ -136,18 +268,30 @@ fn fill_defaults(
         }
     }
     if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+        let addresses: Option<Vec<std::net::IpAddr>> = env("PGHOSTADDR")
+            .filter(|addresses| !addresses.is_empty())
+            .and_then(|addresses| {
+                addresses
+                    .split(',')
+                    .map(|address| address.trim().parse().ok())
+                    .collect()
+            });
         match env("PGHOST").filter(|hosts| !hosts.is_empty()) {
             Some(hosts) => {
                 for host in hosts.split(',') {
                     config.host(host);
                 }
             }
+            None if addresses.is_some() => {}
             None if socket_dir.exists() => {
                 config.host_path(socket_dir);
             }
             None => {
                 config.host_path("/tmp");
             }
+        }
+        for address in addresses.unwrap_or_default() {
+            config.hostaddr(address);
         }
     }
     if config.get_ports().is_empty() {
@@ -161,11 +305,14 @@ fn fill_defaults(
             config.dbname(dbname);
         }
     }
+    if config.get_options().is_none() {
+        if let Some(options) = env("PGOPTIONS").filter(|options| !options.is_empty()) {
+            config.options(options);
+        }
+    }
     if config.get_password().is_none() {
         let password = env("PGPASSWORD").or_else(|| {
-            let file = env("PGPASSFILE")
-                .map(PathBuf::from)
-                .or_else(|| home.map(|home| home.join(".pgpass")))?;
+            let file = passfile.or_else(|| home.map(|home| home.join(".pgpass")))?;
             if !private(&file) {
                 // libpq ignores a password file that others may read, and so do these.
                 return None;

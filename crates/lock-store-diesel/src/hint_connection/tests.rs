@@ -361,7 +361,13 @@ async fn each_mode_connects_as_libpq_would() {
 fn filled(url: &str, env: Pairs, home: Option<&Path>, socket_dir: &Path) -> tokio_postgres::Config {
     let mut config: tokio_postgres::Config = url.parse().unwrap();
     let env = environment(env);
-    super::fill_defaults(&mut config, |name| env.get(name).cloned(), home, socket_dir);
+    super::fill_defaults(
+        &mut config,
+        |name| env.get(name).cloned(),
+        env.get("PGPASSFILE").map(PathBuf::from),
+        home,
+        socket_dir,
+    );
     config
 }
 
@@ -513,4 +519,167 @@ fn the_key_password_never_shows_in_debug_output() {
     let shown = format!("{settings:?}");
     assert!(!shown.contains("s3cret-key-pw"), "{shown}");
     assert!(shown.contains("***"), "{shown}");
+}
+
+/// `url` configured as [`super::connect`] configures it, with `env` for the environment and
+/// no home directory.
+fn configured(url: &str, env: Pairs) -> Result<tokio_postgres::Config, ConnectError> {
+    let env = environment(env);
+    let sockets = tempfile::tempdir().unwrap();
+    super::configure(url, |name| env.get(name).cloned(), None, sockets.path())
+        .map(|(config, _)| config)
+}
+
+/// A password file holding `line`, that only its owner may read.
+fn password_file(dir: &Path, name: &str, line: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let file = dir.join(name);
+    std::fs::write(&file, format!("{line}\n")).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    file
+}
+
+#[test]
+fn libpq_parameters_that_tokio_postgres_lacks_are_read_as_libpq_reads_them() {
+    use tokio_postgres::config::{ChannelBinding, Host, LoadBalanceHosts, TargetSessionAttrs};
+    let dir = tempfile::tempdir().unwrap();
+    let named = password_file(dir.path(), "named", "h:*:db:u:from-passfile");
+    let from_env = password_file(dir.path(), "env", "h:*:db:u:from-pgpassfile");
+    let url = format!(
+        "postgres://u@h/db?sslmode=disable&passfile={}&fallback_application_name=app\
+         &keepalives_count=3&target_session_attrs=read-write&channel_binding=require\
+         &load_balance_hosts=random&client_encoding=LATIN1&krbsrvname=postgres&gsslib=gssapi\
+         &gssdelegation=0",
+        named.display()
+    );
+    let config = configured(&url, &[("PGPASSFILE", from_env.to_str().unwrap())]).unwrap();
+    assert_eq!(
+        config.get_password(),
+        Some(&b"from-passfile"[..]),
+        "`passfile` before PGPASSFILE"
+    );
+    assert_eq!(config.get_application_name(), Some("app"));
+    assert_eq!(config.get_keepalives_retries(), Some(3));
+    assert_eq!(
+        config.get_target_session_attrs(),
+        TargetSessionAttrs::ReadWrite
+    );
+    assert_eq!(config.get_channel_binding(), ChannelBinding::Require);
+    assert_eq!(config.get_load_balance_hosts(), LoadBalanceHosts::Random);
+
+    // From the environment, where the URL leaves them out.
+    let config = configured(
+        "postgres://u@/db?sslmode=disable&fallback_application_name=app",
+        &[
+            ("PGPASSFILE", from_env.to_str().unwrap()),
+            ("PGAPPNAME", "env-app"),
+            ("PGTARGETSESSIONATTRS", "read-only"),
+            ("PGCHANNELBINDING", "require"),
+            ("PGLOADBALANCEHOSTS", "random"),
+            ("PGOPTIONS", "-c statement_timeout=5s"),
+            ("PGHOSTADDR", "127.0.0.2"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        config.get_application_name(),
+        Some("env-app"),
+        "PGAPPNAME before fallback_application_name"
+    );
+    assert_eq!(
+        config.get_target_session_attrs(),
+        TargetSessionAttrs::ReadOnly
+    );
+    assert_eq!(config.get_channel_binding(), ChannelBinding::Require);
+    assert_eq!(config.get_load_balance_hosts(), LoadBalanceHosts::Random);
+    assert_eq!(config.get_options(), Some("-c statement_timeout=5s"));
+    assert_eq!(config.get_hosts(), [] as [Host; 0]);
+    assert_eq!(
+        config.get_hostaddrs(),
+        ["127.0.0.2".parse::<std::net::IpAddr>().unwrap()]
+    );
+
+    // What the URL says wins over the environment.
+    let config = configured(
+        "postgres://u@h/db?sslmode=disable&application_name=url-app&options=-c%20a%3Db\
+         &target_session_attrs=any&channel_binding=disable",
+        &[
+            ("PGPASSFILE", from_env.to_str().unwrap()),
+            ("PGAPPNAME", "env-app"),
+            ("PGOPTIONS", "-c statement_timeout=5s"),
+            ("PGTARGETSESSIONATTRS", "read-only"),
+            ("PGCHANNELBINDING", "require"),
+            ("PGHOSTADDR", "127.0.0.2"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(config.get_password(), Some(&b"from-pgpassfile"[..]));
+    assert_eq!(config.get_application_name(), Some("url-app"));
+    assert_eq!(config.get_options(), Some("-c a=b"));
+    assert_eq!(config.get_target_session_attrs(), TargetSessionAttrs::Any);
+    assert_eq!(config.get_channel_binding(), ChannelBinding::Disable);
+    assert_eq!(config.get_hosts(), [Host::Tcp("h".into())]);
+    assert!(config.get_hostaddrs().is_empty());
+}
+
+#[test]
+fn libpq_parameters_these_connections_cannot_honour_are_refused() {
+    let refused: &[(&str, Pairs)] = &[
+        ("service=locks", &[]),
+        ("", &[("PGSERVICE", "locks")]),
+        ("require_auth=scram-sha-256", &[]),
+        ("", &[("PGREQUIREAUTH", "scram-sha-256")]),
+        ("requirepeer=postgres", &[]),
+        ("", &[("PGREQUIREPEER", "postgres")]),
+        ("target_session_attrs=primary", &[]),
+        ("", &[("PGTARGETSESSIONATTRS", "prefer-standby")]),
+        ("keepalives_count=many", &[]),
+        ("channel_binding=sometimes", &[]),
+        ("load_balance_hosts=round-robin", &[]),
+        ("replication=database", &[]),
+    ];
+    for (params, env) in refused {
+        let url = format!("postgres://u:s3cret@h/db?sslmode=disable&{params}");
+        match configured(&url, env) {
+            Err(ConnectError::Settings(why)) => {
+                assert!(!why.contains("s3cret"), "{params} {env:?}: {why}");
+            }
+            other => panic!("{params} {env:?}: {other:?}"),
+        }
+    }
+    // Empty variables count as unset, as libpq counts them.
+    assert!(configured(
+        "postgres://u@h/db?sslmode=disable",
+        &[("PGSERVICE", ""), ("PGREQUIREAUTH", "")]
+    )
+    .is_ok());
+}
+
+/// A URL with libpq's own parameters connects to the test server, which sees the application
+/// name and the password they give.
+#[tokio::test]
+async fn a_url_with_libpq_parameters_connects() {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let passfile = password_file(dir.path(), "pgpass", "*:*:*:*:unused-by-trust");
+    let url = url_with(
+        &db,
+        None,
+        &format!(
+            "passfile={}&fallback_application_name=lockd-hints-test&keepalives_count=2\
+             &target_session_attrs=read-write&client_encoding=UTF8",
+            passfile.display()
+        ),
+    );
+    let (client, connection) = connect(&url, Duration::from_secs(5)).await.unwrap();
+    let running = tokio::spawn(connection);
+    let row = client
+        .query_one("SELECT current_setting('application_name')", &[])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "lockd-hints-test");
+    drop(client);
+    let _ = running.await;
 }
