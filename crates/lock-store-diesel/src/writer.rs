@@ -64,6 +64,17 @@ use lock_domain::{
 use crate::outcome::{SweepPosition, Swept};
 use crate::row::{ListedRow, LockRow};
 
+/// `first`, then `then`, each applied on its own by `writer`.
+pub(crate) async fn in_turn<W: Writer + ?Sized>(
+    writer: &W,
+    tenant: Tenant,
+    first: LeaseOp,
+    then: LeaseOp,
+) -> (Applied, Applied) {
+    let first = writer.apply(tenant.clone(), first).await;
+    (first, writer.apply(tenant, then).await)
+}
+
 /// How the lease operations of one store run. The same outcomes on every backend.
 #[async_trait]
 pub(crate) trait Writer: Send + Sync {
@@ -80,8 +91,7 @@ pub(crate) trait Writer: Send + Sync {
         first: LeaseOp,
         then: LeaseOp,
     ) -> (Applied, Applied) {
-        let first = self.apply(tenant.clone(), first).await;
-        (first, self.apply(tenant, then).await)
+        in_turn(self, tenant, first, then).await
     }
 
     /// Whether [`Self::apply_then`] commits both operations together.

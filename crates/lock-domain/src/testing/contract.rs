@@ -103,6 +103,7 @@ pub use sessions::{
     a_forced_end_is_recorded_with_its_reason, a_grant_under_a_session_nobody_heard_of_is_undone,
     a_place_taken_again_under_its_session_still_ends_with_it,
     a_reader_whose_session_ran_out_is_recorded_expired,
+    a_release_then_an_acquire_under_sessions_answer_as_one_after_the_other,
     a_session_opens_is_kept_alive_and_ends_once,
     a_session_that_runs_out_ends_every_hold_and_keeps_their_places,
     acquires_under_a_session_see_what_another_store_did_to_it,
@@ -263,7 +264,8 @@ macro_rules! repository_contract_suite {
             a_reader_whose_session_ran_out_is_recorded_expired,
             an_end_racing_acquires_under_its_session_leaves_no_hold,
             a_place_taken_again_under_its_session_still_ends_with_it,
-            an_end_racing_releases_under_its_session_ends_each_hold_once
+            an_end_racing_releases_under_its_session_ends_each_hold_once,
+            a_release_then_an_acquire_under_sessions_answer_as_one_after_the_other
         );
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {

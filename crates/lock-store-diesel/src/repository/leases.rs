@@ -44,12 +44,15 @@ impl LeaseStore for DieselLockRepository {
         Ok(outcome)
     }
 
-    /// SQLite: yes, when both are writes (the group commit's one batch).
+    /// Yes: SQLite when both are writes (the group commit's one batch); PostgreSQL when both are
+    /// a lock's acquires or releases (one transaction outside the batches).
     fn applies_together(&self) -> bool {
         self.inner.writer.applies_together()
     }
 
-    /// On SQLite, in one transaction of the group commit when both are writes.
+    /// In one transaction: on SQLite of the group commit when both are writes, on PostgreSQL
+    /// when both are a lock's acquires or releases (a release handed to the lock's queue and
+    /// its head's attempt); otherwise one after the other.
     async fn apply_then(
         &self,
         tenant: Tenant,

@@ -55,7 +55,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    Claim, LeaseOp, LeaseOutcome, LeaseTerms, ListQuery, Owner, Place, RepositoryError,
+    Applied, Claim, LeaseOp, LeaseOutcome, LeaseTerms, ListQuery, Owner, Place, RepositoryError,
     ResourceName, SemaphorePage, SessionId, Tenant,
 };
 
@@ -252,6 +252,25 @@ impl PostgresBatcher {
 
 #[async_trait]
 impl Writer for PostgresBatcher {
+    /// A lock's release and the next grant in one transaction, outside the batches
+    /// (`PostgresDirect::apply_together`).
+    fn applies_together(&self) -> bool {
+        true
+    }
+
+    async fn apply_then(
+        &self,
+        tenant: Tenant,
+        first: LeaseOp,
+        then: LeaseOp,
+    ) -> (Applied, Applied) {
+        if postgres_direct::together(&first, &then) {
+            self.direct.apply_together(tenant, first, then).await
+        } else {
+            super::in_turn(self, tenant, first, then).await
+        }
+    }
+
     /// Exclusive acquires, and the releases and renews of locks, are batched (`WRITE_BATCH`);
     /// every other operation through holders is group-committed (`postgres_permits`); the rest
     /// runs as without batching.

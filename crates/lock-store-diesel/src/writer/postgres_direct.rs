@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lock_domain::{
-    Claim, Grant, Holding, LeaseOp, LeaseOutcome, LeaseTerms, ListQuery, Lock, Place,
+    Applied, Claim, Grant, Holding, LeaseOp, LeaseOutcome, LeaseTerms, ListQuery, Lock, Place,
     RepositoryError, ResourceName, SemaphorePage, Tenant,
 };
 
@@ -71,6 +71,42 @@ impl PostgresDirect {
                 },
             )
             .await
+    }
+
+    /// `first`, then `then` (each an acquire or a release of a lock: [`together`]), in one
+    /// transaction with one commit: each decided as [`Writer::apply`] decides it, `then` seeing
+    /// what `first` did. When either fails, the other is made alone ([`in_one_transaction`]).
+    /// A grant of `then` whose caller has gone by the time it would be answered is undone.
+    pub(crate) async fn apply_together(
+        &self,
+        tenant: Tenant,
+        first: LeaseOp,
+        then: LeaseOp,
+    ) -> (Applied, Applied) {
+        let undo_tenant = tenant.clone();
+        let events = Arc::clone(self.pooled.events());
+        let both = self
+            .pooled
+            .run_undoable(
+                move |conn, _| Ok(in_one_transaction(conn.postgres()?, &tenant, first, then)),
+                // A grant that committed after its caller heard 503 or went away.
+                move |conn, (_, then): (Applied, Applied)| {
+                    let (Ok(answer), Ok(c)) = (then, conn.postgres()) else {
+                        return;
+                    };
+                    undo_unheard(&*events, &undo_tenant, &answer, |undo| {
+                        Ok(holders_postgres(c, &undo_tenant, undo)?)
+                    });
+                },
+            )
+            .await;
+        match both {
+            Ok(both) => both,
+            Err(error) => {
+                let again = RepositoryError::unavailable(error.to_string());
+                (Err(error), Err(again))
+            }
+        }
     }
 
     /// A session operation in a transaction of its own.
@@ -161,11 +197,22 @@ where
     S: std::future::Future<Output = Result<AcquireRow, RepositoryError>>,
     H: std::future::Future<Output = Result<LeaseOutcome, RepositoryError>>,
 {
-    match statement.await? {
-        AcquireRow::Granted(row) => Ok(LeaseOutcome::Granted(Grant::of_lock(Lock::try_from(row)?))),
-        AcquireRow::Refused(Some(refusal)) => Ok(LeaseOutcome::Refused(refusal)),
-        AcquireRow::Refused(None) => holders().await,
+    match acquired(statement.await?)? {
+        Some(answered) => Ok(answered),
+        None => holders().await,
     }
+}
+
+/// An exclusive acquire's outcome from the lock statement's row; `None` when it refused without
+/// saying why (then the lock's holders decide).
+fn acquired(row: AcquireRow) -> Result<Option<LeaseOutcome>, RepositoryError> {
+    Ok(match row {
+        AcquireRow::Granted(row) => {
+            Some(LeaseOutcome::Granted(Grant::of_lock(Lock::try_from(row)?)))
+        }
+        AcquireRow::Refused(Some(refusal)) => Some(LeaseOutcome::Refused(refusal)),
+        AcquireRow::Refused(None) => None,
+    })
 }
 
 /// A lock's release or renew by the lock statement (`statement`), and when it finds another
@@ -204,6 +251,24 @@ pub(crate) fn renewed(row: RenewRow) -> Result<LeaseOutcome, RepositoryError> {
 
 #[async_trait]
 impl Writer for PostgresDirect {
+    /// A lock's release and the next grant in one transaction ([`Self::apply_together`]).
+    fn applies_together(&self) -> bool {
+        true
+    }
+
+    async fn apply_then(
+        &self,
+        tenant: Tenant,
+        first: LeaseOp,
+        then: LeaseOp,
+    ) -> (Applied, Applied) {
+        if together(&first, &then) {
+            self.apply_together(tenant, first, then).await
+        } else {
+            super::in_turn(self, tenant, first, then).await
+        }
+    }
+
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
         if op.session().is_some() {
             // Never by a lock statement: a session's hold is written by the holders' path.
@@ -451,6 +516,119 @@ impl Writer for PostgresDirect {
                     .map_err(from_query)
             })
             .await
+    }
+}
+
+/// Whether `first` then `then` can be made in one transaction by
+/// [`PostgresDirect::apply_together`]: each is an acquire or a release of a lock (a lock's
+/// release and the grant to the next in line).
+pub(crate) fn together(first: &LeaseOp, then: &LeaseOp) -> bool {
+    [first, then].iter().all(|op| {
+        matches!(
+            op,
+            LeaseOp::Acquire {
+                place: Place::Lock(_),
+                ..
+            } | LeaseOp::Release {
+                place: Place::Lock(_),
+                ..
+            }
+        )
+    })
+}
+
+/// [`PostgresDirect::apply_together`]'s transaction: the outcome of each operation. When one
+/// fails, nothing of the other is kept: it is made again alone (no savepoint between the two,
+/// which would cost two more round trips on every hand-over). A failed commit fails both.
+fn in_one_transaction(
+    conn: &mut diesel::pg::PgConnection,
+    tenant: &Tenant,
+    first: LeaseOp,
+    then: LeaseOp,
+) -> (Applied, Applied) {
+    use diesel::Connection;
+    let both = conn.transaction(|c| -> Result<_, Failed> {
+        let made = decide_in_transaction(c, tenant, first.clone()).map_err(Failed::First)?;
+        let then = decide_in_transaction(c, tenant, then.clone()).map_err(Failed::Then)?;
+        Ok((made, then))
+    });
+    let alone = |conn: &mut diesel::pg::PgConnection, op: LeaseOp| {
+        conn.transaction(|c| -> Result<LeaseOutcome, PermitError> {
+            Ok(decide_in_transaction(c, tenant, op)?)
+        })
+        .map_err(RepositoryError::from)
+    };
+    match both {
+        Ok((first, then)) => (Ok(first), Ok(then)),
+        Err(Failed::First(error)) => (Err(error), alone(conn, then)),
+        Err(Failed::Then(error)) => (alone(conn, first), Err(error)),
+        Err(Failed::Transaction(error)) => {
+            let error = from_query(error);
+            let again = RepositoryError::unavailable(error.to_string());
+            (Err(error), Err(again))
+        }
+    }
+}
+
+/// Why [`in_one_transaction`]'s transaction committed nothing.
+enum Failed {
+    First(RepositoryError),
+    Then(RepositoryError),
+    /// Its `BEGIN` or `COMMIT`.
+    Transaction(diesel::result::Error),
+}
+
+impl From<diesel::result::Error> for Failed {
+    fn from(error: diesel::result::Error) -> Self {
+        Self::Transaction(error)
+    }
+}
+
+/// `op` decided as [`PostgresDirect`]'s `apply` decides it, inside the caller's transaction:
+/// an exclusive acquire or a release of a lock by the lock statement, and by the lock's holders
+/// when the statement leaves it to them; anything else, and anything under a session, by the
+/// holders.
+fn decide_in_transaction(
+    c: &mut diesel::pg::PgConnection,
+    tenant: &Tenant,
+    op: LeaseOp,
+) -> Result<LeaseOutcome, RepositoryError> {
+    if op.session().is_some() {
+        return sessions::under_session(
+            c,
+            tenant,
+            op,
+            crate::lease_statements::now_postgres,
+            |c, op| Ok(holders_in_transaction(c, tenant, op)?),
+        );
+    }
+    let decided = match &op {
+        LeaseOp::Acquire {
+            place: Place::Lock(resource),
+            claim: Claim::Exclusive,
+            terms,
+        } => acquired(
+            writes::acquire(
+                c,
+                tenant,
+                resource,
+                &terms.owner,
+                terms.ttl,
+                terms.value.clone(),
+                terms.lock_delay,
+            )
+            .map_err(from_query)?,
+        )?,
+        LeaseOp::Release {
+            place: Place::Lock(resource),
+            owner,
+        } => Some(released(writes::release(c, tenant, resource, owner)?)?)
+            .filter(|answer| !matches!(answer, LeaseOutcome::Forbidden)),
+        _ => None,
+    };
+    match decided {
+        Some(answer) => Ok(answer),
+        None => Ok(holders_in_transaction(c, tenant, op)?),
     }
 }
 

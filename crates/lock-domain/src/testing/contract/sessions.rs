@@ -9,9 +9,9 @@ use super::fixtures::{name, owner, status, tenant, ttl, PAST_SHORT};
 use super::history::{one, query};
 use super::{ContractStore, Harness};
 use crate::{
-    Capacity, Claim, ForceReason, Grant, HistoryEvent, LeaseKind, LeaseOp, LeaseTerms, ListLimit,
-    LockDelay, LockMode, LockSet, Owner, Place, Refusal, ResourcePrefix, Session, SessionHold,
-    SessionId, SessionOp, SessionQuery, Tenant, Weight,
+    Capacity, Claim, ForceReason, Grant, HistoryEvent, LeaseKind, LeaseOp, LeaseOutcome,
+    LeaseTerms, ListLimit, LockDelay, LockMode, LockSet, Owner, Place, Refusal, ResourcePrefix,
+    Session, SessionHold, SessionId, SessionOp, SessionQuery, Tenant, Weight,
 };
 
 fn new_id(seed: u8) -> SessionId {
@@ -973,4 +973,85 @@ pub async fn releases_under_a_session_see_what_another_store_did_to_it(h: &dyn H
     assert!(shorter.expires_at < shortened.expires_at);
     h.advance(PAST_SHORT).await;
     released_after_the_end("cut-b", shortened.id.clone()).await;
+}
+
+/// `apply_then` under sessions, as a lock's queue hands a release to its next in line: a
+/// session's hold released and the lock granted under another session, or to a plain owner,
+/// each answered as `apply` would answer it alone, the grant a hold of its session; an acquire
+/// under an ended session grants nothing, whatever the release before it did.
+pub async fn a_release_then_an_acquire_under_sessions_answer_as_one_after_the_other(
+    h: &dyn Harness,
+) {
+    let store = h.open().await;
+    let store = &*store;
+    let first = open(store, tenant(), 41, Some("first"), 30, 0).await;
+    let next = open(store, tenant(), 42, Some("next"), 30, 0).await;
+    let held = granted(store, acquire("s-hand", Claim::Exclusive, &first.id)).await;
+    let release = |owner: Owner| LeaseOp::Release {
+        place: Place::Lock(name("s-hand")),
+        owner,
+    };
+    let (released, handed) = store
+        .apply_then(
+            tenant(),
+            release(Owner::of_session(&first.id)),
+            acquire("s-hand", Claim::Exclusive, &next.id),
+        )
+        .await;
+    assert!(
+        matches!(&released, Ok(LeaseOutcome::Released(ended)) if ended.fencing_token == held.lease.fencing_token),
+        "{released:?}"
+    );
+    let Ok(LeaseOutcome::Granted(grant)) = handed else {
+        panic!("the next session is granted: {handed:?}")
+    };
+    assert_eq!(grant.lease.owner, next.holder());
+    assert_eq!(grant.lease.expires_at, next.expires_at, "its session's end");
+    assert!(grant.lease.fencing_token > held.lease.fencing_token);
+    let (_, holds) = look(store, &next.id).await.expect("the session lives");
+    assert!(
+        holds
+            .iter()
+            .any(|hold| hold.grant.lease.fencing_token == grant.lease.fencing_token),
+        "{holds:?}"
+    );
+    let (_, holds) = look(store, &first.id).await.expect("the session lives");
+    assert!(holds.is_empty(), "{holds:?}");
+
+    // From a session to a plain owner.
+    let plain = LeaseOp::Acquire {
+        place: Place::Lock(name("s-hand")),
+        claim: Claim::Exclusive,
+        terms: LeaseTerms::new(owner("plain"), ttl(30), None),
+    };
+    let (released, granted_plain) = store
+        .apply_then(tenant(), release(Owner::of_session(&next.id)), plain)
+        .await;
+    assert!(
+        matches!(released, Ok(LeaseOutcome::Released(_))),
+        "{released:?}"
+    );
+    assert!(
+        matches!(&granted_plain, Ok(LeaseOutcome::Granted(g)) if g.lease.owner == owner("plain")),
+        "{granted_plain:?}"
+    );
+
+    // Under a session that has ended: the release takes effect, the acquire grants nothing.
+    assert!(end(store, &first.id, None).await.is_some());
+    let (released, refused) = store
+        .apply_then(
+            tenant(),
+            release(owner("plain")),
+            acquire("s-hand", Claim::Exclusive, &first.id),
+        )
+        .await;
+    assert!(
+        matches!(released, Ok(LeaseOutcome::Released(_))),
+        "{released:?}"
+    );
+    assert_eq!(
+        refused.expect("the acquire answers"),
+        LeaseOutcome::Refused(Refusal::SessionNotFound)
+    );
+    assert_eq!(status(store, "s-hand").await, None);
 }

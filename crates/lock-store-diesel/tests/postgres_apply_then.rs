@@ -1,0 +1,136 @@
+//! PostgreSQL: `apply_then` makes a lock's release and the grant to the next in line in one
+//! transaction (one commit), with batching and without; each keeps its own outcome.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use diesel::connection::SimpleConnection;
+use diesel::{Connection, PgConnection};
+use lock_domain::testing::calls::LeaseCalls;
+use lock_domain::{
+    AcquireOutcome, Claim, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, LockDelay, Place,
+    SystemClock,
+};
+use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
+use lock_store_diesel::testing::{open_store, TestDatabase};
+use lock_store_diesel::StoreConfig;
+
+fn acquire_by(who: &str) -> LeaseOp {
+    LeaseOp::Acquire {
+        place: Place::Lock(name("r")),
+        claim: Claim::Exclusive,
+        terms: LeaseTerms {
+            owner: owner(who),
+            ttl: ttl(3600),
+            value: None,
+            lock_delay: LockDelay::NONE,
+        },
+    }
+}
+
+fn release_by(who: &str) -> LeaseOp {
+    LeaseOp::Release {
+        place: Place::Lock(name("r")),
+        owner: owner(who),
+    }
+}
+
+async fn a_release_then_the_next_grant_commit_together(batch_connections: u32) {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    let mut config = StoreConfig::new(db.url().clone());
+    config.postgres_batch_connections = batch_connections;
+    let repo = open_store(config, Arc::new(SystemClock)).await;
+    assert!(repo.applies_together());
+    let mut conn = PgConnection::establish(&db.url_string()).unwrap();
+    let first = repo
+        .acquire(tenant(), name("r"), owner("a"), ttl(3600), None)
+        .await
+        .unwrap();
+    let AcquireOutcome::Granted(first) = first else {
+        panic!("{first:?}")
+    };
+
+    let (released, granted) = repo
+        .apply_then(tenant(), release_by("a"), acquire_by("b"))
+        .await;
+    assert!(
+        matches!(&released, Ok(LeaseOutcome::Released(ended)) if ended.fencing_token == first.fencing_token),
+        "{released:?}"
+    );
+    let Ok(LeaseOutcome::Granted(grant)) = granted else {
+        panic!("the next in line is granted: {granted:?}")
+    };
+    assert!(grant.lease.fencing_token > first.fencing_token);
+    let held = repo.status(tenant(), name("r")).await.unwrap().unwrap();
+    assert_eq!(held.owner, owner("b"));
+
+    // Each keeps its own outcome: a refused release does not stop the grant after it, which
+    // is decided as if alone (a re-grant of b's lease here).
+    let (refused, regranted) = repo
+        .apply_then(tenant(), release_by("a"), acquire_by("b"))
+        .await;
+    assert!(
+        matches!(refused, Ok(LeaseOutcome::Forbidden)),
+        "{refused:?}"
+    );
+    assert!(
+        matches!(&regranted, Ok(LeaseOutcome::Granted(g)) if g.lease.fencing_token == grant.lease.fencing_token),
+        "{regranted:?}"
+    );
+
+    // While the second waits (for another transaction's lock on its row), the first has not
+    // taken effect: both commit at once.
+    repo.acquire(tenant(), name("q"), owner("x"), ttl(3600), None)
+        .await
+        .unwrap();
+    conn.batch_execute("BEGIN; SELECT 1 FROM distributed_locks WHERE resource = 'q' FOR UPDATE")
+        .unwrap();
+    let pair = {
+        let repo = Arc::clone(&repo);
+        let acquire_q = LeaseOp::Acquire {
+            place: Place::Lock(name("q")),
+            claim: Claim::Exclusive,
+            terms: LeaseTerms::new(owner("b"), ttl(3600), None),
+        };
+        tokio::spawn(async move { repo.apply_then(tenant(), release_by("b"), acquire_q).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let meanwhile = repo.status(tenant(), name("r")).await.unwrap();
+    conn.batch_execute("COMMIT").unwrap();
+    assert_eq!(
+        meanwhile.map(|row| row.owner),
+        Some(owner("b")),
+        "the release is not seen before the acquire after it commits"
+    );
+    let (released, refused) = pair.await.unwrap();
+    assert!(
+        matches!(released, Ok(LeaseOutcome::Released(_))),
+        "{released:?}"
+    );
+    assert!(
+        matches!(refused, Ok(LeaseOutcome::Refused(_))),
+        "held by x: {refused:?}"
+    );
+    assert_eq!(repo.status(tenant(), name("r")).await.unwrap(), None);
+
+    // Anything but a lock's releases and acquires goes one after the other.
+    let look = LeaseOp::Look(Place::Lock(name("r")));
+    let (looked, released) = repo.apply_then(tenant(), look, release_by("b")).await;
+    assert!(matches!(looked, Ok(LeaseOutcome::Looked(_))), "{looked:?}");
+    assert!(
+        matches!(released, Ok(LeaseOutcome::NotFound)),
+        "{released:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_release_then_the_next_grant_commit_together_in_batches() {
+    a_release_then_the_next_grant_commit_together(2).await;
+}
+
+#[tokio::test]
+async fn a_release_then_the_next_grant_commit_together_without_batches() {
+    a_release_then_the_next_grant_commit_together(0).await;
+}
