@@ -221,30 +221,59 @@ fn read_libpq_parameters(
             .map_err(|_| format!("keepalives_count must be a whole number, not {count:?}"))?;
         config.keepalives_retries(count);
     }
-    if let Some(attrs) = given("target_session_attrs") {
-        config.target_session_attrs(match attrs.as_str() {
-            "any" => TargetSessionAttrs::Any,
-            "read-write" => TargetSessionAttrs::ReadWrite,
-            "read-only" => TargetSessionAttrs::ReadOnly,
-            other => return Err(format!("target_session_attrs={other} {not_supported}")),
-        });
+    // libpq's `primary`, `standby` and `prefer-standby` have no equivalent here.
+    let attrs = [
+        ("any", TargetSessionAttrs::Any),
+        ("read-write", TargetSessionAttrs::ReadWrite),
+        ("read-only", TargetSessionAttrs::ReadOnly),
+    ];
+    if let Some(attrs) = one_of(
+        "target_session_attrs",
+        given("target_session_attrs"),
+        &attrs,
+    )? {
+        config.target_session_attrs(attrs);
     }
-    if let Some(binding) = given("channel_binding") {
-        config.channel_binding(match binding.as_str() {
-            "disable" => ChannelBinding::Disable,
-            "prefer" => ChannelBinding::Prefer,
-            "require" => ChannelBinding::Require,
-            other => return Err(format!("unknown channel_binding {other:?}")),
-        });
+    let bindings = [
+        ("disable", ChannelBinding::Disable),
+        ("prefer", ChannelBinding::Prefer),
+        ("require", ChannelBinding::Require),
+    ];
+    if let Some(binding) = one_of("channel_binding", given("channel_binding"), &bindings)? {
+        config.channel_binding(binding);
     }
-    if let Some(balance) = given("load_balance_hosts") {
-        config.load_balance_hosts(match balance.as_str() {
-            "disable" => LoadBalanceHosts::Disable,
-            "random" => LoadBalanceHosts::Random,
-            other => return Err(format!("unknown load_balance_hosts {other:?}")),
-        });
+    let balances = [
+        ("disable", LoadBalanceHosts::Disable),
+        ("random", LoadBalanceHosts::Random),
+    ];
+    if let Some(balance) = one_of("load_balance_hosts", given("load_balance_hosts"), &balances)? {
+        config.load_balance_hosts(balance);
     }
     Ok(given("passfile").map(PathBuf::from))
+}
+
+/// The setting that `value` of parameter `key` names among `choices`, if given.
+///
+/// # Errors
+/// A value that names none of them.
+fn one_of<T: Copy>(
+    key: &str,
+    value: Option<String>,
+    choices: &[(&str, T)],
+) -> Result<Option<T>, String> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    choices
+        .iter()
+        .find(|(name, _)| *name == value)
+        .map(|(_, choice)| Some(*choice))
+        .ok_or_else(|| {
+            format!(
+                "{key}={value} is not supported by the connections that carry hints of released \
+                 locks"
+            )
+        })
 }
 
 /// Fills in what libpq would take from elsewhere for what the URL leaves out, and tokio-postgres

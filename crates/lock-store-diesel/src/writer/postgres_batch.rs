@@ -264,11 +264,7 @@ impl Writer for PostgresBatcher {
         first: LeaseOp,
         then: LeaseOp,
     ) -> (Applied, Applied) {
-        if postgres_direct::together(&first, &then) {
-            self.direct.apply_together(tenant, first, then).await
-        } else {
-            super::in_turn(self, tenant, first, then).await
-        }
+        postgres_direct::apply_then(self, &self.direct, tenant, first, then).await
     }
 
     /// Exclusive acquires, and the releases and renews of locks, are batched (`WRITE_BATCH`);

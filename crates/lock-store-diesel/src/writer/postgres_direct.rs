@@ -262,11 +262,7 @@ impl Writer for PostgresDirect {
         first: LeaseOp,
         then: LeaseOp,
     ) -> (Applied, Applied) {
-        if together(&first, &then) {
-            self.apply_together(tenant, first, then).await
-        } else {
-            super::in_turn(self, tenant, first, then).await
-        }
+        apply_then(self, self, tenant, first, then).await
     }
 
     async fn apply(&self, tenant: Tenant, op: LeaseOp) -> Result<LeaseOutcome, RepositoryError> {
@@ -522,7 +518,7 @@ impl Writer for PostgresDirect {
 /// Whether `first` then `then` can be made in one transaction by
 /// [`PostgresDirect::apply_together`]: each is an acquire or a release of a lock (a lock's
 /// release and the grant to the next in line).
-pub(crate) fn together(first: &LeaseOp, then: &LeaseOp) -> bool {
+fn together(first: &LeaseOp, then: &LeaseOp) -> bool {
     [first, then].iter().all(|op| {
         matches!(
             op,
@@ -535,6 +531,23 @@ pub(crate) fn together(first: &LeaseOp, then: &LeaseOp) -> bool {
             }
         )
     })
+}
+
+/// A PostgreSQL writer's `apply_then`: a lock's release and acquire by `direct` in one
+/// transaction ([`PostgresDirect::apply_together`]), anything else one after the other by
+/// `writer`.
+pub(crate) async fn apply_then<W: Writer + ?Sized>(
+    writer: &W,
+    direct: &PostgresDirect,
+    tenant: Tenant,
+    first: LeaseOp,
+    then: LeaseOp,
+) -> (Applied, Applied) {
+    if together(&first, &then) {
+        direct.apply_together(tenant, first, then).await
+    } else {
+        super::in_turn(writer, tenant, first, then).await
+    }
 }
 
 /// [`PostgresDirect::apply_together`]'s transaction: the outcome of each operation. When one
