@@ -184,19 +184,9 @@ fn read_libpq_parameters(
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Option<PathBuf>, String> {
     use tokio_postgres::config::{ChannelBinding, LoadBalanceHosts, TargetSessionAttrs};
-    let given = |key: &str| -> Option<String> {
-        taken
-            .iter()
-            .rev()
-            .find(|(taken, _)| taken == key)
-            .map(|(_, value)| value.clone())
-            .or_else(|| {
-                LIBPQ_PARAMETERS
-                    .iter()
-                    .find(|(known, _)| *known == key)
-                    .and_then(|(_, variable)| variable.and_then(&env))
-                    .filter(|value| !value.is_empty())
-            })
+    // An empty value counts as none, as libpq counts it for these.
+    let given = |key: &str| {
+        given_or_in_env(key, taken, &LIBPQ_PARAMETERS, &env).filter(|value| !value.is_empty())
     };
     let not_supported = "is not supported by the connections that carry hints of released locks";
     if given("service").is_some() {
@@ -273,6 +263,27 @@ fn one_of<T: Copy>(
                 "{key}={value} is not supported by the connections that carry hints of released \
                  locks"
             )
+        })
+}
+
+/// The value of parameter `key`: the last one `taken` out of the URL, else that of the
+/// environment variable `parameters` names for it.
+fn given_or_in_env(
+    key: &str,
+    taken: &[(String, String)],
+    parameters: &[(&str, Option<&str>)],
+    env: impl Fn(&str) -> Option<String>,
+) -> Option<String> {
+    taken
+        .iter()
+        .rev()
+        .find(|(taken, _)| taken == key)
+        .map(|(_, value)| value.clone())
+        .or_else(|| {
+            parameters
+                .iter()
+                .find(|(known, _)| *known == key)
+                .and_then(|(_, variable)| variable.and_then(&env))
         })
 }
 
@@ -527,19 +538,7 @@ impl TlsSettings {
                 ));
             }
         }
-        let given = |key: &str| -> Option<String> {
-            taken
-                .iter()
-                .rev()
-                .find(|(taken, _)| taken == key)
-                .map(|(_, value)| value.clone())
-                .or_else(|| {
-                    HONOURED
-                        .iter()
-                        .find(|(honoured, _)| *honoured == key)
-                        .and_then(|(_, variable)| variable.and_then(&env))
-                })
-        };
+        let given = |key: &str| given_or_in_env(key, taken, &HONOURED, &env);
         let gss = given("gssencmode").or_else(|| env("PGGSSENCMODE"));
         if gss.as_deref() == Some("require") {
             return Err(
