@@ -186,3 +186,69 @@ async fn hints_flow_over_tls_when_the_url_requires_it() {
     assert_eq!(plain_sessions.plain, 0, "a connection without TLS");
     assert!(plain_sessions.listening >= 1, "the listener was not found");
 }
+
+/// A lock handed from one owner to a writer in one commit (`apply_then`, as a queue hands a
+/// release to its next waiter) was never free: no hint. Handed to a reader, others may share
+/// it: a hint. A release alone: a hint.
+#[tokio::test]
+async fn a_lock_handed_to_a_writer_in_one_commit_is_not_hinted() {
+    use lock_domain::{Claim, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, Place};
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    let listener = open(&db).await;
+    let other = open(&db).await;
+    let mut hints = listener
+        .subscribe_freed()
+        .await
+        .expect("subscribe")
+        .expect("PostgreSQL gives hints");
+    let (tenant, resource, a, b) = names();
+    let ttl = Ttl::parse(30, 86_400).unwrap();
+    let release = |owner: &Owner| LeaseOp::Release {
+        place: Place::Lock(resource.clone()),
+        owner: owner.clone(),
+    };
+    let acquire = |owner: &Owner, claim: Claim| LeaseOp::Acquire {
+        place: Place::Lock(resource.clone()),
+        claim,
+        terms: LeaseTerms::new(owner.clone(), ttl, None),
+    };
+    let expected = Freed::Lock {
+        tenant: tenant.clone(),
+        resource: resource.clone(),
+    };
+
+    let granted = other
+        .acquire(tenant.clone(), resource.clone(), a.clone(), ttl, None)
+        .await
+        .unwrap();
+    assert!(matches!(granted, AcquireOutcome::Granted(_)));
+    let (released, handed) = other
+        .apply_then(tenant.clone(), release(&a), acquire(&b, Claim::Exclusive))
+        .await;
+    assert!(
+        matches!(released, Ok(LeaseOutcome::Released(_))),
+        "{released:?}"
+    );
+    assert!(matches!(handed, Ok(LeaseOutcome::Granted(_))), "{handed:?}");
+    assert_eq!(
+        next_within(&mut hints, Duration::from_millis(300)).await,
+        None,
+        "handed to a writer: never free"
+    );
+
+    let (released, reader) = other
+        .apply_then(tenant.clone(), release(&b), acquire(&a, Claim::Shared))
+        .await;
+    assert!(
+        matches!(released, Ok(LeaseOutcome::Released(_))),
+        "{released:?}"
+    );
+    assert!(matches!(reader, Ok(LeaseOutcome::Granted(_))), "{reader:?}");
+    assert_eq!(
+        next_within(&mut hints, Duration::from_secs(5)).await,
+        Some(expected.clone()),
+        "handed to a reader, whom others may join"
+    );
+}

@@ -67,14 +67,23 @@ impl LeaseStore for DieselLockRepository {
             return (first, self.apply(tenant, then).await);
         }
         let places = (first.place(), then.place());
+        let together = self.applies_together();
         let outcomes = self
             .inner
             .writer
             .apply_then(tenant.clone(), first, then)
             .await;
+        // A lock released and granted to one writer in the same commit was never free: waiters
+        // elsewhere would only find it held (readers could share it: they are told).
+        let handed_to_a_writer = together
+            && places.0 == places.1
+            && matches!(&outcomes.1, Ok(LeaseOutcome::Granted(grant))
+                if grant.mode() == Some(lock_domain::LockMode::Exclusive));
         for (place, outcome) in [(&places.0, &outcomes.0), (&places.1, &outcomes.1)] {
             if let Ok(outcome) = outcome {
-                self.hint_if_freed(&tenant, place, outcome);
+                if !(handed_to_a_writer && matches!(outcome, LeaseOutcome::Released(_))) {
+                    self.hint_if_freed(&tenant, place, outcome);
+                }
             }
         }
         outcomes
