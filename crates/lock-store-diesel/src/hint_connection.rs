@@ -200,7 +200,8 @@ fn read_libpq_parameters(
         }
     }
     if config.get_application_name().is_none() {
-        if let Some(name) = env("PGAPPNAME").or_else(|| given("fallback_application_name")) {
+        let app_name = env("PGAPPNAME").filter(|name| !name.is_empty());
+        if let Some(name) = app_name.or_else(|| given("fallback_application_name")) {
             config.application_name(name);
         }
     }

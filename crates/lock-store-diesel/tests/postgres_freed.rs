@@ -26,6 +26,25 @@ async fn open_at(url: DatabaseUrl) -> DieselLockRepository {
     .expect("open the PostgreSQL store")
 }
 
+/// Two stores on `db`: one subscribed to hints (kept open while its hints are read), the other
+/// to write with.
+async fn listening(
+    db: &TestDatabase,
+) -> (
+    DieselLockRepository,
+    DieselLockRepository,
+    Box<dyn FreedLocks>,
+) {
+    let listener = open(db).await;
+    let other = open(db).await;
+    let hints = listener
+        .subscribe_freed()
+        .await
+        .expect("subscribe")
+        .expect("PostgreSQL gives hints");
+    (listener, other, hints)
+}
+
 fn names() -> (Tenant, ResourceName, Owner, Owner) {
     (
         Tenant::default_tenant(),
@@ -47,13 +66,7 @@ async fn a_release_in_another_process_is_heard_and_grants_are_not() {
     let Some(db) = TestDatabase::postgres() else {
         return;
     };
-    let listener = open(&db).await;
-    let other = open(&db).await;
-    let mut hints = listener
-        .subscribe_freed()
-        .await
-        .expect("subscribe")
-        .expect("PostgreSQL gives hints");
+    let (_listener, other, mut hints) = listening(&db).await;
     let (tenant, resource, a, b) = names();
     let ttl = Ttl::parse(30, 86_400).unwrap();
 
@@ -189,20 +202,14 @@ async fn hints_flow_over_tls_when_the_url_requires_it() {
 
 /// A lock handed from one owner to a writer in one commit (`apply_then`, as a queue hands a
 /// release to its next waiter) was never free: no hint. Handed to a reader, others may share
-/// it: a hint. A release alone: a hint.
+/// it: a hint.
 #[tokio::test]
 async fn a_lock_handed_to_a_writer_in_one_commit_is_not_hinted() {
     use lock_domain::{Claim, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, Place};
     let Some(db) = TestDatabase::postgres() else {
         return;
     };
-    let listener = open(&db).await;
-    let other = open(&db).await;
-    let mut hints = listener
-        .subscribe_freed()
-        .await
-        .expect("subscribe")
-        .expect("PostgreSQL gives hints");
+    let (_listener, other, mut hints) = listening(&db).await;
     let (tenant, resource, a, b) = names();
     let ttl = Ttl::parse(30, 86_400).unwrap();
     let release = |owner: &Owner| LeaseOp::Release {

@@ -102,10 +102,7 @@ impl PostgresDirect {
             .await;
         match both {
             Ok(both) => both,
-            Err(error) => {
-                let again = RepositoryError::unavailable(error.to_string());
-                (Err(error), Err(again))
-            }
+            Err(error) => both_failed(error),
         }
     }
 
@@ -575,12 +572,25 @@ fn in_one_transaction(
         Ok((first, then)) => (Ok(first), Ok(then)),
         Err(Failed::First(error)) => (Err(error), alone(conn, then)),
         Err(Failed::Then(error)) => (alone(conn, first), Err(error)),
-        Err(Failed::Transaction(error)) => {
-            let error = from_query(error);
-            let again = RepositoryError::unavailable(error.to_string());
-            (Err(error), Err(again))
-        }
+        Err(Failed::Transaction(error)) => both_failed(from_query(error)),
     }
+}
+
+/// `error` as the answer of both operations of a pair, each of the same kind (`RepositoryError`
+/// is not `Clone`: the second carries the first's message chain).
+fn both_failed(error: RepositoryError) -> (Applied, Applied) {
+    let mut chain = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        chain = format!("{chain}: {cause}");
+        source = cause.source();
+    }
+    let again = match &error {
+        RepositoryError::Unavailable(_) => RepositoryError::unavailable(chain),
+        RepositoryError::StorageFull(_) => RepositoryError::storage_full(chain),
+        RepositoryError::Internal(_) => RepositoryError::internal(chain),
+    };
+    (Err(error), Err(again))
 }
 
 /// Why [`in_one_transaction`]'s transaction committed nothing.
