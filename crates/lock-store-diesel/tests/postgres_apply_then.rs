@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use diesel::connection::SimpleConnection;
-use diesel::{Connection, PgConnection};
+use diesel::{Connection, PgConnection, RunQueryDsl};
 use lock_domain::testing::calls::LeaseCalls;
 use lock_domain::{
     AcquireOutcome, Claim, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, LockDelay, Place,
@@ -32,6 +32,33 @@ fn release_by(who: &str) -> LeaseOp {
     LeaseOp::Release {
         place: Place::Lock(name("r")),
         owner: owner(who),
+    }
+}
+
+/// Returns once a connection to the database of `url` waits for a lock (within 30 s).
+async fn waits_for_a_lock(url: &str) {
+    #[derive(diesel::QueryableByName)]
+    struct Waiting {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        waiting: i64,
+    }
+    let mut watcher = PgConnection::establish(url).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let Waiting { waiting } = diesel::sql_query(
+            "SELECT count(*) AS waiting FROM pg_stat_activity \
+             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .get_result(&mut watcher)
+        .unwrap();
+        if waiting > 0 {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the pair never waited for the row lock"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -96,7 +123,8 @@ async fn a_release_then_the_next_grant_commit_together(batch_connections: u32) {
         };
         tokio::spawn(async move { repo.apply_then(tenant(), release_by("b"), acquire_q).await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Once the pair waits for the row lock (its release made, uncommitted), not before.
+    waits_for_a_lock(&db.url_string()).await;
     let meanwhile = repo.status(tenant(), name("r")).await.unwrap();
     conn.batch_execute("COMMIT").unwrap();
     assert_eq!(

@@ -231,6 +231,12 @@ async fn a_lock_handed_to_a_writer_in_one_commit_is_not_hinted() {
         .await
         .unwrap();
     assert!(matches!(granted, AcquireOutcome::Granted(_)));
+    let elsewhere = ResourceName::parse("orders:8").unwrap();
+    let granted = other
+        .acquire(tenant.clone(), elsewhere.clone(), a.clone(), ttl, None)
+        .await
+        .unwrap();
+    assert!(matches!(granted, AcquireOutcome::Granted(_)));
     let (released, handed) = other
         .apply_then(tenant.clone(), release(&a), acquire(&b, Claim::Exclusive))
         .await;
@@ -239,10 +245,19 @@ async fn a_lock_handed_to_a_writer_in_one_commit_is_not_hinted() {
         "{released:?}"
     );
     assert!(matches!(handed, Ok(LeaseOutcome::Granted(_))), "{handed:?}");
+    // Then a release alone, of another lock: hints arrive in the order their writes
+    // committed, so the first one heard would be the hand-over's, had it sent one.
+    other
+        .release(tenant.clone(), elsewhere.clone(), a.clone())
+        .await
+        .unwrap();
     assert_eq!(
-        next_within(&mut hints, Duration::from_millis(300)).await,
-        None,
-        "handed to a writer: never free"
+        next_within(&mut hints, Duration::from_secs(5)).await,
+        Some(Freed::Lock {
+            tenant: tenant.clone(),
+            resource: elsewhere,
+        }),
+        "handed to a writer: never free, so the next hint is the other lock's"
     );
 
     let (released, reader) = other
