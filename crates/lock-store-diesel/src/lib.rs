@@ -47,13 +47,14 @@ pub mod testing;
 /// prefix, prefix upper bound, cursor (`''` for none), then `now_ms, limit` on SQLite or `limit`
 /// on PostgreSQL), SQLite's check for ended rows in a page's range (binds: tenant, prefix, last
 /// name, cursor, `now_ms`), PostgreSQL's `WRITE_BATCH`, which every acquire, release and renew
-/// goes through, batched or alone, PostgreSQL's live-lock count, and the settings of every
+/// goes through, batched or alone (as it or one of its smaller variants, `WRITE_BATCHES`), PostgreSQL's live-lock count, and the settings of every
 /// PostgreSQL session of lockd.
 pub mod statements {
     pub use crate::connection::POSTGRES_SESSION;
     pub use crate::postgres::reads::COUNT_LIVE as POSTGRES_COUNT_LIVE;
     pub use crate::postgres::reads::LIST_BOUNDED as POSTGRES_LIST;
     pub use crate::postgres::writes::WRITE_BATCH as POSTGRES_WRITE_BATCH;
+    pub use crate::postgres::writes::WRITE_BATCHES as POSTGRES_WRITE_BATCHES;
     pub use crate::sqlite::{ENDED_IN_RANGE as SQLITE_LIST_ENDED, LIST_BOUNDED as SQLITE_LIST};
 }
 

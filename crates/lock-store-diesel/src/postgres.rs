@@ -13,8 +13,9 @@
 //! longer than `statement_timeout`, so no statement can still hold a token drawn before the last
 //! grant of a row it is about to recreate.
 //!
-//! Every acquire, release and renew runs as [`writes::WRITE_BATCH`]: the three writes over
-//! arrays, for many requests at once (see `writer::postgres_batch`) or for one. The rule of each
+//! Every acquire, release and renew runs as [`writes::WRITE_BATCH`] (or one of its smaller
+//! variants, [`writes::WRITE_BATCHES`]): the three writes over arrays, for many requests at once
+//! (see `writer::postgres_batch`) or for one. The rule of each
 //! (who may acquire, release or renew) is written once, in the fragments the statements share.
 //! The reads ([`reads`]) never answer from a row that a write still in flight may make live
 //! again.
@@ -93,12 +94,12 @@ macro_rules! end_lease {
 /// that later "now". `k` keeps each locked row's lease as it was, for the batch's history
 /// records ([`batch_records`]).
 macro_rules! lock_then_clock {
-    ($keys:literal) => {
+    ($keys:expr) => {
         lock_then_clock!("", $keys)
     };
     // `$before`: common table expressions (each followed by a comma) that run before `k`, for
     // `k` names them in `$keys` (the sessions of `writes::WRITE_BATCH`).
-    ($before:literal, $keys:literal) => {
+    ($before:expr, $keys:expr) => {
         concat!(
             "WITH ",
             $before,
@@ -113,6 +114,20 @@ n AS MATERIALIZED (SELECT ",
             " AS ms FROM (SELECT count(*) FROM k) AS locked)
 "
         )
+    };
+}
+
+/// `$text` in the variants of [`writes::WRITE_BATCH`] that have the part (`yes`); `$otherwise`, or
+/// nothing, in those that leave it out (`no`).
+macro_rules! part {
+    (yes, $text:expr $(, $otherwise:expr)?) => {
+        $text
+    };
+    (no, $text:expr) => {
+        ""
+    };
+    (no, $text:expr, $otherwise:expr) => {
+        $otherwise
     };
 }
 

@@ -2,7 +2,7 @@
 //! batch statement must look rows up by primary key even when its plan was made on an empty
 //! table, or it would scan the whole table on every batch once the table has grown (173 ms per
 //! request at 1M rows, measured). This EXPLAINs the generic plan made on an empty table, with and
-//! without lockd's session settings; and a statement that can only scan (the live-lock count),
+//! without lockd's session settings, of the batch statement and of each of its variants; and a statement that can only scan (the live-lock count),
 //! which must not be compiled by JIT for the penalty the disabled scan adds to its cost.
 
 use diesel::connection::SimpleConnection;
@@ -10,7 +10,9 @@ use diesel::pg::PgConnection;
 use diesel::sql_types::Text;
 use diesel::{Connection, QueryableByName, RunQueryDsl};
 use lock_domain::testing::ManualClock;
-use lock_store_diesel::statements::{POSTGRES_COUNT_LIVE, POSTGRES_SESSION, POSTGRES_WRITE_BATCH};
+use lock_store_diesel::statements::{
+    POSTGRES_COUNT_LIVE, POSTGRES_SESSION, POSTGRES_WRITE_BATCH, POSTGRES_WRITE_BATCHES,
+};
 use lock_store_diesel::testing::TestDatabase;
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
 
@@ -21,14 +23,15 @@ struct PlanRow {
     line: String,
 }
 
-/// The generic plan of the batch statement on this (empty) database, after `settings`.
-fn generic_plan(url: &str, settings: &str) -> String {
+/// The generic plan of `batch` (the batch statement or a variant) on this (empty) database,
+/// after `settings`.
+fn generic_plan(url: &str, settings: &str, batch: &str) -> String {
     let mut conn = PgConnection::establish(url).expect("connect");
     conn.batch_execute(&format!(
         "{settings}; SET plan_cache_mode = force_generic_plan; \
          PREPARE batch (text[], text[], text[], bigint[], text[], text[], text[], text[], \
          text[], text[], bigint[], text[], text[], bigint[], bigint, text[], text[], text[], \
-         text[], text[]) AS {POSTGRES_WRITE_BATCH}"
+         text[], text[]) AS {batch}"
     ))
     .expect("prepare the batch statement");
     let arrays = "'{t}', '{r}', '{o}', '{1000}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', \
@@ -80,20 +83,23 @@ async fn the_batch_statement_uses_the_primary_key_even_when_planned_on_an_empty_
         unreachable!("a PostgreSQL database")
     };
 
-    let plain = generic_plan(url, "SELECT 1");
+    let plain = generic_plan(url, "SELECT 1", POSTGRES_WRITE_BATCH);
     assert!(
         plain.contains("Seq Scan on distributed_locks"),
         "the planner's own choice on an empty table is a scan (else this test proves nothing):\n{plain}"
     );
-    let lockd = generic_plan(url, POSTGRES_SESSION);
-    assert!(
-        !lockd.contains("Seq Scan on distributed_locks"),
-        "with lockd's settings:\n{lockd}"
-    );
-    assert!(
-        lockd.contains("Index Scan using distributed_locks_pkey"),
-        "with lockd's settings:\n{lockd}"
-    );
+    assert_eq!(POSTGRES_WRITE_BATCHES[0], POSTGRES_WRITE_BATCH);
+    for batch in POSTGRES_WRITE_BATCHES {
+        let lockd = generic_plan(url, POSTGRES_SESSION, batch);
+        assert!(
+            !lockd.contains("Seq Scan"),
+            "with lockd's settings:\n{lockd}"
+        );
+        assert!(
+            lockd.contains("Index Scan using distributed_locks_pkey"),
+            "with lockd's settings:\n{lockd}"
+        );
+    }
 
     // The live count has no index to use: it still scans, and is not JIT-compiled for the
     // disabled scan's penalty.

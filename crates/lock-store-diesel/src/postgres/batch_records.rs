@@ -16,9 +16,13 @@
 /// lease had been is known only to the triggers. Nothing either when this process records no
 /// history (`lockd.history`). The condition is a `CASE`, so that the mark is set only when the
 /// records are written (PostgreSQL may evaluate the parts of an `AND` in any order).
+///
+/// `$renews` (`yes` or `no`, as `writes::write_batch!` takes it) says whether the statement has
+/// a `renewed` part to record.
 macro_rules! batch_records {
-    () => {
-        "recorded AS (
+    ($renews:tt) => {
+        concat!(
+            "recorded AS (
     INSERT INTO history_batches (first_id, last_id, at_ms, tenants, kinds, names, owners, tokens,
                                  events, reasons, shared)
     SELECT b.first_id, b.first_id + b.total - 1, n.ms, b.tenants, b.kinds, b.names, b.owners,
@@ -59,12 +63,17 @@ macro_rules! batch_records {
                             ELSE lockd_ending() END,
                        1
                 FROM released AS r JOIN k AS o USING (tenant, resource)
-                WHERE ascii(r.owner) <> 1 AND o.acquired_at_ms <> o.expires_at_ms
+                WHERE ascii(r.owner) <> 1 AND o.acquired_at_ms <> o.expires_at_ms",
+            part!(
+                $renews,
+                "
                 UNION ALL
                 SELECT w.tenant, w.resource, w.owner, w.fencing_token, 'renewed', 1
                 FROM renewed AS w JOIN k AS o USING (tenant, resource)
                 WHERE ascii(w.owner) <> 1 AND o.acquired_at_ms <> o.expires_at_ms
-                  AND w.expires_at_ms <> o.expires_at_ms
+                  AND w.expires_at_ms <> o.expires_at_ms"
+            ),
+            "
                 ORDER BY side, tenant, resource
             ) AS c
         ) AS a
@@ -79,5 +88,6 @@ macro_rules! batch_records {
               IS NOT NULL
         OFFSET 0
     ) AS b)"
+        )
     };
 }

@@ -37,6 +37,149 @@ WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.fencing_token = $
   AND NOT l.regranted"
 );
 
+/// The text of [`WRITE_BATCH`] (`yes, yes, yes`), or of one of its variants without the parts
+/// for renews (`$renews`: `no`), for operations under a session (`$sessions`: `no`, and then
+/// `$noting`: `no`), or for noting new holds under a session (`$noting`: `no`). A variant is the
+/// full statement given what it leaves out empty: each part it drops writes and returns nothing
+/// then (with no session, `s` is empty and every operation is under none; with no hold to note,
+/// `noted` inserts nothing).
+macro_rules! write_batch {
+    ($renews:tt, $sessions:tt, $noting:tt) => {
+        concat!(
+            lock_then_clock!(
+                part!(
+                    $sessions,
+                    "s AS MATERIALIZED (
+    SELECT s.tenant, s.id, s.expires_at_ms
+    FROM sessions AS s
+    JOIN (SELECT * FROM unnest($16::text[], $17::text[])
+          UNION SELECT * FROM unnest($19::text[], $20::text[])) AS q(tenant, id)
+      ON s.tenant = q.tenant AND s.id = q.id
+    ORDER BY s.tenant COLLATE \"C\", s.id COLLATE \"C\" FOR SHARE OF s),
+"
+                ),
+                concat!(
+                    "JOIN (SELECT * FROM unnest($1::text[], $2::text[])
+          UNION ALL SELECT * FROM unnest($5::text[], $6::text[])",
+                    part!(
+                        $renews,
+                        "
+          UNION ALL SELECT * FROM unnest($8::text[], $9::text[])"
+                    ),
+                    ") AS key(tenant, resource)
+      ON d.tenant = key.tenant AND d.resource = key.resource",
+                    part!(
+                        $sessions,
+                        "
+    WHERE (SELECT count(*) FROM s) >= 0"
+                    )
+                )
+            ),
+            ",
+acquired AS (
+    INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value, lock_delay_ms)
+    SELECT a.tenant, a.resource, a.owner, n.ms, ",
+            part!(
+                $sessions,
+                "CASE WHEN a.session IS NULL THEN n.ms + a.ttl_ms ELSE $15::bigint END",
+                "n.ms + a.ttl_ms"
+            ),
+            ",
+           nextval('fencing_tokens'), a.value, a.delay_ms
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $12::text[], $14::bigint[]",
+            part!($sessions, ", $16::text[], $17::text[]"),
+            ")
+           AS a(tenant, resource, owner, ttl_ms, value, delay_ms",
+            part!($sessions, ", sessions_tenant, session"),
+            "), n",
+            part!(
+                $sessions,
+                "
+    WHERE a.session IS NULL
+       OR EXISTS (SELECT 1 FROM s WHERE s.tenant = a.sessions_tenant AND s.id = a.session AND s.expires_at_ms > n.ms)"
+            ),
+            "
+    ORDER BY a.tenant COLLATE \"C\", a.resource COLLATE \"C\"
+    ",
+            acquire_on_conflict!(),
+            "
+    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value,
+              l.xmax <> '0'::xid AS updated),",
+            part!(
+                $noting,
+                "
+noted AS (
+    INSERT INTO session_holds (tenant, session_id, kind, name)
+    SELECT h.sessions_tenant, h.session, h.kind, h.resource
+    FROM unnest($1::text[], $2::text[], $16::text[], $17::text[], $18::text[])
+           AS h(tenant, resource, sessions_tenant, session, kind)
+    JOIN acquired AS g ON g.tenant = h.tenant AND g.resource = h.resource
+    WHERE h.session IS NOT NULL AND h.kind IS NOT NULL
+    ORDER BY h.sessions_tenant COLLATE \"C\", h.session COLLATE \"C\", h.kind, h.resource COLLATE \"C\"
+    ON CONFLICT (tenant, session_id, kind, name) DO NOTHING),"
+            ),
+            "
+released AS (
+    UPDATE distributed_locks AS l ",
+            end_lease!(),
+            "
+    FROM unnest($5::text[], $6::text[], $7::text[]",
+            part!($sessions, ", $19::text[], $20::text[]"),
+            ")
+           AS r(tenant, resource, owner",
+            part!($sessions, ", sessions_tenant, session"),
+            "), n, k
+    WHERE l.tenant = r.tenant AND l.resource = r.resource
+      AND k.tenant = l.tenant AND k.resource = l.resource AND ",
+            live_and_held_by!("r.owner"),
+            part!(
+                $sessions,
+                "
+      AND (r.session IS NULL
+           OR EXISTS (SELECT 1 FROM s WHERE s.tenant = r.sessions_tenant AND s.id = r.session AND s.expires_at_ms > n.ms))"
+            ),
+            "
+    RETURNING l.tenant, l.resource, l.owner, k.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value),",
+            part!(
+                $renews,
+                concat!(
+                    "
+renewed AS (
+    UPDATE distributed_locks AS l SET expires_at_ms = n.ms + r.ttl_ms, value = COALESCE(r.value, l.value)
+    FROM unnest($8::text[], $9::text[], $10::text[], $11::bigint[], $13::text[]) AS r(tenant, resource, owner, ttl_ms, value), n
+    WHERE l.tenant = r.tenant AND l.resource = r.resource AND ",
+                    live_and_held_by!("r.owner"),
+                    "
+    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value),"
+                )
+            ),
+            "
+",
+            batch_records!($renews),
+            "
+SELECT g.tenant, g.resource, g.owner, g.acquired_at_ms, ",
+            part!(
+                $sessions,
+                "COALESCE(e.expires_at_ms, g.expires_at_ms) AS expires_at_ms",
+                "g.expires_at_ms"
+            ),
+            ",
+       g.fencing_token, g.value
+FROM acquired AS g",
+            part!(
+                $sessions,
+                "
+LEFT JOIN (SELECT h.tenant, h.resource, s.expires_at_ms
+           FROM unnest($1::text[], $2::text[], $16::text[], $17::text[]) AS h(tenant, resource, sessions_tenant, session)
+           JOIN s ON s.tenant = h.sessions_tenant AND s.id = h.session) AS e
+  ON e.tenant = g.tenant AND e.resource = g.resource"
+            ),
+            "
+UNION ALL SELECT * FROM released",
+            part!($renews, " UNION ALL SELECT * FROM renewed")
+        )
+    };
+}
 /// Acquires ($1–$4: tenants, resources, owners, TTLs in ms; $12 their values, NULL for none; $14
 /// their lock-delays in ms),
 /// releases ($5–$7: tenants, resources, owners) and renews ($8–$11, as acquires; $13 their
@@ -73,78 +216,22 @@ WHERE l.tenant = $1 AND l.resource = $2 AND l.owner = $3 AND l.fencing_token = $
 /// nothing. Writes the history records of its changes itself, in the same statement
 /// ([`batch_records`]; an acquire's `updated` says whether it took over an existing row). Returns
 /// the granted, released and renewed rows, each with its tenant.
-pub const WRITE_BATCH: &str = concat!(
-    lock_then_clock!(
-        "s AS MATERIALIZED (
-    SELECT s.tenant, s.id, s.expires_at_ms
-    FROM sessions AS s
-    JOIN (SELECT * FROM unnest($16::text[], $17::text[])
-          UNION SELECT * FROM unnest($19::text[], $20::text[])) AS q(tenant, id)
-      ON s.tenant = q.tenant AND s.id = q.id
-    ORDER BY s.tenant COLLATE \"C\", s.id COLLATE \"C\" FOR SHARE OF s),
-",
-        "JOIN (SELECT * FROM unnest($1::text[], $2::text[])
-          UNION ALL SELECT * FROM unnest($5::text[], $6::text[])
-          UNION ALL SELECT * FROM unnest($8::text[], $9::text[])) AS key(tenant, resource)
-      ON d.tenant = key.tenant AND d.resource = key.resource
-    WHERE (SELECT count(*) FROM s) >= 0"
-    ),
-    ",
-acquired AS (
-    INSERT INTO distributed_locks AS l (tenant, resource, owner, acquired_at_ms, expires_at_ms, fencing_token, value, lock_delay_ms)
-    SELECT a.tenant, a.resource, a.owner, n.ms, CASE WHEN a.session IS NULL THEN n.ms + a.ttl_ms ELSE $15::bigint END,
-           nextval('fencing_tokens'), a.value, a.delay_ms
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $12::text[], $14::bigint[], $16::text[], $17::text[])
-           AS a(tenant, resource, owner, ttl_ms, value, delay_ms, sessions_tenant, session), n
-    WHERE a.session IS NULL
-       OR EXISTS (SELECT 1 FROM s WHERE s.tenant = a.sessions_tenant AND s.id = a.session AND s.expires_at_ms > n.ms)
-    ORDER BY a.tenant COLLATE \"C\", a.resource COLLATE \"C\"
-    ",
-    acquire_on_conflict!(),
-    "
-    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value,
-              l.xmax <> '0'::xid AS updated),
-noted AS (
-    INSERT INTO session_holds (tenant, session_id, kind, name)
-    SELECT h.sessions_tenant, h.session, h.kind, h.resource
-    FROM unnest($1::text[], $2::text[], $16::text[], $17::text[], $18::text[])
-           AS h(tenant, resource, sessions_tenant, session, kind)
-    JOIN acquired AS g ON g.tenant = h.tenant AND g.resource = h.resource
-    WHERE h.session IS NOT NULL AND h.kind IS NOT NULL
-    ORDER BY h.sessions_tenant COLLATE \"C\", h.session COLLATE \"C\", h.kind, h.resource COLLATE \"C\"
-    ON CONFLICT (tenant, session_id, kind, name) DO NOTHING),
-released AS (
-    UPDATE distributed_locks AS l ",
-    end_lease!(),
-    "
-    FROM unnest($5::text[], $6::text[], $7::text[], $19::text[], $20::text[])
-           AS r(tenant, resource, owner, sessions_tenant, session), n, k
-    WHERE l.tenant = r.tenant AND l.resource = r.resource
-      AND k.tenant = l.tenant AND k.resource = l.resource AND ",
-    live_and_held_by!("r.owner"),
-    "
-      AND (r.session IS NULL
-           OR EXISTS (SELECT 1 FROM s WHERE s.tenant = r.sessions_tenant AND s.id = r.session AND s.expires_at_ms > n.ms))
-    RETURNING l.tenant, l.resource, l.owner, k.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value),
-renewed AS (
-    UPDATE distributed_locks AS l SET expires_at_ms = n.ms + r.ttl_ms, value = COALESCE(r.value, l.value)
-    FROM unnest($8::text[], $9::text[], $10::text[], $11::bigint[], $13::text[]) AS r(tenant, resource, owner, ttl_ms, value), n
-    WHERE l.tenant = r.tenant AND l.resource = r.resource AND ",
-    live_and_held_by!("r.owner"),
-    "
-    RETURNING l.tenant, l.resource, l.owner, l.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value),
-",
-    batch_records!(),
-    "
-SELECT g.tenant, g.resource, g.owner, g.acquired_at_ms, COALESCE(e.expires_at_ms, g.expires_at_ms) AS expires_at_ms,
-       g.fencing_token, g.value
-FROM acquired AS g
-LEFT JOIN (SELECT h.tenant, h.resource, s.expires_at_ms
-           FROM unnest($1::text[], $2::text[], $16::text[], $17::text[]) AS h(tenant, resource, sessions_tenant, session)
-           JOIN s ON s.tenant = h.sessions_tenant AND s.id = h.session) AS e
-  ON e.tenant = g.tenant AND e.resource = g.resource
-UNION ALL SELECT * FROM released UNION ALL SELECT * FROM renewed"
-);
+pub const WRITE_BATCH: &str = WRITE_BATCHES[0];
+
+/// [`WRITE_BATCH`] and its variants, each for the batches whose operations need no more than its
+/// parts (see [`write_batch`]): with renews or not, with operations under a session (noting new
+/// holds, or none) or none. PostgreSQL sets up the whole plan of a statement on every execution,
+/// its empty parts too (a few microseconds each), so a batch runs as the smallest that makes all
+/// of its operations ([`write_batch`]). They take the same parameters, and a variant leaves the
+/// ones of its missing parts unread.
+pub const WRITE_BATCHES: [&str; 6] = [
+    write_batch!(yes, yes, yes),
+    write_batch!(yes, yes, no),
+    write_batch!(yes, no, no),
+    write_batch!(no, yes, yes),
+    write_batch!(no, yes, no),
+    write_batch!(no, no, no),
+];
 
 /// One step of a sweep pass: deletes up to `$2` rows whose lease ended more than `$1` ms ago
 /// among the table pages `[$3, $4)` (a TID range scan: the expiry column has no index, so that
@@ -169,7 +256,7 @@ SELECT (SELECT count(*) FROM swept) AS deleted,
 const SWEEP_PAGES: u64 = 128;
 
 /// One write, on the key it is made for.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Operation {
     Acquire {
         owner: Owner,
@@ -196,12 +283,23 @@ pub(crate) struct BatchRow {
     pub lock: LockRow,
 }
 
-/// Runs `operations` as one statement ([`WRITE_BATCH`]): the rows it granted, released and
-/// renewed. Every key must appear at most once. An acquire under a session marked noted (a
-/// committed statement noted its hold already) is not noted again.
+/// Runs `operations` as one statement ([`WRITE_BATCH`], or the smallest of its variants that
+/// makes them all, [`WRITE_BATCHES`]): the rows it granted, released and renewed. Every key must
+/// appear at most once. An acquire under a session marked noted (a committed statement noted its
+/// hold already) is not noted again.
 pub(crate) fn write_batch<'a>(
     conn: &mut PgConnection,
     operations: impl IntoIterator<Item = (&'a Tenant, &'a ResourceName, &'a Operation, Noted)>,
+) -> QueryResult<Vec<BatchRow>> {
+    write_batch_as(conn, operations, None)
+}
+
+/// [`write_batch`] as `WRITE_BATCHES[variant]` when `variant` is given (a test's: it must have
+/// every part the operations need), else as the smallest variant that makes them all.
+fn write_batch_as<'a>(
+    conn: &mut PgConnection,
+    operations: impl IntoIterator<Item = (&'a Tenant, &'a ResourceName, &'a Operation, Noted)>,
+    variant: Option<usize>,
 ) -> QueryResult<Vec<BatchRow>> {
     let mut acquires = Columns::default();
     let mut releases = Columns::default();
@@ -232,32 +330,68 @@ pub(crate) fn write_batch<'a>(
             }
         }
     }
-    statement!(
-        WRITE_BATCH,
-        vec![
-            Param::TextArray(&acquires.tenants),
-            Param::TextArray(&acquires.resources),
-            Param::TextArray(&acquires.owners),
-            Param::BigIntArray(&acquires.ttls_ms),
-            Param::TextArray(&releases.tenants),
-            Param::TextArray(&releases.resources),
-            Param::TextArray(&releases.owners),
-            Param::TextArray(&renews.tenants),
-            Param::TextArray(&renews.resources),
-            Param::TextArray(&renews.owners),
-            Param::BigIntArray(&renews.ttls_ms),
-            Param::NullableTextArray(&acquires.values),
-            Param::NullableTextArray(&renews.values),
-            Param::BigIntArray(&acquires.delays_ms),
-            Param::BigInt(crate::sessions::HELD),
-            Param::NullableTextArray(&acquires.sessions.tenants()),
-            Param::NullableTextArray(&acquires.sessions.ids()),
-            Param::NullableTextArray(&acquires.sessions.kinds()),
-            Param::NullableTextArray(&releases.sessions.tenants()),
-            Param::NullableTextArray(&releases.sessions.ids()),
-        ],
-    )
-    .load::<BatchRow>(conn)
+    let (sessions_tenants, session_ids, kinds) = (
+        acquires.sessions.tenants(),
+        acquires.sessions.ids(),
+        acquires.sessions.kinds(),
+    );
+    let (released_sessions_tenants, released_session_ids) =
+        (releases.sessions.tenants(), releases.sessions.ids());
+    let params = vec![
+        Param::TextArray(&acquires.tenants),
+        Param::TextArray(&acquires.resources),
+        Param::TextArray(&acquires.owners),
+        Param::BigIntArray(&acquires.ttls_ms),
+        Param::TextArray(&releases.tenants),
+        Param::TextArray(&releases.resources),
+        Param::TextArray(&releases.owners),
+        Param::TextArray(&renews.tenants),
+        Param::TextArray(&renews.resources),
+        Param::TextArray(&renews.owners),
+        Param::BigIntArray(&renews.ttls_ms),
+        Param::NullableTextArray(&acquires.values),
+        Param::NullableTextArray(&renews.values),
+        Param::BigIntArray(&acquires.delays_ms),
+        Param::BigInt(crate::sessions::HELD),
+        Param::NullableTextArray(&sessions_tenants),
+        Param::NullableTextArray(&session_ids),
+        Param::NullableTextArray(&kinds),
+        Param::NullableTextArray(&released_sessions_tenants),
+        Param::NullableTextArray(&released_session_ids),
+    ];
+    macro_rules! run {
+        ($variant:literal) => {
+            statement!(WRITE_BATCHES[$variant], params).load::<BatchRow>(conn)
+        };
+    }
+    let smallest = smallest_variant(
+        !renews.tenants.is_empty(),
+        acquires.sessions.any() || releases.sessions.any(),
+        kinds.iter().any(Option::is_some),
+    );
+    match variant.unwrap_or(smallest) {
+        0 => run!(0),
+        1 => run!(1),
+        2 => run!(2),
+        3 => run!(3),
+        4 => run!(4),
+        _ => run!(5),
+    }
+}
+
+/// The index in [`WRITE_BATCHES`] of the smallest variant for a batch with renews or not
+/// (`renewing`), operations under a session or not (`under_sessions`), and new holds to note or
+/// not (`noting`, only under a session): the parts it leaves out would write and return nothing
+/// for that batch.
+fn smallest_variant(renewing: bool, under_sessions: bool, noting: bool) -> usize {
+    match (renewing, under_sessions, noting) {
+        (true, _, true) => 0,
+        (true, true, false) => 1,
+        (true, false, false) => 2,
+        (false, _, true) => 3,
+        (false, true, false) => 4,
+        (false, false, false) => 5,
+    }
 }
 
 /// One kind of write of a batch, as the columns [`WRITE_BATCH`] takes (releases leave `ttls_ms`
@@ -309,6 +443,11 @@ impl SessionHoldAt {
 struct Sessions(Vec<Option<(SessionHoldAt, bool)>>);
 
 impl Sessions {
+    /// Whether any operation is under a session.
+    fn any(&self) -> bool {
+        self.0.iter().any(Option::is_some)
+    }
+
     fn tenants(&self) -> Vec<Option<&str>> {
         self.0
             .iter()
@@ -549,3 +688,6 @@ struct SweepRow {
     #[diesel(sql_type = BigInt)]
     pages: i64,
 }
+
+#[cfg(test)]
+mod tests;
