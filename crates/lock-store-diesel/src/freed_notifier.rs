@@ -172,6 +172,26 @@ async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::R
                 continue;
             }
         };
+        // Prepared once per connection: a text sent as is would be parsed, planned and
+        // described again each time, one more round trip before every hint.
+        let prepared = tokio::time::timeout(
+            connect_timeout,
+            client.prepare_typed(NOTIFY, &[tokio_postgres::types::Type::TEXT_ARRAY]),
+        )
+        .await;
+        let notify = match prepared {
+            Ok(Ok(statement)) => statement,
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "could not prepare hints of released locks; reconnecting");
+                tokio::time::sleep(delay).await;
+                continue;
+            }
+            Err(_) => {
+                tracing::warn!("preparing hints of released locks timed out; reconnecting");
+                tokio::time::sleep(delay).await;
+                continue;
+            }
+        };
         // When the last statement was sent (none yet: the first hint goes at once).
         let mut last_sent: Option<tokio::time::Instant> = None;
         loop {
@@ -193,7 +213,7 @@ async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::R
             }
             let hints: Vec<String> = batch.into_iter().collect();
             let sent =
-                tokio::time::timeout(connect_timeout, client.execute(NOTIFY, &[&hints])).await;
+                tokio::time::timeout(connect_timeout, client.execute(&notify, &[&hints])).await;
             match sent {
                 Ok(Ok(_)) => {}
                 Ok(Err(error)) => {
