@@ -162,3 +162,76 @@ async fn a_release_then_the_next_grant_commit_together_in_batches() {
 async fn a_release_then_the_next_grant_commit_together_without_batches() {
     a_release_then_the_next_grant_commit_together(0).await;
 }
+
+/// When one operation of a pair fails, nothing of the pair's transaction is kept, and the other
+/// is made again alone: its outcome is its own, as if the failing one had not been asked.
+async fn one_failing_operation_of_a_pair_leaves_the_other_made_alone(batch_connections: u32) {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    let mut config = StoreConfig::new(db.url().clone());
+    config.postgres_batch_connections = batch_connections;
+    let repo = open_store(config, Arc::new(SystemClock)).await;
+    let mut conn = PgConnection::establish(&db.url_string()).unwrap();
+    // The database refuses any grant to `doomed`, and the release of a lease of `stuck`.
+    conn.batch_execute(
+        "CREATE FUNCTION refused_by_the_test() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+             IF NEW.owner = 'doomed' THEN
+                 RAISE EXCEPTION 'no grant to doomed';
+             END IF;
+             IF TG_OP = 'UPDATE' AND OLD.owner = 'stuck'
+                AND NEW.acquired_at_ms = NEW.expires_at_ms THEN
+                 RAISE EXCEPTION 'no release by stuck';
+             END IF;
+             RETURN NEW;
+         END $$;
+         CREATE TRIGGER refused_by_the_test BEFORE INSERT OR UPDATE ON distributed_locks
+             FOR EACH ROW EXECUTE FUNCTION refused_by_the_test();",
+    )
+    .unwrap();
+
+    // The grant after the release fails: the release is made alone.
+    repo.acquire(tenant(), name("r"), owner("a"), ttl(3600), None)
+        .await
+        .unwrap();
+    let (released, failed) = repo
+        .apply_then(tenant(), release_by("a"), acquire_by("doomed"))
+        .await;
+    assert!(
+        matches!(released, Ok(LeaseOutcome::Released(_))),
+        "{released:?}"
+    );
+    assert!(failed.is_err(), "{failed:?}");
+    assert_eq!(repo.status(tenant(), name("r")).await.unwrap(), None);
+
+    // The release fails: the acquire after it is made alone, and finds the lock still held.
+    let stuck = repo
+        .acquire(tenant(), name("r"), owner("stuck"), ttl(3600), None)
+        .await
+        .unwrap();
+    let AcquireOutcome::Granted(stuck) = stuck else {
+        panic!("{stuck:?}")
+    };
+    let (failed, refused) = repo
+        .apply_then(tenant(), release_by("stuck"), acquire_by("b"))
+        .await;
+    assert!(failed.is_err(), "{failed:?}");
+    assert!(
+        matches!(refused, Ok(LeaseOutcome::Refused(_))),
+        "held by stuck: {refused:?}"
+    );
+    let held = repo.status(tenant(), name("r")).await.unwrap().unwrap();
+    assert_eq!(held.owner, owner("stuck"));
+    assert_eq!(held.fencing_token, stuck.fencing_token);
+}
+
+#[tokio::test]
+async fn one_failing_operation_of_a_pair_leaves_the_other_made_alone_in_batches() {
+    one_failing_operation_of_a_pair_leaves_the_other_made_alone(2).await;
+}
+
+#[tokio::test]
+async fn one_failing_operation_of_a_pair_leaves_the_other_made_alone_without_batches() {
+    one_failing_operation_of_a_pair_leaves_the_other_made_alone(0).await;
+}
