@@ -13,7 +13,7 @@ use lock_domain::{
 };
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::{open_store, TestDatabase};
-use lock_store_diesel::StoreConfig;
+use lock_store_diesel::{DieselLockRepository, StoreConfig};
 
 fn acquire_by(who: &str) -> LeaseOp {
     LeaseOp::Acquire {
@@ -62,15 +62,24 @@ async fn waits_for_a_lock(url: &str) {
     }
 }
 
-async fn a_release_then_the_next_grant_commit_together(batch_connections: u32) {
-    let Some(db) = TestDatabase::postgres() else {
-        return;
-    };
+/// A store on a new database with `batch_connections` batching connections (0: none), and a
+/// connection of the test's own to it; `None` without PostgreSQL.
+async fn store(
+    batch_connections: u32,
+) -> Option<(TestDatabase, Arc<DieselLockRepository>, PgConnection)> {
+    let db = TestDatabase::postgres()?;
     let mut config = StoreConfig::new(db.url().clone());
     config.postgres_batch_connections = batch_connections;
     let repo = open_store(config, Arc::new(SystemClock)).await;
+    let conn = PgConnection::establish(&db.url_string()).unwrap();
+    Some((db, repo, conn))
+}
+
+async fn a_release_then_the_next_grant_commit_together(batch_connections: u32) {
+    let Some((db, repo, mut conn)) = store(batch_connections).await else {
+        return;
+    };
     assert!(repo.applies_together());
-    let mut conn = PgConnection::establish(&db.url_string()).unwrap();
     let first = repo
         .acquire(tenant(), name("r"), owner("a"), ttl(3600), None)
         .await
@@ -166,13 +175,9 @@ async fn a_release_then_the_next_grant_commit_together_without_batches() {
 /// When one operation of a pair fails, nothing of the pair's transaction is kept, and the other
 /// is made again alone: its outcome is its own, as if the failing one had not been asked.
 async fn one_failing_operation_of_a_pair_leaves_the_other_made_alone(batch_connections: u32) {
-    let Some(db) = TestDatabase::postgres() else {
+    let Some((_db, repo, mut conn)) = store(batch_connections).await else {
         return;
     };
-    let mut config = StoreConfig::new(db.url().clone());
-    config.postgres_batch_connections = batch_connections;
-    let repo = open_store(config, Arc::new(SystemClock)).await;
-    let mut conn = PgConnection::establish(&db.url_string()).unwrap();
     // The database refuses any grant to `doomed`, and the release of a lease of `stuck`.
     conn.batch_execute(
         "CREATE FUNCTION refused_by_the_test() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -13,8 +13,8 @@ use lock_domain::testing::ManualClock;
 use lock_store_diesel::statements::{
     POSTGRES_COUNT_LIVE, POSTGRES_SESSION, POSTGRES_WRITE_BATCH, POSTGRES_WRITE_BATCHES,
 };
-use lock_store_diesel::testing::TestDatabase;
-use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
+use lock_store_diesel::testing::{open_store, TestDatabase};
+use lock_store_diesel::{DatabaseUrl, StoreConfig};
 
 #[derive(QueryableByName)]
 struct PlanRow {
@@ -72,13 +72,7 @@ async fn the_batch_statement_uses_the_primary_key_even_when_planned_on_an_empty_
     };
     // The schema, as lockd opens it; no lock is ever written.
     let config = StoreConfig::new(db.url().clone());
-    let store = tokio::task::spawn_blocking(move || {
-        DieselLockRepository::open(&config, std::sync::Arc::new(ManualClock::new()))
-    })
-    .await
-    .expect("the opening thread")
-    .expect("open the store");
-    drop(store);
+    drop(open_store(config, std::sync::Arc::new(ManualClock::new())).await);
     let DatabaseUrl::Postgres(url) = db.url() else {
         unreachable!("a PostgreSQL database")
     };

@@ -13,8 +13,8 @@ use lock_domain::testing::ManualClock;
 use lock_domain::{LeaseValue, LockDelay, Owner, ResourceName, SessionId, Tenant, Ttl};
 
 use super::{smallest_variant, write_batch_as, Noted, Operation, WRITE_BATCHES};
-use crate::testing::TestDatabase;
-use crate::{DatabaseUrl, DieselLockRepository, StoreConfig};
+use crate::testing::{open_store, TestDatabase};
+use crate::{DatabaseUrl, StoreConfig};
 
 /// The seeded tokens are below this; every token a batch draws is above it.
 const SEEDED_TOKENS: i64 = 1_000;
@@ -217,14 +217,14 @@ async fn every_variant_makes_its_batches_as_the_full_statement_does() {
     let Some(db) = TestDatabase::postgres() else {
         return;
     };
-    let config = StoreConfig::new(db.url().clone());
-    let store = tokio::task::spawn_blocking(move || {
-        DieselLockRepository::open(&config, Arc::new(ManualClock::new()))
-    })
-    .await
-    .expect("the opening thread")
-    .expect("open the store");
-    drop(store);
+    // The schema, as lockd opens it.
+    drop(
+        open_store(
+            StoreConfig::new(db.url().clone()),
+            Arc::new(ManualClock::new()),
+        )
+        .await,
+    );
     let DatabaseUrl::Postgres(url) = db.url() else {
         unreachable!("a PostgreSQL database")
     };
