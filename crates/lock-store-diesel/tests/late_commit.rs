@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection};
 use lock_domain::{
-    AcquireOutcome, Freed, FreedHints, RepositoryError, StoreEvents, SystemClock, UnheardGrant,
-    UnheardKind,
+    AcquireOutcome, Claim, Freed, FreedHints, LeaseOp, LeaseStore, LeaseTerms, Place,
+    RepositoryError, StoreEvents, SystemClock, UnheardGrant, UnheardKind,
 };
 use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
 use lock_store_diesel::testing::{open_store, TestDatabase};
@@ -53,10 +53,12 @@ impl StoreEvents for Reported {
     fn sessions_expired(&self, _count: usize) {}
 }
 
-async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {
-    let Some(db) = TestDatabase::postgres() else {
-        return;
-    };
+/// A store on `db` with a 500 ms statement timeout and `batch_connections` batching connections
+/// (0: none), and what it reports of what it did on its own.
+async fn reporting_store(
+    db: &TestDatabase,
+    batch_connections: u32,
+) -> (Arc<DieselLockRepository>, Arc<Reported>) {
     let mut config = StoreConfig::new(db.url().clone());
     config.statement_timeout = Duration::from_millis(500);
     config.postgres_batch_connections = batch_connections;
@@ -70,6 +72,29 @@ async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {
         .expect("open task")
         .expect("open the store"),
     );
+    (repo, reported)
+}
+
+/// Waits until `slow` is held by nobody, for at most `within` (polling `repo`), and returns
+/// whether it is.
+async fn slow_is_free_within(repo: &DieselLockRepository, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        if repo.status(tenant(), name("slow")).await.unwrap().is_none() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    let (repo, reported) = reporting_store(&db, batch_connections).await;
     stall_commits_of_slow(&db, 4.0);
     // Another process on the database, listening for leases that end.
     let elsewhere = open(StoreConfig::new(db.url().clone())).await;
@@ -92,14 +117,8 @@ async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {
     assert!(started.elapsed() < Duration::from_millis(3_500));
     // The commit lands about 4 s after the start; the undo follows at once.
     tokio::time::sleep(Duration::from_millis(4_600).saturating_sub(started.elapsed())).await;
-    let mut held = repo.status(tenant(), name("slow")).await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while held.is_some() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        held = repo.status(tenant(), name("slow")).await.unwrap();
-    }
-    assert_eq!(
-        held, None,
+    assert!(
+        slow_is_free_within(&repo, Duration::from_secs(2)).await,
         "a grant answered 503 is held by nobody for its whole TTL"
     );
     // The undo is reported through the store's events port (the audit log's, in a server), once.
@@ -138,6 +157,63 @@ async fn postgres_batched_a_grant_committed_after_its_503_is_undone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_unbatched_a_grant_committed_after_its_503_is_undone() {
     a_grant_committed_after_its_503_is_undone(0).await;
+}
+
+/// A lock's release and the grant to the next in line commit together (`apply_then`): when
+/// that commit stalls past the caller's deadline, both are answered 503, and the grant that then
+/// lands is undone, reported once: the lock is left free, not held by a waiter who gave up.
+async fn a_pair_committed_after_its_503_leaves_the_lock_free(batch_connections: u32) {
+    let Some(db) = TestDatabase::postgres() else {
+        return;
+    };
+    let (repo, reported) = reporting_store(&db, batch_connections).await;
+    let first = repo
+        .acquire(tenant(), name("slow"), owner("early"), ttl(60), None)
+        .await
+        .unwrap();
+    assert!(matches!(first, AcquireOutcome::Granted(_)), "{first:?}");
+    stall_commits_of_slow(&db, 4.0);
+
+    let started = Instant::now();
+    let release = LeaseOp::Release {
+        place: Place::Lock(name("slow")),
+        owner: owner("early"),
+    };
+    let grant = LeaseOp::Acquire {
+        place: Place::Lock(name("slow")),
+        claim: Claim::Exclusive,
+        terms: LeaseTerms::new(owner("late"), ttl(60), None),
+    };
+    let (released, granted) = repo.apply_then(tenant(), release, grant).await;
+    assert!(
+        matches!(released, Err(RepositoryError::Unavailable(_)))
+            && matches!(granted, Err(RepositoryError::Unavailable(_))),
+        "both 503 before the stalled commit, got {released:?} and {granted:?} after {:?}",
+        started.elapsed()
+    );
+    assert!(started.elapsed() < Duration::from_millis(3_500));
+    tokio::time::sleep(Duration::from_millis(4_600).saturating_sub(started.elapsed())).await;
+    assert!(
+        slow_is_free_within(&repo, Duration::from_secs(2)).await,
+        "the grant answered 503 is undone"
+    );
+    let reported = reported.0.lock().unwrap().clone();
+    assert_eq!(reported.len(), 1, "{reported:?}");
+    assert_eq!(
+        (reported[0].name.as_str(), reported[0].owner.as_str()),
+        ("slow", "late")
+    );
+    assert!(reported[0].undone, "{reported:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_batched_a_pair_committed_after_its_503_leaves_the_lock_free() {
+    a_pair_committed_after_its_503_leaves_the_lock_free(2).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_unbatched_a_pair_committed_after_its_503_leaves_the_lock_free() {
+    a_pair_committed_after_its_503_leaves_the_lock_free(0).await;
 }
 
 /// SQLite: the writer is held up by another process's write lock; an acquire whose request is
