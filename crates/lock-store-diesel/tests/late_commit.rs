@@ -75,19 +75,29 @@ async fn reporting_store(
     (repo, reported)
 }
 
-/// Waits until `slow` is held by nobody, for at most `within` (polling `repo`), and returns
-/// whether it is.
-async fn slow_is_free_within(repo: &DieselLockRepository, within: Duration) -> bool {
-    let deadline = Instant::now() + within;
-    loop {
-        if repo.status(tenant(), name("slow")).await.unwrap().is_none() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
+/// After a stalled commit answered 503 (the caller gives up at its connection deadline, 2 s, at
+/// the latest; the request started at `started`): waits for the commit to land (about 4 s after
+/// the start) and for `slow` to be held by nobody (the undo follows at once), and returns the
+/// one grant the store reported it undid (through its events port: the audit log's, in a
+/// server).
+async fn undone_once_the_commit_lands(
+    repo: &DieselLockRepository,
+    reported: &Reported,
+    started: Instant,
+) -> UnheardGrant {
+    assert!(started.elapsed() < Duration::from_millis(3_500));
+    tokio::time::sleep(Duration::from_millis(4_600).saturating_sub(started.elapsed())).await;
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while repo.status(tenant(), name("slow")).await.unwrap().is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "a grant answered 503 is held by nobody for its whole TTL"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let reported = reported.0.lock().unwrap().clone();
+    assert_eq!(reported.len(), 1, "{reported:?}");
+    reported[0].clone()
 }
 
 async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {
@@ -113,18 +123,7 @@ async fn a_grant_committed_after_its_503_is_undone(batch_connections: u32) {
         "expected 503 before the stalled commit, got {outcome:?} after {:?}",
         started.elapsed()
     );
-    // The batcher's caller gives up at its connection deadline (2 s) at the latest.
-    assert!(started.elapsed() < Duration::from_millis(3_500));
-    // The commit lands about 4 s after the start; the undo follows at once.
-    tokio::time::sleep(Duration::from_millis(4_600).saturating_sub(started.elapsed())).await;
-    assert!(
-        slow_is_free_within(&repo, Duration::from_secs(2)).await,
-        "a grant answered 503 is held by nobody for its whole TTL"
-    );
-    // The undo is reported through the store's events port (the audit log's, in a server), once.
-    let reported = reported.0.lock().unwrap().clone();
-    assert_eq!(reported.len(), 1, "{reported:?}");
-    let undone = &reported[0];
+    let undone = &undone_once_the_commit_lands(&repo, &reported, started).await;
     assert_eq!(
         (undone.kind, undone.name.as_str(), undone.owner.as_str()),
         (UnheardKind::Lock, "slow", "late")
@@ -191,19 +190,12 @@ async fn a_pair_committed_after_its_503_leaves_the_lock_free(batch_connections: 
         "both 503 before the stalled commit, got {released:?} and {granted:?} after {:?}",
         started.elapsed()
     );
-    assert!(started.elapsed() < Duration::from_millis(3_500));
-    tokio::time::sleep(Duration::from_millis(4_600).saturating_sub(started.elapsed())).await;
-    assert!(
-        slow_is_free_within(&repo, Duration::from_secs(2)).await,
-        "the grant answered 503 is undone"
-    );
-    let reported = reported.0.lock().unwrap().clone();
-    assert_eq!(reported.len(), 1, "{reported:?}");
+    let undone = undone_once_the_commit_lands(&repo, &reported, started).await;
     assert_eq!(
-        (reported[0].name.as_str(), reported[0].owner.as_str()),
+        (undone.name.as_str(), undone.owner.as_str()),
         ("slow", "late")
     );
-    assert!(reported[0].undone, "{reported:?}");
+    assert!(undone.undone, "{undone:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
