@@ -233,6 +233,40 @@ pub const WRITE_BATCHES: [&str; 6] = [
     write_batch!(no, no, no),
 ];
 
+/// A variant of the batch statement, by the parts it has: the one of [`WRITE_BATCHES`] a batch
+/// runs as (its discriminant is its index there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Variant {
+    /// Every part: [`WRITE_BATCH`].
+    Full = 0,
+    /// Renews, and operations under a session with no new hold to note.
+    RenewsUnderSessions = 1,
+    /// Renews, and no operation under a session.
+    Renews = 2,
+    /// No renews; operations under a session, some of them noting a new hold.
+    Noting = 3,
+    /// No renews; operations under a session, none of them noting a new hold.
+    UnderSessions = 4,
+    /// Acquires and releases under no session.
+    Locks = 5,
+}
+
+impl Variant {
+    /// The smallest variant for a batch with renews or not (`renewing`), operations under a
+    /// session or not (`under_sessions`), and new holds to note or not (`noting`, only under a
+    /// session): the parts it leaves out would write and return nothing for that batch.
+    fn smallest(renewing: bool, under_sessions: bool, noting: bool) -> Self {
+        match (renewing, under_sessions, noting) {
+            (true, _, true) => Self::Full,
+            (true, true, false) => Self::RenewsUnderSessions,
+            (true, false, false) => Self::Renews,
+            (false, _, true) => Self::Noting,
+            (false, true, false) => Self::UnderSessions,
+            (false, false, false) => Self::Locks,
+        }
+    }
+}
+
 /// One step of a sweep pass: deletes up to `$2` rows whose lease ended more than `$1` ms ago
 /// among the table pages `[$3, $4)` (a TID range scan: the expiry column has no index, so that
 /// every write is a HOT update in place, migration 7), and returns how many it deleted with the
@@ -294,12 +328,12 @@ pub(crate) fn write_batch<'a>(
     write_batch_as(conn, operations, None)
 }
 
-/// [`write_batch`] as `WRITE_BATCHES[variant]` when `variant` is given (a test's: it must have
-/// every part the operations need), else as the smallest variant that makes them all.
+/// [`write_batch`] as `variant` when given (a test's: it must have every part the operations
+/// need), else as the smallest variant that makes them all.
 fn write_batch_as<'a>(
     conn: &mut PgConnection,
     operations: impl IntoIterator<Item = (&'a Tenant, &'a ResourceName, &'a Operation, Noted)>,
-    variant: Option<usize>,
+    variant: Option<Variant>,
 ) -> QueryResult<Vec<BatchRow>> {
     let mut acquires = Columns::default();
     let mut releases = Columns::default();
@@ -360,37 +394,22 @@ fn write_batch_as<'a>(
         Param::NullableTextArray(&released_session_ids),
     ];
     macro_rules! run {
-        ($variant:literal) => {
-            statement!(WRITE_BATCHES[$variant], params).load::<BatchRow>(conn)
+        ($variant:expr) => {
+            statement!(WRITE_BATCHES[$variant as usize], params).load::<BatchRow>(conn)
         };
     }
-    let smallest = smallest_variant(
+    let smallest = Variant::smallest(
         !renews.tenants.is_empty(),
         acquires.sessions.any() || releases.sessions.any(),
         kinds.iter().any(Option::is_some),
     );
     match variant.unwrap_or(smallest) {
-        0 => run!(0),
-        1 => run!(1),
-        2 => run!(2),
-        3 => run!(3),
-        4 => run!(4),
-        _ => run!(5),
-    }
-}
-
-/// The index in [`WRITE_BATCHES`] of the smallest variant for a batch with renews or not
-/// (`renewing`), operations under a session or not (`under_sessions`), and new holds to note or
-/// not (`noting`, only under a session): the parts it leaves out would write and return nothing
-/// for that batch.
-fn smallest_variant(renewing: bool, under_sessions: bool, noting: bool) -> usize {
-    match (renewing, under_sessions, noting) {
-        (true, _, true) => 0,
-        (true, true, false) => 1,
-        (true, false, false) => 2,
-        (false, _, true) => 3,
-        (false, true, false) => 4,
-        (false, false, false) => 5,
+        Variant::Full => run!(Variant::Full),
+        Variant::RenewsUnderSessions => run!(Variant::RenewsUnderSessions),
+        Variant::Renews => run!(Variant::Renews),
+        Variant::Noting => run!(Variant::Noting),
+        Variant::UnderSessions => run!(Variant::UnderSessions),
+        Variant::Locks => run!(Variant::Locks),
     }
 }
 

@@ -12,7 +12,7 @@ use diesel::{Connection, QueryableByName, RunQueryDsl};
 use lock_domain::testing::ManualClock;
 use lock_domain::{LeaseValue, LockDelay, Owner, ResourceName, SessionId, Tenant, Ttl};
 
-use super::{smallest_variant, write_batch_as, Noted, Operation};
+use super::{write_batch_as, Noted, Operation, Variant};
 use crate::testing::{open_store, TestDatabase};
 use crate::{DatabaseUrl, StoreConfig};
 
@@ -134,12 +134,12 @@ fn seed(conn: &mut PgConnection) {
     .expect("seed");
 }
 
-/// Runs `ops` as `super::WRITE_BATCHES[variant]` in a transaction that is then rolled back, and what it
+/// Runs `ops` as `variant` in a transaction that is then rolled back, and what it
 /// answered and left.
 fn observe(
     conn: &mut PgConnection,
     ops: &[(Tenant, ResourceName, Operation, Noted)],
-    variant: usize,
+    variant: Variant,
 ) -> Observed {
     let mut observed = None;
     let rolled_back = conn.transaction::<(), DieselError, _>(|conn| {
@@ -275,15 +275,18 @@ async fn every_variant_makes_its_batches_as_the_full_statement_does() {
     let noted = sessions(Noted::Yes);
     let renews_only_plain = vec![with("held-3", op_renew(&owner("o1")), Noted::Yes)];
     let cases = [
-        (batch(&[&locks]), 5),
-        (batch(&[&locks, &renews_only_plain]), 2),
-        (batch(&[&locks, &noted]), 4),
-        (batch(&[&locks, &noting]), 3),
-        (batch(&[&locks, &renews, &noted]), 1),
-        (batch(&[&locks, &renews, &noting]), 0),
+        (batch(&[&locks]), Variant::Locks),
+        (batch(&[&locks, &renews_only_plain]), Variant::Renews),
+        (batch(&[&locks, &noted]), Variant::UnderSessions),
+        (batch(&[&locks, &noting]), Variant::Noting),
+        (
+            batch(&[&locks, &renews, &noted]),
+            Variant::RenewsUnderSessions,
+        ),
+        (batch(&[&locks, &renews, &noting]), Variant::Full),
         // Only one kind of write at a time.
-        (batch(&[&renews_only_plain]), 2),
-        (batch(&[&noted]), 4),
+        (batch(&[&renews_only_plain]), Variant::Renews),
+        (batch(&[&noted]), Variant::UnderSessions),
     ];
     for (ops, expected) in cases {
         let renewing = ops
@@ -299,13 +302,13 @@ async fn every_variant_makes_its_batches_as_the_full_statement_does() {
                 && *noted == Noted::No
         });
         assert_eq!(
-            smallest_variant(renewing, under_sessions, to_note),
+            Variant::smallest(renewing, under_sessions, to_note),
             expected,
             "{ops:?}"
         );
-        let full = observe(&mut conn, &ops, 0);
+        let full = observe(&mut conn, &ops, Variant::Full);
         let smallest = observe(&mut conn, &ops, expected);
-        assert_eq!(smallest, full, "variant {expected}: {ops:?}");
+        assert_eq!(smallest, full, "{expected:?}: {ops:?}");
         // The batch did something worth comparing.
         assert!(!full.returned.is_empty(), "{ops:?}");
         assert!(!full.records.is_empty(), "{ops:?}");
