@@ -45,6 +45,11 @@ const BATCH: usize = 512;
 /// processes waits for no gathering.
 const GATHER: Duration = Duration::from_millis(5);
 
+/// The wait before the first attempt to reconnect, doubled after each failed attempt up to
+/// [`MAX_RETRY_DELAY`].
+const FIRST_RETRY_DELAY: Duration = Duration::from_millis(50);
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(2);
+
 const NOTIFY: &str = "SELECT pg_notify('lockd_freed', hint) FROM unnest($1::text[]) AS hint";
 
 /// The sending end. The task that sends starts with the first hint, so that a store that frees
@@ -153,13 +158,10 @@ impl StoreEvents for HintingUndos {
 }
 
 async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::Receiver<String>) {
-    let mut delay = Duration::from_millis(50);
+    let mut delay = FIRST_RETRY_DELAY;
     loop {
         let client = match connect(&url, connect_timeout).await {
-            Ok(client) => {
-                delay = Duration::from_millis(50);
-                client
-            }
+            Ok(client) => client,
             Err(ConnectError::Settings(error)) => {
                 // The URL will not change: no hints are sent (waiters in other processes poll).
                 tracing::warn!(%error, "cannot send hints of released locks to other processes");
@@ -168,7 +170,7 @@ async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::R
             Err(error) => {
                 tracing::warn!(%error, "cannot connect to send hints of released locks; retrying");
                 tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(2));
+                delay = (delay * 2).min(MAX_RETRY_DELAY);
                 continue;
             }
         };
@@ -179,16 +181,23 @@ async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::R
             client.prepare_typed(NOTIFY, &[tokio_postgres::types::Type::TEXT_ARRAY]),
         )
         .await;
+        // The delay starts again only once the connection can send: a database that accepts
+        // connections but refuses the statement is retried ever more slowly, not every 50 ms.
         let notify = match prepared {
-            Ok(Ok(statement)) => statement,
+            Ok(Ok(statement)) => {
+                delay = FIRST_RETRY_DELAY;
+                statement
+            }
             Ok(Err(error)) => {
                 tracing::warn!(%error, "could not prepare hints of released locks; reconnecting");
                 tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(MAX_RETRY_DELAY);
                 continue;
             }
             Err(_) => {
                 tracing::warn!("preparing hints of released locks timed out; reconnecting");
                 tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(MAX_RETRY_DELAY);
                 continue;
             }
         };
