@@ -50,11 +50,11 @@ macro_rules! write_batch {
                 part!(
                     $sessions,
                     "s AS MATERIALIZED (
-    SELECT s.tenant, s.id, s.expires_at_ms
+    SELECT q.tenant, q.resource, s.expires_at_ms
     FROM sessions AS s
-    JOIN (SELECT * FROM unnest($16::text[], $17::text[])
-          UNION SELECT * FROM unnest($19::text[], $20::text[])) AS q(tenant, id)
-      ON s.tenant = q.tenant AND s.id = q.id
+    JOIN unnest($1::text[], $2::text[], $16::text[], $17::text[])
+           AS q(tenant, resource, sessions_tenant, session)
+      ON s.tenant = q.sessions_tenant AND s.id = q.session
     ORDER BY s.tenant COLLATE \"C\", s.id COLLATE \"C\" FOR SHARE OF s),
 "
                 ),
@@ -96,7 +96,7 @@ acquired AS (
                 $sessions,
                 "
     WHERE a.session IS NULL
-       OR EXISTS (SELECT 1 FROM s WHERE s.tenant = a.sessions_tenant AND s.id = a.session AND s.expires_at_ms > n.ms)"
+       OR EXISTS (SELECT 1 FROM s WHERE s.tenant = a.tenant AND s.resource = a.resource AND s.expires_at_ms > n.ms)"
             ),
             "
     ORDER BY a.tenant COLLATE \"C\", a.resource COLLATE \"C\"
@@ -136,7 +136,8 @@ released AS (
                 $sessions,
                 "
       AND (r.session IS NULL
-           OR EXISTS (SELECT 1 FROM s WHERE s.tenant = r.sessions_tenant AND s.id = r.session AND s.expires_at_ms > n.ms))"
+           OR EXISTS (SELECT 1 FROM sessions AS x
+                      WHERE x.tenant = r.sessions_tenant AND x.id = r.session AND x.expires_at_ms > n.ms))"
             ),
             "
     RETURNING l.tenant, l.resource, l.owner, k.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value),",
@@ -169,10 +170,7 @@ FROM acquired AS g",
             part!(
                 $sessions,
                 "
-LEFT JOIN (SELECT h.tenant, h.resource, s.expires_at_ms
-           FROM unnest($1::text[], $2::text[], $16::text[], $17::text[]) AS h(tenant, resource, sessions_tenant, session)
-           JOIN s ON s.tenant = h.sessions_tenant AND s.id = h.session) AS e
-  ON e.tenant = g.tenant AND e.resource = g.resource"
+LEFT JOIN s AS e ON e.tenant = g.tenant AND e.resource = g.resource"
             ),
             "
 UNION ALL SELECT * FROM released",
@@ -191,13 +189,17 @@ UNION ALL SELECT * FROM released",
 ///   a new one, the value) only of a lease that is live when the row is locked;
 /// - an acquire or release under a session (`$16`, `$17`: the tenant of its sessions and its id,
 ///   `$19`, `$20` for releases; NULL under none) is made by the session's holder, and writes
-///   only while that session is live at `n.ms`: `s` keeps every session of the batch from
+///   only while that session is live at `n.ms`. `s` keeps the session of every acquire from
 ///   keepalives and ends (`FOR SHARE`, which they take `FOR UPDATE`) before `k` locks any lock
-///   row, in the order every writer takes sessions. Its grant's row ends with the session:
-///   `$15` (`sessions::HELD`), as `sessions::stored_end` writes it, and the row returned says
-///   the session's end. Each hold granted is noted in `session_holds` (`noted`, `$18`: its
-///   kind, NULL for a note the batcher knows committed), as `sessions::under_session` notes
-///   one;
+///   row, in the order every writer takes sessions, one row per acquire (its lock, its
+///   session's end): a grant must not outlive an end that committed after the statement's
+///   snapshot, which only a lock on the session's row shows it. A release reads its session's
+///   row without one: a release can only end a hold, and an end that ends the same hold locks
+///   its lock row first (the release's `k` then waits for it, and finds it ended) or waits for
+///   the release's. A grant's row ends with the session: `$15` (`sessions::HELD`), as
+///   `sessions::stored_end` writes it, and the row returned says the session's end (from `s`).
+///   Each hold granted is noted in `session_holds` (`noted`, `$18`: its kind, NULL for a note
+///   the batcher knows committed), as `sessions::under_session` notes one;
 /// - a release ends the caller's live lease. The row stays (expired) so that the next grant
 ///   draws its token under the row lock; the sweeper deletes it later. `acquired_at_ms =
 ///   expires_at_ms` marks the lease as ended by release (a lease that runs out is at least a
