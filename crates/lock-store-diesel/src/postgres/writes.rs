@@ -52,7 +52,8 @@ macro_rules! write_batch {
                     "s AS MATERIALIZED (
     SELECT q.tenant, q.resource, s.expires_at_ms
     FROM sessions AS s
-    JOIN unnest($1::text[], $2::text[], $16::text[], $17::text[])
+    JOIN (SELECT * FROM unnest($1::text[], $2::text[], $16::text[], $17::text[])
+          UNION ALL SELECT * FROM unnest($5::text[], $6::text[], $19::text[], $20::text[]))
            AS q(tenant, resource, sessions_tenant, session)
       ON s.tenant = q.sessions_tenant AND s.id = q.session
     ORDER BY s.tenant COLLATE \"C\", s.id COLLATE \"C\" FOR SHARE OF s),
@@ -136,8 +137,7 @@ released AS (
                 $sessions,
                 "
       AND (r.session IS NULL
-           OR EXISTS (SELECT 1 FROM sessions AS x
-                      WHERE x.tenant = r.sessions_tenant AND x.id = r.session AND x.expires_at_ms > n.ms))"
+           OR EXISTS (SELECT 1 FROM s WHERE s.tenant = r.tenant AND s.resource = r.resource AND s.expires_at_ms > n.ms))"
             ),
             "
     RETURNING l.tenant, l.resource, l.owner, k.acquired_at_ms, l.expires_at_ms, l.fencing_token, l.value),",
@@ -189,17 +189,15 @@ UNION ALL SELECT * FROM released",
 ///   a new one, the value) only of a lease that is live when the row is locked;
 /// - an acquire or release under a session (`$16`, `$17`: the tenant of its sessions and its id,
 ///   `$19`, `$20` for releases; NULL under none) is made by the session's holder, and writes
-///   only while that session is live at `n.ms`. `s` keeps the session of every acquire from
+///   only while that session is live at `n.ms`: `s` keeps every session of the batch from
 ///   keepalives and ends (`FOR SHARE`, which they take `FOR UPDATE`) before `k` locks any lock
-///   row, in the order every writer takes sessions, one row per acquire (its lock, its
-///   session's end): a grant must not outlive an end that committed after the statement's
-///   snapshot, which only a lock on the session's row shows it. A release reads its session's
-///   row without one: a release can only end a hold, and an end that ends the same hold locks
-///   its lock row first (the release's `k` then waits for it, and finds it ended) or waits for
-///   the release's. A grant's row ends with the session: `$15` (`sessions::HELD`), as
-///   `sessions::stored_end` writes it, and the row returned says the session's end (from `s`).
-///   Each hold granted is noted in `session_holds` (`noted`, `$18`: its kind, NULL for a note
-///   the batcher knows committed), as `sessions::under_session` notes one;
+///   row, in the order every writer takes sessions. It has a row per operation under a session
+///   (the operation's lock, its session's end; a key is in a batch once), so that each
+///   operation finds its session's end by its own key. Its grant's row ends with the session:
+///   `$15` (`sessions::HELD`), as `sessions::stored_end` writes it, and the row returned says
+///   the session's end (from `s`). Each hold granted is noted in `session_holds` (`noted`,
+///   `$18`: its kind, NULL for a note the batcher knows committed), as
+///   `sessions::under_session` notes one;
 /// - a release ends the caller's live lease. The row stays (expired) so that the next grant
 ///   draws its token under the row lock; the sweeper deletes it later. `acquired_at_ms =
 ///   expires_at_ms` marks the lease as ended by release (a lease that runs out is at least a

@@ -325,4 +325,33 @@ async fn every_variant_makes_its_batches_as_the_full_statement_does() {
             "{full:?}"
         );
     }
+
+    // What each operation under a session made, spelt out: every variant shares the sessions'
+    // parts of the statement, so the comparison above cannot catch a mistake in them. Each
+    // operation is decided on its own session (the live and the ended one in one batch), and the
+    // grant returned says its session's end.
+    let full = observe(&mut conn, &batch(&[&locks, &noting]), Variant::Full);
+    let returned = |name: &str| -> Vec<_> {
+        full.returned
+            .iter()
+            .filter(|row| row.1 == name)
+            .map(|row| (row.2.clone(), row.3, row.4))
+            .collect()
+    };
+    let live_holder = under(LIVE).as_str().to_owned();
+    assert_eq!(
+        returned("session-new"),
+        [(live_holder.clone(), -1, false)],
+        "granted, a new token, ending with the live session: {full:?}"
+    );
+    assert_eq!(returned("session-refused"), [], "{full:?}");
+    assert_eq!(
+        returned("under-live"),
+        [(live_holder, -2, true)],
+        "released, the hold's token: {full:?}"
+    );
+    assert_eq!(returned("under-ended"), [], "{full:?}");
+    assert!(full.locks.iter().any(|lock| lock.resource == "under-ended"
+        && lock.owner == under(ENDED).as_str()
+        && lock.length_ms == -1));
 }

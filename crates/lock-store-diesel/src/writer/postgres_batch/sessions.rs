@@ -1,8 +1,7 @@
 //! The sessions that batched operations are made under. An exclusive acquire or a lock's
 //! release under a session runs in the batch statement as the session's holder: the batch
-//! statement keeps an acquire's session from keepalives and ends (`FOR SHARE`, before it locks
-//! any lock row, in the order every writer takes sessions; a release's is read unlocked, the
-//! hold's own row lock ordering it with an end) and writes for the operation only while the
+//! statement keeps the session from keepalives and ends (`FOR SHARE`, before it locks any lock
+//! row, in the order every writer takes sessions) and writes for the operation only while the
 //! session is live, a grant's row ending with the session (`postgres::writes::WRITE_BATCH`).
 //! What the operation needs to be written that way (the session's holder, its lock-delay) never
 //! changes while a session lives, so it is read once per session and kept here; whether the
