@@ -17,7 +17,7 @@ use lock_domain::{
     SessionOp, SessionStore,
 };
 use lock_store_diesel::testing::values::{name, tenant, ttl};
-use lock_store_diesel::testing::TestDatabase;
+use lock_store_diesel::testing::{open_store, TestDatabase};
 use lock_store_diesel::{DatabaseUrl, DieselLockRepository, StoreConfig};
 
 const SESSION: &str = "ShortenedSessionAAAAAA";
@@ -26,12 +26,7 @@ async fn open(db: &TestDatabase, batch_connections: u32) -> Arc<DieselLockReposi
     let mut config = StoreConfig::new(db.url().clone());
     config.statement_timeout = Duration::from_secs(10);
     config.postgres_batch_connections = batch_connections;
-    let clock = Arc::new(ManualClock::new());
-    let repo = tokio::task::spawn_blocking(move || DieselLockRepository::open(&config, clock))
-        .await
-        .expect("open task")
-        .expect("open the PostgreSQL store");
-    Arc::new(repo)
+    open_store(config, Arc::new(ManualClock::new())).await
 }
 
 async fn a_release_waits_for_a_keepalive_that_shortens_its_session(batch_connections: u32) {
