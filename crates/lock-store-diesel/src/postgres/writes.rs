@@ -216,7 +216,7 @@ UNION ALL SELECT * FROM released",
 /// nothing. Writes the history records of its changes itself, in the same statement
 /// ([`batch_records`]; an acquire's `updated` says whether it took over an existing row). Returns
 /// the granted, released and renewed rows, each with its tenant.
-pub const WRITE_BATCH: &str = WRITE_BATCHES[0];
+pub const WRITE_BATCH: &str = Variant::Full.text();
 
 /// [`WRITE_BATCH`] and its variants, each for the batches whose operations need no more than its
 /// parts (see [`write_batch`]): with renews or not, with operations under a session (noting new
@@ -225,33 +225,45 @@ pub const WRITE_BATCH: &str = WRITE_BATCHES[0];
 /// of its operations ([`write_batch`]). They take the same parameters, and a variant leaves the
 /// ones of its missing parts unread.
 pub const WRITE_BATCHES: [&str; 6] = [
-    write_batch!(yes, yes, yes),
-    write_batch!(yes, yes, no),
-    write_batch!(yes, no, no),
-    write_batch!(no, yes, yes),
-    write_batch!(no, yes, no),
-    write_batch!(no, no, no),
+    Variant::Full.text(),
+    Variant::RenewsUnderSessions.text(),
+    Variant::Renews.text(),
+    Variant::Noting.text(),
+    Variant::UnderSessions.text(),
+    Variant::Locks.text(),
 ];
 
 /// A variant of the batch statement, by the parts it has: the one of [`WRITE_BATCHES`] a batch
-/// runs as (its discriminant is its index there).
+/// runs as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Variant {
     /// Every part: [`WRITE_BATCH`].
-    Full = 0,
+    Full,
     /// Renews, and operations under a session with no new hold to note.
-    RenewsUnderSessions = 1,
+    RenewsUnderSessions,
     /// Renews, and no operation under a session.
-    Renews = 2,
+    Renews,
     /// No renews; operations under a session, some of them noting a new hold.
-    Noting = 3,
+    Noting,
     /// No renews; operations under a session, none of them noting a new hold.
-    UnderSessions = 4,
+    UnderSessions,
     /// Acquires and releases under no session.
-    Locks = 5,
+    Locks,
 }
 
 impl Variant {
+    /// Its text: `write_batch!` with the parts it has.
+    pub(crate) const fn text(self) -> &'static str {
+        match self {
+            Self::Full => write_batch!(yes, yes, yes),
+            Self::RenewsUnderSessions => write_batch!(yes, yes, no),
+            Self::Renews => write_batch!(yes, no, no),
+            Self::Noting => write_batch!(no, yes, yes),
+            Self::UnderSessions => write_batch!(no, yes, no),
+            Self::Locks => write_batch!(no, no, no),
+        }
+    }
+
     /// The smallest variant for a batch with renews or not (`renewing`), operations under a
     /// session or not (`under_sessions`), and new holds to note or not (`noting`, only under a
     /// session): the parts it leaves out would write and return nothing for that batch.
@@ -395,7 +407,7 @@ fn write_batch_as<'a>(
     ];
     macro_rules! run {
         ($variant:expr) => {
-            statement!(WRITE_BATCHES[$variant as usize], params).load::<BatchRow>(conn)
+            statement!($variant.text(), params).load::<BatchRow>(conn)
         };
     }
     let smallest = Variant::smallest(
