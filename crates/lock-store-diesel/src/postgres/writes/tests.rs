@@ -213,11 +213,10 @@ fn observe(
     observed.expect("observed")
 }
 
-#[tokio::test]
-async fn every_variant_makes_its_batches_as_the_full_statement_does() {
-    let Some(db) = TestDatabase::postgres() else {
-        return;
-    };
+/// A database with lockd's schema and [`seed`]'s rows (tokens drawn from above the seeded ones),
+/// and a connection to it; `None` without PostgreSQL.
+async fn seeded() -> Option<(TestDatabase, PgConnection)> {
+    let db = TestDatabase::postgres()?;
     // The schema, as lockd opens it.
     drop(
         open_store(
@@ -233,12 +232,34 @@ async fn every_variant_makes_its_batches_as_the_full_statement_does() {
     conn.batch_execute(&format!("SELECT setval('fencing_tokens', {SEEDED_TOKENS})"))
         .expect("tokens above the seeded ones");
     seed(&mut conn);
+    Some((db, conn))
+}
 
-    let tenant = Tenant::default_tenant();
-    let key = |name: &str| (tenant.clone(), ResourceName::parse(name).unwrap());
-    let with = |name: &str, op: Operation, noted: Noted| {
-        let (tenant, resource) = key(name);
-        (tenant, resource, op, noted)
+/// `op` on the default tenant's lock `name`.
+fn with(name: &str, op: Operation, noted: Noted) -> (Tenant, ResourceName, Operation, Noted) {
+    (
+        Tenant::default_tenant(),
+        ResourceName::parse(name).unwrap(),
+        op,
+        noted,
+    )
+}
+
+/// Under sessions: a grant under the live one, one under the ended one (refused), each noted
+/// as `noted` says, and a release under each.
+fn sessions(noted: Noted) -> Vec<(Tenant, ResourceName, Operation, Noted)> {
+    vec![
+        with("session-new", op_acquire(&under(LIVE), None), noted),
+        with("session-refused", op_acquire(&under(ENDED), None), noted),
+        with("under-live", op_release(&under(LIVE)), Noted::Yes),
+        with("under-ended", op_release(&under(ENDED)), Noted::Yes),
+    ]
+}
+
+#[tokio::test]
+async fn every_variant_makes_its_batches_as_the_full_statement_does() {
+    let Some((_db, mut conn)) = seeded().await else {
+        return;
     };
     // Plain acquires (new, refused, taking over an expired lease, with a value), releases (by the
     // holder, by another owner) and a re-grant.
@@ -258,16 +279,6 @@ async fn every_variant_makes_its_batches_as_the_full_statement_does() {
         with("held-3", op_renew(&owner("o1")), Noted::Yes),
         with("under-live", op_renew(&owner("o9")), Noted::Yes),
     ];
-    // Under sessions: a grant under the live one (already noted), one under the ended one
-    // (refused), and a release under each.
-    let sessions = |noted: Noted| {
-        vec![
-            with("session-new", op_acquire(&under(LIVE), None), noted),
-            with("session-refused", op_acquire(&under(ENDED), None), noted),
-            with("under-live", op_release(&under(LIVE)), Noted::Yes),
-            with("under-ended", op_release(&under(ENDED)), Noted::Yes),
-        ]
-    };
     let batch = |parts: &[&Vec<(Tenant, ResourceName, Operation, Noted)>]| -> Vec<_> {
         parts.iter().flat_map(|part| part.iter().cloned()).collect()
     };
@@ -325,14 +336,20 @@ async fn every_variant_makes_its_batches_as_the_full_statement_does() {
             "{full:?}"
         );
     }
+}
 
-    // What each operation under a session made, spelt out: every variant shares the sessions'
-    // parts of the statement, so the comparison above cannot catch a mistake in them. Each
-    // operation is decided on its own session (the live and the ended one in one batch), and the
-    // grant returned says its session's end.
-    let full = observe(&mut conn, &batch(&[&locks, &noting]), Variant::Full);
+/// What each operation under a session made, spelt out: every variant shares the sessions'
+/// parts of the statement, so the comparison with the full statement cannot catch a mistake in
+/// them. In one batch, each operation is decided on its own session (the live and the ended
+/// one), and a grant returned says its session's end.
+#[tokio::test]
+async fn each_operation_under_a_session_is_decided_on_its_own_session() {
+    let Some((_db, mut conn)) = seeded().await else {
+        return;
+    };
+    let made = observe(&mut conn, &sessions(Noted::No), Variant::Full);
     let returned = |name: &str| -> Vec<_> {
-        full.returned
+        made.returned
             .iter()
             .filter(|row| row.1 == name)
             .map(|row| (row.2.clone(), row.3, row.4))
@@ -342,16 +359,23 @@ async fn every_variant_makes_its_batches_as_the_full_statement_does() {
     assert_eq!(
         returned("session-new"),
         [(live_holder.clone(), -1, false)],
-        "granted, a new token, ending with the live session: {full:?}"
+        "granted, a new token, ending with the live session: {made:?}"
     );
-    assert_eq!(returned("session-refused"), [], "{full:?}");
+    assert_eq!(returned("session-refused"), [], "{made:?}");
     assert_eq!(
         returned("under-live"),
         [(live_holder, -2, true)],
-        "released, the hold's token: {full:?}"
+        "released, the hold's token: {made:?}"
     );
-    assert_eq!(returned("under-ended"), [], "{full:?}");
-    assert!(full.locks.iter().any(|lock| lock.resource == "under-ended"
-        && lock.owner == under(ENDED).as_str()
-        && lock.length_ms == -1));
+    assert_eq!(returned("under-ended"), [], "{made:?}");
+    assert!(
+        made.locks.iter().any(|lock| lock.resource == "under-ended"
+            && lock.owner == under(ENDED).as_str()
+            && lock.length_ms == -1),
+        "the ended session's hold is left as it was: {made:?}"
+    );
+    assert!(
+        made.holds.iter().any(|hold| hold.name == "session-new"),
+        "the new hold noted: {made:?}"
+    );
 }
