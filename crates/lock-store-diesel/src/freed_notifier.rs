@@ -46,7 +46,7 @@ const BATCH: usize = 512;
 const GATHER: Duration = Duration::from_millis(5);
 
 /// The wait before the first attempt to reconnect, doubled after each failed attempt up to
-/// [`MAX_RETRY_DELAY`].
+/// [`MAX_RETRY_DELAY`] ([`Backoff`]).
 const FIRST_RETRY_DELAY: Duration = Duration::from_millis(50);
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(2);
 
@@ -158,7 +158,7 @@ impl StoreEvents for HintingUndos {
 }
 
 async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::Receiver<String>) {
-    let mut delay = FIRST_RETRY_DELAY;
+    let mut backoff = Backoff::default();
     loop {
         let client = match connect(&url, connect_timeout).await {
             Ok(client) => client,
@@ -169,8 +169,7 @@ async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::R
             }
             Err(error) => {
                 tracing::warn!(%error, "cannot connect to send hints of released locks; retrying");
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(MAX_RETRY_DELAY);
+                tokio::time::sleep(backoff.failed()).await;
                 continue;
             }
         };
@@ -181,23 +180,16 @@ async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::R
             client.prepare_typed(NOTIFY, &[tokio_postgres::types::Type::TEXT_ARRAY]),
         )
         .await;
-        // The delay starts again only once the connection can send: a database that accepts
-        // connections but refuses the statement is retried ever more slowly, not every 50 ms.
         let notify = match prepared {
-            Ok(Ok(statement)) => {
-                delay = FIRST_RETRY_DELAY;
-                statement
-            }
+            Ok(Ok(statement)) => statement,
             Ok(Err(error)) => {
                 tracing::warn!(%error, "could not prepare hints of released locks; reconnecting");
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(MAX_RETRY_DELAY);
+                tokio::time::sleep(backoff.failed()).await;
                 continue;
             }
             Err(_) => {
                 tracing::warn!("preparing hints of released locks timed out; reconnecting");
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(MAX_RETRY_DELAY);
+                tokio::time::sleep(backoff.failed()).await;
                 continue;
             }
         };
@@ -224,7 +216,7 @@ async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::R
             let sent =
                 tokio::time::timeout(connect_timeout, client.execute(&notify, &[&hints])).await;
             match sent {
-                Ok(Ok(_)) => {}
+                Ok(Ok(_)) => backoff.sent(),
                 Ok(Err(error)) => {
                     tracing::warn!(%error, "could not send hints of released locks; reconnecting");
                     break;
@@ -235,6 +227,39 @@ async fn send_hints(url: String, connect_timeout: Duration, mut pending: mpsc::R
                 }
             }
         }
+        // A database that takes the connection and the statement but refuses every hint (a
+        // full notification queue) is retried ever more slowly too, not once per hint.
+        tokio::time::sleep(backoff.failed()).await;
+    }
+}
+
+/// The waits before the notifier's attempts to connect again: [`FIRST_RETRY_DELAY`] after a
+/// hint went out, then doubled after each failure (to connect, to prepare, or to send on a
+/// connection made since) up to [`MAX_RETRY_DELAY`].
+#[derive(Debug)]
+struct Backoff {
+    next: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self {
+            next: FIRST_RETRY_DELAY,
+        }
+    }
+}
+
+impl Backoff {
+    /// An attempt failed: how long to wait before the next one.
+    fn failed(&mut self) -> Duration {
+        let wait = self.next;
+        self.next = (self.next * 2).min(MAX_RETRY_DELAY);
+        wait
+    }
+
+    /// A hint went out: the connection works, and the next failure waits the least again.
+    fn sent(&mut self) {
+        self.next = FIRST_RETRY_DELAY;
     }
 }
 
@@ -277,7 +302,7 @@ async fn connect(
 
 #[cfg(test)]
 mod tests {
-    use super::{gathering_until, GATHER};
+    use super::{gathering_until, Backoff, FIRST_RETRY_DELAY, GATHER, MAX_RETRY_DELAY};
     use std::time::Duration;
     use tokio::time::Instant;
 
@@ -297,5 +322,23 @@ mod tests {
             Some(last + GATHER),
             "a hint 1 ms after the last statement waits for the rest of the period"
         );
+    }
+
+    #[test]
+    fn each_failure_waits_twice_as_long_up_to_the_most_and_a_sent_hint_starts_again() {
+        let mut backoff = Backoff::default();
+        let waits: Vec<u64> = (0..8)
+            .map(|_| backoff.failed().as_millis() as u64)
+            .collect();
+        assert_eq!(waits, [50, 100, 200, 400, 800, 1_600, 2_000, 2_000]);
+        assert_eq!(FIRST_RETRY_DELAY, Duration::from_millis(50));
+        assert_eq!(MAX_RETRY_DELAY, Duration::from_secs(2));
+        backoff.sent();
+        assert_eq!(
+            backoff.failed(),
+            FIRST_RETRY_DELAY,
+            "the first failure after a sent hint"
+        );
+        assert_eq!(backoff.failed(), FIRST_RETRY_DELAY * 2);
     }
 }
