@@ -185,7 +185,9 @@ pub async fn every_history_page(
 /// Valid lock values for tests, panicking on invalid input: the default tenant, a resource
 /// name, an owner, a TTL (at most an hour).
 pub mod values {
-    use lock_domain::{Owner, ResourceName, Tenant, Ttl};
+    use lock_domain::{
+        Claim, LeaseOp, LeaseTerms, LockDelay, Owner, Place, ResourceName, Tenant, Ttl,
+    };
 
     pub fn tenant() -> Tenant {
         Tenant::parse("default").unwrap()
@@ -201,6 +203,28 @@ pub mod values {
 
     pub fn ttl(seconds: i64) -> Ttl {
         Ttl::parse(seconds, 3_600).unwrap()
+    }
+
+    /// An exclusive acquire of lock `r` by `who`, for an hour, with no value and no lock-delay.
+    pub fn acquire_by(who: &str) -> LeaseOp {
+        LeaseOp::Acquire {
+            place: Place::Lock(name("r")),
+            claim: Claim::Exclusive,
+            terms: LeaseTerms {
+                owner: owner(who),
+                ttl: ttl(3600),
+                value: None,
+                lock_delay: LockDelay::NONE,
+            },
+        }
+    }
+
+    /// A release of lock `r` by `who`.
+    pub fn release_by(who: &str) -> LeaseOp {
+        LeaseOp::Release {
+            place: Place::Lock(name("r")),
+            owner: owner(who),
+        }
     }
 }
 

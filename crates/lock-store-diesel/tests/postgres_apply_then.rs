@@ -8,32 +8,11 @@ use diesel::connection::SimpleConnection;
 use diesel::{Connection, PgConnection, RunQueryDsl};
 use lock_domain::testing::calls::LeaseCalls;
 use lock_domain::{
-    AcquireOutcome, Claim, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, LockDelay, Place,
-    SystemClock,
+    AcquireOutcome, Claim, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, Place, SystemClock,
 };
-use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
+use lock_store_diesel::testing::values::{acquire_by, name, owner, release_by, tenant, ttl};
 use lock_store_diesel::testing::{open_store, TestDatabase};
 use lock_store_diesel::{DieselLockRepository, StoreConfig};
-
-fn acquire_by(who: &str) -> LeaseOp {
-    LeaseOp::Acquire {
-        place: Place::Lock(name("r")),
-        claim: Claim::Exclusive,
-        terms: LeaseTerms {
-            owner: owner(who),
-            ttl: ttl(3600),
-            value: None,
-            lock_delay: LockDelay::NONE,
-        },
-    }
-}
-
-fn release_by(who: &str) -> LeaseOp {
-    LeaseOp::Release {
-        place: Place::Lock(name("r")),
-        owner: owner(who),
-    }
-}
 
 /// Returns once a connection to the database of `url` waits for a lock (within 30 s).
 async fn waits_for_a_lock(url: &str) {

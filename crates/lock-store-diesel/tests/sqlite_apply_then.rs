@@ -6,10 +6,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use lock_domain::testing::calls::LeaseCalls;
-use lock_domain::{
-    AcquireOutcome, Claim, Clock, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, LockDelay, Place,
-};
-use lock_store_diesel::testing::values::{name, owner, tenant, ttl};
+use lock_domain::{AcquireOutcome, Clock, LeaseOutcome, LeaseStore};
+use lock_store_diesel::testing::values::{acquire_by, name, owner, release_by, tenant, ttl};
 use lock_store_diesel::testing::{open_store, TestDatabase};
 use lock_store_diesel::StoreConfig;
 
@@ -21,19 +19,6 @@ impl Clock for Ticking {
     fn now(&self) -> DateTime<Utc> {
         let start = Utc.with_ymd_and_hms(2026, 12, 7, 0, 0, 0).unwrap();
         start + Duration::seconds(self.0.fetch_add(1, Ordering::SeqCst) as i64)
-    }
-}
-
-fn acquire_by(who: &str) -> LeaseOp {
-    LeaseOp::Acquire {
-        place: Place::Lock(name("r")),
-        claim: Claim::Exclusive,
-        terms: LeaseTerms {
-            owner: owner(who),
-            ttl: ttl(3600),
-            value: None,
-            lock_delay: LockDelay::NONE,
-        },
     }
 }
 
@@ -52,14 +37,7 @@ async fn a_release_then_the_next_grant_commit_together() {
 
     let readings = clock.0.load(Ordering::SeqCst);
     let (released, granted) = repo
-        .apply_then(
-            tenant(),
-            LeaseOp::Release {
-                place: Place::Lock(name("r")),
-                owner: owner("a"),
-            },
-            acquire_by("b"),
-        )
+        .apply_then(tenant(), release_by("a"), acquire_by("b"))
         .await;
     assert!(
         matches!(&released, Ok(LeaseOutcome::Released(ended)) if ended.fencing_token == first.fencing_token),
@@ -80,14 +58,7 @@ async fn a_release_then_the_next_grant_commit_together() {
     // Each keeps its own outcome: a refused release does not stop the grant after it, which
     // is decided as if alone (a re-grant of b's lease here).
     let (refused, regranted) = repo
-        .apply_then(
-            tenant(),
-            LeaseOp::Release {
-                place: Place::Lock(name("r")),
-                owner: owner("a"),
-            },
-            acquire_by("b"),
-        )
+        .apply_then(tenant(), release_by("a"), acquire_by("b"))
         .await;
     assert!(
         matches!(refused, Ok(LeaseOutcome::Forbidden)),
