@@ -581,12 +581,40 @@ fn answer(outcome: SemaphoreAcquireOutcome, waited: bool) -> PermitsAcquired {
 }
 
 /// What a refusal for want of room saw of the permits in the way.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct NoRoomSeen {
     /// The earliest end of a live holder's lease, or of a lock-delay keeping permits.
     pub(crate) free_at: Option<DateTime<Utc>>,
     /// The earliest end of a lock-delay keeping permits.
     pub(crate) delayed_until: Option<DateTime<Utc>>,
+    /// How the semaphore stood; `None` for any other outcome than a refusal for want of room.
+    pub(crate) sight: Option<Sight>,
+}
+
+/// How a semaphore's permits stood when an attempt was refused or a look read them: each live
+/// lease (its token and end, in token order) and the end of the lock-delay keeping permits. An
+/// attempt refused at one sight is refused again while the semaphore stands the same (the
+/// leases' ends, which a waiter times itself, aside): a lease that ended, a grant released or a
+/// new one, a renewal, a lock-delay begun or over, each changes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Sight {
+    leases: Vec<(FencingToken, DateTime<Utc>)>,
+    delayed_until: Option<DateTime<Utc>>,
+}
+
+impl Sight {
+    /// The sight of live holders `holders` and lock-delay end `delayed_until`, in any order.
+    pub(crate) fn of(holders: &[Grant], delayed_until: Option<DateTime<Utc>>) -> Self {
+        let mut leases: Vec<(FencingToken, DateTime<Utc>)> = holders
+            .iter()
+            .map(|grant| (grant.lease.fencing_token, grant.lease.expires_at))
+            .collect();
+        leases.sort_unstable();
+        Self {
+            leases,
+            delayed_until,
+        }
+    }
 }
 
 /// An acquire's outcome in the semaphore's words, and when refused for want of room, what the
@@ -617,6 +645,7 @@ pub(crate) fn outcome_of(
             let seen = NoRoomSeen {
                 free_at,
                 delayed_until,
+                sight: Some(Sight::of(&holders, delayed_until)),
             };
             (
                 SemaphoreAcquireOutcome::Unavailable { limit, available },

@@ -28,7 +28,7 @@ mod hints;
 mod queue;
 mod serve;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod ticket;
 
 use std::collections::HashMap;

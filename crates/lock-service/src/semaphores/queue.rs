@@ -8,7 +8,9 @@
 //! this process ([`PermitQueues::wake`]) or a hint from the store that another process freed
 //! permits (PostgreSQL's `LISTEN`, shared with the locks' waits), just after the earliest live
 //! lease ends, and now and then for what other processes did: every 200 ms without hints, every
-//! 5 s with them (`Waiting::poll_period`). A waiter whose time runs out while an attempt is
+//! 5 s with them (`Waiting::poll_period`). A hint that only says another process committed
+//! something (SQLite's) costs a look first (a read): the task tries again only if the semaphore
+//! no longer stands as it did when its head was refused ([`Sight`]). A waiter whose time runs out while an attempt is
 //! made for it waits for that attempt and answers its outcome, so "not acquired" never hides a
 //! grant; a grant made for a waiter that has gone is undone (only that exact grant).
 
@@ -27,6 +29,8 @@ use crate::events::{LockEvents, Trouble};
 use crate::outcomes::AcquireError;
 use crate::quota::{Count, LeaseGate, QuotaExceeded, Quotas, Refusal as QuotaRefusal};
 use crate::waiting::{WaitEnd, Waiting};
+
+use super::Sight;
 
 /// How often a queue whose semaphore has no live grant but no room either (grants in their
 /// lock-delay) tries again.
@@ -100,6 +104,9 @@ impl PermitWaiter {
 struct Queue {
     waiters: Mutex<VecDeque<Arc<PermitWaiter>>>,
     wake: Notify,
+    /// Another process committed, what is not known (SQLite's hint): the task looks whether the
+    /// semaphore changed before it tries again ([`stands_as_refused`]).
+    elsewhere: Notify,
     /// Set while its tenant's `max_live_leases` holds back the head's grant, until an attempt is
     /// admitted: a wait behind the head that ends meanwhile is answered with it too.
     held_back: Mutex<Option<QuotaExceeded>>,
@@ -152,16 +159,20 @@ impl PermitQueues {
             let queues = PermitQueues { shared };
             match semaphore {
                 Some((tenant, name)) => queues.wake(tenant, name),
-                None => queues.wake_all(),
+                None => queues.changed_elsewhere(),
             }
         }));
     }
 
-    fn wake_all(&self) {
+    /// Another process committed something, what is not known: each queue looks (a read)
+    /// whether its semaphore changed since its head was refused, and only then tries again (a
+    /// write). A busy process on the same SQLite file gives such a hint every few milliseconds;
+    /// trying each time, every queue here would take the file's write lock as often, for nothing.
+    fn changed_elsewhere(&self) {
         self.shared.quotas.lease_ended();
         let queues: Vec<Arc<Queue>> = locked(&self.shared.queues).values().cloned().collect();
         for queue in queues {
-            queue.wake.notify_one();
+            queue.elsewhere.notify_one();
         }
     }
 
@@ -220,6 +231,7 @@ impl PermitQueues {
                 let queue = Arc::new(Queue {
                     waiters: Mutex::new(VecDeque::new()),
                     wake: Notify::new(),
+                    elsewhere: Notify::new(),
                     held_back: Mutex::new(None),
                 });
                 queues.insert(key.clone(), Arc::clone(&queue));
@@ -304,9 +316,9 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
             }
             Err(QuotaRefusal::Store(error)) => Err(AcquireError::Store(error)),
         };
-        let (outcome, free_at) = match outcome {
-            Ok((outcome, seen)) => (Ok(outcome), seen.free_at),
-            Err(error) => (Err(error), None),
+        let (outcome, free_at, sight) = match outcome {
+            Ok((outcome, seen)) => (Ok(outcome), seen.free_at, seen.sight),
+            Err(error) => (Err(error), None, None),
         };
         let finished = match &outcome {
             Ok(SemaphoreAcquireOutcome::Unavailable { available, .. }) => {
@@ -354,10 +366,37 @@ async fn serve(shared: Arc<Shared>, key: QueueKey, queue: Arc<Queue>) {
             .or(Some(DELAYED_RETRY));
         let poll = shared.waiting.poll_period();
         let pause = until_expiry.map_or(poll, |left| left.min(poll));
-        tokio::select! {
-            () = queue.wake.notified() => {}
-            () = tokio::time::sleep(pause) => {}
+        let next_look = tokio::time::Instant::now() + pause;
+        loop {
+            tokio::select! {
+                () = queue.wake.notified() => break,
+                () = tokio::time::sleep_until(next_look) => break,
+                () = queue.elsewhere.notified() => {
+                    if !stands_as_refused(&shared, &key, sight.as_ref()).await {
+                        break;
+                    }
+                }
+            }
         }
+    }
+}
+
+/// Whether `key`'s semaphore stands as it did when its head's attempt was refused (`refused`),
+/// by a look: then a new attempt would be refused again. `false` without a sight, or when the
+/// look fails (the attempt then tells the waiter).
+async fn stands_as_refused(shared: &Shared, key: &QueueKey, refused: Option<&Sight>) -> bool {
+    let Some(refused) = refused else {
+        return false;
+    };
+    let look = LeaseOp::Look(Place::Semaphore(key.1.clone()));
+    match shared
+        .leases
+        .apply(key.0.clone(), look)
+        .await
+        .and_then(LeaseOutcome::looked)
+    {
+        Ok(holding) => Sight::of(&holding.holders, holding.delayed_until) == *refused,
+        Err(_) => false,
     }
 }
 

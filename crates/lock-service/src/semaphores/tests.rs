@@ -269,3 +269,147 @@ async fn a_wait_that_ends_in_an_outage_answers_unavailable() {
         "{answer:?}"
     );
 }
+
+/// The in-memory store, counting the semaphore acquires and looks it is asked for.
+struct Counting {
+    memory: Arc<InMemoryLockRepository>,
+    attempts: std::sync::atomic::AtomicU32,
+    looks: std::sync::atomic::AtomicU32,
+}
+
+impl Counting {
+    fn counts(&self) -> (u32, u32) {
+        use std::sync::atomic::Ordering::SeqCst;
+        (self.attempts.load(SeqCst), self.looks.load(SeqCst))
+    }
+}
+
+#[async_trait::async_trait]
+impl lock_domain::LeaseStore for Counting {
+    async fn apply(
+        &self,
+        tenant: Tenant,
+        op: lock_domain::LeaseOp,
+    ) -> Result<lock_domain::LeaseOutcome, lock_domain::RepositoryError> {
+        use lock_domain::{LeaseOp, Place};
+        use std::sync::atomic::Ordering::SeqCst;
+        match &op {
+            LeaseOp::Acquire {
+                place: Place::Semaphore(_),
+                ..
+            } => self.attempts.fetch_add(1, SeqCst),
+            LeaseOp::Look(Place::Semaphore(_)) => self.looks.fetch_add(1, SeqCst),
+            _ => 0,
+        };
+        self.memory.apply(tenant, op).await
+    }
+
+    async fn list_locks(
+        &self,
+        tenant: Tenant,
+        query: lock_domain::ListQuery,
+    ) -> Result<lock_domain::ListPage, lock_domain::RepositoryError> {
+        self.memory.list_locks(tenant, query).await
+    }
+
+    async fn list_semaphores(
+        &self,
+        tenant: Tenant,
+        query: lock_domain::ListQuery,
+    ) -> Result<lock_domain::SemaphorePage, lock_domain::RepositoryError> {
+        self.memory.list_semaphores(tenant, query).await
+    }
+}
+
+/// Another process shares the store, which can only say that it committed something
+/// (SQLite's hint, `Freed::Unknown`, as often as every 5 ms): a waiting head looks (a read)
+/// before it tries again (a write), so hints that changed nothing of its semaphore cost no
+/// attempt; the hint after that process freed the permits still grants the waiter at once, long
+/// before its own next look (every `SAFETY_PERIOD`, 5 s, while hints are live).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hint_that_another_process_committed_costs_an_attempt_only_once_permits_changed() {
+    use lock_domain::{Freed, LeaseOp, LeaseOutcome, LeaseStore, Place};
+
+    let memory = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let counting = Arc::new(Counting {
+        memory: Arc::clone(&memory),
+        attempts: 0.into(),
+        looks: 0.into(),
+    });
+    let (hints, send) = crate::waiting::tests::SentHints::new();
+    let service = LockService::new(
+        crate::ServicePorts {
+            store: crate::StorePorts {
+                leases: Arc::clone(&counting) as _,
+                sessions: Arc::clone(&memory) as _,
+                history: Arc::clone(&memory) as _,
+                usage: Arc::clone(&memory) as _,
+            },
+            hints: Some(Arc::new(hints)),
+            clock: Arc::new(SystemClock),
+            events: Arc::new(crate::NoEvents),
+        },
+        crate::WaiterLimits::default(),
+    );
+    // The other process holds the semaphore's one permit for a minute.
+    let (tenant, name) = (
+        Tenant::default_tenant(),
+        ResourceName::parse("sem").unwrap(),
+    );
+    let elsewhere = request("elsewhere", 1, 1, 0).permit;
+    let taken = memory
+        .apply(
+            tenant.clone(),
+            LeaseOp::Acquire {
+                place: Place::Semaphore(name.clone()),
+                claim: elsewhere.claim(),
+                terms: elsewhere.terms.clone(),
+            },
+        )
+        .await
+        .unwrap();
+    assert!(matches!(taken, LeaseOutcome::Granted(_)), "{taken:?}");
+    let waiter = tokio::spawn({
+        let service = service.clone();
+        async move { acquire(&service, request("here", 1, 1, 20_000)).await }
+    });
+    settle(&service, 1).await;
+    // The hints are live and the head's first attempts are over: it waits for its own next look
+    // for `SAFETY_PERIOD`.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (attempts, looks) = counting.counts();
+    for _ in 0..20 {
+        send.send(Freed::Unknown).unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (attempts_after, looks_after) = counting.counts();
+    assert!(
+        attempts_after - attempts <= 1,
+        "20 hints of commits that left the semaphore as it was made {} attempts",
+        attempts_after - attempts
+    );
+    assert!(looks_after > looks, "the hints were looked into");
+    assert!(!waiter.is_finished());
+
+    let released = memory
+        .apply(
+            tenant.clone(),
+            LeaseOp::Release {
+                place: Place::Semaphore(name.clone()),
+                owner: Owner::parse("elsewhere").unwrap(),
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(released, LeaseOutcome::Released(_)),
+        "{released:?}"
+    );
+    send.send(Freed::Unknown).unwrap();
+    let answer = tokio::time::timeout(Duration::from_millis(2_500), waiter)
+        .await
+        .expect("granted within 2.5 s of the hint, not at its own look 5 s on")
+        .unwrap();
+    assert!(granted(&answer), "{answer:?}");
+}

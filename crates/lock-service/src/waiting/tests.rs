@@ -289,7 +289,15 @@ async fn the_poller_finds_a_release_made_elsewhere() {
 }
 
 /// Hints handed over by the test: the store's subscription (once) yields what is sent.
-struct SentHints(std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Freed>>>);
+pub(crate) struct SentHints(std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Freed>>>);
+
+impl SentHints {
+    /// Hints, and where the test sends them.
+    pub(crate) fn new() -> (Self, tokio::sync::mpsc::UnboundedSender<Freed>) {
+        let (send, hints) = tokio::sync::mpsc::unbounded_channel();
+        (Self(std::sync::Mutex::new(Some(hints))), send)
+    }
+}
 
 struct SentHintsSubscription(tokio::sync::mpsc::UnboundedReceiver<Freed>);
 
@@ -314,11 +322,8 @@ impl FreedHints for SentHints {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hint_that_anything_may_be_free_makes_the_poller_look_at_once() {
     let (_, repo, tenant, resource) = setup();
-    let (send, hints) = tokio::sync::mpsc::unbounded_channel();
-    let waiting = waiting_with_hints(
-        Arc::clone(&repo),
-        Some(Arc::new(SentHints(std::sync::Mutex::new(Some(hints))))),
-    );
+    let (hints, send) = SentHints::new();
+    let waiting = waiting_with_hints(Arc::clone(&repo), Some(Arc::new(hints)));
     let ticket = held_elsewhere_and_waited_for(&waiting, &repo).await;
     // The subscription is live and its first looks are over: the queue knows the lock is held
     // for another minute, and the poller would not look again for `SAFETY_PERIOD`.
