@@ -321,7 +321,9 @@ impl Locks<'_> {
             );
         }
         match result {
-            ReleaseResult::Released(_) if by_queue => self.core.waiting.freed_by_queue(),
+            ReleaseResult::Released(_) if by_queue => {
+                self.core.waiting.freed_by_queue(&tenant, &resource)
+            }
             ReleaseResult::Released(_) => self.core.waiting.freed(&tenant, &resource),
             _ => {}
         }

@@ -122,9 +122,10 @@ struct Shared {
     /// Where hints of freed semaphore permits go (`None`: any may be free).
     permit_hints: std::sync::OnceLock<PermitHints>,
     closing: Notify,
-    /// Notified whenever any lock may have been freed (here or, by a hint, elsewhere): what
-    /// waiting multi-locks listen to, since they stand in no lock's queue.
-    any_freed: Notify,
+    /// The waits of sets (`locks/multi.rs`), which stand in no lock's queue, under each lock
+    /// they ask for ([`SetWatch`]): a release or renew of one of those locks here, or a hint
+    /// that anything may be free elsewhere, wakes them; a release of any other lock does not.
+    set_waits: Mutex<HashMap<QueueKey, Vec<SetWait>>>,
     /// Notified when any lock may have been freed elsewhere: the poller looks at every queued
     /// lock now instead of at its next period. Its own `Arc`, so that the poller can wait for it
     /// without keeping the rest alive.
@@ -219,7 +220,7 @@ impl Waiting {
                 closed: AtomicBool::new(false),
                 permit_hints: std::sync::OnceLock::new(),
                 closing: Notify::new(),
-                any_freed: Notify::new(),
+                set_waits: Mutex::new(HashMap::new()),
                 look_now: Arc::new(Notify::new()),
             }),
         }
@@ -319,11 +320,11 @@ impl Waiting {
         Ok(made)
     }
 
-    /// A lease ended by a release that its lock's queue made: the waits for any lock try again
-    /// (the lock's own queue has attempted already, and has told the quotas of the lease's end
-    /// before answering, so that the grants they hold back count again).
-    pub(crate) fn freed_by_queue(&self) {
-        self.shared.any_freed.notify_waiters();
+    /// A lease on `resource` ended by a release that its lock's queue made: the sets that ask
+    /// for it try again (the lock's own queue has attempted already, and has told the quotas of
+    /// the lease's end before answering, so that the grants they hold back count again).
+    pub(crate) fn freed_by_queue(&self, tenant: &Tenant, resource: &ResourceName) {
+        self.shared.wake_sets(&(tenant.clone(), resource.clone()));
     }
 
     /// The lease on `resource` was renewed through this process, maybe shortened: the queue
@@ -401,10 +402,34 @@ impl Waiting {
         WaiterSeat::take(&self.shared, tenant).map(|seat| Seat { seat })
     }
 
-    /// Resolves the next time any lock may have been freed, by this process or (hinted) another.
-    /// Best effort, like every hint: a waiter still looks now and then by itself.
-    pub(crate) async fn any_freed(&self) {
-        self.shared.any_freed.notified().await;
+    /// Watches `tenant`'s locks `resources` for a set that waits for them all, until the watch
+    /// is dropped ([`SetWatch::freed`]). Made before the set's first attempt, so that a release
+    /// between an attempt and the wait after it is not missed.
+    pub(crate) fn watch_set(
+        &self,
+        tenant: &Tenant,
+        resources: impl IntoIterator<Item = ResourceName>,
+    ) -> SetWatch {
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let freed = Arc::new(Notify::new());
+        let keys: Vec<QueueKey> = resources
+            .into_iter()
+            .map(|resource| (tenant.clone(), resource))
+            .collect();
+        let mut waits = locked(&self.shared.set_waits);
+        for key in &keys {
+            waits
+                .entry(key.clone())
+                .or_default()
+                .push((id, Arc::clone(&freed)));
+        }
+        drop(waits);
+        SetWatch {
+            shared: Arc::clone(&self.shared),
+            id,
+            keys,
+            freed,
+        }
     }
 
     /// Resolves once [`Self::close`] has been called (at once if it has).
@@ -478,7 +503,7 @@ impl Shared {
     }
 
     fn wake(&self, key: &QueueKey, freed: bool) {
-        self.any_freed.notify_waiters();
+        self.wake_sets(key);
         if freed {
             self.quotas.lease_ended();
         }
@@ -492,10 +517,19 @@ impl Shared {
     /// every queued lock (the poller's, at once) wakes the queues whose lock changed; waiting
     /// permits, multi-locks and those over a quota try again.
     fn anything_may_be_free(&self) {
-        self.any_freed.notify_waiters();
+        for waits in locked(&self.set_waits).values() {
+            waits.iter().for_each(|(_, freed)| freed.notify_one());
+        }
         self.quotas.lease_ended();
         self.look_now.notify_one();
         self.permits_freed(None);
+    }
+
+    /// Wakes the sets that ask for lock `key`.
+    fn wake_sets(&self, key: &QueueKey) {
+        if let Some(waits) = locked(&self.set_waits).get(key) {
+            waits.iter().for_each(|(_, freed)| freed.notify_one());
+        }
     }
 
     fn poll_period(&self) -> Duration {
@@ -523,5 +557,39 @@ impl Shared {
         // Under the map's lock, so no release is handed to the queue after this.
         queue.decline_releases();
         None
+    }
+}
+
+/// One set's wait, as kept under each of its locks: the watch's id, and what wakes it.
+type SetWait = (u64, Arc<Notify>);
+
+/// A set's wait on each of its locks ([`Waiting::watch_set`]); it ends when dropped.
+pub(crate) struct SetWatch {
+    shared: Arc<Shared>,
+    id: u64,
+    keys: Vec<QueueKey>,
+    freed: Arc<Notify>,
+}
+
+impl SetWatch {
+    /// Resolves once one of the set's locks may have been freed (released or renewed through
+    /// this process, or any lock by a hint from another) since the watch was made or this last
+    /// resolved. Best effort, like every hint: a waiting set still looks now and then by itself.
+    pub(crate) async fn freed(&self) {
+        self.freed.notified().await;
+    }
+}
+
+impl Drop for SetWatch {
+    fn drop(&mut self) {
+        let mut waits = locked(&self.shared.set_waits);
+        for key in &self.keys {
+            if let Some(entries) = waits.get_mut(key) {
+                entries.retain(|(id, _)| *id != self.id);
+                if entries.is_empty() {
+                    waits.remove(key);
+                }
+            }
+        }
     }
 }

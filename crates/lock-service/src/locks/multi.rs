@@ -96,10 +96,15 @@ impl Locks<'_> {
         };
         let deadline = tokio::time::Instant::now() + wait;
         let mut waited = false;
+        // Watch the set's locks before trying, so that a release between a try and the sleep
+        // after it wakes the set.
+        let watch = seat.as_ref().map(|_| {
+            self.core.waiting.watch_set(
+                &tenant,
+                set.locks().iter().map(|(resource, _)| resource.clone()),
+            )
+        });
         let outcome = loop {
-            // Listen before trying, so that a release between the try and the sleep wakes it.
-            let freed = self.core.waiting.any_freed();
-            tokio::pin!(freed);
             let admitted = match gate.take() {
                 Some(gate) => gate,
                 None => match self
@@ -180,8 +185,14 @@ impl Locks<'_> {
                         .min(self.core.waiting.poll_period())
                         .min(deadline - now);
                     waited = true;
+                    let freed = async {
+                        match &watch {
+                            Some(watch) => watch.freed().await,
+                            None => std::future::pending().await,
+                        }
+                    };
                     tokio::select! {
-                        () = &mut freed => {}
+                        () = freed => {}
                         () = tokio::time::sleep(nap) => {}
                         () = self.core.waiting.closed() => {
                             self.core.waiting.count_wait_end(WaitEnd::TimedOut);

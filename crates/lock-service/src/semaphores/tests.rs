@@ -270,57 +270,6 @@ async fn a_wait_that_ends_in_an_outage_answers_unavailable() {
     );
 }
 
-/// The in-memory store, counting the semaphore acquires and looks it is asked for.
-struct Counting {
-    memory: Arc<InMemoryLockRepository>,
-    attempts: std::sync::atomic::AtomicU32,
-    looks: std::sync::atomic::AtomicU32,
-}
-
-impl Counting {
-    fn counts(&self) -> (u32, u32) {
-        use std::sync::atomic::Ordering::SeqCst;
-        (self.attempts.load(SeqCst), self.looks.load(SeqCst))
-    }
-}
-
-#[async_trait::async_trait]
-impl lock_domain::LeaseStore for Counting {
-    async fn apply(
-        &self,
-        tenant: Tenant,
-        op: lock_domain::LeaseOp,
-    ) -> Result<lock_domain::LeaseOutcome, lock_domain::RepositoryError> {
-        use lock_domain::{LeaseOp, Place};
-        use std::sync::atomic::Ordering::SeqCst;
-        match &op {
-            LeaseOp::Acquire {
-                place: Place::Semaphore(_),
-                ..
-            } => self.attempts.fetch_add(1, SeqCst),
-            LeaseOp::Look(Place::Semaphore(_)) => self.looks.fetch_add(1, SeqCst),
-            _ => 0,
-        };
-        self.memory.apply(tenant, op).await
-    }
-
-    async fn list_locks(
-        &self,
-        tenant: Tenant,
-        query: lock_domain::ListQuery,
-    ) -> Result<lock_domain::ListPage, lock_domain::RepositoryError> {
-        self.memory.list_locks(tenant, query).await
-    }
-
-    async fn list_semaphores(
-        &self,
-        tenant: Tenant,
-        query: lock_domain::ListQuery,
-    ) -> Result<lock_domain::SemaphorePage, lock_domain::RepositoryError> {
-        self.memory.list_semaphores(tenant, query).await
-    }
-}
-
 /// Another process shares the store, which can only say that it committed something
 /// (SQLite's hint, `Freed::Unknown`, as often as every 5 ms): a waiting head looks (a read)
 /// before it tries again (a write), so hints that changed nothing of its semaphore cost no
@@ -330,27 +279,17 @@ impl lock_domain::LeaseStore for Counting {
 async fn a_hint_that_another_process_committed_costs_an_attempt_only_once_permits_changed() {
     use lock_domain::{Freed, LeaseOp, LeaseOutcome, LeaseStore, Place};
 
+    use crate::waiting::tests::{service_over, Noting, SentHints};
+
     let memory = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
-    let counting = Arc::new(Counting {
-        memory: Arc::clone(&memory),
-        attempts: 0.into(),
-        looks: 0.into(),
-    });
-    let (hints, send) = crate::waiting::tests::SentHints::new();
-    let service = LockService::new(
-        crate::ServicePorts {
-            store: crate::StorePorts {
-                leases: Arc::clone(&counting) as _,
-                sessions: Arc::clone(&memory) as _,
-                history: Arc::clone(&memory) as _,
-                usage: Arc::clone(&memory) as _,
-            },
-            hints: Some(Arc::new(hints)),
-            clock: Arc::new(SystemClock),
-            events: Arc::new(crate::NoEvents),
-        },
-        crate::WaiterLimits::default(),
+    let noting = Arc::new(Noting::over(Arc::clone(&memory)));
+    let (hints, send) = SentHints::new();
+    let service = service_over(
+        Arc::clone(&noting) as _,
+        Arc::clone(&memory),
+        Some(Arc::new(hints)),
     );
+    let counts = || (noting.count("acquire"), noting.count("look"));
     // The other process holds the semaphore's one permit for a minute.
     let (tenant, name) = (
         Tenant::default_tenant(),
@@ -377,13 +316,13 @@ async fn a_hint_that_another_process_committed_costs_an_attempt_only_once_permit
     // The hints are live and the head's first attempts are over: it waits for its own next look
     // for `SAFETY_PERIOD`.
     tokio::time::sleep(Duration::from_millis(600)).await;
-    let (attempts, looks) = counting.counts();
+    let (attempts, looks) = counts();
     for _ in 0..20 {
         send.send(Freed::Unknown).unwrap();
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let (attempts_after, looks_after) = counting.counts();
+    let (attempts_after, looks_after) = counts();
     assert!(
         attempts_after - attempts <= 1,
         "20 hints of commits that left the semaphore as it was made {} attempts",

@@ -288,6 +288,29 @@ async fn the_poller_finds_a_release_made_elsewhere() {
     );
 }
 
+/// The service over `leases` (which may note its calls) and the rest of `memory`, woken by
+/// `hints`.
+pub(crate) fn service_over(
+    leases: Arc<dyn LeaseStore>,
+    memory: Arc<InMemoryLockRepository>,
+    hints: Option<Arc<dyn FreedHints>>,
+) -> crate::LockService {
+    crate::LockService::new(
+        crate::ServicePorts {
+            store: crate::StorePorts {
+                leases,
+                sessions: Arc::clone(&memory) as _,
+                history: Arc::clone(&memory) as _,
+                usage: memory as _,
+            },
+            hints,
+            clock: Arc::new(SystemClock),
+            events: Arc::new(crate::NoEvents),
+        },
+        super::WaiterLimits::default(),
+    )
+}
+
 /// Hints handed over by the test: the store's subscription (once) yields what is sent.
 pub(crate) struct SentHints(std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Freed>>>);
 
@@ -399,16 +422,22 @@ async fn hints_are_wanted_only_while_a_request_waits() {
 
 /// The in-memory store, noting each call: `apply` as the op's kind, `apply_then` as both kinds
 /// joined by `+`.
-struct Noting(
+pub(crate) struct Noting(
     Arc<InMemoryLockRepository>,
     std::sync::Mutex<Vec<String>>,
     Duration,
 );
 
 impl Noting {
+    /// Noting the calls to `store`, each made at once.
+    pub(crate) fn over(store: Arc<InMemoryLockRepository>) -> Self {
+        Self(store, std::sync::Mutex::default(), Duration::ZERO)
+    }
+
     fn kind(op: &LeaseOp) -> &'static str {
         match op {
             LeaseOp::Acquire { .. } => "acquire",
+            LeaseOp::AcquireAll(_) => "acquire-all",
             LeaseOp::Release { .. } => "release",
             LeaseOp::Look(_) => "look",
             _ => "other",
@@ -417,6 +446,16 @@ impl Noting {
 
     fn calls(&self) -> Vec<String> {
         self.1.lock().unwrap().clone()
+    }
+
+    /// How many calls of `kind` were made so far.
+    pub(crate) fn count(&self, kind: &str) -> usize {
+        self.1
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|call| *call == kind)
+            .count()
     }
 }
 

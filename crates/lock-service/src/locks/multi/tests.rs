@@ -171,3 +171,59 @@ async fn a_wait_that_ends_says_when_to_retry_and_a_hung_up_waiter_keeps_nothing(
         .unwrap();
     assert_eq!((a, b), (None, None), "the gone client's grants were undone");
 }
+
+/// A waiting set watches its own locks: releases of other locks through this process do not
+/// make it try again (a write each), while the release of one of its locks does, at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_set_tries_again_for_a_release_of_its_own_locks_only() {
+    use crate::waiting::tests::{service_over, Noting, SentHints};
+
+    let memory = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let noting = Arc::new(Noting::over(Arc::clone(&memory)));
+    // Live hints that never come: a waiting set looks by itself only every 5 s.
+    let (hints, _no_hints) = SentHints::new();
+    let service = service_over(Arc::clone(&noting) as _, memory, Some(Arc::new(hints)));
+    single(&service, "x", "a").await;
+    let waiter = {
+        let service = service.clone();
+        tokio::spawn(async move {
+            service
+                .locks()
+                .acquire_all(request("o", &["a", "b"], 20_000), || false)
+                .await
+                .unwrap()
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while noting.count("acquire-all") == 0 {
+        assert!(std::time::Instant::now() < deadline, "the set never tried");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Past its first tries, made before the hints were live (every 200 ms until then).
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let tries = noting.count("acquire-all");
+    for round in 0..20 {
+        let other = format!("other-{round}");
+        single(&service, "y", &other).await;
+        assert!(matches!(
+            release(&service, "y", &other).await,
+            ReleaseResult::Released(_)
+        ));
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        noting.count("acquire-all") - tries <= 1,
+        "20 releases of other locks made {} tries",
+        noting.count("acquire-all") - tries
+    );
+    assert!(!waiter.is_finished());
+    release(&service, "x", "a").await;
+    let outcome = tokio::time::timeout(Duration::from_millis(2_500), waiter)
+        .await
+        .expect("granted at once after its lock's release, not at its own look 5 s on")
+        .unwrap();
+    assert!(
+        matches!(outcome, MultiAcquired::Granted { .. }),
+        "{outcome:?}"
+    );
+}
