@@ -10,9 +10,10 @@
 //! lease ends, and now and then for what other processes did: every 200 ms without hints, every
 //! 5 s with them (`Waiting::poll_period`). A hint that only says another process committed
 //! something (SQLite's) costs a look first (a read): the task tries again only if the semaphore
-//! no longer stands as it did when its head was refused ([`Sight`]). A waiter whose time runs out while an attempt is
-//! made for it waits for that attempt and answers its outcome, so "not acquired" never hides a
-//! grant; a grant made for a waiter that has gone is undone (only that exact grant).
+//! no longer stands as it did when its head was refused ([`Sight`]). A waiter whose time runs
+//! out while an attempt is made for it waits for that attempt and answers its outcome, so "not
+//! acquired" never hides a grant; a grant made for a waiter that has gone is undone (only that
+//! exact grant).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
