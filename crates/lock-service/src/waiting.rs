@@ -514,8 +514,9 @@ impl Shared {
     }
 
     /// Any lock or permit may have been freed elsewhere, and which is not known: one look at
-    /// every queued lock (the poller's, at once) wakes the queues whose lock changed; waiting
-    /// permits, multi-locks and those over a quota try again.
+    /// every queued lock (the poller's, at once) wakes the queues whose lock changed; each
+    /// permit queue looks at its semaphore and tries again only if it changed; waiting sets and
+    /// those over a quota try again.
     fn anything_may_be_free(&self) {
         for waits in locked(&self.set_waits).values() {
             waits.iter().for_each(|(_, freed)| freed.notify_one());
