@@ -66,6 +66,22 @@ async fn release(service: &LockService, who: &str, resource: &str) -> ReleaseRes
         .unwrap()
 }
 
+/// `request`, made in a task of its own; `hung_up`: whether its client has gone.
+fn waiting_set(
+    service: &LockService,
+    request: MultiAcquireRequest,
+    hung_up: bool,
+) -> tokio::task::JoinHandle<MultiAcquired> {
+    let service = service.clone();
+    tokio::spawn(async move {
+        service
+            .locks()
+            .acquire_all(request, move || hung_up)
+            .await
+            .unwrap()
+    })
+}
+
 #[tokio::test]
 async fn a_waiting_set_is_granted_when_its_last_lock_is_freed_and_holds_nothing_before() {
     let service = service();
@@ -81,16 +97,7 @@ async fn a_waiting_set_is_granted_when_its_last_lock_is_freed_and_holds_nothing_
             resources: vec![name("a"), name("c")]
         }
     );
-    let waiter = {
-        let service = service.clone();
-        tokio::spawn(async move {
-            service
-                .locks()
-                .acquire_all(request("o", &["a", "b", "c"], 5_000), || false)
-                .await
-                .unwrap()
-        })
-    };
+    let waiter = waiting_set(&service, request("o", &["a", "b", "c"], 5_000), false);
     tokio::time::sleep(Duration::from_millis(50)).await;
     // While it waits it holds nothing: b is free for anyone.
     assert!(matches!(
@@ -146,16 +153,7 @@ async fn a_wait_that_ends_says_when_to_retry_and_a_hung_up_waiter_keeps_nothing(
         (59..=61).contains(&retry_after_seconds),
         "{retry_after_seconds}"
     );
-    let waiter = {
-        let service = service.clone();
-        tokio::spawn(async move {
-            service
-                .locks()
-                .acquire_all(request("gone", &["a", "b"], 5_000), || true)
-                .await
-                .unwrap()
-        })
-    };
+    let waiter = waiting_set(&service, request("gone", &["a", "b"], 5_000), true);
     tokio::time::sleep(Duration::from_millis(50)).await;
     release(&service, "x", "a").await;
     assert_eq!(waiter.await.unwrap(), MultiAcquired::HungUp);
@@ -184,16 +182,7 @@ async fn a_waiting_set_tries_again_for_a_release_of_its_own_locks_only() {
     let (hints, _no_hints) = SentHints::new();
     let service = service_over(Arc::clone(&noting) as _, memory, Some(Arc::new(hints)));
     single(&service, "x", "a").await;
-    let waiter = {
-        let service = service.clone();
-        tokio::spawn(async move {
-            service
-                .locks()
-                .acquire_all(request("o", &["a", "b"], 20_000), || false)
-                .await
-                .unwrap()
-        })
-    };
+    let waiter = waiting_set(&service, request("o", &["a", "b"], 20_000), false);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while noting.count("acquire-all") == 0 {
         assert!(std::time::Instant::now() < deadline, "the set never tried");
