@@ -635,7 +635,7 @@ mod tests {
 #[cfg(test)]
 mod claim_tests {
     use super::*;
-    use crate::{Capacity, ResourceName};
+    use crate::{Capacity, Holding, ResourceName};
 
     fn at(ms: i64) -> DateTime<Utc> {
         DateTime::from_timestamp_millis(1_800_000_000_000 + ms).unwrap()
@@ -875,6 +875,91 @@ mod claim_tests {
                 "{claim:?} at {now} among {leases:?}"
             );
         }
+    }
+
+    /// A look at a place says for sure that an acquire would be refused only when its live
+    /// holders leave no room for the claim (or the caller holds another claim there); a place
+    /// kept by a lock-delay alone, or by holders that ended, is not sure to refuse.
+    #[test]
+    fn a_holding_refuses_only_what_its_live_holders_leave_no_room_for() {
+        let (x, s, cap) = (Weight::EXCLUSIVE, Weight::SHARED, Capacity::LOCK);
+        let me = Owner::parse("me").unwrap();
+        let held = |place: &Place, leases: Vec<(Lease, i64)>, delayed_ms: Option<i64>| Holding {
+            holders: leases.iter().map(|lease| grant(place, lease)).collect(),
+            delayed_until: delayed_ms.map(at),
+        };
+        let writer = kept("w", x, cap, 1_000, 7, 0);
+        let reader = kept("a", s, cap, 1_000, 3, 0);
+        let my_reader = kept("me", s, cap, 1_000, 4, 0);
+        let cases: Vec<(Holding, Claim, i64, bool)> = vec![
+            (Holding::default(), Claim::Exclusive, 0, false),
+            (
+                held(&lock(), vec![writer.clone()], None),
+                Claim::Exclusive,
+                999,
+                true,
+            ),
+            (
+                held(&lock(), vec![writer.clone()], None),
+                Claim::Shared,
+                999,
+                true,
+            ),
+            // The holder's end has passed by the caller's clock.
+            (
+                held(&lock(), vec![writer], None),
+                Claim::Exclusive,
+                1_000,
+                false,
+            ),
+            (
+                held(&lock(), vec![reader.clone()], None),
+                Claim::Exclusive,
+                0,
+                true,
+            ),
+            // A reader joins readers.
+            (
+                held(&lock(), vec![reader.clone()], None),
+                Claim::Shared,
+                0,
+                false,
+            ),
+            (
+                held(&lock(), vec![reader, my_reader.clone()], None),
+                Claim::Exclusive,
+                0,
+                true,
+            ),
+            (
+                held(&lock(), vec![my_reader], None),
+                Claim::Shared,
+                0,
+                false,
+            ),
+            // Whose lock-delay keeps the place, a look does not say: perhaps the caller's own.
+            (
+                held(&lock(), vec![], Some(5_000)),
+                Claim::Exclusive,
+                0,
+                false,
+            ),
+        ];
+        for (holding, claim, now, refuses) in cases {
+            assert_eq!(
+                holding.refuses(&lock(), &me, claim, at(now)),
+                refuses,
+                "{claim:?} at {now} against {holding:?}"
+            );
+        }
+        let full = held(
+            &semaphore(),
+            vec![kept("a", Weight(3), Capacity(5), 1_000, 1, 0)],
+            None,
+        );
+        assert!(full.refuses(&semaphore(), &me, permits(3, 5), at(0)));
+        assert!(!full.refuses(&semaphore(), &me, permits(2, 5), at(0)));
+        assert!(full.refuses(&semaphore(), &me, permits(1, 6), at(0)));
     }
 }
 

@@ -386,6 +386,23 @@ pub struct Holding {
 }
 
 impl Holding {
+    /// Whether an acquire of `claim` on `place` by `owner` at `now` is sure to be refused while
+    /// the place is held so: its live holders leave no room for the claim, or the caller holds
+    /// it with another claim ([`crate::decide_claim`] over them). A place that only a lock-delay
+    /// keeps is not sure to refuse: the delay may be of the caller's own lease, which keeps no
+    /// place from it, and a look does not say whose it is.
+    pub fn refuses(&self, place: &Place, owner: &Owner, claim: Claim, now: DateTime<Utc>) -> bool {
+        let live: Vec<(Lease, i64)> = self
+            .holders
+            .iter()
+            .map(|grant| (grant.lease.clone(), 0))
+            .collect();
+        matches!(
+            crate::decide_claim(place, &live, owner, claim, now),
+            crate::ClaimDecision::Refused(_)
+        )
+    }
+
     /// A lock's holders as a [`crate::Hold`]: one exclusive holder, readers (in token order), or
     /// (`None`) nobody.
     pub fn hold(&self) -> Option<crate::Hold> {

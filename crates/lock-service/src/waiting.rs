@@ -123,8 +123,9 @@ struct Shared {
     permit_hints: std::sync::OnceLock<PermitHints>,
     closing: Notify,
     /// The waits of sets (`locks/multi.rs`), which stand in no lock's queue, under each lock
-    /// they ask for ([`SetWatch`]): a release or renew of one of those locks here, or a hint
-    /// that anything may be free elsewhere, wakes them; a release of any other lock does not.
+    /// they ask for ([`SetWatch`]): a release or renew of one of those locks here wakes them to
+    /// try again, a hint that anything may be free elsewhere to look first; a release of any
+    /// other lock does not.
     set_waits: Mutex<HashMap<QueueKey, Vec<SetWait>>>,
     /// Notified when any lock may have been freed elsewhere: the poller looks at every queued
     /// lock now instead of at its next period. Its own `Arc`, so that the poller can wait for it
@@ -411,7 +412,7 @@ impl Waiting {
         resources: impl IntoIterator<Item = ResourceName>,
     ) -> SetWatch {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
-        let freed = Arc::new(Notify::new());
+        let wake = Arc::new(SetWake::default());
         let keys: Vec<QueueKey> = resources
             .into_iter()
             .map(|resource| (tenant.clone(), resource))
@@ -421,14 +422,14 @@ impl Waiting {
             waits
                 .entry(key.clone())
                 .or_default()
-                .push((id, Arc::clone(&freed)));
+                .push((id, Arc::clone(&wake)));
         }
         drop(waits);
         SetWatch {
             shared: Arc::clone(&self.shared),
             id,
             keys,
-            freed,
+            wake,
         }
     }
 
@@ -515,11 +516,14 @@ impl Shared {
 
     /// Any lock or permit may have been freed elsewhere, and which is not known: one look at
     /// every queued lock (the poller's, at once) wakes the queues whose lock changed; each
-    /// permit queue looks at its semaphore and tries again only if it changed; waiting sets and
+    /// permit queue looks at its semaphore and tries again only if it changed; each waiting set
+    /// looks at the locks that refused it and tries again only if they may not refuse it now;
     /// those over a quota try again.
     fn anything_may_be_free(&self) {
         for waits in locked(&self.set_waits).values() {
-            waits.iter().for_each(|(_, freed)| freed.notify_one());
+            waits
+                .iter()
+                .for_each(|(_, wake)| wake.elsewhere.notify_one());
         }
         self.quotas.lease_ended();
         self.look_now.notify_one();
@@ -529,7 +533,7 @@ impl Shared {
     /// Wakes the sets that ask for lock `key`.
     fn wake_sets(&self, key: &QueueKey) {
         if let Some(waits) = locked(&self.set_waits).get(key) {
-            waits.iter().for_each(|(_, freed)| freed.notify_one());
+            waits.iter().for_each(|(_, wake)| wake.freed.notify_one());
         }
     }
 
@@ -562,22 +566,37 @@ impl Shared {
 }
 
 /// One set's wait, as kept under each of its locks: the watch's id, and what wakes it.
-type SetWait = (u64, Arc<Notify>);
+type SetWait = (u64, Arc<SetWake>);
+
+/// What wakes a waiting set.
+#[derive(Default)]
+struct SetWake {
+    /// One of its locks was released or renewed through this process, or named by a hint.
+    freed: Notify,
+    /// Any lock may have been freed elsewhere, and which is not known.
+    elsewhere: Notify,
+}
 
 /// A set's wait on each of its locks ([`Waiting::watch_set`]); it ends when dropped.
 pub(crate) struct SetWatch {
     shared: Arc<Shared>,
     id: u64,
     keys: Vec<QueueKey>,
-    freed: Arc<Notify>,
+    wake: Arc<SetWake>,
 }
 
 impl SetWatch {
     /// Resolves once one of the set's locks may have been freed (released or renewed through
-    /// this process, or any lock by a hint from another) since the watch was made or this last
+    /// this process, or named by a hint from another) since the watch was made or this last
     /// resolved. Best effort, like every hint: a waiting set still looks now and then by itself.
     pub(crate) async fn freed(&self) {
-        self.freed.notified().await;
+        self.wake.freed.notified().await;
+    }
+
+    /// Resolves once any lock may have been freed by another process, which is not known (a
+    /// [`lock_domain::Freed::Unknown`]), since the watch was made or this last resolved.
+    pub(crate) async fn changed_elsewhere(&self) {
+        self.wake.elsewhere.notified().await;
     }
 }
 

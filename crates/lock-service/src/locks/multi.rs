@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use chrono::{DateTime, Utc};
 use lock_domain::{
-    Grant, LeaseOp, LeaseOutcome, Lock, LockSet, Owner, Place, Refusal, ReleaseResult,
-    RepositoryError, ResourceName, Tenant,
+    Claim, Grant, Holding, LeaseOp, LeaseOutcome, Lock, LockSet, Owner, Place, Refusal,
+    ReleaseResult, RepositoryError, ResourceName, Tenant,
 };
 
 use crate::held::mode_held;
@@ -104,7 +105,7 @@ impl Locks<'_> {
                 set.locks().iter().map(|(resource, _)| resource.clone()),
             )
         });
-        let outcome = loop {
+        let outcome = 'attempts: loop {
             let admitted = match gate.take() {
                 Some(gate) => gate,
                 None => match self
@@ -169,37 +170,55 @@ impl Locks<'_> {
                             "a set's acquire refused with {refusal:?}"
                         ))));
                     };
-                    if seat.is_none() {
+                    // Only a set that waits watches its locks.
+                    let Some(watch) = &watch else {
                         break MultiAcquired::Unavailable { resources };
-                    }
-                    let until_free = self.until_all_may_be_free(&tenant, &resources).await?;
-                    let now = tokio::time::Instant::now();
-                    if now >= deadline {
-                        self.core.waiting.count_wait_end(WaitEnd::TimedOut);
-                        break MultiAcquired::TimedOut {
-                            resources,
-                            retry_after_seconds: until_free.as_secs() + 1,
-                        };
-                    }
-                    let nap = until_free
-                        .min(self.core.waiting.poll_period())
-                        .min(deadline - now);
-                    waited = true;
-                    let freed = async {
-                        match &watch {
-                            Some(watch) => watch.freed().await,
-                            None => std::future::pending().await,
-                        }
                     };
-                    tokio::select! {
-                        () = freed => {}
-                        () = tokio::time::sleep(nap) => {}
-                        () = self.core.waiting.closed() => {
+                    // Wait until one of the locks that refused it may be free: a release of one
+                    // of them here or named by a hint, or the end of their leases; a hint that
+                    // another process committed something unnamed only after a look (a read)
+                    // finds none of them sure to refuse the set now, so that such hints cost a
+                    // try (a write) only when they may have freed the set's locks.
+                    let mut looked = self.look_at(&tenant, &resources).await?;
+                    loop {
+                        let until_free = until_all_may_be_free(&looked, self.core.clock.now());
+                        let now = tokio::time::Instant::now();
+                        if now >= deadline {
                             self.core.waiting.count_wait_end(WaitEnd::TimedOut);
-                            break MultiAcquired::TimedOut {
+                            break 'attempts MultiAcquired::TimedOut {
                                 resources,
                                 retry_after_seconds: until_free.as_secs() + 1,
                             };
+                        }
+                        let nap = until_free
+                            .min(self.core.waiting.poll_period())
+                            .min(deadline - now);
+                        waited = true;
+                        tokio::select! {
+                            () = watch.freed() => break,
+                            () = tokio::time::sleep(nap) => break,
+                            () = watch.changed_elsewhere() => {}
+                            () = self.core.waiting.closed() => {
+                                self.core.waiting.count_wait_end(WaitEnd::TimedOut);
+                                break 'attempts MultiAcquired::TimedOut {
+                                    resources,
+                                    retry_after_seconds: until_free.as_secs() + 1,
+                                };
+                            }
+                        }
+                        // A look that fails leaves the question to a try.
+                        match self.look_at(&tenant, &resources).await {
+                            Ok(now_looked)
+                                if refused_by(
+                                    &set,
+                                    &resources,
+                                    &now_looked,
+                                    self.core.clock.now(),
+                                ) =>
+                            {
+                                looked = now_looked;
+                            }
+                            _ => break,
                         }
                     }
                 }
@@ -221,41 +240,17 @@ impl Locks<'_> {
         Ok(held)
     }
 
-    /// How long until every one of `resources` may be free, by the ends of the leases seen now
-    /// (zero when one is free already: another attempt may succeed at once).
-    async fn until_all_may_be_free(
+    /// How each of `tenant`'s locks `resources` is held now.
+    async fn look_at(
         &self,
         tenant: &Tenant,
         resources: &[ResourceName],
-    ) -> Result<Duration, RepositoryError> {
+    ) -> Result<Vec<Holding>, RepositoryError> {
         let places = resources
             .iter()
             .map(|resource| (tenant.clone(), Place::Lock(resource.clone())))
             .collect();
-        let now = self.core.clock.now();
-        let latest = self
-            .core
-            .leases
-            .look_many(places)
-            .await?
-            .into_iter()
-            .filter_map(|holding| {
-                // The latest end of a holder, or of the lock-delay keeping the place.
-                let held = holding
-                    .holders
-                    .iter()
-                    .map(|grant| grant.lease.expires_at)
-                    .max();
-                held.or(holding.delayed_until)
-            })
-            .map(|end| (end - now).to_std().unwrap_or_default())
-            .max()
-            .unwrap_or_default();
-        Ok(if latest.is_zero() {
-            latest
-        } else {
-            latest + EXPIRY_MARGIN
-        })
+        self.core.leases.look_many(places).await
     }
 
     /// Undoes each grant of a set nobody will use (a re-grant of a lease its owner held is
@@ -349,6 +344,51 @@ impl Locks<'_> {
         }
         Ok(results)
     }
+}
+
+/// How long from `now` until every one of the locks `looked` at may be free, by the ends of
+/// their leases and lock-delays, plus a margin: zero only when none is held (another attempt
+/// may succeed at once). A lease the store still counted live waits the margin even if its end
+/// has passed by this process's clock, whose time may run ahead of the store's.
+fn until_all_may_be_free(looked: &[Holding], now: DateTime<Utc>) -> Duration {
+    looked
+        .iter()
+        .filter_map(|holding| {
+            // The latest end of a holder, or of the lock-delay keeping the place.
+            let held = holding
+                .holders
+                .iter()
+                .map(|grant| grant.lease.expires_at)
+                .max();
+            held.or(holding.delayed_until)
+        })
+        .map(|end| (end - now).to_std().unwrap_or_default())
+        .max()
+        .map_or(Duration::ZERO, |latest| latest + EXPIRY_MARGIN)
+}
+
+/// Whether one of the locks `resources` of `set`, held as `looked` (in the same order), is sure
+/// to refuse the set at `now` (the domain's rule: [`Holding::refuses`]), so that trying again
+/// now cannot grant it.
+fn refused_by(
+    set: &LockSet,
+    resources: &[ResourceName],
+    looked: &[Holding],
+    now: DateTime<Utc>,
+) -> bool {
+    resources.iter().zip(looked).any(|(resource, holding)| {
+        set.locks()
+            .iter()
+            .find(|(name, _)| name == resource)
+            .is_some_and(|(_, mode)| {
+                holding.refuses(
+                    &Place::Lock(resource.clone()),
+                    set.owner(),
+                    Claim::of_mode(*mode),
+                    now,
+                )
+            })
+    })
 }
 
 #[cfg(test)]

@@ -170,6 +170,22 @@ async fn a_wait_that_ends_says_when_to_retry_and_a_hung_up_waiter_keeps_nothing(
     assert_eq!((a, b), (None, None), "the gone client's grants were undone");
 }
 
+/// How many tries a waiting set has made once it is past its first ones, made every 200 ms until
+/// the hints are live: none for 300 ms (then it looks by itself only every 5 s).
+async fn past_first_tries(noting: &crate::waiting::tests::Noting) -> usize {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut tries = 0;
+    loop {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let now = noting.count("acquire-all");
+        if now > 0 && now == tries {
+            return tries;
+        }
+        assert!(std::time::Instant::now() < deadline, "the set kept trying");
+        tries = now;
+    }
+}
+
 /// A waiting set watches its own locks: releases of other locks through this process do not
 /// make it try again (a write each), while the release of one of its locks does, at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -183,14 +199,7 @@ async fn a_waiting_set_tries_again_for_a_release_of_its_own_locks_only() {
     let service = service_over(Arc::clone(&noting) as _, memory, Some(Arc::new(hints)));
     single(&service, "x", "a").await;
     let waiter = waiting_set(&service, request("o", &["a", "b"], 20_000), false);
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while noting.count("acquire-all") == 0 {
-        assert!(std::time::Instant::now() < deadline, "the set never tried");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    // Past its first tries, made before the hints were live (every 200 ms until then).
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    let tries = noting.count("acquire-all");
+    let tries = past_first_tries(&noting).await;
     for round in 0..20 {
         let other = format!("other-{round}");
         single(&service, "y", &other).await;
@@ -215,4 +224,89 @@ async fn a_waiting_set_tries_again_for_a_release_of_its_own_locks_only() {
         matches!(outcome, MultiAcquired::Granted { .. }),
         "{outcome:?}"
     );
+}
+
+/// Another process shares the store, which can only say that it committed something (SQLite's
+/// hint, `Freed::Unknown`, as often as every 5 ms): a waiting set looks at the locks that refused
+/// it (a read) before it tries again (a write), so hints that left them as they were cost no
+/// try; once that process has let a reader in where a writer was, the next hint grants the set
+/// that asks to read it, long before its own next look (every 5 s while hints are live).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hint_that_another_process_committed_costs_a_waiting_set_a_try_only_once_its_locks_may_be_free(
+) {
+    use lock_domain::{Claim, Freed, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, Place};
+
+    use crate::waiting::tests::{service_over, Noting, SentHints};
+
+    let memory = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let noting = Arc::new(Noting::over(Arc::clone(&memory)));
+    let (hints, send) = SentHints::new();
+    let service = service_over(
+        Arc::clone(&noting) as _,
+        Arc::clone(&memory),
+        Some(Arc::new(hints)),
+    );
+    // What the other process does, straight to the store: no hint of this process's own.
+    let elsewhere = |op: LeaseOp| {
+        let memory = Arc::clone(&memory);
+        async move { memory.apply(Tenant::default_tenant(), op).await.unwrap() }
+    };
+    let take = |who: &str, claim: Claim| LeaseOp::Acquire {
+        place: Place::Lock(name("a")),
+        claim,
+        terms: LeaseTerms::new(
+            Owner::parse(who).unwrap(),
+            Ttl::parse(60, 3_600).unwrap(),
+            None,
+        ),
+    };
+    let taken = elsewhere(take("x", Claim::Exclusive)).await;
+    assert!(matches!(taken, LeaseOutcome::Granted(_)), "{taken:?}");
+    let reads_a = MultiAcquireRequest {
+        set: LockSet::new(
+            request("o", &["b"], 0).set.terms().clone(),
+            vec![
+                (name("a"), LockMode::Shared),
+                (name("b"), LockMode::Exclusive),
+            ],
+        )
+        .unwrap(),
+        ..request("o", &["a", "b"], 20_000)
+    };
+    let waiter = waiting_set(&service, reads_a, false);
+    let tries = past_first_tries(&noting).await;
+    let looks = noting.count("look");
+    for _ in 0..20 {
+        send.send(Freed::Unknown).unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        noting.count("acquire-all") - tries <= 1,
+        "20 hints of commits that left its locks as they were made {} tries",
+        noting.count("acquire-all") - tries
+    );
+    assert!(noting.count("look") > looks, "the hints were looked into");
+    assert!(!waiter.is_finished());
+
+    let released = elsewhere(LeaseOp::Release {
+        place: Place::Lock(name("a")),
+        owner: Owner::parse("x").unwrap(),
+    })
+    .await;
+    assert!(
+        matches!(released, LeaseOutcome::Released(_)),
+        "{released:?}"
+    );
+    let read = elsewhere(take("r", Claim::Shared)).await;
+    assert!(matches!(read, LeaseOutcome::Granted(_)), "{read:?}");
+    send.send(Freed::Unknown).unwrap();
+    let outcome = tokio::time::timeout(Duration::from_millis(2_500), waiter)
+        .await
+        .expect("granted within 2.5 s of the hint, not at its own look 5 s on")
+        .unwrap();
+    let MultiAcquired::Granted { locks, .. } = outcome else {
+        panic!("expected the set, got {outcome:?}");
+    };
+    assert_eq!(locks[0].mode, LockMode::Shared, "{locks:?}");
 }
