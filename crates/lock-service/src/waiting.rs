@@ -27,6 +27,7 @@
 mod hints;
 mod queue;
 mod serve;
+mod sets;
 #[cfg(test)]
 pub(crate) mod tests;
 mod ticket;
@@ -46,6 +47,8 @@ use crate::outcomes::WaitersFull;
 use crate::quota::Quotas;
 pub(crate) use queue::Handed;
 use queue::{HandedRelease, Head, Queue, ReleaseAnswer, Waiter};
+use sets::SetWait;
+pub(crate) use sets::SetWatch;
 use ticket::WaiterSeat;
 pub(crate) use ticket::{Seat, Ticket, WaitEnd, WaitOutcome};
 
@@ -123,9 +126,8 @@ struct Shared {
     permit_hints: std::sync::OnceLock<PermitHints>,
     closing: Notify,
     /// The waits of sets (`locks/multi.rs`), which stand in no lock's queue, under each lock
-    /// they ask for ([`SetWatch`]): a release or renew of one of those locks here wakes them to
-    /// try again, a hint that anything may be free elsewhere to look first; a release of any
-    /// other lock does not.
+    /// they ask for ([`SetWatch`]): a release or renew of one of those locks here wakes them; a
+    /// release of any other lock does not (see `sets.rs` for hints that name no lock).
     set_waits: Mutex<HashMap<QueueKey, Vec<SetWait>>>,
     /// Notified when any lock may have been freed elsewhere: the poller looks at every queued
     /// lock now instead of at its next period. Its own `Arc`, so that the poller can wait for it
@@ -412,25 +414,7 @@ impl Waiting {
         resources: impl IntoIterator<Item = ResourceName>,
     ) -> SetWatch {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
-        let wake = Arc::new(SetWake::default());
-        let keys: Vec<QueueKey> = resources
-            .into_iter()
-            .map(|resource| (tenant.clone(), resource))
-            .collect();
-        let mut waits = locked(&self.shared.set_waits);
-        for key in &keys {
-            waits
-                .entry(key.clone())
-                .or_default()
-                .push((id, Arc::clone(&wake)));
-        }
-        drop(waits);
-        SetWatch {
-            shared: Arc::clone(&self.shared),
-            id,
-            keys,
-            wake,
-        }
+        SetWatch::new(Arc::clone(&self.shared), id, tenant, resources)
     }
 
     /// Resolves once [`Self::close`] has been called (at once if it has).
@@ -515,16 +499,11 @@ impl Shared {
     }
 
     /// Any lock or permit may have been freed elsewhere, and which is not known: one look at
-    /// every queued lock (the poller's, at once) wakes the queues whose lock changed; each
-    /// permit queue looks at its semaphore and tries again only if it changed; each waiting set
-    /// looks at the locks that refused it and tries again only if they may not refuse it now;
-    /// those over a quota try again.
+    /// every queued lock and at the locks that refused each waiting set (the poller's, at once)
+    /// wakes the queues whose lock changed and the sets that may be granted now; each permit
+    /// queue looks at its semaphore and tries again only if it changed; those over a quota try
+    /// again.
     fn anything_may_be_free(&self) {
-        for waits in locked(&self.set_waits).values() {
-            waits
-                .iter()
-                .for_each(|(_, wake)| wake.elsewhere.notify_one());
-        }
         self.quotas.lease_ended();
         self.look_now.notify_one();
         self.permits_freed(None);
@@ -533,7 +512,7 @@ impl Shared {
     /// Wakes the sets that ask for lock `key`.
     fn wake_sets(&self, key: &QueueKey) {
         if let Some(waits) = locked(&self.set_waits).get(key) {
-            waits.iter().for_each(|(_, wake)| wake.freed.notify_one());
+            waits.iter().for_each(|(_, wake)| wake.wake());
         }
     }
 
@@ -562,54 +541,5 @@ impl Shared {
         // Under the map's lock, so no release is handed to the queue after this.
         queue.decline_releases();
         None
-    }
-}
-
-/// One set's wait, as kept under each of its locks: the watch's id, and what wakes it.
-type SetWait = (u64, Arc<SetWake>);
-
-/// What wakes a waiting set.
-#[derive(Default)]
-struct SetWake {
-    /// One of its locks was released or renewed through this process, or named by a hint.
-    freed: Notify,
-    /// Any lock may have been freed elsewhere, and which is not known.
-    elsewhere: Notify,
-}
-
-/// A set's wait on each of its locks ([`Waiting::watch_set`]); it ends when dropped.
-pub(crate) struct SetWatch {
-    shared: Arc<Shared>,
-    id: u64,
-    keys: Vec<QueueKey>,
-    wake: Arc<SetWake>,
-}
-
-impl SetWatch {
-    /// Resolves once one of the set's locks may have been freed (released or renewed through
-    /// this process, or named by a hint from another) since the watch was made or this last
-    /// resolved. Best effort, like every hint: a waiting set still looks now and then by itself.
-    pub(crate) async fn freed(&self) {
-        self.wake.freed.notified().await;
-    }
-
-    /// Resolves once any lock may have been freed by another process, which is not known (a
-    /// [`lock_domain::Freed::Unknown`]), since the watch was made or this last resolved.
-    pub(crate) async fn changed_elsewhere(&self) {
-        self.wake.elsewhere.notified().await;
-    }
-}
-
-impl Drop for SetWatch {
-    fn drop(&mut self) {
-        let mut waits = locked(&self.shared.set_waits);
-        for key in &self.keys {
-            if let Some(entries) = waits.get_mut(key) {
-                entries.retain(|(id, _)| *id != self.id);
-                if entries.is_empty() {
-                    waits.remove(key);
-                }
-            }
-        }
     }
 }

@@ -7,8 +7,8 @@ use tokio::time::Instant;
 
 use chrono::{DateTime, Utc};
 use lock_domain::{
-    Claim, Grant, Holding, LeaseOp, LeaseOutcome, Lock, LockSet, Owner, Place, Refusal,
-    ReleaseResult, RepositoryError, ResourceName, Tenant,
+    Grant, Holding, LeaseOp, LeaseOutcome, Lock, LockSet, Owner, Place, Refusal, ReleaseResult,
+    RepositoryError, ResourceName, Tenant,
 };
 
 use crate::held::mode_held;
@@ -105,7 +105,7 @@ impl Locks<'_> {
                 set.locks().iter().map(|(resource, _)| resource.clone()),
             )
         });
-        let outcome = 'attempts: loop {
+        let outcome = loop {
             let admitted = match gate.take() {
                 Some(gate) => gate,
                 None => match self
@@ -174,51 +174,42 @@ impl Locks<'_> {
                     let Some(watch) = &watch else {
                         break MultiAcquired::Unavailable { resources };
                     };
-                    // Wait until one of the locks that refused it may be free: a release of one
-                    // of them here or named by a hint, or the end of their leases; a hint that
-                    // another process committed something unnamed only after a look (a read)
-                    // finds none of them sure to refuse the set now, so that such hints cost a
-                    // try (a write) only when they may have freed the set's locks.
-                    let mut looked = self.look_at(&tenant, &resources).await?;
-                    loop {
-                        let until_free = until_all_may_be_free(&looked, self.core.clock.now());
-                        let now = tokio::time::Instant::now();
-                        if now >= deadline {
+                    // Sleep until one of the locks that refused it may be free: a release of
+                    // one of them here or named by a hint, the poller's look after a hint that
+                    // names none (told what refused the set before the set's own look), or the
+                    // end of their leases.
+                    watch.refused(
+                        &tenant,
+                        set.owner(),
+                        set.locks()
+                            .iter()
+                            .filter(|(resource, _)| resources.contains(resource))
+                            .cloned()
+                            .collect(),
+                    );
+                    let looked = self.look_at(&tenant, &resources).await?;
+                    let until_free = until_all_may_be_free(&looked, self.core.clock.now());
+                    let now = tokio::time::Instant::now();
+                    if now >= deadline {
+                        self.core.waiting.count_wait_end(WaitEnd::TimedOut);
+                        break MultiAcquired::TimedOut {
+                            resources,
+                            retry_after_seconds: until_free.as_secs() + 1,
+                        };
+                    }
+                    let nap = until_free
+                        .min(self.core.waiting.poll_period())
+                        .min(deadline - now);
+                    waited = true;
+                    tokio::select! {
+                        () = watch.freed() => {}
+                        () = tokio::time::sleep(nap) => {}
+                        () = self.core.waiting.closed() => {
                             self.core.waiting.count_wait_end(WaitEnd::TimedOut);
-                            break 'attempts MultiAcquired::TimedOut {
+                            break MultiAcquired::TimedOut {
                                 resources,
                                 retry_after_seconds: until_free.as_secs() + 1,
                             };
-                        }
-                        let nap = until_free
-                            .min(self.core.waiting.poll_period())
-                            .min(deadline - now);
-                        waited = true;
-                        tokio::select! {
-                            () = watch.freed() => break,
-                            () = tokio::time::sleep(nap) => break,
-                            () = watch.changed_elsewhere() => {}
-                            () = self.core.waiting.closed() => {
-                                self.core.waiting.count_wait_end(WaitEnd::TimedOut);
-                                break 'attempts MultiAcquired::TimedOut {
-                                    resources,
-                                    retry_after_seconds: until_free.as_secs() + 1,
-                                };
-                            }
-                        }
-                        // A look that fails leaves the question to a try.
-                        match self.look_at(&tenant, &resources).await {
-                            Ok(now_looked)
-                                if refused_by(
-                                    &set,
-                                    &resources,
-                                    &now_looked,
-                                    self.core.clock.now(),
-                                ) =>
-                            {
-                                looked = now_looked;
-                            }
-                            _ => break,
                         }
                     }
                 }
@@ -365,30 +356,6 @@ fn until_all_may_be_free(looked: &[Holding], now: DateTime<Utc>) -> Duration {
         .map(|end| (end - now).to_std().unwrap_or_default())
         .max()
         .map_or(Duration::ZERO, |latest| latest + EXPIRY_MARGIN)
-}
-
-/// Whether one of the locks `resources` of `set`, held as `looked` (in the same order), is sure
-/// to refuse the set at `now` (the domain's rule: [`Holding::refuses`]), so that trying again
-/// now cannot grant it.
-fn refused_by(
-    set: &LockSet,
-    resources: &[ResourceName],
-    looked: &[Holding],
-    now: DateTime<Utc>,
-) -> bool {
-    resources.iter().zip(looked).any(|(resource, holding)| {
-        set.locks()
-            .iter()
-            .find(|(name, _)| name == resource)
-            .is_some_and(|(_, mode)| {
-                holding.refuses(
-                    &Place::Lock(resource.clone()),
-                    set.owner(),
-                    Claim::of_mode(*mode),
-                    now,
-                )
-            })
-    })
 }
 
 #[cfg(test)]

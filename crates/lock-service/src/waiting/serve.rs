@@ -12,6 +12,7 @@ use lock_domain::{
 use tokio::sync::oneshot;
 
 use super::queue::{Granted, HandedRelease, Head, Queue, ReleaseAnswer};
+use super::sets::SetLooks;
 use super::ticket::undo;
 use super::{locked, QueueKey, Shared, EXPIRY_MARGIN, MAX_SKEW_BACKOFF};
 use crate::events::Trouble;
@@ -354,8 +355,9 @@ fn read_by_readers(lock: &Lock, now: DateTime<Utc>) -> bool {
 /// once when a hint says that any lock may have been freed ([`Shared::look_now`]), it reads how
 /// every queued lock is held in one call ([`lock_domain::LeaseStore::look_many`]) and wakes only
 /// the queues whose lock looks free or shows a lease their task has not seen
-/// ([`Queue::observe`]). So idle waiters cost one batched read per look on one task, whatever
-/// their number, and no thread each. However often the hints come, the poller spends at most a
+/// ([`Queue::observe`]); the same call reads the locks that refused each waiting set, and wakes
+/// the sets that may be granted now ([`SetLooks`]). So idle waiters cost one batched read per
+/// look on one task, whatever their number, and no thread each. However often the hints come, the poller spends at most a
 /// fifth of its time looking: after a look that took `d`, the next waits at least `4 d`.
 /// Ends when the `Waiting` is gone.
 pub(super) async fn poll_queues(shared: Weak<Shared>) {
@@ -377,12 +379,14 @@ pub(super) async fn poll_queues(shared: Weak<Shared>) {
             .iter()
             .map(|(key, queue)| (key.clone(), Arc::clone(queue)))
             .unzip();
-        if keys.is_empty() {
+        let sets = SetLooks::of(&alive);
+        if keys.is_empty() && sets.is_empty() {
             continue;
         }
         let places = keys
             .into_iter()
             .map(|(tenant, resource)| (tenant, Place::Lock(resource)))
+            .chain(sets.places())
             .collect::<Vec<_>>();
         let resources: Vec<ResourceName> = places
             .iter()
@@ -391,12 +395,18 @@ pub(super) async fn poll_queues(shared: Weak<Shared>) {
         let started = tokio::time::Instant::now();
         match alive.leases.look_many(places).await {
             Ok(seen) => {
-                for ((queue, seen), resource) in queues.iter().zip(seen).zip(&resources) {
+                let (of_queues, of_sets) = seen.split_at(queues.len().min(seen.len()));
+                for ((queue, seen), resource) in queues.iter().zip(of_queues).zip(&resources) {
                     queue.observe(seen.one_lease(resource).as_ref());
                 }
+                sets.answer(of_sets, alive.clock.now());
             }
-            // Each queue's task looks for itself, and ends its waits if the store fails it.
-            Err(_) => queues.iter().for_each(|queue| queue.wake(false)),
+            // Each queue's task and each set look for themselves, and end their waits if the
+            // store fails them.
+            Err(_) => {
+                queues.iter().for_each(|queue| queue.wake(false));
+                sets.wake_all();
+            }
         }
         drop(alive);
         tokio::time::sleep(started.elapsed() * LOOK_SHARE).await;
