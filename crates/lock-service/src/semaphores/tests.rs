@@ -279,16 +279,12 @@ async fn a_wait_that_ends_in_an_outage_answers_unavailable() {
 async fn a_hint_that_another_process_committed_costs_an_attempt_only_once_permits_changed() {
     use lock_domain::{Freed, LeaseOp, LeaseOutcome, LeaseStore, Place};
 
-    use crate::waiting::tests::{service_over, Noting, SentHints};
-
-    let memory = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
-    let noting = Arc::new(Noting::over(Arc::clone(&memory)));
-    let (hints, send) = SentHints::new();
-    let service = service_over(
-        Arc::clone(&noting) as _,
-        Arc::clone(&memory),
-        Some(Arc::new(hints)),
-    );
+    let crate::waiting::tests::Hinted {
+        service,
+        memory,
+        noting,
+        send,
+    } = crate::waiting::tests::Hinted::new();
     let counts = || (noting.count("acquire"), noting.count("look"));
     // The other process holds the semaphore's one permit for a minute.
     let (tenant, name) = (

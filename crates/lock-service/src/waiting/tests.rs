@@ -288,6 +288,35 @@ async fn the_poller_finds_a_release_made_elsewhere() {
     );
 }
 
+/// A service over an in-memory store whose lease calls are noted, with live hints that come
+/// only when the test sends them.
+pub(crate) struct Hinted {
+    pub(crate) service: crate::LockService,
+    /// The store itself: what is done to it directly, as by another process, no hint tells.
+    pub(crate) memory: Arc<InMemoryLockRepository>,
+    pub(crate) noting: Arc<Noting>,
+    pub(crate) send: tokio::sync::mpsc::UnboundedSender<Freed>,
+}
+
+impl Hinted {
+    pub(crate) fn new() -> Self {
+        let memory = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+        let noting = Arc::new(Noting::over(Arc::clone(&memory)));
+        let (hints, send) = SentHints::new();
+        let service = service_over(
+            Arc::clone(&noting) as _,
+            Arc::clone(&memory),
+            Some(Arc::new(hints)),
+        );
+        Self {
+            service,
+            memory,
+            noting,
+            send,
+        }
+    }
+}
+
 /// The service over `leases` (which may note its calls) and the rest of `memory`, woken by
 /// `hints`.
 pub(crate) fn service_over(

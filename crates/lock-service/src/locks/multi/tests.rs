@@ -190,13 +190,13 @@ async fn past_first_tries(noting: &crate::waiting::tests::Noting) -> usize {
 /// make it try again (a write each), while the release of one of its locks does, at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiting_set_tries_again_for_a_release_of_its_own_locks_only() {
-    use crate::waiting::tests::{service_over, Noting, SentHints};
-
-    let memory = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
-    let noting = Arc::new(Noting::over(Arc::clone(&memory)));
     // Live hints that never come: a waiting set looks by itself only every 5 s.
-    let (hints, _no_hints) = SentHints::new();
-    let service = service_over(Arc::clone(&noting) as _, memory, Some(Arc::new(hints)));
+    let crate::waiting::tests::Hinted {
+        service,
+        noting,
+        send: _no_hints,
+        ..
+    } = crate::waiting::tests::Hinted::new();
     single(&service, "x", "a").await;
     let waiter = waiting_set(&service, request("o", &["a", "b"], 20_000), false);
     let tries = past_first_tries(&noting).await;
@@ -236,16 +236,12 @@ async fn a_hint_that_another_process_committed_costs_a_waiting_set_a_try_only_on
 ) {
     use lock_domain::{Claim, Freed, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, Place};
 
-    use crate::waiting::tests::{service_over, Noting, SentHints};
-
-    let memory = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
-    let noting = Arc::new(Noting::over(Arc::clone(&memory)));
-    let (hints, send) = SentHints::new();
-    let service = service_over(
-        Arc::clone(&noting) as _,
-        Arc::clone(&memory),
-        Some(Arc::new(hints)),
-    );
+    let crate::waiting::tests::Hinted {
+        service,
+        memory,
+        noting,
+        send,
+    } = crate::waiting::tests::Hinted::new();
     // What the other process does, straight to the store: no hint of this process's own.
     let elsewhere = |op: LeaseOp| {
         let memory = Arc::clone(&memory);
