@@ -357,9 +357,9 @@ fn read_by_readers(lock: &Lock, now: DateTime<Utc>) -> bool {
 /// the queues whose lock looks free or shows a lease their task has not seen
 /// ([`Queue::observe`]); the same call reads the locks that refused each waiting set, and wakes
 /// the sets that may be granted now ([`SetLooks`]). So idle waiters cost one batched read per
-/// look on one task, whatever their number, and no thread each. However often the hints come, the poller spends at most a
-/// fifth of its time looking: after a look that took `d`, the next waits at least `4 d`.
-/// Ends when the `Waiting` is gone.
+/// look on one task, whatever their number, and no thread each. However often the hints come,
+/// the poller spends at most a fifth of its time looking: after a look that took `d`, the next
+/// waits at least `4 d`. Ends when the `Waiting` is gone.
 pub(super) async fn poll_queues(shared: Weak<Shared>) {
     let Some(look_now) = shared.upgrade().map(|alive| Arc::clone(&alive.look_now)) else {
         return;

@@ -227,13 +227,13 @@ async fn a_waiting_set_tries_again_for_a_release_of_its_own_locks_only() {
 }
 
 /// Another process shares the store, which can only say that it committed something (SQLite's
-/// hint, `Freed::Unknown`, as often as every 5 ms): a waiting set looks at the locks that refused
-/// it (a read) before it tries again (a write), so hints that left them as they were cost no
-/// try; once that process has let a reader in where a writer was, the next hint grants the set
-/// that asks to read it, long before its own next look (every 5 s while hints are live).
+/// hint, `Freed::Unknown`, as often as every 5 ms): the poller reads the locks that refused a
+/// waiting set (a read) before the set tries again (a write), so hints that left them as they
+/// were cost no try; once that process has let a reader in where a writer was, the next hint
+/// grants the set that asks to read it, long before its own next look (every 5 s while hints
+/// are live).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hint_that_another_process_committed_costs_a_waiting_set_a_try_only_once_its_locks_may_be_free(
-) {
+async fn an_unnamed_hint_costs_a_waiting_set_a_try_only_once_its_locks_may_be_free() {
     use lock_domain::{Claim, Freed, LeaseOp, LeaseOutcome, LeaseStore, LeaseTerms, Place};
 
     let crate::waiting::tests::Hinted {
