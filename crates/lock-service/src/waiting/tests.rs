@@ -349,6 +349,11 @@ impl SentHints {
         let (send, hints) = tokio::sync::mpsc::unbounded_channel();
         (Self(std::sync::Mutex::new(Some(hints))), send)
     }
+
+    /// Whether the store's subscription has been taken (hints are live from then on).
+    pub(crate) fn subscribed(&self) -> bool {
+        self.0.lock().unwrap().is_none()
+    }
 }
 
 struct SentHintsSubscription(tokio::sync::mpsc::UnboundedReceiver<Freed>);

@@ -306,3 +306,176 @@ async fn an_unnamed_hint_costs_a_waiting_set_a_try_only_once_its_locks_may_be_fr
     };
     assert_eq!(locks[0].mode, LockMode::Shared, "{locks:?}");
 }
+
+/// The store of [`a_release_while_a_refused_set_looks_wakes_it_at_once`]: the first look that
+/// one task makes after its first try of a set reads the store at once, then waits until the
+/// test lets its answer go (as a read that is slow to come back).
+struct HeldLook {
+    store: Arc<crate::waiting::tests::Noting>,
+    /// The task whose look is held, and whether it has tried a set yet.
+    task: std::sync::Mutex<Option<(tokio::task::Id, bool)>>,
+    /// Told once the held look has read.
+    read: tokio::sync::Notify,
+    /// Lets the held look's answer go.
+    open: tokio::sync::Notify,
+}
+
+impl HeldLook {
+    /// Whether this call, `op`, is the look to hold (and it is held only once).
+    fn holds(&self, op: &lock_domain::LeaseOp) -> bool {
+        let mut task = self.task.lock().unwrap();
+        let Some((id, tried)) = task.as_mut() else {
+            return false;
+        };
+        if tokio::task::try_id() != Some(*id) {
+            return false;
+        }
+        match op {
+            lock_domain::LeaseOp::AcquireAll(_) => {
+                *tried = true;
+                false
+            }
+            lock_domain::LeaseOp::Look(_) if *tried => {
+                *task = None;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl lock_domain::LeaseStore for HeldLook {
+    async fn apply(
+        &self,
+        tenant: Tenant,
+        op: lock_domain::LeaseOp,
+    ) -> Result<lock_domain::LeaseOutcome, lock_domain::RepositoryError> {
+        let held = self.holds(&op);
+        let outcome = self.store.apply(tenant, op).await;
+        if held {
+            self.read.notify_one();
+            self.open.notified().await;
+        }
+        outcome
+    }
+    async fn apply_then(
+        &self,
+        tenant: Tenant,
+        first: lock_domain::LeaseOp,
+        then: lock_domain::LeaseOp,
+    ) -> (lock_domain::Applied, lock_domain::Applied) {
+        self.store.apply_then(tenant, first, then).await
+    }
+    fn applies_together(&self) -> bool {
+        self.store.applies_together()
+    }
+    async fn list_locks(
+        &self,
+        tenant: Tenant,
+        query: lock_domain::ListQuery,
+    ) -> Result<lock_domain::ListPage, lock_domain::RepositoryError> {
+        self.store.list_locks(tenant, query).await
+    }
+    async fn list_semaphores(
+        &self,
+        tenant: Tenant,
+        query: lock_domain::ListQuery,
+    ) -> Result<lock_domain::SemaphorePage, lock_domain::RepositoryError> {
+        self.store.list_semaphores(tenant, query).await
+    }
+}
+
+/// The window between a set's refused try and its sleep: another process frees the lock that
+/// refused it after the set's own look has read it held, and says only that it committed
+/// something (SQLite's `Freed::Unknown`). The set told its watch what refused it before that
+/// look, so the poller's look after the hint reads that lock and wakes the set, which tries at
+/// once instead of sleeping on the stale look until its own next one (5 s while hints are live).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_while_a_refused_set_looks_wakes_it_at_once() {
+    use lock_domain::{Freed, LeaseOp, LeaseOutcome, LeaseStore, Place};
+
+    let memory = Arc::new(InMemoryLockRepository::new(Arc::new(SystemClock)));
+    let noting = Arc::new(crate::waiting::tests::Noting::over(Arc::clone(&memory)));
+    let store = Arc::new(HeldLook {
+        store: Arc::clone(&noting),
+        task: std::sync::Mutex::default(),
+        read: tokio::sync::Notify::new(),
+        open: tokio::sync::Notify::new(),
+    });
+    let (hints, send) = crate::waiting::tests::SentHints::new();
+    let hints = Arc::new(hints);
+    let service = crate::waiting::tests::service_over(
+        Arc::clone(&store) as _,
+        Arc::clone(&memory),
+        Some(Arc::clone(&hints) as _),
+    );
+    // Another process holds `a` for a minute: straight to the store, with no hint.
+    let held_elsewhere = LeaseOp::Acquire {
+        place: Place::Lock(name("a")),
+        claim: lock_domain::Claim::Exclusive,
+        terms: request("x", &["a"], 0).set.terms().clone(),
+    };
+    let taken = memory
+        .apply(Tenant::default_tenant(), held_elsewhere)
+        .await
+        .unwrap();
+    assert!(matches!(taken, LeaseOutcome::Granted(_)), "{taken:?}");
+
+    let waiter = {
+        let (service, store) = (service.clone(), Arc::clone(&store));
+        tokio::spawn(async move {
+            *store.task.lock().unwrap() = Some((tokio::task::id(), false));
+            service
+                .locks()
+                .acquire_all(request("o", &["a", "b"], 20_000), || false)
+                .await
+                .unwrap()
+        })
+    };
+    tokio::time::timeout(Duration::from_secs(10), store.read.notified())
+        .await
+        .expect("the set was refused and looked at `a`");
+    // The set's look has read `a` held. Its wait subscribed to the hints; the poller's look when
+    // they went live is over.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !hints.subscribed() {
+        assert!(std::time::Instant::now() < deadline, "no subscription");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Now the other process releases `a`.
+    let looks = noting.count("look");
+    let released = memory
+        .apply(
+            Tenant::default_tenant(),
+            LeaseOp::Release {
+                place: Place::Lock(name("a")),
+                owner: Owner::parse("x").unwrap(),
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(released, LeaseOutcome::Released(_)),
+        "{released:?}"
+    );
+    send.send(Freed::Unknown).unwrap();
+    while noting.count("look") == looks {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the poller did not look at the lock that refused the set"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // The set's look answers what it read: `a` held for another minute.
+    store.open.notify_one();
+    let outcome = tokio::time::timeout(Duration::from_millis(2_500), waiter)
+        .await
+        .expect("granted at once, not at its own look 5 s on")
+        .unwrap();
+    assert!(
+        matches!(outcome, MultiAcquired::Granted { .. }),
+        "{outcome:?}"
+    );
+}
