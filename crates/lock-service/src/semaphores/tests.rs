@@ -327,20 +327,13 @@ async fn a_hint_that_another_process_committed_costs_an_attempt_only_once_permit
     assert!(looks_after > looks, "the hints were looked into");
     assert!(!waiter.is_finished());
 
-    let released = memory
-        .apply(
-            tenant.clone(),
-            LeaseOp::Release {
-                place: Place::Semaphore(name.clone()),
-                owner: Owner::parse("elsewhere").unwrap(),
-            },
-        )
-        .await
-        .unwrap();
-    assert!(
-        matches!(released, LeaseOutcome::Released(_)),
-        "{released:?}"
-    );
+    crate::waiting::tests::released_elsewhere(
+        &memory,
+        &tenant,
+        Place::Semaphore(name.clone()),
+        "elsewhere",
+    )
+    .await;
     send.send(Freed::Unknown).unwrap();
     let answer = tokio::time::timeout(Duration::from_millis(2_500), waiter)
         .await

@@ -317,6 +317,30 @@ impl Hinted {
     }
 }
 
+/// What another process sharing `memory` does, straight to the store (so no hint tells of it):
+/// `owner` releases its lease of `tenant`'s `place`, which it held.
+pub(crate) async fn released_elsewhere(
+    memory: &InMemoryLockRepository,
+    tenant: &Tenant,
+    place: Place,
+    owner: &str,
+) {
+    let released = memory
+        .apply(
+            tenant.clone(),
+            LeaseOp::Release {
+                place,
+                owner: Owner::parse(owner).unwrap(),
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(released, LeaseOutcome::Released(_)),
+        "{released:?}"
+    );
+}
+
 /// The service over `leases` (which may note its calls) and the rest of `memory`, woken by
 /// `hints`.
 pub(crate) fn service_over(

@@ -285,15 +285,13 @@ async fn an_unnamed_hint_costs_a_waiting_set_a_try_only_once_its_locks_may_be_fr
     assert!(noting.count("look") > looks, "the hints were looked into");
     assert!(!waiter.is_finished());
 
-    let released = elsewhere(LeaseOp::Release {
-        place: Place::Lock(name("a")),
-        owner: Owner::parse("x").unwrap(),
-    })
+    crate::waiting::tests::released_elsewhere(
+        &memory,
+        &Tenant::default_tenant(),
+        Place::Lock(name("a")),
+        "x",
+    )
     .await;
-    assert!(
-        matches!(released, LeaseOutcome::Released(_)),
-        "{released:?}"
-    );
     let read = elsewhere(take("r", Claim::Shared)).await;
     assert!(matches!(read, LeaseOutcome::Granted(_)), "{read:?}");
     send.send(Freed::Unknown).unwrap();
@@ -446,20 +444,13 @@ async fn a_release_while_a_refused_set_looks_wakes_it_at_once() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     // Now the other process releases `a`.
     let looks = noting.count("look");
-    let released = memory
-        .apply(
-            Tenant::default_tenant(),
-            LeaseOp::Release {
-                place: Place::Lock(name("a")),
-                owner: Owner::parse("x").unwrap(),
-            },
-        )
-        .await
-        .unwrap();
-    assert!(
-        matches!(released, LeaseOutcome::Released(_)),
-        "{released:?}"
-    );
+    crate::waiting::tests::released_elsewhere(
+        &memory,
+        &Tenant::default_tenant(),
+        Place::Lock(name("a")),
+        "x",
+    )
+    .await;
     send.send(Freed::Unknown).unwrap();
     while noting.count("look") == looks {
         assert!(
